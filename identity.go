@@ -1,0 +1,384 @@
+package weft
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+)
+
+// Identity sentinels.
+var (
+	ErrBadCredentials = DefineError(ErrUnauthenticated, "AuthenticationError", "missing or invalid API key")
+	ErrNotMember      = DefineError(ErrForbidden, "Forbidden", "the caller is not a member of this project's entity")
+	ErrUserExists     = DefineError(ErrConflict, "Conflict", "user already exists")
+	ErrUnknownUser    = DefineError(ErrNotFound, "NotFoundError", "user not found")
+	ErrUnknownKey     = DefineError(ErrNotFound, "NotFoundError", "API key not found")
+	ErrBadName        = DefineError(ErrInvalid, "InvalidRequest", "names are 1 to 128 characters without '/', ':' or control characters")
+)
+
+// IdentityConfig configures [NewIdentity].
+type IdentityConfig struct {
+	// DB holds the users, entities, memberships, keys and projects. Required.
+	DB *bun.DB
+	// CacheTTL is how long an authenticated key and its memberships are remembered
+	// before the database is asked again; a revoked key stops working on other
+	// servers within this time (at once on the server that revoked it).
+	// Defaults to 5 seconds; negative disables the cache.
+	CacheTTL time.Duration
+	// Now returns the current time. Defaults to time.Now.
+	Now func() time.Time
+}
+
+// Identity stores users, the entities (teams) they belong to, their API keys, and
+// the projects created under entities. Keys are stored as SHA-256 hashes and
+// compared in constant time. Every user gets a personal entity named after it.
+type Identity struct {
+	db       *bun.DB
+	cacheTTL time.Duration
+	now      func() time.Time
+
+	mu       sync.Mutex
+	keys     map[string]cachedPrincipal // by key hash
+	projects sync.Map                   // "entity/project" → struct{}: known to exist
+}
+
+type cachedPrincipal struct {
+	principal Principal
+	expires   time.Time
+}
+
+// NewIdentity returns an Identity over cfg.DB (migrated with [Migrate]).
+func NewIdentity(cfg IdentityConfig) (*Identity, error) {
+	if cfg.DB == nil {
+		return nil, errors.New("weft: IdentityConfig.DB is required")
+	}
+	if cfg.CacheTTL == 0 {
+		cfg.CacheTTL = 5 * time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Identity{db: cfg.DB, cacheTTL: cfg.CacheTTL, now: cfg.Now, keys: map[string]cachedPrincipal{}}, nil
+}
+
+// User is a stored user.
+type User struct {
+	bun.BaseModel `bun:"table:users"`
+
+	ID        string    `bun:"id,pk"`
+	Username  string    `bun:"username"`
+	Admin     bool      `bun:"admin"`
+	CreatedAt time.Time `bun:"created_at"`
+}
+
+type entityRow struct {
+	bun.BaseModel `bun:"table:entities"`
+
+	Name      string    `bun:"name,pk"`
+	CreatedAt time.Time `bun:"created_at"`
+}
+
+type membershipRow struct {
+	bun.BaseModel `bun:"table:memberships"`
+
+	Entity    string    `bun:"entity,pk"`
+	UserID    string    `bun:"user_id,pk"`
+	Role      string    `bun:"role"`
+	CreatedAt time.Time `bun:"created_at"`
+}
+
+type apiKeyRow struct {
+	bun.BaseModel `bun:"table:api_keys"`
+
+	ID         string     `bun:"id,pk"`
+	UserID     string     `bun:"user_id"`
+	Name       string     `bun:"name"`
+	SecretHash string     `bun:"secret_hash"`
+	CreatedAt  time.Time  `bun:"created_at"`
+	RevokedAt  *time.Time `bun:"revoked_at"`
+}
+
+type projectRow struct {
+	bun.BaseModel `bun:"table:projects"`
+
+	Entity    string    `bun:"entity,pk"`
+	Name      string    `bun:"name,pk"`
+	CreatedBy string    `bun:"created_by"`
+	CreatedAt time.Time `bun:"created_at"`
+}
+
+// CreateUser stores a new user with its personal entity (named after the user) and
+// makes the user that entity's owner. A taken username is ErrUserExists.
+func (id *Identity) CreateUser(ctx context.Context, username string, admin bool) (User, error) {
+	if !validName(username) {
+		return User{}, Errorf(ErrBadName, "username %q: %s", truncate(username, 40), ErrBadName.Error())
+	}
+	now := id.now().UTC()
+	user := User{ID: uuid.Must(uuid.NewV7()).String(), Username: username, Admin: admin, CreatedAt: now}
+	err := id.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		exists, err := tx.NewSelect().Model((*User)(nil)).Where("username = ?", username).Exists(ctx)
+		if err != nil {
+			return err
+		}
+		if exists {
+			return Errorf(ErrUserExists, "user %q already exists", username)
+		}
+		if _, err := tx.NewInsert().Model(&user).Exec(ctx); err != nil {
+			return err
+		}
+		if err := createEntity(ctx, tx, username, now); err != nil {
+			return err
+		}
+		_, err = tx.NewInsert().Model(&membershipRow{Entity: username, UserID: user.ID, Role: "owner", CreatedAt: now}).
+			On("CONFLICT DO NOTHING").Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return User{}, err
+	}
+	return user, nil
+}
+
+// CreateEntity stores an entity (a team). Creating one that exists is a no-op.
+func (id *Identity) CreateEntity(ctx context.Context, name string) error {
+	if !validName(name) {
+		return Errorf(ErrBadName, "entity %q: %s", truncate(name, 40), ErrBadName.Error())
+	}
+	return createEntity(ctx, id.db, name, id.now().UTC())
+}
+
+func createEntity(ctx context.Context, db bun.IDB, name string, now time.Time) error {
+	_, err := db.NewInsert().Model(&entityRow{Name: name, CreatedAt: now}).On("CONFLICT DO NOTHING").Exec(ctx)
+	return err
+}
+
+// AddMember makes the user a member of entity with role ("owner" or "member"),
+// creating the entity if needed. Adding an existing member updates its role.
+func (id *Identity) AddMember(ctx context.Context, entity, username, role string) error {
+	user, err := id.user(ctx, username)
+	if err != nil {
+		return err
+	}
+	if err := id.CreateEntity(ctx, entity); err != nil {
+		return err
+	}
+	_, err = id.db.NewInsert().Model(&membershipRow{Entity: entity, UserID: user.ID, Role: role, CreatedAt: id.now().UTC()}).
+		On("CONFLICT (entity, user_id) DO UPDATE").Set("role = EXCLUDED.role").Exec(ctx)
+	id.forget()
+	return err
+}
+
+func (id *Identity) user(ctx context.Context, username string) (User, error) {
+	var user User
+	err := id.db.NewSelect().Model(&user).Where("username = ?", username).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return User{}, Errorf(ErrUnknownUser, "user %q not found", truncate(username, 40))
+	}
+	return user, err
+}
+
+// keyPrefix starts every API key weft issues.
+const keyPrefix = "wf_"
+
+// CreateAPIKey issues a new API key for the user and returns it. The key is shown
+// only here: the database keeps its hash.
+func (id *Identity) CreateAPIKey(ctx context.Context, username, name string) (string, error) {
+	user, err := id.user(ctx, username)
+	if err != nil {
+		return "", err
+	}
+	keyID := randomHex(8)
+	key := keyPrefix + keyID + "_" + randomHex(20)
+	row := apiKeyRow{ID: keyID, UserID: user.ID, Name: name, SecretHash: hashKey(key), CreatedAt: id.now().UTC()}
+	if _, err := id.db.NewInsert().Model(&row).Exec(ctx); err != nil {
+		return "", err
+	}
+	return key, nil
+}
+
+// RevokeAPIKey disables the key with the given id (the hex part after "wf_").
+// Revoking a revoked key is a no-op; an unknown id is ErrUnknownKey.
+func (id *Identity) RevokeAPIKey(ctx context.Context, keyID string) error {
+	res, err := id.db.NewUpdate().Model((*apiKeyRow)(nil)).Set("revoked_at = ?", id.now().UTC()).
+		Where("id = ?", keyID).Where("revoked_at IS NULL").Exec(ctx)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		exists, err := id.db.NewSelect().Model((*apiKeyRow)(nil)).Where("id = ?", keyID).Exists(ctx)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			return Errorf(ErrUnknownKey, "API key %q not found", truncate(keyID, 40))
+		}
+	}
+	id.forget()
+	return nil
+}
+
+// Authenticate returns the principal that owns key. username is the user name a
+// Basic credential carried: "" or "api" accept any owner, anything else must be
+// the owner's name. A wrong, unknown or revoked key is ErrBadCredentials.
+func (id *Identity) Authenticate(ctx context.Context, username, key string) (Principal, error) {
+	hash := hashKey(key)
+	p, ok := id.cached(hash)
+	if !ok {
+		var err error
+		if p, err = id.lookup(ctx, key, hash); err != nil {
+			return Principal{}, err
+		}
+		id.remember(hash, p)
+	}
+	if username != "" && username != "api" && username != p.Username {
+		return Principal{}, ErrBadCredentials
+	}
+	return p, nil
+}
+
+func (id *Identity) lookup(ctx context.Context, key, hash string) (Principal, error) {
+	keyID, ok := parseKeyID(key)
+	if !ok {
+		return Principal{}, ErrBadCredentials
+	}
+	var row apiKeyRow
+	err := id.db.NewSelect().Model(&row).Where("id = ?", keyID).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Principal{}, ErrBadCredentials
+	}
+	if err != nil {
+		return Principal{}, err
+	}
+	if subtle.ConstantTimeCompare([]byte(row.SecretHash), []byte(hash)) != 1 || row.RevokedAt != nil {
+		return Principal{}, ErrBadCredentials
+	}
+	var user User
+	if err := id.db.NewSelect().Model(&user).Where("id = ?", row.UserID).Scan(ctx); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return Principal{}, ErrBadCredentials
+		}
+		return Principal{}, err
+	}
+	var entities []string
+	if err := id.db.NewSelect().Model((*membershipRow)(nil)).Column("entity").
+		Where("user_id = ?", user.ID).OrderExpr("entity").Scan(ctx, &entities); err != nil {
+		return Principal{}, err
+	}
+	return Principal{
+		UserID: user.ID, Username: user.Username, Entities: entities,
+		DefaultEntity: user.Username, Admin: user.Admin, KeyID: keyID,
+	}, nil
+}
+
+// Authorize checks that p may touch projectID ("<entity>/<project>"). A write
+// also records the project the first time it is written to. A malformed id is
+// ErrBadProjectID; a project of an entity p is not a member of is ErrNotMember
+// (HTTP 403: entity names are not secret, and a clear answer helps more than a
+// vague 404).
+func (id *Identity) Authorize(ctx context.Context, p Principal, projectID string, write bool) error {
+	entity, project, err := ParseProjectID(projectID)
+	if err != nil {
+		return err
+	}
+	if !p.MemberOf(entity) {
+		return Errorf(ErrNotMember, "%s is not a member of entity %q", p.Username, entity)
+	}
+	if !write {
+		return nil
+	}
+	if _, known := id.projects.Load(projectID); known {
+		return nil
+	}
+	_, err = id.db.NewInsert().Model(&projectRow{Entity: entity, Name: project, CreatedBy: p.UserID, CreatedAt: id.now().UTC()}).
+		On("CONFLICT DO NOTHING").Exec(ctx)
+	if err != nil {
+		return err
+	}
+	id.projects.Store(projectID, struct{}{})
+	return nil
+}
+
+// Bootstrap creates the first user when the database has none: an admin user
+// named username whose personal entity has the same name, and one API key for it,
+// which it returns. With any user present it does nothing and returns "".
+func (id *Identity) Bootstrap(ctx context.Context, username string) (string, error) {
+	n, err := id.db.NewSelect().Model((*User)(nil)).Count(ctx)
+	if err != nil {
+		return "", err
+	}
+	if n > 0 {
+		return "", nil
+	}
+	if _, err := id.CreateUser(ctx, username, true); err != nil {
+		if errors.Is(err, ErrUserExists) { // another server bootstrapped first
+			return "", nil
+		}
+		return "", err
+	}
+	return id.CreateAPIKey(ctx, username, "bootstrap")
+}
+
+func (id *Identity) cached(hash string) (Principal, bool) {
+	if id.cacheTTL < 0 {
+		return Principal{}, false
+	}
+	id.mu.Lock()
+	defer id.mu.Unlock()
+	entry, ok := id.keys[hash]
+	if !ok || id.now().After(entry.expires) {
+		return Principal{}, false
+	}
+	return entry.principal, true
+}
+
+func (id *Identity) remember(hash string, p Principal) {
+	if id.cacheTTL < 0 {
+		return
+	}
+	id.mu.Lock()
+	defer id.mu.Unlock()
+	if len(id.keys) > 10_000 { // bound the cache; it refills from the database
+		clear(id.keys)
+	}
+	id.keys[hash] = cachedPrincipal{principal: p, expires: id.now().Add(id.cacheTTL)}
+}
+
+// forget drops every cached principal, after a change to keys or memberships.
+func (id *Identity) forget() {
+	id.mu.Lock()
+	defer id.mu.Unlock()
+	clear(id.keys)
+}
+
+func parseKeyID(key string) (string, bool) {
+	rest, ok := strings.CutPrefix(key, keyPrefix)
+	if !ok {
+		return "", false
+	}
+	keyID, _, ok := strings.Cut(rest, "_")
+	return keyID, ok && keyID != ""
+}
+
+func hashKey(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(fmt.Sprintf("weft: no randomness: %v", err)) // crypto/rand does not fail on supported platforms
+	}
+	return hex.EncodeToString(b)
+}

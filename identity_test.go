@@ -1,0 +1,169 @@
+package weft_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/internal/testdb"
+)
+
+func TestIdentity(t *testing.T) {
+	t.Parallel()
+	testdb.ForEach(t, func(t *testing.T, db *weft.DB) {
+		ctx := context.Background()
+		id, err := weft.NewIdentity(weft.IdentityConfig{DB: db.DB, CacheTTL: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		key, err := id.Bootstrap(ctx, "admin")
+		if err != nil || key == "" {
+			t.Fatalf("bootstrap: key=%q err=%v", key, err)
+		}
+		if again, err := id.Bootstrap(ctx, "admin"); err != nil || again != "" {
+			t.Fatalf("second bootstrap must do nothing: key=%q err=%v", again, err)
+		}
+		admin, err := id.Authenticate(ctx, "api", key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !admin.Admin || admin.Username != "admin" || admin.DefaultEntity != "admin" {
+			t.Fatalf("bootstrap principal = %+v", admin)
+		}
+
+		if _, err := id.CreateUser(ctx, "alice", false); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := id.CreateUser(ctx, "alice", false); !errors.Is(err, weft.ErrUserExists) || !errors.Is(err, weft.ErrConflict) {
+			t.Fatalf("duplicate user: %v", err)
+		}
+		if _, err := id.CreateUser(ctx, "bad/name", false); !errors.Is(err, weft.ErrInvalid) {
+			t.Fatalf("bad name: %v", err)
+		}
+		aliceKey, err := id.CreateAPIKey(ctx, "alice", "laptop")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := id.AddMember(ctx, "team", "alice", "member"); err != nil {
+			t.Fatal(err)
+		}
+
+		tests := []struct {
+			name     string
+			username string
+			key      string
+			wantErr  error
+		}{
+			{"api user", "api", aliceKey, nil},
+			{"own name", "alice", aliceKey, nil},
+			{"no user name", "", aliceKey, nil},
+			{"other name", "admin", aliceKey, weft.ErrUnauthenticated},
+			{"wrong secret", "api", aliceKey[:len(aliceKey)-1] + "0", weft.ErrUnauthenticated},
+			{"garbage", "api", "not-a-key", weft.ErrUnauthenticated},
+			{"empty", "api", "", weft.ErrUnauthenticated},
+		}
+		for _, tc := range tests {
+			p, err := id.Authenticate(ctx, tc.username, tc.key)
+			if !errors.Is(err, tc.wantErr) {
+				t.Errorf("%s: err = %v, want %v", tc.name, err, tc.wantErr)
+			}
+			if tc.wantErr == nil && p.Username != "alice" {
+				t.Errorf("%s: principal %+v", tc.name, p)
+			}
+		}
+
+		alice, err := id.Authenticate(ctx, "api", aliceKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		authz := []struct {
+			project string
+			write   bool
+			wantErr error
+		}{
+			{"alice/p1", true, nil},
+			{"team/shared", true, nil},
+			{"team/shared", false, nil},
+			{"admin/secret", false, weft.ErrForbidden},
+			{"admin/secret", true, weft.ErrForbidden},
+			{"no-slash", false, weft.ErrInvalid},
+			{"/p", false, weft.ErrInvalid},
+			{"a/b/c", false, weft.ErrInvalid},
+		}
+		for _, tc := range authz {
+			if err := id.Authorize(ctx, alice, tc.project, tc.write); !errors.Is(err, tc.wantErr) {
+				t.Errorf("authorize %s write=%v: %v, want %v", tc.project, tc.write, err, tc.wantErr)
+			}
+		}
+		if err := id.Authorize(ctx, admin, "alice/p1", true); err != nil {
+			t.Errorf("admin may touch every project: %v", err)
+		}
+		var projects int64
+		if projects, err = db.NewSelect().Table("projects").Count(ctx); err != nil || projects != 2 {
+			t.Errorf("projects created on first write = %d (%v), want 2", projects, err)
+		}
+
+		keyID := alice.KeyID
+		if err := id.RevokeAPIKey(ctx, keyID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := id.Authenticate(ctx, "api", aliceKey); !errors.Is(err, weft.ErrUnauthenticated) {
+			t.Fatalf("revoked key still works: %v", err)
+		}
+		if err := id.RevokeAPIKey(ctx, "nope"); !errors.Is(err, weft.ErrNotFound) {
+			t.Fatalf("revoke unknown: %v", err)
+		}
+	})
+}
+
+// Migrations applied twice, and by several processes at once, leave one schema.
+func TestMigrateIdempotentAndConcurrent(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"sqlite", "postgres"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			url := testdb.SQLiteURL(t)
+			workers := 1
+			if name == "postgres" {
+				url = testdb.PostgresURL(t)
+				workers = 4
+			}
+			ctx := context.Background()
+			var wg sync.WaitGroup
+			errs := make(chan error, workers)
+			for range workers {
+				wg.Go(func() {
+					db, err := weft.Open(ctx, url)
+					if err != nil {
+						errs <- err
+						return
+					}
+					defer db.Close()
+					if err := weft.Migrate(ctx, db); err != nil {
+						errs <- err
+						return
+					}
+					errs <- weft.Migrate(ctx, db)
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			db, err := weft.Open(ctx, url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			n, err := db.NewSelect().Table("weft_migrations").Where("name = ?", "20261122000001").Count(ctx)
+			if err != nil || n != int64(1) {
+				t.Fatalf("identity migration recorded %d times (%v), want once", n, err)
+			}
+		})
+	}
+}

@@ -1,0 +1,7 @@
+//go:build !unix
+
+package testdb
+
+import "syscall"
+
+func detached() *syscall.SysProcAttr { return nil }

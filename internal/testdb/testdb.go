@@ -1,0 +1,242 @@
+// Package testdb hands tests fresh, migrated databases: SQLite files in a temp
+// directory, and PostgreSQL schemas on one server per test binary.
+//
+// The PostgreSQL server is, in order: $TEST_DATABASE_URL; a server registered by
+// a test module with [SetServer] (the integration module registers one started
+// with testcontainers when a Docker engine answers); a throwaway cluster made
+// with the local initdb/pg_ctl binaries (as user postgres when running as root),
+// stopped when the test binary exits. When none of these works the test is
+// skipped — except under CI=true, where it fails.
+package testdb
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver for schema administration
+
+	"github.com/weftlabs/weft"
+)
+
+// ForEach runs body as two subtests, "sqlite" and "postgres", each with a fresh
+// migrated database: the one store test body that proves both dialects behave
+// alike. The subtests run in parallel.
+func ForEach(t *testing.T, body func(t *testing.T, db *weft.DB)) {
+	t.Helper()
+	for _, name := range []string{"sqlite", "postgres"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var db *weft.DB
+			if name == "sqlite" {
+				db = SQLite(t)
+			} else {
+				db = Postgres(t)
+			}
+			body(t, db)
+		})
+	}
+}
+
+// SQLite returns a fresh migrated SQLite database in a file under t.TempDir().
+func SQLite(t testing.TB) *weft.DB {
+	t.Helper()
+	return openMigrated(t, SQLiteURL(t))
+}
+
+// SQLiteURL returns the URL of a fresh, empty SQLite file under t.TempDir().
+func SQLiteURL(t testing.TB) string {
+	return "sqlite:" + filepath.Join(t.TempDir(), "weft.db")
+}
+
+// Postgres returns a fresh migrated database in a new PostgreSQL schema that is
+// dropped when the test ends.
+func Postgres(t testing.TB) *weft.DB {
+	t.Helper()
+	return openMigrated(t, PostgresURL(t))
+}
+
+// PostgresURL returns the URL of a new, empty PostgreSQL schema (as the
+// connection's search_path), dropped when the test ends. Servers started as
+// separate processes in a test connect with it.
+func PostgresURL(t testing.TB) string {
+	t.Helper()
+	base := server(t)
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatalf("testdb: %v", err)
+	}
+	defer admin.Close()
+	schema := fmt.Sprintf("t_%d_%s", os.Getpid(), strings.ReplaceAll(uuid.NewString()[:13], "-", ""))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatalf("testdb: create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		admin, err := sql.Open("pgx", base)
+		if err != nil {
+			return
+		}
+		defer admin.Close()
+		_, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+	})
+	return withParam(base, "search_path", schema)
+}
+
+func openMigrated(t testing.TB, url string) *weft.DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := weft.Open(ctx, url)
+	if err != nil {
+		t.Fatalf("testdb: open: %v", err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	if err := weft.Migrate(ctx, db); err != nil {
+		t.Fatalf("testdb: migrate: %v", err)
+	}
+	return db
+}
+
+func withParam(dsn, key, value string) string {
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	return dsn + sep + key + "=" + value
+}
+
+// A Server starts a PostgreSQL server for this test binary and returns its URL,
+// or an error when it cannot.
+type Server func(ctx context.Context) (url string, err error)
+
+var (
+	registered atomic.Pointer[Server]
+	serverOnce sync.Once
+	serverURL  string
+	serverErr  error
+)
+
+// SetServer registers a way to start PostgreSQL that is tried after
+// $TEST_DATABASE_URL and before local binaries. Call it from TestMain.
+func SetServer(s Server) { registered.Store(&s) }
+
+func server(t testing.TB) string {
+	t.Helper()
+	serverOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		serverURL, serverErr = startServer(ctx)
+	})
+	if serverErr != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("testdb: PostgreSQL is required under CI=true: %v", serverErr)
+		}
+		t.Skipf("testdb: no PostgreSQL (set TEST_DATABASE_URL or install initdb/pg_ctl): %v", serverErr)
+	}
+	return serverURL
+}
+
+func startServer(ctx context.Context) (string, error) {
+	if url := os.Getenv("TEST_DATABASE_URL"); url != "" {
+		return url, nil
+	}
+	var errs []string
+	if s := registered.Load(); s != nil {
+		url, err := (*s)(ctx)
+		if err == nil {
+			return url, nil
+		}
+		errs = append(errs, err.Error())
+	}
+	url, err := StartLocal(ctx)
+	if err == nil {
+		return url, nil
+	}
+	errs = append(errs, err.Error())
+	return "", fmt.Errorf("%s", strings.Join(errs, "; "))
+}
+
+// StartLocal makes a throwaway PostgreSQL cluster with the local initdb and
+// pg_ctl binaries, tuned for tests (no fsync), and returns its URL. A watcher
+// process stops the cluster and removes its files when this process exits.
+func StartLocal(ctx context.Context) (string, error) {
+	initdb, err := exec.LookPath("initdb")
+	if err != nil {
+		return "", fmt.Errorf("initdb not found: %w", err)
+	}
+	pgctl, err := exec.LookPath("pg_ctl")
+	if err != nil {
+		return "", fmt.Errorf("pg_ctl not found: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "weft-testpg-")
+	if err != nil {
+		return "", err
+	}
+	// PostgreSQL refuses to run as root: run it as the postgres user instead.
+	var asUser []string
+	if os.Geteuid() == 0 {
+		pgUser, err := user.Lookup("postgres")
+		if err != nil {
+			return "", fmt.Errorf("running as root and no postgres user: %w", err)
+		}
+		uid, _ := strconv.Atoi(pgUser.Uid)
+		gid, _ := strconv.Atoi(pgUser.Gid)
+		if err := os.Chown(dir, uid, gid); err != nil {
+			return "", err
+		}
+		asUser = []string{"runuser", "-u", "postgres", "--"}
+	}
+	run := func(args ...string) error {
+		full := append(append([]string{}, asUser...), args...)
+		out, err := exec.CommandContext(ctx, full[0], full[1:]...).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("%s: %w: %s", filepath.Base(args[0]), err, strings.TrimSpace(string(out)))
+		}
+		return nil
+	}
+	data := filepath.Join(dir, "data")
+	if err := run(initdb, "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync"); err != nil {
+		return "", err
+	}
+	port, err := freePort()
+	if err != nil {
+		return "", err
+	}
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300", port, dir)
+	if err := run(pgctl, "-D", data, "-l", filepath.Join(dir, "log"), "-o", opts, "-w", "start"); err != nil {
+		return "", err
+	}
+	// The watcher outlives nothing: it polls this process and tears the cluster
+	// down as soon as the test binary has gone, however it ended.
+	stop := strings.Join(append(append([]string{}, asUser...), pgctl, "-D", data, "stop", "-m", "immediate"), " ")
+	script := fmt.Sprintf("while kill -0 %d 2>/dev/null; do sleep 1; done; %s >/dev/null 2>&1; rm -rf %s", os.Getpid(), stop, dir)
+	watcher := exec.Command("sh", "-c", script)
+	watcher.SysProcAttr = detached()
+	if err := watcher.Start(); err != nil {
+		return "", err
+	}
+	go func() { _ = watcher.Wait() }()
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port), nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
