@@ -62,9 +62,9 @@ type detailed struct {
 	fields   map[string]any
 }
 
-func (d *detailed) Error() string                { return d.msg }
-func (d *detailed) Unwrap() error                { return d.sentinel }
-func (d *detailed) ErrorType() string            { return d.sentinel.errType }
+func (d *detailed) Error() string               { return d.msg }
+func (d *detailed) Unwrap() error               { return d.sentinel }
+func (d *detailed) ErrorType() string           { return d.sentinel.errType }
 func (d *detailed) ErrorFields() map[string]any { return d.fields }
 
 // Errorf returns an occurrence of sentinel whose message is the formatted text.

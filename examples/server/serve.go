@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/transport/httpapi"
+)
+
+type serveOptions struct {
+	addr          string
+	databaseURL   string
+	maxBodyBytes  int64
+	logLevel      string
+	adminUser     string
+	shutdownGrace time.Duration
+}
+
+func serve(ctx context.Context, args []string) error {
+	fs := newFlagSet("serve")
+	var opts serveOptions
+	fs.StringVar(&opts.addr, "addr", ":8080", "address to listen on")
+	dbURL := databaseFlag(fs)
+	fs.Int64Var(&opts.maxBodyBytes, "max-body-bytes", httpapi.DefaultMaxBodyBytes, "largest request body accepted; larger ones get 413")
+	fs.StringVar(&opts.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&opts.adminUser, "admin-user", "admin", "name of the admin user created on first start with an empty database")
+	fs.DurationVar(&opts.shutdownGrace, "shutdown-grace", 30*time.Second, "how long in-flight requests may take to finish on shutdown")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	opts.databaseURL = *dbURL
+
+	logger, err := newLogger(opts.logLevel)
+	if err != nil {
+		return err
+	}
+	db, err := openDatabase(ctx, opts.databaseURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	identity, err := weft.NewIdentity(weft.IdentityConfig{DB: db.DB})
+	if err != nil {
+		return err
+	}
+	key, err := identity.Bootstrap(ctx, opts.adminUser)
+	if err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	if key != "" {
+		fmt.Printf("Created admin user %q with entity %q. Its API key is shown only this once:\n", opts.adminUser, opts.adminUser)
+		fmt.Printf("WEFT_API_KEY=%s\n", key)
+	}
+
+	cfg := httpapi.Config{
+		Identity:     identity,
+		MaxBodyBytes: opts.maxBodyBytes,
+		Logger:       logger,
+		Health:       db.PingContext,
+	}
+	handler, err := httpapi.New(cfg)
+	if err != nil {
+		return err
+	}
+
+	listener, err := net.Listen("tcp", opts.addr)
+	if err != nil {
+		return err
+	}
+	server := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	logger.Info("serving", "addr", listener.Addr().String(), "database", redact(opts.databaseURL))
+	fmt.Printf("weft listening on http://%s\n", listener.Addr())
+
+	served := make(chan error, 1)
+	go func() { served <- server.Serve(listener) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	// Stop accepting, let in-flight requests finish.
+	logger.Info("shutting down", "grace", opts.shutdownGrace)
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.shutdownGrace)
+	defer cancel()
+	if err := server.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// openDatabase opens and migrates the database, creating the directory of a
+// relative SQLite file first.
+func openDatabase(ctx context.Context, url string) (*weft.DB, error) {
+	if path, ok := strings.CutPrefix(url, "sqlite:"); ok && path != ":memory:" && !strings.HasPrefix(path, "//") {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	db, err := weft.Open(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	if err := weft.Migrate(ctx, db); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func newLogger(level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("log-level: %w", err)
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
+}
+
+// redact hides a password in a database URL for the log.
+func redact(url string) string {
+	scheme, rest, ok := strings.Cut(url, "://")
+	if !ok {
+		return url
+	}
+	userinfo, host, ok := strings.Cut(rest, "@")
+	if !ok {
+		return url
+	}
+	user, _, _ := strings.Cut(userinfo, ":")
+	return scheme + "://" + user + ":***@" + host
+}

@@ -1,0 +1,58 @@
+package httpapi
+
+import (
+	"encoding/base64"
+	"net/http"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/weftlabs/weft"
+)
+
+// authenticate is the huma middleware that turns the Authorization header into a
+// weft.Principal in the request context. It accepts Basic (api:<key> or
+// <username>:<key>, as the Weave SDKs send) and Bearer <key> (as the OpenAI and
+// ART clients send) on every route.
+func (h *Handler) authenticate(ctx huma.Context, next func(huma.Context)) {
+	if op := ctx.Operation(); op != nil && len(op.Security) == 0 {
+		next(ctx)
+		return
+	}
+	username, key, ok := credentials(ctx.Header("Authorization"))
+	var p weft.Principal
+	var err error = weft.ErrBadCredentials
+	if ok {
+		p, err = h.cfg.Authenticator.Authenticate(ctx.Context(), username, key)
+	}
+	if err != nil {
+		ctx.SetHeader("WWW-Authenticate", `Basic realm="weft", Bearer`)
+		_ = huma.WriteErr(h.api, ctx, http.StatusUnauthorized, "Not authenticated", err)
+		return
+	}
+	next(huma.WithContext(ctx, weft.WithPrincipal(ctx.Context(), p)))
+}
+
+// credentials parses an Authorization header.
+func credentials(header string) (username, key string, ok bool) {
+	scheme, value, found := strings.Cut(strings.TrimSpace(header), " ")
+	if !found {
+		return "", "", false
+	}
+	value = strings.TrimSpace(value)
+	switch strings.ToLower(scheme) {
+	case "bearer":
+		return "", value, value != ""
+	case "basic":
+		decoded, err := base64.StdEncoding.DecodeString(value)
+		if err != nil {
+			return "", "", false
+		}
+		username, key, found = strings.Cut(string(decoded), ":")
+		if !found || key == "" {
+			return "", "", false
+		}
+		return username, key, true
+	}
+	return "", "", false
+}

@@ -1,0 +1,52 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/weftlabs/weft"
+)
+
+// authRequired lets a request in with either scheme.
+var authRequired = []map[string][]string{{"basicAuth": {}}, {"bearerAuth": {}}}
+
+// operation fills what every weft operation shares: authentication, the body
+// limit and read timeout, and the error style of its route family. Tags name
+// the family in the OpenAPI document.
+func (h *Handler) operation(style errorStyle, op huma.Operation) *huma.Operation {
+	if op.Security == nil {
+		op.Security = authRequired
+	}
+	if op.MaxBodyBytes == 0 {
+		op.MaxBodyBytes = h.cfg.MaxBodyBytes
+	}
+	if op.BodyReadTimeout == 0 {
+		op.BodyReadTimeout = h.cfg.BodyReadTimeout
+	}
+	if op.Metadata == nil {
+		op.Metadata = map[string]any{}
+	}
+	op.Metadata[metadataStyle] = style
+	if op.DefaultStatus == 0 {
+		op.DefaultStatus = http.StatusOK
+	}
+	return &op
+}
+
+// public marks an operation that needs no credentials.
+var public = []map[string][]string{}
+
+// authorize checks that the caller in ctx may touch projectID; write also
+// records the project on first write.
+func (h *Handler) authorize(ctx context.Context, projectID string, write bool) error {
+	p, ok := weft.PrincipalFrom(ctx)
+	if !ok {
+		return weft.ErrBadCredentials
+	}
+	return h.cfg.Authorizer.Authorize(ctx, p, projectID, write)
+}
+
+// projectOf joins the {entity} and {project} path parameters of the v2 routes.
+func projectOf(entity, project string) string { return entity + "/" + project }

@@ -1,0 +1,167 @@
+// Package httpapi serves weft's services over HTTP at the documented routes.
+//
+// It is a thin adapter: it authenticates the caller, decodes and validates the
+// request (huma v2 over chi), checks that the caller may touch the project,
+// calls a domain Service and encodes the answer. Domain errors become statuses
+// and bodies in one place (errors.go): FastAPI-style bodies for the trace,
+// feedback, objects and training routes, vLLM-style bodies for chat.
+//
+// Mount the handler in any net/http program:
+//
+//	h, err := httpapi.New(httpapi.Config{Identity: identity, Trace: traceService})
+//	http.Handle("/", h)
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humachi"
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/weftlabs/weft"
+)
+
+// Version is the server version reported by /server_info and /version.
+const Version = "0.1.0"
+
+// DefaultMaxBodyBytes is the request body limit when Config.MaxBodyBytes is zero:
+// the Weave clients split their batches at 31 MiB.
+const DefaultMaxBodyBytes = 32 << 20
+
+// Config configures [New]. Services left nil leave their routes unregistered.
+type Config struct {
+	// Identity authenticates API keys and authorizes projects unless
+	// Authenticator or Authorizer replace it. Required unless both are set.
+	Identity *weft.Identity
+	// Authenticator checks credentials. Defaults to Identity.
+	Authenticator Authenticator
+	// Authorizer checks project access. Defaults to Identity.
+	Authorizer Authorizer
+
+	// MaxBodyBytes bounds every request body; larger bodies get 413.
+	// Defaults to 32 MiB.
+	MaxBodyBytes int64
+	// BodyReadTimeout bounds reading one request body. Defaults to 60 seconds.
+	BodyReadTimeout time.Duration
+
+	// Logger receives one line per request and every internal error.
+	// Defaults to slog.Default().
+	Logger *slog.Logger
+	// Registry receives the HTTP metrics and is served at /metrics (with the Go
+	// and process collectors when the registry is created here).
+	// Defaults to a new registry.
+	Registry *prometheus.Registry
+	// Middleware wraps the whole handler, outermost first: the place for
+	// OpenTelemetry (otelhttp.NewMiddleware) or an embedder's own concerns.
+	// Off (empty) by default.
+	Middleware []func(http.Handler) http.Handler
+	// Health reports whether the server can do its work (typically a database
+	// ping); /health answers 503 when it fails. Defaults to always healthy.
+	Health func(context.Context) error
+}
+
+// Authenticator checks an API key. username is the user part of a Basic
+// credential ("" for Bearer). A bad key must return an error wrapping
+// weft.ErrUnauthenticated.
+type Authenticator interface {
+	Authenticate(ctx context.Context, username, key string) (weft.Principal, error)
+}
+
+// Authorizer checks that p may read (write=false) or write a project
+// "<entity>/<project>"; a refusal wraps weft.ErrForbidden.
+type Authorizer interface {
+	Authorize(ctx context.Context, p weft.Principal, projectID string, write bool) error
+}
+
+// Handler serves weft's routes. It is an http.Handler.
+type Handler struct {
+	cfg     Config
+	router  chi.Router
+	api     huma.API
+	handler http.Handler
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.handler.ServeHTTP(w, r) }
+
+// API returns the huma API, for embedders that add operations of their own.
+func (h *Handler) API() huma.API { return h.api }
+
+// New builds the handler for cfg.
+func New(cfg Config) (*Handler, error) {
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
+	}
+	installErrorRenderer()
+
+	router := chi.NewRouter()
+	humaCfg := huma.DefaultConfig("weft", Version)
+	humaCfg.CreateHooks = nil // no $schema field or Link header: clients compare bodies
+	humaCfg.OpenAPIPath = "/openapi"
+	humaCfg.Info.Description = "Call tracing, feedback, versioned objects, chat completions and training jobs."
+	humaCfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
+		"basicAuth":  {Type: "http", Scheme: "basic", Description: "user name `api` (or your user name), password = API key"},
+		"bearerAuth": {Type: "http", Scheme: "bearer", Description: "the API key"},
+	}
+	api := humachi.New(router, humaCfg)
+	h := &Handler{cfg: cfg, router: router, api: api}
+	api.UseMiddleware(h.authenticate)
+
+	router.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusNotFound, map[string]any{"detail": "Not Found"})
+	})
+	router.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusMethodNotAllowed, map[string]any{"detail": "Method Not Allowed"})
+	})
+	router.Handle("/metrics", promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{}))
+	h.registerSystem()
+
+	var handler http.Handler = router
+	handler = h.limitBody(handler)
+	handler = h.observe(handler)
+	for i := len(cfg.Middleware) - 1; i >= 0; i-- {
+		handler = cfg.Middleware[i](handler)
+	}
+	h.handler = handler
+	return h, nil
+}
+
+func (cfg *Config) setDefaults() error {
+	if cfg.Authenticator == nil && cfg.Identity != nil {
+		cfg.Authenticator = cfg.Identity
+	}
+	if cfg.Authorizer == nil && cfg.Identity != nil {
+		cfg.Authorizer = cfg.Identity
+	}
+	if cfg.Authenticator == nil || cfg.Authorizer == nil {
+		return errors.New("httpapi: Config needs Identity, or both Authenticator and Authorizer")
+	}
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.MaxBodyBytes < 0 {
+		return errors.New("httpapi: MaxBodyBytes must not be negative")
+	}
+	if cfg.BodyReadTimeout == 0 {
+		cfg.BodyReadTimeout = time.Minute
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+		cfg.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	if cfg.Health == nil {
+		cfg.Health = func(context.Context) error { return nil }
+	}
+	return nil
+}

@@ -1,0 +1,198 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/internal/testdb"
+)
+
+// probeInput is a weave-style request used to exercise the shared machinery
+// (auth, authorization, limits, error bodies) before any domain is mounted.
+type probeInput struct {
+	Body struct {
+		ProjectID string `json:"project_id"`
+		Count     int    `json:"count,omitempty" minimum:"0"`
+		Nested    struct {
+			_    struct{} `additionalProperties:"true"`
+			Name string   `json:"name,omitempty"`
+		} `json:"nested,omitempty"`
+	}
+}
+
+type probeOutput struct {
+	Body struct {
+		UserID string `json:"user_id"`
+		Count  int    `json:"count"`
+	}
+}
+
+type fixture struct {
+	server   *httptest.Server
+	adminKey string
+	aliceKey string
+}
+
+func newFixture(t *testing.T, db *weft.DB, maxBody int64) fixture {
+	t.Helper()
+	ctx := context.Background()
+	identity, err := weft.NewIdentity(weft.IdentityConfig{DB: db.DB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	adminKey, err := identity.Bootstrap(ctx, "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := identity.CreateUser(ctx, "alice", false); err != nil {
+		t.Fatal(err)
+	}
+	aliceKey, err := identity.CreateAPIKey(ctx, "alice", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := New(Config{Identity: identity, MaxBodyBytes: maxBody, Health: db.PingContext, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	huma.Register(h.API(), *h.operation(styleWeave, huma.Operation{
+		OperationID: "probe", Method: http.MethodPost, Path: "/probe",
+	}), func(ctx context.Context, in *probeInput) (*probeOutput, error) {
+		if err := h.authorize(ctx, in.Body.ProjectID, true); err != nil {
+			return nil, err
+		}
+		if in.Body.Count == 13 {
+			return nil, weft.Errorf(weft.DefineError(weft.ErrConflict, "DigestMismatchError", "mismatch"), "digest mismatch for %d", 13)
+		}
+		out := &probeOutput{}
+		out.Body.UserID = weft.UserID(ctx)
+		out.Body.Count = in.Body.Count
+		return out, nil
+	})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return fixture{server: srv, adminKey: adminKey, aliceKey: aliceKey}
+}
+
+func basic(user, key string) string {
+	return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+key))
+}
+
+func TestHandlerSharedBehaviour(t *testing.T) {
+	t.Parallel()
+	testdb.ForEach(t, func(t *testing.T, db *weft.DB) {
+		f := newFixture(t, db, 1024)
+		good := `{"project_id":"alice/p","count":2}`
+		tests := []struct {
+			name       string
+			method     string
+			path       string
+			auth       string
+			body       string
+			wantStatus int
+			wantBody   string // a fragment of the body
+		}{
+			{"basic api user", "POST", "/probe", basic("api", f.aliceKey), good, 200, `"count":2`},
+			{"basic own name", "POST", "/probe", basic("alice", f.aliceKey), good, 200, `"count":2`},
+			{"bearer", "POST", "/probe", "Bearer " + f.aliceKey, good, 200, `"count":2`},
+			{"no credentials", "POST", "/probe", "", good, 401, `"detail":"missing or invalid API key"`},
+			{"bad key", "POST", "/probe", "Bearer wf_0000_1111", good, 401, `"error_type":"AuthenticationError"`},
+			{"bad basic encoding", "POST", "/probe", "Basic !!!", good, 401, `"detail"`},
+			{"foreign project", "POST", "/probe", "Bearer " + f.aliceKey, `{"project_id":"admin/p"}`, 403, `"error_type":"Forbidden"`},
+			{"admin may write anywhere", "POST", "/probe", "Bearer " + f.adminKey, good, 200, `"count":2`},
+			{"bad project id", "POST", "/probe", "Bearer " + f.aliceKey, `{"project_id":"nope"}`, 400, `"error_type":"InvalidRequest"`},
+			{"malformed json", "POST", "/probe", "Bearer " + f.aliceKey, `{"project_id":`, 422, `"type":"json_invalid"`},
+			{"wrong type", "POST", "/probe", "Bearer " + f.aliceKey, `{"project_id":"alice/p","count":"x"}`, 422, `"loc":["body","count"]`},
+			{"below minimum", "POST", "/probe", "Bearer " + f.aliceKey, `{"project_id":"alice/p","count":-1}`, 422, `"loc":["body","count"]`},
+			{"missing field", "POST", "/probe", "Bearer " + f.aliceKey, `{"count":1}`, 422, `"type":"missing"`},
+			{"unknown top-level field", "POST", "/probe", "Bearer " + f.aliceKey, `{"project_id":"alice/p","x":1}`, 422, `"type":"extra_forbidden"`},
+			{"unknown nested field", "POST", "/probe", "Bearer " + f.aliceKey, `{"project_id":"alice/p","nested":{"x":1}}`, 200, `"count":0`},
+			{"domain error", "POST", "/probe", "Bearer " + f.aliceKey, `{"project_id":"alice/p","count":13}`, 409, `"error_type":"DigestMismatchError"`},
+			{"oversized body", "POST", "/probe", "Bearer " + f.aliceKey, `{"project_id":"alice/p","nested":{"name":"` + strings.Repeat("x", 2000) + `"}}`, 413, `"reason":"Request too large"`},
+			{"unknown route", "GET", "/nope", "", "", 404, `{"detail":"Not Found"}`},
+			{"wrong method", "GET", "/probe", "Bearer " + f.aliceKey, "", 405, `{"detail":"Method Not Allowed"}`},
+			{"health", "GET", "/health", "", "", 200, `"status":"ok"`},
+			{"server info", "GET", "/server_info", "", "", 200, `"trace_server_version"`},
+			{"openapi", "GET", "/openapi.json", "", "", 200, `"basicAuth"`},
+			{"metrics", "GET", "/metrics", "", "", 200, `weft_http_requests_total`},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				req, err := http.NewRequest(tc.method, f.server.URL+tc.path, strings.NewReader(tc.body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tc.auth != "" {
+					req.Header.Set("Authorization", tc.auth)
+				}
+				req.Header.Set("Content-Type", "application/json")
+				res, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer res.Body.Close()
+				body, _ := io.ReadAll(res.Body)
+				if res.StatusCode != tc.wantStatus || !bytes.Contains(body, []byte(tc.wantBody)) {
+					t.Fatalf("%s %s: %d %s; want %d with %s", tc.method, tc.path, res.StatusCode, body, tc.wantStatus, tc.wantBody)
+				}
+				if res.StatusCode >= 400 && !json.Valid(body) {
+					t.Fatalf("error body is not JSON: %s", body)
+				}
+			})
+		}
+	})
+}
+
+// The acting user comes from the credentials; the body cannot choose it.
+func TestPrincipalReachesServices(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, testdb.SQLite(t), 0)
+	req, _ := http.NewRequest("POST", f.server.URL+"/probe", strings.NewReader(`{"project_id":"alice/p"}`))
+	req.Header.Set("Authorization", basic("api", f.aliceKey))
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out struct {
+		UserID string `json:"user_id"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&out); err != nil || out.UserID == "" {
+		t.Fatalf("user id = %q (%v)", out.UserID, err)
+	}
+}
+
+func TestCredentials(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		header    string
+		user, key string
+		ok        bool
+	}{
+		{"Bearer k1", "", "k1", true},
+		{"bearer  k1 ", "", "k1", true},
+		{basic("api", "k2"), "api", "k2", true},
+		{basic("alice", "k:3"), "alice", "k:3", true},
+		{basic("api", ""), "", "", false},
+		{"Basic " + base64.StdEncoding.EncodeToString([]byte("nocolon")), "", "", false},
+		{"Token x", "", "", false},
+		{"", "", "", false},
+	}
+	for _, tc := range tests {
+		user, key, ok := credentials(tc.header)
+		if user != tc.user || key != tc.key || ok != tc.ok {
+			t.Errorf("credentials(%q) = %q, %q, %v; want %q, %q, %v", tc.header, user, key, ok, tc.user, tc.key, tc.ok)
+		}
+	}
+}
