@@ -1,0 +1,23 @@
+package chat
+
+import "context"
+
+// LoRAAdapter is a trained LoRA adapter that a vLLM upstream can load at run
+// time (POST /v1/load_lora_adapter with lora_name = Name, lora_path = Path).
+type LoRAAdapter struct {
+	// Name is the name the upstream serves the adapter under once loaded.
+	Name string
+	// Path is where the upstream reads the adapter weights from.
+	Path string
+	// BaseModel is the base model the adapter was trained on.
+	BaseModel string
+}
+
+// AdapterResolver finds the LoRA adapter behind a trained-model name, such as
+// "<entity>/<project>/<name>", "<entity>/<project>/<name>:step<N>" or
+// "wandb-artifact:///<entity>/<project>/<name>:<alias>". It reports found=false
+// (and a nil error) for a name it does not know; an error means the lookup
+// itself failed. Implementations must be safe for concurrent use.
+type AdapterResolver interface {
+	ResolveAdapter(ctx context.Context, model string) (LoRAAdapter, bool, error)
+}
