@@ -23,6 +23,8 @@ type serveOptions struct {
 	logLevel      string
 	adminUser     string
 	shutdownGrace time.Duration
+	rateLimit     float64
+	rateBurst     int
 }
 
 func serve(ctx context.Context, args []string) error {
@@ -34,6 +36,8 @@ func serve(ctx context.Context, args []string) error {
 	fs.StringVar(&opts.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&opts.adminUser, "admin-user", "admin", "name of the admin user created on first start with an empty database")
 	fs.DurationVar(&opts.shutdownGrace, "shutdown-grace", 30*time.Second, "how long in-flight requests may take to finish on shutdown")
+	fs.Float64Var(&opts.rateLimit, "rate-limit", 0, "requests per second allowed per API key (0: unlimited); over it, 429 with Retry-After")
+	fs.IntVar(&opts.rateBurst, "rate-burst", 0, "requests one key may send at once (default: the rate, rounded up)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -67,6 +71,7 @@ func serve(ctx context.Context, args []string) error {
 		MaxBodyBytes: opts.maxBodyBytes,
 		Logger:       logger,
 		Health:       db.PingContext,
+		RateLimit:    httpapi.RateLimit{PerSecond: opts.rateLimit, Burst: opts.rateBurst},
 	}
 	handler, err := httpapi.New(cfg)
 	if err != nil {

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/base64"
+	"math"
 	"net/http"
 	"strings"
 
@@ -30,8 +31,18 @@ func (h *Handler) authenticate(ctx huma.Context, next func(huma.Context)) {
 		_ = huma.WriteErr(h.api, ctx, http.StatusUnauthorized, "Not authenticated", err)
 		return
 	}
+	if h.limiter != nil {
+		if ok, wait := h.limiter.allow(key); !ok {
+			seconds := max(1, int(math.Ceil(wait.Seconds())))
+			_ = huma.WriteErr(h.api, ctx, http.StatusTooManyRequests, "rate limited",
+				weft.WithFields(errRateLimited, map[string]any{"retry_after": seconds}, "rate limit exceeded: retry in %d s", seconds))
+			return
+		}
+	}
 	next(huma.WithContext(ctx, weft.WithPrincipal(ctx.Context(), p)))
 }
+
+var errRateLimited = weft.DefineError(weft.ErrRateLimited, "RateLimitError", "rate limit exceeded")
 
 // credentials parses an Authorization header.
 func credentials(header string) (username, key string, ok bool) {

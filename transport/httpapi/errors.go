@@ -104,7 +104,15 @@ func installErrorRenderer() {
 			if ctx != nil {
 				rctx = ctx.Context()
 			}
-			return renderError(rctx, style, status, msg, errs)
+			rendered := renderError(rctx, style, status, msg, errs)
+			// huma copies headers only from a handler's own error, before it
+			// reaches this constructor, so set ours here.
+			for name, values := range rendered.headers {
+				for _, v := range values {
+					ctx.SetHeader(name, v)
+				}
+			}
+			return rendered
 		}
 	})
 }
@@ -133,7 +141,7 @@ func renderError(ctx context.Context, style errorStyle, status int, msg string, 
 		}
 	}
 	switch {
-	case domainErr != nil && (status == http.StatusInternalServerError || status == 0 || status == http.StatusUnauthorized):
+	case domainErr != nil && (status == http.StatusInternalServerError || status == 0 || status == http.StatusUnauthorized || status == http.StatusTooManyRequests):
 		return renderDomainError(ctx, style, domainErr)
 	case status == http.StatusBadRequest || status == http.StatusUnprocessableEntity:
 		return renderValidation(style, msg, details)

@@ -63,6 +63,9 @@ type Config struct {
 	// OpenTelemetry (otelhttp.NewMiddleware) or an embedder's own concerns.
 	// Off (empty) by default.
 	Middleware []func(http.Handler) http.Handler
+	// RateLimit bounds requests per API key; over it a request gets 429 with
+	// Retry-After. Off by default.
+	RateLimit RateLimit
 	// Health reports whether the server can do its work (typically a database
 	// ping); /health answers 503 when it fails. Defaults to always healthy.
 	Health func(context.Context) error
@@ -84,6 +87,7 @@ type Authorizer interface {
 // Handler serves weft's routes. It is an http.Handler.
 type Handler struct {
 	cfg     Config
+	limiter *keyLimiter // nil without a rate limit
 	router  chi.Router
 	api     huma.API
 	handler http.Handler
@@ -113,6 +117,9 @@ func New(cfg Config) (*Handler, error) {
 	}
 	api := humachi.New(router, humaCfg)
 	h := &Handler{cfg: cfg, router: router, api: api}
+	if cfg.RateLimit.PerSecond > 0 {
+		h.limiter = newKeyLimiter(cfg.RateLimit, time.Now)
+	}
 	api.UseMiddleware(h.authenticate)
 
 	router.NotFound(func(w http.ResponseWriter, r *http.Request) {
@@ -149,6 +156,9 @@ func (cfg *Config) setDefaults() error {
 	}
 	if cfg.MaxBodyBytes < 0 {
 		return errors.New("httpapi: MaxBodyBytes must not be negative")
+	}
+	if cfg.RateLimit.PerSecond < 0 {
+		return errors.New("httpapi: RateLimit.PerSecond must not be negative")
 	}
 	if cfg.BodyReadTimeout == 0 {
 		cfg.BodyReadTimeout = time.Minute

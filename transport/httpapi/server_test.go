@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -193,6 +195,69 @@ func TestCredentials(t *testing.T) {
 		user, key, ok := credentials(tc.header)
 		if user != tc.user || key != tc.key || ok != tc.ok {
 			t.Errorf("credentials(%q) = %q, %q, %v; want %q, %q, %v", tc.header, user, key, ok, tc.user, tc.key, tc.ok)
+		}
+	}
+}
+
+// Over its rate, a key gets 429 with Retry-After; other keys are not affected.
+func TestRateLimitPerKey(t *testing.T) {
+	t.Parallel()
+	db := testdb.SQLite(t)
+	ctx := context.Background()
+	identity, _ := weft.NewIdentity(weft.IdentityConfig{DB: db.DB})
+	key1, _ := identity.Bootstrap(ctx, "admin")
+	key2, _ := identity.CreateAPIKey(ctx, "admin", "second")
+	h, err := New(Config{Identity: identity, RateLimit: RateLimit{PerSecond: 0.001, Burst: 2}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	huma.Register(h.API(), *h.operation(styleWeave, huma.Operation{OperationID: "ping", Method: http.MethodGet, Path: "/ping"}),
+		func(context.Context, *struct{}) (*struct{}, error) { return nil, nil })
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	statuses := func(key string, n int) (codes []int, retryAfter string) {
+		for range n {
+			req, _ := http.NewRequest("GET", srv.URL+"/ping", nil)
+			req.Header.Set("Authorization", "Bearer "+key)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			codes = append(codes, res.StatusCode)
+			if res.StatusCode == http.StatusTooManyRequests {
+				retryAfter = res.Header.Get("Retry-After")
+				if !bytes.Contains(body, []byte(`"error_type":"RateLimitError"`)) {
+					t.Errorf("429 body: %s", body)
+				}
+			}
+		}
+		return codes, retryAfter
+	}
+	codes, retryAfter := statuses(key1, 3)
+	if fmt.Sprint(codes) != "[200 200 429]" || retryAfter == "" {
+		t.Fatalf("key1: %v, Retry-After %q", codes, retryAfter)
+	}
+	if codes, _ := statuses(key2, 1); codes[0] != 200 {
+		t.Fatalf("key2 limited by key1's traffic: %v", codes)
+	}
+}
+
+func TestKeyLimiterRefills(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(0, 0)
+	l := newKeyLimiter(RateLimit{PerSecond: 2}, func() time.Time { return now })
+	tests := []struct {
+		advance time.Duration
+		want    bool
+	}{
+		{0, true}, {0, true}, {0, false}, {250 * time.Millisecond, false}, {250 * time.Millisecond, true}, {0, false}, {time.Hour, true},
+	}
+	for i, tc := range tests {
+		now = now.Add(tc.advance)
+		if ok, wait := l.allow("k"); ok != tc.want || (!ok && wait <= 0) {
+			t.Fatalf("step %d: allow = %v (wait %v), want %v", i, ok, wait, tc.want)
 		}
 	}
 }
