@@ -161,75 +161,97 @@ func startServer(ctx context.Context) (string, error) {
 		}
 		errs = append(errs, err.Error())
 	}
-	url, err := StartLocal(ctx)
+	cluster, err := StartLocal(ctx)
 	if err == nil {
-		return url, nil
+		return cluster.URL, nil
 	}
 	errs = append(errs, err.Error())
 	return "", fmt.Errorf("%s", strings.Join(errs, "; "))
 }
 
+// Cluster is a throwaway local PostgreSQL cluster made by [StartLocal].
+type Cluster struct {
+	// URL reaches the cluster's postgres database as the postgres superuser.
+	URL string
+
+	pgctl  string
+	data   string
+	log    string
+	opts   string
+	asUser []string // runuser prefix when running as root
+}
+
 // StartLocal makes a throwaway PostgreSQL cluster with the local initdb and
-// pg_ctl binaries, tuned for tests (no fsync), and returns its URL. A watcher
-// process stops the cluster and removes its files when this process exits.
-func StartLocal(ctx context.Context) (string, error) {
+// pg_ctl binaries, tuned for tests (no fsync), and starts it. A watcher process
+// stops the cluster and removes its files when this process exits, however it
+// ends.
+func StartLocal(ctx context.Context) (*Cluster, error) {
 	initdb, err := exec.LookPath("initdb")
 	if err != nil {
-		return "", fmt.Errorf("initdb not found: %w", err)
+		return nil, fmt.Errorf("initdb not found: %w", err)
 	}
 	pgctl, err := exec.LookPath("pg_ctl")
 	if err != nil {
-		return "", fmt.Errorf("pg_ctl not found: %w", err)
+		return nil, fmt.Errorf("pg_ctl not found: %w", err)
 	}
 	dir, err := os.MkdirTemp("", "weft-testpg-")
 	if err != nil {
-		return "", err
+		return nil, err
 	}
+	c := &Cluster{pgctl: pgctl, data: filepath.Join(dir, "data"), log: filepath.Join(dir, "log")}
 	// PostgreSQL refuses to run as root: run it as the postgres user instead.
-	var asUser []string
 	if os.Geteuid() == 0 {
 		pgUser, err := user.Lookup("postgres")
 		if err != nil {
-			return "", fmt.Errorf("running as root and no postgres user: %w", err)
+			return nil, fmt.Errorf("running as root and no postgres user: %w", err)
 		}
 		uid, _ := strconv.Atoi(pgUser.Uid)
 		gid, _ := strconv.Atoi(pgUser.Gid)
 		if err := os.Chown(dir, uid, gid); err != nil {
-			return "", err
+			return nil, err
 		}
-		asUser = []string{"runuser", "-u", "postgres", "--"}
+		c.asUser = []string{"runuser", "-u", "postgres", "--"}
 	}
-	run := func(args ...string) error {
-		full := append(append([]string{}, asUser...), args...)
-		out, err := exec.CommandContext(ctx, full[0], full[1:]...).CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("%s: %w: %s", filepath.Base(args[0]), err, strings.TrimSpace(string(out)))
-		}
-		return nil
-	}
-	data := filepath.Join(dir, "data")
-	if err := run(initdb, "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync"); err != nil {
-		return "", err
+	if err := c.run(ctx, initdb, "-D", c.data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync"); err != nil {
+		return nil, err
 	}
 	port, err := freePort()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300", port, dir)
-	if err := run(pgctl, "-D", data, "-l", filepath.Join(dir, "log"), "-o", opts, "-w", "start"); err != nil {
-		return "", err
+	c.opts = fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300", port, dir)
+	c.URL = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
+	if err := c.Start(ctx); err != nil {
+		return nil, err
 	}
-	// The watcher outlives nothing: it polls this process and tears the cluster
-	// down as soon as the test binary has gone, however it ended.
-	stop := strings.Join(append(append([]string{}, asUser...), pgctl, "-D", data, "stop", "-m", "immediate"), " ")
+	stop := strings.Join(append(append([]string{}, c.asUser...), pgctl, "-D", c.data, "stop", "-m", "immediate"), " ")
 	script := fmt.Sprintf("while kill -0 %d 2>/dev/null; do sleep 1; done; %s >/dev/null 2>&1; rm -rf %s", os.Getpid(), stop, dir)
 	watcher := exec.Command("sh", "-c", script)
 	watcher.SysProcAttr = detached()
 	if err := watcher.Start(); err != nil {
-		return "", err
+		return nil, err
 	}
 	go func() { _ = watcher.Wait() }()
-	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port), nil
+	return c, nil
+}
+
+// Start starts the cluster (again) and waits until it accepts connections.
+func (c *Cluster) Start(ctx context.Context) error {
+	return c.run(ctx, c.pgctl, "-D", c.data, "-l", c.log, "-o", c.opts, "-w", "start")
+}
+
+// Stop stops the cluster at once, as an outage would, dropping its connections.
+func (c *Cluster) Stop(ctx context.Context) error {
+	return c.run(ctx, c.pgctl, "-D", c.data, "-m", "immediate", "-w", "stop")
+}
+
+func (c *Cluster) run(ctx context.Context, args ...string) error {
+	full := append(append([]string{}, c.asUser...), args...)
+	out, err := exec.CommandContext(ctx, full[0], full[1:]...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s: %w: %s", filepath.Base(args[0]), err, strings.TrimSpace(string(out)))
+	}
+	return nil
 }
 
 func freePort() (int, error) {
