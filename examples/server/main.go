@@ -69,7 +69,21 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	if envErr != nil {
 		return envErr
 	}
-	return fs.Parse(args)
+	// Flags may follow positional arguments ("user create alice -admin"): parse,
+	// set the first positional aside, and go on with the rest.
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+	return fs.Parse(append([]string{"--"}, positional...))
 }
 
 // databaseFlag is the flag every command shares.
