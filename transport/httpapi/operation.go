@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"reflect"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -32,7 +33,45 @@ func (h *Handler) operation(style errorStyle, op huma.Operation) *huma.Operation
 	if op.DefaultStatus == 0 {
 		op.DefaultStatus = http.StatusOK
 	}
+	if op.Responses == nil {
+		op.Responses = h.errorResponses(style)
+	}
 	return &op
+}
+
+// Documented error bodies, one per style.
+type (
+	// HTTPValidationError is FastAPI's body for a malformed request (422).
+	HTTPValidationError struct {
+		Detail []validationItem `json:"detail"`
+	}
+	// DomainError is the body of every other error on the Weave-style routes.
+	DomainError struct {
+		Reason    string `json:"reason"`
+		ErrorType string `json:"error_type"`
+		Detail    string `json:"detail"`
+	}
+	// OpenAIErrorBody is vLLM's error envelope, used on chat routes.
+	OpenAIErrorBody struct {
+		Error openAIError `json:"error"`
+	}
+)
+
+// errorResponses documents the error bodies of style in the OpenAPI document.
+func (h *Handler) errorResponses(style errorStyle) map[string]*huma.Response {
+	schemas := h.api.OpenAPI().Components.Schemas
+	response := func(description string, body any) *huma.Response {
+		return &huma.Response{Description: description, Content: map[string]*huma.MediaType{
+			"application/json": {Schema: schemas.Schema(reflect.TypeOf(body), true, "")},
+		}}
+	}
+	if style == styleOpenAI {
+		return map[string]*huma.Response{"default": response("Error", OpenAIErrorBody{})}
+	}
+	return map[string]*huma.Response{
+		"422":     response("Malformed request", HTTPValidationError{}),
+		"default": response("Error", DomainError{}),
+	}
 }
 
 // public marks an operation that needs no credentials.
