@@ -1,0 +1,298 @@
+package chat
+
+import (
+	"bytes"
+	"context"
+		"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	"github.com/weftlabs/weft"
+)
+
+// Completion is an upstream's answer to a chat-completion request, ready to
+// be relayed with [Completion.Relay]. It is returned once an upstream has
+// answered with headers: a success, or an error the upstream itself reported
+// (passed through with its status and body).
+type Completion struct {
+	// Status is the upstream's HTTP status.
+	Status int
+	// Streaming is true for a text/event-stream answer.
+	Streaming bool
+
+	contentType string
+	body        []byte
+	stream      io.ReadCloser
+	stopTimer   func() bool
+	cancel      context.CancelFunc
+
+	queue   *recordQueue
+	pending pendingCall
+}
+
+// Complete validates a raw chat-completion request, routes it and returns the
+// upstream's answer. projectID is where the call is traced. Errors are
+// returned before anything is relayed: ErrMalformed and ErrBadRequest (400),
+// ErrModelNotFound (404), ErrUnsupportedField (400), ErrUpstreamUnavailable
+// (502) when no upstream of the route or its fallbacks answered.
+func (s *Service) Complete(ctx context.Context, projectID string, raw []byte) (*Completion, error) {
+	req, err := ParseRequest(raw)
+	if err != nil {
+		return nil, err
+	}
+	route, err := s.resolve(ctx, req.Model)
+	if err != nil {
+		return nil, err
+	}
+	if err := Validate(req, route.ModelInfo); err != nil {
+		return nil, err
+	}
+	c := &Completion{queue: s.queue}
+	if s.queue != nil {
+		c.pending = pendingCall{
+			call:  newCall(ctx, projectID, OpChatCompletion, bytes.Clone(raw)),
+			model: modelKey(req.Model, route),
+		}
+	}
+	err = s.forward(ctx, req, route, c)
+	var ue *upstreamError
+	if errors.As(err, &ue) {
+		// Every attempt failed with an upstream error: relay the last one as
+		// the upstream sent it.
+		c.Status, c.contentType, c.body = ue.status, ue.contentType, ue.body
+		return c, nil
+	}
+	if err != nil {
+		c.fail(err.Error())
+		return nil, err
+	}
+	return c, nil
+}
+
+// modelKey names the model in summary.usage: the name the client asked for.
+func modelKey(requested string, route *Route) string {
+	if requested == "" {
+		return route.Name
+	}
+	return requested
+}
+
+// forward tries the route, then its fallbacks in order, each with its retries.
+func (s *Service) forward(ctx context.Context, req *Request, route *Route, c *Completion) error {
+	var lastErr error
+	for _, r := range s.routeChain(route) {
+		body := map[string][]byte{} // upstream body per upstream kind and model
+		failed := map[int]bool{}
+		backoff := r.RetryBackoff
+		for attempt := 0; attempt <= r.Retries; attempt++ {
+			if attempt > 0 {
+				select {
+				case <-time.After(backoff):
+				case <-ctx.Done():
+					return weft.Errorf(ErrUpstreamUnavailable, "request cancelled: %v", ctx.Err())
+				}
+				backoff *= 2
+			}
+			i := pickUpstream(r.Upstreams, failed)
+			u := r.Upstreams[i]
+			key := u.Kind + "\x00" + u.Model
+			if body[key] == nil {
+				b, err := upstreamBody(req, u)
+				if err != nil {
+					return err
+				}
+				body[key] = b
+			}
+			retry, err := s.attempt(ctx, r, u, body[key], req.Streaming(), c)
+			if err == nil {
+				s.attempts.WithLabelValues(r.Name, "ok").Inc()
+				return nil
+			}
+			lastErr = err
+			if !retry || ctx.Err() != nil {
+				s.attempts.WithLabelValues(r.Name, "error").Inc()
+				return err
+			}
+			s.attempts.WithLabelValues(r.Name, "retry").Inc()
+			s.cfg.Logger.WarnContext(ctx, "chat: upstream attempt failed", "model", r.Name, "upstream", u.URL, "error", err)
+			failed[i] = true
+		}
+	}
+	return lastErr
+}
+
+// routeChain is a route followed by its fallbacks.
+func (s *Service) routeChain(route *Route) []*Route {
+	chain := []*Route{route}
+	for _, name := range route.Fallbacks {
+		if fb, ok := s.routes[name]; ok {
+			chain = append(chain, fb)
+		}
+	}
+	return chain
+}
+
+// pickUpstream chooses by weight among the upstreams not failed yet (all of
+// them once every one has failed).
+func pickUpstream(upstreams []Upstream, failed map[int]bool) int {
+	if len(upstreams) == 1 {
+		return 0
+	}
+	total := 0
+	for i, u := range upstreams {
+		if !failed[i] {
+			total += u.Weight
+		}
+	}
+	if total == 0 {
+		clear(failed)
+		return pickUpstream(upstreams, failed)
+	}
+	n := rand.IntN(total)
+	for i, u := range upstreams {
+		if failed[i] {
+			continue
+		}
+		if n < u.Weight {
+			return i
+		}
+		n -= u.Weight
+	}
+	return len(upstreams) - 1
+}
+
+// upstreamError is an attempt that failed on the upstream's side.
+type upstreamError struct {
+	status      int
+	contentType string
+	body        []byte
+}
+
+func (e *upstreamError) Error() string {
+	return fmt.Sprintf("upstream answered %d: %s", e.status, truncateBytes(e.body, 500))
+}
+
+// attempt sends one request. A success or an upstream error that must reach
+// the client (4xx other than 429) fills c and returns nil; retry tells whether
+// a failure may be retried elsewhere.
+func (s *Service) attempt(ctx context.Context, r *Route, u Upstream, body []byte, streaming bool, c *Completion) (retry bool, err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	timer := time.AfterFunc(r.Timeout, cancel)
+	res, err := s.send(ctx, u, "/chat/completions", body)
+	if err != nil {
+		timer.Stop()
+		cancel()
+		return true, weft.Errorf(ErrUpstreamUnavailable, "upstream %s: %v", u.URL, err)
+	}
+	if res.StatusCode >= 500 || res.StatusCode == http.StatusTooManyRequests {
+		text, _ := readAll(res.Body, 1<<20)
+		res.Body.Close()
+		timer.Stop()
+		cancel()
+		return true, &upstreamError{status: res.StatusCode, contentType: res.Header.Get("Content-Type"), body: text}
+	}
+	c.Status = res.StatusCode
+	c.contentType = res.Header.Get("Content-Type")
+	if streaming && res.StatusCode == http.StatusOK && bytes.HasPrefix([]byte(c.contentType), []byte("text/event-stream")) {
+		timer.Stop() // the timeout bounds the wait for headers, not the stream
+		c.Streaming, c.stream, c.cancel = true, res.Body, cancel
+		return false, nil
+	}
+	defer cancel()
+	defer timer.Stop()
+	text, err := readAll(res.Body, s.cfg.MaxResponseBytes)
+	res.Body.Close()
+	if err != nil {
+		return true, weft.Errorf(ErrUpstreamUnavailable, "upstream %s: reading the response: %v", u.URL, err)
+	}
+	c.body = text
+	return false, nil
+}
+
+// send POSTs a JSON body to an upstream path under its base URL.
+func (s *Service) send(ctx context.Context, u Upstream, path string, body []byte) (*http.Response, error) {
+	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, u.URL+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	httpReq.Header.Set("Content-Type", "application/json")
+	if u.apiKey != "" {
+		httpReq.Header.Set("Authorization", "Bearer "+u.apiKey)
+	}
+	return s.cfg.Client.Do(httpReq)
+}
+
+// readAll reads at most limit bytes.
+func readAll(r io.Reader, limit int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err == nil && int64(len(b)) > limit {
+		err = fmt.Errorf("response larger than %d bytes", limit)
+	}
+	return b, err
+}
+
+func truncateBytes(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	return string(b[:n]) + "…"
+}
+
+// Relay writes the answer to w: status, headers and body, flushing after each
+// streamed event. It then hands the call to the trace queue. It returns the
+// reason a stream ended early, nil when it completed.
+func (c *Completion) Relay(w http.ResponseWriter) error {
+	rc := http.NewResponseController(w)
+	if !c.Streaming {
+		ct := c.contentType
+		if ct == "" {
+			ct = "application/json"
+		}
+		w.Header().Set("Content-Type", ct)
+		w.WriteHeader(c.Status)
+		_, err := w.Write(c.body)
+		if c.Status/100 != 2 {
+			c.fail(fmt.Sprintf("upstream answered %d: %s", c.Status, truncateBytes(c.body, 2000)))
+		} else {
+			c.finish("")
+		}
+		return err
+	}
+	defer c.cancel()
+	defer c.stream.Close()
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	frames, failure := relayStream(w, rc.Flush, c.stream)
+	c.pending.stream, c.pending.frames = true, frames
+	c.finish(failure)
+	if failure != "" {
+		return errors.New(failure)
+	}
+	return nil
+}
+
+// finish queues the call with its exception ("" on success).
+func (c *Completion) finish(exception string) {
+	if c.queue == nil {
+		return
+	}
+	c.pending.call.EndedAt = time.Now().UTC()
+	c.pending.call.Exception = exception
+	if !c.pending.stream {
+		c.pending.body = c.body
+	}
+	c.queue.enqueue(c.pending)
+}
+
+// fail queues a call that produced no answer.
+func (c *Completion) fail(exception string) {
+	c.body = nil
+	c.finish(exception)
+}
+

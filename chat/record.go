@@ -1,0 +1,177 @@
+package chat
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Op names of the calls the gateway records.
+const (
+	OpChatCompletion = "chat.completions.create"
+	OpImageCreate    = "weave.image_generation_create"
+)
+
+// Call is one finished exchange with a model, recorded as a traced call: a
+// root call of its own trace.
+type Call struct {
+	ProjectID string
+	ID        string
+	TraceID   string
+	OpName    string
+	// UserID is the acting user (weft.UserID of the request).
+	UserID    string
+	StartedAt time.Time
+	EndedAt   time.Time
+	// Inputs is the request as the client sent it.
+	Inputs json.RawMessage
+	// Output is the response (assembled from the chunks for a stream); null
+	// when there is none.
+	Output json.RawMessage
+	// Summary is {"usage": {<model>: usage}} when the upstream reported usage,
+	// else {}.
+	Summary json.RawMessage
+	// Exception describes the failure, "" on success.
+	Exception string
+}
+
+// CallRecorder stores finished calls. The gateway calls it from one
+// background goroutine with batches; an error loses that batch (counted in
+// weft_chat_trace_write_errors_total) and never reaches a client.
+type CallRecorder interface {
+	RecordCalls(ctx context.Context, calls []Call) error
+}
+
+// pendingCall is a call whose output and summary are still to be built: the
+// request path hands over raw bytes and the writer goroutine does the JSON work.
+type pendingCall struct {
+	call  Call
+	model string
+	// body is the whole response of a non-streamed call.
+	body []byte
+	// frames are the data payloads of a streamed call, in order.
+	frames [][]byte
+	stream bool
+}
+
+// recordQueue is the bounded asynchronous writer between requests and the
+// CallRecorder: enqueueing never blocks, a full queue drops the call.
+type recordQueue struct {
+	recorder CallRecorder
+	logger   *slog.Logger
+	calls    chan pendingCall
+	done     chan struct{}
+	once     sync.Once
+
+	dropped     prometheus.Counter
+	writeErrors prometheus.Counter
+	written     prometheus.Counter
+}
+
+// Batch bounds of the writer.
+const (
+	maxBatch     = 256
+	writeTimeout = 30 * time.Second
+)
+
+func newRecordQueue(recorder CallRecorder, size int, logger *slog.Logger, reg prometheus.Registerer) *recordQueue {
+	q := &recordQueue{
+		recorder: recorder, logger: logger,
+		calls: make(chan pendingCall, size), done: make(chan struct{}),
+		dropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "weft_chat_trace_dropped_total", Help: "Chat calls not traced because the trace queue was full.",
+		}),
+		writeErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "weft_chat_trace_write_errors_total", Help: "Chat calls not traced because writing them failed.",
+		}),
+		written: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "weft_chat_traced_calls_total", Help: "Chat calls written to the trace store.",
+		}),
+	}
+	reg.MustRegister(q.dropped, q.writeErrors, q.written)
+	go q.run()
+	return q
+}
+
+// enqueue hands a call to the writer without ever waiting.
+func (q *recordQueue) enqueue(p pendingCall) {
+	select {
+	case q.calls <- p:
+	default:
+		q.dropped.Inc()
+	}
+}
+
+func (q *recordQueue) run() {
+	defer close(q.done)
+	batch := make([]Call, 0, maxBatch)
+	for p := range q.calls {
+		batch = append(batch[:0], p.finish())
+	more:
+		for len(batch) < maxBatch {
+			select {
+			case next, ok := <-q.calls:
+				if !ok {
+					break more
+				}
+				batch = append(batch, next.finish())
+			default:
+				break more
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+		err := q.recorder.RecordCalls(ctx, batch)
+		cancel()
+		if err != nil {
+			q.writeErrors.Add(float64(len(batch)))
+			q.logger.Error("chat: tracing calls failed", "calls", len(batch), "error", err)
+			continue
+		}
+		q.written.Add(float64(len(batch)))
+	}
+}
+
+// close stops accepting calls and waits until the queued ones are written or
+// ctx ends.
+func (q *recordQueue) close(ctx context.Context) error {
+	q.once.Do(func() { close(q.calls) })
+	select {
+	case <-q.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// finish builds the output and summary of a call.
+func (p *pendingCall) finish() Call {
+	c := p.call
+	switch {
+	case p.stream:
+		c.Output = assembleStream(p.frames)
+	case len(p.body) > 0 && json.Valid(p.body):
+		c.Output = p.body
+	}
+	if len(c.Output) == 0 {
+		c.Output = json.RawMessage("null")
+	}
+	c.Summary = usageSummary(p.model, c.Output)
+	return c
+}
+
+// usageSummary is {"usage": {model: output.usage}}, or {} when the output
+// reports no usage: usage is never invented.
+func usageSummary(model string, output json.RawMessage) json.RawMessage {
+	var withUsage struct {
+		Usage json.RawMessage `json:"usage"`
+	}
+	if json.Unmarshal(output, &withUsage) != nil || len(withUsage.Usage) == 0 || string(withUsage.Usage) == "null" {
+		return json.RawMessage("{}")
+	}
+	summary, _ := json.Marshal(map[string]map[string]json.RawMessage{"usage": {model: withUsage.Usage}})
+	return summary
+}

@@ -1,0 +1,112 @@
+package chat
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/weftlabs/weft"
+)
+
+// vllmOnly lists vLLM's extensions with the value that means "not used": an
+// OpenAI upstream gets the request without them when they hold that value and
+// a 400 otherwise. structured_outputs and the xargs are handled separately.
+var vllmOnly = map[string]string{
+	"use_beam_search": "false", "top_k": "", "min_p": "", "repetition_penalty": "", "length_penalty": "1",
+	"stop_token_ids": "[]", "include_stop_str_in_output": "false", "ignore_eos": "false", "min_tokens": "0",
+	"skip_special_tokens": "true", "spaces_between_special_tokens": "true", "truncate_prompt_tokens": "",
+	"prompt_logprobs": "", "logprob_token_ids": "", "allowed_token_ids": "", "bad_words": "[]", "echo": "false",
+	"add_generation_prompt": "true", "continue_final_message": "false", "add_special_tokens": "false",
+	"documents": "", "chat_template": "", "chat_template_kwargs": "", "mm_processor_kwargs": "",
+	"priority": "0", "request_id": "", "logits_processors": "", "return_tokens_as_token_ids": "false",
+	"return_token_ids": "false", "cache_salt": "", "kv_transfer_params": "", "include_reasoning": "true",
+	"thinking_token_budget": "", "repetition_detection": "", "stream_interval": "", "session_id": "",
+	"truncation_side": "", "watermarking": "", "return_prompt_text": "false", "media_io_kwargs": "",
+	"ec_transfer_params": "", "routed_experts_prompt_start": "0",
+}
+
+// upstreamBody is the request as upstream u takes it: the client's JSON with
+// the model renamed, engine_xargs under vLLM's name, and for OpenAI upstreams
+// the vLLM extensions translated or refused. Everything else is forwarded as
+// the client sent it.
+func upstreamBody(req *Request, u Upstream) ([]byte, error) {
+	fields := make(map[string]json.RawMessage, len(req.fields)+1)
+	for k, v := range req.fields {
+		fields[k] = v
+	}
+	model, _ := json.Marshal(u.Model)
+	fields["model"] = model
+	xargs, hasXargs := fields["engine_xargs"]
+	delete(fields, "engine_xargs")
+	if vx, ok := fields["vllm_xargs"]; ok && !isNull(vx) {
+		xargs, hasXargs = vx, true
+	}
+	if u.Kind == KindVLLM {
+		if hasXargs {
+			fields["vllm_xargs"] = xargs
+		}
+		return json.Marshal(fields)
+	}
+	delete(fields, "vllm_xargs")
+	if hasXargs && !isNull(xargs) {
+		return nil, unsupported("vllm_xargs", u)
+	}
+	if err := translateStructuredOutputs(req, fields, u); err != nil {
+		return nil, err
+	}
+	for name, unused := range vllmOnly {
+		v, ok := fields[name]
+		if !ok {
+			continue
+		}
+		if isNull(v) || (unused != "" && string(bytes.TrimSpace(v)) == unused) {
+			delete(fields, name)
+			continue
+		}
+		return nil, unsupported(name, u)
+	}
+	return json.Marshal(fields)
+}
+
+// translateStructuredOutputs turns structured_outputs.json into OpenAI's
+// response_format json_schema and json_object into response_format
+// json_object; the other constraint kinds have no OpenAI equivalent.
+func translateStructuredOutputs(req *Request, fields map[string]json.RawMessage, u Upstream) error {
+	so := req.StructuredOutputs
+	delete(fields, "structured_outputs")
+	if so == nil {
+		return nil
+	}
+	switch {
+	case so.Regex != nil:
+		return unsupported("structured_outputs.regex", u)
+	case so.Choice != nil:
+		return unsupported("structured_outputs.choice", u)
+	case so.Grammar != nil:
+		return unsupported("structured_outputs.grammar", u)
+	case len(so.StructuralTag) > 0 && !isNull(so.StructuralTag):
+		return unsupported("structured_outputs.structural_tag", u)
+	case len(so.JSON) > 0 && !isNull(so.JSON):
+		schema := so.JSON
+		var text string
+		if json.Unmarshal(schema, &text) == nil { // a schema sent as a JSON string
+			if !json.Valid([]byte(text)) {
+				return invalid("structured_outputs", "structured_outputs.json is not a valid JSON schema")
+			}
+			schema = json.RawMessage(text)
+		}
+		rf, _ := json.Marshal(map[string]any{"type": "json_schema", "json_schema": map[string]any{
+			"name": "structured_output", "schema": schema, "strict": true,
+		}})
+		fields["response_format"] = rf
+	case so.JSONObject != nil && *so.JSONObject:
+		fields["response_format"] = json.RawMessage(`{"type":"json_object"}`)
+	}
+	return nil
+}
+
+func unsupported(field string, u Upstream) error {
+	return weft.WithFields(ErrUnsupportedField, map[string]any{"param": field},
+		"`%s` is not supported by the upstream serving model `%s` (kind %s) and has no translation.", field, u.Model, u.Kind)
+}
+
+func isNull(v json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(v), []byte("null")) }
