@@ -3,7 +3,7 @@ package chat
 import (
 	"bytes"
 	"context"
-		"errors"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -295,4 +295,3 @@ func (c *Completion) fail(exception string) {
 	c.body = nil
 	c.finish(exception)
 }
-

@@ -164,7 +164,7 @@ func typeError(e *json.UnmarshalTypeError) error {
 	case "top_logprobs", "prompt_logprobs":
 		return invalid(field, "`%s` must be an integer.", field)
 	case "seed", "priority":
-		if strings.HasPrefix(e.Value, "number") && !strings.ContainsAny(e.Value, ".eE") {
+		if digits, ok := strings.CutPrefix(e.Value, "number "); ok && !strings.ContainsAny(digits, ".eE") {
 			return malformed(field, "less_than_equal", "Input should be between -9223372036854775808 and 9223372036854775807")
 		}
 	}

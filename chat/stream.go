@@ -66,6 +66,9 @@ func relayStream(w io.Writer, flush func() error, upstream io.Reader) (frames []
 			break
 		}
 		if sawDone {
+			if pending { // the [DONE] event's blank line is not read
+				_, _ = w.Write([]byte("\n"))
+			}
 			break
 		}
 	}

@@ -23,6 +23,7 @@ type serveOptions struct {
 	logLevel      string
 	adminUser     string
 	shutdownGrace time.Duration
+	chatConfig    string
 	rateLimit     float64
 	rateBurst     int
 }
@@ -35,6 +36,7 @@ func serve(ctx context.Context, args []string) error {
 	fs.Int64Var(&opts.maxBodyBytes, "max-body-bytes", httpapi.DefaultMaxBodyBytes, "largest request body accepted; larger ones get 413")
 	fs.StringVar(&opts.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&opts.adminUser, "admin-user", "admin", "name of the admin user created on first start with an empty database")
+	fs.StringVar(&opts.chatConfig, "chat-config", "", "routing file (YAML or JSON) mapping chat model names to upstream servers; empty turns the chat routes off")
 	fs.DurationVar(&opts.shutdownGrace, "shutdown-grace", 30*time.Second, "how long in-flight requests may take to finish on shutdown")
 	fs.Float64Var(&opts.rateLimit, "rate-limit", 0, "requests per second allowed per API key (0: unlimited); over it, 429 with Retry-After")
 	fs.IntVar(&opts.rateBurst, "rate-burst", 0, "requests one key may send at once (default: the rate, rounded up)")
@@ -72,6 +74,12 @@ func serve(ctx context.Context, args []string) error {
 		Logger:       logger,
 		Health:       db.PingContext,
 		RateLimit:    httpapi.RateLimit{PerSecond: opts.rateLimit, Burst: opts.rateBurst},
+	}
+	if cfg.Chat, cfg.Registry, err = newChatService(opts.chatConfig, db, logger); err != nil {
+		return err
+	}
+	if cfg.Chat != nil {
+		defer closeChat(cfg.Chat, logger)
 	}
 	handler, err := httpapi.New(cfg)
 	if err != nil {

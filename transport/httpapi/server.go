@@ -27,6 +27,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/chat"
 )
 
 // Version is the server version reported by /server_info and /version.
@@ -66,6 +67,8 @@ type Config struct {
 	// RateLimit bounds requests per API key; over it a request gets 429 with
 	// Retry-After. Off by default.
 	RateLimit RateLimit
+	// Chat serves /v1/chat/completions, /v1/models and /image/create.
+	Chat *chat.Service
 	// Health reports whether the server can do its work (typically a database
 	// ping); /health answers 503 when it fails. Defaults to always healthy.
 	Health func(context.Context) error
@@ -130,6 +133,9 @@ func New(cfg Config) (*Handler, error) {
 	})
 	router.Handle("/metrics", promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{}))
 	h.registerSystem()
+	if cfg.Chat != nil {
+		h.registerChat()
+	}
 
 	var handler http.Handler = router
 	handler = h.limitBody(handler)

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/chat"
+)
+
+// newChatService builds the chat gateway from the routing file at path (off
+// when path is empty) and the metrics registry it shares with the HTTP
+// handler.
+func newChatService(path string, db *weft.DB, logger *slog.Logger) (*chat.Service, *prometheus.Registry, error) {
+	registry := prometheus.NewRegistry()
+	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if path == "" {
+		return nil, registry, nil
+	}
+	routing, err := chat.LoadRouting(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	service, err := chat.New(chat.Config{Routing: routing, Registerer: registry, Logger: logger})
+	if err != nil {
+		return nil, nil, err
+	}
+	return service, registry, nil
+}
+
+// closeChat writes the calls still queued for tracing, for at most 10 seconds.
+func closeChat(service *chat.Service, logger *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := service.Close(ctx); err != nil {
+		logger.Warn("chat: calls left untraced at shutdown", "error", err)
+	}
+}

@@ -1,0 +1,117 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"mime"
+	"net/http"
+	"reflect"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humachi"
+
+	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/chat"
+)
+
+// ChatCompletionInput is a chat-completion request. The body is read raw so
+// that every field, known or not, reaches the upstream as sent.
+type ChatCompletionInput struct {
+	ContentType string `header:"Content-Type"`
+	// Project chooses the project the call is traced into.
+	Project string `header:"OpenAI-Project"`
+	RawBody []byte
+}
+
+// ModelsOutput is the body of GET /v1/models.
+type ModelsOutput struct {
+	Body struct {
+		Object string       `json:"object" example:"list"`
+		Data   []chat.Model `json:"data"`
+	}
+}
+
+// ImageCreateInput is the body of POST /image/create.
+type ImageCreateInput struct {
+	Body struct {
+		ProjectID string `json:"project_id" doc:"<entity>/<project>"`
+		// Inputs holds model, prompt and n; other keys go to the provider.
+		Inputs       json.RawMessage `json:"inputs"`
+		TrackLLMCall *bool           `json:"track_llm_call,omitempty" doc:"record the generation as a call (default true)"`
+		PfUserID     string          `json:"pf_user_id,omitempty" doc:"ignored: the user is the caller"`
+		WbUserID     string          `json:"wb_user_id,omitempty" doc:"ignored: the user is the caller"`
+	}
+}
+
+// ImageCreateOutput is the answer of POST /image/create.
+type ImageCreateOutput struct {
+	Body chat.ImageResult
+}
+
+var errUnsupportedMediaType = weft.DefineError(weft.ErrInvalid, "Bad Request", "Unsupported Media Type: Only 'application/json' is allowed")
+
+func (h *Handler) registerChat() {
+	for _, path := range []string{"/v1/chat/completions", "/v1/chat/completions/"} {
+		id := "chat-completions-create"
+		if path[len(path)-1] == '/' {
+			id += "-slash"
+		}
+		op := h.operation(styleOpenAI, huma.Operation{
+			OperationID: id, Method: http.MethodPost, Path: path, Tags: []string{"chat"},
+			Summary: "Create a chat completion (OpenAI/vLLM compatible), traced into the caller's project",
+			Description: "Validated as vLLM " + chat.VLLMVersion + " validates it; unknown fields are forwarded. " +
+				"With stream=true the answer is a text/event-stream of chat.completion.chunk events ending in data: [DONE].",
+		})
+		op.Responses["200"] = &huma.Response{Description: "The completion, or its stream", Content: map[string]*huma.MediaType{
+			"application/json":  {Schema: &huma.Schema{Type: "object"}},
+			"text/event-stream": {Schema: &huma.Schema{Type: "string"}},
+		}}
+		huma.Register(h.api, *op, h.createChatCompletion)
+		if body := h.api.OpenAPI().Paths[path].Post.RequestBody; body != nil {
+			schema := h.api.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(chat.Request{}), true, "")
+			body.Content = map[string]*huma.MediaType{"application/json": {Schema: schema}}
+		}
+	}
+	huma.Register(h.api, *h.operation(styleOpenAI, huma.Operation{
+		OperationID: "models-list", Method: http.MethodGet, Path: "/v1/models", Tags: []string{"chat"},
+		Summary: "List the models the gateway routes",
+	}), func(ctx context.Context, _ *struct{}) (*ModelsOutput, error) {
+		out := &ModelsOutput{}
+		out.Body.Object = "list"
+		out.Body.Data = h.cfg.Chat.Models()
+		return out, nil
+	})
+	huma.Register(h.api, *h.operation(styleWeave, huma.Operation{
+		OperationID: "image-create", Method: http.MethodPost, Path: "/image/create", Tags: []string{"images"},
+		Summary: "Generate images, store them as files and trace the call",
+	}), func(ctx context.Context, in *ImageCreateInput) (*ImageCreateOutput, error) {
+		if err := h.authorize(ctx, in.Body.ProjectID, true); err != nil {
+			return nil, err
+		}
+		res := h.cfg.Chat.CreateImage(ctx, chat.ImageRequest{
+			ProjectID: in.Body.ProjectID, Inputs: in.Body.Inputs, TrackLLMCall: in.Body.TrackLLMCall,
+		})
+		return &ImageCreateOutput{Body: res}, nil
+	})
+}
+
+func (h *Handler) createChatCompletion(ctx context.Context, in *ChatCompletionInput) (*huma.StreamResponse, error) {
+	if mediaType, _, err := mime.ParseMediaType(in.ContentType); err != nil || mediaType != "application/json" {
+		return nil, errUnsupportedMediaType
+	}
+	p, _ := weft.PrincipalFrom(ctx)
+	project := h.cfg.Chat.ProjectFor(p, in.Project)
+	if err := h.authorize(ctx, project, true); err != nil {
+		return nil, err
+	}
+	completion, err := h.cfg.Chat.Complete(ctx, project, in.RawBody)
+	if err != nil {
+		return nil, err
+	}
+	return &huma.StreamResponse{Body: func(hctx huma.Context) {
+		_, w := humachi.Unwrap(hctx)
+		if err := completion.Relay(w); err != nil {
+			loggerFrom(ctx).DebugContext(ctx, "chat: relay ended early", "error", err)
+		}
+	}}, nil
+}
