@@ -1,0 +1,290 @@
+package trace
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"maps"
+	"math"
+	"slices"
+
+	"github.com/uptrace/bun"
+
+	"github.com/weftlabs/weft"
+)
+
+// toCall converts a stored row into the call reads return; book, when not
+// nil, adds summary.weave.costs.
+func (r *callRow) toCall(book *priceBook) *Call {
+	c := &Call{
+		ProjectID: r.ProjectID, ID: r.ID, OpName: deref(r.OpName), DisplayName: emptyToNil(r.DisplayName),
+		TraceID: deref(r.TraceID), ParentID: r.ParentID, ThreadID: r.ThreadID, TurnID: r.TurnID,
+		EndedAt: r.EndedAt, Exception: r.Exception,
+		Attributes: rawOr(r.Attributes, "{}"), Inputs: rawOr(r.Inputs, "{}"), Output: rawOr(r.Output, "null"),
+		PfUserID: r.PfUserID, PfRunID: r.PfRunID, PfRunStep: r.PfRunStep, PfRunStepEnd: r.PfRunStepEnd,
+		DeletedAt: r.DeletedAt,
+	}
+	if r.StartedAt != nil {
+		c.StartedAt = r.StartedAt.UTC()
+	}
+	if c.EndedAt != nil {
+		t := c.EndedAt.UTC()
+		c.EndedAt = &t
+	}
+	var stored []byte
+	if r.Summary != nil {
+		stored = []byte(*r.Summary)
+	}
+	var costs []byte
+	if book != nil {
+		costs = book.costsJSON(ownUsage(stored), c.StartedAt)
+	}
+	c.Summary = rebuildSummary(stored, c, costs)
+	return c
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func rawOr(s *string, fallback string) json.RawMessage {
+	if s == nil {
+		return json.RawMessage(fallback)
+	}
+	return json.RawMessage(*s)
+}
+
+// MarshalJSON encodes the call, limited to the query's columns when it came
+// from a query that named some.
+func (c *Call) MarshalJSON() ([]byte, error) {
+	type plain Call
+	b, err := json.Marshal((*plain)(c))
+	if err != nil || c.columns == nil {
+		return b, err
+	}
+	return selectColumns(b, c.columns), nil
+}
+
+// visible restricts q to calls reads may return: of the project, started,
+// not deleted.
+func visible(q *bun.SelectQuery, projectID string) *bun.SelectQuery {
+	return q.Where("c.project_id = ?", projectID).Where("c.started_at IS NOT NULL").Where("c.deleted_at IS NULL")
+}
+
+// CallRead implements [Service].
+func (s *Store) CallRead(ctx context.Context, req *CallReadReq) (*CallReadRes, error) {
+	if _, _, err := weft.ParseProjectID(req.ProjectID); err != nil {
+		return nil, err
+	}
+	var row callRow
+	err := visible(s.db.NewSelect().Model(&row), req.ProjectID).Where("c.id = ?", req.ID).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return &CallReadRes{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var book *priceBook
+	if req.IncludeCosts {
+		if book, err = s.priceBook(ctx, req.ProjectID); err != nil {
+			return nil, err
+		}
+	}
+	return &CallReadRes{Call: row.toCall(book)}, nil
+}
+
+// sortColumns are the fields calls may be sorted by.
+var sortColumns = map[string]string{
+	"id": "c.id", "trace_id": "c.trace_id", "parent_id": "c.parent_id", "op_name": "c.op_name",
+	"display_name": "c.display_name", "started_at": "c.started_at", "ended_at": "c.ended_at",
+	"thread_id": "c.thread_id", "turn_id": "c.turn_id",
+}
+
+// filtered builds the select of a query's calls, without order or paging.
+func (s *Store) filtered(q *bun.SelectQuery, projectID string, f *CallsFilter) (*bun.SelectQuery, error) {
+	if _, _, err := weft.ParseProjectID(projectID); err != nil {
+		return nil, err
+	}
+	q = visible(q, projectID)
+	for _, in := range []struct {
+		column string
+		values []string
+	}{
+		{"c.id", f.CallIDs}, {"c.trace_id", f.TraceIDs}, {"c.parent_id", f.ParentIDs},
+		{"c.op_name", f.OpNames}, {"c.thread_id", f.ThreadIDs},
+	} {
+		if len(in.values) > 0 {
+			q = q.Where("? IN (?)", bun.Safe(in.column), bun.In(in.values))
+		}
+	}
+	if f.TraceRootsOnly {
+		q = q.Where("c.parent_id IS NULL")
+	}
+	for _, refs := range []struct {
+		column string
+		values []string
+	}{{"c.input_refs", f.InputRefs}, {"c.output_refs", f.OutputRefs}} {
+		if len(refs.values) == 0 {
+			continue
+		}
+		if s.postgres {
+			q = q.Where("EXISTS (SELECT 1 FROM jsonb_array_elements_text(?) AS r(v) WHERE r.v IN (?))", bun.Safe(refs.column), bun.In(refs.values))
+		} else {
+			q = q.Where("EXISTS (SELECT 1 FROM json_each(?) AS r WHERE r.value IN (?))", bun.Safe(refs.column), bun.In(refs.values))
+		}
+	}
+	return q, nil
+}
+
+// CallsQuery implements [Service].
+func (s *Store) CallsQuery(ctx context.Context, req *CallsQueryReq, yield func(*Call) error) error {
+	q, err := s.filtered(s.db.NewSelect().Model((*callRow)(nil)), req.ProjectID, &req.Filter)
+	if err != nil {
+		return err
+	}
+	sortBy := req.SortBy
+	if sortBy == nil {
+		sortBy = []SortBy{{Field: "started_at", Direction: "asc"}}
+	}
+	hasID := false
+	for _, sb := range sortBy {
+		col, ok := sortColumns[sb.Field]
+		if !ok {
+			return weft.WithFields(ErrInvalidQuery, map[string]any{"param": "sort_by"},
+				"cannot sort by %q; sortable fields: %v", clip(sb.Field), slices.Sorted(maps.Keys(sortColumns)))
+		}
+		switch sb.Direction {
+		case "", "asc":
+			q = q.OrderExpr("? ASC", bun.Safe(col))
+		case "desc":
+			q = q.OrderExpr("? DESC", bun.Safe(col))
+		default:
+			return weft.WithFields(ErrInvalidQuery, map[string]any{"param": "sort_by"}, "sort direction must be asc or desc")
+		}
+		hasID = hasID || sb.Field == "id"
+	}
+	if !hasID {
+		q = q.OrderExpr("c.id ASC")
+	}
+	if req.Limit < 0 || req.Offset < 0 {
+		return weft.Errorf(ErrInvalidQuery, "limit and offset must not be negative")
+	}
+	q = page(q, req.Limit, req.Offset)
+	var columns map[string]bool
+	if len(req.Columns) > 0 {
+		columns = map[string]bool{}
+		for _, c := range req.Columns {
+			columns[c] = true
+		}
+	}
+	var book *priceBook
+	if req.IncludeCosts {
+		if book, err = s.priceBook(ctx, req.ProjectID); err != nil {
+			return err
+		}
+	}
+	rows, err := q.Rows(ctx)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var row callRow
+		if err := s.db.ScanRow(ctx, rows, &row); err != nil {
+			return err
+		}
+		c := row.toCall(book)
+		c.columns = columns
+		if err := yield(c); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// CallsQueryStats implements [Service].
+func (s *Store) CallsQueryStats(ctx context.Context, req *CallsQueryStatsReq) (*CallsQueryStatsRes, error) {
+	inner, err := s.filtered(s.db.NewSelect().TableExpr("calls AS c").ColumnExpr("1"), req.ProjectID, &req.Filter)
+	if err != nil {
+		return nil, err
+	}
+	if req.Limit < 0 {
+		return nil, weft.Errorf(ErrInvalidQuery, "limit must not be negative")
+	}
+	if req.Limit > 0 {
+		inner = inner.Limit(int64(req.Limit))
+	}
+	var n int64
+	if err := s.db.NewSelect().TableExpr("(?) AS matched", inner).ColumnExpr("count(*)").Scan(ctx, &n); err != nil {
+		return nil, err
+	}
+	return &CallsQueryStatsRes{Count: n}, nil
+}
+
+// CallsDelete implements [Service]. Descendants are found by following
+// parent_id links from the requested ids inside the project, to any depth.
+func (s *Store) CallsDelete(ctx context.Context, req *CallsDeleteReq) (*CallsDeleteRes, error) {
+	if _, _, err := weft.ParseProjectID(req.ProjectID); err != nil {
+		return nil, err
+	}
+	if len(req.CallIDs) > MaxDeleteIDs {
+		return nil, weft.Errorf(ErrTooManyIDs, "Request too large")
+	}
+	requested := map[string]bool{}
+	for _, id := range req.CallIDs {
+		if err := checkCallID("call_ids", id); err != nil {
+			return nil, err
+		}
+		requested[id] = true
+	}
+	if len(requested) == 0 {
+		return &CallsDeleteRes{}, nil
+	}
+	ids := slices.Sorted(maps.Keys(requested))
+	var tree []string
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		err := tx.NewRaw(`WITH RECURSIVE tree(id) AS (
+				SELECT id FROM calls WHERE project_id = ? AND id IN (?)
+				UNION
+				SELECT c.id FROM calls AS c JOIN tree AS t ON c.parent_id = t.id WHERE c.project_id = ?
+			) SELECT id FROM tree`, req.ProjectID, bun.In(ids), req.ProjectID).Scan(ctx, &tree)
+		if err != nil {
+			return err
+		}
+		if len(tree) == 0 {
+			return nil
+		}
+		_, err = tx.NewUpdate().Model((*callRow)(nil)).Set("deleted_at = ?", s.now().UTC()).
+			Where("project_id = ?", req.ProjectID).Where("id IN (?)", bun.In(tree)).Where("deleted_at IS NULL").Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	n := len(requested)
+	for _, id := range tree {
+		if !requested[id] {
+			n++
+		}
+	}
+	return &CallsDeleteRes{NumDeleted: n}, nil
+}
+
+// page applies limit and offset (0: none). SQLite accepts OFFSET only after a
+// LIMIT, so an offset alone gets the largest one.
+func page(q *bun.SelectQuery, limit, offset int) *bun.SelectQuery {
+	if limit > 0 {
+		q = q.Limit(int64(limit))
+	}
+	if offset > 0 {
+		if limit == 0 {
+			q = q.Limit(math.MaxInt64)
+		}
+		q = q.Offset(int64(offset))
+	}
+	return q
+}

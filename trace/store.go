@@ -1,0 +1,530 @@
+package trace
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+
+	"github.com/weftlabs/weft"
+)
+
+// Config configures [New].
+type Config struct {
+	// DB is a migrated weft database (PostgreSQL or SQLite). Required.
+	DB *bun.DB
+	// Now is the clock for deletion and price timestamps. Defaults to time.Now.
+	Now func() time.Time
+}
+
+// Store is the bun-backed [Service].
+type Store struct {
+	db       *bun.DB
+	postgres bool
+	now      func() time.Time
+}
+
+var _ Service = (*Store)(nil)
+
+// New returns a Store over cfg.DB.
+func New(cfg Config) (*Store, error) {
+	if cfg.DB == nil {
+		return nil, errors.New("trace: Config.DB is required")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Store{db: cfg.DB, postgres: cfg.DB.Dialect().Name() == dialect.PG, now: cfg.Now}, nil
+}
+
+// callRow is a row of the calls table.
+type callRow struct {
+	bun.BaseModel `bun:"table:calls,alias:c"`
+
+	ProjectID    string     `bun:"project_id,pk"`
+	ID           string     `bun:"id,pk"`
+	TraceID      *string    `bun:"trace_id"`
+	ParentID     *string    `bun:"parent_id"`
+	ThreadID     *string    `bun:"thread_id"`
+	TurnID       *string    `bun:"turn_id"`
+	OpName       *string    `bun:"op_name"`
+	DisplayName  *string    `bun:"display_name"`
+	StartedAt    *time.Time `bun:"started_at"`
+	EndedAt      *time.Time `bun:"ended_at"`
+	Attributes   *string    `bun:"attributes"`
+	Inputs       *string    `bun:"inputs"`
+	OtelDump     *string    `bun:"otel_dump"`
+	InputRefs    *string    `bun:"input_refs"`
+	Output       *string    `bun:"output"`
+	OutputRefs   *string    `bun:"output_refs"`
+	Summary      *string    `bun:"summary"`
+	Exception    *string    `bun:"exception"`
+	PfUserID     *string    `bun:"pf_user_id"`
+	PfRunID      *string    `bun:"pf_run_id"`
+	PfRunStep    *int64     `bun:"pf_run_step"`
+	PfRunStepEnd *int64     `bun:"pf_run_step_end"`
+	DeletedAt    *time.Time `bun:"deleted_at"`
+}
+
+// Column groups written by each kind of write. A start never touches end
+// columns and the other way round, which is what lets them arrive in any order.
+var (
+	startColumns = []string{"trace_id", "parent_id", "thread_id", "turn_id", "op_name", "started_at",
+		"attributes", "inputs", "otel_dump", "input_refs", "pf_user_id", "pf_run_id", "pf_run_step"}
+	endColumns = []string{"ended_at", "output", "output_refs", "summary", "exception", "pf_run_step_end"}
+)
+
+// pending is what one batch writes to one call: the merge, in order, of the
+// batch's starts, ends and renames of that call.
+type pending struct {
+	row      callRow
+	hasStart bool
+	hasEnd   bool
+}
+
+// writeSet accumulates a batch's writes per call, in first-seen order.
+type writeSet struct {
+	order []*pending
+	byKey map[[2]string]*pending
+}
+
+func (w *writeSet) get(projectID, id string) *pending {
+	if w.byKey == nil {
+		w.byKey = map[[2]string]*pending{}
+	}
+	k := [2]string{projectID, id}
+	p := w.byKey[k]
+	if p == nil {
+		p = &pending{row: callRow{ProjectID: projectID, ID: id}}
+		w.byKey[k] = p
+		w.order = append(w.order, p)
+	}
+	return p
+}
+
+func (w *writeSet) addStart(s *startFields) {
+	p := w.get(s.projectID, s.id)
+	p.hasStart = true
+	r := &p.row
+	r.TraceID, r.ParentID, r.ThreadID, r.TurnID = &s.traceID, s.parentID, s.threadID, s.turnID
+	r.OpName, r.StartedAt = &s.opName, &s.startedAt
+	r.Attributes, r.Inputs, r.OtelDump, r.InputRefs = &s.attributes, &s.inputs, s.otelDump, s.inputRefs
+	r.PfUserID, r.PfRunID, r.PfRunStep = s.userID, s.runID, s.runStep
+	if s.displayName != nil {
+		r.DisplayName = s.displayName
+	}
+}
+
+func (w *writeSet) addEnd(e *endFields) {
+	p := w.get(e.projectID, e.id)
+	p.hasEnd = true
+	r := &p.row
+	r.EndedAt, r.Output, r.OutputRefs, r.Summary = &e.endedAt, &e.output, e.outputRefs, &e.summary
+	r.Exception, r.PfRunStepEnd = e.exception, e.runStepEnd
+	if e.displayName != nil {
+		r.DisplayName = e.displayName
+	}
+}
+
+func (w *writeSet) addName(projectID, id, name string) {
+	w.get(projectID, id).row.DisplayName = &name
+}
+
+// flush writes the set: one multi-row upsert per kind of write (start and end,
+// start only, end only, rename only), so that no statement touches a row twice.
+func (s *Store) flush(ctx context.Context, db bun.IDB, w *writeSet) error {
+	var groups [2][2][]callRow
+	for _, p := range w.order {
+		groups[b2i(p.hasStart)][b2i(p.hasEnd)] = append(groups[b2i(p.hasStart)][b2i(p.hasEnd)], p.row)
+	}
+	for hasStart := range 2 {
+		for hasEnd := range 2 {
+			rows := groups[hasStart][hasEnd]
+			if len(rows) == 0 {
+				continue
+			}
+			q := db.NewInsert().Model(&rows).On("CONFLICT (project_id, id) DO UPDATE").
+				Set("display_name = COALESCE(EXCLUDED.display_name, c.display_name)")
+			if hasStart == 1 {
+				for _, col := range startColumns {
+					q = q.Set(col + " = EXCLUDED." + col)
+				}
+			}
+			if hasEnd == 1 {
+				for _, col := range endColumns {
+					q = q.Set(col + " = EXCLUDED." + col)
+				}
+			}
+			if _, err := q.Exec(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// startFields is a validated start.
+type startFields struct {
+	projectID, id, traceID, opName string
+	parentID, threadID, turnID     *string
+	displayName                    *string
+	startedAt                      time.Time
+	attributes, inputs             string
+	otelDump, inputRefs            *string
+	userID, runID                  *string
+	runStep                        *int64
+}
+
+// endFields is a validated end.
+type endFields struct {
+	projectID, id   string
+	endedAt         time.Time
+	output, summary string
+	outputRefs      *string
+	exception       *string
+	displayName     *string
+	runStepEnd      *int64
+}
+
+const (
+	maxOpNameLength      = 128
+	maxDisplayNameLength = 1024
+	maxFreeIDLength      = 256
+)
+
+// checkStart validates a start and fills generated ids and defaults.
+func checkStart(ctx context.Context, in *StartedCall) (*startFields, error) {
+	if _, _, err := weft.ParseProjectID(in.ProjectID); err != nil {
+		return nil, err
+	}
+	f := &startFields{projectID: in.ProjectID, id: in.ID, traceID: in.TraceID, opName: in.OpName}
+	if f.id == "" {
+		f.id = newID()
+	} else if err := checkCallID("id", f.id); err != nil {
+		return nil, err
+	}
+	if f.traceID == "" {
+		f.traceID = newID()
+	} else if err := checkTraceID(f.traceID); err != nil {
+		return nil, err
+	}
+	if in.ParentID != nil && *in.ParentID != "" {
+		if err := checkCallID("parent_id", *in.ParentID); err != nil {
+			return nil, err
+		}
+		f.parentID = in.ParentID
+	}
+	if err := checkOpName(in.OpName); err != nil {
+		return nil, err
+	}
+	if err := checkText("display_name", in.DisplayName, maxDisplayNameLength); err != nil {
+		return nil, err
+	}
+	f.displayName = in.DisplayName
+	for _, t := range []struct {
+		name  string
+		value *string
+	}{{"thread_id", in.ThreadID}, {"turn_id", in.TurnID}, {"pf_run_id", in.PfRunID}} {
+		if err := checkText(t.name, t.value, maxFreeIDLength); err != nil {
+			return nil, err
+		}
+	}
+	f.threadID, f.turnID, f.runID = emptyToNil(in.ThreadID), emptyToNil(in.TurnID), in.PfRunID
+	if in.StartedAt.IsZero() {
+		return nil, weft.Errorf(ErrInvalidCall, "started_at is required")
+	}
+	f.startedAt = normalizeTime(in.StartedAt)
+	if in.PfRunStep != nil && *in.PfRunStep < 0 {
+		return nil, weft.Errorf(ErrInvalidCall, "pf_run_step must be >= 0")
+	}
+	f.runStep = in.PfRunStep
+	var err error
+	if f.attributes, err = jsonObject("attributes", in.Attributes); err != nil {
+		return nil, err
+	}
+	if f.inputs, err = jsonObject("inputs", in.Inputs); err != nil {
+		return nil, err
+	}
+	if len(in.OtelDump) > 0 && string(in.OtelDump) != "null" {
+		dump, err := jsonObject("otel_dump", in.OtelDump)
+		if err != nil {
+			return nil, err
+		}
+		f.otelDump = &dump
+	}
+	f.inputRefs = refsOf([]byte(f.inputs))
+	if uid := weft.UserID(ctx); uid != "" {
+		f.userID = &uid
+	}
+	return f, nil
+}
+
+// checkEnd validates an end and fills defaults.
+func checkEnd(in *EndedCall) (*endFields, error) {
+	if _, _, err := weft.ParseProjectID(in.ProjectID); err != nil {
+		return nil, err
+	}
+	if err := checkCallID("id", in.ID); err != nil {
+		return nil, err
+	}
+	if in.EndedAt.IsZero() {
+		return nil, weft.Errorf(ErrInvalidCall, "ended_at is required")
+	}
+	if err := checkText("exception", in.Exception, -1); err != nil {
+		return nil, err
+	}
+	if err := checkText("display_name", in.DisplayName, maxDisplayNameLength); err != nil {
+		return nil, err
+	}
+	if in.PfRunStepEnd != nil && *in.PfRunStepEnd < 0 {
+		return nil, weft.Errorf(ErrInvalidCall, "pf_run_step_end must be >= 0")
+	}
+	f := &endFields{projectID: in.ProjectID, id: in.ID, endedAt: normalizeTime(in.EndedAt),
+		exception: in.Exception, displayName: in.DisplayName, runStepEnd: in.PfRunStepEnd}
+	var err error
+	if f.summary, err = jsonObject("summary", in.Summary); err != nil {
+		return nil, err
+	}
+	f.output = "null"
+	if len(in.Output) > 0 {
+		if !json.Valid(in.Output) {
+			return nil, weft.Errorf(ErrInvalidCall, "output is not valid JSON")
+		}
+		f.output = string(in.Output)
+	}
+	f.outputRefs = refsOf(in.Output)
+	return f, nil
+}
+
+func checkOpName(op string) error {
+	if op == "" {
+		return weft.Errorf(ErrInvalidCall, "op_name is required")
+	}
+	if rest, isRef := strings.CutPrefix(op, "weave:///"); isRef {
+		parts := strings.SplitN(rest, "/", 4)
+		if len(parts) != 4 || parts[2] != "op" || parts[3] == "" || strings.ContainsRune(op, 0) {
+			return weft.Errorf(ErrInvalidCall, "op_name %q looks like a ref but is not an op ref weave:///<entity>/<project>/op/<name>:<digest>", clip(op))
+		}
+		return nil
+	}
+	return checkText("op_name", &op, maxOpNameLength)
+}
+
+// checkText rejects NUL characters (no database keeps them) and, when max >= 0,
+// strings longer than max characters.
+func checkText(name string, s *string, max int) error {
+	if s == nil {
+		return nil
+	}
+	if strings.IndexByte(*s, 0) >= 0 {
+		return weft.Errorf(ErrInvalidCall, "%s must not contain NUL characters", name)
+	}
+	if max >= 0 && len([]rune(*s)) > max {
+		return weft.Errorf(ErrInvalidCall, "%s is longer than %d characters", name, max)
+	}
+	return nil
+}
+
+func emptyToNil(s *string) *string {
+	if s == nil || *s == "" {
+		return nil
+	}
+	return s
+}
+
+// jsonObject returns raw as text, "{}" when absent, and fails unless it is a
+// JSON object.
+func jsonObject(name string, raw json.RawMessage) (string, error) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || string(t) == "null" {
+		return "{}", nil
+	}
+	if t[0] != '{' || !json.Valid(t) {
+		return "", weft.Errorf(ErrInvalidCall, "%s must be a JSON object", name)
+	}
+	return string(raw), nil
+}
+
+// normalizeTime keeps what both databases store: UTC, microseconds.
+func normalizeTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
+// refsOf lists the distinct weave:/// ref strings anywhere in raw, as a JSON
+// array, or nil when there are none.
+func refsOf(raw []byte) *string {
+	if !bytes.Contains(raw, []byte("weave:///")) {
+		return nil
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var refs []string
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			if strings.HasPrefix(v, "weave:///") && !seen[v] {
+				seen[v] = true
+				refs = append(refs, v)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		case map[string]any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	if len(refs) == 0 {
+		return nil
+	}
+	b, _ := json.Marshal(refs)
+	s := string(b)
+	return &s
+}
+
+// CallStart implements [Service].
+func (s *Store) CallStart(ctx context.Context, req *CallStartReq) (*CallStartRes, error) {
+	f, err := checkStart(ctx, &req.Start)
+	if err != nil {
+		return nil, err
+	}
+	var w writeSet
+	w.addStart(f)
+	if err := s.flush(ctx, s.db, &w); err != nil {
+		return nil, err
+	}
+	return &CallStartRes{ID: f.id, TraceID: f.traceID}, nil
+}
+
+// CallEnd implements [Service].
+func (s *Store) CallEnd(ctx context.Context, req *CallEndReq) (*CallEndRes, error) {
+	f, err := checkEnd(&req.End)
+	if err != nil {
+		return nil, err
+	}
+	var w writeSet
+	w.addEnd(f)
+	if err := s.flush(ctx, s.db, &w); err != nil {
+		return nil, err
+	}
+	return &CallEndRes{}, nil
+}
+
+// UpsertBatch implements [Service]. The valid items are merged per call in
+// batch order and written in one transaction with one multi-row statement per
+// kind of write.
+func (s *Store) UpsertBatch(ctx context.Context, req *UpsertBatchReq) (*UpsertBatchRes, error) {
+	res := &UpsertBatchRes{Res: make([]BatchResult, len(req.Batch))}
+	var w writeSet
+	for i, item := range req.Batch {
+		r := &res.Res[i]
+		switch {
+		case item.Err != nil:
+			r.Err = item.Err
+		case item.Mode == ModeStart && item.Start != nil:
+			f, err := checkStart(ctx, item.Start)
+			if err != nil {
+				r.Err = err
+				continue
+			}
+			w.addStart(f)
+			r.ID, r.TraceID = f.id, f.traceID
+		case item.Mode == ModeEnd && item.End != nil:
+			f, err := checkEnd(item.End)
+			if err != nil {
+				r.Err = err
+				continue
+			}
+			w.addEnd(f)
+		default:
+			r.Err = weft.Errorf(ErrInvalidCall, "batch item %d: mode must be %q with req.start or %q with req.end", i, ModeStart, ModeEnd)
+		}
+	}
+	if len(w.order) == 0 {
+		return res, nil
+	}
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		return s.flush(ctx, tx, &w)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// CallsComplete implements [Service]: each record is a start and an end.
+func (s *Store) CallsComplete(ctx context.Context, req *CallsCompleteReq) (*UpsertBatchRes, error) {
+	batch := make([]BatchItem, 0, 2*len(req.Batch))
+	for _, c := range req.Batch {
+		projectID := c.ProjectID
+		if projectID == "" {
+			projectID = req.ProjectID
+		}
+		var err error
+		switch {
+		case projectID != req.ProjectID:
+			err = weft.Errorf(ErrInvalidCall, "project_id %q differs from the project in the path", clip(c.ProjectID))
+		case c.ID == "" || c.TraceID == "":
+			err = weft.Errorf(ErrInvalidCall, "id and trace_id are required")
+		}
+		start := &StartedCall{ProjectID: projectID, ID: c.ID, OpName: c.OpName, DisplayName: c.DisplayName,
+			TraceID: c.TraceID, ParentID: c.ParentID, ThreadID: c.ThreadID, TurnID: c.TurnID, StartedAt: c.StartedAt,
+			Attributes: c.Attributes, Inputs: c.Inputs, OtelDump: c.OtelDump, PfRunID: c.PfRunID, PfRunStep: c.PfRunStep}
+		end := &EndedCall{ProjectID: projectID, ID: c.ID, EndedAt: c.EndedAt, Summary: c.Summary,
+			Exception: c.Exception, Output: c.Output, PfRunStepEnd: c.PfRunStepEnd}
+		batch = append(batch, BatchItem{Mode: ModeStart, Start: start, Err: err}, BatchItem{Mode: ModeEnd, End: end, Err: err})
+	}
+	res, err := s.UpsertBatch(ctx, &UpsertBatchReq{Batch: batch})
+	if err != nil {
+		return nil, err
+	}
+	// One result per completed call: the start's ids, or the first failure.
+	out := &UpsertBatchRes{Res: make([]BatchResult, len(req.Batch))}
+	for i := range req.Batch {
+		start, end := res.Res[2*i], res.Res[2*i+1]
+		out.Res[i] = start
+		if start.Err == nil && end.Err != nil {
+			out.Res[i] = BatchResult{Err: end.Err}
+		}
+	}
+	return out, nil
+}
+
+// CallUpdate implements [Service].
+func (s *Store) CallUpdate(ctx context.Context, req *CallUpdateReq) (*CallUpdateRes, error) {
+	if _, _, err := weft.ParseProjectID(req.ProjectID); err != nil {
+		return nil, err
+	}
+	if err := checkCallID("call_id", req.CallID); err != nil {
+		return nil, err
+	}
+	if req.DisplayName == "" {
+		return nil, weft.Errorf(ErrInvalidCall, "display_name is required")
+	}
+	if err := checkText("display_name", &req.DisplayName, maxDisplayNameLength); err != nil {
+		return nil, err
+	}
+	var w writeSet
+	w.addName(req.ProjectID, req.CallID, req.DisplayName)
+	if err := s.flush(ctx, s.db, &w); err != nil {
+		return nil, err
+	}
+	return &CallUpdateRes{}, nil
+}

@@ -1,0 +1,480 @@
+package trace
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/weftlabs/weft"
+)
+
+// Service is the tracing core. Every method is scoped to the project named in
+// its request; the caller must already be authorized for it (the HTTP adapter
+// does that). The acting user comes from the context ([weft.UserID]); user ids
+// in requests are ignored.
+type Service interface {
+	// CallStart records the start of a call. A missing id or trace id is
+	// generated (UUIDv7). Starting a call that was already started overwrites
+	// its start fields (last write wins); an end or rename that arrived first is
+	// kept and merged.
+	CallStart(ctx context.Context, req *CallStartReq) (*CallStartRes, error)
+	// CallEnd records the end of a call. It may arrive before the start: the
+	// call then stays invisible to reads until its start comes. Ending twice
+	// overwrites the end fields (last write wins).
+	CallEnd(ctx context.Context, req *CallEndReq) (*CallEndRes, error)
+	// UpsertBatch applies starts and ends in order, all in one transaction.
+	// Each item succeeds or fails on its own: Res[i] is the result or the error
+	// of Batch[i], and a bad item never fails the others. The returned error is
+	// only for failures of the whole batch (the database).
+	UpsertBatch(ctx context.Context, req *UpsertBatchReq) (*UpsertBatchRes, error)
+	// CallsComplete stores calls whose start and end are known at once (the
+	// Weave v2 path); it has UpsertBatch's per-item semantics.
+	CallsComplete(ctx context.Context, req *CallsCompleteReq) (*UpsertBatchRes, error)
+	// CallUpdate renames a call. The call need not exist yet: the name is
+	// kept and applies when the start arrives. Last write wins.
+	CallUpdate(ctx context.Context, req *CallUpdateReq) (*CallUpdateRes, error)
+	// CallRead returns one call, or Call == nil when it does not exist, has no
+	// start yet, or was deleted.
+	CallRead(ctx context.Context, req *CallReadReq) (*CallReadRes, error)
+	// CallsQuery streams the calls matching the request to yield, one at a
+	// time, without buffering the result; it stops at the first error yield
+	// returns. Default order: started_at asc, id asc; id asc always breaks
+	// ties. Calls without a start and deleted calls are never returned.
+	// A bad filter or sort is reported before the first yield.
+	CallsQuery(ctx context.Context, req *CallsQueryReq, yield func(*Call) error) error
+	// CallsQueryStats counts the calls CallsQuery would return (bounded by
+	// Limit when it is set).
+	CallsQueryStats(ctx context.Context, req *CallsQueryStatsReq) (*CallsQueryStatsRes, error)
+	// CallsDelete soft-deletes calls and all their descendants; deleted calls
+	// vanish from every read. More than MaxDeleteIDs ids is ErrTooManyIDs.
+	// NumDeleted counts the descendants found plus every requested id, known
+	// or not. Deleting again is harmless.
+	CallsDelete(ctx context.Context, req *CallsDeleteReq) (*CallsDeleteRes, error)
+	// CallsUsage aggregates token usage (and optionally costs) per requested
+	// call over its whole subtree; see the method on [Store] for the rules.
+	CallsUsage(ctx context.Context, req *CallsUsageReq) (*CallsUsageRes, error)
+	// CostCreate adds project-level prices; they take precedence over the
+	// built-in defaults from their effective date on.
+	CostCreate(ctx context.Context, req *CostCreateReq) (*CostCreateRes, error)
+	// CostQuery lists project prices ordered by llm_id, then newest effective
+	// date first, then id.
+	CostQuery(ctx context.Context, req *CostQueryReq) (*CostQueryRes, error)
+	// CostPurge removes project prices selected by id or llm_id.
+	CostPurge(ctx context.Context, req *CostPurgeReq) (*CostPurgeRes, error)
+}
+
+// Errors. Each wraps a weft error class, which decides its HTTP status.
+var (
+	// ErrInvalidID: a call, parent or trace id that is neither a lowercase UUID
+	// nor an OTel hex id (HTTP 400).
+	ErrInvalidID = weft.DefineError(weft.ErrInvalid, "InvalidIdFormat", "invalid id")
+	// ErrInvalidCall: a start, end or update that breaks a rule (HTTP 400).
+	ErrInvalidCall = weft.DefineError(weft.ErrInvalid, "InvalidRequest", "invalid call")
+	// ErrInvalidQuery: an unknown filter, sort field or query form (HTTP 400).
+	ErrInvalidQuery = weft.DefineError(weft.ErrInvalid, "InvalidRequest", "invalid query")
+	// ErrTooManyIDs: a delete of more than MaxDeleteIDs ids (HTTP 413).
+	ErrTooManyIDs = weft.DefineError(weft.ErrTooLarge, "RequestTooLarge", "Request too large")
+	// ErrTraceTooLarge: usage of a single trace with more calls than the
+	// request's limit; partial numbers are never returned (HTTP 413).
+	ErrTraceTooLarge = weft.DefineError(weft.ErrTooLarge, "RequestTooLarge", "a single trace exceeds the call aggregation limit")
+)
+
+// MaxDeleteIDs bounds the ids of one CallsDelete.
+const MaxDeleteIDs = 1000
+
+// DefaultUsageLimit is CallsUsageReq.Limit when it is zero.
+const DefaultUsageLimit = 10000
+
+// StartedCall is the start record of a call (spec §2.4). On input the Weave
+// names wb_user_id, wb_run_id, wb_run_step are accepted beside the pf_ names;
+// pf_user_id is always the acting user, whatever the body says.
+type StartedCall struct {
+	_           struct{}        `additionalProperties:"true"`
+	ProjectID   string          `json:"project_id"`
+	ID          string          `json:"id,omitempty"`
+	OpName      string          `json:"op_name"`
+	DisplayName *string         `json:"display_name,omitempty"`
+	TraceID     string          `json:"trace_id,omitempty"`
+	ParentID    *string         `json:"parent_id,omitempty"`
+	ThreadID    *string         `json:"thread_id,omitempty"`
+	TurnID      *string         `json:"turn_id,omitempty"`
+	StartedAt   time.Time       `json:"started_at"`
+	Attributes  json.RawMessage `json:"attributes,omitempty"`
+	Inputs      json.RawMessage `json:"inputs,omitempty"`
+	OtelDump    json.RawMessage `json:"otel_dump,omitempty"`
+	// PfUserID is accepted and ignored: the service stores the acting user.
+	PfUserID  *string `json:"pf_user_id,omitempty"`
+	PfRunID   *string `json:"pf_run_id,omitempty"`
+	PfRunStep *int64  `json:"pf_run_step,omitempty"`
+}
+
+// UnmarshalJSON accepts the Weave aliases of the pf_ fields.
+func (s *StartedCall) UnmarshalJSON(b []byte) error {
+	type plain StartedCall
+	var w struct {
+		plain
+		WbUserID  *string `json:"wb_user_id"`
+		WbRunID   *string `json:"wb_run_id"`
+		WbRunStep *int64  `json:"wb_run_step"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*s = StartedCall(w.plain)
+	s.PfUserID = firstNonNil(s.PfUserID, w.WbUserID)
+	s.PfRunID = firstNonNil(s.PfRunID, w.WbRunID)
+	s.PfRunStep = firstNonNil(s.PfRunStep, w.WbRunStep)
+	return nil
+}
+
+// EndedCall is the end record of a call (spec §2.5). wb_run_step_end is
+// accepted for pf_run_step_end. DisplayName, when set, renames the call (the
+// TypeScript SDK repeats it on the end).
+type EndedCall struct {
+	_           struct{}        `additionalProperties:"true"`
+	ProjectID   string          `json:"project_id"`
+	ID          string          `json:"id"`
+	EndedAt     time.Time       `json:"ended_at"`
+	Summary     json.RawMessage `json:"summary,omitempty"`
+	Exception   *string         `json:"exception,omitempty"`
+	Output      json.RawMessage `json:"output,omitempty"`
+	DisplayName *string         `json:"display_name,omitempty"`
+	// PfRunStepEnd is the run step at which the call ended.
+	PfRunStepEnd *int64 `json:"pf_run_step_end,omitempty"`
+}
+
+// UnmarshalJSON accepts the Weave alias wb_run_step_end.
+func (e *EndedCall) UnmarshalJSON(b []byte) error {
+	type plain EndedCall
+	var w struct {
+		plain
+		WbRunStepEnd *int64 `json:"wb_run_step_end"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*e = EndedCall(w.plain)
+	e.PfRunStepEnd = firstNonNil(e.PfRunStepEnd, w.WbRunStepEnd)
+	return nil
+}
+
+// CompletedCall is a call whose start and end are sent together (Weave v2
+// calls/complete): the fields of StartedCall and EndedCall in one record.
+type CompletedCall struct {
+	_            struct{}        `additionalProperties:"true"`
+	ProjectID    string          `json:"project_id,omitempty"`
+	ID           string          `json:"id"`
+	TraceID      string          `json:"trace_id"`
+	OpName       string          `json:"op_name"`
+	DisplayName  *string         `json:"display_name,omitempty"`
+	ParentID     *string         `json:"parent_id,omitempty"`
+	ThreadID     *string         `json:"thread_id,omitempty"`
+	TurnID       *string         `json:"turn_id,omitempty"`
+	StartedAt    time.Time       `json:"started_at"`
+	EndedAt      time.Time       `json:"ended_at"`
+	Attributes   json.RawMessage `json:"attributes,omitempty"`
+	Inputs       json.RawMessage `json:"inputs,omitempty"`
+	OtelDump     json.RawMessage `json:"otel_dump,omitempty"`
+	Output       json.RawMessage `json:"output,omitempty"`
+	Summary      json.RawMessage `json:"summary,omitempty"`
+	Exception    *string         `json:"exception,omitempty"`
+	PfUserID     *string         `json:"pf_user_id,omitempty"`
+	PfRunID      *string         `json:"pf_run_id,omitempty"`
+	PfRunStep    *int64          `json:"pf_run_step,omitempty"`
+	PfRunStepEnd *int64          `json:"pf_run_step_end,omitempty"`
+}
+
+// UnmarshalJSON accepts the Weave aliases of the pf_ fields.
+func (c *CompletedCall) UnmarshalJSON(b []byte) error {
+	type plain CompletedCall
+	var w struct {
+		plain
+		WbUserID     *string `json:"wb_user_id"`
+		WbRunID      *string `json:"wb_run_id"`
+		WbRunStep    *int64  `json:"wb_run_step"`
+		WbRunStepEnd *int64  `json:"wb_run_step_end"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*c = CompletedCall(w.plain)
+	c.PfRunID = firstNonNil(c.PfRunID, w.WbRunID)
+	c.PfRunStep = firstNonNil(c.PfRunStep, w.WbRunStep)
+	c.PfRunStepEnd = firstNonNil(c.PfRunStepEnd, w.WbRunStepEnd)
+	return nil
+}
+
+func firstNonNil[T any](a, b *T) *T {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// CallStartReq is the body of /call/start.
+type CallStartReq struct {
+	Start StartedCall `json:"start"`
+}
+
+// CallStartRes gives the (possibly generated) ids of the started call.
+type CallStartRes struct {
+	ID      string `json:"id"`
+	TraceID string `json:"trace_id"`
+}
+
+// CallEndReq is the body of /call/end.
+type CallEndReq struct {
+	End EndedCall `json:"end"`
+}
+
+// CallEndRes is empty.
+type CallEndRes struct{}
+
+// Batch item modes.
+const (
+	ModeStart = "start"
+	ModeEnd   = "end"
+)
+
+// BatchItem is one start or end of a batch: Mode "start" with Start set, or
+// "end" with End set.
+type BatchItem struct {
+	Mode  string
+	Start *StartedCall
+	End   *EndedCall
+	// Err, when set by a transport that could not decode the item, makes the
+	// item fail with it (the rest of the batch is still applied).
+	Err error
+}
+
+// UpsertBatchReq is a batch of starts and ends, applied in order.
+type UpsertBatchReq struct {
+	Batch []BatchItem
+}
+
+// BatchResult is the outcome of one batch item: ids for a start, nothing for
+// an end, or the error that made the item fail.
+type BatchResult struct {
+	ID      string `json:"id,omitempty"`
+	TraceID string `json:"trace_id,omitempty"`
+	// Err is why the item was not stored; nil when it was.
+	Err error `json:"-"`
+}
+
+// UpsertBatchRes has one result per item, in order.
+type UpsertBatchRes struct {
+	Res []BatchResult
+}
+
+// CallsCompleteReq is the body of /v2/{entity}/{project}/calls/complete;
+// ProjectID comes from the path and applies to items that name none.
+type CallsCompleteReq struct {
+	ProjectID string
+	Batch     []CompletedCall
+}
+
+// CallUpdateReq renames a call.
+type CallUpdateReq struct {
+	ProjectID   string `json:"project_id"`
+	CallID      string `json:"call_id"`
+	DisplayName string `json:"display_name"`
+}
+
+// CallUpdateRes is empty.
+type CallUpdateRes struct{}
+
+// CallReadReq reads one call.
+type CallReadReq struct {
+	ProjectID    string `json:"project_id"`
+	ID           string `json:"id"`
+	IncludeCosts bool   `json:"include_costs,omitempty"`
+}
+
+// CallReadRes holds the call, nil when it is not visible.
+type CallReadRes struct {
+	Call *Call `json:"call"`
+}
+
+// Call is a call as reads return it. Summary carries a rebuilt "weave" member
+// (status, latency_ms, trace_name or display_name, and costs when asked);
+// every other JSON field is the exact text the client sent.
+type Call struct {
+	ProjectID    string          `json:"project_id"`
+	ID           string          `json:"id"`
+	OpName       string          `json:"op_name"`
+	DisplayName  *string         `json:"display_name"`
+	TraceID      string          `json:"trace_id"`
+	ParentID     *string         `json:"parent_id"`
+	ThreadID     *string         `json:"thread_id"`
+	TurnID       *string         `json:"turn_id"`
+	StartedAt    time.Time       `json:"started_at"`
+	EndedAt      *time.Time      `json:"ended_at"`
+	Exception    *string         `json:"exception"`
+	Attributes   json.RawMessage `json:"attributes"`
+	Inputs       json.RawMessage `json:"inputs"`
+	Output       json.RawMessage `json:"output"`
+	Summary      json.RawMessage `json:"summary"`
+	PfUserID     *string         `json:"pf_user_id"`
+	PfRunID      *string         `json:"pf_run_id"`
+	PfRunStep    *int64          `json:"pf_run_step"`
+	PfRunStepEnd *int64          `json:"pf_run_step_end"`
+	DeletedAt    *time.Time      `json:"deleted_at"`
+
+	columns map[string]bool // fields to encode, from CallsQueryReq.Columns; nil: all
+}
+
+// CallsFilter selects calls; every set field must match (lists match any of
+// their values).
+type CallsFilter struct {
+	_              struct{} `additionalProperties:"true"`
+	OpNames        []string `json:"op_names,omitempty"`
+	InputRefs      []string `json:"input_refs,omitempty"`
+	OutputRefs     []string `json:"output_refs,omitempty"`
+	ParentIDs      []string `json:"parent_ids,omitempty"`
+	TraceIDs       []string `json:"trace_ids,omitempty"`
+	CallIDs        []string `json:"call_ids,omitempty"`
+	ThreadIDs      []string `json:"thread_ids,omitempty"`
+	TraceRootsOnly bool     `json:"trace_roots_only,omitempty"`
+}
+
+// SortBy orders a query by one field, "asc" or "desc".
+type SortBy struct {
+	Field     string `json:"field"`
+	Direction string `json:"direction,omitempty" enum:"asc,desc"`
+}
+
+// CallsQueryReq selects, orders and pages calls. SortBy nil means
+// started_at asc; an empty non-nil SortBy still orders by id asc. Columns,
+// when set, limits each call to those fields plus id, project_id, trace_id,
+// op_name and started_at.
+type CallsQueryReq struct {
+	ProjectID    string      `json:"project_id"`
+	Filter       CallsFilter `json:"filter,omitzero"`
+	SortBy       []SortBy    `json:"sort_by,omitempty"`
+	Limit        int         `json:"limit,omitempty" minimum:"0"`
+	Offset       int         `json:"offset,omitempty" minimum:"0"`
+	Columns      []string    `json:"columns,omitempty"`
+	IncludeCosts bool        `json:"include_costs,omitempty"`
+}
+
+// CallsQueryStatsReq counts calls.
+type CallsQueryStatsReq struct {
+	ProjectID string      `json:"project_id"`
+	Filter    CallsFilter `json:"filter,omitzero"`
+	Limit     int         `json:"limit,omitempty" minimum:"0"`
+}
+
+// CallsQueryStatsRes is the count.
+type CallsQueryStatsRes struct {
+	Count int64 `json:"count"`
+}
+
+// CallsDeleteReq deletes calls with their descendants.
+type CallsDeleteReq struct {
+	ProjectID string   `json:"project_id"`
+	CallIDs   []string `json:"call_ids"`
+}
+
+// CallsDeleteRes counts the ids marked deleted.
+type CallsDeleteRes struct {
+	NumDeleted int `json:"num_deleted"`
+}
+
+// CallsUsageReq asks for the usage of calls' subtrees.
+type CallsUsageReq struct {
+	ProjectID    string   `json:"project_id"`
+	CallIDs      []string `json:"call_ids"`
+	IncludeCosts bool     `json:"include_costs,omitempty"`
+	// Limit bounds the calls loaded per group of traces; a single trace with
+	// more calls is ErrTraceTooLarge. Defaults to DefaultUsageLimit.
+	Limit int `json:"limit,omitempty"`
+}
+
+// CallsUsageRes maps every requested id to its usage per model (unknown ids
+// to an empty map) and lists the unfinished calls of the traces looked at.
+type CallsUsageRes struct {
+	CallUsage         map[string]map[string]*Usage `json:"call_usage"`
+	UnfinishedCallIDs []string                     `json:"unfinished_call_ids"`
+}
+
+// Usage is the aggregated usage of one model. Cost fields are nil unless costs
+// were asked for.
+type Usage struct {
+	Requests                          int64    `json:"requests"`
+	PromptTokens                      int64    `json:"prompt_tokens"`
+	CompletionTokens                  int64    `json:"completion_tokens"`
+	TotalTokens                       int64    `json:"total_tokens"`
+	CacheReadInputTokens              int64    `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens          int64    `json:"cache_creation_input_tokens"`
+	PromptTokensTotalCost             *float64 `json:"prompt_tokens_total_cost"`
+	CompletionTokensTotalCost         *float64 `json:"completion_tokens_total_cost"`
+	CacheReadInputTokensTotalCost     *float64 `json:"cache_read_input_tokens_total_cost"`
+	CacheCreationInputTokensTotalCost *float64 `json:"cache_creation_input_tokens_total_cost"`
+}
+
+// PriceInput is one model's price in a CostCreateReq, per token.
+type PriceInput struct {
+	PromptTokenCost             float64    `json:"prompt_token_cost"`
+	CompletionTokenCost         float64    `json:"completion_token_cost"`
+	CacheReadInputTokenCost     float64    `json:"cache_read_input_token_cost,omitempty"`
+	CacheCreationInputTokenCost float64    `json:"cache_creation_input_token_cost,omitempty"`
+	PromptTokenCostUnit         string     `json:"prompt_token_cost_unit,omitempty"`
+	CompletionTokenCostUnit     string     `json:"completion_token_cost_unit,omitempty"`
+	EffectiveDate               *time.Time `json:"effective_date,omitempty"`
+	ProviderID                  string     `json:"provider_id,omitempty"`
+}
+
+// CostCreateReq adds project prices keyed by model (llm_id).
+type CostCreateReq struct {
+	ProjectID string                `json:"project_id"`
+	Costs     map[string]PriceInput `json:"costs"`
+}
+
+// CostCreateRes lists [llm_id, price id] pairs, ordered by llm_id.
+type CostCreateRes struct {
+	IDs [][2]string `json:"ids"`
+}
+
+// Price is a stored project price.
+type Price struct {
+	ID                          string    `json:"id"`
+	LLMID                       string    `json:"llm_id"`
+	ProviderID                  string    `json:"provider_id"`
+	PricingLevel                string    `json:"pricing_level"`
+	PricingLevelID              string    `json:"pricing_level_id"`
+	EffectiveDate               time.Time `json:"effective_date"`
+	PromptTokenCost             float64   `json:"prompt_token_cost"`
+	CompletionTokenCost         float64   `json:"completion_token_cost"`
+	CacheReadInputTokenCost     float64   `json:"cache_read_input_token_cost"`
+	CacheCreationInputTokenCost float64   `json:"cache_creation_input_token_cost"`
+	PromptTokenCostUnit         string    `json:"prompt_token_cost_unit"`
+	CompletionTokenCostUnit     string    `json:"completion_token_cost_unit"`
+	CreatedBy                   string    `json:"created_by,omitempty"`
+	CreatedAt                   time.Time `json:"created_at"`
+}
+
+// CostQueryReq lists project prices, optionally only some models.
+type CostQueryReq struct {
+	ProjectID string   `json:"project_id"`
+	LLMIDs    []string `json:"llm_ids,omitempty"`
+	Limit     int      `json:"limit,omitempty" minimum:"0"`
+	Offset    int      `json:"offset,omitempty" minimum:"0"`
+}
+
+// CostQueryRes holds the prices.
+type CostQueryRes struct {
+	Results []Price `json:"results"`
+}
+
+// CostPurgeReq removes project prices by id and/or by model; at least one
+// list must be non-empty.
+type CostPurgeReq struct {
+	ProjectID string   `json:"project_id"`
+	IDs       []string `json:"ids,omitempty"`
+	LLMIDs    []string `json:"llm_ids,omitempty"`
+}
+
+// CostPurgeRes counts the removed prices.
+type CostPurgeRes struct {
+	NumDeleted int `json:"num_deleted"`
+}

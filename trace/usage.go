@@ -1,0 +1,271 @@
+package trace
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/weftlabs/weft"
+)
+
+// counts is one model's usage of one call or subtree: the token counters and,
+// when costs are asked for, their prices.
+type counts struct {
+	requests, prompt, completion, total, cacheRead, cacheCreation float64
+	promptCost, completionCost, cacheReadCost, cacheCreationCost  float64
+}
+
+func (c *counts) add(o *counts) {
+	c.requests += o.requests
+	c.prompt += o.prompt
+	c.completion += o.completion
+	c.total += o.total
+	c.cacheRead += o.cacheRead
+	c.cacheCreation += o.cacheCreation
+	c.promptCost += o.promptCost
+	c.completionCost += o.completionCost
+	c.cacheReadCost += o.cacheReadCost
+	c.cacheCreationCost += o.cacheCreationCost
+}
+
+// covers reports whether c is at least o in every counter.
+func (c *counts) covers(o *counts) bool {
+	return c.requests >= o.requests && c.prompt >= o.prompt && c.completion >= o.completion &&
+		c.total >= o.total && c.cacheRead >= o.cacheRead && c.cacheCreation >= o.cacheCreation
+}
+
+func (c *counts) anyCount() bool {
+	return c.requests != 0 || c.prompt != 0 || c.completion != 0 || c.total != 0 || c.cacheRead != 0 || c.cacheCreation != 0
+}
+
+func (c *counts) anyCost() bool {
+	return c.promptCost != 0 || c.completionCost != 0 || c.cacheReadCost != 0 || c.cacheCreationCost != 0
+}
+
+// ownUsage reads a stored summary's "usage": per model, input_tokens folded
+// into prompt_tokens and output_tokens into completion_tokens, a zero
+// total_tokens replaced by prompt+completion, non-numbers read as 0.
+func ownUsage(summary []byte) map[string]*counts {
+	if len(summary) == 0 {
+		return nil
+	}
+	var s struct {
+		Usage map[string]map[string]json.RawMessage `json:"usage"`
+	}
+	if json.Unmarshal(summary, &s) != nil || len(s.Usage) == 0 {
+		return nil
+	}
+	out := make(map[string]*counts, len(s.Usage))
+	for model, fields := range s.Usage {
+		n := func(k string) float64 {
+			f, err := strconv.ParseFloat(string(fields[k]), 64)
+			if err != nil {
+				return 0
+			}
+			return f
+		}
+		c := &counts{
+			requests:      n("requests"),
+			prompt:        n("prompt_tokens") + n("input_tokens"),
+			completion:    n("completion_tokens") + n("output_tokens"),
+			total:         n("total_tokens"),
+			cacheRead:     n("cache_read_input_tokens"),
+			cacheCreation: n("cache_creation_input_tokens"),
+		}
+		if c.total == 0 {
+			c.total = c.prompt + c.completion
+		}
+		out[model] = c
+	}
+	return out
+}
+
+// usageCall is what usage loads per call.
+type usageCall struct {
+	ID        string     `bun:"id"`
+	ParentID  *string    `bun:"parent_id"`
+	StartedAt time.Time  `bun:"started_at"`
+	EndedAt   *time.Time `bun:"ended_at"`
+	Summary   *string    `bun:"summary"`
+}
+
+// CallsUsage implements [Service].
+//
+// Every requested id is a key of CallUsage; ids that are unknown, not started
+// or deleted map to an empty map. The calls of the requested calls' traces are
+// loaded in groups of traces of at most Limit calls; a group over the limit is
+// split, and a single trace over it fails with ErrTraceTooLarge, so numbers are
+// never partial. UnfinishedCallIDs lists, sorted, every loaded call without an
+// end.
+//
+// Roll-up rule (double counting). A call's usage for a model is its own
+// summary.usage entry combined with the sum of its children's rolled-up
+// usage. Both official SDKs already add children's usage into the parent's
+// summary before sending the end, so adding them again would report twice the
+// truth. Therefore: when the call's own entry is at least the children's sum
+// in every counter (requests, prompt, completion, total, cache read, cache
+// creation), it already includes them and counts alone; otherwise (only
+// leaves carry usage, or the parent reports only its own request) own and
+// children's numbers are added. A model only the children used is their sum.
+// Costs follow the same choice as the counters they price.
+func (s *Store) CallsUsage(ctx context.Context, req *CallsUsageReq) (*CallsUsageRes, error) {
+	if _, _, err := weft.ParseProjectID(req.ProjectID); err != nil {
+		return nil, err
+	}
+	limit := req.Limit
+	if limit == 0 {
+		limit = DefaultUsageLimit
+	}
+	if limit < 1 {
+		return nil, weft.WithFields(ErrInvalidQuery, map[string]any{"param": "limit"}, "limit must be at least 1")
+	}
+	res := &CallsUsageRes{CallUsage: map[string]map[string]*Usage{}, UnfinishedCallIDs: []string{}}
+	for _, id := range req.CallIDs {
+		res.CallUsage[id] = map[string]*Usage{}
+	}
+	if len(req.CallIDs) == 0 {
+		return res, nil
+	}
+	var traceIDs []string
+	err := visible(s.db.NewSelect().Model((*callRow)(nil)), req.ProjectID).
+		ColumnExpr("DISTINCT c.trace_id").Where("c.id IN (?)", bun.In(slices.Collect(maps.Keys(res.CallUsage)))).
+		OrderExpr("c.trace_id").Scan(ctx, &traceIDs)
+	if err != nil {
+		return nil, err
+	}
+	var book *priceBook
+	if req.IncludeCosts {
+		if book, err = s.priceBook(ctx, req.ProjectID); err != nil {
+			return nil, err
+		}
+	}
+	agg := usageAggregation{res: res, book: book, includeCosts: req.IncludeCosts}
+	if err := s.usageOfTraces(ctx, req.ProjectID, traceIDs, limit, &agg); err != nil {
+		return nil, err
+	}
+	slices.Sort(res.UnfinishedCallIDs)
+	return res, nil
+}
+
+// usageOfTraces loads the calls of traceIDs (at most limit) and aggregates
+// them, splitting the traces in halves while they hold more than limit calls.
+func (s *Store) usageOfTraces(ctx context.Context, projectID string, traceIDs []string, limit int, agg *usageAggregation) error {
+	if len(traceIDs) == 0 {
+		return nil
+	}
+	var calls []usageCall
+	err := visible(s.db.NewSelect().Model((*callRow)(nil)), projectID).
+		Column("c.id", "c.parent_id", "c.started_at", "c.ended_at", "c.summary").
+		Where("c.trace_id IN (?)", bun.In(traceIDs)).Limit(int64(limit)+1).Scan(ctx, &calls)
+	if err != nil {
+		return err
+	}
+	if len(calls) > limit {
+		if len(traceIDs) == 1 {
+			return weft.Errorf(ErrTraceTooLarge, "Cannot compute complete usage: a single trace exceeds the %d-call aggregation limit", limit)
+		}
+		half := len(traceIDs) / 2
+		if err := s.usageOfTraces(ctx, projectID, traceIDs[:half], limit, agg); err != nil {
+			return err
+		}
+		return s.usageOfTraces(ctx, projectID, traceIDs[half:], limit, agg)
+	}
+	agg.add(calls)
+	return nil
+}
+
+type usageAggregation struct {
+	res          *CallsUsageRes
+	book         *priceBook
+	includeCosts bool
+}
+
+// add rolls up one complete group of traces and fills the requested ids in it.
+func (a *usageAggregation) add(calls []usageCall) {
+	byID := make(map[string]*usageCall, len(calls))
+	for i := range calls {
+		byID[calls[i].ID] = &calls[i]
+	}
+	children := map[string][]string{}
+	for _, c := range calls {
+		if c.EndedAt == nil {
+			a.res.UnfinishedCallIDs = append(a.res.UnfinishedCallIDs, c.ID)
+		}
+		if c.ParentID != nil && byID[*c.ParentID] != nil && *c.ParentID != c.ID {
+			children[*c.ParentID] = append(children[*c.ParentID], c.ID)
+		}
+	}
+	totals := make(map[string]map[string]*counts, len(calls))
+	var rollUp func(id string, depth int) map[string]*counts
+	rollUp = func(id string, depth int) map[string]*counts {
+		if t, ok := totals[id]; ok || depth > len(calls) { // depth guards against parent cycles
+			return t
+		}
+		totals[id] = nil
+		c := byID[id]
+		var stored []byte
+		if c.Summary != nil {
+			stored = []byte(*c.Summary)
+		}
+		own := ownUsage(stored)
+		if a.book != nil {
+			a.book.price(own, c.StartedAt)
+		}
+		childSum := map[string]*counts{}
+		for _, child := range children[id] {
+			for model, u := range rollUp(child, depth+1) {
+				if childSum[model] == nil {
+					childSum[model] = &counts{}
+				}
+				childSum[model].add(u)
+			}
+		}
+		total := map[string]*counts{}
+		for model, u := range own {
+			t := *u
+			if sum := childSum[model]; sum != nil && !u.covers(sum) {
+				t.add(sum)
+			}
+			total[model] = &t
+		}
+		for model, sum := range childSum {
+			if total[model] == nil {
+				total[model] = sum
+			}
+		}
+		totals[id] = total
+		return total
+	}
+	for id := range a.res.CallUsage {
+		if byID[id] == nil {
+			continue
+		}
+		out := map[string]*Usage{}
+		for model, u := range rollUp(id, 0) {
+			if !u.anyCount() && !(a.includeCosts && u.anyCost()) {
+				continue
+			}
+			out[model] = u.usage(a.includeCosts)
+		}
+		a.res.CallUsage[id] = out
+	}
+}
+
+func (c *counts) usage(withCosts bool) *Usage {
+	u := &Usage{
+		Requests: int64(c.requests), PromptTokens: int64(c.prompt), CompletionTokens: int64(c.completion),
+		TotalTokens: int64(c.total), CacheReadInputTokens: int64(c.cacheRead), CacheCreationInputTokens: int64(c.cacheCreation),
+	}
+	if withCosts {
+		u.PromptTokensTotalCost = &c.promptCost
+		u.CompletionTokensTotalCost = &c.completionCost
+		u.CacheReadInputTokensTotalCost = &c.cacheReadCost
+		u.CacheCreationInputTokensTotalCost = &c.cacheCreationCost
+	}
+	return u
+}
