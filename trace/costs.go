@@ -79,7 +79,11 @@ type priceBook struct {
 	byModel map[string][]Price // project prices first, then defaults
 }
 
-func (s *Store) priceBook(ctx context.Context, projectID string) (*priceBook, error) {
+// priceBook loads the prices of projectID; nil when costs are not wanted.
+func (s *Store) priceBook(ctx context.Context, projectID string, wanted bool) (*priceBook, error) {
+	if !wanted {
+		return nil, nil
+	}
 	var rows []priceRow
 	if err := s.db.NewSelect().Model(&rows).Where("project_id = ?", projectID).Scan(ctx); err != nil {
 		return nil, err
@@ -153,26 +157,17 @@ func (b *priceBook) price(usage map[string]*counts, at time.Time) {
 
 // costEntry is one model's member of summary.weave.costs.
 type costEntry struct {
-	Requests                          int64     `json:"requests"`
-	PromptTokens                      int64     `json:"prompt_tokens"`
-	CompletionTokens                  int64     `json:"completion_tokens"`
-	TotalTokens                       int64     `json:"total_tokens"`
-	CacheReadInputTokens              int64     `json:"cache_read_input_tokens"`
-	CacheCreationInputTokens          int64     `json:"cache_creation_input_tokens"`
-	PromptTokensTotalCost             float64   `json:"prompt_tokens_total_cost"`
-	CompletionTokensTotalCost         float64   `json:"completion_tokens_total_cost"`
-	CacheReadInputTokensTotalCost     float64   `json:"cache_read_input_tokens_total_cost"`
-	CacheCreationInputTokensTotalCost float64   `json:"cache_creation_input_tokens_total_cost"`
-	PromptTokenCost                   float64   `json:"prompt_token_cost"`
-	CompletionTokenCost               float64   `json:"completion_token_cost"`
-	PromptTokenCostUnit               string    `json:"prompt_token_cost_unit"`
-	CompletionTokenCostUnit           string    `json:"completion_token_cost_unit"`
-	EffectiveDate                     time.Time `json:"effective_date"`
-	ProviderID                        string    `json:"provider_id"`
-	PricingLevel                      string    `json:"pricing_level"`
-	PricingLevelID                    string    `json:"pricing_level_id"`
-	CreatedAt                         time.Time `json:"created_at"`
-	CreatedBy                         string    `json:"created_by"`
+	Usage
+	PromptTokenCost         float64   `json:"prompt_token_cost"`
+	CompletionTokenCost     float64   `json:"completion_token_cost"`
+	PromptTokenCostUnit     string    `json:"prompt_token_cost_unit"`
+	CompletionTokenCostUnit string    `json:"completion_token_cost_unit"`
+	EffectiveDate           time.Time `json:"effective_date"`
+	ProviderID              string    `json:"provider_id"`
+	PricingLevel            string    `json:"pricing_level"`
+	PricingLevelID          string    `json:"pricing_level_id"`
+	CreatedAt               time.Time `json:"created_at"`
+	CreatedBy               string    `json:"created_by"`
 }
 
 // costsJSON is summary.weave.costs for a call's own usage: one entry per
@@ -186,11 +181,7 @@ func (b *priceBook) costsJSON(usage map[string]*counts, at time.Time) []byte {
 			continue
 		}
 		out[model] = costEntry{
-			Requests: int64(u.requests), PromptTokens: int64(u.prompt), CompletionTokens: int64(u.completion),
-			TotalTokens: int64(u.total), CacheReadInputTokens: int64(u.cacheRead), CacheCreationInputTokens: int64(u.cacheCreation),
-			PromptTokensTotalCost: u.promptCost, CompletionTokensTotalCost: u.completionCost,
-			CacheReadInputTokensTotalCost: u.cacheReadCost, CacheCreationInputTokensTotalCost: u.cacheCreationCost,
-			PromptTokenCost: p.PromptTokenCost, CompletionTokenCost: p.CompletionTokenCost,
+			Usage: *u.usage(true), PromptTokenCost: p.PromptTokenCost, CompletionTokenCost: p.CompletionTokenCost,
 			PromptTokenCostUnit: p.PromptTokenCostUnit, CompletionTokenCostUnit: p.CompletionTokenCostUnit,
 			EffectiveDate: p.EffectiveDate, ProviderID: p.ProviderID, PricingLevel: p.PricingLevel,
 			PricingLevelID: p.PricingLevelID, CreatedAt: p.CreatedAt, CreatedBy: p.CreatedBy,

@@ -88,11 +88,9 @@ func (s *Store) CallRead(ctx context.Context, req *CallReadReq) (*CallReadRes, e
 	if err != nil {
 		return nil, err
 	}
-	var book *priceBook
-	if req.IncludeCosts {
-		if book, err = s.priceBook(ctx, req.ProjectID); err != nil {
-			return nil, err
-		}
+	book, err := s.priceBook(ctx, req.ProjectID, req.IncludeCosts)
+	if err != nil {
+		return nil, err
 	}
 	return &CallReadRes{Call: row.toCall(book)}, nil
 }
@@ -181,11 +179,9 @@ func (s *Store) CallsQuery(ctx context.Context, req *CallsQueryReq, yield func(*
 			columns[c] = true
 		}
 	}
-	var book *priceBook
-	if req.IncludeCosts {
-		if book, err = s.priceBook(ctx, req.ProjectID); err != nil {
-			return err
-		}
+	book, err := s.priceBook(ctx, req.ProjectID, req.IncludeCosts)
+	if err != nil {
+		return err
 	}
 	rows, err := q.Rows(ctx)
 	if err != nil {

@@ -138,11 +138,9 @@ func (s *Store) CallsUsage(ctx context.Context, req *CallsUsageReq) (*CallsUsage
 	if err != nil {
 		return nil, err
 	}
-	var book *priceBook
-	if req.IncludeCosts {
-		if book, err = s.priceBook(ctx, req.ProjectID); err != nil {
-			return nil, err
-		}
+	book, err := s.priceBook(ctx, req.ProjectID, req.IncludeCosts)
+	if err != nil {
+		return nil, err
 	}
 	agg := usageAggregation{res: res, book: book, includeCosts: req.IncludeCosts}
 	if err := s.usageOfTraces(ctx, req.ProjectID, traceIDs, limit, &agg); err != nil {
