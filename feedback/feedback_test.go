@@ -43,8 +43,8 @@ func newService(t *testing.T, db *weft.DB, calls feedback.CallLookup) feedback.S
 	return svc
 }
 
-func callRef(id string) string   { return "weave:///" + project + "/call/" + id }
-func objectRef(n string) string  { return "trace:///" + project + "/object/" + n }
+func callRef(id string) string         { return "weave:///" + project + "/call/" + id }
+func objectRef(n string) string        { return "trace:///" + project + "/object/" + n }
 func payload(s string) json.RawMessage { return json.RawMessage(s) }
 
 func mustCreate(t *testing.T, svc feedback.Service, req feedback.CreateReq) feedback.CreateRes {
@@ -198,7 +198,7 @@ func TestFeedback(t *testing.T) {
 				{"reaction no emoji key", base("wandb.reaction.1", `{"e":"👍"}`), weft.ErrInvalid},
 				{"reaction emoji not a string", base("trace.reaction.1", `{"emoji":1}`), weft.ErrInvalid},
 				{"note empty", base("wandb.note.1", `{"note":""}`), weft.ErrInvalid},
-				{"note too long", base("wandb.note.1", `{"note":"` + strings.Repeat("é", 1025) + `"}`), weft.ErrInvalid},
+				{"note too long", base("wandb.note.1", `{"note":"`+strings.Repeat("é", 1025)+`"}`), weft.ErrInvalid},
 				{"note missing", base("trace.note.1", `{}`), weft.ErrInvalid},
 				{"annotation without name", with(base("wandb.annotation", `{"value":1}`), annot(objectRef("x:d"))), weft.ErrInvalid},
 				{"annotation trailing dot", with(base("wandb.annotation.", `{"value":1}`), annot(objectRef("x:d"))), weft.ErrInvalid},

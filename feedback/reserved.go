@@ -134,7 +134,7 @@ func (s *service) newRow(req CreateReq, user string, now time.Time) (*feedbackRo
 		AnnotationRef: present(req.AnnotationRef), RunnableRef: present(req.RunnableRef),
 		CallRef: present(req.CallRef), TriggerRef: present(req.TriggerRef), QueueID: present(req.QueueID),
 		ScorerTraceID: present(req.ScorerTraceID), SpanConversationID: present(req.SpanConversationID),
-		SpanTraceID: present(req.SpanTraceID),
+		SpanTraceID:   present(req.SpanTraceID),
 		SpanAgentName: deref(req.SpanAgentName, ""), SpanAgentVersion: deref(req.SpanAgentVersion, ""),
 		SpanStatusCode: deref(req.SpanStatusCode, "UNSET"),
 	}

@@ -80,10 +80,10 @@ type QueryReq struct {
 	// Fields names the columns to return (all when empty).
 	Fields []string `json:"fields,omitempty"`
 	// Query filters rows; see [Service.Query] for the operators.
-	Query  *Query    `json:"query,omitempty"`
-	SortBy []SortBy  `json:"sort_by,omitempty"`
-	Limit  *int      `json:"limit,omitempty" nullable:"true" minimum:"0"`
-	Offset *int      `json:"offset,omitempty" nullable:"true" minimum:"0"`
+	Query  *Query   `json:"query,omitempty"`
+	SortBy []SortBy `json:"sort_by,omitempty"`
+	Limit  *int     `json:"limit,omitempty" nullable:"true" minimum:"0"`
+	Offset *int     `json:"offset,omitempty" nullable:"true" minimum:"0"`
 }
 
 // Query wraps a filter expression in Weave's {"$expr": …} form.
