@@ -28,6 +28,7 @@ import (
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/chat"
+	"github.com/weftlabs/weft/feedback"
 )
 
 // Version is the server version reported by /server_info and /version.
@@ -69,6 +70,8 @@ type Config struct {
 	RateLimit RateLimit
 	// Chat serves /v1/chat/completions, /v1/models and /image/create.
 	Chat *chat.Service
+	// Feedback serves /feedback/* and /annotation_queues/*.
+	Feedback feedback.Service
 	// Health reports whether the server can do its work (typically a database
 	// ping); /health answers 503 when it fails. Defaults to always healthy.
 	Health func(context.Context) error
@@ -135,6 +138,9 @@ func New(cfg Config) (*Handler, error) {
 	h.registerSystem()
 	if cfg.Chat != nil {
 		h.registerChat()
+	}
+	if cfg.Feedback != nil {
+		h.registerFeedback()
 	}
 
 	var handler http.Handler = router
