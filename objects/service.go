@@ -1,0 +1,102 @@
+package objects
+
+import (
+	"context"
+	"errors"
+
+	"github.com/weftlabs/weft"
+)
+
+// Service stores versioned objects and ops, tables, files, and the v2 object
+// family built on them. Every method is scoped to one project
+// ("<entity>/<project>"); the acting user comes from the context
+// ([weft.UserID]). Every write is one transaction: when a method returns
+// without error, the data is committed.
+type Service interface {
+	// ObjCreate publishes a version of an object. The digest is computed over
+	// the canonical JSON of the value (Python json.dumps(sort_keys=True)).
+	// Publishing a digest that is already live is a no-op returning the same
+	// digest and version_index; a deleted digest comes back to life with its
+	// original version_index; a new digest gets the next version_index in
+	// first-seen order. Safe under concurrent publishers on one database.
+	// Errors: ErrInvalidObjectID (422), ErrDigestMismatch (409),
+	// ErrNameTypeCollision and ErrInvalidRequest (400).
+	ObjCreate(ctx context.Context, req *ObjCreateReq) (*ObjCreateRes, error)
+	// ObjRead reads one version by digest, "latest" (the newest live version)
+	// or "v<N>". Unknown → ErrNotFound; deleted → ErrObjectDeleted with deleted_at.
+	// MetadataOnly returns every field but val ({}).
+	ObjRead(ctx context.Context, req *ObjReadReq) (*ObjReadRes, error)
+	// ObjsQuery lists live versions, ordered by created_at ascending unless
+	// SortBy names object_id or created_at (ties by object_id, version_index).
+	ObjsQuery(ctx context.Context, req *ObjsQueryReq) (*ObjsQueryRes, error)
+	// ObjDelete soft-deletes live versions (see ObjDeleteReq). No live match, or
+	// fewer matches than digests given → ErrNotFound. More than 100 digests → 400.
+	ObjDelete(ctx context.Context, req *ObjDeleteReq) (*ObjDeleteRes, error)
+	// RefsReadBatch resolves object and op refs, following their extra path
+	// (key, attr, index; id reads a table row). Table and call refs, malformed
+	// refs and more than 1000 refs → 400; an unknown object → ErrNotFound; a
+	// deleted one → null.
+	RefsReadBatch(ctx context.Context, req *RefsReadBatchReq) (*RefsReadBatchRes, error)
+
+	// FileCreate stores a file under its content digest; storing the same bytes
+	// again is a no-op. Larger than Config.MaxFileBytes → ErrFileTooLarge (413).
+	FileCreate(ctx context.Context, req *FileCreateReq) (*FileCreateRes, error)
+	// FileContent returns a file's bytes; unknown digest → ErrNotFound.
+	FileContent(ctx context.Context, req *FileContentReq) (*FileContentRes, error)
+	// FilesQueryStats sums the sizes of the project's distinct files.
+	FilesQueryStats(ctx context.Context, req *FilesQueryStatsReq) (*FilesQueryStatsRes, error)
+
+	// TableCreate stores a table: each row once per project and row digest,
+	// the table as the ordered list of row digests. Creating the same table
+	// again is a no-op returning the same digest.
+	TableCreate(ctx context.Context, req *TableCreateReq) (*TableCreateRes, error)
+	// TableUpdate applies append/pop/insert to a copy of the base table and
+	// stores the result. Unknown base → ErrNotFound; index out of range → 400.
+	TableUpdate(ctx context.Context, req *TableUpdateReq) (*TableUpdateRes, error)
+	// TableCreateFromDigests makes a table of stored rows; an unknown row
+	// digest → ErrNotFound.
+	TableCreateFromDigests(ctx context.Context, req *TableCreateFromDigestsReq) (*TableCreateFromDigestsRes, error)
+	// TableQuery returns rows in table order (or sorted by dotted paths, stable,
+	// missing values first), after the row-digest filter, then offset and limit.
+	// Unknown table → ErrNotFound; a malformed sort path → 400.
+	TableQuery(ctx context.Context, req *TableQueryReq) (*TableQueryRes, error)
+	// TableQueryStats returns a table's row count; unknown table → ErrNotFound.
+	TableQueryStats(ctx context.Context, req *TableQueryStatsReq) (*TableQueryStatsRes, error)
+	// TableQueryStatsBatch returns one entry per found table (unknown digests
+	// are left out, duplicates collapse), ordered by digest. StorageSizeBytes
+	// (the byte length of the stored JSON of every row, duplicates counted each
+	// time) is set only when IncludeStorageSize is true.
+	TableQueryStatsBatch(ctx context.Context, req *TableQueryStatsBatchReq) (*TableQueryStatsBatchRes, error)
+
+	V2
+}
+
+// Config configures [New].
+type Config struct {
+	// DB is the database. Required.
+	DB *weft.DB
+	// MaxFileBytes bounds one file. Defaults to 32 MiB.
+	MaxFileBytes int64
+}
+
+// DefaultMaxFileBytes is the file size limit when Config.MaxFileBytes is zero.
+const DefaultMaxFileBytes = 32 << 20
+
+// New returns the bun-backed Service.
+func New(cfg Config) (Service, error) {
+	if cfg.DB == nil {
+		return nil, errors.New("objects: Config.DB is required")
+	}
+	if cfg.MaxFileBytes < 0 {
+		return nil, errors.New("objects: Config.MaxFileBytes must not be negative")
+	}
+	if cfg.MaxFileBytes == 0 {
+		cfg.MaxFileBytes = DefaultMaxFileBytes
+	}
+	return &store{db: cfg.DB, cfg: cfg}, nil
+}
+
+type store struct {
+	db  *weft.DB
+	cfg Config
+}

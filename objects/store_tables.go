@@ -1,0 +1,457 @@
+package objects
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"math/big"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/internal/digest"
+)
+
+type tableRowRow struct {
+	bun.BaseModel `bun:"table:obj_table_rows"`
+
+	ProjectID string `bun:"project_id,pk"`
+	Digest    string `bun:"digest,pk"`
+	Val       string `bun:"val,notnull"`
+	SizeBytes int64  `bun:"size_bytes,notnull"`
+}
+
+type tableMeta struct {
+	bun.BaseModel `bun:"table:obj_tables"`
+
+	ProjectID        string    `bun:"project_id,pk"`
+	Digest           string    `bun:"digest,pk"`
+	RowCount         int64     `bun:"row_count,notnull"`
+	StorageSizeBytes int64     `bun:"storage_size_bytes,notnull"`
+	CreatedAt        time.Time `bun:"created_at,notnull"`
+}
+
+type tableEntry struct {
+	bun.BaseModel `bun:"table:obj_table_entries"`
+
+	ProjectID   string `bun:"project_id,pk"`
+	TableDigest string `bun:"table_digest,pk"`
+	Position    int    `bun:"position,pk"`
+	RowDigest   string `bun:"row_digest,notnull"`
+}
+
+// insertBatch bounds the rows of one multi-row INSERT (SQLite allows 32766
+// parameters per statement).
+const insertBatch = 2000
+
+// preparedRow is a row with its digest and the text to store.
+type preparedRow struct {
+	digest string
+	text   string
+}
+
+// prepareRow checks that raw is a JSON object and computes its digest.
+func prepareRow(raw json.RawMessage, index int) (preparedRow, error) {
+	v, err := digest.Parse(raw)
+	if err != nil {
+		return preparedRow{}, weft.Errorf(ErrInvalidRequest, "row %d is not valid JSON: %v", index, err)
+	}
+	if v.Kind != digest.Object {
+		return preparedRow{}, weft.Errorf(ErrInvalidRequest, "row %d must be a JSON object", index)
+	}
+	return preparedRow{digest: digest.Bytes(v.Canonical()), text: string(raw)}, nil
+}
+
+func (s *store) TableCreate(ctx context.Context, req *TableCreateReq) (*TableCreateRes, error) {
+	in := req.Table
+	if err := checkProject(in.ProjectID); err != nil {
+		return nil, err
+	}
+	rows := make([]preparedRow, len(in.Rows))
+	rowDigests := make([]string, len(in.Rows))
+	for i, raw := range in.Rows {
+		r, err := prepareRow(raw, i)
+		if err != nil {
+			return nil, err
+		}
+		rows[i], rowDigests[i] = r, r.digest
+	}
+	tableDigest := digest.Table(rowDigests)
+	if in.ExpectedDigest != nil && *in.ExpectedDigest != "" && *in.ExpectedDigest != tableDigest {
+		return nil, weft.Errorf(ErrDigestMismatch, "expected digest %s but the server computed %s", *in.ExpectedDigest, tableDigest)
+	}
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := insertRows(ctx, tx, in.ProjectID, rows); err != nil {
+			return err
+		}
+		return s.storeTable(ctx, tx, in.ProjectID, tableDigest, rowDigests)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &TableCreateRes{Digest: tableDigest, RowDigests: rowDigests}, nil
+}
+
+// insertRows stores rows not yet stored in the project.
+func insertRows(ctx context.Context, tx bun.IDB, projectID string, rows []preparedRow) error {
+	seen := make(map[string]bool, len(rows))
+	batch := make([]tableRowRow, 0, min(len(rows), insertBatch))
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		_, err := tx.NewInsert().Model(&batch).On("CONFLICT DO NOTHING").Exec(ctx)
+		batch = batch[:0]
+		return err
+	}
+	for _, r := range rows {
+		if seen[r.digest] {
+			continue
+		}
+		seen[r.digest] = true
+		batch = append(batch, tableRowRow{ProjectID: projectID, Digest: r.digest, Val: r.text, SizeBytes: int64(len(r.text))})
+		if len(batch) == insertBatch {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return flush()
+}
+
+// storeTable records a table over stored rows unless it exists already.
+func (s *store) storeTable(ctx context.Context, tx bun.Tx, projectID, tableDigest string, rowDigests []string) error {
+	exists, err := tx.NewSelect().Model((*tableMeta)(nil)).Where("project_id = ? AND digest = ?", projectID, tableDigest).Exists(ctx)
+	if err != nil || exists {
+		return err
+	}
+	sizes, err := rowSizes(ctx, tx, projectID, rowDigests)
+	if err != nil {
+		return err
+	}
+	var total int64
+	for _, d := range rowDigests {
+		size, ok := sizes[d]
+		if !ok {
+			return weft.Errorf(ErrNotFound, "row %s not found", d)
+		}
+		total += size
+	}
+	meta := &tableMeta{ProjectID: projectID, Digest: tableDigest, RowCount: int64(len(rowDigests)), StorageSizeBytes: total, CreatedAt: now()}
+	if _, err := tx.NewInsert().Model(meta).On("CONFLICT DO NOTHING").Exec(ctx); err != nil {
+		return err
+	}
+	entries := make([]tableEntry, 0, min(len(rowDigests), insertBatch))
+	for i, d := range rowDigests {
+		entries = append(entries, tableEntry{ProjectID: projectID, TableDigest: tableDigest, Position: i, RowDigest: d})
+		if len(entries) == insertBatch || i == len(rowDigests)-1 {
+			if _, err := tx.NewInsert().Model(&entries).On("CONFLICT DO NOTHING").Exec(ctx); err != nil {
+				return err
+			}
+			entries = entries[:0]
+		}
+	}
+	return nil
+}
+
+// rowSizes returns the stored size of each distinct row digest that exists.
+func rowSizes(ctx context.Context, db bun.IDB, projectID string, rowDigests []string) (map[string]int64, error) {
+	distinct := slices.Compact(slices.Sorted(slices.Values(rowDigests)))
+	sizes := make(map[string]int64, len(distinct))
+	for chunk := range slices.Chunk(distinct, insertBatch) {
+		var rows []tableRowRow
+		err := db.NewSelect().Model(&rows).Column("digest", "size_bytes").
+			Where("project_id = ? AND digest IN (?)", projectID, bun.In(chunk)).Scan(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			sizes[r.Digest] = r.SizeBytes
+		}
+	}
+	return sizes, nil
+}
+
+// tableRowDigests loads the ordered row digests of a table.
+func tableRowDigests(ctx context.Context, db bun.IDB, projectID, tableDigest string) ([]string, error) {
+	exists, err := db.NewSelect().Model((*tableMeta)(nil)).Where("project_id = ? AND digest = ?", projectID, tableDigest).Exists(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		return nil, weft.Errorf(ErrNotFound, "Table %s not found", tableDigest)
+	}
+	var digests []string
+	err = db.NewSelect().Model((*tableEntry)(nil)).Column("row_digest").
+		Where("project_id = ? AND table_digest = ?", projectID, tableDigest).Order("position").Scan(ctx, &digests)
+	return digests, err
+}
+
+func (s *store) TableUpdate(ctx context.Context, req *TableUpdateReq) (*TableUpdateRes, error) {
+	if err := checkProject(req.ProjectID); err != nil {
+		return nil, err
+	}
+	var res *TableUpdateRes
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		digests, err := tableRowDigests(ctx, tx, req.ProjectID, req.BaseDigest)
+		if err != nil {
+			return err
+		}
+		var added []preparedRow
+		res = &TableUpdateRes{UpdatedRowDigests: []string{}}
+		for i, u := range req.Updates {
+			switch {
+			case u.Append != nil && u.Pop == nil && u.Insert == nil:
+				r, err := prepareRow(u.Append.Row, i)
+				if err != nil {
+					return err
+				}
+				added = append(added, r)
+				digests = append(digests, r.digest)
+				res.UpdatedRowDigests = append(res.UpdatedRowDigests, r.digest)
+			case u.Pop != nil && u.Append == nil && u.Insert == nil:
+				if u.Pop.Index < 0 || u.Pop.Index >= len(digests) {
+					return weft.Errorf(ErrInvalidRequest, "update %d: pop index %d out of range", i, u.Pop.Index)
+				}
+				digests = slices.Delete(digests, u.Pop.Index, u.Pop.Index+1)
+			case u.Insert != nil && u.Append == nil && u.Pop == nil:
+				if u.Insert.Index < 0 || u.Insert.Index > len(digests) {
+					return weft.Errorf(ErrInvalidRequest, "update %d: insert index %d out of range", i, u.Insert.Index)
+				}
+				r, err := prepareRow(u.Insert.Row, i)
+				if err != nil {
+					return err
+				}
+				added = append(added, r)
+				digests = slices.Insert(digests, u.Insert.Index, r.digest)
+				res.UpdatedRowDigests = append(res.UpdatedRowDigests, r.digest)
+			default:
+				return weft.Errorf(ErrInvalidRequest, "update %d must have exactly one of append, pop and insert", i)
+			}
+		}
+		if err := insertRows(ctx, tx, req.ProjectID, added); err != nil {
+			return err
+		}
+		res.Digest = digest.Table(digests)
+		return s.storeTable(ctx, tx, req.ProjectID, res.Digest, digests)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func (s *store) TableCreateFromDigests(ctx context.Context, req *TableCreateFromDigestsReq) (*TableCreateFromDigestsRes, error) {
+	if err := checkProject(req.ProjectID); err != nil {
+		return nil, err
+	}
+	d := digest.Table(req.RowDigests)
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		return s.storeTable(ctx, tx, req.ProjectID, d, req.RowDigests)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &TableCreateFromDigestsRes{Digest: d}, nil
+}
+
+// joinedRow is an entry of a table joined with its row.
+type joinedRow struct {
+	Position  int    `bun:"position"`
+	RowDigest string `bun:"row_digest"`
+	Val       string `bun:"val"`
+}
+
+func (s *store) TableQuery(ctx context.Context, req *TableQueryReq) (*TableQueryRes, error) {
+	if err := checkProject(req.ProjectID); err != nil {
+		return nil, err
+	}
+	paths, err := sortPaths(req.SortBy)
+	if err != nil {
+		return nil, err
+	}
+	exists, err := s.db.NewSelect().Model((*tableMeta)(nil)).Where("project_id = ? AND digest = ?", req.ProjectID, req.Digest).Exists(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		return nil, weft.Errorf(ErrNotFound, "Table %s not found", req.Digest)
+	}
+	q := s.db.NewSelect().TableExpr("obj_table_entries AS e").
+		ColumnExpr("e.position, e.row_digest, r.val").
+		Join("JOIN obj_table_rows AS r ON r.project_id = e.project_id AND r.digest = e.row_digest").
+		Where("e.project_id = ? AND e.table_digest = ?", req.ProjectID, req.Digest).
+		OrderExpr("e.position")
+	if req.Filter != nil && len(req.Filter.RowDigests) > 0 {
+		q = q.Where("e.row_digest IN (?)", bun.In(req.Filter.RowDigests))
+	}
+	if len(paths) == 0 {
+		if req.Limit != nil {
+			q = q.Limit(int64(*req.Limit))
+		}
+		if req.Offset != nil {
+			q = q.Offset(int64(*req.Offset))
+		}
+	}
+	var rows []joinedRow
+	if err := q.Scan(ctx, &rows); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, err
+	}
+	if len(paths) > 0 {
+		rows = sortRows(rows, paths)
+		rows = page(rows, req.Offset, req.Limit)
+	}
+	out := &TableQueryRes{Rows: make([]TableRow, len(rows))}
+	for i, r := range rows {
+		out.Rows[i] = TableRow{Digest: r.RowDigest, Val: json.RawMessage(r.Val), OriginalIndex: r.Position}
+	}
+	return out, nil
+}
+
+func page[T any](items []T, offset, limit *int) []T {
+	if offset != nil {
+		items = items[min(*offset, len(items)):]
+	}
+	if limit != nil {
+		items = items[:min(*limit, len(items))]
+	}
+	return items
+}
+
+// sortPath is a parsed sort key: the path's segments and the direction.
+type sortPath struct {
+	segments []string
+	desc     bool
+}
+
+func sortPaths(sortBy []SortBy) ([]sortPath, error) {
+	paths := make([]sortPath, 0, len(sortBy))
+	for _, sb := range sortBy {
+		segments := strings.Split(sb.Field, ".")
+		if slices.Contains(segments, "") {
+			return nil, weft.Errorf(ErrInvalidRequest, "sort field %q must be a dotted path without empty parts", sb.Field)
+		}
+		paths = append(paths, sortPath{segments: segments, desc: strings.EqualFold(sb.Direction, "desc")})
+	}
+	return paths, nil
+}
+
+// sortRows sorts rows stably by the values at paths: missing and null first,
+// then booleans, numbers (numerically), strings, and other JSON by its text.
+func sortRows(rows []joinedRow, paths []sortPath) []joinedRow {
+	type keyed struct {
+		row  joinedRow
+		keys []digest.Value
+	}
+	items := make([]keyed, len(rows))
+	for i, r := range rows {
+		v, _ := digest.Parse([]byte(r.Val))
+		keys := make([]digest.Value, len(paths))
+		for j, p := range paths {
+			keys[j] = valueAt(v, p.segments)
+		}
+		items[i] = keyed{row: r, keys: keys}
+	}
+	slices.SortStableFunc(items, func(a, b keyed) int {
+		for j, p := range paths {
+			c := compareValues(a.keys[j], b.keys[j])
+			if p.desc {
+				c = -c
+			}
+			if c != 0 {
+				return c
+			}
+		}
+		return 0
+	})
+	for i := range items {
+		rows[i] = items[i].row
+	}
+	return rows
+}
+
+func valueAt(v digest.Value, segments []string) digest.Value {
+	for _, seg := range segments {
+		next, ok := v.Get(seg)
+		if !ok {
+			return digest.NullValue()
+		}
+		v = next
+	}
+	return v
+}
+
+func compareValues(a, b digest.Value) int {
+	if c := cmp.Compare(a.Kind, b.Kind); c != 0 {
+		return c
+	}
+	switch a.Kind {
+	case digest.Bool:
+		return cmp.Compare(boolInt(a.Bool), boolInt(b.Bool))
+	case digest.Number:
+		x, _, errX := big.ParseFloat(a.Text, 10, 200, big.ToNearestEven)
+		y, _, errY := big.ParseFloat(b.Text, 10, 200, big.ToNearestEven)
+		if errX == nil && errY == nil {
+			return x.Cmp(y)
+		}
+		return strings.Compare(a.Text, b.Text)
+	case digest.String:
+		return strings.Compare(a.Text, b.Text)
+	case digest.Null:
+		return 0
+	}
+	return strings.Compare(string(a.Canonical()), string(b.Canonical()))
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (s *store) TableQueryStats(ctx context.Context, req *TableQueryStatsReq) (*TableQueryStatsRes, error) {
+	if err := checkProject(req.ProjectID); err != nil {
+		return nil, err
+	}
+	var count int64
+	err := s.db.NewSelect().Model((*tableMeta)(nil)).Column("row_count").Where("project_id = ? AND digest = ?", req.ProjectID, req.Digest).Scan(ctx, &count)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, weft.Errorf(ErrNotFound, "Table %s not found", req.Digest)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &TableQueryStatsRes{Count: count}, nil
+}
+
+func (s *store) TableQueryStatsBatch(ctx context.Context, req *TableQueryStatsBatchReq) (*TableQueryStatsBatchRes, error) {
+	if err := checkProject(req.ProjectID); err != nil {
+		return nil, err
+	}
+	out := &TableQueryStatsBatchRes{Tables: []TableStats{}}
+	if len(req.Digests) == 0 {
+		return out, nil
+	}
+	var metas []tableMeta
+	err := s.db.NewSelect().Model(&metas).Column("digest", "row_count", "storage_size_bytes").
+		Where("project_id = ? AND digest IN (?)", req.ProjectID, bun.In(slices.Compact(slices.Sorted(slices.Values(req.Digests))))).
+		Order("digest").Scan(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range metas {
+		stats := TableStats{Count: m.RowCount, Digest: m.Digest}
+		if req.IncludeStorageSize {
+			size := m.StorageSizeBytes
+			stats.StorageSizeBytes = &size
+		}
+		out.Tables = append(out.Tables, stats)
+	}
+	return out, nil
+}

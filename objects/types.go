@@ -1,0 +1,286 @@
+package objects
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// ObjSchema is a stored object version, as obj/read and objs/query return it.
+type ObjSchema struct {
+	ProjectID       string     `json:"project_id"`
+	ObjectID        string     `json:"object_id"`
+	CreatedAt       time.Time  `json:"created_at"`
+	DeletedAt       *time.Time `json:"deleted_at"`
+	Digest          string     `json:"digest"`
+	VersionIndex    int        `json:"version_index"`
+	IsLatest        int        `json:"is_latest"`
+	Kind            string     `json:"kind" enum:"op,object"`
+	BaseObjectClass *string    `json:"base_object_class"`
+	LeafObjectClass *string    `json:"leaf_object_class"`
+	// Val is the stored value, exactly as it was sent ({} with MetadataOnly).
+	Val       json.RawMessage `json:"val"`
+	PfUserID  *string         `json:"pf_user_id"`
+	SizeBytes *int64          `json:"size_bytes"`
+}
+
+// ObjCreateReq publishes a version of an object.
+type ObjCreateReq struct {
+	Obj ObjSchemaForInsert `json:"obj"`
+}
+
+// ObjSchemaForInsert is the object to publish.
+type ObjSchemaForInsert struct {
+	_         struct{} `additionalProperties:"true"`
+	ProjectID string   `json:"project_id"`
+	ObjectID  string   `json:"object_id"`
+	// Val is any JSON value; its digest is computed over its canonical form.
+	Val json.RawMessage `json:"val"`
+	// BuiltinObjectClass names a server-known class the value must be (or be
+	// converted to). SetBaseObjectClass is its deprecated alias.
+	BuiltinObjectClass *string `json:"builtin_object_class,omitempty"`
+	SetBaseObjectClass *string `json:"set_base_object_class,omitempty"`
+	// ExpectedDigest, when set, must equal the digest the server computes.
+	ExpectedDigest *string `json:"expected_digest,omitempty"`
+}
+
+// ObjCreateRes names the version stored.
+type ObjCreateRes struct {
+	Digest       string `json:"digest"`
+	ObjectID     string `json:"object_id"`
+	VersionIndex int    `json:"version_index"`
+}
+
+// ObjReadReq reads one version. Digest is a digest, "latest" or "v<N>".
+type ObjReadReq struct {
+	ProjectID    string `json:"project_id"`
+	ObjectID     string `json:"object_id"`
+	Digest       string `json:"digest"`
+	MetadataOnly bool   `json:"metadata_only,omitempty"`
+	// IncludeTagsAndAliases is accepted for compatibility; tags and aliases are not kept.
+	IncludeTagsAndAliases bool `json:"include_tags_and_aliases,omitempty"`
+}
+
+// ObjReadRes is the version read.
+type ObjReadRes struct {
+	Obj ObjSchema `json:"obj"`
+}
+
+// ObjectVersionFilter selects versions for ObjsQuery.
+type ObjectVersionFilter struct {
+	_                        struct{} `additionalProperties:"true"`
+	BaseObjectClasses        []string `json:"base_object_classes,omitempty"`
+	ExcludeBaseObjectClasses []string `json:"exclude_base_object_classes,omitempty"`
+	LeafObjectClasses        []string `json:"leaf_object_classes,omitempty"`
+	ObjectIDs                []string `json:"object_ids,omitempty"`
+	IsOp                     *bool    `json:"is_op,omitempty"`
+	LatestOnly               *bool    `json:"latest_only,omitempty"`
+}
+
+// SortBy is one sort key: a field and "asc" or "desc".
+type SortBy struct {
+	Field     string `json:"field"`
+	Direction string `json:"direction,omitempty" enum:"asc,desc,ASC,DESC"`
+}
+
+// ObjsQueryReq lists live object versions.
+type ObjsQueryReq struct {
+	ProjectID string               `json:"project_id"`
+	Filter    *ObjectVersionFilter `json:"filter,omitempty"`
+	Limit     *int                 `json:"limit,omitempty" minimum:"0"`
+	Offset    *int                 `json:"offset,omitempty" minimum:"0"`
+	// SortBy may name object_id and created_at; other fields are ignored.
+	SortBy             []SortBy `json:"sort_by,omitempty"`
+	MetadataOnly       bool     `json:"metadata_only,omitempty"`
+	IncludeStorageSize bool     `json:"include_storage_size,omitempty"`
+	// IncludeTagsAndAliases is accepted for compatibility.
+	IncludeTagsAndAliases bool `json:"include_tags_and_aliases,omitempty"`
+}
+
+// ObjsQueryRes is the page of versions.
+type ObjsQueryRes struct {
+	Objs []ObjSchema `json:"objs"`
+}
+
+// ObjDeleteReq soft-deletes versions: the given digests (digest, "latest" or
+// "v<N>" forms; at most 100), or every live version when Digests is empty.
+type ObjDeleteReq struct {
+	ProjectID string   `json:"project_id"`
+	ObjectID  string   `json:"object_id"`
+	Digests   []string `json:"digests,omitempty"`
+}
+
+// ObjDeleteRes counts the versions deleted.
+type ObjDeleteRes struct {
+	NumDeleted int `json:"num_deleted"`
+}
+
+// RefsReadBatchReq reads the values named by refs (at most 1000).
+type RefsReadBatchReq struct {
+	Refs []string `json:"refs"`
+}
+
+// RefsReadBatchRes holds one value per ref, in order; null for a deleted object
+// or a path that leads nowhere.
+type RefsReadBatchRes struct {
+	Vals []json.RawMessage `json:"vals"`
+}
+
+// FileCreateReq stores a file.
+type FileCreateReq struct {
+	ProjectID string
+	// Name is the client's file name; the file is addressed by its digest only.
+	Name           string
+	Content        []byte
+	ExpectedDigest string
+}
+
+// FileCreateRes is the file's digest.
+type FileCreateRes struct {
+	Digest string `json:"digest"`
+}
+
+// FileContentReq reads a file.
+type FileContentReq struct {
+	ProjectID string `json:"project_id"`
+	Digest    string `json:"digest"`
+}
+
+// FileContentRes is the file's bytes.
+type FileContentRes struct {
+	Content []byte
+}
+
+// FilesQueryStatsReq asks for the storage used by a project's files.
+type FilesQueryStatsReq struct {
+	ProjectID string `json:"project_id"`
+}
+
+// FilesQueryStatsRes is the total size of the project's distinct files.
+type FilesQueryStatsRes struct {
+	TotalSizeBytes int64 `json:"total_size_bytes"`
+}
+
+// TableCreateReq creates a table.
+type TableCreateReq struct {
+	Table TableSchemaForInsert `json:"table"`
+}
+
+// TableSchemaForInsert is a table's rows; each row is a JSON object.
+type TableSchemaForInsert struct {
+	_              struct{}          `additionalProperties:"true"`
+	ProjectID      string            `json:"project_id"`
+	Rows           []json.RawMessage `json:"rows"`
+	ExpectedDigest *string           `json:"expected_digest,omitempty"`
+}
+
+// TableCreateRes names the table and its rows.
+type TableCreateRes struct {
+	Digest     string   `json:"digest"`
+	RowDigests []string `json:"row_digests"`
+}
+
+// TableUpdateReq derives a new table from BaseDigest.
+type TableUpdateReq struct {
+	ProjectID  string            `json:"project_id"`
+	BaseDigest string            `json:"base_digest"`
+	Updates    []TableUpdateSpec `json:"updates"`
+}
+
+// TableUpdateSpec is exactly one of Append, Pop and Insert.
+type TableUpdateSpec struct {
+	Append *TableAppend `json:"append,omitempty"`
+	Pop    *TablePop    `json:"pop,omitempty"`
+	Insert *TableInsert `json:"insert,omitempty"`
+}
+
+// TableAppend adds a row at the end.
+type TableAppend struct {
+	Row json.RawMessage `json:"row"`
+}
+
+// TablePop removes the row at Index.
+type TablePop struct {
+	Index int `json:"index"`
+}
+
+// TableInsert inserts a row before Index (Index = length appends).
+type TableInsert struct {
+	Index int             `json:"index"`
+	Row   json.RawMessage `json:"row"`
+}
+
+// TableUpdateRes names the new table and the rows the update added.
+type TableUpdateRes struct {
+	Digest            string   `json:"digest"`
+	UpdatedRowDigests []string `json:"updated_row_digests"`
+}
+
+// TableCreateFromDigestsReq creates a table from rows already stored.
+type TableCreateFromDigestsReq struct {
+	ProjectID  string   `json:"project_id"`
+	RowDigests []string `json:"row_digests"`
+}
+
+// TableCreateFromDigestsRes names the table.
+type TableCreateFromDigestsRes struct {
+	Digest string `json:"digest"`
+}
+
+// TableRowFilter restricts table/query to some row digests.
+type TableRowFilter struct {
+	RowDigests []string `json:"row_digests,omitempty"`
+}
+
+// TableQueryReq reads rows of a table.
+type TableQueryReq struct {
+	ProjectID string          `json:"project_id"`
+	Digest    string          `json:"digest"`
+	Filter    *TableRowFilter `json:"filter,omitempty"`
+	Limit     *int            `json:"limit,omitempty" minimum:"0"`
+	Offset    *int            `json:"offset,omitempty" minimum:"0"`
+	// SortBy fields are dotted paths into the row (e.g. "input.score").
+	SortBy []SortBy `json:"sort_by,omitempty"`
+}
+
+// TableRow is one row with its position in the table.
+type TableRow struct {
+	Digest        string          `json:"digest"`
+	Val           json.RawMessage `json:"val"`
+	OriginalIndex int             `json:"original_index"`
+}
+
+// TableQueryRes is the page of rows.
+type TableQueryRes struct {
+	Rows []TableRow `json:"rows"`
+}
+
+// TableQueryStatsReq asks for one table's row count.
+type TableQueryStatsReq struct {
+	ProjectID string `json:"project_id"`
+	Digest    string `json:"digest"`
+}
+
+// TableQueryStatsRes is the row count.
+type TableQueryStatsRes struct {
+	Count int64 `json:"count"`
+}
+
+// TableQueryStatsBatchReq asks for statistics of several tables.
+type TableQueryStatsBatchReq struct {
+	ProjectID          string
+	Digests            []string
+	IncludeStorageSize bool
+}
+
+// TableStats is one table's statistics.
+type TableStats struct {
+	Count  int64  `json:"count"`
+	Digest string `json:"digest"`
+	// StorageSizeBytes is set only when asked for.
+	StorageSizeBytes *int64 `json:"storage_size_bytes,omitempty"`
+}
+
+// TableQueryStatsBatchRes holds one entry per table found.
+type TableQueryStatsBatchRes struct {
+	Tables []TableStats `json:"tables"`
+}
