@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -281,12 +282,7 @@ func (s *store) ObjsQuery(ctx context.Context, req *ObjsQueryReq) (*ObjsQueryRes
 		q = q.OrderExpr("o.created_at ASC")
 	}
 	q = q.OrderExpr("o.object_id ASC, o.version_index ASC")
-	if req.Limit != nil {
-		q = q.Limit(int64(*req.Limit))
-	}
-	if req.Offset != nil {
-		q = q.Offset(int64(*req.Offset))
-	}
+	q = limitOffset(q, req.Limit, req.Offset)
 	if err := q.Scan(ctx); err != nil {
 		return nil, err
 	}
@@ -392,4 +388,19 @@ func (s *store) deleteVersions(ctx context.Context, tx bun.Tx, req *ObjDeleteReq
 		return nil, err
 	}
 	return &ObjDeleteRes{NumDeleted: len(digests)}, nil
+}
+
+// limitOffset pages a query. SQLite needs a LIMIT before an OFFSET, so an
+// offset alone comes with an unreachable limit.
+func limitOffset(q *bun.SelectQuery, limit, offset *int) *bun.SelectQuery {
+	if limit != nil {
+		q = q.Limit(int64(*limit))
+	}
+	if offset != nil {
+		if limit == nil {
+			q = q.Limit(math.MaxInt64)
+		}
+		q = q.Offset(int64(*offset))
+	}
+	return q
 }

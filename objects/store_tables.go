@@ -291,12 +291,7 @@ func (s *store) TableQuery(ctx context.Context, req *TableQueryReq) (*TableQuery
 		q = q.Where("e.row_digest IN (?)", bun.In(req.Filter.RowDigests))
 	}
 	if len(paths) == 0 {
-		if req.Limit != nil {
-			q = q.Limit(int64(*req.Limit))
-		}
-		if req.Offset != nil {
-			q = q.Offset(int64(*req.Offset))
-		}
+		q = limitOffset(q, req.Limit, req.Offset)
 	}
 	var rows []joinedRow
 	if err := q.Scan(ctx, &rows); err != nil && !errors.Is(err, sql.ErrNoRows) {

@@ -479,12 +479,7 @@ func (s *store) V2List(ctx context.Context, req *V2ListReq) ([]V2Object, error) 
 		Where("o.project_id = ? AND o.deleted_at IS NULL", req.ProjectID).
 		OrderExpr("o.object_id ASC, o.version_index DESC")
 	q = filterVersions(q, familyFilter(req.Family))
-	if req.Limit != nil {
-		q = q.Limit(int64(*req.Limit))
-	}
-	if req.Offset != nil {
-		q = q.Offset(int64(*req.Offset))
-	}
+	q = limitOffset(q, req.Limit, req.Offset)
 	if err := q.Scan(ctx); err != nil {
 		return nil, err
 	}
