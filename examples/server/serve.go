@@ -75,6 +75,9 @@ func serve(ctx context.Context, args []string) error {
 		Health:       db.PingContext,
 		RateLimit:    httpapi.RateLimit{PerSecond: opts.rateLimit, Burst: opts.rateBurst},
 	}
+	if cfg.Trace, err = newTraceService(db); err != nil {
+		return err
+	}
 	if cfg.Chat, cfg.Registry, err = newChatService(opts.chatConfig, db, logger); err != nil {
 		return err
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/chat"
 	"github.com/weftlabs/weft/feedback"
+	"github.com/weftlabs/weft/trace"
 )
 
 // Version is the server version reported by /server_info and /version.
@@ -68,6 +69,8 @@ type Config struct {
 	// RateLimit bounds requests per API key; over it a request gets 429 with
 	// Retry-After. Off by default.
 	RateLimit RateLimit
+	// Trace serves the call routes (/call/*, /calls/*, /cost/*, /v2/.../call*).
+	Trace trace.Service
 	// Chat serves /v1/chat/completions, /v1/models and /image/create.
 	Chat *chat.Service
 	// Feedback serves /feedback/* and /annotation_queues/*.
@@ -141,6 +144,9 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if cfg.Feedback != nil {
 		h.registerFeedback()
+	}
+	if cfg.Trace != nil {
+		h.registerTrace()
 	}
 
 	var handler http.Handler = router

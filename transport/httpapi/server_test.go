@@ -46,7 +46,9 @@ type fixture struct {
 	aliceKey string
 }
 
-func newFixture(t *testing.T, db *weft.DB, maxBody int64) fixture {
+// newFixture serves a handler with the probe route, an admin and a user alice;
+// configure adds services to the handler's Config.
+func newFixture(t *testing.T, db *weft.DB, maxBody int64, configure ...func(*Config)) fixture {
 	t.Helper()
 	ctx := context.Background()
 	identity, err := weft.NewIdentity(weft.IdentityConfig{DB: db.DB})
@@ -64,7 +66,11 @@ func newFixture(t *testing.T, db *weft.DB, maxBody int64) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := New(Config{Identity: identity, MaxBodyBytes: maxBody, Health: db.PingContext, Logger: slog.New(slog.DiscardHandler)})
+	cfg := Config{Identity: identity, MaxBodyBytes: maxBody, Health: db.PingContext, Logger: slog.New(slog.DiscardHandler)}
+	for _, c := range configure {
+		c(&cfg)
+	}
+	h, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

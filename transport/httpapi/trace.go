@@ -1,0 +1,412 @@
+package httpapi
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humachi"
+
+	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/trace"
+)
+
+// Trace route bodies. Top-level fields are strict (unknown ones are a 422, as
+// Weave's BaseModelStrict); nested call records accept unknown fields.
+type (
+	CallStartInput struct{ Body trace.CallStartReq }
+	CallEndInput   struct{ Body trace.CallEndReq }
+	// The v2 bodies may leave project_id out (the path names the project), so
+	// their records are decoded by the handler.
+	V2CallStartInput struct {
+		Entity  string `path:"entity"`
+		Project string `path:"project"`
+		Body    struct {
+			Start json.RawMessage `json:"start"`
+		}
+	}
+	V2CallEndInput struct {
+		Entity  string `path:"entity"`
+		Project string `path:"project"`
+		Body    struct {
+			End json.RawMessage `json:"end"`
+		}
+	}
+	CallStartOutput struct{ Body *trace.CallStartRes }
+	CallEndOutput   struct{ Body *trace.CallEndRes }
+
+	// UpsertBatchInput keeps each item's req undecoded so that one malformed
+	// item fails alone instead of failing the request.
+	UpsertBatchInput struct {
+		Body struct {
+			Batch []struct {
+				Mode string          `json:"mode,omitempty"`
+				Req  json.RawMessage `json:"req,omitempty"`
+			} `json:"batch"`
+		}
+	}
+	CallsCompleteInput struct {
+		Entity  string `path:"entity"`
+		Project string `path:"project"`
+		Body    struct {
+			Batch []trace.CompletedCall `json:"batch"`
+		}
+	}
+	UpsertBatchOutput struct {
+		Body struct {
+			Res []batchItemResult `json:"res"`
+		}
+	}
+
+	CallUpdateInput struct {
+		Body struct {
+			trace.CallUpdateReq
+			// Accepted and ignored: the acting user is the authenticated one.
+			WbUserID string `json:"wb_user_id,omitempty"`
+			PfUserID string `json:"pf_user_id,omitempty"`
+		}
+	}
+	CallUpdateOutput struct{ Body *trace.CallUpdateRes }
+	CallReadInput    struct {
+		Body struct {
+			trace.CallReadReq
+			IncludeStorageSize      bool `json:"include_storage_size,omitempty"`
+			IncludeTotalStorageSize bool `json:"include_total_storage_size,omitempty"`
+		}
+	}
+	CallReadOutput   struct{ Body *trace.CallReadRes }
+	CallsQueryInput  struct{ Body callsQueryBody }
+	CallsStatsInput  struct{ Body callsStatsBody }
+	CallsStatsOutput struct{ Body *trace.CallsQueryStatsRes }
+	CallsDeleteInput struct {
+		Body struct {
+			trace.CallsDeleteReq
+			WbUserID string `json:"wb_user_id,omitempty"`
+			PfUserID string `json:"pf_user_id,omitempty"`
+		}
+	}
+	CallsDeleteOutput struct{ Body *trace.CallsDeleteRes }
+	CallsUsageInput   struct{ Body trace.CallsUsageReq }
+	CallsUsageOutput  struct{ Body *trace.CallsUsageRes }
+	CostCreateInput   struct {
+		Body struct {
+			trace.CostCreateReq
+			WbUserID string `json:"wb_user_id,omitempty"`
+			PfUserID string `json:"pf_user_id,omitempty"`
+		}
+	}
+	CostCreateOutput struct{ Body *trace.CostCreateRes }
+	CostQueryInput   struct{ Body trace.CostQueryReq }
+	CostQueryOutput  struct{ Body *trace.CostQueryRes }
+	CostPurgeInput   struct{ Body trace.CostPurgeReq }
+	CostPurgeOutput  struct{ Body *trace.CostPurgeRes }
+)
+
+// callsQueryBody is CallsQueryReq plus the Weave fields this server accepts
+// and ignores (feedback, storage sizes, ref expansion) and the query DSL,
+// which it refuses rather than silently ignore.
+type callsQueryBody struct {
+	trace.CallsQueryReq
+	Query                      json.RawMessage `json:"query,omitempty"`
+	ExpandColumns              []string        `json:"expand_columns,omitempty"`
+	IncludeFeedback            bool            `json:"include_feedback,omitempty"`
+	IncludeStorageSize         bool            `json:"include_storage_size,omitempty"`
+	IncludeTotalStorageSize    bool            `json:"include_total_storage_size,omitempty"`
+	ReturnExpandedColumnValues bool            `json:"return_expanded_column_values,omitempty"`
+}
+
+type callsStatsBody struct {
+	trace.CallsQueryStatsReq
+	Query                   json.RawMessage `json:"query,omitempty"`
+	ExpandColumns           []string        `json:"expand_columns,omitempty"`
+	IncludeTotalStorageSize bool            `json:"include_total_storage_size,omitempty"`
+}
+
+// errQueryDSL refuses Weave's query expressions: answering without applying
+// them would return calls the caller excluded.
+var errQueryDSL = weft.DefineError(weft.ErrInvalid, "InvalidRequest", "query expressions are not supported; use filter")
+
+func checkNoQuery(q json.RawMessage) error {
+	if len(q) > 0 && string(q) != "null" && string(q) != "{}" {
+		return weft.WithFields(errQueryDSL, map[string]any{"param": "query"}, "query expressions are not supported; use filter (call_ids, trace_ids, parent_ids, op_names, trace_roots_only, input_refs, output_refs, thread_ids)")
+	}
+	return nil
+}
+
+// batchItemResult is one entry of an upsert_batch answer: the ids of a start,
+// {} for an end, or the error of an item that was not stored.
+type batchItemResult struct {
+	ID      string          `json:"id,omitempty"`
+	TraceID string          `json:"trace_id,omitempty"`
+	Error   *batchItemError `json:"error,omitempty"`
+}
+
+type batchItemError struct {
+	Status    int    `json:"status"`
+	ErrorType string `json:"error_type"`
+	Reason    string `json:"reason"`
+}
+
+func (h *Handler) registerTrace() {
+	svc := h.cfg.Trace
+	op := func(id, method, path, summary string) huma.Operation {
+		return *h.operation(styleWeave, huma.Operation{OperationID: id, Method: method, Path: path, Summary: summary, Tags: []string{"calls"}})
+	}
+	huma.Register(h.api, op("call-start", http.MethodPost, "/call/start", "Start a call"),
+		func(ctx context.Context, in *CallStartInput) (*CallStartOutput, error) {
+			if err := h.authorize(ctx, in.Body.Start.ProjectID, true); err != nil {
+				return nil, err
+			}
+			res, err := svc.CallStart(ctx, &in.Body)
+			return &CallStartOutput{Body: res}, err
+		})
+	huma.Register(h.api, op("call-end", http.MethodPost, "/call/end", "End a call (may arrive before its start)"),
+		func(ctx context.Context, in *CallEndInput) (*CallEndOutput, error) {
+			if err := h.authorize(ctx, in.Body.End.ProjectID, true); err != nil {
+				return nil, err
+			}
+			res, err := svc.CallEnd(ctx, &in.Body)
+			return &CallEndOutput{Body: res}, err
+		})
+	huma.Register(h.api, op("v2-call-start", http.MethodPost, "/v2/{entity}/{project}/call/start", "Start a call (v2 path)"),
+		func(ctx context.Context, in *V2CallStartInput) (*CallStartOutput, error) {
+			var req trace.CallStartReq
+			if err := decodeRecord(in.Body.Start, &req.Start); err != nil {
+				return nil, err
+			}
+			if err := h.pathProject(ctx, in.Entity, in.Project, &req.Start.ProjectID); err != nil {
+				return nil, err
+			}
+			res, err := svc.CallStart(ctx, &req)
+			return &CallStartOutput{Body: res}, err
+		})
+	huma.Register(h.api, op("v2-call-end", http.MethodPost, "/v2/{entity}/{project}/call/end", "End a call (v2 path)"),
+		func(ctx context.Context, in *V2CallEndInput) (*CallEndOutput, error) {
+			var req trace.CallEndReq
+			if err := decodeRecord(in.Body.End, &req.End); err != nil {
+				return nil, err
+			}
+			if err := h.pathProject(ctx, in.Entity, in.Project, &req.End.ProjectID); err != nil {
+				return nil, err
+			}
+			res, err := svc.CallEnd(ctx, &req)
+			return &CallEndOutput{Body: res}, err
+		})
+	huma.Register(h.api, op("call-upsert-batch", http.MethodPost, "/call/upsert_batch", "Apply a batch of call starts and ends, each item on its own"),
+		h.upsertBatch)
+	huma.Register(h.api, op("v2-calls-complete", http.MethodPost, "/v2/{entity}/{project}/calls/complete", "Store completed calls (start and end in one record)"),
+		func(ctx context.Context, in *CallsCompleteInput) (*UpsertBatchOutput, error) {
+			projectID := projectOf(in.Entity, in.Project)
+			if err := h.authorize(ctx, projectID, true); err != nil {
+				return nil, err
+			}
+			res, err := svc.CallsComplete(ctx, &trace.CallsCompleteReq{ProjectID: projectID, Batch: in.Body.Batch})
+			if err != nil {
+				return nil, err
+			}
+			return h.batchOutput(ctx, res), nil
+		})
+	huma.Register(h.api, op("call-update", http.MethodPost, "/call/update", "Rename a call (it need not exist yet)"),
+		func(ctx context.Context, in *CallUpdateInput) (*CallUpdateOutput, error) {
+			if err := h.authorize(ctx, in.Body.ProjectID, true); err != nil {
+				return nil, err
+			}
+			res, err := svc.CallUpdate(ctx, &in.Body.CallUpdateReq)
+			return &CallUpdateOutput{Body: res}, err
+		})
+	huma.Register(h.api, op("call-read", http.MethodPost, "/call/read", "Read one call ({\"call\": null} when absent)"),
+		func(ctx context.Context, in *CallReadInput) (*CallReadOutput, error) {
+			if err := h.authorize(ctx, in.Body.ProjectID, false); err != nil {
+				return nil, err
+			}
+			res, err := svc.CallRead(ctx, &in.Body.CallReadReq)
+			return &CallReadOutput{Body: res}, err
+		})
+	streamOp := op("calls-stream-query", http.MethodPost, "/calls/stream_query", "Query calls; the answer is NDJSON, one call per line")
+	streamOp.Responses = map[string]*huma.Response{"200": {Description: "One call JSON object per line", Content: map[string]*huma.MediaType{"application/jsonl": {}}}}
+	huma.Register(h.api, streamOp, h.streamQuery)
+	huma.Register(h.api, op("calls-query-stats", http.MethodPost, "/calls/query_stats", "Count calls"),
+		func(ctx context.Context, in *CallsStatsInput) (*CallsStatsOutput, error) {
+			if err := h.authorize(ctx, in.Body.ProjectID, false); err != nil {
+				return nil, err
+			}
+			if err := checkNoQuery(in.Body.Query); err != nil {
+				return nil, err
+			}
+			res, err := svc.CallsQueryStats(ctx, &in.Body.CallsQueryStatsReq)
+			return &CallsStatsOutput{Body: res}, err
+		})
+	huma.Register(h.api, op("calls-delete", http.MethodPost, "/calls/delete", "Delete calls and their descendants (at most 1000 ids)"),
+		func(ctx context.Context, in *CallsDeleteInput) (*CallsDeleteOutput, error) {
+			if err := h.authorize(ctx, in.Body.ProjectID, true); err != nil {
+				return nil, err
+			}
+			res, err := svc.CallsDelete(ctx, &in.Body.CallsDeleteReq)
+			return &CallsDeleteOutput{Body: res}, err
+		})
+	huma.Register(h.api, op("calls-usage", http.MethodPost, "/calls/usage", "Token usage (and costs) of calls' subtrees"),
+		func(ctx context.Context, in *CallsUsageInput) (*CallsUsageOutput, error) {
+			if err := h.authorize(ctx, in.Body.ProjectID, false); err != nil {
+				return nil, err
+			}
+			res, err := svc.CallsUsage(ctx, &in.Body)
+			return &CallsUsageOutput{Body: res}, err
+		})
+	huma.Register(h.api, op("cost-create", http.MethodPost, "/cost/create", "Add project LLM prices"),
+		func(ctx context.Context, in *CostCreateInput) (*CostCreateOutput, error) {
+			if err := h.authorize(ctx, in.Body.ProjectID, true); err != nil {
+				return nil, err
+			}
+			res, err := svc.CostCreate(ctx, &in.Body.CostCreateReq)
+			return &CostCreateOutput{Body: res}, err
+		})
+	huma.Register(h.api, op("cost-query", http.MethodPost, "/cost/query", "List project LLM prices"),
+		func(ctx context.Context, in *CostQueryInput) (*CostQueryOutput, error) {
+			if err := h.authorize(ctx, in.Body.ProjectID, false); err != nil {
+				return nil, err
+			}
+			res, err := svc.CostQuery(ctx, &in.Body)
+			return &CostQueryOutput{Body: res}, err
+		})
+	huma.Register(h.api, op("cost-purge", http.MethodPost, "/cost/purge", "Remove project LLM prices"),
+		func(ctx context.Context, in *CostPurgeInput) (*CostPurgeOutput, error) {
+			if err := h.authorize(ctx, in.Body.ProjectID, true); err != nil {
+				return nil, err
+			}
+			res, err := svc.CostPurge(ctx, &in.Body)
+			return &CostPurgeOutput{Body: res}, err
+		})
+}
+
+// pathProject authorizes the v2 path's project for writing and puts it in the
+// body's project_id, which, when given, must name the same project.
+func (h *Handler) pathProject(ctx context.Context, entity, project string, bodyProject *string) error {
+	projectID := projectOf(entity, project)
+	if *bodyProject != "" && *bodyProject != projectID {
+		return weft.Errorf(trace.ErrInvalidCall, "project_id %q differs from the project in the path", *bodyProject)
+	}
+	*bodyProject = projectID
+	return h.authorize(ctx, projectID, true)
+}
+
+// upsertBatch decodes each item on its own, authorizes every project the batch
+// writes to (a forbidden one refuses the whole batch), and reports per item.
+func (h *Handler) upsertBatch(ctx context.Context, in *UpsertBatchInput) (*UpsertBatchOutput, error) {
+	batch := make([]trace.BatchItem, len(in.Body.Batch))
+	var projects []string
+	for i, raw := range in.Body.Batch {
+		item := trace.BatchItem{Mode: raw.Mode}
+		var projectID string
+		switch raw.Mode {
+		case trace.ModeStart:
+			var req trace.CallStartReq
+			if item.Err = decodeItem(raw.Req, &req, i); item.Err == nil {
+				item.Start, projectID = &req.Start, req.Start.ProjectID
+			}
+		case trace.ModeEnd:
+			var req trace.CallEndReq
+			if item.Err = decodeItem(raw.Req, &req, i); item.Err == nil {
+				item.End, projectID = &req.End, req.End.ProjectID
+			}
+		}
+		if _, _, err := weft.ParseProjectID(projectID); err == nil && !slices.Contains(projects, projectID) {
+			projects = append(projects, projectID)
+		}
+		batch[i] = item
+	}
+	for _, projectID := range projects {
+		if err := h.authorize(ctx, projectID, true); err != nil {
+			return nil, err
+		}
+	}
+	res, err := h.cfg.Trace.UpsertBatch(ctx, &trace.UpsertBatchReq{Batch: batch})
+	if err != nil {
+		return nil, err
+	}
+	return h.batchOutput(ctx, res), nil
+}
+
+func decodeItem(raw json.RawMessage, dst any, i int) error {
+	if err := json.Unmarshal(raw, dst); err != nil {
+		return weft.Errorf(trace.ErrInvalidCall, "batch item %d: req is malformed: %v", i, err)
+	}
+	return nil
+}
+
+// decodeRecord decodes a call record the schema left open; a malformed one
+// is a validation error (422).
+func decodeRecord(raw json.RawMessage, dst any) error {
+	if err := json.Unmarshal(raw, dst); err != nil {
+		return weft.Errorf(errMalformedRecord, "malformed call record: %v", err)
+	}
+	return nil
+}
+
+var errMalformedRecord = weft.DefineError(weft.ErrValidation, "InvalidFieldError", "malformed call record")
+
+func (h *Handler) batchOutput(ctx context.Context, res *trace.UpsertBatchRes) *UpsertBatchOutput {
+	out := &UpsertBatchOutput{}
+	out.Body.Res = make([]batchItemResult, len(res.Res))
+	for i, r := range res.Res {
+		out.Body.Res[i] = batchItemResult{ID: r.ID, TraceID: r.TraceID}
+		if r.Err != nil {
+			rendered := renderDomainError(ctx, styleWeave, r.Err)
+			body, _ := rendered.body.(map[string]any)
+			reason, _ := body["reason"].(string)
+			errType, _ := body["error_type"].(string)
+			out.Body.Res[i].Error = &batchItemError{Status: rendered.status, ErrorType: errType, Reason: reason}
+		}
+	}
+	return out
+}
+
+// streamQuery answers NDJSON, one call per line, written as rows arrive from
+// the database. The first line is flushed at once; an error before it is an
+// ordinary error response.
+func (h *Handler) streamQuery(ctx context.Context, in *CallsQueryInput) (*huma.StreamResponse, error) {
+	if err := h.authorize(ctx, in.Body.ProjectID, false); err != nil {
+		return nil, err
+	}
+	if err := checkNoQuery(in.Body.Query); err != nil {
+		return nil, err
+	}
+	return &huma.StreamResponse{Body: func(hctx huma.Context) {
+		_, w := humachi.Unwrap(hctx)
+		rc := http.NewResponseController(w)
+		buf := bufio.NewWriterSize(w, 64<<10)
+		enc := json.NewEncoder(buf)
+		enc.SetEscapeHTML(false)
+		started := false
+		err := h.cfg.Trace.CallsQuery(hctx.Context(), &in.Body.CallsQueryReq, func(c *trace.Call) error {
+			if !started {
+				started = true
+				w.Header().Set("Content-Type", "application/jsonl")
+				w.WriteHeader(http.StatusOK)
+				if err := enc.Encode(c); err != nil {
+					return err
+				}
+				if err := buf.Flush(); err != nil {
+					return err
+				}
+				return rc.Flush()
+			}
+			return enc.Encode(c)
+		})
+		switch {
+		case err != nil && !started:
+			rendered := renderDomainError(ctx, styleWeave, err)
+			writeJSON(w, rendered.status, rendered.body)
+		case err != nil:
+			loggerFrom(ctx).WarnContext(ctx, "calls stream ended early", "error", err)
+			_ = buf.Flush()
+		case !started:
+			w.Header().Set("Content-Type", "application/jsonl")
+			w.WriteHeader(http.StatusOK)
+		default:
+			_ = buf.Flush()
+		}
+	}}, nil
+}

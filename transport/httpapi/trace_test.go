@@ -1,0 +1,206 @@
+package httpapi
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/internal/testdb"
+	"github.com/weftlabs/weft/trace"
+)
+
+func newTraceFixture(t *testing.T, db *weft.DB) fixture {
+	t.Helper()
+	store, err := trace.New(trace.Config{DB: db.DB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newFixture(t, db, 1<<20, func(cfg *Config) { cfg.Trace = store })
+}
+
+func post(t *testing.T, f fixture, auth, path, body string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, f.server.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, b
+}
+
+func newUUID() string { return uuid.Must(uuid.NewV7()).String() }
+
+func TestTraceRoutes(t *testing.T) {
+	t.Parallel()
+	testdb.ForEach(t, func(t *testing.T, db *weft.DB) {
+		f := newTraceFixture(t, db)
+		alice := basic("api", f.aliceKey)
+		root, child, traceID := newUUID(), newUUID(), newUUID()
+		startJSON := func(id, parent string) string {
+			p := ""
+			if parent != "" {
+				p = fmt.Sprintf(`,"parent_id":%q`, parent)
+			}
+			return fmt.Sprintf(`{"start":{"project_id":"alice/p","id":%q,"trace_id":%q%s,"op_name":"weave:///alice/p/op/f:1","started_at":"2026-05-01T12:00:00.000Z","attributes":{},"inputs":{"q":"ünïcode","n":12345678901234567890},"unknown_nested":1}}`, id, traceID, p)
+		}
+		endJSON := func(id, summary string) string {
+			return fmt.Sprintf(`{"end":{"project_id":"alice/p","id":%q,"ended_at":"2026-05-01T12:00:01.500Z","summary":%s,"output":{"a":[1,2]}}}`, id, summary)
+		}
+		batch := fmt.Sprintf(`{"batch":[{"mode":"start","req":%s},{"mode":"start","req":%s},{"mode":"end","req":%s},{"mode":"end","req":%s},{"mode":"start","req":{"start":{"project_id":"alice/p","id":"BAD","op_name":"x","started_at":"2026-05-01T12:00:00Z"}}},{"mode":"end","req":{"end":"not an object"}},{"mode":"sideways","req":{}}]}`,
+			startJSON(root, ""), startJSON(child, root),
+			endJSON(child, `{"usage":{"gpt-4":{"requests":1,"prompt_tokens":4,"completion_tokens":2}}}`),
+			endJSON(root, `{"usage":{"gpt-4":{"requests":1,"prompt_tokens":4,"completion_tokens":2}}}`))
+		status, body := post(t, f, alice, "/call/upsert_batch", batch)
+		if status != 200 {
+			t.Fatalf("upsert_batch: %d %s", status, body)
+		}
+		var res struct {
+			Res []struct {
+				ID      string `json:"id"`
+				TraceID string `json:"trace_id"`
+				Error   *struct {
+					Status int `json:"status"`
+				} `json:"error"`
+			} `json:"res"`
+		}
+		if err := json.Unmarshal(body, &res); err != nil || len(res.Res) != 7 {
+			t.Fatalf("upsert_batch answer: %s", body)
+		}
+		if res.Res[0].ID != root || res.Res[0].TraceID != traceID || res.Res[2].Error != nil {
+			t.Fatalf("good items: %s", body)
+		}
+		for _, i := range []int{4, 5, 6} {
+			if res.Res[i].Error == nil || res.Res[i].Error.Status != 400 {
+				t.Fatalf("item %d should fail with 400: %s", i, body)
+			}
+		}
+
+		// NDJSON, one call per line, default order.
+		status, body = post(t, f, alice, "/calls/stream_query", fmt.Sprintf(`{"project_id":"alice/p","filter":{"trace_ids":[%q]},"include_costs":false,"limit":1000}`, traceID))
+		lines := bytes.Split(bytes.TrimSpace(body), []byte("\n"))
+		if status != 200 || len(lines) != 2 {
+			t.Fatalf("stream_query: %d %s", status, body)
+		}
+		var first trace.Call
+		if err := json.Unmarshal(lines[0], &first); err != nil || first.ID != root && first.ID != child {
+			t.Fatalf("line: %s", lines[0])
+		}
+		if !bytes.Contains(lines[0], []byte(`"inputs":{"q":"ünïcode","n":12345678901234567890}`)) {
+			t.Fatalf("inputs not exact: %s", lines[0])
+		}
+
+		id := newUUID()
+		for _, tc := range []struct {
+			name, auth, path, body string
+			status                 int
+			want                   string
+		}{
+			{"start", alice, "/call/start", fmt.Sprintf(`{"start":{"project_id":"alice/p","id":%q,"op_name":"op","started_at":"2026-05-01T12:00:00Z"}}`, id), 200, `"id":"` + id + `"`},
+			{"start generates ids", alice, "/call/start", `{"start":{"project_id":"alice/p","op_name":"op","started_at":"2026-05-01T12:00:00Z"}}`, 200, `"trace_id":"`},
+			{"end", alice, "/call/end", fmt.Sprintf(`{"end":{"project_id":"alice/p","id":%q,"ended_at":"2026-05-01T12:00:02Z","summary":{},"wb_run_step_end":3}}`, id), 200, `{}`},
+			{"v2 start", alice, "/v2/alice/p/call/start", `{"start":{"op_name":"op","started_at":"2026-05-01T12:00:00Z"}}`, 200, `"trace_id":"`},
+			{"v2 end", alice, "/v2/alice/p/call/end", fmt.Sprintf(`{"end":{"id":%q,"ended_at":"2026-05-01T12:00:03Z"}}`, id), 200, `{}`},
+			{"v2 wrong project in body", alice, "/v2/alice/p/call/start", `{"start":{"project_id":"alice/q","op_name":"op","started_at":"2026-05-01T12:00:00Z"}}`, 400, `InvalidRequest`},
+			{"v2 malformed record", alice, "/v2/alice/p/call/start", `{"start":{"op_name":"op","started_at":"soon"}}`, 422, `malformed call record`},
+			{"v2 complete", alice, "/v2/alice/p/calls/complete", fmt.Sprintf(`{"batch":[{"id":%q,"trace_id":%q,"op_name":"op","started_at":"2026-05-01T12:00:00Z","ended_at":"2026-05-01T12:00:01Z","output":null,"summary":{}}]}`, newUUID(), traceID), 200, `"res":[{"id":`},
+			{"update", alice, "/call/update", fmt.Sprintf(`{"project_id":"alice/p","call_id":%q,"display_name":"renamed","wb_user_id":"x"}`, id), 200, `{}`},
+			{"read", alice, "/call/read", fmt.Sprintf(`{"project_id":"alice/p","id":%q}`, id), 200, `"display_name":"renamed"`},
+			{"read unknown", alice, "/call/read", fmt.Sprintf(`{"project_id":"alice/p","id":%q}`, newUUID()), 200, `{"call":null}`},
+			{"read with costs", alice, "/call/read", fmt.Sprintf(`{"project_id":"alice/p","id":%q,"include_costs":true}`, root), 200, `"costs":{"gpt-4":{`},
+			{"stats", alice, "/calls/query_stats", fmt.Sprintf(`{"project_id":"alice/p","filter":{"trace_ids":[%q]}}`, traceID), 200, `{"count":3}`},
+			{"usage", alice, "/calls/usage", fmt.Sprintf(`{"project_id":"alice/p","call_ids":[%q]}`, root), 200, `"prompt_tokens":4,"completion_tokens":2,"total_tokens":6`},
+			{"usage limit too small", alice, "/calls/usage", fmt.Sprintf(`{"project_id":"alice/p","call_ids":[%q],"limit":1}`, root), 413, `"error_type":"RequestTooLarge"`},
+			{"cost create", alice, "/cost/create", `{"project_id":"alice/p","costs":{"my-llm":{"prompt_token_cost":0.1,"completion_token_cost":0.2}}}`, 200, `"ids":[["my-llm","`},
+			{"cost query", alice, "/cost/query", `{"project_id":"alice/p"}`, 200, `"llm_id":"my-llm"`},
+			{"cost purge", alice, "/cost/purge", `{"project_id":"alice/p","llm_ids":["my-llm"]}`, 200, `{"num_deleted":1}`},
+			{"delete cascades", alice, "/calls/delete", fmt.Sprintf(`{"project_id":"alice/p","call_ids":[%q]}`, root), 200, `{"num_deleted":2}`},
+			{"deleted child gone", alice, "/call/read", fmt.Sprintf(`{"project_id":"alice/p","id":%q}`, child), 200, `{"call":null}`},
+			{"delete too many", alice, "/calls/delete", fmt.Sprintf(`{"project_id":"alice/p","call_ids":[%s]}`, strings.TrimSuffix(strings.Repeat(`"`+id+`",`, 1001), ",")), 413, `"reason":"Request too large"`},
+
+			// Bad input: never a 500.
+			{"no credentials", "", "/call/start", `{}`, 401, `AuthenticationError`},
+			{"bad key", basic("api", "wf_nope_nope"), "/calls/stream_query", `{"project_id":"alice/p"}`, 401, `AuthenticationError`},
+			{"foreign project write", alice, "/call/start", `{"start":{"project_id":"admin/p","op_name":"op","started_at":"2026-05-01T12:00:00Z"}}`, 403, `Forbidden`},
+			{"foreign project batch", alice, "/call/upsert_batch", `{"batch":[{"mode":"start","req":{"start":{"project_id":"admin/p","op_name":"op","started_at":"2026-05-01T12:00:00Z"}}}]}`, 403, `Forbidden`},
+			{"foreign project read", alice, "/calls/stream_query", `{"project_id":"admin/p"}`, 403, `Forbidden`},
+			{"foreign project usage", alice, "/calls/usage", `{"project_id":"admin/p","call_ids":[]}`, 403, `Forbidden`},
+			{"foreign v2", alice, "/v2/admin/p/calls/complete", `{"batch":[]}`, 403, `Forbidden`},
+			{"malformed json", alice, "/call/start", `{"start":`, 422, `json_invalid`},
+			{"malformed batch", alice, "/call/upsert_batch", `{"batch":{}}`, 422, `"loc":["body","batch"]`},
+			{"wrong type", alice, "/call/end", `{"end":{"project_id":"alice/p","id":"x","ended_at":"yesterday"}}`, 422, `"detail":[`},
+			{"unknown top-level field", alice, "/calls/query_stats", `{"project_id":"alice/p","bogus":1}`, 422, `extra_forbidden`},
+			{"missing started_at", alice, "/call/start", `{"start":{"project_id":"alice/p","op_name":"op"}}`, 422, `missing`},
+			{"bad id", alice, "/call/start", `{"start":{"project_id":"alice/p","id":"ABC","op_name":"op","started_at":"2026-05-01T12:00:00Z"}}`, 400, `InvalidIdFormat`},
+			{"bad project id", alice, "/calls/query_stats", `{"project_id":"nope"}`, 400, `InvalidRequest`},
+			{"bad sort", alice, "/calls/stream_query", `{"project_id":"alice/p","sort_by":[{"field":"inputs"}]}`, 400, `cannot sort by`},
+			{"query dsl refused", alice, "/calls/stream_query", `{"project_id":"alice/p","query":{"$expr":{}}}`, 400, `query expressions are not supported`},
+			{"update without name", alice, "/call/update", fmt.Sprintf(`{"project_id":"alice/p","call_id":%q,"display_name":""}`, id), 400, `display_name is required`},
+			{"usage bad limit", alice, "/calls/usage", `{"project_id":"alice/p","call_ids":["x"],"limit":-2}`, 400, `limit must be at least 1`},
+			{"purge nothing named", alice, "/cost/purge", `{"project_id":"alice/p"}`, 400, `InvalidRequest`},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				status, body := post(t, f, tc.auth, tc.path, tc.body)
+				if status != tc.status || !bytes.Contains(body, []byte(tc.want)) {
+					t.Fatalf("%s: %d %s; want %d with %s", tc.path, status, body, tc.status, tc.want)
+				}
+			})
+		}
+	})
+}
+
+// The stream writes rows as they come: a reader sees lines before the end of
+// a large answer, and every line is one complete call.
+func TestStreamQueryStreams(t *testing.T) {
+	t.Parallel()
+	db := testdb.SQLite(t)
+	f := newTraceFixture(t, db)
+	traceID := newUUID()
+	var items []string
+	for i := range 300 {
+		items = append(items, fmt.Sprintf(`{"mode":"start","req":{"start":{"project_id":"alice/p","id":%q,"trace_id":%q,"op_name":"op","started_at":"2026-05-01T12:00:%02d.%03dZ","inputs":{"pad":%q}}}}`,
+			newUUID(), traceID, i/60, i%1000, strings.Repeat("x", 1000)))
+	}
+	if status, body := post(t, f, "Bearer "+f.aliceKey, "/call/upsert_batch", `{"batch":[`+strings.Join(items, ",")+`]}`); status != 200 {
+		t.Fatalf("%d %s", status, body)
+	}
+	req, _ := http.NewRequest(http.MethodPost, f.server.URL+"/calls/stream_query", strings.NewReader(`{"project_id":"alice/p","columns":["inputs"]}`))
+	req.Header.Set("Authorization", "Bearer "+f.aliceKey)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.Header.Get("Content-Type") != "application/jsonl" {
+		t.Fatalf("content type %q", res.Header.Get("Content-Type"))
+	}
+	scanner := bufio.NewScanner(res.Body)
+	scanner.Buffer(nil, 1<<20)
+	n := 0
+	for scanner.Scan() {
+		var c map[string]json.RawMessage
+		if err := json.Unmarshal(scanner.Bytes(), &c); err != nil || c["inputs"] == nil || c["output"] != nil {
+			t.Fatalf("line %d: %s", n, scanner.Bytes())
+		}
+		n++
+	}
+	if n != 300 {
+		t.Fatalf("%d lines", n)
+	}
+}
