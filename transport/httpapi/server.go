@@ -30,6 +30,7 @@ import (
 	"github.com/weftlabs/weft/chat"
 	"github.com/weftlabs/weft/feedback"
 	"github.com/weftlabs/weft/trace"
+	"github.com/weftlabs/weft/training"
 )
 
 // Version is the server version reported by /server_info and /version.
@@ -78,6 +79,9 @@ type Config struct {
 	// Health reports whether the server can do its work (typically a database
 	// ping); /health answers 503 when it fails. Defaults to always healthy.
 	Health func(context.Context) error
+
+	// Training serves the /v1/preview model and training-job routes.
+	Training training.Service
 }
 
 // Authenticator checks an API key. username is the user part of a Basic
@@ -147,6 +151,9 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if cfg.Trace != nil {
 		h.registerTrace()
+	}
+	if cfg.Training != nil {
+		h.registerTraining()
 	}
 
 	var handler http.Handler = router

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/training"
+	"github.com/weftlabs/weft/training/blob"
+	"github.com/weftlabs/weft/training/exectrainer"
+)
+
+// trainingOptions are the flags of the training service, shared by serve and
+// worker.
+type trainingOptions struct {
+	trainerCommand string
+	checkpointDir  string
+	workers        int
+	maxAttempts    int
+	rescueAfter    time.Duration
+	jobTimeout     time.Duration
+}
+
+func trainingFlags(fs *flag.FlagSet, defaultWorkers int) *trainingOptions {
+	o := &trainingOptions{}
+	fs.StringVar(&o.trainerCommand, "trainer-command", "", "program run per training job (exec trainer protocol; space-separated arguments); empty = this process runs no jobs")
+	fs.StringVar(&o.checkpointDir, "checkpoint-dir", "data/checkpoints", "directory holding checkpoint files")
+	fs.IntVar(&o.workers, "training-workers", defaultWorkers, "training jobs this process runs at once (needs -trainer-command)")
+	fs.IntVar(&o.maxAttempts, "training-max-attempts", 3, "attempts per training job before it fails")
+	fs.DurationVar(&o.jobTimeout, "training-job-timeout", 24*time.Hour, "longest one training attempt may run")
+	fs.DurationVar(&o.rescueAfter, "training-rescue-after", 0, "how long a job may look running before it is retried elsewhere (default: job timeout + 10m)")
+	return o
+}
+
+// newTrainingService builds the training manager for db from o.
+func newTrainingService(db *weft.DB, o *trainingOptions, logger *slog.Logger) (*training.Manager, error) {
+	blobs, err := blob.NewDir(o.checkpointDir)
+	if err != nil {
+		return nil, err
+	}
+	cfg := training.Config{DB: db, Blobs: blobs, MaxAttempts: o.maxAttempts, JobTimeout: o.jobTimeout, RescueAfter: o.rescueAfter, Logger: logger}
+	if command := strings.Fields(o.trainerCommand); len(command) > 0 && o.workers > 0 {
+		trainer, err := exectrainer.New(exectrainer.Config{Command: command})
+		if err != nil {
+			return nil, err
+		}
+		cfg.Trainer, cfg.Workers = trainer, o.workers
+	}
+	return training.New(cfg)
+}
+
+// work runs training workers only (no HTTP), against the same database as the
+// servers: "server worker -database-url postgres://… -trainer-command …".
+func work(ctx context.Context, args []string) error {
+	fs := newFlagSet("worker")
+	dbURL := databaseFlag(fs)
+	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	opts := trainingFlags(fs, 1)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if opts.trainerCommand == "" || opts.workers < 1 {
+		return fmt.Errorf("worker needs -trainer-command and -training-workers ≥ 1")
+	}
+	logger, err := newLogger(*logLevel)
+	if err != nil {
+		return err
+	}
+	db, err := openDatabase(ctx, *dbURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	manager, err := newTrainingService(db, opts, logger)
+	if err != nil {
+		return err
+	}
+	if err := manager.Start(ctx); err != nil {
+		return err
+	}
+	fmt.Printf("weft worker running %d training job(s) at a time\n", opts.workers)
+	<-ctx.Done()
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	return manager.Stop(stopCtx)
+}

@@ -1,0 +1,227 @@
+package training
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"sort"
+	"strings"
+)
+
+// ObjectReader reads stored objects and their files: what SFT data given as a
+// weft object reference (trace:///<entity>/<project>/object/<name>:<version>,
+// or wandb-artifact:///<entity>/<project>/<name>:<version>) needs. The objects
+// service satisfies it through a small adapter.
+type ObjectReader interface {
+	// ReadObject returns the value of object objectID at version (a digest or an
+	// alias such as "latest" or "v0").
+	ReadObject(ctx context.Context, projectID, objectID, version string) (json.RawMessage, error)
+	// ReadFile returns the content of the file with digest.
+	ReadFile(ctx context.Context, projectID, digest string) ([]byte, error)
+}
+
+// dataRef is a parsed training_data_url.
+type dataRef struct {
+	url       string // http(s)
+	projectID string // object refs
+	objectID  string
+	version   string
+}
+
+// parseDataURL accepts http(s) URLs and object references; it checks the
+// shape only (whether the data exists is found out when the job runs).
+func parseDataURL(raw string) (dataRef, error) {
+	const field = "training_data_url"
+	u, err := url.Parse(raw)
+	if err != nil || raw == "" {
+		return dataRef{}, fieldErrorf(field, "must be an http(s) URL or a trace:/// or wandb-artifact:/// reference")
+	}
+	switch u.Scheme {
+	case "http", "https":
+		if u.Host == "" {
+			return dataRef{}, fieldErrorf(field, "URL has no host")
+		}
+		return dataRef{url: raw}, nil
+	case "trace", "wandb-artifact":
+		rest := strings.TrimLeft(strings.TrimPrefix(raw, u.Scheme+":"), "/")
+		parts := strings.Split(rest, "/")
+		if u.Scheme == "trace" {
+			if len(parts) != 4 || parts[2] != "object" {
+				return dataRef{}, fieldErrorf(field, "a trace reference must be trace:///<entity>/<project>/object/<name>:<version>")
+			}
+			parts = []string{parts[0], parts[1], parts[3]}
+		}
+		if len(parts) != 3 || parts[0] == "" || parts[1] == "" {
+			return dataRef{}, fieldErrorf(field, "an artifact reference must be wandb-artifact:///<entity>/<project>/<name>:<version>")
+		}
+		name, version, ok := strings.Cut(parts[2], ":")
+		if !ok || name == "" || version == "" {
+			version = "latest"
+		}
+		return dataRef{projectID: parts[0] + "/" + parts[1], objectID: name, version: version}, nil
+	}
+	return dataRef{}, fieldErrorf(field, "scheme %q is not supported: use http(s), trace:/// or wandb-artifact:///", u.Scheme)
+}
+
+// dataError is a problem with the training data: it fails the job at once (a
+// retry would read the same data).
+type dataError struct{ msg string }
+
+func (e *dataError) Error() string { return e.msg }
+
+func dataErrorf(format string, args ...any) error { return &dataError{fmt.Sprintf(format, args...)} }
+
+// fetchSFTData writes the training data named by ref to file and returns the
+// number of conversations in it.
+func (m *Manager) fetchSFTData(ctx context.Context, ref dataRef, file string) (int, error) {
+	var data []byte
+	var err error
+	if ref.url != "" {
+		data, err = m.fetchHTTP(ctx, ref.url)
+	} else {
+		data, err = m.fetchObject(ctx, ref)
+	}
+	if err != nil {
+		return 0, err
+	}
+	n, err := checkJSONLines(data)
+	if err != nil {
+		return 0, err
+	}
+	return n, os.WriteFile(file, data, 0o600)
+}
+
+func (m *Manager) fetchHTTP(ctx context.Context, u string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, dataErrorf("training data URL %s: %v", u, err)
+	}
+	resp, err := m.cfg.HTTPClient.Do(req)
+	if err != nil {
+		return nil, dataErrorf("training data could not be downloaded from %s: %v", u, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, dataErrorf("training data could not be downloaded from %s: HTTP %d", u, resp.StatusCode)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, m.cfg.MaxDataBytes+1))
+	if err != nil {
+		return nil, dataErrorf("training data could not be downloaded from %s: %v", u, err)
+	}
+	if int64(len(data)) > m.cfg.MaxDataBytes {
+		return nil, dataErrorf("training data at %s is larger than %d bytes", u, m.cfg.MaxDataBytes)
+	}
+	return data, nil
+}
+
+// fetchObject reads an artifact stored as an object whose value lists its files
+// ({"files": {"train.jsonl": "<digest>", ...}} anywhere in the value) and
+// returns train.jsonl, else trajectories.jsonl, else the only *.jsonl file.
+func (m *Manager) fetchObject(ctx context.Context, ref dataRef) ([]byte, error) {
+	name := ref.projectID + "/" + ref.objectID + ":" + ref.version
+	if m.cfg.Objects == nil {
+		return nil, dataErrorf("training data %s is an object reference, but this server reads training data only from http(s) URLs", name)
+	}
+	val, err := m.cfg.Objects.ReadObject(ctx, ref.projectID, ref.objectID, ref.version)
+	if err != nil {
+		return nil, dataErrorf("training data object %s could not be read: %v", name, err)
+	}
+	files := findFiles(val)
+	if len(files) == 0 {
+		return nil, dataErrorf("training data object %s holds no files", name)
+	}
+	var chosen string
+	for _, want := range []string{"train.jsonl", "trajectories.jsonl"} {
+		if _, ok := files[want]; ok {
+			chosen = want
+			break
+		}
+	}
+	if chosen == "" {
+		var jsonl []string
+		for f := range files {
+			if strings.HasSuffix(f, ".jsonl") {
+				jsonl = append(jsonl, f)
+			}
+		}
+		sort.Strings(jsonl)
+		if len(jsonl) != 1 {
+			return nil, dataErrorf("training data object %s must hold train.jsonl, trajectories.jsonl or exactly one .jsonl file (found %d)", name, len(jsonl))
+		}
+		chosen = jsonl[0]
+	}
+	data, err := m.cfg.Objects.ReadFile(ctx, ref.projectID, files[chosen])
+	if err != nil {
+		return nil, dataErrorf("file %s of training data object %s could not be read: %v", chosen, name, err)
+	}
+	return data, nil
+}
+
+// findFiles finds the first {"files": {name: digest}} map in an object value.
+func findFiles(val json.RawMessage) map[string]string {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(val, &obj) != nil {
+		return nil
+	}
+	if raw, ok := obj["files"]; ok {
+		var files map[string]string
+		if json.Unmarshal(raw, &files) == nil && len(files) > 0 {
+			out := make(map[string]string, len(files))
+			for k, v := range files {
+				out[path.Base(k)] = v
+			}
+			return out
+		}
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if files := findFiles(obj[k]); files != nil {
+			return files
+		}
+	}
+	return nil
+}
+
+// checkJSONLines checks that every non-empty line is a conversation: an object
+// with "messages" or "messages_and_choices".
+func checkJSONLines(data []byte) (int, error) {
+	scanner := bufio.NewScanner(bytes.NewReader(data))
+	scanner.Buffer(make([]byte, 0, 64<<10), 64<<20)
+	n, line := 0, 0
+	for scanner.Scan() {
+		line++
+		text := bytes.TrimSpace(scanner.Bytes())
+		if len(text) == 0 {
+			continue
+		}
+		var conv struct {
+			Messages           []json.RawMessage `json:"messages"`
+			MessagesAndChoices []json.RawMessage `json:"messages_and_choices"`
+		}
+		if err := json.Unmarshal(text, &conv); err != nil {
+			return 0, dataErrorf("training data line %d is not a JSON object: %v", line, err)
+		}
+		if conv.Messages == nil && conv.MessagesAndChoices == nil {
+			return 0, dataErrorf("training data line %d has neither messages nor messages_and_choices", line)
+		}
+		n++
+	}
+	if err := scanner.Err(); err != nil {
+		return 0, dataErrorf("training data could not be read: %v", err)
+	}
+	if n == 0 {
+		return 0, dataErrorf("training data holds no conversations")
+	}
+	return n, nil
+}

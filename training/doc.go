@@ -1,0 +1,26 @@
+// Package training registers trainable models, accepts reinforcement-learning
+// and supervised fine-tuning jobs, runs them on workers through a durable queue
+// in the same database, and records what they report: an ordered event log per
+// job and one checkpoint per successful job.
+//
+// It is the control plane behind the /v1/preview routes that OpenPipe ART's
+// serverless client speaks:
+//
+//   - A model is registered once per (project, name) and starts with an untrained
+//     step-0 checkpoint.
+//   - [Service.Log] validates trajectory groups and stores their metrics as
+//     "{split}/{metric}" on the model's current checkpoint.
+//   - [Service.CreateJob] and [Service.CreateSFTJob] store the job and enqueue it
+//     (River, on PostgreSQL or SQLite) in one transaction and return at once.
+//   - A worker ([Manager.Start]) hands the job to a [Trainer]; the trainer reports
+//     training_started{num_sequences}, then gradient_step rows; on success the
+//     next checkpoint (previous step + 1) is committed together with
+//     training_ended, on failure training_failed{error_message} is written.
+//   - A watchdog guarantees exactly one terminal event per job, also when a worker
+//     dies, the queue gives up on a job, or the job is cancelled.
+//
+// Checkpoint files live in a [blob.Store]; [Manager.ResolveAdapter] turns a model
+// name used in chat completions into the adapter directory to serve.
+//
+// Package exectrainer provides the Trainer that runs an external program per job.
+package training

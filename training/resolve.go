@@ -1,0 +1,82 @@
+package training
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/weftlabs/weft/training/blob"
+)
+
+// Adapter is a checkpoint ready to be served: a LoRA adapter over BaseModel.
+type Adapter struct {
+	// Name identifies the checkpoint to the inference server:
+	// "<entity>/<project>/<name>:step<N>".
+	Name string
+	// Path is the adapter directory on this machine, or "" when the checkpoint
+	// has no files (the untrained step 0: serve the base model).
+	Path      string
+	BaseModel string
+	Step      int64
+}
+
+// ResolveAdapter resolves a chat completion's model name to a checkpoint:
+// "<entity>/<project>/<name>" (latest step), "…:step<N>" or "…:latest", each
+// also prefixed with "wandb-artifact:///" (or "wandb-artifact://"). ok is false
+// when the name does not have that form or names no model or checkpoint. A Path
+// is only given by a blob store that is a blob.Locator.
+func (m *Manager) ResolveAdapter(ctx context.Context, model string) (Adapter, bool, error) {
+	name := model
+	for _, prefix := range []string{"wandb-artifact:///", "wandb-artifact://"} {
+		if rest, ok := strings.CutPrefix(name, prefix); ok {
+			name = rest
+			break
+		}
+	}
+	name, version, _ := strings.Cut(name, ":")
+	parts := strings.Split(name, "/")
+	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+		return Adapter{}, false, nil
+	}
+	step := int64(-1)
+	switch {
+	case version == "" || version == "latest":
+	case strings.HasPrefix(version, "step"):
+		n, err := strconv.ParseInt(strings.TrimPrefix(version, "step"), 10, 64)
+		if err != nil || n < 0 {
+			return Adapter{}, false, nil
+		}
+		step = n
+	default:
+		return Adapter{}, false, nil
+	}
+	projectID := parts[0] + "/" + parts[1]
+	var row modelRow
+	err := m.db.NewSelect().Model(&row).Where("project_id = ? AND name = ?", projectID, parts[2]).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Adapter{}, false, nil
+	}
+	if err != nil {
+		return Adapter{}, false, err
+	}
+	var cp checkpointRow
+	q := m.db.NewSelect().Model(&cp).Where("project_id = ? AND model_id = ?", projectID, row.ID)
+	if step >= 0 {
+		q = q.Where("step = ?", step)
+	} else {
+		q = q.Order("step DESC").Limit(1)
+	}
+	if err := q.Scan(ctx); errors.Is(err, sql.ErrNoRows) {
+		return Adapter{}, false, nil
+	} else if err != nil {
+		return Adapter{}, false, err
+	}
+	a := Adapter{Name: fmt.Sprintf("%s/%s:step%d", projectID, row.Name, cp.Step), BaseModel: row.Base, Step: cp.Step}
+	if locator, ok := m.cfg.Blobs.(blob.Locator); ok && cp.BlobPrefix != "" {
+		a.Path = locator.LocalPath(cp.BlobPrefix)
+	}
+	return a, true, nil
+}
