@@ -2,6 +2,7 @@
 // and keys.
 //
 //	server [serve]                        run the server (the default)
+//	server worker -trainer-command CMD    run training jobs only, against the servers' database
 //	server user create NAME [-admin]      add a user (with a personal entity NAME)
 //	server key create USER [-name N]      issue an API key for USER and print it
 //	server key revoke KEY_ID              revoke a key (KEY_ID is the hex after "wf_")
@@ -42,10 +43,12 @@ func run(ctx context.Context, args []string) error {
 	switch command {
 	case "serve":
 		return serve(ctx, args)
+	case "worker":
+		return work(ctx, args)
 	case "user", "key", "member":
 		return administer(ctx, command, args)
 	default:
-		return fmt.Errorf("unknown command %q (want serve, user, key or member)", command)
+		return fmt.Errorf("unknown command %q (want serve, worker, user, key or member)", command)
 	}
 }
 

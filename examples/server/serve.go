@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/training"
 	"github.com/weftlabs/weft/transport/httpapi"
 )
 
@@ -40,6 +41,7 @@ func serve(ctx context.Context, args []string) error {
 	fs.DurationVar(&opts.shutdownGrace, "shutdown-grace", 30*time.Second, "how long in-flight requests may take to finish on shutdown")
 	fs.Float64Var(&opts.rateLimit, "rate-limit", 0, "requests per second allowed per API key (0: unlimited); over it, 429 with Retry-After")
 	fs.IntVar(&opts.rateBurst, "rate-burst", 0, "requests one key may send at once (default: the rate, rounded up)")
+	trainingOpts := trainingFlags(fs, 1)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -84,6 +86,15 @@ func serve(ctx context.Context, args []string) error {
 	if cfg.Chat != nil {
 		defer closeChat(cfg.Chat, logger)
 	}
+	trainingService, err := newTrainingService(db, trainingOpts, logger)
+	if err != nil {
+		return err
+	}
+	if err := trainingService.Start(ctx); err != nil {
+		return err
+	}
+	defer trainingService.Stop(context.WithoutCancel(ctx)) //nolint:errcheck // shutting down
+	cfg.Training = trainingService
 	handler, err := httpapi.New(cfg)
 	if err != nil {
 		return err
@@ -129,7 +140,7 @@ func openDatabase(ctx context.Context, url string) (*weft.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := weft.Migrate(ctx, db); err != nil {
+	if err := weft.Migrate(ctx, db, training.MigrateQueue(db)); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
