@@ -95,6 +95,9 @@ func serve(ctx context.Context, args []string) error {
 	}
 	defer trainingService.Stop(context.WithoutCancel(ctx)) //nolint:errcheck // shutting down
 	cfg.Training = trainingService
+	if cfg.Feedback, err = newFeedbackService(db, cfg.Trace); err != nil {
+		return err
+	}
 	handler, err := httpapi.New(cfg)
 	if err != nil {
 		return err

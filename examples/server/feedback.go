@@ -1,0 +1,13 @@
+package main
+
+import (
+	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/feedback"
+	"github.com/weftlabs/weft/trace"
+)
+
+// newFeedbackService builds the feedback and annotation queue service; queue
+// items read their calls from the trace store.
+func newFeedbackService(db *weft.DB, calls trace.Service) (feedback.Service, error) {
+	return feedback.New(feedback.Config{DB: db.DB, Calls: feedback.TraceCalls(calls)})
+}
