@@ -34,7 +34,7 @@ func userCtx(user string) context.Context {
 
 func str(s string) *string { return &s }
 
-func newService(t *testing.T, db *weft.DB, calls feedback.CallLookup) feedback.Service {
+func newService(t testing.TB, db *weft.DB, calls feedback.CallLookup) feedback.Service {
 	t.Helper()
 	svc, err := feedback.New(feedback.Config{DB: db.DB, Calls: calls})
 	if err != nil {

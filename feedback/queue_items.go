@@ -19,11 +19,13 @@ const defaultItemsLimit = 50
 // itemSortFields are the fields items may be sorted by.
 var itemSortFields = []string{"call_started_at", "call_op_name", "created_at", "updated_at"}
 
-// latestProgress selects a column of the most recently updated live progress
-// record of item i; the ordering rides the annotator_progress_latest index.
-const latestProgress = `(SELECT p.%s FROM annotator_queue_items_progress AS p
- WHERE p.project_id = i.project_id AND p.queue_item_id = i.id AND p.deleted_at IS NULL
+// latestProgress selects column of the most recently updated live progress
+// record of item s; the ordering rides the annotator_progress_latest index.
+func latestProgress(column string) string {
+	return `(SELECT p.` + column + ` FROM annotator_queue_items_progress AS p
+ WHERE p.project_id = s.project_id AND p.queue_item_id = s.id AND p.deleted_at IS NULL
  ORDER BY p.updated_at DESC, p.id DESC LIMIT 1)`
+}
 
 // QueryQueueItems implements QueueService.
 func (s *service) QueryQueueItems(ctx context.Context, req QueryQueueItemsReq) (QueryQueueItemsRes, error) {
@@ -53,40 +55,10 @@ func queryItems(ctx context.Context, db bun.IDB, req QueryQueueItemsReq) ([]item
 	}
 	order += "id ASC"
 
-	var b strings.Builder
-	var args []any
-	b.WriteString("SELECT * FROM (SELECT i.*, COALESCE(" + strings.ReplaceAll(latestProgress, "%s", "annotation_state") +
-		", 'unstarted') AS annotation_state, " + strings.ReplaceAll(latestProgress, "%s", "annotator_id") + " AS annotator_user_id FROM (SELECT it.*")
-	if req.IncludePosition {
-		b.WriteString(", ROW_NUMBER() OVER (ORDER BY " + order + ") AS position_in_queue")
-	} else {
-		b.WriteString(", CAST(NULL AS BIGINT) AS position_in_queue")
-	}
-	b.WriteString(" FROM annotation_queue_items AS it WHERE it.project_id = ? AND it.queue_id = ? AND it.deleted_at IS NULL) AS i WHERE 1 = 1")
-	args = append(args, req.ProjectID, req.QueueID)
 	var states []string
-	if f := req.Filter; f != nil {
-		for _, eq := range []struct {
-			column string
-			value  *string
-		}{{"id", f.ID}, {"call_id", f.CallID}, {"call_op_name", f.CallOpName}, {"call_trace_id", f.CallTraceID}, {"added_by", f.AddedBy}} {
-			if eq.value != nil {
-				b.WriteString(" AND i." + eq.column + " = ?")
-				args = append(args, *eq.value)
-			}
-		}
-		states = f.AnnotationStates
+	if req.Filter != nil {
+		states = req.Filter.AnnotationStates
 	}
-	b.WriteString(") AS s")
-	if states != nil {
-		if len(states) == 0 {
-			b.WriteString(" WHERE 1 = 0")
-		} else {
-			b.WriteString(" WHERE s.annotation_state IN (?)")
-			args = append(args, bun.List(states))
-		}
-	}
-	b.WriteString(" ORDER BY " + order + " LIMIT ? OFFSET ?")
 	limit, offset := defaultItemsLimit, 0
 	if req.Limit != nil {
 		limit = *req.Limit
@@ -94,9 +66,49 @@ func queryItems(ctx context.Context, db bun.IDB, req QueryQueueItemsReq) ([]item
 	if req.Offset != nil {
 		offset = *req.Offset
 	}
-	args = append(args, limit, offset)
+
+	// positioned: the queue's live items (with positions), then the filters
+	// on item columns.
+	var positioned strings.Builder
+	var args []any
+	positioned.WriteString("SELECT it.*")
+	if req.IncludePosition {
+		positioned.WriteString(", ROW_NUMBER() OVER (ORDER BY " + order + ") AS position_in_queue")
+	} else {
+		positioned.WriteString(", CAST(NULL AS BIGINT) AS position_in_queue")
+	}
+	positioned.WriteString(" FROM annotation_queue_items AS it WHERE it.project_id = ? AND it.queue_id = ? AND it.deleted_at IS NULL")
+	args = append(args, req.ProjectID, req.QueueID)
+	filtered := "SELECT i.* FROM (" + positioned.String() + ") AS i WHERE 1 = 1"
+	if f := req.Filter; f != nil {
+		for _, eq := range []struct {
+			column string
+			value  *string
+		}{{"id", f.ID}, {"call_id", f.CallID}, {"call_op_name", f.CallOpName}, {"call_trace_id", f.CallTraceID}, {"added_by", f.AddedBy}} {
+			if eq.value != nil {
+				filtered += " AND i." + eq.column + " = ?"
+				args = append(args, *eq.value)
+			}
+		}
+	}
+	// withState adds each item's state to the items of the subquery %s.
+	withState := "SELECT s.*, COALESCE(" + latestProgress("annotation_state") + ", 'unstarted') AS annotation_state, " +
+		latestProgress("annotator_id") + " AS annotator_user_id FROM (%s) AS s"
+	var query string
+	switch {
+	case states == nil:
+		// Without a state filter the page is cut first, so states are
+		// computed for the returned items only.
+		query = strings.Replace(withState, "%s", filtered+" ORDER BY "+order+" LIMIT ? OFFSET ?", 1) + " ORDER BY " + order
+		args = append(args, limit, offset)
+	case len(states) == 0:
+		query = strings.Replace(withState, "%s", filtered, 1) + " WHERE 1 = 0"
+	default:
+		query = "SELECT * FROM (" + strings.Replace(withState, "%s", filtered, 1) + ") AS st WHERE st.annotation_state IN (?) ORDER BY " + order + " LIMIT ? OFFSET ?"
+		args = append(args, bun.List(states), limit, offset)
+	}
 	var rows []itemRow
-	if err := db.NewRaw(b.String(), args...).Scan(ctx, &rows); err != nil && !errors.Is(err, sql.ErrNoRows) {
+	if err := db.NewRaw(query, args...).Scan(ctx, &rows); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, err
 	}
 	return rows, nil
