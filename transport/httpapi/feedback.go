@@ -65,7 +65,9 @@ func (h *Handler) registerFeedback() {
 	}
 	feedbackRoute(h, post("feedback-create", "/feedback/create", "Store one feedback row"), true,
 		func(in *body[feedback.CreateReq]) []string { return one(in.Body.ProjectID) },
-		func(ctx context.Context, in *body[feedback.CreateReq]) (feedback.CreateRes, error) { return svc.Create(ctx, in.Body) })
+		func(ctx context.Context, in *body[feedback.CreateReq]) (feedback.CreateRes, error) {
+			return svc.Create(ctx, in.Body)
+		})
 	feedbackRoute(h, post("feedback-batch-create", "/feedback/batch/create", "Store feedback rows, all or none"), true,
 		func(in *body[feedback.BatchCreateReq]) []string {
 			var projects []string
@@ -83,13 +85,19 @@ func (h *Handler) registerFeedback() {
 		})
 	feedbackRoute(h, post("feedback-replace", "/feedback/replace", "Replace a feedback row with a new one"), true,
 		func(in *body[feedback.ReplaceReq]) []string { return one(in.Body.ProjectID) },
-		func(ctx context.Context, in *body[feedback.ReplaceReq]) (feedback.CreateRes, error) { return svc.Replace(ctx, in.Body) })
+		func(ctx context.Context, in *body[feedback.ReplaceReq]) (feedback.CreateRes, error) {
+			return svc.Replace(ctx, in.Body)
+		})
 	feedbackRoute(h, post("feedback-query", "/feedback/query", "List feedback rows"), false,
 		func(in *body[feedback.QueryReq]) []string { return one(in.Body.ProjectID) },
-		func(ctx context.Context, in *body[feedback.QueryReq]) (feedback.QueryRes, error) { return svc.Query(ctx, in.Body) })
+		func(ctx context.Context, in *body[feedback.QueryReq]) (feedback.QueryRes, error) {
+			return svc.Query(ctx, in.Body)
+		})
 	feedbackRoute(h, post("feedback-purge", "/feedback/purge", "Delete feedback rows by id"), true,
 		func(in *body[feedback.PurgeReq]) []string { return one(in.Body.ProjectID) },
-		func(ctx context.Context, in *body[feedback.PurgeReq]) (feedback.PurgeRes, error) { return svc.Purge(ctx, in.Body) })
+		func(ctx context.Context, in *body[feedback.PurgeReq]) (feedback.PurgeRes, error) {
+			return svc.Purge(ctx, in.Body)
+		})
 
 	feedbackRoute(h, post("annotation-queue-create", "/annotation_queues", "Create an annotation queue"), true,
 		func(in *body[feedback.CreateQueueReq]) []string { return one(in.Body.ProjectID) },
