@@ -1,57 +1,33 @@
 package feedback
 
 import (
-	"strings"
-
-	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/objects/ref"
 )
 
 // Ref kinds that feedback rules distinguish.
 const (
-	refObject = "object"
-	refOp     = "op"
-	refCall   = "call"
+	refObject = string(ref.KindObject)
+	refOp     = string(ref.KindOp)
+	refCall   = string(ref.KindCall)
 )
 
-// ref is a parsed trace:///… (or weave:///…) reference.
-type ref struct {
+// parsedRef is what the feedback rules read of a trace:/// (or weave:///) ref.
+type parsedRef struct {
 	projectID string // "<entity>/<project>"
-	kind      string // object, op, call, or whatever the client wrote
+	kind      string // object, op, table or call
 	name      string // object/op name, or the call id
-	digest    string // "" for calls and refs without a version
+	digest    string // version of an object or op
 }
 
-// refSchemes are the accepted spellings; both parse to the same ref.
-var refSchemes = []string{"trace:///", "weave:///"}
-
-// parseRef splits "<scheme><entity>/<project>/<kind>/<name>[:<digest>][/<path>…]".
-// It checks the shape only; the kind is returned as written.
-func parseRef(s string) (ref, bool) {
-	var rest string
-	found := false
-	for _, scheme := range refSchemes {
-		if after, ok := strings.CutPrefix(s, scheme); ok {
-			rest, found = after, true
-			break
-		}
+// parseRef parses s with the shared ref parser.
+func parseRef(s string) (parsedRef, bool) {
+	r, err := ref.Parse(s)
+	if err != nil {
+		return parsedRef{}, false
 	}
-	if !found {
-		return ref{}, false
+	name := r.Name
+	if r.Kind == ref.KindCall {
+		name = r.ID
 	}
-	parts := strings.SplitN(rest, "/", 5)
-	if len(parts) < 4 || parts[2] == "" || parts[3] == "" {
-		return ref{}, false
-	}
-	projectID := parts[0] + "/" + parts[1]
-	if _, _, err := weft.ParseProjectID(projectID); err != nil {
-		return ref{}, false
-	}
-	r := ref{projectID: projectID, kind: parts[2], name: parts[3]}
-	if r.kind != refCall {
-		r.name, r.digest, _ = strings.Cut(parts[3], ":")
-		if r.name == "" {
-			return ref{}, false
-		}
-	}
-	return r, true
+	return parsedRef{projectID: r.ProjectID(), kind: string(r.Kind), name: name, digest: r.Version}, true
 }
