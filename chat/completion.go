@@ -241,11 +241,18 @@ func truncateBytes(b []byte, n int) string {
 	return string(b[:n]) + "…"
 }
 
+// CallIDHeader names the response header carrying the id of the call a
+// completion is traced as.
+const CallIDHeader = "Weft-Call-Id"
+
 // Relay writes the answer to w: status, headers and body, flushing after each
 // streamed event. It then hands the call to the trace queue. It returns the
 // reason a stream ended early, nil when it completed.
 func (c *Completion) Relay(w http.ResponseWriter) error {
 	rc := http.NewResponseController(w)
+	if c.queue != nil {
+		w.Header().Set(CallIDHeader, c.pending.call.ID)
+	}
 	if !c.Streaming {
 		ct := c.contentType
 		if ct == "" {

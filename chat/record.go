@@ -163,15 +163,19 @@ func (p *pendingCall) finish() Call {
 	return c
 }
 
-// usageSummary is {"usage": {model: output.usage}}, or {} when the output
-// reports no usage: usage is never invented.
+// usageSummary is {"usage": {model: usage}} with the upstream's usage and,
+// as Weave's clients record it, "requests": 1; {} when the output reports no
+// usage: token counts are never invented.
 func usageSummary(model string, output json.RawMessage) json.RawMessage {
 	var withUsage struct {
-		Usage json.RawMessage `json:"usage"`
+		Usage map[string]json.RawMessage `json:"usage"`
 	}
-	if json.Unmarshal(output, &withUsage) != nil || len(withUsage.Usage) == 0 || string(withUsage.Usage) == "null" {
+	if json.Unmarshal(output, &withUsage) != nil || len(withUsage.Usage) == 0 {
 		return json.RawMessage("{}")
 	}
-	summary, _ := json.Marshal(map[string]map[string]json.RawMessage{"usage": {model: withUsage.Usage}})
+	if _, ok := withUsage.Usage["requests"]; !ok {
+		withUsage.Usage["requests"] = json.RawMessage("1")
+	}
+	summary, _ := json.Marshal(map[string]map[string]map[string]json.RawMessage{"usage": {model: withUsage.Usage}})
 	return summary
 }

@@ -266,7 +266,7 @@ func TestStreamRelayAndTrace(t *testing.T) {
 			if len(out.Choices) != 1 || out.Choices[0].Message.Content != "Hello" || out.Choices[0].FinishReason != "stop" {
 				t.Errorf("assembled output %s", call.Output)
 			}
-			wantSummary := `{"usage":{"m":{"prompt_tokens":4,"completion_tokens":2,"total_tokens":6}}}`
+			wantSummary := `{"usage":{"m":{"completion_tokens":2,"prompt_tokens":4,"requests":1,"total_tokens":6}}}`
 			if !tc.usage {
 				wantSummary = `{}`
 			}

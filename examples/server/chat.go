@@ -10,10 +10,14 @@ import (
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/chat"
+	"github.com/weftlabs/weft/chat/chatstore"
+	"github.com/weftlabs/weft/objects"
+	"github.com/weftlabs/weft/trace"
 )
 
 // newChatService builds the chat gateway from the routing file at path (off
-// when path is empty) and the metrics registry it shares with the HTTP
+// when path is empty), tracing completions into db and keeping generated
+// images there as files, and the metrics registry it shares with the HTTP
 // handler.
 func newChatService(path string, db *weft.DB, logger *slog.Logger) (*chat.Service, *prometheus.Registry, error) {
 	registry := prometheus.NewRegistry()
@@ -25,7 +29,18 @@ func newChatService(path string, db *weft.DB, logger *slog.Logger) (*chat.Servic
 	if err != nil {
 		return nil, nil, err
 	}
-	service, err := chat.New(chat.Config{Routing: routing, Registerer: registry, Logger: logger})
+	traces, err := trace.New(trace.Config{DB: db.DB})
+	if err != nil {
+		return nil, nil, err
+	}
+	files, err := objects.New(objects.Config{DB: db})
+	if err != nil {
+		return nil, nil, err
+	}
+	service, err := chat.New(chat.Config{
+		Routing: routing, Registerer: registry, Logger: logger,
+		Recorder: chatstore.Recorder{Trace: traces}, Files: chatstore.Files{Objects: files},
+	})
 	if err != nil {
 		return nil, nil, err
 	}
