@@ -8,6 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
 
@@ -135,37 +138,126 @@ func (w *writeSet) addName(projectID, id, name string) {
 	w.get(projectID, id).row.DisplayName = &name
 }
 
-// flush writes the set: one multi-row upsert per kind of write (start and end,
-// start only, end only, rename only), so that no statement touches a row twice.
-func (s *Store) flush(ctx context.Context, db bun.IDB, w *writeSet) error {
+// groups splits the set by kind of write (start and end, start only, end
+// only, rename only), so that one statement per group never touches a row
+// twice. Index: [hasStart][hasEnd].
+func (w *writeSet) groups() [2][2][]callRow {
 	var groups [2][2][]callRow
 	for _, p := range w.order {
 		groups[b2i(p.hasStart)][b2i(p.hasEnd)] = append(groups[b2i(p.hasStart)][b2i(p.hasEnd)], p.row)
 	}
+	return groups
+}
+
+// upsert is the multi-row statement of one group: insert, or on conflict
+// overwrite the group's columns (a rename keeps the stored name when the
+// write carries none).
+func upsert(db bun.IDB, rows []callRow, hasStart, hasEnd bool) *bun.InsertQuery {
+	q := db.NewInsert().Model(&rows).On("CONFLICT (project_id, id) DO UPDATE").
+		Set("display_name = COALESCE(EXCLUDED.display_name, c.display_name)")
+	if hasStart {
+		for _, col := range startColumns {
+			q = q.Set(col + " = EXCLUDED." + col)
+		}
+	}
+	if hasEnd {
+		for _, col := range endColumns {
+			q = q.Set(col + " = EXCLUDED." + col)
+		}
+	}
+	return q
+}
+
+// flush writes the set with one multi-row upsert per group.
+func (s *Store) flush(ctx context.Context, db bun.IDB, w *writeSet) error {
+	groups := w.groups()
 	for hasStart := range 2 {
 		for hasEnd := range 2 {
-			rows := groups[hasStart][hasEnd]
-			if len(rows) == 0 {
-				continue
-			}
-			q := db.NewInsert().Model(&rows).On("CONFLICT (project_id, id) DO UPDATE").
-				Set("display_name = COALESCE(EXCLUDED.display_name, c.display_name)")
-			if hasStart == 1 {
-				for _, col := range startColumns {
-					q = q.Set(col + " = EXCLUDED." + col)
+			if rows := groups[hasStart][hasEnd]; len(rows) > 0 {
+				if _, err := upsert(db, rows, hasStart == 1, hasEnd == 1).Exec(ctx); err != nil {
+					return err
 				}
-			}
-			if hasEnd == 1 {
-				for _, col := range endColumns {
-					q = q.Set(col + " = EXCLUDED." + col)
-				}
-			}
-			if _, err := q.Exec(ctx); err != nil {
-				return err
 			}
 		}
 	}
 	return nil
+}
+
+// copyColumns are the calls columns a COPY fills, in callRow order.
+var copyColumns = []string{"project_id", "id", "trace_id", "parent_id", "thread_id", "turn_id", "op_name", "display_name",
+	"started_at", "ended_at", "attributes", "inputs", "otel_dump", "input_refs", "output", "output_refs", "summary",
+	"exception", "pf_user_id", "pf_run_id", "pf_run_step", "pf_run_step_end"}
+
+// flushPostgres writes the set in one PostgreSQL transaction on the pgx
+// connection under bun. Calls whose start and end come together (what the
+// SDKs send) are COPYed when none of them exists yet — the common case, and
+// several times cheaper than an upsert; if one does exist the COPY is rolled
+// back to a savepoint and the group is upserted like the others.
+func (s *Store) flushPostgres(ctx context.Context, w *writeSet) error {
+	conn, err := s.db.DB.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return conn.Raw(func(driverConn any) error {
+		pc, ok := driverConn.(*stdlib.Conn)
+		if !ok {
+			return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return s.flush(ctx, tx, w) })
+		}
+		tx, err := pc.Conn().Begin(ctx)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
+		groups := w.groups()
+		for hasStart := range 2 {
+			for hasEnd := range 2 {
+				rows := groups[hasStart][hasEnd]
+				if len(rows) == 0 {
+					continue
+				}
+				if hasStart == 1 && hasEnd == 1 {
+					copied, err := copyNew(ctx, tx, rows)
+					if err != nil {
+						return err
+					}
+					if copied {
+						continue
+					}
+				}
+				if _, err := tx.Exec(ctx, upsert(s.db, rows, hasStart == 1, hasEnd == 1).String()); err != nil {
+					return err
+				}
+			}
+		}
+		return tx.Commit(ctx)
+	})
+}
+
+// copyNew COPYs rows into calls inside a savepoint; copied is false (and
+// nothing written) when one of them already exists.
+func copyNew(ctx context.Context, tx pgx.Tx, rows []callRow) (copied bool, err error) {
+	if _, err := tx.Exec(ctx, "SAVEPOINT weft_copy_calls"); err != nil {
+		return false, err
+	}
+	values := make([][]any, len(rows))
+	for i := range rows {
+		r := &rows[i]
+		values[i] = []any{r.ProjectID, r.ID, r.TraceID, r.ParentID, r.ThreadID, r.TurnID, r.OpName, r.DisplayName,
+			r.StartedAt, r.EndedAt, r.Attributes, r.Inputs, r.OtelDump, r.InputRefs, r.Output, r.OutputRefs, r.Summary,
+			r.Exception, r.PfUserID, r.PfRunID, r.PfRunStep, r.PfRunStepEnd}
+	}
+	_, err = tx.CopyFrom(ctx, pgx.Identifier{"calls"}, copyColumns, pgx.CopyFromRows(values))
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+		_, err = tx.Exec(ctx, "ROLLBACK TO SAVEPOINT weft_copy_calls")
+		return false, err
+	}
+	if err != nil {
+		return false, err
+	}
+	_, err = tx.Exec(ctx, "RELEASE SAVEPOINT weft_copy_calls")
+	return err == nil, err
 }
 
 func b2i(b bool) int {
@@ -460,9 +552,12 @@ func (s *Store) UpsertBatch(ctx context.Context, req *UpsertBatchReq) (*UpsertBa
 	if len(w.order) == 0 {
 		return res, nil
 	}
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		return s.flush(ctx, tx, &w)
-	})
+	var err error
+	if s.postgres {
+		err = s.flushPostgres(ctx, &w)
+	} else {
+		err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return s.flush(ctx, tx, &w) })
+	}
 	if err != nil {
 		return nil, err
 	}

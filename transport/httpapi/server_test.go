@@ -48,7 +48,7 @@ type fixture struct {
 
 // newFixture serves a handler with the probe route, an admin and a user alice;
 // configure adds services to the handler's Config.
-func newFixture(t *testing.T, db *weft.DB, maxBody int64, configure ...func(*Config)) fixture {
+func newFixture(t testing.TB, db *weft.DB, maxBody int64, configure ...func(*Config)) fixture {
 	t.Helper()
 	ctx := context.Background()
 	identity, err := weft.NewIdentity(weft.IdentityConfig{DB: db.DB})

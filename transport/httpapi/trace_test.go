@@ -17,7 +17,7 @@ import (
 	"github.com/weftlabs/weft/trace"
 )
 
-func newTraceFixture(t *testing.T, db *weft.DB) fixture {
+func newTraceFixture(t testing.TB, db *weft.DB) fixture {
 	t.Helper()
 	store, err := trace.New(trace.Config{DB: db.DB})
 	if err != nil {
@@ -26,7 +26,7 @@ func newTraceFixture(t *testing.T, db *weft.DB) fixture {
 	return newFixture(t, db, 1<<20, func(cfg *Config) { cfg.Trace = store })
 }
 
-func post(t *testing.T, f fixture, auth, path, body string) (int, []byte) {
+func post(t testing.TB, f fixture, auth, path, body string) (int, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, f.server.URL+path, strings.NewReader(body))
 	if err != nil {
