@@ -34,6 +34,7 @@ func serve(ctx context.Context, args []string) error {
 	var opts serveOptions
 	fs.StringVar(&opts.addr, "addr", ":8080", "address to listen on")
 	dbURL := databaseFlag(fs)
+	maxFileBytes := objectsFlag(fs)
 	fs.Int64Var(&opts.maxBodyBytes, "max-body-bytes", httpapi.DefaultMaxBodyBytes, "largest request body accepted; larger ones get 413")
 	fs.StringVar(&opts.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&opts.adminUser, "admin-user", "admin", "name of the admin user created on first start with an empty database")
@@ -96,6 +97,9 @@ func serve(ctx context.Context, args []string) error {
 	defer trainingService.Stop(context.WithoutCancel(ctx)) //nolint:errcheck // shutting down
 	cfg.Training = trainingService
 	if cfg.Feedback, err = newFeedbackService(db, cfg.Trace); err != nil {
+		return err
+	}
+	if cfg.Objects, err = newObjectsService(db, *maxFileBytes); err != nil {
 		return err
 	}
 	handler, err := httpapi.New(cfg)

@@ -31,6 +31,7 @@ import (
 	"github.com/weftlabs/weft/feedback"
 	"github.com/weftlabs/weft/trace"
 	"github.com/weftlabs/weft/training"
+	"github.com/weftlabs/weft/objects"
 )
 
 // Version is the server version reported by /server_info and /version.
@@ -76,6 +77,9 @@ type Config struct {
 	Chat *chat.Service
 	// Feedback serves /feedback/* and /annotation_queues/*.
 	Feedback feedback.Service
+	// Objects serves /obj/*, /objs/*, /refs/*, /file/*, /files/*, /table/* and
+	// the /v2/{entity}/{project}/ object family.
+	Objects objects.Service
 	// Health reports whether the server can do its work (typically a database
 	// ping); /health answers 503 when it fails. Defaults to always healthy.
 	Health func(context.Context) error
@@ -154,6 +158,9 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if cfg.Training != nil {
 		h.registerTraining()
+	}
+	if cfg.Objects != nil {
+		h.registerObjects()
 	}
 
 	var handler http.Handler = router
