@@ -336,4 +336,3 @@ func v2Create[Req, Res any](h *Handler, op huma.Operation, run func(ctx context.
 		return &body[Res]{Body: *out}, nil
 	})
 }
-

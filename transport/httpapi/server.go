@@ -29,9 +29,9 @@ import (
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/chat"
 	"github.com/weftlabs/weft/feedback"
+	"github.com/weftlabs/weft/objects"
 	"github.com/weftlabs/weft/trace"
 	"github.com/weftlabs/weft/training"
-	"github.com/weftlabs/weft/objects"
 )
 
 // Version is the server version reported by /server_info and /version.
