@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -79,7 +80,9 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	default:
 		return nil, fmt.Errorf("weft: database url must start with postgres://, postgresql:// or sqlite: (got %q)", truncate(url, 40))
 	}
-	db.AddQueryHook(bundebug.NewQueryHook(bundebug.FromEnv("BUNDEBUG")))
+	if os.Getenv("BUNDEBUG") != "" {
+		db.AddQueryHook(bundebug.NewQueryHook(bundebug.FromEnv("BUNDEBUG")))
+	}
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := db.PingContext(pingCtx); err != nil {

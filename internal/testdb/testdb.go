@@ -219,7 +219,7 @@ func StartLocal(ctx context.Context) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.opts = fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300", port, dir)
+	c.opts = fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=300", port, dir)
 	c.URL = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
 	if err := c.Start(ctx); err != nil {
 		return nil, err

@@ -6,12 +6,14 @@ import (
 	"database/sql/driver"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/validation"
@@ -186,6 +188,10 @@ func unavailable(err error) bool {
 	}
 	return errors.As(err, &netErr) || errors.As(err, &connectErr) ||
 		errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) ||
+		strings.Contains(err.Error(), "conn closed") || // pgconn reports a connection lost mid-query this way
+		strings.Contains(err.Error(), "database is locked") || // SQLite writers queued past busy_timeout
 		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
 		pgconn.Timeout(err) || pgconn.SafeToRetry(err)
 }

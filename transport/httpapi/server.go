@@ -17,6 +17,9 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"path"
+	"reflect"
+	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -125,6 +128,7 @@ func New(cfg Config) (*Handler, error) {
 
 	router := chi.NewRouter()
 	humaCfg := huma.DefaultConfig("weft", Version)
+	humaCfg.Components.Schemas = huma.NewMapRegistry("#/components/schemas/", schemaName)
 	humaCfg.CreateHooks = nil // no $schema field or Link header: clients compare bodies
 	humaCfg.OpenAPIPath = "/openapi"
 	humaCfg.Info.Description = "Call tracing, feedback, versioned objects, chat completions and training jobs."
@@ -207,3 +211,25 @@ func (cfg *Config) setDefaults() error {
 	}
 	return nil
 }
+
+// schemaName names a type's schema in the OpenAPI document. Domain types are
+// prefixed with their package ("TraceSortBy", "FeedbackSortBy") so that two
+// domains may use the same Go name without colliding in one document.
+func schemaName(t reflect.Type, hint string) string {
+	name := huma.DefaultSchemaNamer(t, hint)
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+		t = t.Elem()
+	}
+	if t.Name() == "" || !strings.HasPrefix(t.PkgPath(), modulePath) || strings.HasSuffix(t.PkgPath(), "/transport/httpapi") {
+		return name
+	}
+	pkg := path.Base(t.PkgPath())
+	prefix := strings.ToUpper(pkg[:1]) + pkg[1:]
+	if strings.HasPrefix(name, prefix) {
+		return name
+	}
+	return prefix + name
+}
+
+// modulePath is weft's module, whose packages' types get prefixed schema names.
+const modulePath = "github.com/weftlabs/weft/"
