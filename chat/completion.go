@@ -81,7 +81,7 @@ func modelKey(requested string, route *Route) string {
 }
 
 // forward tries the route, then its fallbacks in order, each with its retries.
-func (s *Service) forward(ctx context.Context, req *Request, route *Route, c *Completion) error {
+func (s *Service) forward(ctx context.Context, req *CompletionRequest, route *Route, c *Completion) error {
 	var lastErr error
 	for _, r := range s.routeChain(route) {
 		body := map[string][]byte{} // upstream body per upstream kind and model

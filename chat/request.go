@@ -10,7 +10,7 @@ import (
 	"github.com/weftlabs/weft"
 )
 
-// Request is the part of a chat-completion request the gateway reads: every
+// CompletionRequest is the part of a chat-completion request the gateway reads: every
 // field of vLLM's ChatCompletionRequest that a validator, the router or a
 // translation looks at. Pointers tell "absent or null" from a value. The
 // request is forwarded from its raw JSON, so fields not listed here (and
@@ -25,7 +25,7 @@ import (
 // min_tokens 0, skip_special_tokens true, spaces_between_special_tokens true,
 // echo false, add_generation_prompt true, continue_final_message false,
 // add_special_tokens false, priority 0, request_id random.
-type Request struct {
+type CompletionRequest struct {
 	Messages            json.RawMessage    `json:"messages"`
 	Model               string             `json:"model"`
 	FrequencyPenalty    *float64           `json:"frequency_penalty"`
@@ -118,16 +118,16 @@ type Tool struct {
 }
 
 // Streaming reports whether the client asked for a stream.
-func (r *Request) Streaming() bool { return r.Stream != nil && *r.Stream }
+func (r *CompletionRequest) Streaming() bool { return r.Stream != nil && *r.Stream }
 
 // IncludeUsage reports stream_options.include_usage.
-func (r *Request) IncludeUsage() bool {
+func (r *CompletionRequest) IncludeUsage() bool {
 	v, _ := r.StreamOptions["include_usage"].(bool)
 	return v
 }
 
 // has reports whether the raw request carries key with a non-null value.
-func (r *Request) has(key string) bool {
+func (r *CompletionRequest) has(key string) bool {
 	v, ok := r.fields[key]
 	return ok && !bytes.Equal(v, []byte("null"))
 }
@@ -135,8 +135,8 @@ func (r *Request) has(key string) bool {
 // ParseRequest decodes a raw chat-completion request. A body that is not a
 // JSON object, or a known field of the wrong JSON type, is ErrMalformed with
 // the field as param; the vLLM rules are checked by [Validate].
-func ParseRequest(raw []byte) (*Request, error) {
-	req := &Request{}
+func ParseRequest(raw []byte) (*CompletionRequest, error) {
+	req := &CompletionRequest{}
 	if err := json.Unmarshal(raw, &req.fields); err != nil || req.fields == nil {
 		return nil, malformed("body", "json_invalid", "JSON decode error")
 	}

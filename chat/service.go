@@ -147,8 +147,8 @@ func (s *Service) ProjectFor(p weft.Principal, header string) string {
 	}
 }
 
-// Model is one entry of GET /v1/models.
-type Model struct {
+// ModelCard is one entry of GET /v1/models.
+type ModelCard struct {
 	ID          string `json:"id"`
 	Object      string `json:"object"`
 	Created     int64  `json:"created"`
@@ -157,10 +157,10 @@ type Model struct {
 }
 
 // Models lists the routed model names, in configuration order.
-func (s *Service) Models() []Model {
-	models := make([]Model, 0, len(s.cfg.Routing.Models))
+func (s *Service) Models() []ModelCard {
+	models := make([]ModelCard, 0, len(s.cfg.Routing.Models))
 	for _, r := range s.cfg.Routing.Models {
-		models = append(models, Model{ID: r.Name, Object: "model", Created: s.started.Unix(), OwnedBy: "weft", MaxModelLen: r.MaxModelLen})
+		models = append(models, ModelCard{ID: r.Name, Object: "model", Created: s.started.Unix(), OwnedBy: "weft", MaxModelLen: r.MaxModelLen})
 	}
 	return models
 }

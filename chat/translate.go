@@ -28,7 +28,7 @@ var vllmOnly = map[string]string{
 // the model renamed, engine_xargs under vLLM's name, and for OpenAI upstreams
 // the vLLM extensions translated or refused. Everything else is forwarded as
 // the client sent it.
-func upstreamBody(req *Request, u Upstream) ([]byte, error) {
+func upstreamBody(req *CompletionRequest, u Upstream) ([]byte, error) {
 	fields := make(map[string]json.RawMessage, len(req.fields)+1)
 	for k, v := range req.fields {
 		fields[k] = v
@@ -70,7 +70,7 @@ func upstreamBody(req *Request, u Upstream) ([]byte, error) {
 // translateStructuredOutputs turns structured_outputs.json into OpenAI's
 // response_format json_schema and json_object into response_format
 // json_object; the other constraint kinds have no OpenAI equivalent.
-func translateStructuredOutputs(req *Request, fields map[string]json.RawMessage, u Upstream) error {
+func translateStructuredOutputs(req *CompletionRequest, fields map[string]json.RawMessage, u Upstream) error {
 	so := req.StructuredOutputs
 	delete(fields, "structured_outputs")
 	if so == nil {

@@ -34,8 +34,8 @@ const greedyEpsilon = 1e-5
 // Validate applies vLLM's request-level validators (in vLLM's order) and the
 // model-aware checks that info allows. Every failure is a 400 with vLLM's
 // exact message and param.
-func Validate(r *Request, info ModelInfo) error {
-	for _, check := range []func(*Request, ModelInfo) error{
+func Validate(r *CompletionRequest, info ModelInfo) error {
+	for _, check := range []func(*CompletionRequest, ModelInfo) error{
 		checkCacheSalt, checkResponseFormat, checkStreamOptions, checkLogprobs,
 		checkStructuredOutputs, checkTools, checkGenerationPrompt, checkLogitsProcessors,
 		checkSampling, checkTokenIDs, checkModelLimits,
@@ -47,7 +47,7 @@ func Validate(r *Request, info ModelInfo) error {
 	return nil
 }
 
-func checkCacheSalt(r *Request, _ ModelInfo) error {
+func checkCacheSalt(r *CompletionRequest, _ ModelInfo) error {
 	if !r.has("cache_salt") {
 		return nil
 	}
@@ -61,7 +61,7 @@ func checkCacheSalt(r *Request, _ ModelInfo) error {
 	return nil
 }
 
-func checkResponseFormat(r *Request, _ ModelInfo) error {
+func checkResponseFormat(r *CompletionRequest, _ ModelInfo) error {
 	rf := r.ResponseFormat
 	if rf == nil {
 		return nil
@@ -78,14 +78,14 @@ func checkResponseFormat(r *Request, _ ModelInfo) error {
 	return nil
 }
 
-func checkStreamOptions(r *Request, _ ModelInfo) error {
+func checkStreamOptions(r *CompletionRequest, _ ModelInfo) error {
 	if len(r.StreamOptions) > 0 && !r.Streaming() {
 		return invalid("stream_options", "Stream options can only be defined when `stream=True`.")
 	}
 	return nil
 }
 
-func checkLogprobs(r *Request, _ ModelInfo) error {
+func checkLogprobs(r *CompletionRequest, _ ModelInfo) error {
 	logprobs := r.Logprobs != nil && *r.Logprobs
 	if r.LogprobTokenIDs != nil {
 		switch {
@@ -118,7 +118,7 @@ func checkLogprobs(r *Request, _ ModelInfo) error {
 
 // constraintKinds lists the structured-output constraints present, after
 // response_format has been merged in as vLLM merges it.
-func (r *Request) constraintKinds() []string {
+func (r *CompletionRequest) constraintKinds() []string {
 	var kinds []string
 	so := r.StructuredOutputs
 	if so == nil {
@@ -149,7 +149,7 @@ func (r *Request) constraintKinds() []string {
 	return kinds
 }
 
-func checkStructuredOutputs(r *Request, _ ModelInfo) error {
+func checkStructuredOutputs(r *CompletionRequest, _ ModelInfo) error {
 	if so := r.StructuredOutputs; so != nil {
 		count := 0
 		if len(so.JSON) > 0 && !bytes.Equal(so.JSON, []byte("null")) {
@@ -184,7 +184,7 @@ func namedToolChoice(raw json.RawMessage) bool {
 
 const correctToolChoice = "Correct usage: `{\"type\": \"function\", \"function\": {\"name\": \"my_function\"}}`"
 
-func checkTools(r *Request, _ ModelInfo) error {
+func checkTools(r *CompletionRequest, _ ModelInfo) error {
 	if r.Tools != nil && len(r.Tools) == 0 {
 		return invalid("tools", "`tools` must not be an empty array. Either provide at least one tool or omit the field entirely.")
 	}
@@ -228,7 +228,7 @@ func checkTools(r *Request, _ ModelInfo) error {
 	return invalid("tool_choice", "The tool specified in `tool_choice` does not match any of the specified `tools`")
 }
 
-func checkGenerationPrompt(r *Request, _ ModelInfo) error {
+func checkGenerationPrompt(r *CompletionRequest, _ ModelInfo) error {
 	addPrompt := r.AddGenerationPrompt == nil || *r.AddGenerationPrompt
 	if r.ContinueFinalMessage != nil && *r.ContinueFinalMessage && addPrompt {
 		return invalid("", "Cannot set both `continue_final_message` and `add_generation_prompt` to True.")
@@ -238,7 +238,7 @@ func checkGenerationPrompt(r *Request, _ ModelInfo) error {
 
 // checkLogitsProcessors checks the shape the field had while vLLM took it: a
 // list of qualified names or {qualname, args?, kwargs?} objects.
-func checkLogitsProcessors(r *Request, _ ModelInfo) error {
+func checkLogitsProcessors(r *CompletionRequest, _ ModelInfo) error {
 	if !r.has("logits_processors") {
 		return nil
 	}
@@ -279,7 +279,7 @@ func checkLogitsProcessors(r *Request, _ ModelInfo) error {
 
 // checkSampling mirrors SamplingParams._verify_args and the serving layer's
 // n and priority checks.
-func checkSampling(r *Request, info ModelInfo) error {
+func checkSampling(r *CompletionRequest, info ModelInfo) error {
 	if r.N != nil {
 		if *r.N < 1 {
 			return invalid("n", "n must be at least 1, got %d.", *r.N)
@@ -366,7 +366,7 @@ func checkSampling(r *Request, info ModelInfo) error {
 	return nil
 }
 
-func checkStop(r *Request) error {
+func checkStop(r *CompletionRequest) error {
 	if !r.has("stop") {
 		return nil
 	}
@@ -400,7 +400,7 @@ func nonIntegerKeys(bias map[string]float64) []string {
 }
 
 // checkTokenIDs bounds token ids by the vocabulary when it is known.
-func checkTokenIDs(r *Request, info ModelInfo) error {
+func checkTokenIDs(r *CompletionRequest, info ModelInfo) error {
 	if info.VocabSize <= 0 {
 		return nil
 	}
@@ -435,7 +435,7 @@ func checkTokenIDs(r *Request, info ModelInfo) error {
 }
 
 // checkModelLimits applies max_logprobs and the context length.
-func checkModelLimits(r *Request, info ModelInfo) error {
+func checkModelLimits(r *CompletionRequest, info ModelInfo) error {
 	maxLogprobs := info.MaxLogprobs
 	if maxLogprobs == 0 {
 		maxLogprobs = 20

@@ -27,7 +27,7 @@ type ChatCompletionInput struct {
 type ModelsOutput struct {
 	Body struct {
 		Object string       `json:"object" example:"list"`
-		Data   []chat.Model `json:"data"`
+		Data   []chat.ModelCard `json:"data"`
 	}
 }
 
@@ -68,7 +68,7 @@ func (h *Handler) registerChat() {
 		}}
 		huma.Register(h.api, *op, h.createChatCompletion)
 		if body := h.api.OpenAPI().Paths[path].Post.RequestBody; body != nil {
-			schema := h.api.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(chat.Request{}), true, "")
+			schema := h.api.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(chat.CompletionRequest{}), true, "")
 			body.Content = map[string]*huma.MediaType{"application/json": {Schema: schema}}
 		}
 	}

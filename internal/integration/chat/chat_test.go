@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -63,6 +64,26 @@ func startGateway(t *testing.T) *gateway {
 	})
 	g.client = openai.NewClient(option.WithBaseURL(g.srv.URL+"/v1/"), option.WithAPIKey(g.srv.Key), option.WithMaxRetries(0))
 	return g
+}
+
+// post sends a Weave-style request with the admin key and decodes the answer.
+func (g *gateway) post(t *testing.T, path, body string, out any) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, g.srv.URL+path, strings.NewReader(body))
+	req.SetBasicAuth("api", g.srv.Key)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != 200 {
+		raw, _ := io.ReadAll(res.Body)
+		t.Fatalf("POST %s: %d %s", path, res.StatusCode, raw)
+	}
+	if err := json.NewDecoder(res.Body).Decode(out); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func userMessage(text string) []openai.ChatCompletionMessageParamUnion {
@@ -291,6 +312,52 @@ func TestChatCompletions(t *testing.T) {
 		case <-g.model.cancelled:
 		case <-time.After(10 * time.Second):
 			t.Fatal("the upstream request was not cancelled")
+		}
+	})
+
+	t.Run("usage in /calls/usage", func(t *testing.T) {
+		var plain, streamed *http.Response
+		_, err := g.client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "test-model", Messages: userMessage("hi"), N: openai.Int(2)},
+			option.WithProject("admin/usage-project"), option.WithResponseInto(&plain))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stream := g.client.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{
+			Model: "test-model", Messages: userMessage("hi"), StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+		}, option.WithProject("admin/usage-project"), option.WithResponseInto(&streamed))
+		for stream.Next() {
+		}
+		if err := stream.Err(); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]int64{ // call id → total tokens
+			plain.Header.Get("Weft-Call-Id"):    promptTokens + 8,
+			streamed.Header.Get("Weft-Call-Id"): promptTokens + 4,
+		}
+		ids, _ := json.Marshal([]string{plain.Header.Get("Weft-Call-Id"), streamed.Header.Get("Weft-Call-Id")})
+		// Calls are written in the background: poll until both are there.
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			var usage struct {
+				CallUsage map[string]map[string]struct {
+					Requests    int64 `json:"requests"`
+					TotalTokens int64 `json:"total_tokens"`
+				} `json:"call_usage"`
+			}
+			g.post(t, "/calls/usage", fmt.Sprintf(`{"project_id":"admin/usage-project","call_ids":%s}`, ids), &usage)
+			found := 0
+			for id, total := range want {
+				if u, ok := usage.CallUsage[id]["test-model"]; ok && u.TotalTokens == total && u.Requests == 1 {
+					found++
+				}
+			}
+			if found == len(want) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("usage %+v, want totals %v", usage.CallUsage, want)
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
 	})
 
