@@ -73,7 +73,7 @@ func (h *Handler) registerChat() {
 		}
 	}
 	huma.Register(h.api, *h.operation(styleOpenAI, huma.Operation{
-		OperationID: "models-list", Method: http.MethodGet, Path: "/v1/models", Tags: []string{"chat"},
+		OperationID: "chat-models-list", Method: http.MethodGet, Path: "/v1/models", Tags: []string{"chat"},
 		Summary: "List the models the gateway routes",
 	}), func(ctx context.Context, _ *struct{}) (*ModelsOutput, error) {
 		out := &ModelsOutput{}
