@@ -129,6 +129,9 @@ func New(cfg Config) (*Handler, error) {
 	router := chi.NewRouter()
 	humaCfg := huma.DefaultConfig("weft", Version)
 	humaCfg.Components.Schemas = huma.NewMapRegistry("#/components/schemas/", schemaName)
+	jsonFormat := huma.DefaultJSONFormat
+	jsonFormat.Unmarshal = unmarshalJSON
+	humaCfg.Formats = map[string]huma.Format{"application/json": jsonFormat, "json": jsonFormat}
 	humaCfg.CreateHooks = nil // no $schema field or Link header: clients compare bodies
 	humaCfg.OpenAPIPath = "/openapi"
 	humaCfg.Info.Description = "Call tracing, feedback, versioned objects, chat completions and training jobs."
@@ -169,6 +172,7 @@ func New(cfg Config) (*Handler, error) {
 
 	var handler http.Handler = router
 	handler = h.limitBody(handler)
+	handler = rejectNULInURL(handler)
 	handler = h.observe(handler)
 	for i := len(cfg.Middleware) - 1; i >= 0; i-- {
 		handler = cfg.Middleware[i](handler)

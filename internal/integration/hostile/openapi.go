@@ -177,6 +177,11 @@ func (f filler) value(name string, s *schema, depth int) any {
 		for _, req := range s.Required {
 			obj[req] = f.value(req, s.Properties[req], depth+1)
 		}
+		for _, naming := range []string{"project_id", "entity", "project"} { // name the project even where optional
+			if prop, ok := s.Properties[naming]; ok && depth == 0 {
+				obj[naming] = f.value(naming, prop, depth+1)
+			}
+		}
 		return obj
 	case s.is("array"):
 		if depth > 6 || s.Items == nil {

@@ -126,7 +126,7 @@ func snapshot(t *testing.T, db *weft.DB) map[string]map[string]bool {
 func TestHostileSweep(t *testing.T) {
 	t.Parallel()
 	dbURL := testdb.PostgresURL(t)
-	srv := serverproc.Start(t, serverproc.Options{DatabaseURL: dbURL, Args: []string{"-max-body-bytes", fmt.Sprint(maxBody)}})
+	srv := serverproc.Start(t, serverproc.Options{DatabaseURL: dbURL, Args: []string{"-max-body-bytes", fmt.Sprint(maxBody), "-log-level", "error"}})
 	admin(t, dbURL, "user", "create", "alice")
 	admin(t, dbURL, "user", "create", "bob")
 	alice := client{t: t, base: srv.URL, auth: basicAuth(admin(t, dbURL, "key", "create", "alice"))}
@@ -227,6 +227,15 @@ func TestHostileSweep(t *testing.T) {
 		for row := range rows {
 			if !after[table][row] {
 				t.Errorf("table %s lost or changed a row stored before the sweep: %s", table, truncate([]byte(row)))
+			}
+		}
+	}
+	if t.Failed() {
+		seen := map[string]bool{}
+		for _, line := range strings.Split(srv.Output(), "\n") {
+			if i := strings.Index(line, "internal error"); i >= 0 && !seen[line[i:]] {
+				seen[line[i:]] = true
+				t.Log(line[i:])
 			}
 		}
 	}
