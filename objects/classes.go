@@ -74,6 +74,9 @@ func processVal(raw json.RawMessage, builtin *string) (processedVal, error) {
 	if err != nil {
 		return processedVal{}, weft.Errorf(ErrInvalidRequest, "val is not valid JSON: %v", err)
 	}
+	if err := checkFilePaths(v); err != nil {
+		return processedVal{}, err
+	}
 	p := processedVal{stored: raw, kind: kindOf(v)}
 	if builtin != nil && *builtin == "" {
 		builtin = nil
@@ -133,6 +136,21 @@ func weaveObjectClasses(v digest.Value) (leaf, base string, ok bool) {
 		return className.Text, className.Text, true
 	}
 	return className.Text, names[n-3], true
+}
+
+// checkFilePaths rejects a CustomWeaveType whose files map names a path that
+// is absolute or climbs out with "..".
+func checkFilePaths(v digest.Value) error {
+	if t, ok := v.Get("_type"); !ok || t.Text != "CustomWeaveType" {
+		return nil
+	}
+	files, _ := v.Get("files")
+	for _, m := range files.Members {
+		if strings.HasPrefix(m.Key, "/") || strings.HasPrefix(m.Key, "\\") || slices.Contains(strings.FieldsFunc(m.Key, func(r rune) bool { return r == '/' || r == '\\' }), "..") {
+			return weft.Errorf(ErrInvalidRequest, "file path %q must be relative and must not contain '..'", m.Key)
+		}
+	}
+	return nil
 }
 
 func kindOf(v digest.Value) string {

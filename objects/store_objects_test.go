@@ -156,6 +156,13 @@ func TestObjectCreateRules(t *testing.T) {
 			t.Fatalf("builtin = %+v %s", board, board.Val)
 		}
 		wantErr(t, createErr("plain", `{"a":`, nil), weft.ErrInvalid)
+		for _, path := range []string{"../x.py", "a/../../b", "/etc/passwd", `..\\x`} {
+			files, _ := json.Marshal(map[string]string{path: "d"})
+			wantErr(t, createErr("files", `{"_type":"CustomWeaveType","weave_type":{"type":"Op"},"files":`+string(files)+`}`, nil), weft.ErrInvalid)
+		}
+		if err := createErr("files", `{"_type":"CustomWeaveType","weave_type":{"type":"Op"},"files":{"dir/obj..py":"d"}}`, nil); err != nil {
+			t.Fatal(err)
+		}
 
 		// A name used by another base class or kind.
 		wantErr(t, createErr("ds", `{"_type":"Model","_class_name":"Model","_bases":["Object","BaseModel"]}`, nil), objects.ErrNameTypeCollision)
