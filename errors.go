@@ -96,3 +96,18 @@ func ErrorFields(err error) map[string]any {
 	}
 	return nil
 }
+
+// classes lists the error classes, for ClassOf.
+var classes = []error{ErrInvalid, ErrValidation, ErrUnauthenticated, ErrForbidden, ErrNotFound,
+	ErrConflict, ErrTooLarge, ErrRateLimited, ErrUnavailable, ErrUpstream}
+
+// ClassOf returns the class err wraps (ErrInvalid, ErrNotFound, ...), or nil when
+// err is not a weft error: an unexpected failure rather than a refusal.
+func ClassOf(err error) error {
+	for _, class := range classes {
+		if errors.Is(err, class) {
+			return class
+		}
+	}
+	return nil
+}

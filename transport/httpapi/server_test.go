@@ -42,6 +42,7 @@ type probeOutput struct {
 
 type fixture struct {
 	server   *httptest.Server
+	handler  *Handler
 	adminKey string
 	aliceKey string
 }
@@ -90,7 +91,7 @@ func newFixture(t testing.TB, db *weft.DB, maxBody int64, configure ...func(*Con
 	})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return fixture{server: srv, adminKey: adminKey, aliceKey: aliceKey}
+	return fixture{handler: h, server: srv, adminKey: adminKey, aliceKey: aliceKey}
 }
 
 func basic(user, key string) string {
