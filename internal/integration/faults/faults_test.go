@@ -138,3 +138,38 @@ func waitFor(t *testing.T, bound time.Duration, cond func() bool) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// Two servers on one PostgreSQL database ingest at the same time: every call
+// either of them acknowledged is readable, whole, through the other.
+func TestTwoServersOneDatabase(t *testing.T) {
+	t.Parallel()
+	url := testdb.PostgresURL(t)
+	first := serverproc.Start(t, serverproc.Options{DatabaseURL: url})
+	second := serverproc.Start(t, serverproc.Options{DatabaseURL: url})
+	if second.Key != "" {
+		t.Fatalf("the second server bootstrapped another admin key")
+	}
+	toFirst := newIngester(first.URL, first.Key, project)
+	toSecond := newIngester(second.URL, first.Key, project)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{}, 2)
+	go func() { toFirst.run(ctx, 2, 25); done <- struct{}{} }()
+	go func() { toSecond.run(ctx, 2, 25); done <- struct{}{} }()
+	waitFor(t, 60*time.Second, func() bool {
+		toFirst.mu.Lock()
+		defer toFirst.mu.Unlock()
+		toSecond.mu.Lock()
+		defer toSecond.mu.Unlock()
+		return len(toFirst.acked) >= 500 && len(toSecond.acked) >= 500
+	})
+	cancel()
+	<-done
+	<-done
+	for name, in := range map[string]*ingester{"first": toFirst, "second": toSecond} {
+		if in.failures > 0 || in.malformed > 0 || len(in.statuses) != 1 {
+			t.Errorf("%s server: statuses %v, %d transport failures, %d malformed answers", name, in.statuses, in.failures, in.malformed)
+		}
+	}
+	verify(t, second.URL, first.Key, project, toFirst.acked)
+	verify(t, first.URL, first.Key, project, toSecond.acked)
+}
