@@ -7,7 +7,9 @@ import "context"
 type LoRAAdapter struct {
 	// Name is the name the upstream serves the adapter under once loaded.
 	Name string
-	// Path is where the upstream reads the adapter weights from.
+	// Path is where the upstream reads the adapter weights from. Empty means
+	// the model has no trained weights yet (a freshly registered model): the
+	// LoRA upstream serves BaseModel itself and nothing is loaded.
 	Path string
 	// BaseModel is the base model the adapter was trained on.
 	BaseModel string

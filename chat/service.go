@@ -193,11 +193,13 @@ func trainedModelName(model string) bool {
 }
 
 // adapterRoute loads adapter into the LoRA upstream on first use and routes
-// to it by name.
+// to it by name; an adapter without weights routes to its base model.
 func (s *Service) adapterRoute(ctx context.Context, adapter LoRAAdapter) (*Route, error) {
 	upstream := *s.cfg.Routing.LoRA
 	upstream.Model = adapter.Name
-	if _, ok := s.loaded.Load(adapter.Name); !ok {
+	if adapter.Path == "" {
+		upstream.Model = adapter.BaseModel // nothing trained yet: the base model answers
+	} else if _, ok := s.loaded.Load(adapter.Name); !ok {
 		if err := s.loadAdapter(ctx, upstream, adapter); err != nil {
 			return nil, err
 		}

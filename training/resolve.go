@@ -26,8 +26,9 @@ type Adapter struct {
 // ResolveAdapter resolves a chat completion's model name to a checkpoint:
 // "<entity>/<project>/<name>" (latest step), "…:step<N>" or "…:latest", each
 // also prefixed with "wandb-artifact:///" (or "wandb-artifact://"). ok is false
-// when the name does not have that form or names no model or checkpoint. A Path
-// is only given by a blob store that is a blob.Locator.
+// when the name does not have that form or names no model or checkpoint. Path
+// needs a blob store that is a blob.Locator: a checkpoint with files in any
+// other store is an error.
 func (m *Manager) ResolveAdapter(ctx context.Context, model string) (Adapter, bool, error) {
 	name := model
 	for _, prefix := range []string{"wandb-artifact:///", "wandb-artifact://"} {
@@ -75,7 +76,12 @@ func (m *Manager) ResolveAdapter(ctx context.Context, model string) (Adapter, bo
 		return Adapter{}, false, err
 	}
 	a := Adapter{Name: fmt.Sprintf("%s/%s:step%d", projectID, row.Name, cp.Step), BaseModel: row.Base, Step: cp.Step}
-	if locator, ok := m.cfg.Blobs.(blob.Locator); ok && cp.BlobPrefix != "" {
+	if cp.BlobPrefix != "" {
+		locator, ok := m.cfg.Blobs.(blob.Locator)
+		if !ok {
+			// Serving the base model instead would answer silently with the wrong weights.
+			return Adapter{}, false, fmt.Errorf("training: checkpoint %s is in a blob store without local paths", a.Name)
+		}
 		a.Path = locator.LocalPath(cp.BlobPrefix)
 	}
 	return a, true, nil

@@ -16,10 +16,10 @@ import (
 )
 
 // newChatService builds the chat gateway from the routing file at path (off
-// when path is empty), tracing completions into db and keeping generated
-// images there as files, and the metrics registry it shares with the HTTP
-// handler.
-func newChatService(path string, db *weft.DB, logger *slog.Logger) (*chat.Service, *prometheus.Registry, error) {
+// when path is empty), tracing completions into db, keeping generated images
+// there as files and serving trained models as LoRA adapters, and the metrics
+// registry it shares with the HTTP handler.
+func newChatService(path string, db *weft.DB, trained chatstore.CheckpointResolver, logger *slog.Logger) (*chat.Service, *prometheus.Registry, error) {
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if path == "" {
@@ -40,6 +40,7 @@ func newChatService(path string, db *weft.DB, logger *slog.Logger) (*chat.Servic
 	service, err := chat.New(chat.Config{
 		Routing: routing, Registerer: registry, Logger: logger,
 		Recorder: chatstore.Recorder{Trace: traces}, Files: chatstore.Files{Objects: files},
+		Adapters: chatstore.Adapters{Training: trained},
 	})
 	if err != nil {
 		return nil, nil, err

@@ -81,13 +81,10 @@ func serve(ctx context.Context, args []string) error {
 	if cfg.Trace, err = newTraceService(db); err != nil {
 		return err
 	}
-	if cfg.Chat, cfg.Registry, err = newChatService(opts.chatConfig, db, logger); err != nil {
+	if cfg.Objects, err = newObjectsService(db, *maxFileBytes); err != nil {
 		return err
 	}
-	if cfg.Chat != nil {
-		defer closeChat(cfg.Chat, logger)
-	}
-	trainingService, err := newTrainingService(db, trainingOpts, logger)
+	trainingService, err := newTrainingService(db, trainingOpts, cfg.Objects, logger)
 	if err != nil {
 		return err
 	}
@@ -96,10 +93,13 @@ func serve(ctx context.Context, args []string) error {
 	}
 	defer trainingService.Stop(context.WithoutCancel(ctx)) //nolint:errcheck // shutting down
 	cfg.Training = trainingService
-	if cfg.Feedback, err = newFeedbackService(db, cfg.Trace); err != nil {
+	if cfg.Chat, cfg.Registry, err = newChatService(opts.chatConfig, db, trainingService, logger); err != nil {
 		return err
 	}
-	if cfg.Objects, err = newObjectsService(db, *maxFileBytes); err != nil {
+	if cfg.Chat != nil {
+		defer closeChat(cfg.Chat, logger)
+	}
+	if cfg.Feedback, err = newFeedbackService(db, cfg.Trace); err != nil {
 		return err
 	}
 	handler, err := httpapi.New(cfg)

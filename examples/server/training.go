@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/objects"
 	"github.com/weftlabs/weft/training"
 	"github.com/weftlabs/weft/training/blob"
 	"github.com/weftlabs/weft/training/exectrainer"
@@ -36,13 +37,15 @@ func trainingFlags(fs *flag.FlagSet, defaultWorkers int) *trainingOptions {
 	return o
 }
 
-// newTrainingService builds the training manager for db from o.
-func newTrainingService(db *weft.DB, o *trainingOptions, logger *slog.Logger) (*training.Manager, error) {
+// newTrainingService builds the training manager for db from o; SFT data
+// given as object references is read from files.
+func newTrainingService(db *weft.DB, o *trainingOptions, files objects.Service, logger *slog.Logger) (*training.Manager, error) {
 	blobs, err := blob.NewDir(o.checkpointDir)
 	if err != nil {
 		return nil, err
 	}
-	cfg := training.Config{DB: db, Blobs: blobs, MaxAttempts: o.maxAttempts, JobTimeout: o.jobTimeout, RescueAfter: o.rescueAfter, Logger: logger}
+	cfg := training.Config{DB: db, Blobs: blobs, Objects: training.ObjectFiles(files), MaxAttempts: o.maxAttempts,
+		JobTimeout: o.jobTimeout, RescueAfter: o.rescueAfter, Logger: logger}
 	if command := strings.Fields(o.trainerCommand); len(command) > 0 && o.workers > 0 {
 		trainer, err := exectrainer.New(exectrainer.Config{Command: command})
 		if err != nil {
@@ -75,7 +78,11 @@ func work(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close()
-	manager, err := newTrainingService(db, opts, logger)
+	files, err := newObjectsService(db, objects.DefaultMaxFileBytes)
+	if err != nil {
+		return err
+	}
+	manager, err := newTrainingService(db, opts, files, logger)
 	if err != nil {
 		return err
 	}

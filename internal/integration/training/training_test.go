@@ -1,0 +1,319 @@
+// Package training_test drives the training service through the real server
+// binary: ART's flow ending in chat completions served by a LoRA upstream, SFT
+// data published as weft objects, a worker process killed mid-job, and two
+// servers sharing one database.
+package training_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/weftlabs/weft/internal/integration/pgcontainer"
+	"github.com/weftlabs/weft/internal/integration/serverproc"
+	"github.com/weftlabs/weft/internal/testdb"
+)
+
+func TestMain(m *testing.M) {
+	pgcontainer.Register()
+	os.Exit(m.Run())
+}
+
+var (
+	trainerOnce sync.Once
+	trainerPath string
+	trainerErr  error
+)
+
+// testTrainer builds internal/testtrainer (the stand-in GPU trainer) once.
+func testTrainer(t *testing.T) string {
+	t.Helper()
+	trainerOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "weft-testtrainer-")
+		if err != nil {
+			trainerErr = err
+			return
+		}
+		trainerPath = filepath.Join(dir, "testtrainer")
+		_, file, _, _ := runtime.Caller(0)
+		cmd := exec.Command("go", "build", "-o", trainerPath, "./internal/testtrainer")
+		cmd.Dir = filepath.Join(filepath.Dir(file), "..", "..", "..")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			trainerErr = fmt.Errorf("build testtrainer: %v: %s", err, out)
+		}
+	})
+	if trainerErr != nil {
+		t.Fatal(trainerErr)
+	}
+	return trainerPath
+}
+
+// client speaks JSON to a server with its admin key.
+type client struct {
+	url, key string
+}
+
+func (c client) do(t *testing.T, method, path string, body any, out any) int {
+	t.Helper()
+	var r io.Reader
+	if body != nil {
+		raw, _ := json.Marshal(body)
+		r = bytes.NewReader(raw)
+	}
+	req, _ := http.NewRequest(method, c.url+path, r)
+	req.Header.Set("Authorization", "Bearer "+c.key)
+	req.Header.Set("Content-Type", "application/json")
+	return c.send(t, req, out)
+}
+
+func (c client) send(t *testing.T, req *http.Request, out any) int {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s %s: %d %s", req.Method, req.URL.Path, resp.StatusCode, raw)
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			t.Fatalf("%s %s: %s: %v", req.Method, req.URL.Path, raw, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+// upload stores content as a file of project the way the SDK does (multipart
+// /file/create) and returns its digest.
+func (c client) upload(t *testing.T, project, name string, content []byte) string {
+	t.Helper()
+	var body bytes.Buffer
+	form := multipart.NewWriter(&body)
+	_ = form.WriteField("project_id", project)
+	part, _ := form.CreateFormFile("file", name)
+	_, _ = part.Write(content)
+	_ = form.Close()
+	req, _ := http.NewRequest(http.MethodPost, c.url+"/file/create", &body)
+	req.Header.Set("Authorization", "Bearer "+c.key)
+	req.Header.Set("Content-Type", form.FormDataContentType())
+	var res struct{ Digest string }
+	c.send(t, req, &res)
+	return res.Digest
+}
+
+type event struct {
+	ID   string         `json:"id"`
+	Type string         `json:"type"`
+	Data map[string]any `json:"data"`
+}
+
+// events follows a job's events with the cursor, as ART polls, until the
+// terminal event, and returns all of them.
+func (c client) events(t *testing.T, jobID string, timeout time.Duration) []event {
+	t.Helper()
+	var all []event
+	after := ""
+	deadline := time.Now().Add(timeout)
+	for {
+		var page struct {
+			Data    []event `json:"data"`
+			HasMore bool    `json:"has_more"`
+		}
+		c.do(t, http.MethodGet, "/v1/preview/training-jobs/"+jobID+"/events?limit=100&after="+after, nil, &page)
+		all = append(all, page.Data...)
+		if len(page.Data) > 0 {
+			after = page.Data[len(page.Data)-1].ID
+			if last := page.Data[len(page.Data)-1].Type; (last == "training_ended" || last == "training_failed") && !page.HasMore {
+				return all
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s: no terminal event after %s; events: %+v", jobID, timeout, all)
+		}
+		if !page.HasMore {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+}
+
+// checkOneEnd checks a job's log: exactly one terminal event, last, of type
+// want, no event id twice, and every attempt's training_started before its
+// gradient steps.
+func checkOneEnd(t *testing.T, jobID string, events []event, want string) {
+	t.Helper()
+	seen := map[string]bool{}
+	terminal, started := 0, false
+	for _, e := range events {
+		if seen[e.ID] {
+			t.Fatalf("job %s: event %s listed twice", jobID, e.ID)
+		}
+		seen[e.ID] = true
+		switch e.Type {
+		case "training_ended", "training_failed":
+			terminal++
+		case "training_started":
+			started = true
+		case "gradient_step":
+			if !started {
+				t.Fatalf("job %s: gradient_step before training_started", jobID)
+			}
+		}
+	}
+	if terminal != 1 || events[len(events)-1].Type != want {
+		t.Fatalf("job %s: %d terminal events, last %q, want one %q: %+v", jobID, terminal, events[len(events)-1].Type, want, events)
+	}
+}
+
+// groups builds n trajectory groups of 4 rollouts with distinct rewards.
+func groups(n int) []map[string]any {
+	out := make([]map[string]any, n)
+	for g := range out {
+		trajs := make([]map[string]any, 4)
+		for i := range trajs {
+			trajs[i] = map[string]any{
+				"messages_and_choices": []any{
+					map[string]any{"role": "user", "content": fmt.Sprintf("scenario %d", g)},
+					map[string]any{"finish_reason": "stop", "index": 0, "message": map[string]any{"role": "assistant", "content": "done"}},
+				},
+				"reward": float64(i) / 3, "metrics": map[string]any{"turns": 1},
+			}
+		}
+		out[g] = map[string]any{"trajectories": trajs, "exceptions": []any{}}
+	}
+	return out
+}
+
+// loraServer is a vLLM stand-in with runtime LoRA loading: it records every
+// load_lora_adapter request and the model of every completion.
+type loraServer struct {
+	*httptest.Server
+	mu     sync.Mutex
+	loads  []map[string]string
+	models []string
+}
+
+func newLoRAServer(t *testing.T) *loraServer {
+	l := &loraServer{}
+	l.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		switch r.URL.Path {
+		case "/v1/load_lora_adapter":
+			l.loads = append(l.loads, map[string]string{"lora_name": fmt.Sprint(body["lora_name"]), "lora_path": fmt.Sprint(body["lora_path"])})
+			_, _ = io.WriteString(w, "Success: LoRA adapter loaded")
+		case "/v1/chat/completions":
+			model := fmt.Sprint(body["model"])
+			l.models = append(l.models, model)
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(map[string]any{"id": "c", "object": "chat.completion", "created": 1, "model": model,
+				"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": "ok"}, "finish_reason": "stop"}},
+				"usage":   map[string]int{"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(l.Close)
+	return l
+}
+
+func (l *loraServer) seen() ([]map[string]string, []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]map[string]string(nil), l.loads...), append([]string(nil), l.models...)
+}
+
+// databases runs body against a fresh SQLite file and a fresh PostgreSQL schema.
+func databases(t *testing.T, body func(t *testing.T, url string)) {
+	t.Run("sqlite", func(t *testing.T) { t.Parallel(); body(t, testdb.SQLiteURL(t)) })
+	t.Run("postgres", func(t *testing.T) { t.Parallel(); body(t, testdb.PostgresURL(t)) })
+}
+
+// TestTrainedModelServedThroughChat: ART registers a model, trains it with an
+// RL job and with SFT jobs whose data is a weft object (trace:/// and
+// wandb-artifact:/// refs to an artifact holding train.jsonl), and completes
+// with the trained model's names; the completions reach the LoRA upstream,
+// which is asked to load each new adapter once.
+func TestTrainedModelServedThroughChat(t *testing.T) {
+	t.Parallel()
+	databases(t, func(t *testing.T, dbURL string) {
+		lora := newLoRAServer(t)
+		routing := filepath.Join(t.TempDir(), "routing.yaml")
+		if err := os.WriteFile(routing, []byte(fmt.Sprintf("models: []\nlora: {url: %s/v1}\n", lora.URL)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		checkpoints := t.TempDir()
+		srv := serverproc.Start(t, serverproc.Options{DatabaseURL: dbURL, Args: []string{
+			"-chat-config", routing, "-trainer-command", testTrainer(t), "-checkpoint-dir", checkpoints}})
+		c := client{url: srv.URL, key: srv.Key}
+		complete := func(model string) string {
+			t.Helper()
+			var res struct{ Model string }
+			c.do(t, http.MethodPost, "/v1/chat/completions", map[string]any{"model": model, "messages": []any{map[string]any{"role": "user", "content": "hi"}}}, &res)
+			return res.Model
+		}
+
+		var model struct{ ID, Entity string }
+		c.do(t, http.MethodPost, "/v1/preview/models", map[string]any{"project": "mail", "name": "agent-001", "base_model": "Qwen/Qwen3-14B", "entity": nil}, &model)
+		// Untrained (step 0): the base model answers, nothing is loaded.
+		if got := complete("wandb-artifact:///admin/mail/agent-001"); got != "Qwen/Qwen3-14B" {
+			t.Fatalf("step-0 completion went to model %q", got)
+		}
+
+		var job struct{ ID string }
+		c.do(t, http.MethodPost, "/v1/preview/training-jobs", map[string]any{"model_id": model.ID, "trajectory_groups": groups(2)}, &job)
+		checkOneEnd(t, job.ID, c.events(t, job.ID, time.Minute), "training_ended")
+		for _, name := range []string{"admin/mail/agent-001", "admin/mail/agent-001:step1", "wandb-artifact:///admin/mail/agent-001:step1"} {
+			if got := complete(name); got != "admin/mail/agent-001:step1" {
+				t.Fatalf("%s: completion went to model %q, want the step-1 adapter", name, got)
+			}
+		}
+		loads, _ := lora.seen()
+		if len(loads) != 1 || loads[0]["lora_name"] != "admin/mail/agent-001:step1" {
+			t.Fatalf("load_lora_adapter calls = %+v, want one for step 1", loads)
+		}
+		weights, err := os.ReadFile(filepath.Join(loads[0]["lora_path"], "adapter_model.safetensors"))
+		if err != nil || !strings.HasPrefix(loads[0]["lora_path"], checkpoints) || string(weights) != "weights of step 1" {
+			t.Fatalf("adapter path %q: %q %v", loads[0]["lora_path"], weights, err)
+		}
+
+		// SFT data published as ART publishes it: one train.jsonl in an artifact.
+		var data strings.Builder
+		for i := range 5 {
+			fmt.Fprintf(&data, `{"messages":[{"role":"user","content":"q%d"},{"role":"assistant","content":"a%d"}]}`+"\n", i, i)
+		}
+		digest := c.upload(t, "admin/mail", "train.jsonl", []byte(data.String()))
+		c.do(t, http.MethodPost, "/obj/create", map[string]any{"obj": map[string]any{"project_id": "admin/mail", "object_id": "agent-001-sft-data-0123456789ab",
+			"val": map[string]any{"_type": "CustomWeaveType", "weave_type": map[string]any{"type": "wandb.Artifact"}, "files": map[string]any{"train.jsonl": digest}}}}, nil)
+		for i, url := range []string{"trace:///admin/mail/object/agent-001-sft-data-0123456789ab:v0", "wandb-artifact:///admin/mail/agent-001-sft-data-0123456789ab:latest"} {
+			c.do(t, http.MethodPost, "/v1/preview/sft-training-jobs", map[string]any{"model_id": model.ID, "training_data_url": url, "config": map[string]any{"batch_size": 2}}, &job)
+			events := c.events(t, job.ID, time.Minute)
+			checkOneEnd(t, job.ID, events, "training_ended")
+			if events[0].Type != "training_started" || events[0].Data["num_sequences"] != 3.0 {
+				t.Fatalf("SFT from %s: 5 conversations in batches of 2 should be 3 sequences: %+v", url, events)
+			}
+			want := fmt.Sprintf("admin/mail/agent-001:step%d", i+2)
+			if got := complete("admin/mail/agent-001"); got != want {
+				t.Fatalf("after SFT from %s the latest name went to %q, want %q", url, got, want)
+			}
+		}
+		if loads, _ := lora.seen(); len(loads) != 3 {
+			t.Fatalf("load_lora_adapter calls = %+v, want one per trained step", loads)
+		}
+	})
+}
