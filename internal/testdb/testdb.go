@@ -185,7 +185,10 @@ type Cluster struct {
 // pg_ctl binaries, tuned for tests (no fsync), and starts it. A watcher process
 // stops the cluster and removes its files when this process exits, however it
 // ends.
-func StartLocal(ctx context.Context) (*Cluster, error) {
+//
+// settings are extra server settings ("fsync=on") that override the test
+// tuning, for runs that must measure a durable server.
+func StartLocal(ctx context.Context, settings ...string) (*Cluster, error) {
 	initdb, err := exec.LookPath("initdb")
 	if err != nil {
 		return nil, fmt.Errorf("initdb not found: %w", err)
@@ -220,6 +223,9 @@ func StartLocal(ctx context.Context) (*Cluster, error) {
 		return nil, err
 	}
 	c.opts = fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=300", port, dir)
+	for _, setting := range settings {
+		c.opts += " -c " + setting
+	}
 	c.URL = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
 	if err := c.Start(ctx); err != nil {
 		return nil, err

@@ -136,12 +136,15 @@ func endRecord(s *state, id string) map[string]any {
 
 // ingestBatch sends one trace of cfg.batchSize calls (a root and its children),
 // starts and ends in one /call/upsert_batch, as the SDKs do.
-func ingestBatch(s *state) *request {
+func ingestBatch(s *state) *request { return ingestBatchOf(s, s.cfg.batchSize) }
+
+// ingestBatchOf is ingestBatch with n calls.
+func ingestBatchOf(s *state, n int) *request {
 	traceID, rootID := newID(), newID()
-	batch := make([]map[string]any, 0, 2*s.cfg.batchSize)
+	batch := make([]map[string]any, 0, 2*n)
 	batch = append(batch, map[string]any{"mode": "start", "req": map[string]any{"start": startRecord(s, rootID, traceID, "")}})
 	ids := []string{rootID}
-	for range s.cfg.batchSize - 1 {
+	for range n - 1 {
 		id := newID()
 		ids = append(ids, id)
 		batch = append(batch, map[string]any{"mode": "start", "req": map[string]any{"start": startRecord(s, id, traceID, rootID)}})
