@@ -84,7 +84,23 @@ func (r route) projectScoped(doc *document) bool {
 		_, ok := doc.resolve(r.multipart).Properties["project_id"]
 		return ok
 	}
+	for _, p := range r.op.Parameters {
+		if p.Name == "project_id" && (p.In == "query" || p.In == "header") {
+			return true
+		}
+	}
 	return false
+}
+
+// idParams lists the path parameters that name a resource (not the project).
+func (r route) idParams() []string {
+	var names []string
+	for _, p := range r.op.Parameters {
+		if p.In == "path" && p.Name != "entity" && p.Name != "project" {
+			names = append(names, p.Name)
+		}
+	}
+	return names
 }
 
 func parseDocument(b []byte) (*document, []route, error) {
@@ -144,6 +160,8 @@ type filler struct {
 	project string
 	// text is put in every free string field.
 	text string
+	// id, when set, is put in every path parameter that names a resource.
+	id string
 }
 
 // value generates a value for s that satisfies its declared shape, with f.text in
@@ -232,6 +250,9 @@ func (f filler) path(r route) string {
 			v = project
 		default:
 			v = fmt.Sprint(f.value(p.Name, p.Schema, 0))
+			if f.id != "" {
+				v = f.id
+			}
 		}
 		out = strings.ReplaceAll(out, "{"+p.Name+"}", pathEscape(v))
 	}
@@ -248,4 +269,31 @@ func pathEscape(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// collectIDs gathers the resource ids (UUID-shaped values of "id" or "*_id"
+// keys) in a JSON answer, or in each line of a JSON-lines answer.
+func collectIDs(body []byte, into map[string]bool) {
+	for _, line := range strings.Split(string(body), "\n") {
+		var v any
+		if json.Unmarshal([]byte(line), &v) == nil {
+			walkIDs(v, into)
+		}
+	}
+}
+
+func walkIDs(v any, into map[string]bool) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if s, ok := x.(string); ok && (k == "id" || strings.HasSuffix(k, "_id")) && len(s) == 36 && strings.Count(s, "-") == 4 {
+				into[s] = true
+			}
+			walkIDs(x, into)
+		}
+	case []any:
+		for _, x := range v {
+			walkIDs(x, into)
+		}
+	}
 }
