@@ -410,3 +410,29 @@ func TestParseRoutingErrors(t *testing.T) {
 		}
 	}
 }
+
+type failingReader struct{}
+
+func (failingReader) Read([]byte) (int, error) { return 0, io.ErrUnexpectedEOF }
+
+// An upstream that breaks off mid-stream yields one error event, then [DONE].
+func TestRelayStreamUpstreamBreaks(t *testing.T) {
+	t.Parallel()
+	first := streamBody[:strings.Index(streamBody, "\n\n")+2]
+	var out strings.Builder
+	frames, failure := relayStream(&out, func() error { return nil }, io.MultiReader(strings.NewReader(first+"data: {\"partial"), failingReader{}))
+	if len(frames) != 2 || !strings.Contains(failure, "unexpected EOF") {
+		t.Fatalf("frames %d, failure %q", len(frames), failure)
+	}
+	rest := strings.TrimPrefix(out.String(), first+"data: {\"partial\n\n")
+	var event struct {
+		Error struct {
+			Message string
+			Code    int
+		}
+	}
+	line, tail, _ := strings.Cut(rest, "\n\n")
+	if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &event); err != nil || event.Error.Code != 500 || tail != "data: [DONE]\n\n" {
+		t.Fatalf("relayed %q", out.String())
+	}
+}

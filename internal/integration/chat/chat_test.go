@@ -361,6 +361,47 @@ func TestChatCompletions(t *testing.T) {
 		}
 	})
 
+	t.Run("image create", func(t *testing.T) {
+		var out struct {
+			Response struct {
+				Model string `json:"model"`
+				Data  []struct {
+					RevisedPrompt string `json:"revised_prompt"`
+					Content       struct {
+						Files    map[string]string `json:"files"`
+						Mimetype string            `json:"mimetype"`
+					} `json:"content"`
+				} `json:"data"`
+				Usage map[string]float64 `json:"usage"`
+				Error string             `json:"error"`
+			} `json:"response"`
+			TraceCallID *string `json:"trace_call_id"`
+		}
+		g.post(t, "/image/create", `{"project_id":"admin/images","inputs":{"model":"test-model","prompt":"a lighthouse","n":1},"track_llm_call":true}`, &out)
+		if out.Response.Model != "test-model" || len(out.Response.Data) != 1 || out.TraceCallID == nil || out.Response.Usage["total_tokens"] != 105 {
+			t.Fatalf("got %+v", out)
+		}
+		digest := out.Response.Data[0].Content.Files["image-0.png"]
+		req, _ := http.NewRequest(http.MethodPost, g.srv.URL+"/file/content", strings.NewReader(fmt.Sprintf(`{"project_id":"admin/images","digest":%q}`, digest)))
+		req.SetBasicAuth("api", g.srv.Key)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if string(stored) != string(imageBytes) {
+			t.Fatalf("stored file %q = %q", digest, stored)
+		}
+		// A provider refusal comes back in the body, as Weave returns it.
+		out.Response.Error = ""
+		g.post(t, "/image/create", `{"project_id":"admin/images","inputs":{"model":"test-model","prompt":"forbidden"}}`, &out)
+		if out.Response.Error != "Your request was rejected by the safety system." {
+			t.Fatalf("provider error: %+v", out.Response)
+		}
+	})
+
 	t.Run("models and trailing slash", func(t *testing.T) {
 		page, err := g.client.Models.List(ctx)
 		if err != nil {

@@ -64,7 +64,29 @@ type chatRequest struct {
 	StructuredOutputs map[string]any `json:"structured_outputs"`
 }
 
+// imageBytes is the picture the model server "generates".
+var imageBytes = []byte("\x89PNG\r\n\x1a\n test picture")
+
 func (m *modelServer) serve(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/picture.png":
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = w.Write(imageBytes)
+		return
+	case "/v1/images/generations":
+		var req struct {
+			Prompt string `json:"prompt"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		w.Header().Set("Content-Type", "application/json")
+		if req.Prompt == "forbidden" {
+			w.WriteHeader(400)
+			_, _ = io.WriteString(w, `{"error":{"message":"Your request was rejected by the safety system.","type":"invalid_request_error"}}`)
+			return
+		}
+		fmt.Fprintf(w, `{"created":1,"data":[{"url":"%s/picture.png","revised_prompt":%q}],"usage":{"input_tokens":5,"output_tokens":100}}`, m.URL, req.Prompt)
+		return
+	}
 	m.requests.Add(1)
 	raw, _ := io.ReadAll(r.Body)
 	m.last.Store(raw)
