@@ -35,12 +35,24 @@ type modelPath struct {
 	ModelID string `path:"model_id"`
 }
 
+// trajectoryGroupsField documents trajectory_groups (an array of group
+// objects, spec §2.10) and is validated as such, but is not decoded here: the
+// handler decodes the raw body into the training types once. Decoding it into
+// generic maps only to drop them was the largest cost of posting a job.
+type trajectoryGroupsField struct{}
+
+func (trajectoryGroupsField) Schema(huma.Registry) *huma.Schema {
+	return &huma.Schema{Type: huma.TypeArray, Items: &huma.Schema{Type: huma.TypeObject, AdditionalProperties: true}}
+}
+
+func (*trajectoryGroupsField) UnmarshalJSON([]byte) error { return nil }
+
 type modelLogInput struct {
 	ModelID string `path:"model_id"`
 	Body    struct {
-		_                struct{}         `additionalProperties:"true"`
-		Split            *string          `json:"split,omitempty" nullable:"true" doc:"default val"`
-		TrajectoryGroups []map[string]any `json:"trajectory_groups"`
+		_                struct{}              `additionalProperties:"true"`
+		Split            *string               `json:"split,omitempty" nullable:"true" doc:"default val"`
+		TrajectoryGroups trajectoryGroupsField `json:"trajectory_groups"`
 	}
 	RawBody []byte
 }
@@ -74,10 +86,10 @@ type modelDeleteOutput struct{ Body *training.DeleteModelRes }
 
 type jobCreateInput struct {
 	Body struct {
-		_                  struct{}         `additionalProperties:"true"`
-		ModelID            string           `json:"model_id"`
-		TrajectoryGroups   []map[string]any `json:"trajectory_groups"`
-		ExperimentalConfig any              `json:"experimental_config,omitempty" doc:"object; null or missing keys use the trainer's defaults; kimi_k2_tau is variant_k2_tau"`
+		_                  struct{}              `additionalProperties:"true"`
+		ModelID            string                `json:"model_id"`
+		TrajectoryGroups   trajectoryGroupsField `json:"trajectory_groups"`
+		ExperimentalConfig any                   `json:"experimental_config,omitempty" doc:"object; null or missing keys use the trainer's defaults; kimi_k2_tau is variant_k2_tau"`
 	}
 	RawBody []byte
 }
