@@ -8,11 +8,46 @@
 // # Compatibility
 //
 // Request fields, defaults and validator messages follow vLLM's
-// ChatCompletionRequest at the revision weft pins (see [VLLMVersion]). Unknown
-// fields are accepted and forwarded upstream untouched: the gateway keeps the
-// request's raw JSON and only rewrites the keys it must (the upstream's model
-// name, aliases, translations for upstream kinds that do not take vLLM's
-// extensions).
+// ChatCompletionRequest at the revision weft pins (see [VLLMVersion]); errors
+// use vLLM's envelope {"error":{"message","type","param","code"}}: 400 for
+// validation (type "BadRequestError", or "Bad Request" for a body of the wrong
+// shape), 404 with param "model" for an unknown model. Unknown fields are
+// accepted and forwarded upstream untouched: the gateway keeps the request's
+// raw JSON and only rewrites the keys it must (the upstream's model name,
+// engine_xargs sent as vllm_xargs, translations for upstream kinds that do not
+// take vLLM's extensions). Model-aware checks (vocabulary bounds,
+// max_logprobs, context length, priority scheduling) run when the route
+// declares the metadata they need; unlike vLLM they answer 400 before a stream
+// starts rather than as an in-stream error.
+//
+// # Routing
+//
+// [Routing] (a YAML or JSON file, see [LoadRouting]) maps public model names
+// to upstreams with weights, per-route timeouts, retries with exponential
+// backoff and ordered fallbacks. Connect errors, timeouts, 5xx and 429 are
+// retried; when everything failed the last upstream error is relayed with its
+// status and body. Other upstream errors (4xx) are relayed unchanged. All
+// upstream requests share one keep-alive transport ([NewTransport]).
+//
+// # Streaming
+//
+// Upstream server-sent events are relayed as they arrive, flushed event by
+// event, so the role chunk, per-choice chunks and the usage chunk reach the
+// client exactly as the upstream sent them. The stream always ends with
+// "data: [DONE]"; an upstream that breaks off is reported as one error event
+// first. A client that disconnects cancels the upstream request. Usage is
+// never invented: a stream without a usage chunk is traced without usage.
+//
+// # Tracing
+//
+// Each completion becomes a call in the caller's project (the OpenAI-Project
+// header, else "<default entity>/chat", see [Service.ProjectFor]): op
+// "chat.completions.create", inputs = the request, output = the response
+// (assembled from the chunks for a stream), summary.usage = {<model>: usage
+// with "requests": 1}, exception on failure. The call id is returned in the
+// Weft-Call-Id response header. Calls are handed to a bounded queue written by
+// one background goroutine ([CallRecorder]); a full queue drops calls
+// (weft_chat_trace_dropped_total) instead of delaying a completion.
 //
 // # Trained models
 //
