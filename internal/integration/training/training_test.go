@@ -18,6 +18,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -316,4 +317,138 @@ func TestTrainedModelServedThroughChat(t *testing.T) {
 			t.Fatalf("load_lora_adapter calls = %+v, want one per trained step", loads)
 		}
 	})
+}
+
+// startWorker runs the server binary's worker subcommand against dbURL, with
+// env added, until the test ends (or the test kills it).
+func startWorker(t *testing.T, dbURL string, env []string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(serverproc.Binary(t), append([]string{"worker", "-database-url", dbURL, "-log-level", "warn"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	banner := make([]byte, len("weft worker running"))
+	if _, err := io.ReadFull(stdout, banner); err != nil || string(banner) != "weft worker running" {
+		t.Fatalf("worker did not start: %q %v; stderr: %s", banner, err, stderr.String())
+	}
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	return cmd
+}
+
+// TestWorkerKilledMidJob kills (SIGKILL) the only worker process while it runs
+// a job; a new worker rescues the job through River's rescuer and retries it:
+// the job ends with exactly one training_ended, never silence.
+func TestWorkerKilledMidJob(t *testing.T) {
+	t.Parallel()
+	dbURL := testdb.PostgresURL(t)
+	srv := serverproc.Start(t, serverproc.Options{DatabaseURL: dbURL}) // accepts jobs, runs none
+	c := client{url: srv.URL, key: srv.Key}
+	checkpoints := t.TempDir()
+	workerArgs := []string{"-trainer-command", testTrainer(t), "-checkpoint-dir", checkpoints,
+		"-training-job-timeout", "8s", "-training-rescue-after", "9s"}
+	slow := []string{"TESTTRAINER_STEP_DELAY=300ms"}
+	first := startWorker(t, dbURL, slow, workerArgs...)
+
+	var model struct{ ID string }
+	c.do(t, http.MethodPost, "/v1/preview/models", map[string]any{"project": "p", "name": "m", "base_model": "b"}, &model)
+	var job struct{ ID string }
+	c.do(t, http.MethodPost, "/v1/preview/training-jobs", map[string]any{"model_id": model.ID, "trajectory_groups": groups(2)}, &job)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var page struct{ Data []event }
+		c.do(t, http.MethodGet, "/v1/preview/training-jobs/"+job.ID+"/events", nil, &page)
+		if len(page.Data) >= 2 { // training_started and a gradient step: mid-job
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the worker never started the job")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := first.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	startWorker(t, dbURL, slow, workerArgs...)
+
+	events := c.events(t, job.ID, 2*time.Minute)
+	checkOneEnd(t, job.ID, events, "training_ended")
+	starts := 0
+	for _, e := range events {
+		if e.Type == "training_started" {
+			starts++
+		}
+	}
+	if starts != 2 {
+		t.Fatalf("want the killed attempt and the retried one to have started, got %d starts: %+v", starts, events)
+	}
+	var cps struct{ Data []struct{ Step int64 } }
+	c.do(t, http.MethodGet, "/v1/preview/models/"+model.ID+"/checkpoints?limit=1&order=desc", nil, &cps)
+	if len(cps.Data) != 1 || cps.Data[0].Step != 1 {
+		t.Fatalf("latest checkpoint after the retried job = %+v, want step 1", cps.Data)
+	}
+}
+
+// TestTwoServersRunJobs runs two servers with workers on one PostgreSQL
+// database, jobs posted to both: every job ends once, no event twice, and each
+// model's checkpoints advance by exactly one per job.
+func TestTwoServersRunJobs(t *testing.T) {
+	t.Parallel()
+	dbURL := testdb.PostgresURL(t)
+	checkpoints := t.TempDir()
+	args := []string{"-trainer-command", testTrainer(t), "-checkpoint-dir", checkpoints, "-training-workers", "2"}
+	env := []string{"TESTTRAINER_STEP_DELAY=5ms"}
+	a := serverproc.Start(t, serverproc.Options{DatabaseURL: dbURL, Args: args, Env: env})
+	b := serverproc.Start(t, serverproc.Options{DatabaseURL: dbURL, Args: args, Env: env})
+	clients := []client{{a.URL, a.Key}, {b.URL, a.Key}}
+	const models, jobsPerModel = 3, 4
+	var modelIDs, jobIDs []string
+	for i := range models {
+		var model struct{ ID string }
+		clients[i%2].do(t, http.MethodPost, "/v1/preview/models", map[string]any{"project": "p", "name": fmt.Sprintf("m%d", i), "base_model": "b"}, &model)
+		modelIDs = append(modelIDs, model.ID)
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := range models * jobsPerModel {
+		wg.Go(func() {
+			var job struct{ ID string }
+			clients[i%2].do(t, http.MethodPost, "/v1/preview/training-jobs", map[string]any{"model_id": modelIDs[i%models], "trajectory_groups": groups(1)}, &job)
+			mu.Lock()
+			jobIDs = append(jobIDs, job.ID)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	for i, id := range jobIDs {
+		events := clients[i%2].events(t, id, 2*time.Minute)
+		checkOneEnd(t, id, events, "training_ended")
+		if events[0].Type != "training_started" || len(events) != int(events[0].Data["num_sequences"].(float64))+2 {
+			t.Fatalf("job %s: want training_started, one gradient_step per sequence, training_ended: %+v", id, events)
+		}
+	}
+	for _, id := range modelIDs {
+		var cps struct{ Data []struct{ Step int64 } }
+		clients[0].do(t, http.MethodGet, "/v1/preview/models/"+id+"/checkpoints?limit=100", nil, &cps)
+		if len(cps.Data) != jobsPerModel+1 || cps.Data[jobsPerModel].Step != jobsPerModel {
+			t.Fatalf("model %s checkpoints = %+v, want steps 0..%d", id, cps.Data, jobsPerModel)
+		}
+	}
 }
