@@ -20,6 +20,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/weftlabs/weft/internal/integration/modelserver"
 	"github.com/weftlabs/weft/internal/integration/pgcontainer"
 	"github.com/weftlabs/weft/internal/integration/serverproc"
 	"github.com/weftlabs/weft/internal/testdb"
@@ -33,15 +34,15 @@ func TestMain(m *testing.M) {
 // gateway is a running weft server routing to test model servers.
 type gateway struct {
 	srv        *serverproc.Server
-	model      *modelServer
+	model      *modelserver.Server
 	failedHits *atomic.Int64
 	client     openai.Client
 }
 
 func startGateway(t *testing.T) *gateway {
 	t.Helper()
-	g := &gateway{model: newModelServer(t), failedHits: &atomic.Int64{}}
-	failing := failingServer(t, g.failedHits)
+	g := &gateway{model: modelserver.New(t), failedHits: &atomic.Int64{}}
+	failing := modelserver.Failing(t, g.failedHits)
 	routing := fmt.Sprintf(`models:
   - name: test-model
     max_model_len: 4096
@@ -100,11 +101,11 @@ func TestChatCompletions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(res.Choices) != 1 || res.Choices[0].Message.Content != "Hello from the model" || res.Usage.TotalTokens != promptTokens+4 {
+		if len(res.Choices) != 1 || res.Choices[0].Message.Content != "Hello from the model" || res.Usage.TotalTokens != modelserver.PromptTokens+4 {
 			t.Fatalf("got %s", res.RawJSON())
 		}
 		var forwarded map[string]any
-		_ = json.Unmarshal(g.model.last.Load().([]byte), &forwarded)
+		_ = json.Unmarshal(g.model.Last.Load().([]byte), &forwarded)
 		if forwarded["model"] != "upstream-model" {
 			t.Fatalf("upstream got model %v", forwarded["model"])
 		}
@@ -145,7 +146,7 @@ func TestChatCompletions(t *testing.T) {
 				}
 			}
 			last := chunks[len(chunks)-1]
-			if len(last.Choices) != 0 || last.Usage.TotalTokens != promptTokens+4*n {
+			if len(last.Choices) != 0 || last.Usage.TotalTokens != modelserver.PromptTokens+4*n {
 				t.Fatalf("last chunk is not the usage chunk: %s", last.RawJSON())
 			}
 			if len(acc.Choices) != int(n) || acc.Choices[int(n)-1].Message.Content != "Hello from the model" || acc.Choices[0].FinishReason != "stop" {
@@ -220,7 +221,7 @@ func TestChatCompletions(t *testing.T) {
 			t.Fatal(err)
 		}
 		var forwarded map[string]json.RawMessage
-		_ = json.Unmarshal(g.model.last.Load().([]byte), &forwarded)
+		_ = json.Unmarshal(g.model.Last.Load().([]byte), &forwarded)
 		for key, want := range map[string]string{
 			"structured_outputs": `{"json":{"type":"object"}}`, "chat_template_kwargs": `{"enable_thinking":false}`,
 			"vllm_xargs": `{"k":1}`, "made_up_field": `[1,2]`,
@@ -309,7 +310,7 @@ func TestChatCompletions(t *testing.T) {
 		cancel()
 		_ = stream.Close()
 		select {
-		case <-g.model.cancelled:
+		case <-g.model.Cancelled:
 		case <-time.After(10 * time.Second):
 			t.Fatal("the upstream request was not cancelled")
 		}
@@ -331,8 +332,8 @@ func TestChatCompletions(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := map[string]int64{ // call id → total tokens
-			plain.Header.Get("Weft-Call-Id"):    promptTokens + 8,
-			streamed.Header.Get("Weft-Call-Id"): promptTokens + 4,
+			plain.Header.Get("Weft-Call-Id"):    modelserver.PromptTokens + 8,
+			streamed.Header.Get("Weft-Call-Id"): modelserver.PromptTokens + 4,
 		}
 		ids, _ := json.Marshal([]string{plain.Header.Get("Weft-Call-Id"), streamed.Header.Get("Weft-Call-Id")})
 		// Calls are written in the background: poll until both are there.
@@ -391,7 +392,7 @@ func TestChatCompletions(t *testing.T) {
 		}
 		stored, _ := io.ReadAll(res.Body)
 		res.Body.Close()
-		if string(stored) != string(imageBytes) {
+		if string(stored) != modelserver.Image {
 			t.Fatalf("stored file %q = %q", digest, stored)
 		}
 		// A provider refusal comes back in the body, as Weave returns it.

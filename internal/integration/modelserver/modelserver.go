@@ -1,4 +1,7 @@
-package chat_test
+// Package modelserver is an OpenAI-compatible model server written for the
+// end-to-end tests: a weft server under test routes chat completions to it
+// (through -chat-config) so the tests need no real model.
+package modelserver
 
 import (
 	"encoding/json"
@@ -12,34 +15,35 @@ import (
 	"time"
 )
 
-// modelServer is an OpenAI-compatible model server written for the tests: it
+// Server is an OpenAI-compatible model server: it
 // answers /v1/chat/completions deterministically from the request (n choices,
 // tool calls when tools are given, logprobs when asked, JSON when a schema is
 // asked) and streams in vLLM's exact SSE shape.
-type modelServer struct {
+type Server struct {
 	*httptest.Server
-	requests atomic.Int64
-	// last is the most recent request body.
-	last atomic.Value
-	// cancelled receives once per streamed request whose client went away.
-	cancelled chan struct{}
+	// Requests counts the requests served.
+	Requests atomic.Int64
+	// Last is the most recent request body ([]byte).
+	Last atomic.Value
+	// Cancelled receives once per streamed request whose client went away.
+	Cancelled chan struct{}
 }
 
-const (
-	promptTokens = 7
-	wordTokens   = 1
-)
+// PromptTokens is the prompt_tokens of every answer; completion_tokens is
+// one per word of the content, times n.
+const PromptTokens = 7
 
-func newModelServer(t *testing.T) *modelServer {
+// New starts a model server, closed when the test ends. Its API base is URL+"/v1".
+func New(t testing.TB) *Server {
 	t.Helper()
-	m := &modelServer{cancelled: make(chan struct{}, 16)}
+	m := &Server{Cancelled: make(chan struct{}, 16)}
 	m.Server = httptest.NewServer(http.HandlerFunc(m.serve))
 	t.Cleanup(m.Close)
 	return m
 }
 
-// failingServer answers every request with 500.
-func failingServer(t *testing.T, hits *atomic.Int64) *httptest.Server {
+// Failing starts a server that answers every request with 500, counting them in hits.
+func Failing(t testing.TB, hits *atomic.Int64) *httptest.Server {
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
 		w.Header().Set("Content-Type", "application/json")
@@ -50,6 +54,7 @@ func failingServer(t *testing.T, hits *atomic.Int64) *httptest.Server {
 	return s
 }
 
+// chatRequest is the part of a chat completion request the server reads.
 type chatRequest struct {
 	Model         string           `json:"model"`
 	N             int              `json:"n"`
@@ -64,14 +69,14 @@ type chatRequest struct {
 	StructuredOutputs map[string]any `json:"structured_outputs"`
 }
 
-// imageBytes is the picture the model server "generates".
-var imageBytes = []byte("\x89PNG\r\n\x1a\n test picture")
+// Image is the picture the model server "generates" for /v1/images/generations.
+const Image = "\x89PNG\r\n\x1a\n test picture"
 
-func (m *modelServer) serve(w http.ResponseWriter, r *http.Request) {
+func (m *Server) serve(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/picture.png":
 		w.Header().Set("Content-Type", "image/png")
-		_, _ = w.Write(imageBytes)
+		_, _ = io.WriteString(w, Image)
 		return
 	case "/v1/images/generations":
 		var req struct {
@@ -87,9 +92,9 @@ func (m *modelServer) serve(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"created":1,"data":[{"url":"%s/picture.png","revised_prompt":%q}],"usage":{"input_tokens":5,"output_tokens":100}}`, m.URL, req.Prompt)
 		return
 	}
-	m.requests.Add(1)
+	m.Requests.Add(1)
 	raw, _ := io.ReadAll(r.Body)
-	m.last.Store(raw)
+	m.Last.Store(raw)
 	var req chatRequest
 	if err := json.Unmarshal(raw, &req); err != nil {
 		http.Error(w, err.Error(), 400)
@@ -103,7 +108,7 @@ func (m *modelServer) serve(w http.ResponseWriter, r *http.Request) {
 		content = `{"city":"Paris"}`
 	}
 	words := strings.SplitAfter(content, " ")
-	usage := map[string]int{"prompt_tokens": promptTokens, "completion_tokens": len(words) * req.N, "total_tokens": promptTokens + len(words)*req.N}
+	usage := map[string]int{"prompt_tokens": PromptTokens, "completion_tokens": len(words) * req.N, "total_tokens": PromptTokens + len(words)*req.N}
 	var toolCall map[string]any
 	if len(req.Tools) > 0 {
 		name := req.Tools[0]["function"].(map[string]any)["name"]
@@ -158,7 +163,7 @@ func (m *modelServer) serve(w http.ResponseWriter, r *http.Request) {
 		send(chunk(map[string]any{"index": 0, "delta": map[string]any{"content": "Hello"}, "finish_reason": nil}))
 		select {
 		case <-r.Context().Done():
-			m.cancelled <- struct{}{}
+			m.Cancelled <- struct{}{}
 		case <-time.After(30 * time.Second):
 		}
 		return
