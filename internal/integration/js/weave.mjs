@@ -39,6 +39,9 @@ function withTimeout(promise, what, ms = 30000) {
 
 const project = process.env.WEFT_PROJECT;
 const model = process.env.WEFT_MODEL;
+// login checks the key against GET /health (and writes ~/.netrc, a throwaway
+// home here) before init.
+await weave.login(process.env.WANDB_API_KEY, new URL(process.env.WF_TRACE_SERVER_URL).host);
 const client = await weave.init(project);
 
 // A parent op with nested children, one of them nested twice.
@@ -155,7 +158,7 @@ check(explodeCall && explodeCall.exception === "exploded: on purpose" && explode
 const byOpName = await client.getCalls({ op_names: [explodeCall.op_name] });
 check(byOpName.length === 1 && byOpName[0].id === explodeCall.id, "op_names filter", byOpName.map((c) => c.id));
 
-const askRead = await client.getCall(askCall.id);
+const askRead = await client.getCall(askCall.id, true);
 const completions = await client.getCalls({ parent_ids: [askCall.id] });
 check(completions.length === 2 && completions.every((c) => c.op_name.includes("/op/openai.chat.completions.create:")), "two traced completions under ask", completions.map((c) => c.op_name));
 check(completions.every((c) => c.summary?.usage?.[model]?.total_tokens > 0), "completion usage", completions.map((c) => c.summary));

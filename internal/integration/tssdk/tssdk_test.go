@@ -114,10 +114,15 @@ func startServer(t *testing.T, databaseURL string) *serverproc.Server {
 }
 
 // runScript runs weave.mjs in an empty working directory and home (the SDK
-// writes weaveErrors.log to the working directory and reads ~/.netrc).
+// writes weaveErrors.log to the working directory and ~/.netrc on login).
 func runScript(t *testing.T, js string, srv *serverproc.Server, picture []byte) scriptResult {
 	t.Helper()
 	dir := t.TempDir()
+	// weave.login rewrites ~/.netrc and logs a stack trace when there is none yet.
+	netrc := filepath.Join(dir, ".netrc")
+	if err := os.WriteFile(netrc, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command("node", filepath.Join(js, "weave.mjs"))
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),
@@ -136,6 +141,9 @@ func runScript(t *testing.T, js string, srv *serverproc.Server, picture []byte) 
 	}
 	if log, err := os.ReadFile(filepath.Join(dir, "weaveErrors.log")); err == nil {
 		t.Fatalf("the SDK logged failed batches:\n%s", log)
+	}
+	if saved, err := os.ReadFile(netrc); err != nil || !strings.Contains(string(saved), srv.Key) {
+		t.Fatalf("weave.login did not save the key: %q %v", saved, err)
 	}
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	var res scriptResult
