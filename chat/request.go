@@ -89,8 +89,10 @@ type CompletionRequest struct {
 	EngineXargs map[string]any `json:"engine_xargs"`
 	VLLMXargs   map[string]any `json:"vllm_xargs"`
 
-	// fields holds every top-level member of the raw request, known or not.
-	fields map[string]json.RawMessage
+	// raw is the request as sent; members are its top-level members, known
+	// or not, in order.
+	raw     []byte
+	members []member
 }
 
 // ResponseFormat is OpenAI's response_format.
@@ -128,18 +130,26 @@ func (r *CompletionRequest) IncludeUsage() bool {
 
 // has reports whether the raw request carries key with a non-null value.
 func (r *CompletionRequest) has(key string) bool {
-	v, ok := r.fields[key]
+	v, ok := r.field(key)
 	return ok && !bytes.Equal(v, []byte("null"))
+}
+
+// field returns the raw value of a top-level member (the last one when the
+// key repeats, as JSON decoders read it).
+func (r *CompletionRequest) field(key string) ([]byte, bool) {
+	for i := len(r.members) - 1; i >= 0; i-- {
+		if r.members[i].key == key {
+			return r.members[i].value, true
+		}
+	}
+	return nil, false
 }
 
 // ParseRequest decodes a raw chat-completion request. A body that is not a
 // JSON object, or a known field of the wrong JSON type, is ErrMalformed with
 // the field as param; the vLLM rules are checked by [Validate].
 func ParseRequest(raw []byte) (*CompletionRequest, error) {
-	req := &CompletionRequest{}
-	if err := json.Unmarshal(raw, &req.fields); err != nil || req.fields == nil {
-		return nil, malformed("body", "json_invalid", "JSON decode error")
-	}
+	req := &CompletionRequest{raw: raw}
 	if err := json.Unmarshal(raw, req); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) {
@@ -147,6 +157,11 @@ func ParseRequest(raw []byte) (*CompletionRequest, error) {
 		}
 		return nil, malformed("body", "json_invalid", "JSON decode error")
 	}
+	members, ok := topLevelMembers(raw)
+	if !ok {
+		return nil, malformed("body", "dict_type", "Input should be a valid dictionary")
+	}
+	req.members = members
 	if len(req.Messages) == 0 || bytes.Equal(req.Messages, []byte("null")) {
 		return nil, malformed("messages", "missing", "Field required")
 	}
@@ -160,6 +175,9 @@ func ParseRequest(raw []byte) (*CompletionRequest, error) {
 // text for the logprob counts, pydantic's otherwise.
 func typeError(e *json.UnmarshalTypeError) error {
 	field, _, _ := strings.Cut(e.Field, ".")
+	if field == "" {
+		field = "body"
+	}
 	switch field {
 	case "top_logprobs", "prompt_logprobs":
 		return invalid(field, "`%s` must be an integer.", field)
@@ -182,6 +200,9 @@ func typeError(e *json.UnmarshalTypeError) error {
 		kind = "a valid list"
 	case "map", "struct":
 		kind = "a valid dictionary"
+	}
+	if e.Field == "" {
+		return malformed("body", "dict_type", "Input should be a valid dictionary")
 	}
 	return malformed(e.Field, "type_error", "Input should be "+kind)
 }

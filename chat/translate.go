@@ -29,50 +29,59 @@ var vllmOnly = map[string]string{
 // the vLLM extensions translated or refused. Everything else is forwarded as
 // the client sent it.
 func upstreamBody(req *CompletionRequest, u Upstream) ([]byte, error) {
-	fields := make(map[string]json.RawMessage, len(req.fields)+1)
-	for k, v := range req.fields {
-		fields[k] = v
+	edits := map[string]json.RawMessage{}
+	if model, _ := req.field("model"); string(model) != strconvQuote(u.Model) {
+		edits["model"], _ = json.Marshal(u.Model)
 	}
-	model, _ := json.Marshal(u.Model)
-	fields["model"] = model
-	xargs, hasXargs := fields["engine_xargs"]
-	delete(fields, "engine_xargs")
-	if vx, ok := fields["vllm_xargs"]; ok && !isNull(vx) {
+	xargs, hasXargs := req.field("engine_xargs")
+	if hasXargs {
+		edits["engine_xargs"] = nil
+	}
+	if vx, ok := req.field("vllm_xargs"); ok && !isNull(vx) {
 		xargs, hasXargs = vx, true
 	}
 	if u.Kind == KindVLLM {
 		if hasXargs {
-			fields["vllm_xargs"] = xargs
+			edits["vllm_xargs"] = xargs
 		}
-		return json.Marshal(fields)
+		if len(edits) == 0 {
+			return req.raw, nil
+		}
+		return patchObject(req.raw, req.members, edits), nil
 	}
-	delete(fields, "vllm_xargs")
+	edits["vllm_xargs"] = nil
 	if hasXargs && !isNull(xargs) {
 		return nil, unsupported("vllm_xargs", u)
 	}
-	if err := translateStructuredOutputs(req, fields, u); err != nil {
+	if err := translateStructuredOutputs(req, edits, u); err != nil {
 		return nil, err
 	}
 	for name, unused := range vllmOnly {
-		v, ok := fields[name]
+		v, ok := req.field(name)
 		if !ok {
 			continue
 		}
 		if isNull(v) || (unused != "" && string(bytes.TrimSpace(v)) == unused) {
-			delete(fields, name)
+			edits[name] = nil
 			continue
 		}
 		return nil, unsupported(name, u)
 	}
-	return json.Marshal(fields)
+	return patchObject(req.raw, req.members, edits), nil
+}
+
+// strconvQuote is the JSON text of a string.
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
 
 // translateStructuredOutputs turns structured_outputs.json into OpenAI's
 // response_format json_schema and json_object into response_format
 // json_object; the other constraint kinds have no OpenAI equivalent.
-func translateStructuredOutputs(req *CompletionRequest, fields map[string]json.RawMessage, u Upstream) error {
+func translateStructuredOutputs(req *CompletionRequest, edits map[string]json.RawMessage, u Upstream) error {
 	so := req.StructuredOutputs
-	delete(fields, "structured_outputs")
+	edits["structured_outputs"] = nil
 	if so == nil {
 		return nil
 	}
@@ -97,9 +106,9 @@ func translateStructuredOutputs(req *CompletionRequest, fields map[string]json.R
 		rf, _ := json.Marshal(map[string]any{"type": "json_schema", "json_schema": map[string]any{
 			"name": "structured_output", "schema": schema, "strict": true,
 		}})
-		fields["response_format"] = rf
+		edits["response_format"] = rf
 	case so.JSONObject != nil && *so.JSONObject:
-		fields["response_format"] = json.RawMessage(`{"type":"json_object"}`)
+		edits["response_format"] = json.RawMessage(`{"type":"json_object"}`)
 	}
 	return nil
 }

@@ -74,6 +74,7 @@ func TestValidate(t *testing.T) {
 		{name: "allowed_token_ids empty", body: `{` + msgs + `,"allowed_token_ids":[]}`, param: "allowed_token_ids", msg: "allowed_token_ids is not None and empty!"},
 		{name: "messages missing", body: `{"model":"m"}`, param: "messages", msg: "1 validation error:\n  {'type': 'missing', 'loc': ('body', 'messages'), 'msg': 'Field required'}", class: ErrMalformed},
 		{name: "n wrong type", body: `{` + msgs + `,"n":"two"}`, param: "n", msg: "1 validation error:\n  {'type': 'type_error', 'loc': ('body', 'n'), 'msg': 'Input should be a valid integer'}", class: ErrMalformed},
+		{name: "not an object", body: `[1]`, msg: "1 validation error:\n  {'type': 'dict_type', 'loc': ('body'), 'msg': 'Input should be a valid dictionary'}", class: ErrMalformed},
 		{name: "not json", body: `{`, msg: "1 validation error:\n  {'type': 'json_invalid', 'loc': ('body'), 'msg': 'JSON decode error'}", class: ErrMalformed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
