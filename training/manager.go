@@ -332,14 +332,7 @@ func now() time.Time { return time.Now().UTC() }
 
 // CreateModel implements Service.
 func (m *Manager) CreateModel(ctx context.Context, req *CreateModelReq) (*Model, error) {
-	entity := ""
-	if req.Entity != nil {
-		entity = *req.Entity
-	}
-	if entity == "" {
-		p, _ := weft.PrincipalFrom(ctx)
-		entity = p.DefaultEntity
-	}
+	entity := req.EntityFor(ctx)
 	if entity == "" {
 		return nil, fieldErrorf("entity", "Field required: the API key has no default entity")
 	}

@@ -1,8 +1,11 @@
 package training
 
 import (
+	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/weftlabs/weft"
 )
 
 // Model is a registered trainable model (spec §2.9).
@@ -118,6 +121,16 @@ type CreateModelReq struct {
 	Name           string  `json:"name"`
 	BaseModel      string  `json:"base_model"`
 	ReturnExisting *bool   `json:"return_existing"`
+}
+
+// EntityFor returns the entity the model is registered in: Entity, or when it
+// is nil or "" the default entity of the caller in ctx.
+func (r *CreateModelReq) EntityFor(ctx context.Context) string {
+	if r.Entity != nil && *r.Entity != "" {
+		return *r.Entity
+	}
+	p, _ := weft.PrincipalFrom(ctx)
+	return p.DefaultEntity
 }
 
 // DeleteModelRes reports what DeleteModel removed.

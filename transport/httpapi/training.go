@@ -156,15 +156,8 @@ func (h *Handler) registerTraining() {
 			if err := decodeTraining(in.RawBody, &req); err != nil {
 				return nil, err
 			}
-			entity := ""
-			if req.Entity != nil {
-				entity = *req.Entity
-			}
-			if entity == "" {
-				p, _ := weft.PrincipalFrom(ctx)
-				entity = p.DefaultEntity
-				req.Entity = &entity
-			}
+			entity := req.EntityFor(ctx)
+			req.Entity = &entity
 			if err := h.authorize(ctx, entity+"/"+req.Project, true); err != nil {
 				if errors.Is(err, weft.ErrBadProjectID) {
 					return nil, trainingError(&training.FieldError{Path: "project", Msg: err.Error()})
