@@ -44,8 +44,8 @@ type benchGateway struct {
 func newBenchGateway(b *testing.B) *benchGateway {
 	b.Helper()
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		if bytes.HasSuffix([]byte(r.URL.Path), []byte("/stream")) || r.Header.Get("X-Stream") != "" {
+		body, _ := io.ReadAll(r.Body)
+		if bytes.Contains(body, []byte(`"stream":true`)) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			_, _ = io.WriteString(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`+"\n\n")
 			w.(http.Flusher).Flush()
@@ -105,9 +105,6 @@ func (g *benchGateway) do(direct, stream bool) (firstByte, total time.Duration, 
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+g.key)
-	if stream {
-		req.Header.Set("X-Stream", "1")
-	}
 	start := time.Now()
 	res, err := g.client.Do(req)
 	if err != nil {
@@ -124,6 +121,9 @@ func (g *benchGateway) do(direct, stream bool) (firstByte, total time.Duration, 
 	}
 	if res.StatusCode != http.StatusOK {
 		return 0, 0, fmt.Errorf("status %d", res.StatusCode)
+	}
+	if stream != strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		return 0, 0, fmt.Errorf("content type %q for stream=%v", res.Header.Get("Content-Type"), stream)
 	}
 	return firstByte, time.Since(start), nil
 }
