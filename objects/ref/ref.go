@@ -144,6 +144,11 @@ func Parse(s string) (Ref, error) {
 			if err != nil {
 				return Ref{}, invalid(s, "bad percent-encoding")
 			}
+			if decoded == "" {
+				// An empty value could not be told from the trailing slash
+				// that means "no extra path" once rendered.
+				return Ref{}, invalid(s, "extra path elements must not be empty")
+			}
 			if i%2 == 0 {
 				if err := checkEdge(decoded); err != nil {
 					return Ref{}, invalid(s, err.Error())
