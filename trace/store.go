@@ -72,6 +72,8 @@ type callRow struct {
 	PfRunStep    *int64     `bun:"pf_run_step"`
 	PfRunStepEnd *int64     `bun:"pf_run_step_end"`
 	DeletedAt    *time.Time `bun:"deleted_at"`
+	// Usage is derived from Summary when the end is written (see storedUsage).
+	Usage *string `bun:"usage"`
 }
 
 // Column groups written by each kind of write. A start never touches end
@@ -79,7 +81,7 @@ type callRow struct {
 var (
 	startColumns = []string{"trace_id", "parent_id", "thread_id", "turn_id", "op_name", "started_at",
 		"attributes", "inputs", "otel_dump", "input_refs", "pf_user_id", "pf_run_id", "pf_run_step"}
-	endColumns = []string{"ended_at", "output", "output_refs", "summary", "exception", "pf_run_step_end"}
+	endColumns = []string{"ended_at", "output", "output_refs", "summary", "exception", "pf_run_step_end", "usage"}
 )
 
 // pending is what one batch writes to one call: the merge, in order, of the
@@ -127,7 +129,7 @@ func (w *writeSet) addEnd(e *endFields) {
 	p := w.get(e.projectID, e.id)
 	p.hasEnd = true
 	r := &p.row
-	r.EndedAt, r.Output, r.OutputRefs, r.Summary = &e.endedAt, &e.output, e.outputRefs, &e.summary
+	r.EndedAt, r.Output, r.OutputRefs, r.Summary, r.Usage = &e.endedAt, &e.output, e.outputRefs, &e.summary, &e.usage
 	r.Exception, r.PfRunStepEnd = e.exception, e.runStepEnd
 	if e.displayName != nil {
 		r.DisplayName = e.displayName
@@ -186,7 +188,7 @@ func (s *Store) flush(ctx context.Context, db bun.IDB, w *writeSet) error {
 // copyColumns are the calls columns a COPY fills, in callRow order.
 var copyColumns = []string{"project_id", "id", "trace_id", "parent_id", "thread_id", "turn_id", "op_name", "display_name",
 	"started_at", "ended_at", "attributes", "inputs", "otel_dump", "input_refs", "output", "output_refs", "summary",
-	"exception", "pf_user_id", "pf_run_id", "pf_run_step", "pf_run_step_end"}
+	"exception", "pf_user_id", "pf_run_id", "pf_run_step", "pf_run_step_end", "usage"}
 
 // flushPostgres writes the set in one PostgreSQL transaction on the pgx
 // connection under bun. Calls whose start and end come together (what the
@@ -245,7 +247,7 @@ func copyNew(ctx context.Context, tx pgx.Tx, rows []callRow) (copied bool, err e
 		r := &rows[i]
 		values[i] = []any{r.ProjectID, r.ID, r.TraceID, r.ParentID, r.ThreadID, r.TurnID, r.OpName, r.DisplayName,
 			r.StartedAt, r.EndedAt, r.Attributes, r.Inputs, r.OtelDump, r.InputRefs, r.Output, r.OutputRefs, r.Summary,
-			r.Exception, r.PfUserID, r.PfRunID, r.PfRunStep, r.PfRunStepEnd}
+			r.Exception, r.PfUserID, r.PfRunID, r.PfRunStep, r.PfRunStepEnd, r.Usage}
 	}
 	_, err = tx.CopyFrom(ctx, pgx.Identifier{"calls"}, copyColumns, pgx.CopyFromRows(values))
 	var pgErr *pgconn.PgError
@@ -284,6 +286,7 @@ type endFields struct {
 	projectID, id   string
 	endedAt         time.Time
 	output, summary string
+	usage           string // storedUsage of summary
 	outputRefs      *string
 	exception       *string
 	displayName     *string
@@ -389,6 +392,7 @@ func checkEnd(in *EndedCall) (*endFields, error) {
 	if f.summary, err = jsonObject("summary", in.Summary); err != nil {
 		return nil, err
 	}
+	f.usage = storedUsage(ownUsage([]byte(f.summary)))
 	f.output = "null"
 	if len(in.Output) > 0 {
 		if !json.Valid(in.Output) {

@@ -630,6 +630,38 @@ func TestStoreUsage(t *testing.T) {
 				t.Fatalf("root costs %v %v", *u.PromptTokensTotalCost, *u.CompletionTokensTotalCost)
 			}
 		})
+
+		t.Run("rows without derived usage read their summaries", func(t *testing.T) {
+			// Usage numbers are derived when an end is written; rows stored before
+			// that (usage NULL) must give the same answer from their summaries.
+			traceID, root, a, b := id(), id(), id(), id()
+			upsert(t, ctx, s,
+				start(root, traceID, nil, t0, `{}`), start(a, traceID, &root, t0, `{}`), start(b, traceID, &root, t0, `{}`),
+				end(a, t0, `{"usage":{"gpt-4o":{"requests":1,"input_tokens":123456789012,"output_tokens":0.5,"cache_read_input_tokens":7},"m \"x\" <&>":{"requests":2,"prompt_tokens":"n/a"}}}`),
+				end(b, t0, `{"usage":{"gpt-4o":{"requests":1,"prompt_tokens":1e3,"completion_tokens":2,"total_tokens":9,"cache_creation_input_tokens":4}}}`),
+				end(root, t0, `{"status_counts":{"success":3}}`))
+			req := &trace.CallsUsageReq{ProjectID: project, CallIDs: []string{root, a, b}, IncludeCosts: true}
+			derived, err := s.CallsUsage(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if u := usageOf(derived, root, "gpt-4o"); u.Requests != 2 || u.PromptTokens != 123456790012 || u.CacheReadInputTokens != 7 || u.CacheCreationInputTokens != 4 {
+				t.Fatalf("root: %+v", u)
+			}
+			if u := usageOf(derived, root, `m "x" <&>`); u.Requests != 2 || u.PromptTokens != 0 {
+				t.Fatalf("odd model name: %+v", derived.CallUsage[root])
+			}
+			if _, err := db.NewUpdate().Table("calls").Set("usage = NULL").Where("project_id = ? AND trace_id = ?", project, traceID).Exec(ctx); err != nil {
+				t.Fatal(err)
+			}
+			fromSummaries, err := s.CallsUsage(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(fromSummaries, derived) {
+				t.Fatalf("from summaries %+v, derived %+v", fromSummaries.CallUsage, derived.CallUsage)
+			}
+		})
 	})
 }
 

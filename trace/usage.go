@@ -85,13 +85,70 @@ func ownUsage(summary []byte) map[string]*counts {
 	return out
 }
 
-// usageCall is what usage loads per call.
+// storedUsage encodes a call's own usage for the calls.usage column: a JSON
+// object mapping each model to [requests, prompt, completion, total,
+// cache_read, cache_creation], "{}" for none. Floats are written in their
+// shortest exact form, so reading them back gives the same numbers.
+func storedUsage(usage map[string]*counts) string {
+	if len(usage) == 0 {
+		return "{}"
+	}
+	b := []byte{'{'}
+	for i, model := range slices.Sorted(maps.Keys(usage)) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		name, _ := json.Marshal(model)
+		b = append(append(b, name...), ':', '[')
+		c := usage[model]
+		for j, n := range [...]float64{c.requests, c.prompt, c.completion, c.total, c.cacheRead, c.cacheCreation} {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendFloat(b, n, 'g', -1, 64)
+		}
+		b = append(b, ']')
+	}
+	return string(append(b, '}'))
+}
+
+// parseStoredUsage reads what storedUsage wrote.
+func parseStoredUsage(stored string) map[string]*counts {
+	if stored == "{}" {
+		return nil
+	}
+	var models map[string][6]float64
+	if json.Unmarshal([]byte(stored), &models) != nil {
+		return nil
+	}
+	out := make(map[string]*counts, len(models))
+	for model, n := range models {
+		out[model] = &counts{requests: n[0], prompt: n[1], completion: n[2], total: n[3], cacheRead: n[4], cacheCreation: n[5]}
+	}
+	return out
+}
+
+// usageCall is what usage loads per call: the stored usage, or the summary
+// when the row predates the usage column, and the start time only when costs
+// are asked for.
 type usageCall struct {
-	ID        string     `bun:"id"`
-	ParentID  *string    `bun:"parent_id"`
-	StartedAt time.Time  `bun:"started_at"`
-	EndedAt   *time.Time `bun:"ended_at"`
-	Summary   *string    `bun:"summary"`
+	ID         string    `bun:"id"`
+	ParentID   *string   `bun:"parent_id"`
+	StartedAt  time.Time `bun:"started_at"`
+	Unfinished bool      `bun:"unfinished"`
+	Usage      *string   `bun:"usage"`
+	Summary    *string   `bun:"summary"`
+}
+
+// ownUsage is the call's own usage per model.
+func (c *usageCall) ownUsage() map[string]*counts {
+	switch {
+	case c.Usage != nil:
+		return parseStoredUsage(*c.Usage)
+	case c.Summary != nil:
+		return ownUsage([]byte(*c.Summary))
+	}
+	return nil
 }
 
 // CallsUsage implements [Service].
@@ -157,9 +214,14 @@ func (s *Store) usageOfTraces(ctx context.Context, projectID string, traceIDs []
 		return nil
 	}
 	var calls []usageCall
-	err := visible(s.db.NewSelect().Model((*callRow)(nil)), projectID).
-		Column("c.id", "c.parent_id", "c.started_at", "c.ended_at", "c.summary").
-		Where("c.trace_id IN (?)", bun.In(traceIDs)).Limit(int64(limit)+1).Scan(ctx, &calls)
+	q := visible(s.db.NewSelect().Model((*callRow)(nil)), projectID).
+		Column("c.id", "c.parent_id", "c.usage").
+		ColumnExpr("c.ended_at IS NULL AS unfinished").
+		ColumnExpr("CASE WHEN c.usage IS NULL THEN c.summary END AS summary")
+	if agg.book != nil {
+		q = q.Column("c.started_at")
+	}
+	err := q.Where("c.trace_id IN (?)", bun.In(traceIDs)).Limit(int64(limit)+1).Scan(ctx, &calls)
 	if err != nil {
 		return err
 	}
@@ -191,7 +253,7 @@ func (a *usageAggregation) add(calls []usageCall) {
 	}
 	children := map[string][]string{}
 	for _, c := range calls {
-		if c.EndedAt == nil {
+		if c.Unfinished {
 			a.res.UnfinishedCallIDs = append(a.res.UnfinishedCallIDs, c.ID)
 		}
 		if c.ParentID != nil && byID[*c.ParentID] != nil && *c.ParentID != c.ID {
@@ -206,13 +268,13 @@ func (a *usageAggregation) add(calls []usageCall) {
 		}
 		totals[id] = nil
 		c := byID[id]
-		var stored []byte
-		if c.Summary != nil {
-			stored = []byte(*c.Summary)
-		}
-		own := ownUsage(stored)
+		own := c.ownUsage()
 		if a.book != nil {
 			a.book.price(own, c.StartedAt)
+		}
+		if len(children[id]) == 0 { // a leaf: nothing to combine
+			totals[id] = own
+			return own
 		}
 		childSum := map[string]*counts{}
 		for _, child := range children[id] {

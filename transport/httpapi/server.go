@@ -111,6 +111,8 @@ type Handler struct {
 	router  chi.Router
 	api     huma.API
 	handler http.Handler
+
+	upsertBatchSchema *huma.Schema // the documented /call/upsert_batch body
 }
 
 // ServeHTTP implements http.Handler.

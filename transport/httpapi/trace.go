@@ -2,10 +2,15 @@ package httpapi
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
+	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humachi"
@@ -38,15 +43,12 @@ type (
 	CallStartOutput struct{ Body *trace.CallStartRes }
 	CallEndOutput   struct{ Body *trace.CallEndRes }
 
-	// UpsertBatchInput keeps each item's req undecoded so that one malformed
-	// item fails alone instead of failing the request.
+	// UpsertBatchInput takes the body raw: the handler decodes batches of
+	// thousands of calls in one pass (see decodeBatch); upsertBatchBody is its
+	// documented schema.
 	UpsertBatchInput struct {
-		Body struct {
-			Batch []struct {
-				Mode string          `json:"mode,omitempty"`
-				Req  json.RawMessage `json:"req,omitempty"`
-			} `json:"batch"`
-		}
+		ContentType string `header:"Content-Type" hidden:"true"`
+		RawBody     []byte `contentType:"application/json"`
 	}
 	CallsCompleteInput struct {
 		Entity  string `path:"entity"`
@@ -104,6 +106,16 @@ type (
 	CostPurgeInput   struct{ Body trace.CostPurgeReq }
 	CostPurgeOutput  struct{ Body *trace.CostPurgeRes }
 )
+
+// upsertBatchBody is the body of /call/upsert_batch. Each item's req stays
+// undecoded so that one malformed item fails alone instead of failing the
+// request.
+type upsertBatchBody struct {
+	Batch []struct {
+		Mode string          `json:"mode,omitempty"`
+		Req  json.RawMessage `json:"req,omitempty"`
+	} `json:"batch"`
+}
 
 // callsQueryBody is CallsQueryReq plus the Weave fields this server accepts
 // and ignores (feedback, storage sizes, ref expansion) and the query DSL,
@@ -195,8 +207,11 @@ func (h *Handler) registerTrace() {
 			res, err := svc.CallEnd(ctx, &req)
 			return &CallEndOutput{Body: res}, err
 		})
-	huma.Register(h.api, op("call-upsert-batch", http.MethodPost, "/call/upsert_batch", "Apply a batch of call starts and ends, each item on its own"),
-		h.upsertBatch)
+	upsertOp := op("call-upsert-batch", http.MethodPost, "/call/upsert_batch", "Apply a batch of call starts and ends, each item on its own")
+	upsertOp.SkipValidateBody = true // decodeBatch validates what its one pass does not take
+	huma.Register(h.api, upsertOp, h.upsertBatch)
+	h.upsertBatchSchema = h.api.OpenAPI().Components.Schemas.Schema(reflect.TypeFor[upsertBatchBody](), true, "UpsertBatchInputBody")
+	h.api.OpenAPI().Paths[upsertOp.Path].Post.RequestBody.Content["application/json"].Schema = h.upsertBatchSchema
 	huma.Register(h.api, op("v2-calls-complete", http.MethodPost, "/v2/{entity}/{project}/calls/complete", "Store completed calls (start and end in one record)"),
 		func(ctx context.Context, in *CallsCompleteInput) (*UpsertBatchOutput, error) {
 			projectID := projectOf(in.Entity, in.Project)
@@ -295,27 +310,22 @@ func (h *Handler) pathProject(ctx context.Context, entity, project string, bodyP
 // upsertBatch decodes each item on its own, authorizes every project the batch
 // writes to (a forbidden one refuses the whole batch), and reports per item.
 func (h *Handler) upsertBatch(ctx context.Context, in *UpsertBatchInput) (*UpsertBatchOutput, error) {
-	batch := make([]trace.BatchItem, len(in.Body.Batch))
+	batch, err := h.decodeBatch(ctx, in.ContentType, in.RawBody)
+	if err != nil {
+		return nil, err
+	}
 	var projects []string
-	for i, raw := range in.Body.Batch {
-		item := trace.BatchItem{Mode: raw.Mode}
+	for _, item := range batch {
 		var projectID string
-		switch raw.Mode {
-		case trace.ModeStart:
-			var req trace.CallStartReq
-			if item.Err = decodeItem(raw.Req, &req, i); item.Err == nil {
-				item.Start, projectID = &req.Start, req.Start.ProjectID
-			}
-		case trace.ModeEnd:
-			var req trace.CallEndReq
-			if item.Err = decodeItem(raw.Req, &req, i); item.Err == nil {
-				item.End, projectID = &req.End, req.End.ProjectID
-			}
+		switch {
+		case item.Start != nil:
+			projectID = item.Start.ProjectID
+		case item.End != nil:
+			projectID = item.End.ProjectID
 		}
 		if _, _, err := weft.ParseProjectID(projectID); err == nil && !slices.Contains(projects, projectID) {
 			projects = append(projects, projectID)
 		}
-		batch[i] = item
 	}
 	for _, projectID := range projects {
 		if err := h.authorize(ctx, projectID, true); err != nil {
@@ -327,6 +337,110 @@ func (h *Handler) upsertBatch(ctx context.Context, in *UpsertBatchInput) (*Upser
 		return nil, err
 	}
 	return h.batchOutput(ctx, res), nil
+}
+
+// decodeBatch reads an upsert_batch body. Batches are large (the SDKs send up
+// to 31 MiB), so the usual shape — {"batch": [{"mode": "start"|"end", "req":
+// {…}}, …]} with nothing else — is decoded in one pass; any other body, and
+// any item that does not decode, takes the general path, which validates the
+// body against its schema as every route does and decodes each item on its
+// own, so answers (422s and per-item errors alike) are the same either way.
+func (h *Handler) decodeBatch(ctx context.Context, contentType string, body []byte) ([]trace.BatchItem, error) {
+	if mediaType, _, _ := strings.Cut(contentType, ";"); contentType == "" || strings.EqualFold(strings.TrimSpace(mediaType), "application/json") {
+		if batch, ok := decodeBatchOnePass(body); ok {
+			return batch, nil
+		}
+	}
+	if contentType == "" {
+		contentType = "application/json"
+	}
+	// What huma does for every other route: a body that does not parse is a
+	// 400 (415 for an unknown content type), one that breaks the schema or
+	// holds a NUL in a typed field a 422; each rendered in the route's style.
+	invalid := func(status int, err error) error {
+		var detail *huma.ErrorDetail
+		if !errors.As(err, &detail) {
+			detail = &huma.ErrorDetail{Location: "body", Message: err.Error(), Value: string(body)}
+		}
+		return renderError(ctx, styleWeave, status, "validation failed", []error{detail})
+	}
+	var parsed any
+	if err := h.api.Unmarshal(contentType, body, &parsed); err != nil {
+		if errors.Is(err, huma.ErrUnknownContentType) {
+			return nil, invalid(http.StatusUnsupportedMediaType, err)
+		}
+		return nil, invalid(http.StatusBadRequest, err)
+	}
+	var res huma.ValidateResult
+	pb := huma.NewPathBuffer(make([]byte, 0, 64), 0)
+	pb.Push("body")
+	huma.Validate(h.api.OpenAPI().Components.Schemas, h.upsertBatchSchema, pb, huma.ModeWriteToServer, parsed, &res)
+	if len(res.Errors) > 0 {
+		return nil, renderError(ctx, styleWeave, http.StatusUnprocessableEntity, "validation failed", res.Errors)
+	}
+	var in upsertBatchBody
+	if err := h.api.Unmarshal(contentType, body, &in); err != nil {
+		return nil, invalid(http.StatusUnprocessableEntity, err)
+	}
+	batch := make([]trace.BatchItem, len(in.Batch))
+	for i, raw := range in.Batch {
+		item := trace.BatchItem{Mode: raw.Mode}
+		switch raw.Mode {
+		case trace.ModeStart:
+			var req trace.CallStartReq
+			if item.Err = decodeItem(raw.Req, &req, i); item.Err == nil {
+				item.Start = &req.Start
+			}
+		case trace.ModeEnd:
+			var req trace.CallEndReq
+			if item.Err = decodeItem(raw.Req, &req, i); item.Err == nil {
+				item.End = &req.End
+			}
+		}
+		batch[i] = item
+	}
+	return batch, nil
+}
+
+// decodeBatchOnePass decodes the usual upsert_batch body in one pass over its
+// bytes. ok is false for anything else: other keys or key spellings, a
+// repeated key, a mode other than start or end, an item without its req or
+// one that does not decode, trailing data. The caller then takes the general
+// path.
+func decodeBatchOnePass(body []byte) (batch []trace.BatchItem, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	next := func(want json.Token) bool {
+		tok, err := dec.Token()
+		return err == nil && tok == want
+	}
+	if !next(json.Delim('{')) || !next("batch") || !next(json.Delim('[')) {
+		return nil, false
+	}
+	for dec.More() {
+		if !next(json.Delim('{')) || !next("mode") {
+			return nil, false
+		}
+		tok, err := dec.Token()
+		mode, isString := tok.(string)
+		if err != nil || !isString || (mode != trace.ModeStart && mode != trace.ModeEnd) || !next("req") {
+			return nil, false
+		}
+		item, err := trace.DecodeBatchReq(dec, mode)
+		if err != nil || !next(json.Delim('}')) {
+			return nil, false
+		}
+		batch = append(batch, item)
+	}
+	if !next(json.Delim(']')) || !next(json.Delim('}')) {
+		return nil, false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, false
+	}
+	if batch == nil {
+		batch = []trace.BatchItem{}
+	}
+	return batch, true
 }
 
 func decodeItem(raw json.RawMessage, dst any, i int) error {

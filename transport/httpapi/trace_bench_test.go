@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/internal/testdb"
+	"github.com/weftlabs/weft/trace"
 )
 
 // Benchmarks of the figures the tracing issue names. They only run with
@@ -150,25 +152,48 @@ func copyRate(b *testing.B, db *weft.DB) float64 {
 }
 
 // BenchmarkTraceUsage: /calls/usage on the root of one 10,000-call trace
-// (a root, 99 children, 99 leaves under each).
+// (a root, 99 children, 99 leaves under each), written through the service as
+// the ingest routes write it.
 func BenchmarkTraceUsage(b *testing.B) {
 	db := testdb.Postgres(b)
 	f := newTraceFixture(b, db)
-	traceID := uuid.Must(uuid.NewV7()).String()
-	rows := copyRows("alice/p", traceID, 10000, func(i int, ids []string) *string {
-		switch {
-		case i == 0:
-			return nil
-		case i < 100:
-			return &ids[0]
-		default:
-			return &ids[1+(i-100)%99]
-		}
-	})
-	if _, err := db.Pool().CopyFrom(context.Background(), pgx.Identifier{"calls"}, append(benchColumns, "parent_id"), pgx.CopyFromRows(rows)); err != nil {
+	store, err := trace.New(trace.Config{DB: db.DB})
+	if err != nil {
 		b.Fatal(err)
 	}
-	body := fmt.Sprintf(`{"project_id":"alice/p","call_ids":[%q]}`, rows[0][1])
+	ctx := weft.WithPrincipal(context.Background(), weft.Principal{UserID: "u"})
+	traceID := uuid.Must(uuid.NewV7()).String()
+	ids := make([]string, 10000)
+	for i := range ids {
+		ids[i] = uuid.Must(uuid.NewV7()).String()
+	}
+	at := time.Now().UTC()
+	var batch []trace.BatchItem
+	for i, id := range ids {
+		var parent *string
+		switch {
+		case i == 0:
+		case i < 100:
+			parent = &ids[0]
+		default:
+			parent = &ids[1+(i-100)%99]
+		}
+		batch = append(batch,
+			trace.BatchItem{Mode: trace.ModeStart, Start: &trace.StartedCall{ProjectID: "alice/p", ID: id, TraceID: traceID, ParentID: parent,
+				OpName: "weave:///alice/p/op/llm:abc", StartedAt: at, Attributes: json.RawMessage(`{"weave":{"source":"js-sdk"}}`), Inputs: json.RawMessage(benchInputs)}},
+			trace.BatchItem{Mode: trace.ModeEnd, End: &trace.EndedCall{ProjectID: "alice/p", ID: id, EndedAt: at.Add(time.Second), Output: json.RawMessage(`{"content":"done"}`),
+				Summary: json.RawMessage(`{"usage":{"gpt-4o-mini":{"requests":1,"prompt_tokens":10,"completion_tokens":3}}}`)}})
+		if len(batch) == 2*benchBatchPairs {
+			if _, err := store.UpsertBatch(ctx, &trace.UpsertBatchReq{Batch: batch}); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	if _, err := db.ExecContext(ctx, "ANALYZE calls"); err != nil {
+		b.Fatal(err)
+	}
+	body := fmt.Sprintf(`{"project_id":"alice/p","call_ids":[%q]}`, ids[0])
 	auth := basic("api", f.aliceKey)
 	b.ResetTimer()
 	for b.Loop() {

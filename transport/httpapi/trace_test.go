@@ -204,3 +204,85 @@ func TestStreamQueryStreams(t *testing.T) {
 		t.Fatalf("%d lines", n)
 	}
 }
+
+// upsert_batch decodes the usual body in one pass and anything else the
+// general way; both must answer alike, and odd bodies stay 4xx.
+func TestUpsertBatchBodies(t *testing.T) {
+	t.Parallel()
+	db := testdb.SQLite(t)
+	f := newTraceFixture(t, db)
+	alice := basic("api", f.aliceKey)
+	traceID, a, b := newUUID(), newUUID(), newUUID()
+	items := func(project string, reqFirst bool) string {
+		item := func(mode, req string) string {
+			if reqFirst {
+				return fmt.Sprintf(`{"req":%s,"mode":%q}`, req, mode)
+			}
+			return fmt.Sprintf(`{"mode":%q,"req":%s}`, mode, req)
+		}
+		return `{"batch":[` + strings.Join([]string{
+			item("start", fmt.Sprintf(`{"start":{"project_id":%q,"id":%q,"trace_id":%q,"op_name":"op","started_at":"2026-05-01T12:00:00Z","wb_run_id":"r1","inputs":{"x":"\u00e9\u0000","n":12345678901234567890},"extra":true}}`, project, a, traceID)),
+			item("start", fmt.Sprintf(`{"start":{"project_id":%q,"id":%q,"trace_id":%q,"parent_id":%q,"op_name":"op","started_at":"2026-05-01T12:00:00Z"}}`, project, b, traceID, a)),
+			item("end", fmt.Sprintf(`{"end":{"project_id":%q,"id":%q,"ended_at":"2026-05-01T12:00:01Z","output":null,"summary":{"usage":{"m":{"requests":1}}},"wb_run_step_end":4}}`, project, a)),
+			item("start", fmt.Sprintf(`{"start":{"project_id":%q,"id":"BAD","op_name":"op","started_at":"2026-05-01T12:00:00Z"}}`, project)),
+			item("start", fmt.Sprintf(`{"start":{"project_id":%q,"id":%q,"op_name":"op\u0000","started_at":"2026-05-01T12:00:00Z"}}`, project, newUUID())),
+			item("start", fmt.Sprintf(`{"start":{"project_id":%q,"id":"\u0000","op_name":"op","started_at":"2026-05-01T12:00:00Z"}}`, project)),
+			item("end", fmt.Sprintf(`{"end":{"project_id":"%s\u0000","id":%q,"ended_at":"2026-05-01T12:00:01Z"}}`, project, b)),
+			item("end", fmt.Sprintf(`{"end":{"project_id":%q,"id":%q,"ended_at":"2026-05-01T12:00:01Z","display_name":"n\u0000"}}`, project, b)),
+		}, ",") + `]}`
+	}
+	onePass, general := items("alice/one", false), items("alice/two", true)
+	status1, body1 := post(t, f, alice, "/call/upsert_batch", onePass)
+	status2, body2 := post(t, f, alice, "/call/upsert_batch", general)
+	if status1 != 200 || status2 != 200 || !bytes.Equal(bytes.ReplaceAll(body1, []byte("alice/one"), []byte("alice/two")), body2) {
+		t.Fatalf("answers differ:\n%d %s\n%d %s", status1, body1, status2, body2)
+	}
+	if n := bytes.Count(body1, []byte(`"status":400`)); n != 5 {
+		t.Fatalf("want 5 failed items (bad id, NUL in op_name, id, project_id, display_name): %s", body1)
+	}
+	for _, id := range []string{a, b} {
+		_, read1 := post(t, f, alice, "/call/read", fmt.Sprintf(`{"project_id":"alice/one","id":%q}`, id))
+		_, read2 := post(t, f, alice, "/call/read", fmt.Sprintf(`{"project_id":"alice/two","id":%q}`, id))
+		if !bytes.Equal(bytes.ReplaceAll(read1, []byte("alice/one"), []byte("alice/two")), read2) || (id == a) != bytes.Contains(read1, []byte(`"pf_run_id":"r1"`)) {
+			t.Fatalf("stored calls differ:\n%s\n%s", read1, read2)
+		}
+	}
+
+	start := `{"mode":"start","req":{"start":{"project_id":"alice/p","op_name":"op","started_at":"2026-05-01T12:00:00Z"}}}`
+	for _, tc := range []struct {
+		name, contentType, body string
+		status                  int
+		want                    string
+	}{
+		{"empty batch", "application/json", `{"batch":[]}`, 200, `{"res":[]}`},
+		{"charset", "application/json; charset=utf-8", `{"batch":[` + start + `]}`, 200, `"trace_id"`},
+		{"no content type", "", `{"batch":[` + start + `]}`, 200, `"trace_id"`},
+		{"unknown top-level field", "application/json", `{"batch":[` + start + `],"x":1}`, 422, `extra_forbidden`},
+		{"unknown item field", "application/json", `{"batch":[{"mode":"start","req":{},"x":1}]}`, 422, `extra_forbidden`},
+		{"other spelling", "application/json", `{"Batch":[` + start + `]}`, 200, `"trace_id"`},
+		{"null batch", "application/json", `{"batch":null}`, 200, `{"res":[]}`},
+		{"null item", "application/json", `{"batch":[null]}`, 422, `"detail":[`},
+		{"NUL in mode", "application/json", `{"batch":[{"mode":"start\u0000","req":{}}]}`, 422, `NUL`},
+		{"trailing data", "application/json", `{"batch":[` + start + `]} {}`, 422, `"detail":[`},
+		{"truncated", "application/json", `{"batch":[` + start, 422, `"detail":[`},
+		{"empty body", "application/json", ``, 422, `"detail":[`},
+		{"not json", "text/plain", `{"batch":[` + start + `]}`, 415, `"reason"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodPost, f.server.URL+"/call/upsert_batch", strings.NewReader(tc.body))
+			req.Header.Set("Authorization", alice)
+			if tc.contentType != "" {
+				req.Header.Set("Content-Type", tc.contentType)
+			}
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			body, _ := io.ReadAll(res.Body)
+			if res.StatusCode != tc.status || !bytes.Contains(body, []byte(tc.want)) {
+				t.Fatalf("%d %s; want %d with %s", res.StatusCode, body, tc.status, tc.want)
+			}
+		})
+	}
+}
