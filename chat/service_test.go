@@ -436,3 +436,49 @@ func TestRelayStreamUpstreamBreaks(t *testing.T) {
 		t.Fatalf("relayed %q", out.String())
 	}
 }
+
+// A slow upstream times out and the route's fallback answers; the failed
+// attempt never reaches the client.
+func TestTimeoutFallsBack(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	slow := newUpstream(t, func(w http.ResponseWriter, body map[string]any) {
+		<-release
+	})
+	t.Cleanup(func() { close(release) }) // runs before the server's Close
+	good := newUpstream(t, answer)
+	s := newTestService(t, fmt.Sprintf(`
+models:
+  - {name: slow, timeout: 50ms, fallbacks: [good], upstreams: [{url: %s/v1}]}
+  - {name: good, upstreams: [{url: %s/v1}]}
+`, slow.URL, good.URL), nil)
+	rec, err := complete(t, s, `{"model":"slow","messages":[]}`)
+	if err != nil || rec.Code != 200 || good.hits.Load() != 1 {
+		t.Fatalf("%v %v, fallback hits %d", err, rec, good.hits.Load())
+	}
+}
+
+// Failed completions are traced with the failure as exception; the caller's
+// project is the OpenAI-Project header or the default project.
+func TestFailureTracedAndProject(t *testing.T) {
+	t.Parallel()
+	broken := newUpstream(t, func(w http.ResponseWriter, _ map[string]any) { http.Error(w, `{"error":"boom"}`, 503) })
+	rec := &memoryRecorder{}
+	s := newTestService(t, fmt.Sprintf("models: [{name: m, upstreams: [{url: %s/v1}]}]", broken.URL), rec)
+	res, err := complete(t, s, `{"model":"m","messages":[]}`)
+	if err != nil || res.Code != 503 {
+		t.Fatalf("%v %v", err, res)
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.calls) != 1 || !strings.Contains(rec.calls[0].Exception, "upstream answered 503") || string(rec.calls[0].Summary) != "{}" {
+		t.Fatalf("calls %+v", rec.calls)
+	}
+	p := weft.Principal{DefaultEntity: "alice"}
+	for header, want := range map[string]string{"": "alice/chat", "team/proj": "team/proj", "proj": "alice/proj"} {
+		if got := s.ProjectFor(p, header); got != want {
+			t.Errorf("ProjectFor(%q) = %q, want %q", header, got, want)
+		}
+	}
+}
