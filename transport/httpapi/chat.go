@@ -26,7 +26,7 @@ type ChatCompletionInput struct {
 // ModelsOutput is the body of GET /v1/models.
 type ModelsOutput struct {
 	Body struct {
-		Object string       `json:"object" example:"list"`
+		Object string           `json:"object" example:"list"`
 		Data   []chat.ModelCard `json:"data"`
 	}
 }

@@ -32,21 +32,7 @@ func (stubCalls) LookupCalls(_ context.Context, _ string, ids []string) ([]feedb
 func TestFeedbackRoutes(t *testing.T) {
 	t.Parallel()
 	testdb.ForEach(t, func(t *testing.T, db *weft.DB) {
-		ctx := context.Background()
-		identity, err := weft.NewIdentity(weft.IdentityConfig{DB: db.DB})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := identity.Bootstrap(ctx, "admin"); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := identity.CreateUser(ctx, "alice", false); err != nil {
-			t.Fatal(err)
-		}
-		key, err := identity.CreateAPIKey(ctx, "alice", "test")
-		if err != nil {
-			t.Fatal(err)
-		}
+		identity, _, key := testIdentity(t, db)
 		svc, err := feedback.New(feedback.Config{DB: db.DB, Calls: stubCalls{}})
 		if err != nil {
 			t.Fatal(err)

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -78,21 +77,7 @@ func multipartFile(t *testing.T, fields map[string]string, content []byte) (stri
 func TestObjectsRoutes(t *testing.T) {
 	t.Parallel()
 	testdb.ForEach(t, func(t *testing.T, db *weft.DB) {
-		ctx := context.Background()
-		identity, err := weft.NewIdentity(weft.IdentityConfig{DB: db.DB})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := identity.Bootstrap(ctx, "admin"); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := identity.CreateUser(ctx, "alice", false); err != nil {
-			t.Fatal(err)
-		}
-		key, err := identity.CreateAPIKey(ctx, "alice", "test")
-		if err != nil {
-			t.Fatal(err)
-		}
+		identity, _, key := testIdentity(t, db)
 		svc, err := objects.New(objects.Config{DB: db, MaxFileBytes: 1024})
 		if err != nil {
 			t.Fatal(err)

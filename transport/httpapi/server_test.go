@@ -51,22 +51,7 @@ type fixture struct {
 // configure adds services to the handler's Config.
 func newFixture(t testing.TB, db *weft.DB, maxBody int64, configure ...func(*Config)) fixture {
 	t.Helper()
-	ctx := context.Background()
-	identity, err := weft.NewIdentity(weft.IdentityConfig{DB: db.DB})
-	if err != nil {
-		t.Fatal(err)
-	}
-	adminKey, err := identity.Bootstrap(ctx, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := identity.CreateUser(ctx, "alice", false); err != nil {
-		t.Fatal(err)
-	}
-	aliceKey, err := identity.CreateAPIKey(ctx, "alice", "test")
-	if err != nil {
-		t.Fatal(err)
-	}
+	identity, adminKey, aliceKey := testIdentity(t, db)
 	cfg := Config{Identity: identity, MaxBodyBytes: maxBody, Health: db.PingContext, Logger: slog.New(slog.DiscardHandler)}
 	for _, c := range configure {
 		c(&cfg)
@@ -92,6 +77,27 @@ func newFixture(t testing.TB, db *weft.DB, maxBody int64, configure ...func(*Con
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return fixture{handler: h, server: srv, adminKey: adminKey, aliceKey: aliceKey}
+}
+
+// testIdentity makes the identity every route test starts from: the bootstrap
+// admin and a user alice (with her personal entity), and their keys.
+func testIdentity(t testing.TB, db *weft.DB) (identity *weft.Identity, adminKey, aliceKey string) {
+	t.Helper()
+	ctx := context.Background()
+	identity, err := weft.NewIdentity(weft.IdentityConfig{DB: db.DB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if adminKey, err = identity.Bootstrap(ctx, "admin"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := identity.CreateUser(ctx, "alice", false); err != nil {
+		t.Fatal(err)
+	}
+	if aliceKey, err = identity.CreateAPIKey(ctx, "alice", "test"); err != nil {
+		t.Fatal(err)
+	}
+	return identity, adminKey, aliceKey
 }
 
 func basic(user, key string) string {

@@ -10,48 +10,23 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/internal/gobuild"
 	"github.com/weftlabs/weft/internal/testdb"
 	"github.com/weftlabs/weft/training"
 	"github.com/weftlabs/weft/training/blob"
 	"github.com/weftlabs/weft/training/exectrainer"
 )
 
-var (
-	testTrainerOnce sync.Once
-	testTrainerPath string
-	testTrainerErr  error
-)
-
-// testTrainer builds internal/testtrainer once per test binary.
-func testTrainer(t testing.TB) string {
-	t.Helper()
-	testTrainerOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "weft-testtrainer-")
-		if err != nil {
-			testTrainerErr = err
-			return
-		}
-		testTrainerPath = filepath.Join(dir, "testtrainer")
-		out, err := exec.Command("go", "build", "-o", testTrainerPath, "github.com/weftlabs/weft/internal/testtrainer").CombinedOutput()
-		if err != nil {
-			testTrainerErr = fmt.Errorf("build testtrainer: %v: %s", err, out)
-		}
-	})
-	if testTrainerErr != nil {
-		t.Fatal(testTrainerErr)
-	}
-	return testTrainerPath
-}
+// testTrainer is the stand-in GPU trainer, built once.
+func testTrainer(t testing.TB) string { return gobuild.Binary(t, "./internal/testtrainer") }
 
 type trainingFixture struct {
 	url      string
@@ -74,21 +49,7 @@ func newTrainingFixture(t testing.TB, db *weft.DB, opts trainingOptions) *traini
 	if err := weft.Migrate(ctx, db, training.MigrateQueue(db)); err != nil {
 		t.Fatal(err)
 	}
-	identity, err := weft.NewIdentity(weft.IdentityConfig{DB: db.DB})
-	if err != nil {
-		t.Fatal(err)
-	}
-	adminKey, err := identity.Bootstrap(ctx, "admin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := identity.CreateUser(ctx, "alice", false); err != nil {
-		t.Fatal(err)
-	}
-	aliceKey, err := identity.CreateAPIKey(ctx, "alice", "test")
-	if err != nil {
-		t.Fatal(err)
-	}
+	identity, adminKey, aliceKey := testIdentity(t, db)
 	trainer, err := exectrainer.New(exectrainer.Config{Command: []string{testTrainer(t)}, Env: opts.env, KillGrace: time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -9,13 +9,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/weftlabs/weft/internal/gobuild"
 )
 
 // Server is a running weft server process.
@@ -41,35 +41,8 @@ type Options struct {
 	Env []string
 }
 
-var (
-	buildOnce sync.Once
-	binary    string
-	buildErr  error
-)
-
 // Binary builds examples/server once and returns its path.
-func Binary(t testing.TB) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "weft-server-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binary = filepath.Join(dir, "weft-server")
-		_, file, _, _ := runtime.Caller(0)
-		root := filepath.Join(filepath.Dir(file), "..", "..", "..")
-		cmd := exec.Command("go", "build", "-o", binary, "./examples/server")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("build server: %v: %s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binary
-}
+func Binary(t testing.TB) string { return gobuild.Binary(t, "./examples/server") }
 
 // Start runs the server and waits until it listens. The process is stopped
 // (SIGTERM, then SIGKILL) when the test ends.

@@ -15,13 +15,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/weftlabs/weft/internal/gobuild"
 	"github.com/weftlabs/weft/internal/integration/pgcontainer"
 	"github.com/weftlabs/weft/internal/integration/serverproc"
 	"github.com/weftlabs/weft/internal/testdb"
@@ -32,34 +32,8 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-var (
-	trainerOnce sync.Once
-	trainerPath string
-	trainerErr  error
-)
-
-// testTrainer builds internal/testtrainer (the stand-in GPU trainer) once.
-func testTrainer(t *testing.T) string {
-	t.Helper()
-	trainerOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "weft-testtrainer-")
-		if err != nil {
-			trainerErr = err
-			return
-		}
-		trainerPath = filepath.Join(dir, "testtrainer")
-		_, file, _, _ := runtime.Caller(0)
-		cmd := exec.Command("go", "build", "-o", trainerPath, "./internal/testtrainer")
-		cmd.Dir = filepath.Join(filepath.Dir(file), "..", "..", "..")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			trainerErr = fmt.Errorf("build testtrainer: %v: %s", err, out)
-		}
-	})
-	if trainerErr != nil {
-		t.Fatal(trainerErr)
-	}
-	return trainerPath
-}
+// testTrainer is the stand-in GPU trainer, built once.
+func testTrainer(t *testing.T) string { return gobuild.Binary(t, "./internal/testtrainer") }
 
 // client speaks JSON to a server with its admin key.
 type client struct {
