@@ -346,14 +346,14 @@ func checkStart(ctx context.Context, in *StartedCall) (*startFields, error) {
 	}
 	f.runStep = in.PfRunStep
 	var err error
-	if f.attributes, err = jsonObject("attributes", in.Attributes); err != nil {
+	if f.attributes, err = jsonObject("attributes", in.Attributes, in.decoded); err != nil {
 		return nil, err
 	}
-	if f.inputs, err = jsonObject("inputs", in.Inputs); err != nil {
+	if f.inputs, err = jsonObject("inputs", in.Inputs, in.decoded); err != nil {
 		return nil, err
 	}
 	if len(in.OtelDump) > 0 && string(in.OtelDump) != "null" {
-		dump, err := jsonObject("otel_dump", in.OtelDump)
+		dump, err := jsonObject("otel_dump", in.OtelDump, in.decoded)
 		if err != nil {
 			return nil, err
 		}
@@ -389,13 +389,13 @@ func checkEnd(in *EndedCall) (*endFields, error) {
 	f := &endFields{projectID: in.ProjectID, id: in.ID, endedAt: normalizeTime(in.EndedAt),
 		exception: in.Exception, displayName: in.DisplayName, runStepEnd: in.PfRunStepEnd}
 	var err error
-	if f.summary, err = jsonObject("summary", in.Summary); err != nil {
+	if f.summary, err = jsonObject("summary", in.Summary, in.decoded); err != nil {
 		return nil, err
 	}
 	f.usage = storedUsage(ownUsage([]byte(f.summary)))
 	f.output = "null"
 	if len(in.Output) > 0 {
-		if !json.Valid(in.Output) {
+		if !in.decoded && !json.Valid(in.Output) {
 			return nil, weft.Errorf(ErrInvalidCall, "output is not valid JSON")
 		}
 		f.output = string(in.Output)
@@ -442,12 +442,12 @@ func emptyToNil(s *string) *string {
 
 // jsonObject returns raw as text, "{}" when absent, and fails unless it is a
 // JSON object.
-func jsonObject(name string, raw json.RawMessage) (string, error) {
+func jsonObject(name string, raw json.RawMessage, decoded bool) (string, error) {
 	t := bytes.TrimSpace(raw)
 	if len(t) == 0 || string(t) == "null" {
 		return "{}", nil
 	}
-	if t[0] != '{' || !json.Valid(t) {
+	if t[0] != '{' || (!decoded && !json.Valid(t)) {
 		return "", weft.Errorf(ErrInvalidCall, "%s must be a JSON object", name)
 	}
 	return string(raw), nil

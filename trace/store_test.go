@@ -223,6 +223,15 @@ func TestStore(t *testing.T) {
 			if _, err := s.CallEnd(ctx, &trace.CallEndReq{End: trace.EndedCall{ProjectID: project, ID: id()}}); !errors.Is(err, weft.ErrInvalid) {
 				t.Errorf("missing ended_at: %v", err)
 			}
+			// Calls built in Go (not decoded from JSON) get their raw members checked.
+			for name, end := range map[string]trace.EndedCall{
+				"invalid output":  {ProjectID: project, ID: id(), EndedAt: t0, Output: json.RawMessage(`{"a":`)},
+				"invalid summary": {ProjectID: project, ID: id(), EndedAt: t0, Summary: json.RawMessage(`{"usage":`)},
+			} {
+				if _, err := s.CallEnd(ctx, &trace.CallEndReq{End: end}); !errors.Is(err, weft.ErrInvalid) {
+					t.Errorf("%s: err = %v, want an ErrInvalid", name, err)
+				}
+			}
 		})
 
 		t.Run("end before start is merged when the start comes", func(t *testing.T) {

@@ -89,7 +89,11 @@ const DefaultUsageLimit = 10000
 // names wb_user_id, wb_run_id, wb_run_step are accepted beside the pf_ names;
 // pf_user_id is always the acting user, whatever the body says.
 type StartedCall struct {
-	_           struct{}        `additionalProperties:"true"`
+	_ struct{} `additionalProperties:"true"`
+	// decoded marks a call read from JSON: its raw members (inputs,
+	// attributes, otel_dump) were checked by the decoder and need no second
+	// syntax scan. Calls built in Go are checked by the store.
+	decoded     bool
 	ProjectID   string          `json:"project_id"`
 	ID          string          `json:"id,omitempty"`
 	OpName      string          `json:"op_name"`
@@ -125,6 +129,7 @@ func (w *startedCallWire) call() StartedCall {
 	s.PfUserID = firstNonNil(s.PfUserID, w.WbUserID)
 	s.PfRunID = firstNonNil(s.PfRunID, w.WbRunID)
 	s.PfRunStep = firstNonNil(s.PfRunStep, w.WbRunStep)
+	s.decoded = true
 	return s
 }
 
@@ -142,7 +147,9 @@ func (s *StartedCall) UnmarshalJSON(b []byte) error {
 // accepted for pf_run_step_end. DisplayName, when set, renames the call (the
 // TypeScript SDK repeats it on the end).
 type EndedCall struct {
-	_           struct{}        `additionalProperties:"true"`
+	_ struct{} `additionalProperties:"true"`
+	// decoded marks a call read from JSON (see StartedCall.decoded).
+	decoded     bool
 	ProjectID   string          `json:"project_id"`
 	ID          string          `json:"id"`
 	EndedAt     time.Time       `json:"ended_at"`
@@ -166,6 +173,7 @@ type endedCallFields EndedCall
 func (w *endedCallWire) call() EndedCall {
 	e := EndedCall(w.endedCallFields)
 	e.PfRunStepEnd = firstNonNil(e.PfRunStepEnd, w.WbRunStepEnd)
+	e.decoded = true
 	return e
 }
 
