@@ -63,7 +63,11 @@ func ownUsage(summary []byte) map[string]*counts {
 	out := make(map[string]*counts, len(s.Usage))
 	for model, fields := range s.Usage {
 		n := func(k string) float64 {
-			f, err := strconv.ParseFloat(string(fields[k]), 64)
+			raw, ok := fields[k]
+			if !ok { // most summaries name few counters: skip the parse and its error
+				return 0
+			}
+			f, err := strconv.ParseFloat(string(raw), 64)
 			if err != nil {
 				return 0
 			}
