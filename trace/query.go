@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -183,23 +184,68 @@ func (s *Store) CallsQuery(ctx context.Context, req *CallsQueryReq, yield func(*
 	if err != nil {
 		return err
 	}
+	emit := func(rows *sql.Rows) (int, error) {
+		n := 0
+		for rows.Next() {
+			var row callRow
+			if err := s.db.ScanRow(ctx, rows, &row); err != nil {
+				return n, err
+			}
+			n++
+			c := row.toCall(book)
+			c.columns = columns
+			if err := yield(c); err != nil {
+				return n, err
+			}
+		}
+		return n, rows.Err()
+	}
+	if s.postgres && req.Limit == 0 {
+		return s.streamThroughCursor(ctx, q, emit)
+	}
 	rows, err := q.Rows(ctx)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
-	for rows.Next() {
-		var row callRow
-		if err := s.db.ScanRow(ctx, rows, &row); err != nil {
+	_, err = emit(rows)
+	return err
+}
+
+// cursorBatch is how many rows one FETCH of a streaming cursor reads.
+const cursorBatch = 1000
+
+// streamThroughCursor runs an unbounded query through a PostgreSQL cursor.
+// Planned as a plain query, a whole-project scan in started_at order is a
+// sequential scan and a sort, so the first row waits for every row; planned as
+// a cursor (told that the first rows matter most) it walks the (project_id,
+// started_at, id) index and the first rows leave at once. Memory stays one
+// batch either way.
+func (s *Store) streamThroughCursor(ctx context.Context, q *bun.SelectQuery, emit func(*sql.Rows) (int, error)) error {
+	tx, err := s.db.DB.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() //nolint:errcheck // read-only: nothing to keep
+	// The query is rendered by bun with its values quoted inline, so it runs
+	// as plain SQL without placeholders.
+	if _, err := tx.ExecContext(ctx, "SET LOCAL cursor_tuple_fraction = 0.001"); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, "DECLARE weft_calls_stream NO SCROLL CURSOR FOR "+q.String()); err != nil {
+		return err
+	}
+	for {
+		rows, err := tx.QueryContext(ctx, fmt.Sprintf("FETCH %d FROM weft_calls_stream", cursorBatch))
+		if err != nil {
 			return err
 		}
-		c := row.toCall(book)
-		c.columns = columns
-		if err := yield(c); err != nil {
+		n, err := emit(rows)
+		rows.Close()
+		if err != nil || n < cursorBatch {
 			return err
 		}
 	}
-	return rows.Err()
 }
 
 // CallsQueryStats implements [Service].
