@@ -5,11 +5,12 @@
 //
 // A feedback row points at a call or object by its ref (trace_ref, or the
 // Weave SDKs' weave_ref) and carries a free-form JSON payload, kept exactly as
-// sent. The ref is not looked up: SDKs send feedback before the call it scores
+// sent. The ref may be of any kind and is not looked up: SDKs send feedback before the call it scores
 // has been flushed. Some feedback types are reserved and validated (see
 // [Service.Create]): reactions (exactly one emoji; the stored payload gains its
 // ":alias:" and skin-tone-free forms), notes (1 to 1024 characters),
-// annotations (an annotation spec ref named like the type) and runnable
+// annotations (an annotation spec ref named like the type; with
+// [Config.AnnotationSpecs] the value must satisfy the spec's schema) and runnable
 // outputs (a scorer op or object ref, plus the scorer's call ref for ops).
 // Every reserved type has a Weave spelling ("wandb.reaction.1") and a neutral
 // one ("trace.reaction.1"); they follow the same rules.
@@ -25,7 +26,8 @@
 //
 // # Using it
 //
-//	svc, err := feedback.New(feedback.Config{DB: db, Calls: callLookup})
+//	svc, err := feedback.New(feedback.Config{DB: db, Calls: callLookup,
+//		AnnotationSpecs: feedback.ObjectSpecs(objectService)})
 //	ctx = weft.WithPrincipal(ctx, weft.Principal{UserID: "u1"})
 //	res, err := svc.Create(ctx, feedback.CreateReq{ProjectID: "team/proj",
 //		TraceRef: "trace:///team/proj/call/0192...", FeedbackType: "wandb.reaction.1",

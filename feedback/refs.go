@@ -1,6 +1,8 @@
 package feedback
 
 import (
+	"strings"
+
 	"github.com/weftlabs/weft/objects/ref"
 )
 
@@ -30,4 +32,27 @@ func parseRef(s string) (parsedRef, bool) {
 		name = r.ID
 	}
 	return parsedRef{projectID: r.ProjectID(), kind: string(r.Kind), name: name, digest: r.Version}, true
+}
+
+// anyRefProject returns the "<entity>/<project>" of a well-formed ref of any
+// kind, "<scheme>:///<entity>/<project>/<kind>/<rest>": feedback may point at
+// kinds this server does not know ("weave:///e/p/obj/123:abc"). A ref of a
+// known kind must parse as that kind.
+func anyRefProject(s string) (string, bool) {
+	if r, ok := parseRef(s); ok {
+		return r.projectID, true
+	}
+	if !ref.IsRef(s) {
+		return "", false
+	}
+	_, rest, _ := strings.Cut(s, ":///")
+	parts := strings.SplitN(rest, "/", 4)
+	if len(parts) < 4 || parts[0] == "" || parts[1] == "" || parts[2] == "" || parts[3] == "" {
+		return "", false
+	}
+	switch ref.Kind(parts[2]) {
+	case ref.KindObject, ref.KindOp, ref.KindTable, ref.KindCall:
+		return "", false
+	}
+	return parts[0] + "/" + parts[1], true
 }

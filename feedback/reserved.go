@@ -178,7 +178,8 @@ func rowID(id *string) (string, error) {
 }
 
 // checkTraceRef returns the ref the row is attached to: trace_ref or its alias
-// weave_ref, a ref of the request's project. What it names need not exist.
+// weave_ref, a ref of the request's project of any kind. What it names need
+// not exist.
 func checkTraceRef(req CreateReq) (string, error) {
 	traceRef := req.TraceRef
 	switch {
@@ -190,11 +191,11 @@ func checkTraceRef(req CreateReq) (string, error) {
 	if traceRef == "" {
 		return "", weft.Errorf(ErrInvalidFeedback, "trace_ref is required")
 	}
-	r, ok := parseRef(traceRef)
+	projectID, ok := anyRefProject(traceRef)
 	if !ok {
 		return "", weft.Errorf(ErrInvalidFeedback, "trace_ref %q is not a trace:/// ref", truncate(traceRef))
 	}
-	if r.projectID != req.ProjectID {
+	if projectID != req.ProjectID {
 		return "", weft.Errorf(ErrInvalidFeedback, "trace_ref %q is not a ref of project %s", truncate(traceRef), req.ProjectID)
 	}
 	return traceRef, nil

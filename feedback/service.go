@@ -24,7 +24,8 @@ type Service interface {
 	// whole batch with an error naming its index ("batch[3]: …") and nothing is
 	// written. Rules, each an ErrInvalid (400) unless said otherwise:
 	//   - trace_ref (or weave_ref) is a trace:/// or weave:/// ref of the same
-	//     project; the call or object it names need not exist yet.
+	//     project, of any kind ("weave:///e/p/obj/123:abc" is fine); the call
+	//     or object it names need not exist yet.
 	//   - id, when given, is a UUID and unique within the batch; otherwise a
 	//     UUIDv7 is generated. created_at is the server's clock.
 	//   - reaction types: payload {"emoji": <exactly one emoji>}; the stored
@@ -32,7 +33,10 @@ type Service interface {
 	//   - note types: payload {"note": <1 to 1024 characters>}.
 	//   - annotation types "<prefix>annotation.<name>": annotation_ref is an
 	//     object ref with a digest, of the same project, named <name>; payload
-	//     is {"value": …}.
+	//     is {"value": …}. With Config.AnnotationSpecs set, the spec is read
+	//     and the value must satisfy its schema (ErrInvalidAnnotationValue); a
+	//     missing or deleted spec is ErrAnnotationSpec. Without it the spec is
+	//     not read.
 	//   - runnable types "<prefix>runnable.<name>": runnable_ref is an op or
 	//     object ref with a digest, of the same project, named <name>; an op
 	//     also needs call_ref (a call ref); trigger_ref, when given, is an
@@ -90,6 +94,10 @@ type Config struct {
 	// Calls looks up calls added to annotation queues. Without it adding items
 	// answers ErrCallLookupUnavailable.
 	Calls CallLookup
+	// AnnotationSpecs reads the spec an annotation names, to check the
+	// annotated value against its schema. Without it annotation values are
+	// not checked against their spec (only the ref and payload shape are).
+	AnnotationSpecs AnnotationSpecs
 	// Now is the clock. Defaults to time.Now.
 	Now func() time.Time
 }
@@ -98,6 +106,11 @@ type Config struct {
 var (
 	// ErrInvalidFeedback: a feedback row breaks a rule of its type.
 	ErrInvalidFeedback = weft.DefineError(weft.ErrInvalid, "InvalidRequest", "invalid feedback")
+	// ErrAnnotationSpec: the annotation spec a row names is missing, deleted
+	// or has a schema that cannot be used.
+	ErrAnnotationSpec = weft.DefineError(weft.ErrInvalid, "InvalidRequest", "annotation spec not found or has been deleted")
+	// ErrInvalidAnnotationValue: an annotation's value breaks its spec's schema.
+	ErrInvalidAnnotationValue = weft.DefineError(weft.ErrInvalid, "InvalidRequest", "annotation value does not satisfy its spec")
 	// ErrPayloadTooLarge: the processed payload is over 1 MiB.
 	ErrPayloadTooLarge = weft.DefineError(weft.ErrInvalid, "InvalidRequest", "Feedback payload too large")
 	// ErrBadPayload: a JSON field has the wrong shape.
@@ -120,6 +133,7 @@ var (
 type service struct {
 	db     bun.IDB
 	calls  CallLookup
+	specs  AnnotationSpecs
 	now    func() time.Time
 	emojis emojiAliases
 }
@@ -132,7 +146,7 @@ func New(cfg Config) (Service, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &service{db: cfg.DB, calls: cfg.Calls, now: cfg.Now, emojis: loadEmojiAliases()}, nil
+	return &service{db: cfg.DB, calls: cfg.Calls, specs: cfg.AnnotationSpecs, now: cfg.Now, emojis: loadEmojiAliases()}, nil
 }
 
 // clock returns the current time in UTC at the microsecond precision both

@@ -75,8 +75,14 @@ func (s *service) validate(ctx context.Context, reqs []CreateReq, batch bool) ([
 	now := s.clock()
 	rows := make([]*feedbackRow, len(reqs))
 	seen := make(map[string]int, len(reqs))
+	schemas := valueSchemas{specs: s.specs}
 	for i, req := range reqs {
 		row, err := s.newRow(req, user, now)
+		if err == nil && s.specs != nil && row.AnnotationRef != nil {
+			if class, _, _ := classify(row.FeedbackType); class == classAnnotation {
+				err = schemas.check(ctx, row)
+			}
+		}
 		if err == nil {
 			key := row.ProjectID + "\x00" + row.ID
 			if first, dup := seen[key]; dup {

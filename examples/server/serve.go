@@ -99,7 +99,7 @@ func serve(ctx context.Context, args []string) error {
 	if cfg.Chat != nil {
 		defer closeChat(cfg.Chat, logger)
 	}
-	if cfg.Feedback, err = newFeedbackService(db, cfg.Trace); err != nil {
+	if cfg.Feedback, err = newFeedbackService(db, cfg.Trace, cfg.Objects); err != nil {
 		return err
 	}
 	handler, err := httpapi.New(cfg)
