@@ -2,8 +2,10 @@ package httpapi
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -71,4 +73,81 @@ func FuzzRequestDecoding(f *testing.F) {
 			t.Fatalf("POST %s %q: %d %s", path, body, rec.Code, rec.Body.Bytes())
 		}
 	})
+}
+
+// scanBatchBodies are upsert_batch bodies with whether trace.ScanBatch
+// decodes them itself (true) or leaves them to encoding/json.
+func scanBatchBodies() []struct {
+	body    string
+	scanned bool
+} {
+	start := `{"mode":"start","req":{"start":{"project_id":"alice/p","id":"0190b0f2-0000-7000-8000-000000000001","trace_id":"0190b0f2-0000-7000-8000-000000000002","op_name":"weave:///alice/p/op/llm:abc","started_at":"2026-05-01T12:00:00.123Z","attributes":{"weave":{"source":"js-sdk"}},"inputs":{"messages":[{"role":"user","content":"lorem"}],"t":0.2}}}}`
+	end := `{"mode":"end","req":{"end":{"project_id":"alice/p","id":"0190b0f2-0000-7000-8000-000000000001","ended_at":"2026-05-01T12:00:01Z","output":{"content":"done"},"summary":{"usage":{"m":{"requests":1,"prompt_tokens":10}}}}}}`
+	return []struct {
+		body    string
+		scanned bool
+	}{
+		{`{"batch":[]}`, true}, {" { \"batch\" :\n[ ] }\t", true},
+		{`{"batch":[` + start + `,` + end + `]}`, true},
+		{ingestBody("alice/p"), true},
+		{`{"batch":[{"mode":"start","req":{"start":{"project_id":"alice/one","id":"a","trace_id":"t","op_name":"op","started_at":"2026-05-01T12:00:00Z","wb_run_id":"r1","inputs":{"x":"\u00e9\u0000","n":12345678901234567890},"extra":true}}}]}`, true},
+		{`{"batch":[{"mode":"start","req":{"start":{"project_id":"alice/p","id":"\u0000","op_name":"op\u0000","display_name":"d\"é\ud800","started_at":"2026-05-01T12:00:00+02:00","pf_run_step":3,"wb_run_step":-1,"parent_id":null,"otel_dump":null}}}]}`, true},
+		{`{"batch":[{"mode":"end","req":{"end":{"project_id":"alice/p\u0000","id":"b","ended_at":"2026-05-01T12:00:01Z","output":null,"summary":{"usage":{"m":{"requests":1}}},"wb_run_step_end":4,"exception":"boom","display_name":"n\u0000"}}}]}`, true},
+		{`{"batch":[{"mode":"end","req":{"start":{},"end":{"id":"x","ended_at":null}}}]}`, true},
+		{`{"batch":[{"mode":"start","req":{"start":{"op_name":"` + "\xffé" + `","inputs":{"k":"` + "\xff" + `"}}}}]}`, true},
+		{`{"batch":[{"mode":"start","req":{"start":{"op_name":"\x"}}}]}`, false},
+		{`{"batch":[{"mode":"end","req":{"end":{"ID":"x"}}}]}`, false},
+		{`{"batch":[{"mode":"end","req":{"end":{"id":"x","id":"y"}}}]}`, false},
+		{`{"batch":[{"mode":"start","req":{"start":{"inputs":[1,-0.5e+3,true,false,null,{"a":{}},[]],"pf_run_step":1.5}}}]}`, false},
+		{`{"batch":[{"req":{"start":{}},"mode":"start"}]}`, false}, {`{"batch":[{"mode":"start","req":null}]}`, false},
+		{`{"batch":{}}`, false}, {`{"batch":[],"x":1}`, false}, {`{"batch":[]}x`, false}, {`{"batch":[` + start + `,]}`, false},
+	}
+}
+
+func TestScanBatch(t *testing.T) {
+	t.Parallel()
+	for _, tc := range scanBatchBodies() {
+		got, ok := trace.ScanBatch([]byte(tc.body))
+		if ok != tc.scanned {
+			t.Fatalf("ScanBatch ok = %v for %.200s", ok, tc.body)
+		}
+		if want, _ := decodeBatchOnePass([]byte(tc.body)); ok && !reflect.DeepEqual(got, want) {
+			t.Fatalf("ScanBatch decoded %.200s differently:\n got %s\nwant %s", tc.body, describeBatch(got), describeBatch(want))
+		}
+	}
+}
+
+// trace.ScanBatch either declines a body or decodes it exactly as the
+// encoding/json path (decodeBatchOnePass) does: the same items, the same
+// StartedCall and EndedCall values, hence the same per-item outcome in the
+// store. A body the one-pass path refuses must be declined.
+func FuzzScanBatch(f *testing.F) {
+	for _, seed := range scanBatchBodies() {
+		f.Add([]byte(seed.body))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		original := bytes.Clone(body)
+		got, ok := trace.ScanBatch(body)
+		if !bytes.Equal(body, original) {
+			t.Fatal("ScanBatch changed the body")
+		}
+		if !ok {
+			return
+		}
+		want, wantOK := decodeBatchOnePass(body)
+		if !wantOK {
+			t.Fatalf("ScanBatch accepted a body encoding/json refuses: %q\n%#v", body, got)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("ScanBatch decoded %q differently:\n got %s\nwant %s", body, describeBatch(got), describeBatch(want))
+		}
+	})
+}
+
+func describeBatch(batch []trace.BatchItem) string {
+	var sb strings.Builder
+	for _, item := range batch {
+		fmt.Fprintf(&sb, "%s start=%+v end=%+v err=%v\n", item.Mode, item.Start, item.End, item.Err)
+	}
+	return sb.String()
 }

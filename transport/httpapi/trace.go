@@ -341,12 +341,18 @@ func (h *Handler) upsertBatch(ctx context.Context, in *UpsertBatchInput) (*Upser
 
 // decodeBatch reads an upsert_batch body. Batches are large (the SDKs send up
 // to 31 MiB), so the usual shape — {"batch": [{"mode": "start"|"end", "req":
-// {…}}, …]} with nothing else — is decoded in one pass; any other body, and
+// {…}}, …]} with nothing else — is decoded in one pass (trace.ScanBatch, or
+// decodeBatchOnePass for the spellings it leaves); any other body, and
 // any item that does not decode, takes the general path, which validates the
 // body against its schema as every route does and decodes each item on its
 // own, so answers (422s and per-item errors alike) are the same either way.
 func (h *Handler) decodeBatch(ctx context.Context, contentType string, body []byte) ([]trace.BatchItem, error) {
 	if mediaType, _, _ := strings.Cut(contentType, ";"); contentType == "" || strings.EqualFold(strings.TrimSpace(mediaType), "application/json") {
+		// The body stays untouched until the handler returns (huma pools it
+		// only then), and the store is done with the batch by then.
+		if batch, ok := trace.ScanBatch(body); ok {
+			return batch, nil
+		}
 		if batch, ok := decodeBatchOnePass(body); ok {
 			return batch, nil
 		}

@@ -261,3 +261,23 @@ func BenchmarkTraceStreamFirstLine(b *testing.B) {
 	}
 	b.ReportMetric(float64(firstLine.Microseconds())/1000/float64(b.N), "ms/first-line")
 }
+
+// BenchmarkTraceBatchDecode: decoding one ingest body (500 start+end pairs)
+// with trace.ScanBatch and with the encoding/json one-pass path it replaces.
+func BenchmarkTraceBatchDecode(b *testing.B) {
+	body := []byte(ingestBody("alice/http"))
+	for _, decoder := range []struct {
+		name   string
+		decode func([]byte) ([]trace.BatchItem, bool)
+	}{{"scan", trace.ScanBatch}, {"encoding-json", decodeBatchOnePass}} {
+		b.Run(decoder.name, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if batch, ok := decoder.decode(body); !ok || len(batch) != 2*benchBatchPairs {
+					b.Fatalf("not decoded: %v, %d items", ok, len(batch))
+				}
+			}
+		})
+	}
+}
