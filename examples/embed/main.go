@@ -5,13 +5,16 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log"
 	"net/http"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/trace"
 	"github.com/weftlabs/weft/transport/httpapi"
 )
 
@@ -51,8 +54,33 @@ func main() {
 	ctx = weft.WithPrincipal(ctx, caller)
 	fmt.Printf("acting as %s (entity %s)\n", caller.Username, caller.DefaultEntity)
 
-	// Mounting weft's HTTP API in the program's own mux.
-	handler, err := httpapi.New(httpapi.Config{Identity: identity, Health: db.PingContext})
+	// Calling a service directly: trace one call of the program's own work.
+	traces, err := trace.New(trace.Config{DB: db.DB})
+	if err != nil {
+		log.Fatal(err)
+	}
+	project := caller.DefaultEntity + "/embedded"
+	started, err := traces.CallStart(ctx, &trace.CallStartReq{Start: trace.StartedCall{
+		ProjectID: project, OpName: "nightly-report", StartedAt: time.Now(),
+		Inputs: json.RawMessage(`{"day":"2026-11-21"}`),
+	}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := traces.CallEnd(ctx, &trace.CallEndReq{End: trace.EndedCall{
+		ProjectID: project, ID: started.ID, EndedAt: time.Now(), Output: json.RawMessage(`{"rows":42}`),
+	}}); err != nil {
+		log.Fatal(err)
+	}
+	read, err := traces.CallRead(ctx, &trace.CallReadReq{ProjectID: project, ID: started.ID})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("traced %s: output %s, stored by user %s\n", read.Call.OpName, read.Call.Output, *read.Call.PfUserID)
+
+	// Mounting weft's HTTP API in the program's own mux; the call above is
+	// readable there too (POST /weft/call/read with the key).
+	handler, err := httpapi.New(httpapi.Config{Identity: identity, Trace: traces, Health: db.PingContext})
 	if err != nil {
 		log.Fatal(err)
 	}
