@@ -478,7 +478,7 @@ func (s *store) V2List(ctx context.Context, req *V2ListReq) ([]V2Object, error) 
 		Column("object_id", "digest", "version_index", "kind", "base_object_class", "val", "created_at").
 		Where("o.project_id = ? AND o.deleted_at IS NULL", req.ProjectID).
 		OrderExpr("o.object_id ASC, o.version_index DESC")
-	q = filterVersions(q, familyFilter(req.Family))
+	q = filterVersions(q, req.ProjectID, familyFilter(req.Family))
 	q = limitOffset(q, req.Limit, req.Offset)
 	if err := q.Scan(ctx); err != nil {
 		return nil, err

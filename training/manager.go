@@ -18,6 +18,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/internal/database"
 	"github.com/weftlabs/weft/training/blob"
 )
 
@@ -304,6 +305,35 @@ type eventRow struct {
 	CreatedAt time.Time `bun:"created_at"`
 }
 
+// idRow maps a model or job id, which the training routes name without a
+// project, to its project.
+type idRow struct {
+	bun.BaseModel `bun:"table:training_ids"`
+
+	ID        string `bun:"id,pk"`
+	ProjectID string `bun:"project_id"`
+	Kind      string `bun:"kind"`
+}
+
+// The kinds of id in training_ids.
+const (
+	idKindModel = "model"
+	idKindJob   = "job"
+)
+
+// projectOf returns the project of the model or job id (sql.ErrNoRows when
+// there is none of that kind).
+func projectOf(ctx context.Context, db bun.IDB, kind, id string) (string, error) {
+	var row idRow
+	if err := db.NewSelect().Model(&row).Where("id = ?", id).Scan(ctx); err != nil {
+		return "", err
+	}
+	if row.Kind != kind {
+		return "", sql.ErrNoRows
+	}
+	return row.ProjectID, nil
+}
+
 type logRow struct {
 	bun.BaseModel `bun:"table:training_logs"`
 
@@ -364,6 +394,9 @@ func (m *Manager) CreateModel(ctx context.Context, req *CreateModelReq) (*Model,
 			if _, err := tx.NewInsert().Model(row).Exec(ctx); err != nil {
 				return err
 			}
+			if _, err := tx.NewInsert().Model(&idRow{ID: row.ID, ProjectID: projectID, Kind: idKindModel}).Exec(ctx); err != nil {
+				return err
+			}
 			_, err = tx.NewInsert().Model(&checkpointRow{ProjectID: projectID, ModelID: row.ID, Step: 0, ID: newID(),
 				Metrics: "{}", CreatedAt: t}).Exec(ctx)
 			return err
@@ -379,7 +412,7 @@ func (m *Manager) CreateModel(ctx context.Context, req *CreateModelReq) (*Model,
 				return nil, weft.Errorf(ErrModelExists, "model %q already exists in project %s with base model %q", req.Name, projectID, existing.Base)
 			}
 			return existing.model(), nil
-		case attempt == 0 && uniqueViolation(err):
+		case attempt == 0 && database.UniqueViolation(err):
 			continue // registered concurrently: read it
 		default:
 			return nil, err
@@ -388,11 +421,6 @@ func (m *Manager) CreateModel(ctx context.Context, req *CreateModelReq) (*Model,
 }
 
 var errExists = errors.New("exists")
-
-func uniqueViolation(err error) bool {
-	s := err.Error()
-	return strings.Contains(s, "23505") || strings.Contains(s, "UNIQUE constraint") || strings.Contains(s, "duplicate key")
-}
 
 // GetModel implements Service.
 func (m *Manager) GetModel(ctx context.Context, modelID string) (*Model, error) {
@@ -404,12 +432,18 @@ func (m *Manager) GetModel(ctx context.Context, modelID string) (*Model, error) 
 }
 
 func (m *Manager) modelRow(ctx context.Context, db bun.IDB, modelID string) (*modelRow, error) {
-	var row modelRow
-	err := db.NewSelect().Model(&row).Where("id = ?", modelID).Scan(ctx)
+	projectID, err := projectOf(ctx, db, idKindModel, modelID)
+	if err == nil {
+		var row modelRow
+		err = db.NewSelect().Model(&row).Where("project_id = ? AND id = ?", projectID, modelID).Scan(ctx)
+		if err == nil {
+			return &row, nil
+		}
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, weft.Errorf(ErrModelNotFound, "model %s not found", modelID)
 	}
-	return &row, err
+	return nil, err
 }
 
 // DeleteModel implements Service.
@@ -452,6 +486,12 @@ func (m *Manager) DeleteModel(ctx context.Context, modelID string) (*DeleteModel
 		}
 		n, _ := r.RowsAffected()
 		res.DeletedCheckpoints = int(n)
+		// One statement per id: each is routed to the one shard that holds it.
+		for _, id := range append(ids, modelID) {
+			if _, err := tx.NewDelete().Model((*idRow)(nil)).Where("id = ?", id).Exec(ctx); err != nil {
+				return err
+			}
+		}
 		_, err = tx.NewDelete().Model((*modelRow)(nil)).Where("project_id = ? AND id = ?", model.ProjectID, modelID).Exec(ctx)
 		return err
 	})
@@ -745,7 +785,10 @@ func (m *Manager) enqueueJob(ctx context.Context, modelID, kind, input, config s
 		Input: input, ExperimentalConfig: config, CreatedBy: weft.UserID(ctx), CreatedAt: now()}
 	err = m.queue.enqueue(ctx, row.ID, m.cfg.MaxAttempts, func(riverJobID int64) []string {
 		row.RiverJobID = riverJobID
-		return []string{m.db.NewInsert().Model(row).String()}
+		return []string{
+			m.db.NewInsert().Model(row).String(),
+			m.db.NewInsert().Model(&idRow{ID: row.ID, ProjectID: row.ProjectID, Kind: idKindJob}).String(),
+		}
 	})
 	if err != nil {
 		return nil, err
@@ -763,14 +806,21 @@ func (m *Manager) GetJob(ctx context.Context, jobID string) (*Job, error) {
 }
 
 func (m *Manager) jobRow(ctx context.Context, jobID string, withInput bool) (*jobRow, error) {
+	projectID, err := projectOf(ctx, m.db, idKindJob, jobID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, weft.Errorf(ErrJobNotFound, "training job %s not found", jobID)
+	}
+	if err != nil {
+		return nil, err
+	}
 	var row jobRow
-	q := m.db.NewSelect().Model(&row).Where("id = ?", jobID)
+	q := m.db.NewSelect().Model(&row).Where("project_id = ? AND id = ?", projectID, jobID)
 	if withInput {
 		q = q.Column(append([]string{"input", "experimental_config"}, jobColumns...)...)
 	} else {
 		q = q.Column(jobColumns...)
 	}
-	err := q.Scan(ctx)
+	err = q.Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, weft.Errorf(ErrJobNotFound, "training job %s not found", jobID)
 	}
@@ -801,24 +851,22 @@ func (m *Manager) ListEvents(ctx context.Context, jobID string, p ListParams) (*
 	if err := p.check(false); err != nil {
 		return nil, err
 	}
-	var job jobRow
-	err := m.db.NewSelect().Model(&job).Column("project_id").Where("id = ?", jobID).Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, weft.Errorf(ErrJobNotFound, "training job %s not found", jobID)
-	}
+	job, err := m.jobRow(ctx, jobID, false)
 	if err != nil {
 		return nil, err
 	}
 	q := m.db.NewSelect().Model((*eventRow)(nil)).Where("project_id = ? AND job_id = ?", job.ProjectID, jobID)
 	if p.After != "" {
-		q = q.Where("seq > (?)", m.db.NewSelect().Model((*eventRow)(nil)).Column("seq").Where("id = ? AND job_id = ?", p.After, jobID))
-		ok, err := m.db.NewSelect().Model((*eventRow)(nil)).Where("id = ? AND job_id = ?", p.After, jobID).Exists(ctx)
+		var after eventRow
+		err := m.db.NewSelect().Model(&after).Column("seq").
+			Where("project_id = ? AND job_id = ? AND id = ?", job.ProjectID, jobID, p.After).Scan(ctx)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, weft.Errorf(ErrCursorNotFound, "event %s (after) not found in training job %s", p.After, jobID)
+		}
 		if err != nil {
 			return nil, err
 		}
-		if !ok {
-			return nil, weft.Errorf(ErrCursorNotFound, "event %s (after) not found in training job %s", p.After, jobID)
-		}
+		q = q.Where("seq > ?", after.Seq)
 	}
 	var rows []eventRow
 	if err := q.Order("seq ASC").Limit(int64(p.Limit)+1).Scan(ctx, &rows); err != nil {
@@ -854,9 +902,9 @@ func (m *Manager) appendEvent(ctx context.Context, job *jobRow, typ string, data
 				args = append(args, errMsg)
 			}
 		}
-		args = append(args, job.ID, bun.In([]JobStatus{StatusQueued, StatusRunning}))
+		args = append(args, job.ProjectID, job.ID, bun.In([]JobStatus{StatusQueued, StatusRunning}))
 		var seq int64
-		err := tx.NewRaw("UPDATE training_jobs SET "+set+" WHERE id = ? AND status IN (?) RETURNING last_seq", args...).Scan(ctx, &seq)
+		err := tx.NewRaw("UPDATE training_jobs SET "+set+" WHERE project_id = ? AND id = ? AND status IN (?) RETURNING last_seq", args...).Scan(ctx, &seq)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}

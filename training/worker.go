@@ -2,6 +2,7 @@ package training
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,7 +47,7 @@ func (m *Manager) work(ctx context.Context, rj *river.Job[jobArgs]) error {
 	}
 	if _, err := m.db.NewUpdate().Model((*jobRow)(nil)).Set("status = ?", StatusRunning).
 		Set("started_at = COALESCE(started_at, ?)", now()).
-		Where("id = ? AND status IN (?)", job.ID, bun.In([]JobStatus{StatusQueued, StatusRunning})).Exec(ctx); err != nil {
+		Where("project_id = ? AND id = ? AND status IN (?)", job.ProjectID, job.ID, bun.In([]JobStatus{StatusQueued, StatusRunning})).Exec(ctx); err != nil {
 		return err
 	}
 
@@ -263,10 +264,8 @@ func (m *Manager) watch(ctx context.Context) {
 // Sweep runs one watchdog pass (Start runs it periodically) and returns how
 // many jobs it ended.
 func (m *Manager) Sweep(ctx context.Context) (int, error) {
-	var jobs []jobRow
-	if err := m.db.NewSelect().Model(&jobs).Column(jobColumns...).
-		Where("status IN (?)", bun.In([]JobStatus{StatusQueued, StatusRunning})).
-		Order("created_at ASC").Limit(500).Scan(ctx); err != nil {
+	jobs, err := m.activeJobs(ctx)
+	if err != nil {
 		return 0, err
 	}
 	ids := make([]int64, 0, len(jobs))
@@ -303,4 +302,25 @@ func (m *Manager) Sweep(ctx context.Context) (int, error) {
 		}
 	}
 	return ended, nil
+}
+
+// activeJobs returns up to 500 queued or running jobs of every project, oldest
+// first. It is weft's one deliberate cross-project query: on a distributed
+// database it reads every shard of training_jobs, so it allows that for its own
+// transaction (citus.multi_task_query_log_level, which a deployment may set to
+// make any other multi-shard query an error; on plain PostgreSQL the setting is
+// an inert placeholder).
+func (m *Manager) activeJobs(ctx context.Context) ([]jobRow, error) {
+	var jobs []jobRow
+	err := m.db.RunInTx(ctx, &sql.TxOptions{ReadOnly: true}, func(ctx context.Context, tx bun.Tx) error {
+		if m.db.Postgres() {
+			if _, err := tx.ExecContext(ctx, "SET LOCAL citus.multi_task_query_log_level = 'off'"); err != nil {
+				return err
+			}
+		}
+		return tx.NewSelect().Model(&jobs).Column(jobColumns...).
+			Where("status IN (?)", bun.In([]JobStatus{StatusQueued, StatusRunning})).
+			Order("created_at ASC").Limit(500).Scan(ctx)
+	})
+	return jobs, err
 }

@@ -56,7 +56,8 @@ const migrationLockKey = 0x77656674
 
 // Migrate applies every migration not yet applied, then runs each of after
 // (migrations of libraries with their own history, such as River's) while still
-// holding the migration lock. It is idempotent, and safe when several processes
+// holding the migration lock, and, on a database with the citus extension,
+// [Distribute]. It is idempotent, and safe when several processes
 // call it at once against one PostgreSQL: they queue on an advisory lock.
 func Migrate(ctx context.Context, db *bun.DB, after ...func(context.Context) error) error {
 	if db.Dialect().Name() == dialect.PG {
@@ -90,6 +91,14 @@ func Migrate(ctx context.Context, db *bun.DB, after ...func(context.Context) err
 		if err := step(ctx); err != nil {
 			return fmt.Errorf("migrate: %w", err)
 		}
+	}
+	// On a distributed database, tables this run added are laid out too.
+	distributed, err := Distributed(ctx, db)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if distributed {
+		return Distribute(ctx, db)
 	}
 	return nil
 }
