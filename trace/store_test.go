@@ -547,7 +547,7 @@ func TestStoreUsage(t *testing.T) {
 		var reference *trace.CallsUsageRes
 		for _, limit := range []int{8, 4, 5} {
 			for _, costs := range []bool{false, true} {
-				res, err := s.CallsUsage(ctx, &trace.CallsUsageReq{ProjectID: project, CallIDs: requested, Limit: limit, IncludeCosts: costs})
+				res, err := s.CallsUsage(ctx, &trace.CallsUsageReq{ProjectID: project, CallIDs: requested, Limit: &limit, IncludeCosts: costs})
 				if err != nil {
 					t.Fatalf("limit %d: %v", limit, err)
 				}
@@ -577,11 +577,16 @@ func TestStoreUsage(t *testing.T) {
 				}
 			}
 		}
-		if _, err := s.CallsUsage(ctx, &trace.CallsUsageReq{ProjectID: project, CallIDs: requested, Limit: 3}); !errors.Is(err, trace.ErrTraceTooLarge) || !errors.Is(err, weft.ErrTooLarge) {
+		if _, err := s.CallsUsage(ctx, &trace.CallsUsageReq{ProjectID: project, CallIDs: requested, Limit: ptr(3)}); !errors.Is(err, trace.ErrTraceTooLarge) || !errors.Is(err, weft.ErrTooLarge) {
 			t.Fatalf("limit 3: %v", err)
 		}
-		if _, err := s.CallsUsage(ctx, &trace.CallsUsageReq{ProjectID: project, CallIDs: requested, Limit: -1}); !errors.Is(err, weft.ErrInvalid) {
-			t.Fatalf("limit -1: %v", err)
+		for _, limit := range []int{-1, 0} {
+			if _, err := s.CallsUsage(ctx, &trace.CallsUsageReq{ProjectID: project, CallIDs: requested, Limit: &limit}); !errors.Is(err, weft.ErrInvalid) {
+				t.Fatalf("limit %d: %v", limit, err)
+			}
+			if _, err := s.CallsUsage(ctx, &trace.CallsUsageReq{ProjectID: project, Limit: &limit}); !errors.Is(err, weft.ErrInvalid) {
+				t.Fatalf("limit %d without ids: %v", limit, err)
+			}
 		}
 		if res, err := s.CallsUsage(ctx, &trace.CallsUsageReq{ProjectID: project}); err != nil || len(res.CallUsage) != 0 {
 			t.Fatalf("no ids: %v %v", res, err)

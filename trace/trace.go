@@ -82,7 +82,7 @@ var (
 // MaxDeleteIDs bounds the ids of one CallsDelete.
 const MaxDeleteIDs = 1000
 
-// DefaultUsageLimit is CallsUsageReq.Limit when it is zero.
+// DefaultUsageLimit is CallsUsageReq.Limit when it is not given.
 const DefaultUsageLimit = 10000
 
 // StartedCall is the start record of a call (spec §2.4). On input the Weave
@@ -447,8 +447,10 @@ type CallsUsageReq struct {
 	CallIDs      []string `json:"call_ids"`
 	IncludeCosts bool     `json:"include_costs,omitempty"`
 	// Limit bounds the calls loaded per group of traces; a single trace with
-	// more calls is ErrTraceTooLarge. Defaults to DefaultUsageLimit.
-	Limit int `json:"limit,omitempty"`
+	// more calls is ErrTraceTooLarge. Nil means DefaultUsageLimit; a given
+	// value below 1 is ErrInvalidQuery, as the reference server answers a
+	// "limit": 0 rather than reading it as "no limit".
+	Limit *int `json:"limit,omitempty"`
 }
 
 // CallsUsageRes maps every requested id to its usage per model (unknown ids

@@ -178,9 +178,9 @@ func (s *Store) CallsUsage(ctx context.Context, req *CallsUsageReq) (*CallsUsage
 	if _, _, err := weft.ParseProjectID(req.ProjectID); err != nil {
 		return nil, err
 	}
-	limit := req.Limit
-	if limit == 0 {
-		limit = DefaultUsageLimit
+	limit := DefaultUsageLimit
+	if req.Limit != nil {
+		limit = *req.Limit
 	}
 	if limit < 1 {
 		return nil, weft.WithFields(ErrInvalidQuery, map[string]any{"param": "limit"}, "limit must be at least 1")

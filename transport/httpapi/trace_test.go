@@ -153,6 +153,8 @@ func TestTraceRoutes(t *testing.T) {
 			{"query dsl refused", alice, "/calls/stream_query", `{"project_id":"alice/p","query":{"$expr":{}}}`, 400, `query expressions are not supported`},
 			{"update without name", alice, "/call/update", fmt.Sprintf(`{"project_id":"alice/p","call_id":%q,"display_name":""}`, id), 400, `display_name is required`},
 			{"usage bad limit", alice, "/calls/usage", `{"project_id":"alice/p","call_ids":["x"],"limit":-2}`, 400, `limit must be at least 1`},
+			{"usage zero limit", alice, "/calls/usage", `{"project_id":"alice/p","call_ids":["x"],"limit":0}`, 400, `limit must be at least 1`},
+			{"usage zero limit, no ids", alice, "/calls/usage", `{"project_id":"alice/p","call_ids":[],"limit":0}`, 400, `"error_type":"InvalidRequest"`},
 			{"purge nothing named", alice, "/cost/purge", `{"project_id":"alice/p"}`, 400, `InvalidRequest`},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
