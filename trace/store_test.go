@@ -153,6 +153,19 @@ func TestStore(t *testing.T) {
 			}
 		})
 
+		t.Run("op refs of either scheme name the trace", func(t *testing.T) {
+			for _, op := range []string{"trace:///alice/p/op/my_op:dig", "weave:///alice/p/op/my_op:dig"} {
+				res, err := s.CallStart(ctx, &trace.CallStartReq{Start: trace.StartedCall{ProjectID: project, OpName: op, StartedAt: t0}})
+				if err != nil {
+					t.Fatalf("%s: %v", op, err)
+				}
+				c := read(t, ctx, s, res.ID)
+				if got := weaveSummary(t, c)["trace_name"]; got != "my_op" || c.OpName != op {
+					t.Fatalf("%s: trace_name %v, op_name %q", op, got, c.OpName)
+				}
+			}
+		})
+
 		t.Run("generated ids are lowercase UUIDv7", func(t *testing.T) {
 			res, err := s.CallStart(ctx, &trace.CallStartReq{Start: trace.StartedCall{ProjectID: project, OpName: "plain op", StartedAt: t0}})
 			if err != nil {
@@ -201,17 +214,18 @@ func TestStore(t *testing.T) {
 
 		t.Run("other start and end rules", func(t *testing.T) {
 			for name, st := range map[string]trace.StartedCall{
-				"missing op":      {ProjectID: project, StartedAt: t0},
-				"missing time":    {ProjectID: project, OpName: "op"},
-				"bad project":     {ProjectID: "noslash", OpName: "op", StartedAt: t0},
-				"inputs array":    {ProjectID: project, OpName: "op", StartedAt: t0, Inputs: json.RawMessage(`[1]`)},
-				"long op":         {ProjectID: project, OpName: strings.Repeat("x", 129), StartedAt: t0},
-				"bad op ref":      {ProjectID: project, OpName: "weave:///alice/p/object/x:1", StartedAt: t0},
-				"negative step":   {ProjectID: project, OpName: "op", StartedAt: t0, PfRunStep: ptr(int64(-1))},
-				"nul in name":     {ProjectID: project, OpName: "op", StartedAt: t0, DisplayName: ptr("a\x00b")},
-				"long name":       {ProjectID: project, OpName: "op", StartedAt: t0, DisplayName: ptr(strings.Repeat("n", 1025))},
-				"invalid inputs":  {ProjectID: project, OpName: "op", StartedAt: t0, Inputs: json.RawMessage(`{"a":`)},
-				"invalid attribs": {ProjectID: project, OpName: "op", StartedAt: t0, Attributes: json.RawMessage(`"s"`)},
+				"missing op":       {ProjectID: project, StartedAt: t0},
+				"missing time":     {ProjectID: project, OpName: "op"},
+				"bad project":      {ProjectID: "noslash", OpName: "op", StartedAt: t0},
+				"inputs array":     {ProjectID: project, OpName: "op", StartedAt: t0, Inputs: json.RawMessage(`[1]`)},
+				"long op":          {ProjectID: project, OpName: strings.Repeat("x", 129), StartedAt: t0},
+				"bad op ref":       {ProjectID: project, OpName: "weave:///alice/p/object/x:1", StartedAt: t0},
+				"bad trace op ref": {ProjectID: project, OpName: "trace:///alice/p/object/x:1", StartedAt: t0},
+				"negative step":    {ProjectID: project, OpName: "op", StartedAt: t0, PfRunStep: ptr(int64(-1))},
+				"nul in name":      {ProjectID: project, OpName: "op", StartedAt: t0, DisplayName: ptr("a\x00b")},
+				"long name":        {ProjectID: project, OpName: "op", StartedAt: t0, DisplayName: ptr(strings.Repeat("n", 1025))},
+				"invalid inputs":   {ProjectID: project, OpName: "op", StartedAt: t0, Inputs: json.RawMessage(`{"a":`)},
+				"invalid attribs":  {ProjectID: project, OpName: "op", StartedAt: t0, Attributes: json.RawMessage(`"s"`)},
 			} {
 				if _, err := s.CallStart(ctx, &trace.CallStartReq{Start: st}); !errors.Is(err, weft.ErrInvalid) {
 					t.Errorf("%s: err = %v, want an ErrInvalid", name, err)
@@ -362,7 +376,7 @@ func TestStoreQuery(t *testing.T) {
 		traceA, traceB := id(), id()
 		root, child, grandchild, other := id(), id(), id(), id()
 		tied1, tied2 := "00000000-0000-7000-8000-000000000001", "00000000-0000-7000-8000-000000000002"
-		ref := "weave:///alice/p/object/doc:abc"
+		ref, traceRef := "weave:///alice/p/object/doc:abc", "trace:///alice/p/object/doc:abc"
 		c := start(child, traceA, &root, t0.Add(time.Second), `{"doc":"`+ref+`"}`)
 		c.Start.OpName = "weave:///alice/p/op/child:1"
 		c.Start.ThreadID = ptr("thread-1")
@@ -371,7 +385,7 @@ func TestStoreQuery(t *testing.T) {
 		gEnd.End.Output = json.RawMessage(`{"out":["` + ref + `"]}`)
 		upsert(t, ctx, s,
 			start(tied2, traceB, nil, t0.Add(5*time.Second), `{}`), start(tied1, traceB, nil, t0.Add(5*time.Second), `{}`),
-			g, gEnd, c, start(root, traceA, nil, t0, `{}`), start(other, traceB, nil, t0.Add(4*time.Second), `{}`))
+			g, gEnd, c, start(root, traceA, nil, t0, `{"doc":"`+traceRef+`"}`), start(other, traceB, nil, t0.Add(4*time.Second), `{}`))
 
 		for _, tc := range []struct {
 			name string
@@ -386,6 +400,7 @@ func TestStoreQuery(t *testing.T) {
 			{"roots only", trace.CallsQueryReq{Filter: trace.CallsFilter{TraceRootsOnly: true}}, []string{root, other, tied1, tied2}},
 			{"input refs", trace.CallsQueryReq{Filter: trace.CallsFilter{InputRefs: []string{ref}}}, []string{child}},
 			{"output refs", trace.CallsQueryReq{Filter: trace.CallsFilter{OutputRefs: []string{ref}}}, []string{grandchild}},
+			{"input refs of the trace scheme", trace.CallsQueryReq{Filter: trace.CallsFilter{InputRefs: []string{traceRef}}}, []string{root}},
 			{"thread ids", trace.CallsQueryReq{Filter: trace.CallsFilter{ThreadIDs: []string{"thread-1"}}}, []string{child}},
 			{"combined filters", trace.CallsQueryReq{Filter: trace.CallsFilter{TraceIDs: []string{traceA}, TraceRootsOnly: true}}, []string{root}},
 			{"sort desc, id asc breaks ties", trace.CallsQueryReq{SortBy: []trace.SortBy{{Field: "started_at", Direction: "desc"}}}, []string{tied1, tied2, other, grandchild, child, root}},
