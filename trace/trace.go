@@ -103,9 +103,9 @@ type StartedCall struct {
 	ThreadID    *string         `json:"thread_id,omitempty"`
 	TurnID      *string         `json:"turn_id,omitempty"`
 	StartedAt   time.Time       `json:"started_at"`
-	Attributes  json.RawMessage `json:"attributes,omitempty"`
-	Inputs      json.RawMessage `json:"inputs,omitempty"`
-	OtelDump    json.RawMessage `json:"otel_dump,omitempty"`
+	Attributes  json.RawMessage `json:"attributes,omitempty" type:"object" nullable:"true"`
+	Inputs      json.RawMessage `json:"inputs,omitempty" type:"object" nullable:"true"`
+	OtelDump    json.RawMessage `json:"otel_dump,omitempty" type:"object" nullable:"true"`
 	// PfUserID is accepted and ignored: the service stores the acting user.
 	PfUserID  *string `json:"pf_user_id,omitempty"`
 	PfRunID   *string `json:"pf_run_id,omitempty"`
@@ -153,7 +153,7 @@ type EndedCall struct {
 	ProjectID   string          `json:"project_id"`
 	ID          string          `json:"id"`
 	EndedAt     time.Time       `json:"ended_at"`
-	Summary     json.RawMessage `json:"summary,omitempty"`
+	Summary     json.RawMessage `json:"summary,omitempty" type:"object" nullable:"true"`
 	Exception   *string         `json:"exception,omitempty"`
 	Output      json.RawMessage `json:"output,omitempty"`
 	DisplayName *string         `json:"display_name,omitempty"`
@@ -201,11 +201,11 @@ type CompletedCall struct {
 	TurnID       *string         `json:"turn_id,omitempty"`
 	StartedAt    time.Time       `json:"started_at"`
 	EndedAt      time.Time       `json:"ended_at"`
-	Attributes   json.RawMessage `json:"attributes,omitempty"`
-	Inputs       json.RawMessage `json:"inputs,omitempty"`
-	OtelDump     json.RawMessage `json:"otel_dump,omitempty"`
+	Attributes   json.RawMessage `json:"attributes,omitempty" type:"object" nullable:"true"`
+	Inputs       json.RawMessage `json:"inputs,omitempty" type:"object" nullable:"true"`
+	OtelDump     json.RawMessage `json:"otel_dump,omitempty" type:"object" nullable:"true"`
 	Output       json.RawMessage `json:"output,omitempty"`
-	Summary      json.RawMessage `json:"summary,omitempty"`
+	Summary      json.RawMessage `json:"summary,omitempty" type:"object" nullable:"true"`
 	Exception    *string         `json:"exception,omitempty"`
 	PfUserID     *string         `json:"pf_user_id,omitempty"`
 	PfRunID      *string         `json:"pf_run_id,omitempty"`

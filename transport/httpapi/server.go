@@ -171,6 +171,7 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Objects != nil {
 		h.registerObjects()
 	}
+	typeTaggedFields(humaCfg.Components.Schemas, "#/components/schemas/")
 
 	var handler http.Handler = router
 	handler = h.limitBody(handler)
