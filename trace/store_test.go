@@ -632,6 +632,47 @@ func TestStoreUsage(t *testing.T) {
 			}
 		})
 
+		t.Run("SDK case: parent equal to one child counts once", func(t *testing.T) {
+			traceID, parent, child := id(), id(), id()
+			usage := `{"usage":{"gpt-4o":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}}`
+			upsert(t, ctx, s,
+				start(parent, traceID, nil, t0, `{}`), start(child, traceID, &parent, t0, `{}`),
+				end(child, t0, usage), end(parent, t0, usage))
+			res, err := s.CallsUsage(ctx, &trace.CallsUsageReq{ProjectID: project, CallIDs: []string{parent}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if u := usageOf(res, parent, "gpt-4o"); u.PromptTokens != 10 || u.CompletionTokens != 5 || u.TotalTokens != 15 {
+				t.Fatalf("parent: %+v", u)
+			}
+		})
+
+		t.Run("a parent that covers but does not equal its children adds to them", func(t *testing.T) {
+			// The child's own usage exceeds its grandchild's in every counter, yet
+			// is not its roll-up: both were spent. input/output fold into
+			// prompt/completion, so the root's total is 7/9/16.
+			traceID, root, child, grandchild := id(), id(), id(), id()
+			upsert(t, ctx, s,
+				start(root, traceID, nil, t0, `{}`), start(child, traceID, &root, t0, `{}`), start(grandchild, traceID, &child, t0, `{}`),
+				end(grandchild, t0, `{"usage":{"gpt-4o":{"prompt_tokens":1,"input_tokens":2,"completion_tokens":3}}}`),
+				end(child, t0, `{"usage":{"gpt-4o":{"input_tokens":4,"output_tokens":6}}}`),
+				end(root, t0, `{}`))
+			res, err := s.CallsUsage(ctx, &trace.CallsUsageReq{ProjectID: project, CallIDs: []string{root, child}, IncludeCosts: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, callID := range []string{root, child} {
+				u := usageOf(res, callID, "gpt-4o")
+				if u.PromptTokens != 7 || u.CompletionTokens != 9 || u.TotalTokens != 16 {
+					t.Fatalf("%s: %+v", callID, u)
+				}
+				// Costs follow the counters: gpt-4o is $2.50 / $10 per million tokens.
+				if !near(*u.PromptTokensTotalCost, 7*2.5/1e6) || !near(*u.CompletionTokensTotalCost, 9*10/1e6) {
+					t.Fatalf("%s costs %v %v", callID, *u.PromptTokensTotalCost, *u.CompletionTokensTotalCost)
+				}
+			}
+		})
+
 		t.Run("leaf-only usage is summed", func(t *testing.T) {
 			traceID, root, mid, a, b := id(), id(), id(), id(), id()
 			upsert(t, ctx, s,
