@@ -42,7 +42,7 @@ func typeTaggedFields(registry huma.Registry, prefix string) {
 			typ := f.Tag.Get(typeTag)
 			jsonName, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 			prop := schema.Properties[jsonName]
-			if typ == "" || jsonName == "" || jsonName == "-" || !f.IsExported() || prop == nil {
+			if typ == "" || jsonName == "" || jsonName == "-" || !f.IsExported() || prop == nil || !mergedInto(t, f) {
 				continue
 			}
 			if prop.Type == huma.TypeArray && prop.Items != nil {
@@ -55,6 +55,19 @@ func typeTaggedFields(registry huma.Registry, prefix string) {
 			prop.PrecomputeMessages()
 		}
 	}
+}
+
+// mergedInto reports whether f, a visible field of t, is a member of t's JSON
+// object: declared in t, or promoted through embedded structs that have no
+// JSON name of their own (one with a name is a nested object).
+func mergedInto(t reflect.Type, f reflect.StructField) bool {
+	for i := 1; i < len(f.Index); i++ {
+		embedded := t.FieldByIndex(f.Index[:i])
+		if name, _, _ := strings.Cut(embedded.Tag.Get("json"), ","); name != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // Pydantic's words for an object that is not one: a dict field, or a nested
