@@ -15,6 +15,7 @@ import (
 	"github.com/weftlabs/weft/internal/database"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/objects/ref"
 )
 
 // Config configures [New].
@@ -407,10 +408,9 @@ func checkOpName(op string) error {
 	if op == "" {
 		return weft.Errorf(ErrInvalidCall, "op_name is required")
 	}
-	if rest, isRef := strings.CutPrefix(op, "weave:///"); isRef {
-		parts := strings.SplitN(rest, "/", 4)
-		if len(parts) != 4 || parts[2] != "op" || parts[3] == "" || strings.ContainsRune(op, 0) {
-			return weft.Errorf(ErrInvalidCall, "op_name %q looks like a ref but is not an op ref weave:///<entity>/<project>/op/<name>:<digest>", clip(op))
+	if _, isRef, err := parseOpRef(op); isRef {
+		if err != nil || strings.ContainsRune(op, 0) {
+			return weft.Errorf(ErrInvalidCall, "op_name %q looks like a ref but is not an op ref trace:///<entity>/<project>/op/<name>:<digest>", clip(op))
 		}
 		return nil
 	}
@@ -455,10 +455,10 @@ func jsonObject(name string, raw json.RawMessage, decoded bool) (string, error) 
 // normalizeTime keeps what both databases store: UTC, microseconds.
 func normalizeTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
 
-// refsOf lists the distinct weave:/// ref strings anywhere in raw, as a JSON
-// array, or nil when there are none.
+// refsOf lists the distinct ref strings (trace:/// or weave:///) anywhere in
+// raw, as a JSON array, or nil when there are none.
 func refsOf(raw []byte) *string {
-	if !bytes.Contains(raw, []byte("weave:///")) {
+	if !bytes.Contains(raw, []byte(":///")) {
 		return nil
 	}
 	var v any
@@ -471,7 +471,7 @@ func refsOf(raw []byte) *string {
 	walk = func(v any) {
 		switch v := v.(type) {
 		case string:
-			if strings.HasPrefix(v, "weave:///") && !seen[v] {
+			if ref.IsRef(v) && !seen[v] {
 				seen[v] = true
 				refs = append(refs, v)
 			}

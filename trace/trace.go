@@ -82,7 +82,7 @@ var (
 // MaxDeleteIDs bounds the ids of one CallsDelete.
 const MaxDeleteIDs = 1000
 
-// DefaultUsageLimit is CallsUsageReq.Limit when it is zero.
+// DefaultUsageLimit is CallsUsageReq.Limit when it is not given.
 const DefaultUsageLimit = 10000
 
 // StartedCall is the start record of a call (spec §2.4). On input the Weave
@@ -103,9 +103,9 @@ type StartedCall struct {
 	ThreadID    *string         `json:"thread_id,omitempty"`
 	TurnID      *string         `json:"turn_id,omitempty"`
 	StartedAt   time.Time       `json:"started_at"`
-	Attributes  json.RawMessage `json:"attributes,omitempty"`
-	Inputs      json.RawMessage `json:"inputs,omitempty"`
-	OtelDump    json.RawMessage `json:"otel_dump,omitempty"`
+	Attributes  json.RawMessage `json:"attributes,omitempty" type:"object" nullable:"true"`
+	Inputs      json.RawMessage `json:"inputs,omitempty" type:"object" nullable:"true"`
+	OtelDump    json.RawMessage `json:"otel_dump,omitempty" type:"object" nullable:"true"`
 	// PfUserID is accepted and ignored: the service stores the acting user.
 	PfUserID  *string `json:"pf_user_id,omitempty"`
 	PfRunID   *string `json:"pf_run_id,omitempty"`
@@ -153,7 +153,7 @@ type EndedCall struct {
 	ProjectID   string          `json:"project_id"`
 	ID          string          `json:"id"`
 	EndedAt     time.Time       `json:"ended_at"`
-	Summary     json.RawMessage `json:"summary,omitempty"`
+	Summary     json.RawMessage `json:"summary,omitempty" type:"object" nullable:"true"`
 	Exception   *string         `json:"exception,omitempty"`
 	Output      json.RawMessage `json:"output,omitempty"`
 	DisplayName *string         `json:"display_name,omitempty"`
@@ -201,11 +201,11 @@ type CompletedCall struct {
 	TurnID       *string         `json:"turn_id,omitempty"`
 	StartedAt    time.Time       `json:"started_at"`
 	EndedAt      time.Time       `json:"ended_at"`
-	Attributes   json.RawMessage `json:"attributes,omitempty"`
-	Inputs       json.RawMessage `json:"inputs,omitempty"`
-	OtelDump     json.RawMessage `json:"otel_dump,omitempty"`
+	Attributes   json.RawMessage `json:"attributes,omitempty" type:"object" nullable:"true"`
+	Inputs       json.RawMessage `json:"inputs,omitempty" type:"object" nullable:"true"`
+	OtelDump     json.RawMessage `json:"otel_dump,omitempty" type:"object" nullable:"true"`
 	Output       json.RawMessage `json:"output,omitempty"`
-	Summary      json.RawMessage `json:"summary,omitempty"`
+	Summary      json.RawMessage `json:"summary,omitempty" type:"object" nullable:"true"`
 	Exception    *string         `json:"exception,omitempty"`
 	PfUserID     *string         `json:"pf_user_id,omitempty"`
 	PfRunID      *string         `json:"pf_run_id,omitempty"`
@@ -447,8 +447,10 @@ type CallsUsageReq struct {
 	CallIDs      []string `json:"call_ids"`
 	IncludeCosts bool     `json:"include_costs,omitempty"`
 	// Limit bounds the calls loaded per group of traces; a single trace with
-	// more calls is ErrTraceTooLarge. Defaults to DefaultUsageLimit.
-	Limit int `json:"limit,omitempty"`
+	// more calls is ErrTraceTooLarge. Nil means DefaultUsageLimit; a given
+	// value below 1 is ErrInvalidQuery, as the reference server answers a
+	// "limit": 0 rather than reading it as "no limit".
+	Limit *int `json:"limit,omitempty"`
 }
 
 // CallsUsageRes maps every requested id to its usage per model (unknown ids

@@ -15,8 +15,9 @@ import (
 	"github.com/weftlabs/weft/trace"
 )
 
-// newChatService builds the chat gateway from the routing file at path (off
-// when path is empty), tracing completions into db, keeping generated images
+// newChatService builds the chat gateway from the routing file at path (nil
+// when path is empty: the handler then serves the chat routes with no
+// models), tracing completions into db, keeping generated images
 // there as files and serving trained models as LoRA adapters, and the metrics
 // registry it shares with the HTTP handler.
 func newChatService(path string, db *weft.DB, trained chatstore.CheckpointResolver, logger *slog.Logger) (*chat.Service, *prometheus.Registry, error) {

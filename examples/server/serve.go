@@ -38,7 +38,7 @@ func serve(ctx context.Context, args []string) error {
 	fs.Int64Var(&opts.maxBodyBytes, "max-body-bytes", httpapi.DefaultMaxBodyBytes, "largest request body accepted; larger ones get 413")
 	fs.StringVar(&opts.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&opts.adminUser, "admin-user", "admin", "name of the admin user created on first start with an empty database")
-	fs.StringVar(&opts.chatConfig, "chat-config", "", "routing file (YAML or JSON) mapping chat model names to upstream servers; empty turns the chat routes off")
+	fs.StringVar(&opts.chatConfig, "chat-config", "", "routing file (YAML or JSON) mapping chat model names to upstream servers; empty serves no models (the chat routes answer that a model does not exist)")
 	fs.DurationVar(&opts.shutdownGrace, "shutdown-grace", 30*time.Second, "how long in-flight requests may take to finish on shutdown")
 	fs.Float64Var(&opts.rateLimit, "rate-limit", 0, "requests per second allowed per API key (0: unlimited); over it, 429 with Retry-After")
 	fs.IntVar(&opts.rateBurst, "rate-burst", 0, "requests one key may send at once (default: the rate, rounded up)")

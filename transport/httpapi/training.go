@@ -89,7 +89,7 @@ type jobCreateInput struct {
 		_                  struct{}              `additionalProperties:"true"`
 		ModelID            string                `json:"model_id"`
 		TrajectoryGroups   trajectoryGroupsField `json:"trajectory_groups"`
-		ExperimentalConfig any                   `json:"experimental_config,omitempty" doc:"object; null or missing keys use the trainer's defaults; kimi_k2_tau is variant_k2_tau"`
+		ExperimentalConfig any                   `json:"experimental_config,omitempty" type:"object" nullable:"true" doc:"object; null or missing keys use the trainer's defaults; kimi_k2_tau is variant_k2_tau"`
 	}
 	RawBody []byte
 }
@@ -100,8 +100,8 @@ type sftJobCreateInput struct {
 		ModelID            string   `json:"model_id"`
 		TrainingDataURL    *string  `json:"training_data_url,omitempty" nullable:"true" doc:"http(s) URL, trace:///<entity>/<project>/object/<name>:<version> or wandb-artifact:///<entity>/<project>/<name>:<version>"`
 		TrainingFolderURL  *string  `json:"training_folder_url,omitempty" nullable:"true" doc:"older name of training_data_url"`
-		Config             any      `json:"config,omitempty" doc:"{batch_size, learning_rate}"`
-		ExperimentalConfig any      `json:"experimental_config,omitempty"`
+		Config             any      `json:"config,omitempty" type:"object" nullable:"true" doc:"{batch_size, learning_rate}"`
+		ExperimentalConfig any      `json:"experimental_config,omitempty" type:"object" nullable:"true"`
 	}
 	RawBody []byte
 }

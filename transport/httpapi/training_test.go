@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"syscall"
@@ -646,6 +647,16 @@ func TestTrainingBadInput(t *testing.T) {
 				if _, ok := body["detail"].([]any); !ok {
 					t.Errorf("%s: 422 body is not FastAPI's list: %v", tt.name, body)
 				}
+			}
+		}
+		// Config objects answer a non-object as pydantic does a dict field.
+		for _, path := range []string{"/v1/preview/training-jobs", "/v1/preview/sft-training-jobs"} {
+			field := map[string]string{"/v1/preview/training-jobs": "experimental_config", "/v1/preview/sft-training-jobs": "config"}[path]
+			var body map[string]any
+			status := f.call(t, f.adminKey, http.MethodPost, path, map[string]any{"model_id": model.ID, "trajectory_groups": []any{}, "training_data_url": "https://x/y", field: []any{1}}, &body)
+			want := []any{map[string]any{"loc": []any{"body", field}, "msg": "Input should be a valid dictionary", "type": "dict_type", "input": []any{1.0}}}
+			if status != 422 || !reflect.DeepEqual(body["detail"], want) {
+				t.Errorf("%s %s not an object: %d %v", path, field, status, body)
 			}
 		}
 		// kimi_k2_tau is accepted as variant_k2_tau; nulls and unknown keys are fine.
