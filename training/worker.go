@@ -22,7 +22,7 @@ import (
 // work runs one attempt of a training job for River. It returns nil when the
 // job reached its terminal event (or already had one), an error to have River
 // retry the attempt.
-func (m *Manager) work(ctx context.Context, rj *river.Job[jobArgs]) error {
+func (m *Store) work(ctx context.Context, rj *river.Job[jobArgs]) error {
 	job, err := m.jobRow(ctx, rj.Args.TrainingJobID, true)
 	if errors.Is(err, ErrJobNotFound) {
 		return nil // the model was deleted
@@ -46,7 +46,7 @@ func (m *Manager) work(ctx context.Context, rj *river.Job[jobArgs]) error {
 		return river.JobSnooze(m.cfg.PollInterval)
 	}
 	if _, err := m.db.NewUpdate().Model((*jobRow)(nil)).Set("status = ?", StatusRunning).
-		Set("started_at = COALESCE(started_at, ?)", now()).
+		Set("started_at = COALESCE(started_at, ?)", m.now()).
 		Where("project_id = ? AND id = ? AND status IN (?)", job.ProjectID, job.ID, bun.In([]JobStatus{StatusQueued, StatusRunning})).Exec(ctx); err != nil {
 		return err
 	}
@@ -74,7 +74,7 @@ func (m *Manager) work(ctx context.Context, rj *river.Job[jobArgs]) error {
 // train prepares the job's files, runs the trainer and stores the new
 // checkpoint's files. It returns the trainer's result with the blob prefix of
 // the files in CheckpointDir, and the gradient-step rows.
-func (m *Manager) train(ctx context.Context, job *jobRow, attempt int) (*TrainResult, []map[string]float64, error) {
+func (m *Store) train(ctx context.Context, job *jobRow, attempt int) (*TrainResult, []map[string]float64, error) {
 	model, err := m.modelRow(ctx, m.db, job.ModelID)
 	if err != nil {
 		return nil, nil, err
@@ -166,7 +166,7 @@ func (m *Manager) train(ctx context.Context, job *jobRow, attempt int) (*TrainRe
 
 // complete commits the next checkpoint and training_ended in one transaction,
 // so the checkpoint is listed before the end is visible.
-func (m *Manager) complete(ctx context.Context, job *jobRow, res *TrainResult, rows []map[string]float64) error {
+func (m *Store) complete(ctx context.Context, job *jobRow, res *TrainResult, rows []map[string]float64) error {
 	metrics := stepAverages(rows)
 	maps.Copy(metrics, res.Metrics)
 	metricsJSON, _ := json.Marshal(finiteMetrics(metrics))
@@ -180,7 +180,7 @@ func (m *Manager) complete(ctx context.Context, job *jobRow, res *TrainResult, r
 			step = latest.Step + 1
 		}
 		_, err = tx.NewInsert().Model(&checkpointRow{ProjectID: job.ProjectID, ModelID: job.ModelID, Step: step, ID: newID(),
-			Metrics: string(metricsJSON), BlobPrefix: res.CheckpointDir, JobID: job.ID, CreatedAt: now()}).Exec(ctx)
+			Metrics: string(metricsJSON), BlobPrefix: res.CheckpointDir, JobID: job.ID, CreatedAt: m.now()}).Exec(ctx)
 		return err
 	})
 	return err
@@ -188,7 +188,7 @@ func (m *Manager) complete(ctx context.Context, job *jobRow, res *TrainResult, r
 
 // reporter turns a trainer's reports into events.
 type reporter struct {
-	m   *Manager
+	m   *Store
 	job *jobRow
 
 	mu      sync.Mutex
@@ -246,7 +246,7 @@ func (r *reporter) rowsCopy() []map[string]float64 {
 // the jobs that have not finished but that the queue no longer runs (River
 // discarded them after their last attempt's worker died, they were cancelled in
 // the queue, or their queue row is gone).
-func (m *Manager) watch(ctx context.Context) {
+func (m *Store) watch(ctx context.Context) {
 	ticker := time.NewTicker(m.cfg.WatchdogInterval)
 	defer ticker.Stop()
 	for {
@@ -263,7 +263,7 @@ func (m *Manager) watch(ctx context.Context) {
 
 // Sweep runs one watchdog pass (Start runs it periodically) and returns how
 // many jobs it ended.
-func (m *Manager) Sweep(ctx context.Context) (int, error) {
+func (m *Store) Sweep(ctx context.Context) (int, error) {
 	jobs, err := m.activeJobs(ctx)
 	if err != nil {
 		return 0, err
@@ -310,7 +310,7 @@ func (m *Manager) Sweep(ctx context.Context) (int, error) {
 // transaction (citus.multi_task_query_log_level, which a deployment may set to
 // make any other multi-shard query an error; on plain PostgreSQL the setting is
 // an inert placeholder).
-func (m *Manager) activeJobs(ctx context.Context) ([]jobRow, error) {
+func (m *Store) activeJobs(ctx context.Context) ([]jobRow, error) {
 	var jobs []jobRow
 	err := m.db.RunInTx(ctx, &sql.TxOptions{ReadOnly: true}, func(ctx context.Context, tx bun.Tx) error {
 		if m.db.Postgres() {

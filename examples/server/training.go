@@ -39,7 +39,7 @@ func trainingFlags(fs *flag.FlagSet, defaultWorkers int) *trainingOptions {
 
 // newTrainingService builds the training manager for db from o; SFT data
 // given as object references is read from files.
-func newTrainingService(db *weft.DB, o *trainingOptions, files objects.Service, logger *slog.Logger) (*training.Manager, error) {
+func newTrainingService(db *weft.DB, o *trainingOptions, files objects.Service, logger *slog.Logger) (*training.Store, error) {
 	blobs, err := blob.NewDir(o.checkpointDir)
 	if err != nil {
 		return nil, err

@@ -33,7 +33,7 @@ type trainingFixture struct {
 	url      string
 	adminKey string
 	aliceKey string
-	manager  *training.Manager
+	manager  *training.Store
 	blobs    *blob.Dir
 	db       *weft.DB
 }
