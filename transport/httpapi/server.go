@@ -83,7 +83,7 @@ type Config struct {
 	// with the gateway's "model does not exist" (404 for a completion), so
 	// that clients see a server with nothing to serve rather than a missing
 	// route.
-	Chat *chat.Service
+	Chat chat.Service
 	// Feedback serves /feedback/* and /annotation_queues/*.
 	Feedback feedback.Service
 	// Objects serves /obj/*, /objs/*, /refs/*, /file/*, /files/*, /table/* and
