@@ -26,8 +26,8 @@ type bpe struct {
 
 	// Byte-level pieces: the id of each byte's alphabet character, and the
 	// vocabulary keyed by raw bytes rather than by alphabet text.
-	alphabet      *byteAlphabet
-	byteIDs       [256]int
+	alphabet       *byteAlphabet
+	byteIDs        [256]int
 	byteLevelVocab map[string]int
 
 	cache *wordCache
