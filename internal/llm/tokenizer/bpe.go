@@ -13,7 +13,7 @@ import (
 type bpe struct {
 	vocab  map[string]int
 	tokens []string // by id; "" where the vocabulary has no token
-	merges map[uint64]merge
+	merges *mergeTable
 	// ignoreMerges: a word that is a vocabulary token as a whole is that
 	// token, whatever the merges would make of it (Llama 3).
 	ignoreMerges bool
@@ -151,7 +151,7 @@ func (m *bpe) loadMerges(field string, raw json.RawMessage) error {
 			}
 		}
 	}
-	m.merges = make(map[uint64]merge, len(pairs))
+	m.merges = newMergeTable(len(pairs))
 	for rank, p := range pairs {
 		a, okA := m.vocab[p[0]]
 		b, okB := m.vocab[p[1]]
@@ -159,7 +159,7 @@ func (m *bpe) loadMerges(field string, raw json.RawMessage) error {
 		if !okA || !okB || !okJ {
 			return invalid(fmt.Sprintf("%s[%d]", field, rank), "merge %q + %q: a part or the result is not in the vocabulary", p[0], p[1])
 		}
-		m.merges[pairKey(a, b)] = merge{rank: int32(rank), newID: int32(joined)}
+		m.merges.put(a, b, merge{rank: int32(rank), newID: int32(joined)})
 	}
 	return nil
 }

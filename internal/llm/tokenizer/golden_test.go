@@ -77,14 +77,20 @@ func readGolden(t *testing.T, name string) goldenFile {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var g goldenFile
-	if err := json.Unmarshal(data, &g); err != nil {
+	g, err := parseGolden(data)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if len(g.Cases) == 0 || len(g.DecodeCases) == 0 {
 		t.Fatalf("golden file %s has no cases", name)
 	}
 	return g
+}
+
+func parseGolden(data []byte) (goldenFile, error) {
+	var g goldenFile
+	err := json.Unmarshal(data, &g)
+	return g, err
 }
 
 func TestGolden(t *testing.T) {

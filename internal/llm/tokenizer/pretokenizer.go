@@ -168,6 +168,28 @@ func splitPiece(p piece, pat pattern, invert bool, behavior splitBehavior, out [
 	if s == "" {
 		return out
 	}
+	if behavior == splitIsolated {
+		// Every match and every gap is a piece: no bookkeeping needed.
+		prev := 0
+		emit := func(start, end int) {
+			out = append(out, piece{text: s[start:end], byteLevel: p.byteLevel, atStart: p.atStart && start == 0})
+		}
+		for {
+			start, end, ok := pat.next(s, prev)
+			if !ok {
+				break
+			}
+			if prev < start {
+				emit(prev, start)
+			}
+			emit(start, end)
+			prev = end
+		}
+		if prev < len(s) {
+			emit(prev, len(s))
+		}
+		return out
+	}
 	var stack [64]span
 	spans := stack[:0]
 	prev := 0
@@ -220,10 +242,6 @@ func splitPiece(p piece, pat pattern, invert bool, behavior splitBehavior, out [
 			merged[i], merged[j] = merged[j], merged[i]
 		}
 		spans = merged
-	case splitIsolated:
-		for i := range spans {
-			spans[i].match = false
-		}
 	}
 	for _, sp := range spans {
 		if sp.match || sp.start == sp.end {
