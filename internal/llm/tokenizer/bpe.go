@@ -61,6 +61,9 @@ func newBPE(field string, raw json.RawMessage, alphabet *byteAlphabet) (*bpe, er
 	if err := decodeStrict(field, raw, &c); err != nil {
 		return nil, err
 	}
+	if c.Type == "" && isNull(c.Merges) {
+		return nil, unsupported(field+".type", "missing, and a model without merges is not BPE")
+	}
 	if c.Type != "" && c.Type != "BPE" {
 		return nil, unsupported(field+".type", "model %q (only BPE is implemented)", c.Type)
 	}

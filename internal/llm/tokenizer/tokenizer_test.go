@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -321,5 +322,30 @@ func TestDecodeEdges(t *testing.T) {
 	}
 	if got := llama3.Decode(ids, DecodeOptions{KeepTokenizationSpaces: true}); got != "Hi , there ." {
 		t.Errorf("no clean-up: %q", got)
+	}
+}
+
+// TestConcurrentEncode: one tokenizer serves many goroutines (the word
+// cache is shared); run under -race it also checks the locking.
+func TestConcurrentEncode(t *testing.T) {
+	tok := loadFixture(t, "llama3")
+	g := readGolden(t, "llama3")
+	var wg sync.WaitGroup
+	errs := make(chan string, 8*len(g.Cases))
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, c := range g.Cases {
+				if got := tok.Encode(c.Text, false); !slices.Equal(got, c.IDs) {
+					errs <- c.Text
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for text := range errs {
+		t.Errorf("concurrent Encode(%.40q) differs from the golden ids", text)
 	}
 }
