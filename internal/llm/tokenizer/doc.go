@@ -11,6 +11,9 @@
 //     leftmost position where one matches, the longest there, honouring
 //     single_word, lstrip, rstrip and normalized. Special-token text a user
 //     types therefore becomes the special token, as in serving stacks.
+//     Their ids are assigned as the reference implementation assigns them
+//     on load (the vocabulary's id for a known content, else the next id
+//     after the model's vocabulary), which well-formed files agree with.
 //   - Normalizers: Sequence, Prepend, Replace, NFC, NFD, NFKC, NFKD,
 //     Lowercase, Strip, StripAccents.
 //   - Pre-tokenizers: Sequence, Split (String patterns, and the regular
@@ -55,6 +58,10 @@
 // strings and decoded text over a corpus of several scripts, emoji, code,
 // white space runs, numbers, contractions and inline special tokens with
 // golden files written by gen-tokenizer-golden.mjs from a JavaScript port of
-// the reference implementation. A fuzz target checks that byte-level
-// tokenizers decode what they encode.
+// the reference implementation. A second golden file, written by
+// gen-tokenizer-reference-golden.mjs from the Rust library itself, pins
+// the split regexes on random strings of awkward characters, the real files
+// on random text, and small files for each component option the real files
+// leave unexercised. A fuzz target checks that byte-level tokenizers decode
+// what they encode.
 package tokenizer

@@ -140,48 +140,22 @@ type unicodeNormalizer struct{ form norm.Form }
 
 func (u unicodeNormalizer) normalize(s string) string { return u.form.String(s) }
 
-// lowercaseNormalizer lowercases with Unicode's full mappings as the
-// reference implementation does: 'İ' becomes "i̇" and a word-final 'Σ'
-// becomes 'ς', where Go's per-rune mapping gives 'i' and 'σ'.
+// lowercaseNormalizer lowercases each character on its own with Unicode's
+// full mappings, as the reference implementation does: 'İ' becomes "i̇"
+// (Go's mapping gives 'i'), and 'Σ' is always 'σ' (no word-final 'ς').
 type lowercaseNormalizer struct{}
 
 func (lowercaseNormalizer) normalize(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
-	for i, r := range s {
-		switch r {
-		case 'İ':
+	for _, r := range s {
+		if r == 'İ' {
 			b.WriteString("i\u0307")
-		case 'Σ':
-			if finalSigma(s, i) {
-				b.WriteRune('ς')
-			} else {
-				b.WriteRune('σ')
-			}
-		default:
-			b.WriteRune(unicode.ToLower(r))
+			continue
 		}
+		b.WriteRune(unicode.ToLower(r))
 	}
 	return b.String()
-}
-
-// finalSigma reports whether the capital sigma at byte i ends a word: a
-// cased letter before it and none right after it.
-func finalSigma(s string, i int) bool {
-	before := strings.TrimRightFunc(s[:i], unicode.IsMark)
-	if before == "" {
-		return false
-	}
-	prev := []rune(before)
-	if !unicode.IsLetter(prev[len(prev)-1]) {
-		return false
-	}
-	after := strings.TrimLeftFunc(s[i+len("Σ"):], unicode.IsMark)
-	if after == "" {
-		return true
-	}
-	next, _ := runeAt(after, 0)
-	return !unicode.IsLetter(next)
 }
 
 type stripNormalizer struct{ left, right bool }

@@ -116,26 +116,44 @@ func New(tokenizerJSON, configJSON []byte) (*Tokenizer, error) {
 	return t, nil
 }
 
+// loadAddedTokens registers added_tokens as the reference implementation
+// does when it reads a file: a token whose content the vocabulary already
+// has keeps that id, and the others are numbered from the model's
+// vocabulary size on, in file order. The ids written in the file are not
+// read (well-formed files agree with this numbering; the reference only
+// warns when they do not). A repeated content updates the first token's
+// options.
 func (t *Tokenizer) loadAddedTokens(tokens []jsonAddedToken) error {
-	t.vocabSize = len(t.model.tokens)
-	t.added = make([]AddedToken, len(tokens))
-	var raw, normalized []addedEntry
-	for i, at := range tokens {
-		field := fmt.Sprintf("added_tokens[%d]", i)
-		if at.ID < 0 {
-			return invalid(field+".id", "negative id %d", at.ID)
-		}
+	nextID := len(t.model.vocab)
+	byContent := make(map[string]int) // content → index in t.added
+	for _, at := range tokens {
 		if at.Content == "" {
-			return invalid(field+".content", "empty")
+			continue
 		}
-		t.added[i] = AddedToken{
-			ID: at.ID, Content: at.Content, Special: at.Special, SingleWord: at.SingleWord,
+		added := AddedToken{
+			Content: at.Content, Special: at.Special, SingleWord: at.SingleWord,
 			LStrip: at.LStrip, RStrip: at.RStrip,
 			// Absent means "normalized unless special", the default of the
 			// reference implementation.
 			Normalized: at.Normalized == nil && !at.Special || at.Normalized != nil && *at.Normalized,
 		}
+		if i, ok := byContent[at.Content]; ok {
+			added.ID = t.added[i].ID
+			t.added[i] = added
+			continue
+		}
+		if id, ok := t.model.vocab[at.Content]; ok {
+			added.ID = id
+		} else {
+			added.ID = nextID
+			nextID++
+		}
+		byContent[at.Content] = len(t.added)
+		t.added = append(t.added, added)
 	}
+
+	t.vocabSize = len(t.model.tokens)
+	var raw, normalized []addedEntry
 	for i := range t.added {
 		at := &t.added[i]
 		t.addedByID[at.ID] = at
@@ -256,6 +274,11 @@ func (t *Tokenizer) Encode(text string, addSpecialTokens bool) []int {
 			ids = append(ids, seg.token.ID)
 			continue
 		}
+		// Empty text between tokens, before or after normalizing, is
+		// dropped: Metaspace must not prepend to nothing.
+		if seg.text == "" {
+			continue
+		}
 		norm := seg.text
 		if t.normalizer != nil {
 			norm = t.normalizer.normalize(norm)
@@ -264,6 +287,9 @@ func (t *Tokenizer) Encode(text string, addSpecialTokens bool) []int {
 		for _, sub := range subs {
 			if sub.token != nil {
 				ids = append(ids, sub.token.ID)
+				continue
+			}
+			if sub.text == "" {
 				continue
 			}
 			p := piece{text: sub.text, atStart: sub.atStart}
