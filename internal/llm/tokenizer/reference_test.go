@@ -19,7 +19,12 @@ type referenceGolden struct {
 			Offsets [][2]int `json:"offsets"` // piece bounds in characters
 		} `json:"cases"`
 	} `json:"splits"`
-	Real      map[string][]referenceCase `json:"real"`
+	Real       map[string][]referenceCase `json:"real"`
+	RealDecode map[string][]struct {
+		IDs                []int  `json:"ids"`
+		Decoded            string `json:"decoded"`
+		DecodedSkipSpecial string `json:"decoded_skip_special"`
+	} `json:"real_decode"`
 	Synthetic map[string]struct {
 		Tokenizer json.RawMessage `json:"tokenizer"`
 		Cases     []referenceCase `json:"cases"`
@@ -99,7 +104,8 @@ func checkReferenceCases(t *testing.T, tok *Tokenizer, cases []referenceCase) {
 	}
 }
 
-// TestReferenceRealFiles: random text through the real files.
+// TestReferenceRealFiles: random text through the real files, and random
+// id sequences back.
 func TestReferenceRealFiles(t *testing.T) {
 	g := readReference(t)
 	for _, name := range fixtureNames {
@@ -107,7 +113,21 @@ func TestReferenceRealFiles(t *testing.T) {
 			if len(g.Real[name]) == 0 {
 				t.Fatal("no cases")
 			}
-			checkReferenceCases(t, loadFixture(t, name), g.Real[name])
+			tok := loadFixture(t, name)
+			checkReferenceCases(t, tok, g.Real[name])
+			if len(g.RealDecode[name]) == 0 {
+				t.Fatal("no decode cases")
+			}
+			for _, c := range g.RealDecode[name] {
+				opts := DecodeOptions{KeepTokenizationSpaces: true}
+				if got := tok.Decode(c.IDs, opts); got != c.Decoded {
+					t.Errorf("Decode(%v)\n got %q\nwant %q", c.IDs, got, c.Decoded)
+				}
+				opts.SkipSpecialTokens = true
+				if got := tok.Decode(c.IDs, opts); got != c.DecodedSkipSpecial {
+					t.Errorf("Decode(%v, skip special)\n got %q\nwant %q", c.IDs, got, c.DecodedSkipSpecial)
+				}
+			}
 		})
 	}
 }

