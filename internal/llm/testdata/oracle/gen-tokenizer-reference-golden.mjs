@@ -146,6 +146,26 @@ function smallModel(extra = {}) {
   }
   return { type: "BPE", dropout: null, unk_token: "<unk>", fuse_unk: true, byte_fallback: true, vocab, merges, ...extra };
 }
+// A byte-level vocabulary: GPT-2's alphabet of 256 characters, and words
+// merged from it.
+function byteLevelModel(extra = {}) {
+  const alphabet = require("tokenizers").byteLevelAlphabet();
+  const vocab = { "<s>": 0, "</s>": 1 };
+  const merges = [];
+  const add = (t) => { if (!(t in vocab)) vocab[t] = Object.keys(vocab).length; };
+  for (const c of alphabet) add(c);
+  add("Ġxyz"); // no merges make it: only ignore_merges finds it
+  for (const w of ["Ġthe", "Ġhello", "Ġworld", "hello", "ĠĠ", "ĊĊ", "12", "Ġ12"]) {
+    const chars = [...w];
+    let left = chars[0];
+    for (const c of chars.slice(1)) {
+      merges.push(`${left} ${c}`);
+      left += c;
+      add(left);
+    }
+  }
+  return { type: "BPE", dropout: null, unk_token: null, fuse_unk: false, byte_fallback: false, vocab, merges, ...extra };
+}
 const special = (id, content, more = {}) => ({
   id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true, ...more,
 });
@@ -204,6 +224,26 @@ const configs = {
   strip_left_right: file({ normalizer: { type: "Strip", strip_left: true, strip_right: true } }),
   replace_regex: file({ normalizer: { type: "Replace", pattern: { Regex: "[0-9]+" }, content: "#" } }),
   bert_processing: file({ post_processor: { type: "BertProcessing", sep: ["</s>", 2], cls: ["<s>", 1] } }),
+  bytelevel_prefix_regex: file({
+    added_tokens: [special(0, "<s>"), special(1, "</s>")],
+    pre_tokenizer: { type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: true },
+    post_processor: { type: "Sequence", processors: [
+      { type: "ByteLevel", add_prefix_space: true, trim_offsets: false, use_regex: true },
+      { type: "TemplateProcessing",
+        single: [{ SpecialToken: { id: "<s>", type_id: 0 } }, { Sequence: { id: "A", type_id: 0 } }, { SpecialToken: { id: "</s>", type_id: 0 } }],
+        pair: [{ Sequence: { id: "A", type_id: 0 } }, { Sequence: { id: "B", type_id: 1 } }],
+        special_tokens: { "<s>": { id: "<s>", ids: [0], tokens: ["<s>"] }, "</s>": { id: "</s>", ids: [1], tokens: ["</s>"] } } },
+    ] },
+    decoder: { type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: true },
+    model: byteLevelModel(),
+  }),
+  bytelevel_ignore_merges: file({
+    added_tokens: [special(0, "<s>"), special(1, "</s>")],
+    pre_tokenizer: { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true },
+    post_processor: { type: "RobertaProcessing", sep: ["</s>", 1], cls: ["<s>", 0], trim_offsets: true, add_prefix_space: false },
+    decoder: { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true },
+    model: byteLevelModel({ ignore_merges: true }),
+  }),
   sequence_pretokenizers: file({ pre_tokenizer: { type: "Sequence", pretokenizers: [
     { type: "Split", pattern: { String: "-" }, behavior: "Removed", invert: false },
     { type: "Metaspace", replacement: "▁", prepend_scheme: "always", split: true },
@@ -219,7 +259,7 @@ for (const behavior of ["Removed", "Isolated", "MergedWithPrevious", "MergedWith
 const syntheticTexts = [
   "", " ", "\n", "hello world", " hello  world ", "the-and--a1-", "-x-", "--", "a [L] b", "a  [L]  b", "a  [R]  b",
   "[LR]", " [LR] x", "[L]]", "ab cab abc ab.ab", "HELLO hello HeLLo", "XY xy", "<s>hello</s> world", "</s>hello",
-  "İSTANBUL ΣΑΣ ΟΔΟΣ. Σ", "Äpfel café ﬁne ①", "  strip me  ", "12 345 x6 7", "é ü 漢 🙂", "a\tb", "thethe the",
+  "İSTANBUL ΣΑΣ ΟΔΟΣ. Σ", "Äpfel café ﬁne ①", "  strip me  ", "12 345 x6 7", "é ü 漢 🙂", "a\tb", "thethe the", "a xyz", "xyz",
   ...randomStrings("abthe lo-[]LRHEXY12é🙂 \t\n<s>", 60, 12),
 ];
 const synthetic = {};
