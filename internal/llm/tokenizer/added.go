@@ -57,9 +57,6 @@ func newAddedMatcher(entries []addedEntry) *addedMatcher {
 
 // longestAt is the longest entry s[i:] starts with.
 func (m *addedMatcher) longestAt(s string, i int) (addedEntry, bool) {
-	if !m.first[s[i]] {
-		return addedEntry{}, false
-	}
 	rest := s[i:]
 	// Candidates share a first byte; the sorted order keeps them together.
 	k := sort.Search(len(m.entries), func(k int) bool { return m.entries[k].text >= rest[:1] })
@@ -90,6 +87,10 @@ func (m *addedMatcher) split(s string, atStart bool, out []segment) []segment {
 	}
 	startOffset := 0
 	for i := 0; i < len(s); {
+		if !m.first[s[i]] {
+			i++
+			continue
+		}
 		e, ok := m.longestAt(s, i)
 		if !ok {
 			i++

@@ -267,29 +267,33 @@ const (
 type wordCache struct {
 	mu       sync.RWMutex
 	capacity int
-	entries  map[wordCacheKey][]int
-}
-
-type wordCacheKey struct {
-	text      string
-	byteLevel bool
+	// Byte-level and character pieces of the same text tokenize
+	// differently, so they have a map each.
+	chars, bytes map[string][]int
 }
 
 func newWordCache(capacity int) *wordCache {
-	return &wordCache{capacity: capacity, entries: make(map[wordCacheKey][]int)}
+	return &wordCache{capacity: capacity, chars: make(map[string][]int), bytes: make(map[string][]int)}
+}
+
+func (c *wordCache) mapFor(byteLevel bool) map[string][]int {
+	if byteLevel {
+		return c.bytes
+	}
+	return c.chars
 }
 
 func (c *wordCache) get(text string, byteLevel bool) ([]int, bool) {
 	c.mu.RLock()
-	ids, ok := c.entries[wordCacheKey{text, byteLevel}]
+	ids, ok := c.mapFor(byteLevel)[text]
 	c.mu.RUnlock()
 	return ids, ok
 }
 
 func (c *wordCache) put(text string, byteLevel bool, ids []int) {
 	c.mu.Lock()
-	if len(c.entries) < c.capacity {
-		c.entries[wordCacheKey{strings.Clone(text), byteLevel}] = append([]int(nil), ids...)
+	if len(c.chars)+len(c.bytes) < c.capacity {
+		c.mapFor(byteLevel)[strings.Clone(text)] = append([]int(nil), ids...)
 	}
 	c.mu.Unlock()
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -138,7 +139,15 @@ func replaceAll(s string, p pattern, content string) string {
 
 type unicodeNormalizer struct{ form norm.Form }
 
-func (u unicodeNormalizer) normalize(s string) string { return u.form.String(s) }
+func (u unicodeNormalizer) normalize(s string) string {
+	// ASCII is in every normal form; most text is mostly ASCII.
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return u.form.String(s)
+		}
+	}
+	return s
+}
 
 // lowercaseNormalizer lowercases each character on its own with Unicode's
 // full mappings, as the reference implementation does: 'İ' becomes "i̇"
