@@ -149,7 +149,8 @@ function smallModel(extra = {}) {
 // A byte-level vocabulary: GPT-2's alphabet of 256 characters, and words
 // merged from it.
 function byteLevelModel(extra = {}) {
-  const alphabet = require("tokenizers").byteLevelAlphabet();
+  // The binding lists the alphabet in hash order: sort it for a stable file.
+  const alphabet = require("tokenizers").byteLevelAlphabet().sort();
   const vocab = { "<s>": 0, "</s>": 1 };
   const merges = [];
   const add = (t) => { if (!(t in vocab)) vocab[t] = Object.keys(vocab).length; };
