@@ -12,11 +12,10 @@
 //
 // gen-tokenizer-golden.mjs checks the common path against a JavaScript port;
 // this file pins the places where only the Rust library is the authority.
-// The binding is not among the pinned oracle packages (it ships native
-// code for every platform); install it for a run without saving it:
+// The binding is pinned with the other oracle packages (npm installs the
+// native build for this platform only):
 //
-//   cd internal/llm/testdata/oracle && npm ci
-//   npm install --no-save tokenizers@0.23.2 && node gen-tokenizer-reference-golden.mjs
+//   cd internal/llm/testdata/oracle && npm ci && node gen-tokenizer-reference-golden.mjs
 import { createRequire } from "node:module";
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
