@@ -19,8 +19,8 @@ require (
 	github.com/uptrace/bun/dialect/sqlitedialect v1.3.0
 	github.com/uptrace/bun/driver/sqliteshim v1.3.0
 	github.com/uptrace/bun/extra/bundebug v1.3.0
+	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/text v0.42.0
-	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (

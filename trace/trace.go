@@ -85,8 +85,8 @@ const MaxDeleteIDs = 1000
 // DefaultUsageLimit is CallsUsageReq.Limit when it is not given.
 const DefaultUsageLimit = 10000
 
-// StartedCall is the start record of a call (spec §2.4). On input the Weave
-// names wb_user_id, wb_run_id, wb_run_step are accepted beside the pf_ names;
+// StartedCall is the start record of a call, as /call/start and
+// /call/upsert_batch take it. On input the Weave names wb_user_id, wb_run_id, wb_run_step are accepted beside the pf_ names;
 // pf_user_id is always the acting user, whatever the body says.
 type StartedCall struct {
 	_ struct{} `additionalProperties:"true"`
@@ -143,8 +143,8 @@ func (s *StartedCall) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// EndedCall is the end record of a call (spec §2.5). wb_run_step_end is
-// accepted for pf_run_step_end. DisplayName, when set, renames the call (the
+// EndedCall is the end record of a call, as /call/end and /call/upsert_batch
+// take it. wb_run_step_end is accepted for pf_run_step_end. DisplayName, when set, renames the call (the
 // TypeScript SDK repeats it on the end).
 type EndedCall struct {
 	_ struct{} `additionalProperties:"true"`

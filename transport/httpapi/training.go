@@ -36,7 +36,7 @@ type modelPath struct {
 }
 
 // trajectoryGroupsField documents trajectory_groups (an array of group
-// objects, spec §2.10) and is validated as such, but is not decoded here: the
+// objects) and is validated as such, but is not decoded here: the
 // handler decodes the raw body into the training types once. Decoding it into
 // generic maps only to drop them was the largest cost of posting a job.
 type trajectoryGroupsField struct{}
