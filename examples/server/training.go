@@ -68,7 +68,9 @@ func workerCommand() *command {
 			databaseFlag(fs, &dbURL)
 			logLevelFlag(fs, &logLevel)
 			opts := trainingFlags(fs, 1)
-			return func(ctx context.Context, out io.Writer, _ []string) error { return work(ctx, out, dbURL, logLevel, opts) }
+			return func(ctx context.Context, out io.Writer, _ []string) error {
+				return work(ctx, out, dbURL, logLevel, opts)
+			}
 		},
 	}
 }
