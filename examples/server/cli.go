@@ -65,6 +65,11 @@ type usageError struct {
 func (e *usageError) Error() string { return e.err.Error() }
 func (e *usageError) Unwrap() error { return e.err }
 
+// misuse is a usage error about the command at path.
+func misuse(cmd *command, path []string, err error) *usageError {
+	return &usageError{err: err, cmd: cmd, path: strings.Join(path, " ")}
+}
+
 // usagef returns a usage error; an action returns one for arguments that
 // parse but make no sense together.
 func usagef(format string, a ...any) error {
@@ -102,7 +107,7 @@ func (c *cli) dispatch(ctx context.Context, cmd *command, path []string, args []
 		err := c.runLeaf(ctx, cmd, path, args)
 		var usage *usageError
 		if errors.As(err, &usage) && usage.cmd == nil {
-			usage.cmd, usage.path = cmd, strings.Join(path, " ")
+			*usage = *misuse(cmd, path, usage.err)
 		}
 		return err
 	}
@@ -110,7 +115,7 @@ func (c *cli) dispatch(ctx context.Context, cmd *command, path []string, args []
 		return c.dispatch(ctx, cmd, path, append([]string{c.defaultCommand}, args...))
 	}
 	if len(args) == 0 {
-		return &usageError{err: fmt.Errorf("a command is needed: %s", strings.Join(cmd.names(), ", ")), cmd: cmd, path: strings.Join(path, " ")}
+		return misuse(cmd, path, fmt.Errorf("a command is needed: %s", strings.Join(cmd.names(), ", ")))
 	}
 	name := args[0]
 	switch {
@@ -121,7 +126,7 @@ func (c *cli) dispatch(ctx context.Context, cmd *command, path []string, args []
 	}
 	sub := cmd.find(name)
 	if sub == nil {
-		return &usageError{err: unknownCommand(cmd, name), cmd: cmd, path: strings.Join(path, " ")}
+		return misuse(cmd, path, unknownCommand(cmd, name))
 	}
 	return c.dispatch(ctx, sub, append(path, sub.name), args[1:])
 }
@@ -159,7 +164,7 @@ func (c *cli) helpTopic(cmd *command, path []string, topic []string) error {
 	for _, name := range topic {
 		sub := cmd.find(name)
 		if sub == nil {
-			return &usageError{err: unknownCommand(cmd, name), cmd: cmd, path: strings.Join(path, " ")}
+			return misuse(cmd, path, unknownCommand(cmd, name))
 		}
 		cmd, path = sub, append(path, sub.name)
 	}
@@ -190,7 +195,7 @@ func (c *cli) help(w io.Writer, cmd *command, path string) {
 		fmt.Fprintf(tw, "\nRun '%s help COMMAND' or '%s COMMAND -h' for a command's usage and flags.\n", full, full)
 		return
 	}
-	fmt.Fprintf(tw, "Usage: %s [flags]%s\n\n", full, strings.Join(prefixEach(" ", cmd.args), ""))
+	fmt.Fprintf(tw, "Usage: %s\n\n", strings.Join(append([]string{full, "[flags]"}, cmd.args...), " "))
 	about := cmd.about
 	if about == "" {
 		about = strings.ToUpper(cmd.summary[:1]) + cmd.summary[1:] + "."
@@ -207,14 +212,6 @@ func (c *cli) help(w io.Writer, cmd *command, path string) {
 		fmt.Fprintf(tw, "env %s)\n", envName(f.Name))
 	})
 	fmt.Fprintln(tw, "  -h, -help\n    \tshow this help; so does help as the first argument")
-}
-
-func prefixEach(prefix string, words []string) []string {
-	out := make([]string, len(words))
-	for i, w := range words {
-		out[i] = prefix + w
-	}
-	return out
 }
 
 // defaultText is a flag's default as help shows it; empty for a zero value.
