@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"time"
@@ -56,24 +57,34 @@ func newTrainingService(db *weft.DB, o *trainingOptions, files objects.Service, 
 	return training.New(cfg)
 }
 
-// work runs training workers only (no HTTP), against the same database as the
-// servers: "server worker -database-url postgres://… -trainer-command …".
-func work(ctx context.Context, args []string) error {
-	fs := newFlagSet("worker")
-	dbURL := databaseFlag(fs)
-	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
-	opts := trainingFlags(fs, 1)
-	if err := parseFlags(fs, args); err != nil {
-		return err
+func workerCommand() *command {
+	return &command{
+		name:    "worker",
+		summary: "run training jobs only (no HTTP), against the servers' database",
+		about: "Work the training queue of the database the servers use, without serving HTTP:\n" +
+			"weft worker -database-url postgres://… -trainer-command CMD",
+		setup: func(fs *flag.FlagSet) action {
+			var dbURL, logLevel string
+			databaseFlag(fs, &dbURL)
+			logLevelFlag(fs, &logLevel)
+			opts := trainingFlags(fs, 1)
+			return func(ctx context.Context, out io.Writer, _ []string) error {
+				return work(ctx, out, dbURL, logLevel, opts)
+			}
+		},
 	}
+}
+
+// work runs training workers only, until ctx ends.
+func work(ctx context.Context, out io.Writer, dbURL, logLevel string, opts *trainingOptions) error {
 	if opts.trainerCommand == "" || opts.workers < 1 {
-		return fmt.Errorf("worker needs -trainer-command and -training-workers ≥ 1")
+		return usagef("needs -trainer-command and -training-workers ≥ 1")
 	}
-	logger, err := newLogger(*logLevel)
+	logger, err := newLogger(logLevel)
 	if err != nil {
 		return err
 	}
-	db, err := openDatabase(ctx, *dbURL)
+	db, err := openDatabase(ctx, dbURL)
 	if err != nil {
 		return err
 	}
@@ -89,7 +100,7 @@ func work(ctx context.Context, args []string) error {
 	if err := manager.Start(ctx); err != nil {
 		return err
 	}
-	fmt.Printf("weft worker running %d training job(s) at a time\n", opts.workers)
+	fmt.Fprintf(out, "weft worker running %d training job(s) at a time\n", opts.workers)
 	<-ctx.Done()
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
