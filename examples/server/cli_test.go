@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/weftlabs/weft/internal/gobuild"
+	"github.com/weftlabs/weft/internal/testdb"
 )
 
 // result is what one run of the built program gave.
@@ -82,7 +83,7 @@ func assertHelp(t *testing.T, path []string, want ...string) string {
 
 func TestTopLevelHelp(t *testing.T) {
 	want := []string{"Usage: weft [COMMAND] [flags]", "runs serve"}
-	for _, name := range []string{"serve", "worker", "user", "key", "member", "version", "help"} {
+	for _, name := range []string{"serve", "worker", "user", "key", "member", "distribute", "version", "help"} {
 		want = append(want, "\n  "+name+" ")
 	}
 	assertHelp(t, nil, want...)
@@ -217,8 +218,8 @@ func TestUnknownCommandListsTheKnownOnes(t *testing.T) {
 		where string
 		known []string
 	}{
-		{[]string{"bogus"}, "weft: ", []string{"serve", "worker", "user", "key", "member", "version", "help"}},
-		{[]string{"help", "bogus"}, "weft: ", []string{"serve", "worker", "user", "key", "member", "version", "help"}},
+		{[]string{"bogus"}, "weft: ", []string{"serve", "worker", "user", "key", "member", "distribute", "version", "help"}},
+		{[]string{"help", "bogus"}, "weft: ", []string{"serve", "worker", "user", "key", "member", "distribute", "version", "help"}},
 		{[]string{"user", "bogus"}, "weft user: ", []string{"create", "help"}},
 		{[]string{"help", "user", "bogus"}, "weft user: ", []string{"create", "help"}},
 		{[]string{"key", "bogus", "-h"}, "weft key: ", []string{"create", "revoke", "help"}},
@@ -339,4 +340,26 @@ func TestNoArgumentsServes(t *testing.T) {
 func moduleRoot() string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// distribute lays a Citus schema out and prints where each table lives; on a
+// database without the extension it says what to do, exit 1.
+func TestDistributeCommand(t *testing.T) {
+	t.Run("citus", func(t *testing.T) {
+		got := run(t, "distribute", "-database-url", testdb.CitusURL(t))
+		if got.status != 0 {
+			t.Fatalf("status %d, stderr %s", got.status, got.stderr)
+		}
+		for _, want := range []string{"calls  ", "distributed  project_id", "users ", "reference", "training_ids", "weft_migrations", "local"} {
+			if !strings.Contains(got.stdout, want) {
+				t.Errorf("output lacks %q:\n%s", want, got.stdout)
+			}
+		}
+	})
+	t.Run("sqlite", func(t *testing.T) {
+		got := run(t, "distribute", "-database-url", "sqlite:"+filepath.Join(t.TempDir(), "weft.db"))
+		if got.status != 1 || !strings.Contains(got.stderr, "citus extension") || !strings.Contains(got.stderr, "CREATE EXTENSION citus") {
+			t.Fatalf("status %d, stderr %q", got.status, got.stderr)
+		}
+	})
 }

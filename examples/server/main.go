@@ -42,6 +42,7 @@ func commands() *command {
 			userCommand(),
 			keyCommand(),
 			memberCommand(),
+			distributeCommand(),
 			versionCommand(),
 		},
 	}

@@ -30,11 +30,11 @@ type trainingOptions struct {
 func trainingFlags(fs *flag.FlagSet, defaultWorkers int) *trainingOptions {
 	o := &trainingOptions{}
 	fs.StringVar(&o.trainerCommand, "trainer-command", "", "program run per training job (exec trainer protocol; space-separated arguments); empty = this process runs no jobs")
-	fs.StringVar(&o.checkpointDir, "checkpoint-dir", "data/checkpoints", "directory holding checkpoint files")
+	fs.StringVar(&o.checkpointDir, "checkpoint-dir", training.DefaultCheckpointDir, "directory holding checkpoint files")
 	fs.IntVar(&o.workers, "training-workers", defaultWorkers, "training jobs this process runs at once (needs -trainer-command)")
-	fs.IntVar(&o.maxAttempts, "training-max-attempts", 3, "attempts per training job before it fails")
-	fs.DurationVar(&o.jobTimeout, "training-job-timeout", 24*time.Hour, "longest one training attempt may run")
-	fs.DurationVar(&o.rescueAfter, "training-rescue-after", 0, "how long a job may look running before it is retried elsewhere (default: job timeout + 10m)")
+	fs.IntVar(&o.maxAttempts, "training-max-attempts", training.DefaultMaxAttempts, "attempts per training job before it fails")
+	fs.DurationVar(&o.jobTimeout, "training-job-timeout", training.DefaultJobTimeout, "longest one training attempt may run")
+	fs.DurationVar(&o.rescueAfter, "training-rescue-after", 0, "how long a job may look running before it is retried elsewhere (default: job timeout + "+training.DefaultRescueMargin.String()+")")
 	return o
 }
 
