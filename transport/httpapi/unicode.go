@@ -43,18 +43,19 @@ func (h *Handler) checkJSONText(ctx huma.Context, next func(huma.Context)) {
 	next(&bodyContext{humaContext: ctx, body: body})
 }
 
-// takesJSON reports whether op's request body is JSON (and not a multipart
-// form, whose file parts are bytes, not text).
+// takesJSON reports whether op takes a JSON body: every body but a multipart
+// form (whose file parts are bytes, not text), including the raw bodies that
+// handlers decode as JSON themselves.
 func takesJSON(op *huma.Operation) bool {
 	if op.RequestBody == nil {
 		return false
 	}
 	for contentType := range op.RequestBody.Content {
-		if strings.Contains(contentType, "json") {
-			return true
+		if strings.HasPrefix(contentType, "multipart/") {
+			return false
 		}
 	}
-	return false
+	return true
 }
 
 // readWholeBody reads the request body under the operation's size limit and

@@ -1,11 +1,15 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/chat"
@@ -29,6 +33,12 @@ func TestJSONTextRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		f := newFixture(t, db, 1<<20, func(cfg *Config) { cfg.Trace = store; cfg.Chat = gateway })
+		// A route that decodes its raw body itself, as the training routes do.
+		huma.Register(f.handler.API(), *f.handler.operation(styleWeave, huma.Operation{
+			OperationID: "probe-raw", Method: http.MethodPost, Path: "/probe-raw",
+		}), func(ctx context.Context, in *struct{ RawBody []byte }) (*struct{}, error) {
+			return &struct{}{}, nil
+		})
 		alice := basic("api", f.aliceKey)
 
 		completed := func(value string) string {
@@ -52,6 +62,7 @@ func TestJSONTextRefused(t *testing.T) {
 				{"/v2/alice/p/calls/complete", completed(value)},
 				{"/call/upsert_batch", started(value)},
 				{"/probe", `{"project_id":"alice/p","nested":{"name":` + value + `}}`},
+				{"/probe-raw", `{"any":[` + value + `]}`},
 			} {
 				if status, body := post(t, f, "", tc.path, tc.body); status != 401 {
 					t.Errorf("%s %s without credentials: %d %s, want 401 first", name, tc.path, status, body)
