@@ -241,7 +241,7 @@ func (h *Handler) registerTrace() {
 			return &CallReadOutput{Body: res}, err
 		})
 	streamOp := op("calls-stream-query", http.MethodPost, "/calls/stream_query", "Query calls; the answer is NDJSON, one call per line")
-	streamOp.Responses = map[string]*huma.Response{"200": {Description: "One call JSON object per line", Content: map[string]*huma.MediaType{"application/jsonl": {}}}}
+	streamOp.Responses["200"] = &huma.Response{Description: "One call JSON object per line", Content: map[string]*huma.MediaType{"application/jsonl": {}}}
 	huma.Register(h.api, streamOp, h.streamQuery)
 	huma.Register(h.api, op("calls-query-stats", http.MethodPost, "/calls/query_stats", "Count calls"),
 		func(ctx context.Context, in *CallsStatsInput) (*CallsStatsOutput, error) {
