@@ -30,14 +30,14 @@ type (
 		Entity  string `path:"entity"`
 		Project string `path:"project"`
 		Body    struct {
-			Start json.RawMessage `json:"start"`
+			Start json.RawMessage `json:"start" doc:"a call start record; project_id may be left out" example:"{\"id\":\"01936f4e-0000-7000-8000-000000000001\",\"trace_id\":\"01936f4e-0000-7000-8000-000000000002\",\"op_name\":\"my_op\",\"started_at\":\"2026-01-02T03:04:05Z\",\"attributes\":{},\"inputs\":{\"question\":\"2+2?\"}}"`
 		}
 	}
 	V2CallEndInput struct {
 		Entity  string `path:"entity"`
 		Project string `path:"project"`
 		Body    struct {
-			End json.RawMessage `json:"end"`
+			End json.RawMessage `json:"end" doc:"a call end record; project_id may be left out" example:"{\"id\":\"01936f4e-0000-7000-8000-000000000001\",\"ended_at\":\"2026-01-02T03:04:06Z\",\"output\":\"4\",\"summary\":{}}"`
 		}
 	}
 	CallStartOutput struct{ Body *trace.CallStartRes }
@@ -113,7 +113,7 @@ type (
 type upsertBatchBody struct {
 	Batch []struct {
 		Mode string          `json:"mode,omitempty"`
-		Req  json.RawMessage `json:"req,omitempty"`
+		Req  json.RawMessage `json:"req,omitempty" doc:"{\"start\": <call start record>} or {\"end\": <call end record>}" example:"{\"start\":{\"project_id\":\"entity/project\",\"id\":\"01936f4e-0000-7000-8000-000000000001\",\"trace_id\":\"01936f4e-0000-7000-8000-000000000002\",\"op_name\":\"my_op\",\"started_at\":\"2026-01-02T03:04:05Z\",\"attributes\":{},\"inputs\":{\"question\":\"2+2?\"}}}"`
 	} `json:"batch"`
 }
 

@@ -195,8 +195,8 @@ func (s *schema) is(t string) bool {
 	return false
 }
 
-// collectIDs gathers the resource ids (UUID-shaped values of "id" or "*_id"
-// keys) in a JSON answer, or in each line of a JSON-lines answer.
+// collectIDs gathers the resource ids (string values of "id" or "*_id" keys)
+// in a JSON answer, or in each line of a JSON-lines answer.
 func collectIDs(body []byte, into map[string]bool) {
 	for _, line := range strings.Split(string(body), "\n") {
 		var v any
@@ -210,7 +210,7 @@ func walkIDs(v any, into map[string]bool) {
 	switch v := v.(type) {
 	case map[string]any:
 		for k, x := range v {
-			if s, ok := x.(string); ok && (k == "id" || strings.HasSuffix(k, "_id")) && len(s) == 36 && strings.Count(s, "-") == 4 {
+			if s, ok := x.(string); ok && (k == "id" || strings.HasSuffix(k, "_id")) && s != "" && len(s) <= 100 && !strings.Contains(s, "/") {
 				into[s] = true
 			}
 			walkIDs(x, into)
