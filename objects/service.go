@@ -62,11 +62,11 @@ type Service interface {
 	TableQuery(ctx context.Context, req *TableQueryReq) (*TableQueryRes, error)
 	// TableQueryStats returns a table's row count; unknown table → ErrNotFound.
 	TableQueryStats(ctx context.Context, req *TableQueryStatsReq) (*TableQueryStatsRes, error)
-	// TableQueryStatsBatch returns one entry per found table (unknown digests,
-	// and strings that are not digests,
-	// are left out, duplicates collapse), ordered by digest. StorageSizeBytes
-	// (the byte length of the stored JSON of every row, duplicates counted each
-	// time) is set only when IncludeStorageSize is true.
+	// TableQueryStatsBatch returns one entry per found table (unknown digests
+	// and strings that are not digests are left out, duplicates collapse),
+	// ordered by digest. StorageSizeBytes (the byte length of the stored JSON
+	// of every row, duplicates counted each time) is set only when
+	// IncludeStorageSize is true.
 	TableQueryStatsBatch(ctx context.Context, req *TableQueryStatsBatchReq) (*TableQueryStatsBatchRes, error)
 
 	V2
