@@ -158,7 +158,42 @@ func (f *failures) expect(what string, got response, want func(int) bool) {
 		f.add("%s: %d with a non-JSON body %q", what, got.status, truncate(got.body))
 	case want != nil && !want(got.status):
 		f.add("%s: unexpected status %d %s", what, got.status, truncate(got.body))
+	case got.status < 300 && itemFailed(got.body):
+		f.add("%s: %d with an item that failed with a 5xx: %s", what, got.status, truncate(got.body))
 	}
+}
+
+// itemFailed reports whether a batch answer holds an item error of status 5xx
+// ({"res": [{"error": {"status": 500, …}}]}).
+func itemFailed(body []byte) bool {
+	var v any
+	if json.Unmarshal(body, &v) != nil {
+		return false
+	}
+	var walk func(any) bool
+	walk = func(v any) bool {
+		switch v := v.(type) {
+		case map[string]any:
+			if e, ok := v["error"].(map[string]any); ok {
+				if status, ok := e["status"].(float64); ok && status >= 500 {
+					return true
+				}
+			}
+			for _, x := range v {
+				if walk(x) {
+					return true
+				}
+			}
+		case []any:
+			for _, x := range v {
+				if walk(x) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(v)
 }
 
 func is(codes ...int) func(int) bool {
