@@ -43,7 +43,19 @@ type modelPath struct {
 type trajectoryGroupsField struct{}
 
 func (trajectoryGroupsField) Schema(huma.Registry) *huma.Schema {
-	return &huma.Schema{Type: huma.TypeArray, Items: &huma.Schema{Type: huma.TypeObject, AdditionalProperties: true}}
+	return &huma.Schema{Type: huma.TypeArray, Items: &huma.Schema{Type: huma.TypeObject, AdditionalProperties: true},
+		Examples: []any{[]any{map[string]any{
+			"trajectories": []any{map[string]any{
+				"messages_and_choices": []any{
+					map[string]any{"role": "user", "content": "2+2?"},
+					map[string]any{"role": "assistant", "content": "4"},
+				},
+				"reward":   1,
+				"metrics":  map[string]any{"correct": 1},
+				"metadata": map[string]any{"task": "arithmetic"},
+			}},
+			"metadata": map[string]any{"step": "1"},
+		}}}}
 }
 
 func (*trajectoryGroupsField) UnmarshalJSON([]byte) error { return nil }

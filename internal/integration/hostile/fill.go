@@ -239,6 +239,9 @@ type generator struct {
 	text string
 	// id, when set, is put in every path parameter that names a resource.
 	id string
+	// bodyID, when set, is put in every body field named like an id
+	// ("model_id", "call_ids", …).
+	bodyID string
 }
 
 // maxDepth bounds how deep generated values go (recursive schemas).
@@ -441,6 +444,8 @@ func (g generator) scalarText(name string, s *schema) string {
 		return sampleDigest
 	case strings.HasSuffix(name, "ref") || strings.HasSuffix(name, "refs"):
 		return "weave:///" + g.project + "/object/" + g.text + ":" + sampleDigest
+	case g.bodyID != "" && (strings.HasSuffix(name, "_id") || strings.HasSuffix(name, "_ids")):
+		return g.bodyID
 	case name == "id" || name == "call_id" || name == "trace_id" || name == "parent_id" || name == "queue_id" ||
 		name == "feedback_id" || name == "item_id" || name == "ids" || name == "call_ids" || name == "queue_ids":
 		return sampleUUID

@@ -407,17 +407,28 @@ func makePlan(c client, g generator, r route, ids []string) plan {
 	for _, m := range optional {
 		p.base[m] = true
 	}
-	if len(r.idParams()) > 0 && r.method != http.MethodDelete {
+	if try() || r.method == http.MethodDelete {
+		return p
+	}
+	// Name something of Alice's that exists, in the path, else in the body:
+	// the first id the route finds.
+	for _, named := range []*string{&p.gen.id, &p.gen.bodyID} {
+		if p.got.status != http.StatusNotFound || named == &p.gen.id && len(r.idParams()) == 0 {
+			continue
+		}
 		for _, id := range ids {
-			p.gen.id = id
+			*named = id
 			if try() {
 				return p
 			}
+			if p.got.status != http.StatusNotFound {
+				break
+			}
 		}
-		p.gen.id = ""
-	}
-	if try() {
-		return p
+		if p.got.status == http.StatusNotFound {
+			*named = ""
+			try()
+		}
 	}
 	var removed []string
 	for _, m := range optional {
