@@ -10,7 +10,10 @@ import (
 )
 
 // A filter is compiled to a SQL condition whose every client value travels as a
-// bun placeholder argument; column names come only from columnOf.
+// bun placeholder argument; column names come only from columnOf. No argument
+// can carry a NUL character (the query builder refuses it, and neither database
+// stores one in text), so a NUL in a literal, a field name or a payload path is
+// refused: such a value cannot match anything stored.
 
 // columnOf maps a queryable field name (and its Weave alias) to its column.
 func columnOf(field string) (string, bool) {
@@ -181,7 +184,7 @@ func resolveField(name string) (fieldRef, error) {
 	if rest, ok := strings.CutPrefix(name, "payload."); ok {
 		path := strings.Split(rest, ".")
 		for _, seg := range path {
-			if seg == "" || strings.ContainsAny(seg, `"\`) {
+			if seg == "" || strings.ContainsAny(seg, "\"\\\x00") {
 				return fieldRef{}, invalidQuery("Unknown field: %q is not a payload path", truncate(name))
 			}
 		}
@@ -202,8 +205,13 @@ func literalOperand(raw json.RawMessage) (literal, error) {
 	if err := json.Unmarshal(arg, &v); err != nil {
 		return literal{}, invalidQuery("bad $literal")
 	}
-	switch v.(type) {
-	case string, float64, bool, nil:
+	switch v := v.(type) {
+	case string:
+		if strings.IndexByte(v, 0) >= 0 {
+			return literal{}, invalidQuery("$literal strings must not contain NUL characters (\\u0000)")
+		}
+		return literal{v}, nil
+	case float64, bool, nil:
 		return literal{v}, nil
 	}
 	return literal{}, invalidQuery("$literal must be a string, number, boolean or null")
@@ -304,17 +312,23 @@ func (c compiler) sortValue(path []string) sqlExpr {
 	return sqlExpr{sql: "json_extract(payload, ?)", args: []any{sqlitePath(path)}}
 }
 
+// pgPayload is the stored payload as jsonb. jsonb cannot hold NUL, so a
+// \u0000 escape reads as \ufffd here (the payload itself is kept as sent).
+// Escaped backslashes are set aside first, as chr(1), which JSON text never
+// holds, so that only true \u0000 escapes are changed.
+const pgPayload = `(CASE WHEN strpos(payload, '\u0000') = 0 THEN payload ELSE replace(replace(replace(payload, '\\', chr(1)), '\u0000', '\ufffd'), chr(1), '\\') END)::jsonb`
+
 // pgValue is the jsonb value at path.
 func (c compiler) pgValue(path []string) sqlExpr {
 	if len(path) == 0 {
-		return sqlExpr{sql: "payload::jsonb"}
+		return sqlExpr{sql: pgPayload}
 	}
 	marks := strings.TrimSuffix(strings.Repeat("?, ", len(path)), ", ")
 	args := make([]any, len(path))
 	for i, seg := range path {
 		args[i] = seg
 	}
-	return sqlExpr{sql: "jsonb_extract_path(payload::jsonb, " + marks + ")", args: args}
+	return sqlExpr{sql: "jsonb_extract_path(" + pgPayload + ", " + marks + ")", args: args}
 }
 
 // sqlitePath is a JSON path with every key quoted (keys hold no quotes or

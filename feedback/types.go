@@ -88,7 +88,7 @@ type QueryReq struct {
 
 // Query wraps a filter expression in Weave's {"$expr": …} form.
 type Query struct {
-	Expr json.RawMessage `json:"$expr"`
+	Expr json.RawMessage `json:"$expr" example:"{\"$or\":[{\"$eq\":[{\"$getField\":\"id\"},{\"$literal\":\"01936f4e-0000-7000-8000-000000000001\"}]}]}"`
 }
 
 // SortBy orders results by one field, "asc" or "desc".

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/uptrace/bun"
 
@@ -117,7 +118,7 @@ func (s *Store) filtered(q *bun.SelectQuery, projectID string, f *CallsFilter) (
 		{"c.op_name", f.OpNames}, {"c.thread_id", f.ThreadIDs},
 	} {
 		if len(in.values) > 0 {
-			q = q.Where("? IN (?)", bun.Safe(in.column), bun.In(in.values))
+			q = whereIn(q, "? IN (?)", in.column, in.values)
 		}
 	}
 	if f.TraceRootsOnly {
@@ -131,12 +132,24 @@ func (s *Store) filtered(q *bun.SelectQuery, projectID string, f *CallsFilter) (
 			continue
 		}
 		if s.postgres {
-			q = q.Where("EXISTS (SELECT 1 FROM jsonb_array_elements_text(?) AS r(v) WHERE r.v IN (?))", bun.Safe(refs.column), bun.In(refs.values))
+			q = whereIn(q, "EXISTS (SELECT 1 FROM jsonb_array_elements_text(?) AS r(v) WHERE r.v IN (?))", refs.column, refs.values)
 		} else {
-			q = q.Where("EXISTS (SELECT 1 FROM json_each(?) AS r WHERE r.value IN (?))", bun.Safe(refs.column), bun.In(refs.values))
+			q = whereIn(q, "EXISTS (SELECT 1 FROM json_each(?) AS r WHERE r.value IN (?))", refs.column, refs.values)
 		}
 	}
 	return q, nil
+}
+
+// whereIn adds cond, whose placeholders are column and the list of values.
+// A value holding NUL names nothing stored (no stored text holds one) and
+// cannot be a bound value, so it is left out; when none is left, nothing
+// matches.
+func whereIn(q *bun.SelectQuery, cond, column string, values []string) *bun.SelectQuery {
+	values = slices.DeleteFunc(slices.Clone(values), func(v string) bool { return strings.ContainsRune(v, 0) })
+	if len(values) == 0 {
+		return q.Where("1 = 0")
+	}
+	return q.Where(cond, bun.Safe(column), bun.In(values))
 }
 
 // CallsQuery implements [Service].

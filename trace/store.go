@@ -15,6 +15,7 @@ import (
 	"github.com/weftlabs/weft/internal/database"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/internal/jsontext"
 	"github.com/weftlabs/weft/objects/ref"
 )
 
@@ -398,6 +399,9 @@ func checkEnd(in *EndedCall) (*endFields, error) {
 		if !in.decoded && !json.Valid(in.Output) {
 			return nil, weft.Errorf(ErrInvalidCall, "output is not valid JSON")
 		}
+		if err := checkJSONText("output", in.Output); err != nil {
+			return nil, err
+		}
 		f.output = string(in.Output)
 	}
 	f.outputRefs = refsOf(in.Output)
@@ -449,7 +453,20 @@ func jsonObject(name string, raw json.RawMessage, decoded bool) (string, error) 
 	if t[0] != '{' || (!decoded && !json.Valid(t)) {
 		return "", weft.Errorf(ErrInvalidCall, "%s must be a JSON object", name)
 	}
+	if err := checkJSONText(name, t); err != nil {
+		return "", err
+	}
 	return string(raw), nil
+}
+
+// checkJSONText refuses a raw member that the database would refuse or that
+// no JSON reader could take back: invalid UTF-8, lone surrogate escapes.
+// Members decoded from JSON are checked too: whoever decoded them may not have.
+func checkJSONText(name string, raw []byte) error {
+	if err := jsontext.Check(raw); err != nil {
+		return weft.Errorf(ErrInvalidText, "%s: %v", name, err)
+	}
+	return nil
 }
 
 // normalizeTime keeps what both databases store: UTC, microseconds.
@@ -471,7 +488,9 @@ func refsOf(raw []byte) *string {
 	walk = func(v any) {
 		switch v := v.(type) {
 		case string:
-			if ref.IsRef(v) && !seen[v] {
+			// A NUL can be in no ref, and jsonb (the PostgreSQL index) cannot
+			// hold it.
+			if ref.IsRef(v) && !strings.ContainsRune(v, 0) && !seen[v] {
 				seen[v] = true
 				refs = append(refs, v)
 			}

@@ -16,7 +16,9 @@ type Service interface {
 	// CallStart records the start of a call. A missing id or trace id is
 	// generated (UUIDv7). Starting a call that was already started overwrites
 	// its start fields (last write wins); an end or rename that arrived first is
-	// kept and merged.
+	// kept and merged. Free-form members (attributes, inputs, otel_dump, and
+	// the end's output and summary) holding invalid UTF-8 or a lone surrogate
+	// escape are ErrInvalidText; they are otherwise stored exactly as sent.
 	CallStart(ctx context.Context, req *CallStartReq) (*CallStartRes, error)
 	// CallEnd records the end of a call. It may arrive before the start: the
 	// call then stays invisible to reads until its start comes. Ending twice
@@ -40,7 +42,8 @@ type Service interface {
 	// time, without buffering the result; it stops at the first error yield
 	// returns. Default order: started_at asc, id asc; id asc always breaks
 	// ties. Calls without a start and deleted calls are never returned.
-	// A bad filter or sort is reported before the first yield.
+	// A bad filter or sort is reported before the first yield. A filter value
+	// holding NUL matches nothing (no stored text holds one).
 	CallsQuery(ctx context.Context, req *CallsQueryReq, yield func(*Call) error) error
 	// CallsQueryStats counts the calls CallsQuery would return (bounded by
 	// Limit when it is set).
@@ -70,6 +73,9 @@ var (
 	ErrInvalidID = weft.DefineError(weft.ErrInvalid, "InvalidIdFormat", "invalid id")
 	// ErrInvalidCall: a start, end or update that breaks a rule (HTTP 400).
 	ErrInvalidCall = weft.DefineError(weft.ErrInvalid, "InvalidRequest", "invalid call")
+	// ErrInvalidText: a free-form member (inputs, output, …) holding invalid
+	// UTF-8 or a lone surrogate escape, which no database keeps (HTTP 422).
+	ErrInvalidText = weft.DefineError(weft.ErrValidation, "InvalidFieldError", "invalid JSON text")
 	// ErrInvalidQuery: an unknown filter, sort field or query form (HTTP 400).
 	ErrInvalidQuery = weft.DefineError(weft.ErrInvalid, "InvalidRequest", "invalid query")
 	// ErrTooManyIDs: a delete of more than MaxDeleteIDs ids (HTTP 413).

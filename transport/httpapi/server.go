@@ -152,7 +152,7 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.RateLimit.PerSecond > 0 {
 		h.limiter = newKeyLimiter(cfg.RateLimit, time.Now)
 	}
-	api.UseMiddleware(h.authenticate)
+	api.UseMiddleware(h.authenticate, h.checkJSONText)
 
 	router.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]any{"detail": "Not Found"})

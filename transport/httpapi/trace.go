@@ -130,7 +130,7 @@ type (
 type upsertBatchBody struct {
 	Batch []struct {
 		Mode string          `json:"mode,omitempty"`
-		Req  json.RawMessage `json:"req,omitempty"`
+		Req  json.RawMessage `json:"req,omitempty" doc:"{\"start\": <call start record>} or {\"end\": <call end record>}" example:"{\"start\":{\"project_id\":\"entity/project\",\"id\":\"01936f4e-0000-7000-8000-000000000001\",\"trace_id\":\"01936f4e-0000-7000-8000-000000000002\",\"op_name\":\"my_op\",\"started_at\":\"2026-01-02T03:04:05Z\",\"attributes\":{},\"inputs\":{\"question\":\"2+2?\"}}}"`
 	} `json:"batch"`
 }
 
@@ -252,7 +252,7 @@ func (h *Handler) registerTrace() {
 			return &CallReadOutput{Body: res}, err
 		})
 	streamOp := op("calls-stream-query", http.MethodPost, "/calls/stream_query", "Query calls; the answer is NDJSON, one call per line")
-	streamOp.Responses = map[string]*huma.Response{"200": {Description: "One call JSON object per line", Content: map[string]*huma.MediaType{"application/jsonl": {}}}}
+	streamOp.Responses["200"] = &huma.Response{Description: "One call JSON object per line", Content: map[string]*huma.MediaType{"application/jsonl": {}}}
 	huma.Register(h.api, streamOp, h.streamQuery)
 	huma.Register(h.api, op("calls-query-stats", http.MethodPost, "/calls/query_stats", "Count calls"),
 		func(ctx context.Context, in *CallsStatsInput) (*CallsStatsOutput, error) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -42,7 +43,19 @@ type modelPath struct {
 type trajectoryGroupsField struct{}
 
 func (trajectoryGroupsField) Schema(huma.Registry) *huma.Schema {
-	return &huma.Schema{Type: huma.TypeArray, Items: &huma.Schema{Type: huma.TypeObject, AdditionalProperties: true}}
+	return &huma.Schema{Type: huma.TypeArray, Items: &huma.Schema{Type: huma.TypeObject, AdditionalProperties: true},
+		Examples: []any{[]any{map[string]any{
+			"trajectories": []any{map[string]any{
+				"messages_and_choices": []any{
+					map[string]any{"role": "user", "content": "2+2?"},
+					map[string]any{"role": "assistant", "content": "4"},
+				},
+				"reward":   1,
+				"metrics":  map[string]any{"correct": 1},
+				"metadata": map[string]any{"task": "arithmetic"},
+			}},
+			"metadata": map[string]any{"step": "1"},
+		}}}}
 }
 
 func (*trajectoryGroupsField) UnmarshalJSON([]byte) error { return nil }
@@ -253,6 +266,21 @@ func (h *Handler) registerTraining() {
 			page, err := svc.ListEvents(ctx, in.JobID, training.ListParams{After: in.After, Limit: in.Limit})
 			return &eventListOutput{Body: page}, trainingError(err)
 		})
+
+	// Handlers that read RawBody besides Body are documented by huma as taking
+	// raw bytes; document the JSON body they validate and decode instead.
+	for path, input := range map[string]reflect.Type{
+		"/models":                reflect.TypeFor[modelCreateInput](),
+		"/models/{model_id}/log": reflect.TypeFor[modelLogInput](),
+		"/training-jobs":         reflect.TypeFor[jobCreateInput](),
+		"/sft-training-jobs":     reflect.TypeFor[sftJobCreateInput](),
+	} {
+		body, _ := input.FieldByName("Body")
+		schema := h.api.OpenAPI().Components.Schemas.Schema(body.Type, true, input.Name()+"Body")
+		h.api.OpenAPI().Paths["/v1/preview"+path].Post.RequestBody.Content = map[string]*huma.MediaType{
+			"application/json": {Schema: schema},
+		}
+	}
 }
 
 func jobID(job *training.Job, err error) (*jobIDOutput, error) {

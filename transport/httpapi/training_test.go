@@ -673,3 +673,29 @@ func TestTrainingBadInput(t *testing.T) {
 		}
 	})
 }
+
+// The training routes read their body raw and decode it themselves; the
+// document still describes the JSON they take, so that clients (and the
+// hostile sweep) can build it.
+func TestTrainingBodiesDocumented(t *testing.T) {
+	t.Parallel()
+	identity, _, _ := testIdentity(t, testdb.SQLite(t))
+	h, err := New(Config{Identity: identity, Training: (*training.Store)(nil), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := h.API().OpenAPI()
+	for path, field := range map[string]string{
+		"/v1/preview/models": "base_model", "/v1/preview/models/{model_id}/log": "trajectory_groups",
+		"/v1/preview/training-jobs": "model_id", "/v1/preview/sft-training-jobs": "training_data_url",
+	} {
+		media := doc.Paths[path].Post.RequestBody.Content["application/json"]
+		if media == nil || len(doc.Paths[path].Post.RequestBody.Content) != 1 {
+			t.Errorf("%s: body documented as %v", path, doc.Paths[path].Post.RequestBody.Content)
+			continue
+		}
+		if schema := doc.Components.Schemas.SchemaFromRef(media.Schema.Ref); schema == nil || schema.Properties[field] == nil {
+			t.Errorf("%s: documented body has no %q", path, field)
+		}
+	}
+}
