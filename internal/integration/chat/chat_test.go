@@ -434,13 +434,10 @@ func TestChatCompletions(t *testing.T) {
 // call without a key is refused like on every other route.
 func TestNoModels(t *testing.T) {
 	t.Parallel()
-	for _, db := range []struct {
-		name string
-		url  func(testing.TB) string
-	}{{"sqlite", testdb.SQLiteURL}, {"postgres", testdb.PostgresURL}} {
-		t.Run(db.name, func(t *testing.T) {
+	for _, db := range testdb.Backends {
+		t.Run(db.Name, func(t *testing.T) {
 			t.Parallel()
-			srv := serverproc.Start(t, serverproc.Options{DatabaseURL: db.url(t)})
+			srv := serverproc.Start(t, serverproc.Options{DatabaseURL: db.URL(t)})
 			client := openai.NewClient(option.WithBaseURL(srv.URL+"/v1/"), option.WithAPIKey(srv.Key), option.WithMaxRetries(0))
 			ctx := context.Background()
 
