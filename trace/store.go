@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 	"github.com/weftlabs/weft/internal/database"
 
 	"github.com/weftlabs/weft"
@@ -29,9 +28,9 @@ type Config struct {
 
 // Store is the bun-backed [Service].
 type Store struct {
-	db       *bun.DB
-	postgres bool
-	now      func() time.Time
+	db      *bun.DB
+	dialect database.Dialect
+	now     func() time.Time
 }
 
 var _ Service = (*Store)(nil)
@@ -44,7 +43,7 @@ func New(cfg Config) (*Store, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Store{db: cfg.DB, postgres: cfg.DB.Dialect().Name() == dialect.PG, now: cfg.Now}, nil
+	return &Store{db: cfg.DB, dialect: database.DialectOf(cfg.DB), now: cfg.Now}, nil
 }
 
 // callRow is a row of the calls table.
@@ -575,7 +574,7 @@ func (s *Store) UpsertBatch(ctx context.Context, req *UpsertBatchReq) (*UpsertBa
 		return res, nil
 	}
 	var err error
-	if s.postgres {
+	if s.dialect.Has(database.Copy) {
 		err = s.flushPostgres(ctx, &w)
 	} else {
 		err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return s.flush(ctx, tx, &w) })
