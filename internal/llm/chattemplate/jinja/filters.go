@@ -1,0 +1,563 @@
+package jinja
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// filterArgs evaluates a filter's arguments.
+func (r *renderer) filterArgs(e *filterExpr, f *frame) ([]Value, *Dict) {
+	args := make([]Value, len(e.args))
+	for i, a := range e.args {
+		args[i] = r.eval(a, f)
+	}
+	var kw *Dict
+	if len(e.kwargs) > 0 {
+		kw = NewDict()
+		for _, k := range e.kwargs {
+			kw.Set(k.name, r.eval(k.value, f))
+		}
+	}
+	return args, kw
+}
+
+// applyFilter applies the builtin filter e names to v.
+func (r *renderer) applyFilter(e *filterExpr, v Value, f *frame) Value {
+	r.step(e)
+	args, kw := r.filterArgs(e, f)
+	return r.filter(e, e.name, v, args, kw)
+}
+
+func (r *renderer) filter(n node, name string, v Value, args []Value, kw *Dict) Value {
+	arg := func(i int, key string, def Value) Value { return argument(args, kw, i, key, def) }
+	switch name {
+	case "safe", "string":
+		if name == "string" {
+			return str(v)
+		}
+		return v
+	case "tojson":
+		return r.tojsonFilter(n, v, args, kw)
+	case "length", "count":
+		switch x := v.(type) {
+		case string:
+			return int64(runeLen(x))
+		case *List:
+			return int64(len(x.Items))
+		case *Dict:
+			return int64(x.Len())
+		case Undefined:
+			return int64(0)
+		}
+		r.fail(n, "object of type '%s' has no len()", typeName(v))
+	case "default", "d":
+		def := arg(0, "default_value", "")
+		if _, undefined := v.(Undefined); undefined || (truthy(arg(1, "boolean", false)) && !truthy(v)) {
+			return def
+		}
+		return v
+	case "trim":
+		return r.stripChars(n, r.textArg(n, v), arg(0, "chars", nil), true, true)
+	case "upper":
+		return strings.ToUpper(r.textArg(n, v))
+	case "lower":
+		return strings.ToLower(r.textArg(n, v))
+	case "capitalize":
+		return pyCapitalize(r.textArg(n, v))
+	case "title":
+		return jinjaTitle(r.textArg(n, v))
+	case "replace":
+		s := r.textArg(n, v)
+		old := r.stringArg(n, arg(0, "old", nil), "replace old")
+		new := r.stringArg(n, arg(1, "new", nil), "replace new")
+		count := arg(2, "count", nil)
+		c := int64(-1)
+		if count != nil {
+			c = r.intArg(n, count, "count")
+		}
+		return r.replace(n, s, old, new, c)
+	case "indent":
+		return r.indent(n, r.textArg(n, v), arg(0, "width", int64(4)), truthy(arg(1, "first", false)), truthy(arg(2, "blank", false)))
+	case "center":
+		width := int(r.intArg(n, arg(0, "width", int64(80)), "width"))
+		r.checkString(n, width)
+		return pad(r.textArg(n, v), width, " ", "center")
+	case "truncate":
+		return r.truncate(n, r.textArg(n, v), args, kw)
+	case "wordcount":
+		return int64(len(strings.FieldsFunc(r.textArg(n, v), func(c rune) bool { return !unicode.IsLetter(c) && !unicode.IsDigit(c) && c != '_' })))
+	case "escape", "e", "forceescape":
+		return htmlEscape(str(v))
+	case "format":
+		s := r.textArg(n, v)
+		if kw != nil && kw.Len() > 0 {
+			return r.percentFormat(n, s, kw)
+		}
+		return r.percentFormat(n, s, &List{Items: args, Tuple: true})
+	case "first":
+		items := r.iterate(n, v)
+		if len(items) == 0 {
+			return Undefined{name: "No first item, sequence was empty."}
+		}
+		return items[0]
+	case "last":
+		items := r.iterate(n, v)
+		if len(items) == 0 {
+			return Undefined{name: "No last item, sequence was empty."}
+		}
+		return items[len(items)-1]
+	case "list":
+		return &List{Items: append([]Value{}, r.iterate(n, v)...)}
+	case "reverse":
+		if s, ok := v.(string); ok {
+			rs := []rune(s)
+			for i, j := 0, len(rs)-1; i < j; i, j = i+1, j-1 {
+				rs[i], rs[j] = rs[j], rs[i]
+			}
+			return string(rs)
+		}
+		items := r.iterate(n, v)
+		out := make([]Value, len(items))
+		for i, it := range items {
+			out[len(items)-1-i] = it
+		}
+		return &List{Items: out}
+	case "join":
+		return r.join(n, v, arg(0, "d", ""), arg(1, "attribute", nil))
+	case "items":
+		switch d := v.(type) {
+		case *Dict:
+			return dictMethod(n, d, "items")(r, nil, nil)
+		case Undefined:
+			return &List{}
+		}
+		r.fail(n, "can only get item pairs from a mapping")
+	case "dictsort":
+		return r.dictsort(n, v, truthy(arg(0, "case_sensitive", false)), arg(1, "by", "key"), truthy(arg(2, "reverse", false)))
+	case "sort":
+		items := append([]Value{}, r.iterate(n, v)...)
+		key := r.sortKey(n, truthy(arg(1, "case_sensitive", false)), arg(2, "attribute", nil))
+		if err := sortValues(items, key, truthy(arg(0, "reverse", false))); err != nil {
+			r.fail(n, "%s", err.Error())
+		}
+		return &List{Items: items}
+	case "unique":
+		key := r.sortKey(n, truthy(arg(0, "case_sensitive", false)), arg(1, "attribute", nil))
+		seen := map[string]bool{}
+		var out []Value
+		for _, it := range r.iterate(n, v) {
+			h, ok := hashKey(key(it))
+			if !ok {
+				r.fail(n, "unhashable type: '%s'", typeName(key(it)))
+			}
+			if !seen[h] {
+				seen[h] = true
+				out = append(out, it)
+			}
+		}
+		return &List{Items: out}
+	case "min", "max":
+		items := r.iterate(n, v)
+		if len(items) == 0 {
+			return Undefined{name: "No aggregated item, sequence was empty."}
+		}
+		key := r.sortKey(n, truthy(arg(0, "case_sensitive", false)), arg(1, "attribute", nil))
+		best := items[0]
+		for _, it := range items[1:] {
+			c, ok := compare(key(it), key(best))
+			if !ok {
+				r.fail(n, "'<' not supported between instances of '%s' and '%s'", typeName(key(it)), typeName(key(best)))
+			}
+			if (name == "min" && c < 0) || (name == "max" && c > 0) {
+				best = it
+			}
+		}
+		return best
+	case "sum":
+		attr := arg(0, "attribute", nil)
+		var total Value = arg(1, "start", int64(0))
+		plus := &binaryExpr{at: at{n.offset()}, op: "+"}
+		for _, it := range r.iterate(n, v) {
+			if attr != nil {
+				it = r.attributePath(n, it, attr)
+			}
+			total = r.binary(plus, total, it)
+		}
+		return total
+	case "map":
+		return r.mapFilter(n, v, args, kw)
+	case "select", "reject":
+		return r.selectFilter(n, v, args, name == "select", false)
+	case "selectattr", "rejectattr":
+		return r.selectFilter(n, v, args, name == "selectattr", true)
+	case "batch":
+		size := int(r.intArg(n, arg(0, "linecount", nil), "linecount"))
+		if size <= 0 {
+			r.fail(n, "batch size must be positive")
+		}
+		fill := arg(1, "fill_with", nil)
+		items := r.iterate(n, v)
+		var out []Value
+		for i := 0; i < len(items); i += size {
+			end := min(i+size, len(items))
+			row := append([]Value{}, items[i:end]...)
+			for fill != nil && len(row) < size {
+				row = append(row, fill)
+			}
+			out = append(out, &List{Items: row})
+		}
+		return &List{Items: out}
+	case "attr":
+		return r.getattr(n, v, r.stringArg(n, arg(0, "name", nil), "attribute name"))
+	case "abs":
+		i, fl, isFloat, ok := number(v)
+		if !ok {
+			r.fail(n, "bad operand type for abs(): '%s'", typeName(v))
+		}
+		if isFloat {
+			return math.Abs(fl)
+		}
+		return absInt(i)
+	case "int":
+		return r.toInt(n, v, arg(0, "default", int64(0)), arg(1, "base", int64(10)))
+	case "float":
+		return toFloat(v, arg(0, "default", 0.0))
+	case "round":
+		return r.round(n, v, arg(0, "precision", int64(0)), arg(1, "method", "common"))
+	case "bool":
+		return truthy(v)
+	}
+	r.fail(n, "no filter named '%s'", name)
+	return nil
+}
+
+// textArg is the string a string filter works on: Python's str() of the value.
+func (r *renderer) textArg(n node, v Value) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return str(v)
+}
+
+func (r *renderer) tojsonFilter(n node, v Value, args []Value, kw *Dict) Value {
+	o := jsonOptions{maxOutputSize: r.limits.MaxOutputBytes}
+	arg := func(key string) Value {
+		if kw == nil {
+			return nil
+		}
+		v, _ := kw.Get(key)
+		return v
+	}
+	ind := arg("indent")
+	if len(args) > 0 {
+		ind = args[0]
+	}
+	switch x := ind.(type) {
+	case nil:
+	case int64:
+		o.hasIndent = true
+		if x > 0 {
+			r.checkString(n, int(x))
+			o.indent = strings.Repeat(" ", int(x))
+		}
+	case string:
+		o.hasIndent = true
+		o.indent = x
+	default:
+		r.fail(n, "tojson indent must be an integer or string")
+	}
+	o.ensureASCII = truthy(arg("ensure_ascii"))
+	o.sortKeys = truthy(arg("sort_keys"))
+	if seps, ok := arg("separators").(*List); ok {
+		if len(seps.Items) != 2 {
+			r.fail(n, "separators must be a pair of strings")
+		}
+		o.itemSep = r.stringArg(n, seps.Items[0], "item separator")
+		o.keySep = r.stringArg(n, seps.Items[1], "key separator")
+	}
+	s, err := toJSON(v, o)
+	if err == errJSONTooLarge {
+		r.checkString(n, r.limits.MaxOutputBytes+1)
+	}
+	if err != nil {
+		r.fail(n, "%s", err.Error())
+	}
+	return s
+}
+
+// indent is Jinja's indent filter, which splits with str.splitlines.
+func (r *renderer) indent(n node, s string, width Value, first, blank bool) string {
+	var ind string
+	switch w := width.(type) {
+	case string:
+		ind = w
+	default:
+		k := r.intArg(n, w, "width")
+		if k > 0 {
+			r.checkString(n, int(k))
+			ind = strings.Repeat(" ", int(k))
+		}
+	}
+	lines := splitLines(s+"\n", false)
+	r.checkString(n, len(s)+len(lines)*len(ind))
+	var b strings.Builder
+	for i, l := range lines {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		if (i > 0 || first) && (blank || l != "") {
+			b.WriteString(ind)
+		}
+		b.WriteString(l)
+	}
+	return b.String()
+}
+
+func (r *renderer) truncate(n node, s string, args []Value, kw *Dict) string {
+	length := int(r.intArg(n, argument(args, kw, 0, "length", int64(255)), "length"))
+	killwords := truthy(argument(args, kw, 1, "killwords", false))
+	end := r.stringArg(n, argument(args, kw, 2, "end", "..."), "end")
+	leeway := int(r.intArg(n, argument(args, kw, 3, "leeway", int64(5)), "leeway"))
+	rs := []rune(s)
+	if len(rs) <= length+leeway {
+		return s
+	}
+	cut := length - runeLen(end)
+	if cut < 0 {
+		cut = 0
+	}
+	if killwords {
+		return string(rs[:cut]) + end
+	}
+	head := string(rs[:cut])
+	if i := strings.LastIndex(head, " "); i >= 0 {
+		head = head[:i]
+	}
+	return head + end
+}
+
+func htmlEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;").Replace(s)
+}
+
+// jinjaTitle is the title filter: words start after "-", whitespace and
+// opening brackets, unlike str.title.
+func jinjaTitle(s string) string {
+	var b strings.Builder
+	start := true
+	for _, c := range s {
+		if isSpace(c) || strings.ContainsRune("-({[<", c) {
+			b.WriteRune(c)
+			start = true
+			continue
+		}
+		if start {
+			b.WriteRune(unicode.ToTitle(c))
+		} else {
+			b.WriteRune(unicode.ToLower(c))
+		}
+		start = false
+	}
+	return b.String()
+}
+
+func (r *renderer) join(n node, v, sep, attr Value) string {
+	d := r.textArg(n, sep)
+	var b strings.Builder
+	for i, it := range r.iterate(n, v) {
+		if attr != nil {
+			it = r.attributePath(n, it, attr)
+		}
+		if i > 0 {
+			b.WriteString(d)
+		}
+		b.WriteString(str(it))
+		r.checkString(n, b.Len())
+	}
+	return b.String()
+}
+
+// attributePath resolves Jinja's "a.b.0" attribute arguments.
+func (r *renderer) attributePath(n node, v, attr Value) Value {
+	if i, ok := attr.(int64); ok {
+		return r.getitem(n, v, i)
+	}
+	for _, part := range strings.Split(r.stringArg(n, attr, "attribute"), ".") {
+		if k, err := strconv.ParseInt(part, 10, 64); err == nil {
+			v = r.getitem(n, v, k)
+		} else {
+			v = r.getitem(n, v, part)
+		}
+	}
+	return v
+}
+
+// sortKey is what sort, unique, min and max compare: the attribute, lower
+// cased unless case_sensitive.
+func (r *renderer) sortKey(n node, caseSensitive bool, attr Value) func(Value) Value {
+	return func(v Value) Value {
+		if attr != nil {
+			v = r.attributePath(n, v, attr)
+		}
+		if s, ok := v.(string); ok && !caseSensitive {
+			return strings.ToLower(s)
+		}
+		return v
+	}
+}
+
+func (r *renderer) dictsort(n node, v Value, caseSensitive bool, by Value, reverse bool) Value {
+	d, ok := v.(*Dict)
+	if !ok {
+		r.fail(n, "dictsort filter only works on mappings")
+	}
+	pos := 0
+	switch by {
+	case "key":
+	case "value":
+		pos = 1
+	default:
+		r.fail(n, "You can only sort by either \"key\" or \"value\"")
+	}
+	items := dictMethod(n, d, "items")(r, nil, nil).(*List).Items
+	lower := r.sortKey(n, caseSensitive, nil)
+	key := func(it Value) Value { return lower(it.(*List).Items[pos]) }
+	if err := sortValues(items, key, reverse); err != nil {
+		r.fail(n, "%s", err.Error())
+	}
+	return &List{Items: items}
+}
+
+func (r *renderer) mapFilter(n node, v Value, args []Value, kw *Dict) Value {
+	items := r.iterate(n, v)
+	out := make([]Value, len(items))
+	if attr, ok := kwGet(kw, "attribute"); ok && len(args) == 0 {
+		def, hasDef := kwGet(kw, "default")
+		for i, it := range items {
+			x := r.attributePath(n, it, attr)
+			if _, undefined := x.(Undefined); undefined && hasDef {
+				x = def
+			}
+			out[i] = x
+		}
+		return &List{Items: out}
+	}
+	if len(args) == 0 {
+		r.fail(n, "map requires a filter name or attribute")
+	}
+	name := r.stringArg(n, args[0], "filter name")
+	for i, it := range items {
+		r.step(n)
+		out[i] = r.filter(n, name, it, args[1:], kw)
+	}
+	return &List{Items: out}
+}
+
+func kwGet(kw *Dict, k string) (Value, bool) {
+	if kw == nil {
+		return nil, false
+	}
+	return kw.Get(k)
+}
+
+func (r *renderer) selectFilter(n node, v Value, args []Value, keep, byAttr bool) Value {
+	var attr Value
+	if byAttr {
+		if len(args) == 0 {
+			r.fail(n, "missing attribute for selectattr/rejectattr")
+		}
+		attr, args = args[0], args[1:]
+	}
+	var out []Value
+	for _, it := range r.iterate(n, v) {
+		r.step(n)
+		x := it
+		if byAttr {
+			x = r.attributePath(n, it, attr)
+		}
+		var ok bool
+		if len(args) == 0 {
+			ok = truthy(x)
+		} else {
+			ok = r.test(n, r.stringArg(n, args[0], "test name"), x, args[1:])
+		}
+		if ok == keep {
+			out = append(out, it)
+		}
+	}
+	return &List{Items: out}
+}
+
+func (r *renderer) toInt(n node, v, def, base Value) Value {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case bool:
+		if x {
+			return int64(1)
+		}
+		return int64(0)
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) || math.Abs(x) >= 1<<63 {
+			return def
+		}
+		return int64(x)
+	case string:
+		b := int(r.intArg(n, base, "base"))
+		s := strings.ReplaceAll(strings.TrimFunc(x, isSpace), "_", "")
+		if b == 16 || b == 8 || b == 2 {
+			lower := strings.ToLower(s)
+			for _, p := range []string{"0x", "0o", "0b"} {
+				lower = strings.TrimPrefix(lower, p)
+			}
+			s = lower
+		}
+		if i, err := strconv.ParseInt(s, b, 64); err == nil {
+			return i
+		}
+		if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) && math.Abs(f) < 1<<63 {
+			return int64(f)
+		}
+	}
+	return def
+}
+
+func toFloat(v, def Value) Value {
+	switch x := v.(type) {
+	case float64:
+		return x
+	case int64:
+		return float64(x)
+	case bool:
+		if x {
+			return 1.0
+		}
+		return 0.0
+	case string:
+		if f, err := strconv.ParseFloat(strings.TrimFunc(x, isSpace), 64); err == nil {
+			return f
+		}
+	}
+	return def
+}
+
+func (r *renderer) round(n node, v, precision, method Value) Value {
+	_, f, _, ok := number(v)
+	if !ok {
+		r.fail(n, "round filter needs a number, not %s", typeName(v))
+	}
+	p := float64(r.intArg(n, precision, "precision"))
+	scale := math.Pow(10, p)
+	switch method {
+	case "common":
+		return math.RoundToEven(f*scale) / scale
+	case "ceil":
+		return math.Ceil(f*scale) / scale
+	case "floor":
+		return math.Floor(f*scale) / scale
+	}
+	r.fail(n, "method must be common, ceil or floor")
+	return nil
+}
