@@ -348,7 +348,7 @@ func jinjaTitle(s string) string {
 	var b strings.Builder
 	start := true
 	for _, c := range s {
-		if isSpace(c) || strings.ContainsRune("-({[<", c) {
+		if IsSpace(c) || strings.ContainsRune("-({[<", c) {
 			b.WriteRune(c)
 			start = true
 			continue
@@ -506,7 +506,7 @@ func (r *renderer) toInt(n node, v, def, base Value) Value {
 		return int64(x)
 	case string:
 		b := int(r.intArg(n, base, "base"))
-		s := strings.ReplaceAll(strings.TrimFunc(x, isSpace), "_", "")
+		s := strings.ReplaceAll(strings.TrimFunc(x, IsSpace), "_", "")
 		if b == 16 || b == 8 || b == 2 {
 			lower := strings.ToLower(s)
 			for _, p := range []string{"0x", "0o", "0b"} {
@@ -536,7 +536,7 @@ func toFloat(v, def Value) Value {
 		}
 		return 0.0
 	case string:
-		if f, err := strconv.ParseFloat(strings.TrimFunc(x, isSpace), 64); err == nil {
+		if f, err := strconv.ParseFloat(strings.TrimFunc(x, IsSpace), 64); err == nil {
 			return f
 		}
 	}

@@ -72,18 +72,18 @@ func (l *lexer) emit(kind tokKind, val string, off int) {
 	l.toks = append(l.toks, token{kind: kind, val: val, off: off})
 }
 
-// isSpace is Python's str.isspace for one rune (it counts the information
+// IsSpace is Python's str.isspace for one rune (it counts the information
 // separators U+001C..U+001F, which Go's unicode.IsSpace does not).
-func isSpace(r rune) bool {
+func IsSpace(r rune) bool {
 	return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f)
 }
 
-func trimSpaceRight(s string) string { return strings.TrimRightFunc(s, isSpace) }
+func trimSpaceRight(s string) string { return strings.TrimRightFunc(s, IsSpace) }
 
 func skipSpace(src string, i int) int {
 	for i < len(src) {
 		r, n := utf8.DecodeRuneInString(src[i:])
-		if !isSpace(r) {
+		if !IsSpace(r) {
 			break
 		}
 		i += n
@@ -92,7 +92,7 @@ func skipSpace(src string, i int) int {
 }
 
 func allSpace(s string) bool {
-	return s != "" && strings.TrimLeftFunc(s, isSpace) == ""
+	return s != "" && strings.TrimLeftFunc(s, IsSpace) == ""
 }
 
 func lex(src string) []token {

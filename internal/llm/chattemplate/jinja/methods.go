@@ -60,7 +60,7 @@ func (r *renderer) intArg(n node, v Value, what string) int64 {
 
 // stripChars strips with Python's semantics: whitespace when chars is None.
 func (r *renderer) stripChars(n node, s string, chars Value, left, right bool) string {
-	cut := isSpace
+	cut := IsSpace
 	if chars != nil {
 		if _, isU := chars.(Undefined); !isU {
 			set := r.stringArg(n, chars, "strip arg")
@@ -280,7 +280,7 @@ func stringClass(s, name string) bool {
 				return false
 			}
 		case "isspace":
-			if !isSpace(c) {
+			if !IsSpace(c) {
 				return false
 			}
 		case "isupper":
@@ -327,35 +327,35 @@ func pyCapitalize(s string) string {
 
 func splitWhitespace(s string, max int64, fromRight bool) []string {
 	if max < 0 {
-		return strings.FieldsFunc(s, isSpace)
+		return strings.FieldsFunc(s, IsSpace)
 	}
 	// With a maximum, the rest of the string (inner and trailing whitespace
 	// kept) is the last part, as Python does.
 	var parts []string
 	if !fromRight {
-		rest := strings.TrimLeftFunc(s, isSpace)
+		rest := strings.TrimLeftFunc(s, IsSpace)
 		for int64(len(parts)) < max && rest != "" {
-			i := strings.IndexFunc(rest, isSpace)
+			i := strings.IndexFunc(rest, IsSpace)
 			if i < 0 {
 				break
 			}
 			parts = append(parts, rest[:i])
-			rest = strings.TrimLeftFunc(rest[i:], isSpace)
+			rest = strings.TrimLeftFunc(rest[i:], IsSpace)
 		}
 		if rest != "" {
 			parts = append(parts, rest)
 		}
 		return parts
 	}
-	rest := strings.TrimRightFunc(s, isSpace)
+	rest := strings.TrimRightFunc(s, IsSpace)
 	for int64(len(parts)) < max && rest != "" {
-		i := strings.LastIndexFunc(rest, isSpace)
+		i := strings.LastIndexFunc(rest, IsSpace)
 		if i < 0 {
 			break
 		}
 		_, size := utf8.DecodeRuneInString(rest[i:])
 		parts = append([]string{rest[i+size:]}, parts...)
-		rest = strings.TrimRightFunc(rest[:i], isSpace)
+		rest = strings.TrimRightFunc(rest[:i], IsSpace)
 	}
 	if rest != "" {
 		parts = append([]string{rest}, parts...)
