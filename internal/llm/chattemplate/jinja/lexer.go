@@ -248,7 +248,7 @@ func (l *lexer) raw(start, p int) (int, bool) {
 // tag from p, emits its end token and returns the offset after it.
 func (l *lexer) tag(p int, closer byte) int {
 	src := l.src
-	depth := 0
+	var open []byte // brackets not closed yet; the closing tag counts only outside them
 	for {
 		p = skipSpace(src, p)
 		if p >= len(src) {
@@ -257,7 +257,7 @@ func (l *lexer) tag(p int, closer byte) int {
 			}
 			l.fail(p, "unexpected end of template, expected '}}'")
 		}
-		if depth == 0 {
+		if len(open) == 0 {
 			if closer == '%' {
 				switch {
 				case strings.HasPrefix(src[p:], "-%}"):
@@ -314,12 +314,15 @@ func (l *lexer) tag(p int, closer byte) int {
 			}
 			switch op {
 			case "(", "[", "{":
-				depth++
+				open = append(open, map[string]byte{"(": ')', "[": ']', "{": '}'}[op])
 			case ")", "]", "}":
-				if depth == 0 {
+				if len(open) == 0 {
 					l.fail(p, "unexpected '"+op+"'")
 				}
-				depth--
+				if want := open[len(open)-1]; want != op[0] {
+					l.fail(p, "unexpected '"+op+"', expected '"+string(want)+"'")
+				}
+				open = open[:len(open)-1]
 			}
 			l.emit(tokOp, op, p)
 			p += len(op)

@@ -149,16 +149,26 @@ func str(v Value) string {
 		return strconv.FormatInt(v, 10)
 	case float64:
 		return floatRepr(v)
-	case *Namespace:
-		return "<Namespace " + repr(v.attrs) + ">"
-	case *Func:
-		return "<function " + v.name + ">"
 	}
 	return repr(v)
 }
 
+// maxValueDepth bounds how deeply the functions that walk values (printing,
+// comparing, hashing) recurse: values can nest deeply or, through a
+// namespace holding itself, without end.
+const maxValueDepth = 1000
+
+func tooDeep() {
+	panic(failure{&RenderError{Msg: fmt.Sprintf("value nested more than %d deep (or containing itself)", maxValueDepth), Err: ErrLimit}})
+}
+
 // repr is Python's repr(), used for the items of printed containers.
-func repr(v Value) string {
+func repr(v Value) string { return reprDepth(v, 0) }
+
+func reprDepth(v Value, depth int) string {
+	if depth > maxValueDepth {
+		tooDeep()
+	}
 	switch v := v.(type) {
 	case string:
 		return quotePy(v)
@@ -175,7 +185,7 @@ func repr(v Value) string {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(repr(it))
+			b.WriteString(reprDepth(it, depth+1))
 		}
 		if v.Tuple && len(v.Items) == 1 {
 			b.WriteString(",")
@@ -191,10 +201,14 @@ func repr(v Value) string {
 			}
 			b.WriteString(quotePy(k))
 			b.WriteString(": ")
-			b.WriteString(repr(v.m[k]))
+			b.WriteString(reprDepth(v.m[k], depth+1))
 		}
 		b.WriteString("}")
 		return b.String()
+	case *Namespace:
+		return "<Namespace " + reprDepth(v.attrs, depth+1) + ">"
+	case *Func:
+		return "<function " + v.name + ">"
 	}
 	return str(v)
 }
@@ -279,7 +293,12 @@ func number(v Value) (i int64, f float64, isFloat, ok bool) {
 }
 
 // equal is Python's ==.
-func equal(a, b Value) bool {
+func equal(a, b Value) bool { return equalDepth(a, b, 0) }
+
+func equalDepth(a, b Value, depth int) bool {
+	if depth > maxValueDepth {
+		tooDeep()
+	}
 	if ai, af, aFloat, ok := number(a); ok {
 		bi, bf, bFloat, ok := number(b)
 		if !ok {
@@ -305,7 +324,7 @@ func equal(a, b Value) bool {
 			return false
 		}
 		for i := range a.Items {
-			if !equal(a.Items[i], bl.Items[i]) {
+			if !equalDepth(a.Items[i], bl.Items[i], depth+1) {
 				return false
 			}
 		}
@@ -317,7 +336,7 @@ func equal(a, b Value) bool {
 		}
 		for k, v := range a.m {
 			w, ok := bd.m[k]
-			if !ok || !equal(v, w) {
+			if !ok || !equalDepth(v, w, depth+1) {
 				return false
 			}
 		}
@@ -328,7 +347,12 @@ func equal(a, b Value) bool {
 
 // compare orders two values as Python's < does; ok is false when Python
 // would raise a TypeError.
-func compare(a, b Value) (int, bool) {
+func compare(a, b Value) (int, bool) { return compareDepth(a, b, 0) }
+
+func compareDepth(a, b Value, depth int) (int, bool) {
+	if depth > maxValueDepth {
+		tooDeep()
+	}
 	if ai, af, aFloat, ok := number(a); ok {
 		bi, bf, bFloat, ok := number(b)
 		if !ok {
@@ -359,10 +383,10 @@ func compare(a, b Value) (int, bool) {
 	case *List:
 		if bl, ok := b.(*List); ok && a.Tuple == bl.Tuple {
 			for i := 0; i < len(a.Items) && i < len(bl.Items); i++ {
-				if equal(a.Items[i], bl.Items[i]) {
+				if equalDepth(a.Items[i], bl.Items[i], depth+1) {
 					continue
 				}
-				return compare(a.Items[i], bl.Items[i])
+				return compareDepth(a.Items[i], bl.Items[i], depth+1)
 			}
 			return compareInts(len(a.Items), len(bl.Items)), true
 		}
@@ -381,7 +405,12 @@ func compareInts(a, b int) int {
 }
 
 // hashKey identifies a value for unique(); ok is false for unhashable ones.
-func hashKey(v Value) (string, bool) {
+func hashKey(v Value) (string, bool) { return hashKeyDepth(v, 0) }
+
+func hashKeyDepth(v Value, depth int) (string, bool) {
+	if depth > maxValueDepth {
+		tooDeep()
+	}
 	switch v := v.(type) {
 	case nil, string, Undefined:
 		return fmt.Sprintf("%T:%v", v, v), true
@@ -403,7 +432,7 @@ func hashKey(v Value) (string, bool) {
 		}
 		parts := make([]string, len(v.Items))
 		for i, it := range v.Items {
-			k, ok := hashKey(it)
+			k, ok := hashKeyDepth(it, depth+1)
 			if !ok {
 				return "", false
 			}
