@@ -492,7 +492,7 @@ func (r *renderer) selectFilter(n node, v Value, args []Value, keep, byAttr bool
 
 func (r *renderer) toInt(n node, v, def, base Value) Value {
 	switch x := v.(type) {
-	case int64:
+	case int64, bigInt:
 		return x
 	case bool:
 		if x {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/big"
 	"sort"
 	"strconv"
 	"strings"
@@ -77,6 +78,9 @@ func decodeJSON(dec *json.Decoder, depth int) (Value, error) {
 			if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 				return n, nil
 			}
+			if n, ok := new(big.Int).SetString(s, 10); ok {
+				return bigInt{n}, nil
+			}
 		}
 		return strconv.ParseFloat(s, 64)
 	case string, bool, nil:
@@ -139,6 +143,8 @@ func writeJSON(b *strings.Builder, v Value, o jsonOptions, depth int) error {
 		}
 	case int64:
 		b.WriteString(strconv.FormatInt(v, 10))
+	case bigInt:
+		b.WriteString(v.n.String())
 	case float64:
 		switch {
 		case math.IsNaN(v):

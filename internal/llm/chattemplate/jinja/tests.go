@@ -36,12 +36,18 @@ func (r *renderer) test(n node, name string, v Value, args []Value) bool {
 		b, ok := v.(bool)
 		return ok && !b
 	case "integer":
-		_, ok := v.(int64)
-		return ok
+		switch v.(type) {
+		case int64, bigInt:
+			return true
+		}
+		return false
 	case "float":
 		_, ok := v.(float64)
 		return ok
 	case "number":
+		if _, big := v.(bigInt); big {
+			return true
+		}
 		_, _, _, ok := number(v)
 		return ok
 	case "string":

@@ -3,6 +3,7 @@ package jinja
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,6 +15,11 @@ import (
 // None), Undefined, bool, int64, float64, string, *List, *Dict, *Namespace
 // or *Func. Values handed to a template are never modified by it.
 type Value = any
+
+// bigInt is an integer beyond int64, kept exact as Python keeps the JSON
+// integers it decodes; templates print, compare and serialize it but do no
+// arithmetic with it.
+type bigInt struct{ n *big.Int }
 
 // Undefined is what looking up a missing variable, key or attribute gives:
 // falsy, printed as "", iterable as empty, an error when used otherwise —
@@ -90,7 +96,7 @@ func typeName(v Value) string {
 		return "Undefined"
 	case bool:
 		return "bool"
-	case int64:
+	case int64, bigInt:
 		return "int"
 	case float64:
 		return "float"
@@ -127,6 +133,8 @@ func truthy(v Value) bool {
 		return len(v.Items) > 0
 	case *Dict:
 		return v.Len() > 0
+	case bigInt:
+		return v.n.Sign() != 0
 	}
 	return true
 }
@@ -149,6 +157,8 @@ func str(v Value) string {
 		return strconv.FormatInt(v, 10)
 	case float64:
 		return floatRepr(v)
+	case bigInt:
+		return v.n.String()
 	}
 	return repr(v)
 }
@@ -299,6 +309,9 @@ func equalDepth(a, b Value, depth int) bool {
 	if depth > maxValueDepth {
 		tooDeep()
 	}
+	if c, ok := compareBig(a, b); ok {
+		return c == 0
+	}
 	if ai, af, aFloat, ok := number(a); ok {
 		bi, bf, bFloat, ok := number(b)
 		if !ok {
@@ -353,6 +366,9 @@ func compareDepth(a, b Value, depth int) (int, bool) {
 	if depth > maxValueDepth {
 		tooDeep()
 	}
+	if c, ok := compareBig(a, b); ok {
+		return c, true
+	}
 	if ai, af, aFloat, ok := number(a); ok {
 		bi, bf, bFloat, ok := number(b)
 		if !ok {
@@ -394,6 +410,34 @@ func compareDepth(a, b Value, depth int) (int, bool) {
 	return 0, false
 }
 
+// compareBig orders numbers when at least one is a bigInt.
+func compareBig(a, b Value) (int, bool) {
+	_, aBig := a.(bigInt)
+	_, bBig := b.(bigInt)
+	if !aBig && !bBig {
+		return 0, false
+	}
+	toFloat := func(v Value) (*big.Float, bool) {
+		if x, ok := v.(bigInt); ok {
+			return new(big.Float).SetInt(x.n), true
+		}
+		i, f, isFloat, ok := number(v)
+		if !ok || math.IsNaN(f) {
+			return nil, false
+		}
+		if isFloat {
+			return big.NewFloat(f), true
+		}
+		return new(big.Float).SetInt64(i), true
+	}
+	x, ok1 := toFloat(a)
+	y, ok2 := toFloat(b)
+	if !ok1 || !ok2 {
+		return 0, false
+	}
+	return x.Cmp(y), true
+}
+
 func compareInts(a, b int) int {
 	switch {
 	case a < b:
@@ -414,6 +458,8 @@ func hashKeyDepth(v Value, depth int) (string, bool) {
 	switch v := v.(type) {
 	case nil, string, Undefined:
 		return fmt.Sprintf("%T:%v", v, v), true
+	case bigInt:
+		return "n:" + v.n.String(), true
 	case bool:
 		if v {
 			return hashKey(int64(1))
