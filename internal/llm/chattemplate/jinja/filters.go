@@ -61,9 +61,9 @@ func (r *renderer) filter(n node, name string, v Value, args []Value, kw *Dict) 
 	case "trim":
 		return r.stripChars(n, r.textArg(n, v), arg(0, "chars", nil), true, true)
 	case "upper":
-		return strings.ToUpper(r.textArg(n, v))
+		return pyUpper(r.textArg(n, v))
 	case "lower":
-		return strings.ToLower(r.textArg(n, v))
+		return pyLower(r.textArg(n, v))
 	case "capitalize":
 		return pyCapitalize(r.textArg(n, v))
 	case "title":
@@ -402,7 +402,7 @@ func (r *renderer) sortKey(n node, caseSensitive bool, attr Value) func(Value) V
 			v = r.attributePath(n, v, attr)
 		}
 		if s, ok := v.(string); ok && !caseSensitive {
-			return strings.ToLower(s)
+			return pyLower(s)
 		}
 		return v
 	}
@@ -543,15 +543,29 @@ func toFloat(v, def Value) Value {
 	return def
 }
 
+// round is Jinja's round filter: Python's round() for "common" (correctly
+// rounded to the nearest decimal, ties to even; an int stays an int),
+// math.ceil / math.floor of the scaled value otherwise.
 func (r *renderer) round(n node, v, precision, method Value) Value {
-	_, f, _, ok := number(v)
+	i, f, isFloat, ok := number(v)
 	if !ok {
 		r.fail(n, "round filter needs a number, not %s", typeName(v))
 	}
-	p := float64(r.intArg(n, precision, "precision"))
+	digits := r.intArg(n, precision, "precision")
+	p := float64(digits)
 	scale := math.Pow(10, p)
 	switch method {
 	case "common":
+		if !isFloat {
+			if digits >= 0 {
+				return i
+			}
+			return int64(math.RoundToEven(float64(i)/math.Pow(10, -p)) * math.Pow(10, -p))
+		}
+		if digits >= 0 && digits < 300 && !math.IsInf(f, 0) && !math.IsNaN(f) {
+			rounded, _ := strconv.ParseFloat(strconv.FormatFloat(f, 'f', int(digits), 64), 64)
+			return rounded
+		}
 		return math.RoundToEven(f*scale) / scale
 	case "ceil":
 		return math.Ceil(f*scale) / scale

@@ -5,6 +5,9 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/language"
 )
 
 // method returns the bound method name of obj, or nil. Only methods that do
@@ -131,9 +134,9 @@ func (r *renderer) stringMethod(n node, s string, name string) func(*renderer, [
 			return has(s, r.stringArg(n, args[0], name+" first arg"))
 		}
 	case "upper":
-		return func(*renderer, []Value, *Dict) Value { return strings.ToUpper(s) }
+		return func(*renderer, []Value, *Dict) Value { return pyUpper(s) }
 	case "lower":
-		return func(*renderer, []Value, *Dict) Value { return strings.ToLower(s) }
+		return func(*renderer, []Value, *Dict) Value { return pyLower(s) }
 	case "title":
 		return func(*renderer, []Value, *Dict) Value { return pyTitle(s) }
 	case "capitalize":
@@ -301,6 +304,13 @@ func stringClass(s, name string) bool {
 	return true
 }
 
+// pyUpper and pyLower are Python's str.upper and str.lower: full Unicode
+// case mappings ("ß" upper-cases to "SS"), which Go's strings package does
+// not apply.
+func pyUpper(s string) string { return cases.Upper(language.Und).String(s) }
+
+func pyLower(s string) string { return cases.Lower(language.Und).String(s) }
+
 // pyTitle is Python's str.title: a letter after a non-letter is upper-cased,
 // every other letter lower-cased.
 func pyTitle(s string) string {
@@ -320,7 +330,7 @@ func pyTitle(s string) string {
 // pyCapitalize is Python's str.capitalize: first character upper, rest lower.
 func pyCapitalize(s string) string {
 	for i, c := range s {
-		return string(unicode.ToTitle(c)) + strings.ToLower(s[i+len(string(c)):])
+		return string(unicode.ToTitle(c)) + pyLower(s[i+len(string(c)):])
 	}
 	return s
 }

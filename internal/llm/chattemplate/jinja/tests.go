@@ -1,7 +1,5 @@
 package jinja
 
-import "strings"
-
 func (r *renderer) applyTest(e *testExpr, v Value, f *frame) bool {
 	args := make([]Value, len(e.args))
 	for i, a := range e.args {
@@ -112,9 +110,9 @@ func (r *renderer) test(n node, name string, v Value, args []Value) bool {
 			s = str(v)
 		}
 		if name == "lower" {
-			return strings.ToLower(s) == s
+			return pyLower(s) == s
 		}
-		return strings.ToUpper(s) == s
+		return pyUpper(s) == s
 	}
 	r.fail(n, "no test named '%s'", name)
 	return false
