@@ -87,6 +87,8 @@ func (r *renderer) iterate(n node, v Value) []Value {
 			items = append(items, string(c))
 		}
 		return items
+	case *lazySeq:
+		return v.rest()
 	case Undefined:
 		return nil
 	}
@@ -161,6 +163,7 @@ func (r *renderer) execFor(n *forNode, f *frame, b *strings.Builder) {
 			}
 			return args[i%len(args)]
 		}})
+		loop.display = fmt.Sprintf("<LoopContext %d/%d>", i+1, length)
 		lf.vars["loop"] = loop
 		if r.exec(n.body, lf, b) == ctlBreak {
 			break

@@ -163,8 +163,10 @@ func (r *renderer) getattr(n node, obj Value, name string) Value {
 	case Undefined:
 		r.undefinedError(n, o)
 	case *Dict:
-		if m := r.method(n, o, name); m != nil {
-			return m
+		if o.display == "" { // the loop object has attributes only
+			if m := r.method(n, o, name); m != nil {
+				return m
+			}
 		}
 		if v, ok := o.m[name]; ok {
 			return v
@@ -268,8 +270,12 @@ func (r *renderer) slice(e *sliceExpr, f *frame) Value {
 		length = int64(len(runes))
 	case Undefined:
 		r.undefinedError(e, o)
+	case *Dict:
+		r.fail(e, "unhashable type: 'slice'")
 	default:
-		r.fail(e, "'%s' object is not subscriptable", typeName(obj))
+		// Jinja's getitem turns the TypeError of slicing a number or None
+		// into an undefined value.
+		return Undefined{name: "'" + typeName(obj) + "' object is not subscriptable"}
 	}
 	idx := sliceIndices(length, start, stop, step, hasStart, hasStop)
 	switch o := obj.(type) {
@@ -390,6 +396,8 @@ func (r *renderer) contains(n node, container, item Value) bool {
 		}
 		_, found := c.m[s]
 		return found
+	case *lazySeq:
+		return c.containsItem(item)
 	case Undefined:
 		return false
 	}
@@ -402,6 +410,9 @@ func (r *renderer) binary(e *binaryExpr, a, b Value) Value {
 		s := str(a) + str(b)
 		r.checkString(e, len(s))
 		return s
+	}
+	if s, ok := a.(string); ok && e.op == "%" {
+		return r.percentFormat(e, s, b)
 	}
 	r.operandError(e, a, b)
 	ai, af, aFloat, aNum := number(a)

@@ -34,14 +34,14 @@ func (r *renderer) filter(n node, name string, v Value, args []Value, kw *Dict) 
 	arg := func(i int, key string, def Value) Value { return argument(args, kw, i, key, def) }
 	switch name {
 	case "safe", "string":
-		if name == "string" {
-			return str(v)
-		}
-		return v
+		// safe makes Markup, a string, of whatever it gets.
+		return str(v)
 	case "tojson":
 		return r.tojsonFilter(n, v, args, kw)
 	case "length", "count":
 		switch x := v.(type) {
+		case *lazySeq:
+			r.fail(n, "object of type '%s' has no len()", x.kind)
 		case string:
 			return int64(runeLen(x))
 		case *List:
@@ -79,13 +79,22 @@ func (r *renderer) filter(n node, name string, v Value, args []Value, kw *Dict) 
 		}
 		return r.replace(n, s, old, new, c)
 	case "indent":
-		return r.indent(n, r.textArg(n, v), arg(0, "width", int64(4)), truthy(arg(1, "first", false)), truthy(arg(2, "blank", false)))
+		return r.indent(n, r.stringArg(n, v, "indent's value"), arg(0, "width", int64(4)), truthy(arg(1, "first", false)), truthy(arg(2, "blank", false)))
 	case "center":
 		width := int(r.intArg(n, arg(0, "width", int64(80)), "width"))
 		r.checkString(n, width)
 		return pad(r.textArg(n, v), width, " ", "center")
 	case "truncate":
-		return r.truncate(n, r.textArg(n, v), args, kw)
+		if _, isString := v.(string); !isString {
+			// Python checks the length first: a short list comes back as is.
+			size := r.filter(n, "length", v, nil, nil).(int64)
+			length := r.intArg(n, arg(0, "length", int64(255)), "length")
+			leeway := r.intArg(n, arg(3, "leeway", int64(5)), "leeway")
+			if size <= length+leeway {
+				return v
+			}
+		}
+		return r.truncate(n, r.stringArg(n, v, "truncate's value"), args, kw)
 	case "wordcount":
 		return int64(len(strings.FieldsFunc(r.textArg(n, v), func(c rune) bool { return !unicode.IsLetter(c) && !unicode.IsDigit(c) && c != '_' })))
 	case "escape", "e", "forceescape":
@@ -97,12 +106,21 @@ func (r *renderer) filter(n node, name string, v Value, args []Value, kw *Dict) 
 		}
 		return r.percentFormat(n, s, &List{Items: args, Tuple: true})
 	case "first":
+		if g, ok := v.(*lazySeq); ok {
+			if it, ok := g.next(); ok {
+				return it
+			}
+			return Undefined{name: "No first item, sequence was empty."}
+		}
 		items := r.iterate(n, v)
 		if len(items) == 0 {
 			return Undefined{name: "No first item, sequence was empty."}
 		}
 		return items[0]
 	case "last":
+		if g, ok := v.(*lazySeq); ok {
+			r.fail(n, "'%s' object is not reversible", g.kind)
+		}
 		items := r.iterate(n, v)
 		if len(items) == 0 {
 			return Undefined{name: "No last item, sequence was empty."}
@@ -118,22 +136,33 @@ func (r *renderer) filter(n node, name string, v Value, args []Value, kw *Dict) 
 			}
 			return string(rs)
 		}
-		items := r.iterate(n, v)
-		out := make([]Value, len(items))
-		for i, it := range items {
-			out[len(items)-1-i] = it
+		reversed := func() []Value {
+			items := r.iterate(n, v)
+			out := make([]Value, len(items))
+			for i, it := range items {
+				out[len(items)-1-i] = it
+			}
+			return out
 		}
-		return &List{Items: out}
+		switch v.(type) {
+		case *List, *Dict, Undefined:
+			// Python's reversed(): an iterator, true even when empty.
+			return &lazySeq{kind: "reversed", produce: reversed}
+		}
+		return &List{Items: reversed()}
 	case "join":
 		return r.join(n, v, arg(0, "d", ""), arg(1, "attribute", nil))
 	case "items":
-		switch d := v.(type) {
-		case *Dict:
-			return dictMethod(n, d, "items")(r, nil, nil)
-		case Undefined:
-			return &List{}
-		}
-		r.fail(n, "can only get item pairs from a mapping")
+		return generator(func() []Value {
+			switch d := v.(type) {
+			case *Dict:
+				return dictMethod(n, d, "items")(r, nil, nil).(*List).Items
+			case Undefined:
+				return nil
+			}
+			r.fail(n, "can only get item pairs from a mapping")
+			return nil
+		})
 	case "dictsort":
 		return r.dictsort(n, v, truthy(arg(0, "case_sensitive", false)), arg(1, "by", "key"), truthy(arg(2, "reverse", false)))
 	case "sort":
@@ -145,19 +174,21 @@ func (r *renderer) filter(n node, name string, v Value, args []Value, kw *Dict) 
 		return &List{Items: items}
 	case "unique":
 		key := r.sortKey(n, truthy(arg(0, "case_sensitive", false)), arg(1, "attribute", nil))
-		seen := map[string]bool{}
-		var out []Value
-		for _, it := range r.iterate(n, v) {
-			h, ok := hashKey(key(it))
-			if !ok {
-				r.fail(n, "unhashable type: '%s'", typeName(key(it)))
+		return generator(func() []Value {
+			seen := map[string]bool{}
+			var out []Value
+			for _, it := range r.iterate(n, v) {
+				h, ok := hashKey(key(it))
+				if !ok {
+					r.fail(n, "unhashable type: '%s'", typeName(key(it)))
+				}
+				if !seen[h] {
+					seen[h] = true
+					out = append(out, it)
+				}
 			}
-			if !seen[h] {
-				seen[h] = true
-				out = append(out, it)
-			}
-		}
-		return &List{Items: out}
+			return out
+		})
 	case "min", "max":
 		items := r.iterate(n, v)
 		if len(items) == 0 {
@@ -198,20 +229,23 @@ func (r *renderer) filter(n node, name string, v Value, args []Value, kw *Dict) 
 			r.fail(n, "batch size must be positive")
 		}
 		fill := arg(1, "fill_with", nil)
-		items := r.iterate(n, v)
-		var out []Value
-		for i := 0; i < len(items); i += size {
-			end := min(i+size, len(items))
-			row := append([]Value{}, items[i:end]...)
-			for fill != nil && len(row) < size {
-				row = append(row, fill)
+		return generator(func() []Value {
+			items := r.iterate(n, v)
+			var out []Value
+			for i := 0; i < len(items); i += size {
+				end := min(i+size, len(items))
+				row := append([]Value{}, items[i:end]...)
+				for fill != nil && len(row) < size {
+					row = append(row, fill)
+				}
+				out = append(out, &List{Items: row})
 			}
-			out = append(out, &List{Items: row})
-		}
-		return &List{Items: out}
+			return out
+		})
 	case "attr":
 		return r.getattr(n, v, r.stringArg(n, arg(0, "name", nil), "attribute name"))
 	case "abs":
+		r.operandError(n, v)
 		i, fl, isFloat, ok := number(v)
 		if !ok {
 			r.fail(n, "bad operand type for abs(): '%s'", typeName(v))
@@ -221,10 +255,13 @@ func (r *renderer) filter(n node, name string, v Value, args []Value, kw *Dict) 
 		}
 		return absInt(i)
 	case "int":
+		r.operandError(n, v)
 		return r.toInt(n, v, arg(0, "default", int64(0)), arg(1, "base", int64(10)))
 	case "float":
+		r.operandError(n, v)
 		return toFloat(v, arg(0, "default", 0.0))
 	case "round":
+		r.operandError(n, v)
 		return r.round(n, v, arg(0, "precision", int64(0)), arg(1, "method", "common"))
 	case "bool":
 		return truthy(v)
@@ -287,7 +324,9 @@ func (r *renderer) tojsonFilter(n node, v Value, args []Value, kw *Dict) Value {
 	return s
 }
 
-// indent is Jinja's indent filter, which splits with str.splitlines.
+// indent is Jinja's indent filter, line by line as it does: the text gets
+// a "\n" appended, is split with str.splitlines, the lines after the first
+// are indented (empty ones only with blank), and the first one with first.
 func (r *renderer) indent(n node, s string, width Value, first, blank bool) string {
 	var ind string
 	switch w := width.(type) {
@@ -301,14 +340,17 @@ func (r *renderer) indent(n node, s string, width Value, first, blank bool) stri
 		}
 	}
 	lines := splitLines(s+"\n", false)
-	r.checkString(n, len(s)+len(lines)*len(ind))
+	r.checkString(n, len(s)+(len(lines)+1)*len(ind))
 	var b strings.Builder
+	if first {
+		b.WriteString(ind)
+	}
 	for i, l := range lines {
 		if i > 0 {
 			b.WriteByte('\n')
-		}
-		if (i > 0 || first) && (blank || l != "") {
-			b.WriteString(ind)
+			if blank || l != "" {
+				b.WriteString(ind)
+			}
 		}
 		b.WriteString(l)
 	}
@@ -431,28 +473,38 @@ func (r *renderer) dictsort(n node, v Value, caseSensitive bool, by Value, rever
 }
 
 func (r *renderer) mapFilter(n node, v Value, args []Value, kw *Dict) Value {
-	items := r.iterate(n, v)
-	out := make([]Value, len(items))
+	if !truthy(v) {
+		// Jinja's map starts with "if value:": nothing to map, nothing checked.
+		return generator(func() []Value { return nil })
+	}
 	if attr, ok := kwGet(kw, "attribute"); ok && len(args) == 0 {
 		def, hasDef := kwGet(kw, "default")
-		for i, it := range items {
-			x := r.attributePath(n, it, attr)
-			if _, undefined := x.(Undefined); undefined && hasDef {
-				x = def
+		return generator(func() []Value {
+			items := r.iterate(n, v)
+			out := make([]Value, len(items))
+			for i, it := range items {
+				x := r.attributePath(n, it, attr)
+				if _, undefined := x.(Undefined); undefined && hasDef {
+					x = def
+				}
+				out[i] = x
 			}
-			out[i] = x
-		}
-		return &List{Items: out}
+			return out
+		})
 	}
 	if len(args) == 0 {
 		r.fail(n, "map requires a filter name or attribute")
 	}
 	name := r.stringArg(n, args[0], "filter name")
-	for i, it := range items {
-		r.step(n)
-		out[i] = r.filter(n, name, it, args[1:], kw)
-	}
-	return &List{Items: out}
+	return generator(func() []Value {
+		items := r.iterate(n, v)
+		out := make([]Value, len(items))
+		for i, it := range items {
+			r.step(n)
+			out[i] = r.filter(n, name, it, args[1:], kw)
+		}
+		return out
+	})
 }
 
 func kwGet(kw *Dict, k string) (Value, bool) {
@@ -463,6 +515,10 @@ func kwGet(kw *Dict, k string) (Value, bool) {
 }
 
 func (r *renderer) selectFilter(n node, v Value, args []Value, keep, byAttr bool) Value {
+	if !truthy(v) {
+		// Jinja's select_or_reject starts with "if value:".
+		return generator(func() []Value { return nil })
+	}
 	var attr Value
 	if byAttr {
 		if len(args) == 0 {
@@ -470,24 +526,26 @@ func (r *renderer) selectFilter(n node, v Value, args []Value, keep, byAttr bool
 		}
 		attr, args = args[0], args[1:]
 	}
-	var out []Value
-	for _, it := range r.iterate(n, v) {
-		r.step(n)
-		x := it
-		if byAttr {
-			x = r.attributePath(n, it, attr)
+	return generator(func() []Value {
+		var out []Value
+		for _, it := range r.iterate(n, v) {
+			r.step(n)
+			x := it
+			if byAttr {
+				x = r.attributePath(n, it, attr)
+			}
+			var ok bool
+			if len(args) == 0 {
+				ok = truthy(x)
+			} else {
+				ok = r.test(n, r.stringArg(n, args[0], "test name"), x, args[1:])
+			}
+			if ok == keep {
+				out = append(out, it)
+			}
 		}
-		var ok bool
-		if len(args) == 0 {
-			ok = truthy(x)
-		} else {
-			ok = r.test(n, r.stringArg(n, args[0], "test name"), x, args[1:])
-		}
-		if ok == keep {
-			out = append(out, it)
-		}
-	}
-	return &List{Items: out}
+		return out
+	})
 }
 
 func (r *renderer) toInt(n node, v, def, base Value) Value {

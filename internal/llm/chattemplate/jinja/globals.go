@@ -49,7 +49,11 @@ func rangeFunc(r *renderer, callNode node, args []Value, _ *Dict) Value {
 	for i := range items {
 		items[i] = start + int64(i)*step
 	}
-	return &List{Items: items}
+	view := fmt.Sprintf("range(%d, %d)", start, stop)
+	if step != 1 {
+		view = fmt.Sprintf("range(%d, %d, %d)", start, stop, step)
+	}
+	return &List{Items: items, view: view}
 }
 
 // namespaceFunc is namespace(mapping_or_pairs?, **attrs).

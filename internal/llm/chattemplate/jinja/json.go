@@ -159,6 +159,9 @@ func writeJSON(b *strings.Builder, v Value, o jsonOptions, depth int) error {
 	case string:
 		writeJSONString(b, v, o.ensureASCII)
 	case *List:
+		if v.view != "" {
+			return fmt.Errorf("Object of type %s is not JSON serializable", typeName(v))
+		}
 		if len(v.Items) == 0 {
 			b.WriteString("[]")
 			return nil

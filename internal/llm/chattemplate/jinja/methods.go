@@ -447,7 +447,7 @@ func dictMethod(n node, d *Dict, name string) func(*renderer, []Value, *Dict) Va
 			for i, k := range d.keys {
 				items[i] = &List{Items: []Value{k, d.m[k]}, Tuple: true}
 			}
-			return &List{Items: items}
+			return &List{Items: items, view: "dict_items"}
 		}
 	case "keys":
 		return func(*renderer, []Value, *Dict) Value {
@@ -455,7 +455,7 @@ func dictMethod(n node, d *Dict, name string) func(*renderer, []Value, *Dict) Va
 			for i, k := range d.keys {
 				items[i] = k
 			}
-			return &List{Items: items}
+			return &List{Items: items, view: "dict_keys"}
 		}
 	case "values":
 		return func(*renderer, []Value, *Dict) Value {
@@ -463,7 +463,7 @@ func dictMethod(n node, d *Dict, name string) func(*renderer, []Value, *Dict) Va
 			for i, k := range d.keys {
 				items[i] = d.m[k]
 			}
-			return &List{Items: items}
+			return &List{Items: items, view: "dict_values"}
 		}
 	case "get":
 		return func(r *renderer, args []Value, kw *Dict) Value {
@@ -528,16 +528,24 @@ func listMethod(n node, l *List, name string) func(*renderer, []Value, *Dict) Va
 func (r *renderer) percentFormat(n node, format string, args Value) Value {
 	var list []Value
 	var named *Dict
+	// Python takes any non-tuple object with __getitem__ (a dict, but also a
+	// list or an undefined value) as a mapping: unused, it is no error.
+	mappingLike := false
 	switch a := args.(type) {
 	case *List:
 		if a.Tuple {
 			list = a.Items
 		} else {
 			list = []Value{a}
+			mappingLike = true
 		}
 	case *Dict:
 		named = a
 		list = []Value{a}
+		mappingLike = true
+	case Undefined:
+		list = []Value{a}
+		mappingLike = true
 	default:
 		list = []Value{a}
 	}
@@ -591,7 +599,7 @@ func (r *renderer) percentFormat(n node, format string, args Value) Value {
 		b.WriteString(r.formatOne(n, spec, verb, arg))
 		r.checkString(n, b.Len())
 	}
-	if named == nil && next < len(list) {
+	if !mappingLike && next < len(list) {
 		r.fail(n, "not all arguments converted during string formatting")
 	}
 	return b.String()

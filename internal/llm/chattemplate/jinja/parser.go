@@ -753,27 +753,38 @@ func (p *parser) filterAndTests(x expr) expr {
 			chain := p.filterChain(x)
 			x = chain[len(chain)-1]
 		case p.isName("is"):
-			off := p.next().off
-			t := &testExpr{at: at{off}, x: x}
-			t.negate = p.skipName("not")
-			_, t.name = p.dottedName()
-			switch n := p.peek(); {
-			case p.isOp("("):
-				p.i++
-				var star, dstar expr
-				t.args, t.kwargs, star, dstar = p.arguments()
-				if star != nil || dstar != nil {
-					p.fail(off, "*args and **kwargs are not supported in test arguments")
-				}
-			case n.kind == tokString || n.kind == tokInt || n.kind == tokFloat || p.isOp("[") || p.isOp("{") ||
-				(n.kind == tokName && n.val != "else" && n.val != "or" && n.val != "and" && n.val != "if" &&
-					n.val != "is" && n.val != "in" && n.val != "not"):
-				// a test's single argument may go without parentheses: "x is divisibleby 3"
-				t.args = []expr{p.postfix(p.primary())}
-			}
-			x = t
+			x = p.test(x)
+		case p.isOp("("):
+			// a filter's or test's result may be called: x|attr('m')()
+			x = p.call(x)
 		default:
 			return x
 		}
 	}
+}
+
+// test parses "is [not] name [args]". As in Jinja, a single argument may go
+// without parentheses: "x is divisibleby 3", "x is sameas none".
+func (p *parser) test(x expr) expr {
+	off := p.next().off
+	t := &testExpr{at: at{off}, x: x}
+	t.negate = p.skipName("not")
+	_, t.name = p.dottedName()
+	n := p.peek()
+	switch {
+	case p.isOp("("):
+		p.i++
+		var star, dstar expr
+		t.args, t.kwargs, star, dstar = p.arguments()
+		if star != nil || dstar != nil {
+			p.fail(off, "*args and **kwargs are not supported in test arguments")
+		}
+	case n.kind == tokString || n.kind == tokInt || n.kind == tokFloat || p.isOp("[") || p.isOp("{") ||
+		(n.kind == tokName && n.val != "else" && n.val != "or" && n.val != "and"):
+		if n.kind == tokName && n.val == "is" {
+			p.fail(n.off, "You cannot chain multiple tests with is")
+		}
+		t.args = []expr{p.postfix(p.primary())}
+	}
+	return t
 }

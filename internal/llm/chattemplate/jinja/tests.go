@@ -1,5 +1,7 @@
 package jinja
 
+import "math"
+
 func (r *renderer) applyTest(e *testExpr, v Value, f *frame) bool {
 	args := make([]Value, len(e.args))
 	for i, a := range e.args {
@@ -13,6 +15,16 @@ func (r *renderer) test(n node, name string, v Value, args []Value) bool {
 	need := func(k int) {
 		if len(args) < k {
 			r.fail(n, "test '%s' needs %d argument(s)", name, k)
+		}
+	}
+	switch name {
+	case "sameas", "eq", "equalto", "==", "ne", "!=", "lt", "lessthan", "<", "le", "<=", "gt", "greaterthan", ">", "ge", ">=", "in", "divisibleby":
+		if len(args) > 1 {
+			r.fail(n, "test '%s' takes 1 argument, %d given", name, len(args))
+		}
+	default:
+		if len(args) > 0 {
+			r.fail(n, "test '%s' takes no argument, %d given", name, len(args))
 		}
 	}
 	switch name {
@@ -58,11 +70,17 @@ func (r *renderer) test(n node, name string, v Value, args []Value) bool {
 		switch v.(type) {
 		case string, *List, *Dict, Undefined:
 			return true
+		case *lazySeq:
+			return name == "iterable"
 		}
 		return false
 	case "callable":
-		_, ok := v.(*Func)
-		return ok
+		// Jinja's Undefined has __call__ (it raises), so it counts.
+		switch v.(type) {
+		case *Func, Undefined:
+			return true
+		}
+		return false
 	case "escaped":
 		return false
 	case "sameas":
@@ -85,34 +103,42 @@ func (r *renderer) test(n node, name string, v Value, args []Value) bool {
 		need(1)
 		return r.contains(n, args[0], v)
 	case "odd", "even", "divisibleby":
-		i, ok := v.(int64)
+		r.operandError(n, v)
+		i, f, isFloat, ok := number(v)
 		if !ok {
-			if u, isU := v.(Undefined); isU {
-				r.undefinedError(n, u)
+			r.fail(n, "test '%s' needs a number, not %s", name, typeName(v))
+		}
+		div := int64(2)
+		if name == "divisibleby" {
+			need(1)
+			div = r.intArg(n, args[0], "divisor")
+			if div == 0 {
+				r.fail(n, "integer division or modulo by zero")
 			}
-			r.fail(n, "test '%s' needs an integer, not %s", name, typeName(v))
+		}
+		var rem float64
+		if isFloat {
+			rem = math.Mod(f, float64(div))
+			if rem != 0 && (rem < 0) != (div < 0) {
+				rem += float64(div)
+			}
+		} else {
+			m := i % div
+			if m != 0 && (m < 0) != (div < 0) {
+				m += div
+			}
+			rem = float64(m)
 		}
 		switch name {
 		case "odd":
-			return i%2 != 0
+			return rem == 1
 		case "even":
-			return i%2 == 0
+			return rem == 0
 		}
-		need(1)
-		d := r.intArg(n, args[0], "divisor")
-		if d == 0 {
-			r.fail(n, "integer division or modulo by zero")
-		}
-		return i%d == 0
+		return rem == 0
 	case "lower", "upper":
-		s, ok := v.(string)
-		if !ok {
-			s = str(v)
-		}
-		if name == "lower" {
-			return pyLower(s) == s
-		}
-		return pyUpper(s) == s
+		// str(value).islower() / .isupper(): at least one cased character.
+		return stringClass(str(v), "is"+name)
 	}
 	r.fail(n, "no test named '%s'", name)
 	return false

@@ -33,6 +33,9 @@ type Undefined struct {
 type List struct {
 	Items []Value
 	Tuple bool
+	// view is the Python type of a list-like result that prints its own
+	// way: "dict_items", "dict_keys", "dict_values", or a range's repr.
+	view string
 }
 
 // NewList makes a list of the given items.
@@ -43,6 +46,9 @@ func NewList(items ...Value) *List { return &List{Items: items} }
 type Dict struct {
 	keys []string
 	m    map[string]Value
+	// display, when set, is how the value prints: the loop object prints as
+	// Python's <LoopContext 1/3>.
+	display string
 }
 
 // NewDict makes an empty dict.
@@ -106,7 +112,15 @@ func typeName(v Value) string {
 		if v.Tuple {
 			return "tuple"
 		}
+		if strings.HasPrefix(v.view, "range") {
+			return "range"
+		}
+		if v.view != "" {
+			return v.view
+		}
 		return "list"
+	case *lazySeq:
+		return v.kind
 	case *Dict:
 		return "dict"
 	case *Namespace:
@@ -184,8 +198,16 @@ func reprDepth(v Value, depth int) string {
 		return quotePy(v)
 	case Undefined:
 		return "Undefined"
+	case *lazySeq:
+		return "<" + v.kind + " object>"
 	case *List:
+		if strings.HasPrefix(v.view, "range(") {
+			return v.view
+		}
 		var b strings.Builder
+		if v.view != "" {
+			b.WriteString(v.view + "(")
+		}
 		open, close := "[", "]"
 		if v.Tuple {
 			open, close = "(", ")"
@@ -201,8 +223,14 @@ func reprDepth(v Value, depth int) string {
 			b.WriteString(",")
 		}
 		b.WriteString(close)
+		if v.view != "" {
+			b.WriteString(")")
+		}
 		return b.String()
 	case *Dict:
+		if v.display != "" {
+			return v.display
+		}
 		var b strings.Builder
 		b.WriteString("{")
 		for i, k := range v.keys {
