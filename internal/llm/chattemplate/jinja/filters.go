@@ -147,13 +147,16 @@ func (r *renderer) filter(n node, name string, v Value, args []Value, kw *Dict) 
 		switch v.(type) {
 		case *List, *Dict, Undefined:
 			// Python's reversed(): an iterator, true even when empty.
+			if _, isList := v.(*List); isList {
+				return &lazySeq{kind: "list_reverseiterator", produce: reversed}
+			}
 			return &lazySeq{kind: "reversed", produce: reversed}
 		}
 		return &List{Items: reversed()}
 	case "join":
 		return r.join(n, v, arg(0, "d", ""), arg(1, "attribute", nil))
 	case "items":
-		return generator(func() []Value {
+		return generator("do_items", func() []Value {
 			switch d := v.(type) {
 			case *Dict:
 				return dictMethod(n, d, "items")(r, nil, nil).(*List).Items
@@ -174,7 +177,7 @@ func (r *renderer) filter(n node, name string, v Value, args []Value, kw *Dict) 
 		return &List{Items: items}
 	case "unique":
 		key := r.sortKey(n, truthy(arg(0, "case_sensitive", false)), arg(1, "attribute", nil))
-		return generator(func() []Value {
+		return generator("do_unique", func() []Value {
 			seen := map[string]bool{}
 			var out []Value
 			for _, it := range r.iterate(n, v) {
@@ -229,7 +232,7 @@ func (r *renderer) filter(n node, name string, v Value, args []Value, kw *Dict) 
 			r.fail(n, "batch size must be positive")
 		}
 		fill := arg(1, "fill_with", nil)
-		return generator(func() []Value {
+		return generator("do_batch", func() []Value {
 			items := r.iterate(n, v)
 			var out []Value
 			for i := 0; i < len(items); i += size {
@@ -475,11 +478,11 @@ func (r *renderer) dictsort(n node, v Value, caseSensitive bool, by Value, rever
 func (r *renderer) mapFilter(n node, v Value, args []Value, kw *Dict) Value {
 	if !truthy(v) {
 		// Jinja's map starts with "if value:": nothing to map, nothing checked.
-		return generator(func() []Value { return nil })
+		return generator("sync_do_map", func() []Value { return nil })
 	}
 	if attr, ok := kwGet(kw, "attribute"); ok && len(args) == 0 {
 		def, hasDef := kwGet(kw, "default")
-		return generator(func() []Value {
+		return generator("sync_do_map", func() []Value {
 			items := r.iterate(n, v)
 			out := make([]Value, len(items))
 			for i, it := range items {
@@ -496,7 +499,7 @@ func (r *renderer) mapFilter(n node, v Value, args []Value, kw *Dict) Value {
 		r.fail(n, "map requires a filter name or attribute")
 	}
 	name := r.stringArg(n, args[0], "filter name")
-	return generator(func() []Value {
+	return generator("sync_do_map", func() []Value {
 		items := r.iterate(n, v)
 		out := make([]Value, len(items))
 		for i, it := range items {
@@ -517,7 +520,7 @@ func kwGet(kw *Dict, k string) (Value, bool) {
 func (r *renderer) selectFilter(n node, v Value, args []Value, keep, byAttr bool) Value {
 	if !truthy(v) {
 		// Jinja's select_or_reject starts with "if value:".
-		return generator(func() []Value { return nil })
+		return generator("select_or_reject", func() []Value { return nil })
 	}
 	var attr Value
 	if byAttr {
@@ -526,7 +529,7 @@ func (r *renderer) selectFilter(n node, v Value, args []Value, keep, byAttr bool
 		}
 		attr, args = args[0], args[1:]
 	}
-	return generator(func() []Value {
+	return generator("select_or_reject", func() []Value {
 		var out []Value
 		for _, it := range r.iterate(n, v) {
 			r.step(n)

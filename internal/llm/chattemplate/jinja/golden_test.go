@@ -84,3 +84,28 @@ func TestFeaturesHuggingFaceJinja(t *testing.T) {
 func TestFeaturesPythonJinja(t *testing.T) {
 	checkFeatureCases(t, readFeatureGolden(t, "python-features.golden.json"))
 }
+
+// TestRandomTemplatesPythonJinja: templates drawn at random from the
+// constructs chat templates use, as Python's Jinja2 renders them
+// (gen-template-python-golden.py, fixed seed).
+func TestRandomTemplatesPythonJinja(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "python-random.golden.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g struct {
+		Vars  json.RawMessage `json:"vars"`
+		Cases []featureCase   `json:"cases"`
+	}
+	if err := json.Unmarshal(data, &g); err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Cases) < 1000 {
+		t.Fatalf("only %d cases", len(g.Cases))
+	}
+	for i := range g.Cases {
+		g.Cases[i].Vars = g.Vars
+		g.Cases[i].Corpus = "random"
+	}
+	checkFeatureCases(t, g.Cases)
+}

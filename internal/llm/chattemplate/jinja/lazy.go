@@ -6,7 +6,8 @@ package jinja
 // has no length, runs when first iterated (so its errors show up then, or
 // never) and is used up by iterating: a second loop over it sees nothing.
 type lazySeq struct {
-	kind    string // Python's type for printing: "generator" or "list_reverseiterator"
+	kind    string // Python's type: "generator", "list_reverseiterator" or "reversed"
+	fn      string // the generator function, which Python prints
 	produce func() []Value
 	items   []Value
 	pos     int
@@ -52,6 +53,14 @@ func (s *lazySeq) containsItem(x Value) bool {
 	}
 }
 
-func generator(produce func() []Value) *lazySeq {
-	return &lazySeq{kind: "generator", produce: produce}
+func generator(fn string, produce func() []Value) *lazySeq {
+	return &lazySeq{kind: "generator", fn: fn, produce: produce}
+}
+
+// String prints as Python does, with a made-up address.
+func (s *lazySeq) String() string {
+	if s.kind == "generator" {
+		return "<generator object " + s.fn + " at 0x7f0000000000>"
+	}
+	return "<" + s.kind + " object at 0x7f0000000000>"
 }

@@ -199,7 +199,7 @@ func reprDepth(v Value, depth int) string {
 	case Undefined:
 		return "Undefined"
 	case *lazySeq:
-		return "<" + v.kind + " object>"
+		return v.String()
 	case *List:
 		if strings.HasPrefix(v.view, "range(") {
 			return v.view
