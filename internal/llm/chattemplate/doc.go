@@ -11,13 +11,14 @@
 //
 // Render builds the variables the way vLLM hands them to the template:
 //
-//   - messages carry role and content, plus name, tool_calls (arguments parsed
-//     from their JSON text, "" as {}), tool_call_id, and reasoning /
-//     reasoning_content only when the request gave them;
+//   - messages carry role and content; an assistant's also tool_calls (when
+//     there are any, arguments parsed from their JSON text, {} when that is
+//     not JSON) and reasoning / reasoning_content; a tool's tool_call_id; and
+//     name, each only when the request gave it;
 //   - content is a string (text parts joined with "\n", null as "") unless
 //     the template walks message content as a list of parts, in which case it
-//     gets the parts (a string as one text part): vLLM's "auto" content
-//     format, see DetectContentFormat;
+//     gets the parts (a string as one text part; tool results stay text):
+//     vLLM's "auto" content format, see DetectContentFormat;
 //   - tools and documents are passed in order, None when absent;
 //   - add_generation_prompt, and a request's chat_template_kwargs (which
 //     override special tokens) as variables of their own.

@@ -20,9 +20,10 @@ type Message struct {
 	NullContent bool
 	// ToolCalls of an assistant message; their arguments are JSON text.
 	ToolCalls []ToolCall
-	// ToolCallID and Name of a tool message; empty means absent.
+	// ToolCallID of a tool message; empty means absent.
 	ToolCallID string
-	Name       string
+	// Name of the message's author; empty means absent.
+	Name string
 	// Reasoning of an earlier assistant turn; the template sees it as both
 	// reasoning and reasoning_content. Nil means absent.
 	Reasoning *string
@@ -40,7 +41,7 @@ type ToolCall struct {
 	ID        string
 	Type      string // "function" when empty
 	Name      string
-	Arguments string // JSON text; "" means {}
+	Arguments string // JSON text; anything else reaches the template as {}
 }
 
 // ContentFormat is how message content reaches the template.
@@ -114,11 +115,7 @@ func (t *Template) Render(in Input) (string, error) {
 	}
 	messages := make([]jinja.Value, len(in.Messages))
 	for i, m := range in.Messages {
-		mv, err := messageValue(m, format)
-		if err != nil {
-			return "", fmt.Errorf("%w: messages[%d]: %v", ErrInvalidInput, i, err)
-		}
-		messages[i] = mv
+		messages[i] = messageValue(m, format)
 	}
 	vars["messages"] = jinja.NewList(messages...)
 	if vars["tools"], err = jsonList(in.Tools, "tools"); err != nil {
@@ -167,50 +164,72 @@ func jsonList(raw []json.RawMessage, what string) (jinja.Value, error) {
 }
 
 // messageValue builds the message as vLLM hands it to templates: role and
-// content always; name, tool_calls (arguments parsed), tool_call_id,
-// reasoning and reasoning_content only when given.
-func messageValue(m Message, format ContentFormat) (jinja.Value, error) {
+// content; for an assistant, tool_calls (when there are any, arguments
+// parsed from their JSON text, {} when that is not JSON) and reasoning /
+// reasoning_content; for a tool, tool_call_id; name when given.
+func messageValue(m Message, format ContentFormat) jinja.Value {
 	d := jinja.NewDict()
 	d.Set("role", m.Role)
-	d.Set("content", contentValue(m, format))
+	content := contentValue(m, format)
+	if m.Role == "tool" {
+		// vLLM gives tool results as text whatever the format, unless they
+		// hold parts other than text.
+		content = contentValue(m, toolContentFormat(m, format))
+	}
+	d.Set("content", content)
+	switch m.Role {
+	case "assistant":
+		if len(m.ToolCalls) > 0 {
+			calls := make([]jinja.Value, len(m.ToolCalls))
+			for i, tc := range m.ToolCalls {
+				calls[i] = toolCallValue(tc)
+			}
+			d.Set("tool_calls", jinja.NewList(calls...))
+		}
+		if m.Reasoning != nil {
+			d.Set("reasoning", *m.Reasoning)
+			d.Set("reasoning_content", *m.Reasoning)
+		}
+	case "tool":
+		if m.ToolCallID != "" {
+			d.Set("tool_call_id", m.ToolCallID)
+		}
+	}
 	if m.Name != "" {
 		d.Set("name", m.Name)
 	}
-	if m.ToolCalls != nil {
-		calls := make([]jinja.Value, len(m.ToolCalls))
-		for i, tc := range m.ToolCalls {
-			var args jinja.Value = jinja.NewDict()
-			if strings.TrimSpace(tc.Arguments) != "" {
-				var err error
-				if args, err = jinja.FromJSON([]byte(tc.Arguments)); err != nil {
-					return nil, fmt.Errorf("tool_calls[%d].function.arguments is not JSON: %v", i, err)
-				}
-			}
-			fn := jinja.NewDict()
-			fn.Set("name", tc.Name)
-			fn.Set("arguments", args)
-			call := jinja.NewDict()
-			if tc.ID != "" {
-				call.Set("id", tc.ID)
-			}
-			typ := tc.Type
-			if typ == "" {
-				typ = "function"
-			}
-			call.Set("type", typ)
-			call.Set("function", fn)
-			calls[i] = call
+	return d
+}
+
+func toolContentFormat(m Message, format ContentFormat) ContentFormat {
+	for _, p := range m.Parts {
+		if p.Type != "" && p.Type != "text" {
+			return format
 		}
-		d.Set("tool_calls", jinja.NewList(calls...))
 	}
-	if m.ToolCallID != "" {
-		d.Set("tool_call_id", m.ToolCallID)
+	return ContentFormatString
+}
+
+func toolCallValue(tc ToolCall) jinja.Value {
+	// Arguments that are not JSON become {}, as vLLM does.
+	args, err := jinja.FromJSON([]byte(tc.Arguments))
+	if err != nil {
+		args = jinja.NewDict()
 	}
-	if m.Reasoning != nil {
-		d.Set("reasoning", *m.Reasoning)
-		d.Set("reasoning_content", *m.Reasoning)
+	fn := jinja.NewDict()
+	fn.Set("name", tc.Name)
+	fn.Set("arguments", args)
+	call := jinja.NewDict()
+	if tc.ID != "" {
+		call.Set("id", tc.ID)
 	}
-	return d, nil
+	typ := tc.Type
+	if typ == "" {
+		typ = "function"
+	}
+	call.Set("type", typ)
+	call.Set("function", fn)
+	return call
 }
 
 func contentValue(m Message, format ContentFormat) jinja.Value {

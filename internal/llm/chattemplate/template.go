@@ -13,8 +13,8 @@ var (
 	// ErrNoTemplate: the model has no chat template and the request gave none.
 	ErrNoTemplate = errors.New("chattemplate: the model has no chat template")
 	// ErrInvalidInput wraps what a request got wrong: both
-	// add_generation_prompt and continue_final_message, tool call arguments
-	// that are not JSON, a final message the template does not show.
+	// add_generation_prompt and continue_final_message, tools or documents
+	// that are not JSON objects, a final message the template does not show.
 	ErrInvalidInput = errors.New("chattemplate: invalid input")
 	// ErrInvalidConfig wraps a tokenizer_config.json that cannot be read.
 	ErrInvalidConfig = errors.New("chattemplate: invalid tokenizer config")

@@ -120,7 +120,6 @@ func TestInvalidInput(t *testing.T) {
 	tpl := mustLoad(t, `{"chat_template": "{% for m in messages %}{{ m.content }}{% if m.tool_calls %}{{ m.tool_calls[0].function.arguments|tojson }}{% endif %}{% endfor %}"}`, nil)
 	for name, in := range map[string]Input{
 		"both flags":  {Messages: []Message{user("a")}, AddGenerationPrompt: true, ContinueFinalMessage: true},
-		"bad args":    {Messages: []Message{{Role: "assistant", ToolCalls: []ToolCall{{Name: "f", Arguments: "{nope"}}}}},
 		"bad tool":    {Messages: []Message{user("a")}, Tools: []json.RawMessage{json.RawMessage(`[1]`)}},
 		"bad kwargs":  {Messages: []Message{user("a")}, Kwargs: map[string]any{"x": struct{}{}}},
 		"bad inline":  {Messages: []Message{user("a")}, ChatTemplate: "{{ x"},
@@ -137,10 +136,31 @@ func TestToolCallArguments(t *testing.T) {
 	got, err := tpl.Render(Input{Messages: []Message{{Role: "assistant", NullContent: true, ToolCalls: []ToolCall{
 		{ID: "a", Name: "f", Arguments: `{"z": 1, "a": "\u00e9<>&", "n": 1.5e3, "big": 12345678901234567890}`},
 		{Name: "g", Arguments: "  "},
+		{Name: "h", Arguments: "{not json"},
+		{Name: "i", Arguments: `[1, 2]`},
 	}}}})
-	want := `a function f {"z": 1, "a": "é<>&", "n": 1500.0, "big": 12345678901234567890}; function g {};`
+	want := `a function f {"z": 1, "a": "é<>&", "n": 1500.0, "big": 12345678901234567890}; function g {}; function h {}; function i [1, 2];`
 	if err != nil || got != want {
 		t.Fatalf("got  %q, %v\nwant %q", got, err, want)
+	}
+}
+
+func TestMessageFields(t *testing.T) {
+	tpl := mustLoad(t, `{"chat_template": "{% for m in messages %}{{ m|tojson }}\n{% endfor %}"}`, nil)
+	r := "why"
+	got, err := tpl.Render(Input{Messages: []Message{
+		{Role: "assistant", Content: "a", Name: "bot", Reasoning: &r, ToolCalls: []ToolCall{{ID: "c", Name: "f", Arguments: `{"x": 1}`}}, ToolCallID: "ignored"},
+		{Role: "assistant", Content: "b", ToolCalls: []ToolCall{}},
+		{Role: "tool", ToolCallID: "c", Parts: []ContentPart{{Type: "text", Text: "r1"}, {Type: "text", Text: "r2"}}, Reasoning: &r},
+		{Role: "user", Content: "u", ToolCallID: "ignored", Name: "ann"},
+	}, ContentFormat: ContentFormatOpenAI})
+	want := `{"role": "assistant", "content": [{"type": "text", "text": "a"}], "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": {"x": 1}}}], "reasoning": "why", "reasoning_content": "why", "name": "bot"}
+{"role": "assistant", "content": [{"type": "text", "text": "b"}]}
+{"role": "tool", "content": "r1\nr2", "tool_call_id": "c"}
+{"role": "user", "content": [{"type": "text", "text": "u"}], "name": "ann"}
+`
+	if err != nil || got != want {
+		t.Fatalf("got  %s, %v\nwant %s", got, err, want)
 	}
 }
 

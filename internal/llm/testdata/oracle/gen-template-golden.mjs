@@ -65,43 +65,51 @@ function specialTokens(cfg) {
 
 // templateMessage is the message as vLLM hands it to the template: content a
 // string (text parts joined with "\n", null -> "") or, for templates that
-// walk content parts, a list of parts; tool call arguments parsed.
+// walk content parts, a list of parts (tool results stay text); for an
+// assistant, tool_calls when there are any (arguments parsed, {} when not
+// JSON) and reasoning / reasoning_content; for a tool, tool_call_id; name.
+function textOf(parts) {
+	return parts
+		.filter((p) => p.type === "text")
+		.map((p) => p.text)
+		.join("\n");
+}
+
+function templateContent(m, format) {
+	const parts = Array.isArray(m.content) ? m.content : m.content == null ? [] : [{ type: "text", text: m.content }];
+	const onlyText = parts.every((p) => p.type === "text");
+	if (format === "openai" && !(m.role === "tool" && onlyText)) {
+		return parts.map((p) => (p.type === "text" ? { type: "text", text: p.text } : { type: p.type }));
+	}
+	return textOf(parts);
+}
+
+function parseArguments(text) {
+	try {
+		return JSON.parse(text);
+	} catch {
+		return {};
+	}
+}
+
 function templateMessage(m, format) {
-	let content;
-	if (format === "openai") {
-		if (Array.isArray(m.content)) {
-			content = m.content.map((p) => (p.type === "text" ? { type: "text", text: p.text } : { type: p.type }));
-		} else if (m.content == null) {
-			content = [];
-		} else {
-			content = [{ type: "text", text: m.content }];
+	const t = { role: m.role, content: templateContent(m, format) };
+	if (m.role === "assistant") {
+		if (m.tool_calls?.length) {
+			t.tool_calls = m.tool_calls.map((tc) => ({
+				...(tc.id ? { id: tc.id } : {}),
+				type: tc.type ?? "function",
+				function: { name: tc.function.name, arguments: parseArguments(tc.function.arguments) },
+			}));
 		}
-	} else if (Array.isArray(m.content)) {
-		content = m.content
-			.filter((p) => p.type === "text")
-			.map((p) => p.text)
-			.join("\n");
-	} else {
-		content = m.content ?? "";
+		const reasoning = m.reasoning ?? m.reasoning_content;
+		if (reasoning != null) {
+			t.reasoning = reasoning;
+			t.reasoning_content = reasoning;
+		}
 	}
-	const t = { role: m.role, content };
+	if (m.role === "tool" && m.tool_call_id) t.tool_call_id = m.tool_call_id;
 	if (m.name) t.name = m.name;
-	if (m.tool_calls) {
-		t.tool_calls = m.tool_calls.map((tc) => ({
-			...(tc.id ? { id: tc.id } : {}),
-			type: tc.type ?? "function",
-			function: {
-				name: tc.function.name,
-				arguments: tc.function.arguments.trim() === "" ? {} : JSON.parse(tc.function.arguments),
-			},
-		}));
-	}
-	if (m.tool_call_id) t.tool_call_id = m.tool_call_id;
-	const reasoning = m.reasoning ?? m.reasoning_content;
-	if (reasoning != null) {
-		t.reasoning = reasoning;
-		t.reasoning_content = reasoning;
-	}
 	return t;
 }
 
@@ -246,6 +254,17 @@ const perFamily = {
 			name: "tool_call_null_content_empty_arguments",
 			request: {
 				messages: [user("Ping"), assistant(null, { tool_calls: [{ id: "c", type: "function", function: { name: "ping", arguments: "" } }] }), { role: "tool", content: "pong" }, user("Again")],
+				add_generation_prompt: true,
+			},
+		},
+		{
+			name: "tool_arguments_not_json_and_tool_parts",
+			request: {
+				messages: [
+					user("Go"),
+					assistant("", { tool_calls: [{ id: "x", type: "function", function: { name: "f", arguments: "{not json" } }] }),
+					{ role: "tool", tool_call_id: "x", content: [{ type: "text", text: "part one" }, { type: "text", text: "part two" }] },
+				],
 				add_generation_prompt: true,
 			},
 		},
