@@ -71,7 +71,9 @@ type Input struct {
 	ContinueFinalMessage bool
 	// Kwargs are extra template variables (a request's
 	// chat_template_kwargs, e.g. enable_thinking). Values are JSON-like Go
-	// values or json.RawMessage. They override special tokens.
+	// values or json.RawMessage. They override special tokens and, as in
+	// vLLM, add_generation_prompt, continue_final_message and documents;
+	// chat_template and tokenize are refused.
 	Kwargs map[string]any
 	// Special overrides special-token variables from the tokenizer config.
 	Special map[string]string
@@ -88,6 +90,10 @@ type Input struct {
 // template's *RaiseError, or a *jinja.SyntaxError / *jinja.RenderError
 // (with jinja.ErrLimit for a render that went over its limits).
 func (t *Template) Render(in Input) (string, error) {
+	kwargs, documents, err := in.applyKwargs()
+	if err != nil {
+		return "", err
+	}
 	if in.AddGenerationPrompt && in.ContinueFinalMessage {
 		return "", fmt.Errorf("%w: continue_final_message and add_generation_prompt are not compatible; use continue_final_message when you want the model to continue the final message, and add_generation_prompt when you want to add a header that will prompt it to start a new assistant message instead", ErrInvalidInput)
 	}
@@ -106,12 +112,8 @@ func (t *Template) Render(in Input) (string, error) {
 	for k, v := range in.Special {
 		vars[k] = v
 	}
-	for k, v := range in.Kwargs {
-		val, err := goValue(v)
-		if err != nil {
-			return "", fmt.Errorf("%w: chat_template_kwargs %s: %v", ErrInvalidInput, k, err)
-		}
-		vars[k] = val
+	for k, v := range kwargs {
+		vars[k] = v
 	}
 	messages := make([]jinja.Value, len(in.Messages))
 	for i, m := range in.Messages {
@@ -121,7 +123,9 @@ func (t *Template) Render(in Input) (string, error) {
 	if vars["tools"], err = jsonList(in.Tools, "tools"); err != nil {
 		return "", err
 	}
-	if vars["documents"], err = jsonList(in.Documents, "documents"); err != nil {
+	if documents != nil {
+		vars["documents"] = documents
+	} else if vars["documents"], err = jsonList(in.Documents, "documents"); err != nil {
 		return "", err
 	}
 	vars["add_generation_prompt"] = in.AddGenerationPrompt
@@ -134,6 +138,40 @@ func (t *Template) Render(in Input) (string, error) {
 		return continueFinal(out, last)
 	}
 	return out, nil
+}
+
+// applyKwargs converts the kwargs to template values and lets those that
+// vLLM passes on as apply_chat_template's own parameters override the
+// input's. It returns the kwargs' documents when they give some.
+func (in *Input) applyKwargs() (map[string]jinja.Value, jinja.Value, error) {
+	vars := make(map[string]jinja.Value, len(in.Kwargs))
+	var documents jinja.Value
+	for k, v := range in.Kwargs {
+		val, err := goValue(v)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: chat_template_kwargs %s: %v", ErrInvalidInput, k, err)
+		}
+		switch k {
+		case "chat_template", "tokenize":
+			return nil, nil, fmt.Errorf("%w: unexpected chat template kwarg %q", ErrInvalidInput, k)
+		case "add_generation_prompt", "continue_final_message":
+			b, ok := val.(bool)
+			if !ok {
+				return nil, nil, fmt.Errorf("%w: chat_template_kwargs %s must be a boolean", ErrInvalidInput, k)
+			}
+			if k == "add_generation_prompt" {
+				in.AddGenerationPrompt = b
+			} else {
+				in.ContinueFinalMessage = b
+			}
+			continue
+		case "documents":
+			documents = val
+			continue
+		}
+		vars[k] = val
+	}
+	return vars, documents, nil
 }
 
 // DetectContentFormat tells which content format a template expects: openai

@@ -164,6 +164,24 @@ func TestMessageFields(t *testing.T) {
 	}
 }
 
+func TestKwargsOverrideRequestFields(t *testing.T) {
+	tpl := mustLoad(t, `{"chat_template": "{{ messages[0].content }}{% if add_generation_prompt %}+gen{% endif %}{% if documents %}{{ documents[0].title }}{% endif %}{{ extra }}"}`, nil)
+	got, err := tpl.Render(Input{
+		Messages:            []Message{user("a")},
+		AddGenerationPrompt: true,
+		Documents:           []json.RawMessage{json.RawMessage(`{"title": "from request"}`)},
+		Kwargs:              map[string]any{"add_generation_prompt": false, "documents": []any{map[string]any{"title": "from kwargs"}}, "extra": "!"},
+	})
+	if err != nil || got != "afrom kwargs!" {
+		t.Fatalf("got %q, %v", got, err)
+	}
+	for _, kw := range []map[string]any{{"chat_template": "x"}, {"tokenize": true}, {"add_generation_prompt": "yes"}} {
+		if _, err := tpl.Render(Input{Messages: []Message{user("a")}, Kwargs: kw}); !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("%v: got %v", kw, err)
+		}
+	}
+}
+
 func TestContentFormats(t *testing.T) {
 	parts := Message{Role: "user", Parts: []ContentPart{{Type: "text", Text: "a"}, {Type: "image_url"}, {Type: "text", Text: "b"}}}
 	null := Message{Role: "assistant", NullContent: true}
