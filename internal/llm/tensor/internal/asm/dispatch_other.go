@@ -1,0 +1,23 @@
+//go:build !amd64 || purego
+
+package asm
+
+func path() string { return "purego" }
+
+func dot(a, b []float32) float32 { return dotGeneric(a, b) }
+
+func matmulT(dst []float32, ldd int, a, b []float32, m, n, k int) {
+	matmulTGeneric(dst, ldd, a, b, m, n, k)
+}
+
+func matmulTQ8(dst []float32, ldd int, a []float32, b []int8, scales []float32, m, n, k, blockSize int) {
+	matmulTQ8Generic(dst, ldd, a, b, scales, m, n, k, blockSize)
+}
+
+func axpy(alpha float32, x, y []float32) { axpyGeneric(alpha, x, y) }
+
+func sum(x []float32) float32 { return sumGeneric(x) }
+
+func f16ToF32(dst []float32, src []uint16) { f16ToF32Generic(dst, src) }
+
+func bf16ToF32(dst []float32, src []uint16) { bf16ToF32Generic(dst, src) }

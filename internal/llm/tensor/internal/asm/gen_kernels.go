@@ -1,0 +1,523 @@
+//go:build ignore
+
+// gen_kernels writes kernels_amd64.s, the AVX2+FMA kernels of package asm.
+// Run it with `go generate` in this directory; the output is committed.
+//
+// The matrix kernels are register-blocked tiles of R rows of a by C rows of b
+// (output columns), each tile running over the whole k once. Every tile shape
+// uses one 8-lane accumulator per output element, the same tail treatment and
+// the same horizontal reduction, so an element's bits do not depend on the tile
+// that computed it (see doc.go for the order).
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"log"
+	"os"
+	"strings"
+)
+
+// gpPool are the general registers a tile may hold pointers in. AX holds the
+// element index and CX the loop end; BP and R15 stay untouched (frame pointer,
+// dynamic-linking scratch).
+var gpPool = []string{"SI", "DI", "R8", "R9", "R10", "R11", "R12", "R13", "R14", "BX", "DX"}
+
+// Stack slots (hardware SP) shared by the matrix kernels.
+const (
+	slotB      = "0(SP)"  // pointer to b's row of the current tile's first column
+	slotDst    = "8(SP)"  // pointer to dst's row 0 at the current tile's first column
+	slotCols   = "16(SP)" // columns left
+	slotBRow   = "24(SP)" // bytes between b rows
+	slotLdd    = "32(SP)" // bytes between dst rows
+	slotAux1   = "40(SP)" // f32: tail mask pointer; q8: scale pointer of the current tile
+	slotAux2   = "48(SP)" // f32: tail start element (k-8); q8: bytes between scale rows
+	slotAux3   = "56(SP)" // f32: k mod 8; q8: block size
+	slotKMain  = "64(SP)" // f32: k rounded down to 8; q8: k
+	frameBytes = 72
+)
+
+type gen struct{ buf bytes.Buffer }
+
+func (g *gen) p(format string, args ...any) { fmt.Fprintf(&g.buf, "\t"+format+"\n", args...) }
+func (g *gen) label(name string)            { fmt.Fprintf(&g.buf, "%s:\n", name) }
+func (g *gen) raw(s string)                 { g.buf.WriteString(s) }
+
+func y(i int) string { return fmt.Sprintf("Y%d", i) }
+func x(i int) string { return fmt.Sprintf("X%d", i) }
+
+// tile describes one register-blocked shape.
+type tile struct {
+	rows, cols int
+	// bInRegs keeps the C chunks of b in registers and streams a through one
+	// register (used when C+1 registers fit better than R+1); otherwise the R
+	// chunks of a stay in registers and b streams through one.
+	bInRegs bool
+}
+
+// f32Tiles lists, per row count, the main tile and the one-column remainder tile.
+var f32Tiles = map[int][]tile{
+	4: {{4, 3, true}, {4, 1, false}},
+	3: {{3, 4, false}, {3, 1, false}},
+	2: {{2, 6, false}, {2, 1, false}},
+	1: {{1, 8, false}, {1, 1, false}},
+}
+
+// q8Tiles: the int8 tiles also hold one broadcast scale per column.
+var q8Tiles = map[int][]tile{
+	4: {{4, 2, false}, {4, 1, false}},
+	3: {{3, 3, false}, {3, 1, false}},
+	2: {{2, 4, false}, {2, 1, false}},
+	1: {{1, 6, false}, {1, 1, false}},
+}
+
+func (t tile) acc(r, c int) string { return y(r*t.cols + c) }
+
+// reduceStore sums the 8 lanes of every accumulator in the fixed tree
+// ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)) and stores it to dst (AX = dst row 0
+// at the tile's first column, CX = bytes between dst rows).
+func (g *gen) reduceStore(t tile) {
+	g.p("MOVQ %s, AX", slotDst)
+	g.p("MOVQ %s, CX", slotLdd)
+	tmp := 15
+	for r := 0; r < t.rows; r++ {
+		for c := 0; c < t.cols; c++ {
+			a := r*t.cols + c
+			g.p("VEXTRACTF128 $1, %s, %s", y(a), x(tmp))
+			g.p("VADDPS %s, %s, %s", x(tmp), x(a), x(a))
+			g.p("VMOVHLPS %s, %s, %s", x(a), x(a), x(tmp))
+			g.p("VADDPS %s, %s, %s", x(tmp), x(a), x(a))
+			g.p("VMOVSHDUP %s, %s", x(a), x(tmp))
+			g.p("VADDSS %s, %s, %s", x(tmp), x(a), x(a))
+			g.p("VMOVSS %s, %d(AX)", x(a), 4*c)
+		}
+		if r+1 < t.rows {
+			g.p("ADDQ CX, AX")
+		}
+	}
+}
+
+// columnPointers loads the b row pointers of the tile's columns from slotB,
+// using AX as scratch for the row stride.
+func (g *gen) columnPointers(bRegs []string) {
+	g.p("MOVQ %s, AX", slotBRow)
+	g.p("MOVQ %s, %s", slotB, bRegs[0])
+	for c := 1; c < len(bRegs); c++ {
+		g.p("LEAQ (%s)(AX*1), %s", bRegs[c-1], bRegs[c])
+	}
+}
+
+// advance moves the tile state past cols columns.
+func (g *gen) advance(cols int) {
+	g.p("MOVQ %s, AX", slotBRow)
+	g.p("IMULQ $%d, AX", cols)
+	g.p("ADDQ AX, %s", slotB)
+	g.p("ADDQ $%d, %s", 4*cols, slotDst)
+	g.p("SUBQ $%d, %s", cols, slotCols)
+}
+
+// f32Chunk emits one 8-element step of the tile at element index AX; masked
+// ANDs every loaded chunk with the tail mask at (CX).
+func (g *gen) f32Chunk(t tile, aRegs, bRegs []string, masked bool) {
+	mask := func(reg string) {
+		if masked {
+			g.p("VANDPS (CX), %s, %s", reg, reg)
+		}
+	}
+	nacc := t.rows * t.cols
+	if t.bInRegs {
+		for c := 0; c < t.cols; c++ {
+			g.p("VMOVUPS (%s)(AX*4), %s", bRegs[c], y(nacc+c))
+			mask(y(nacc + c))
+		}
+		at := y(nacc + t.cols)
+		for r := 0; r < t.rows; r++ {
+			g.p("VMOVUPS (%s)(AX*4), %s", aRegs[r], at)
+			mask(at)
+			for c := 0; c < t.cols; c++ {
+				g.p("VFMADD231PS %s, %s, %s", y(nacc+c), at, t.acc(r, c))
+			}
+		}
+		return
+	}
+	for r := 0; r < t.rows; r++ {
+		g.p("VMOVUPS (%s)(AX*4), %s", aRegs[r], y(nacc+r))
+		mask(y(nacc + r))
+	}
+	bt := y(nacc + t.rows)
+	for c := 0; c < t.cols; c++ {
+		if t.rows == 1 && !masked {
+			g.p("VFMADD231PS (%s)(AX*4), %s, %s", bRegs[c], y(nacc), t.acc(0, c))
+			continue
+		}
+		g.p("VMOVUPS (%s)(AX*4), %s", bRegs[c], bt)
+		mask(bt)
+		for r := 0; r < t.rows; r++ {
+			g.p("VFMADD231PS %s, %s, %s", bt, y(nacc+r), t.acc(r, c))
+		}
+	}
+}
+
+func (g *gen) zeroAcc(t tile) {
+	for i := 0; i < t.rows*t.cols; i++ {
+		g.p("VXORPS %s, %s, %s", y(i), y(i), y(i))
+	}
+}
+
+// f32Tile emits the loop over all column tiles of shape t.
+func (g *gen) f32Tile(name string, t tile, aRegs []string) {
+	bRegs := gpPool[t.rows : t.rows+t.cols]
+	pfx := fmt.Sprintf("%s_%dx%d", name, t.rows, t.cols)
+	g.label(pfx + "_tile")
+	g.p("CMPQ %s, $%d", slotCols, t.cols)
+	g.p("JLT %s_done", pfx)
+	g.columnPointers(bRegs)
+	g.zeroAcc(t)
+	g.p("XORQ AX, AX")
+	g.p("MOVQ %s, CX", slotKMain)
+	g.label(pfx + "_loop")
+	g.f32Chunk(t, aRegs, bRegs, false)
+	g.p("ADDQ $8, AX")
+	g.p("CMPQ AX, CX")
+	g.p("JLT %s_loop", pfx)
+	g.p("CMPQ %s, $0", slotAux3)
+	g.p("JEQ %s_reduce", pfx)
+	g.p("MOVQ %s, AX", slotAux2)
+	g.p("MOVQ %s, CX", slotAux1)
+	g.f32Chunk(t, aRegs, bRegs, true)
+	g.label(pfx + "_reduce")
+	g.reduceStore(t)
+	g.advance(t.cols)
+	g.p("JMP %s_tile", pfx)
+	g.label(pfx + "_done")
+}
+
+// rowPointers loads a's row pointers (row stride in bytes in CX).
+func (g *gen) rowPointers(rows int, aRegs []string) {
+	g.p("MOVQ a+16(FP), %s", aRegs[0])
+	for r := 1; r < rows; r++ {
+		g.p("LEAQ (%s)(CX*1), %s", aRegs[r-1], aRegs[r])
+	}
+}
+
+func (g *gen) f32Kernel(rows int) {
+	name := fmt.Sprintf("matmulTRows%d", rows)
+	g.raw(fmt.Sprintf("\n// func %s(dst *float32, ldd int, a *float32, b *float32, n int, k int)\n", name))
+	g.raw("// Requires k >= 8.\n")
+	g.raw(fmt.Sprintf("TEXT ·%s(SB), NOSPLIT, $%d-48\n", name, frameBytes))
+	aRegs := gpPool[:rows]
+	g.p("MOVQ k+40(FP), CX")
+	g.p("MOVQ CX, AX")
+	g.p("ANDQ $-8, AX")
+	g.p("MOVQ AX, %s", slotKMain)
+	g.p("LEAQ -8(CX), AX")
+	g.p("MOVQ AX, %s", slotAux2)
+	g.p("MOVQ CX, AX")
+	g.p("ANDQ $7, AX")
+	g.p("MOVQ AX, %s", slotAux3)
+	g.p("LEAQ tailMask<>(SB), DX")
+	g.p("LEAQ (DX)(AX*4), DX")
+	g.p("MOVQ DX, %s", slotAux1)
+	g.p("SHLQ $2, CX")
+	g.p("MOVQ CX, %s", slotBRow)
+	g.p("MOVQ ldd+8(FP), AX")
+	g.p("SHLQ $2, AX")
+	g.p("MOVQ AX, %s", slotLdd)
+	g.p("MOVQ b+24(FP), AX")
+	g.p("MOVQ AX, %s", slotB)
+	g.p("MOVQ dst+0(FP), AX")
+	g.p("MOVQ AX, %s", slotDst)
+	g.p("MOVQ n+32(FP), AX")
+	g.p("MOVQ AX, %s", slotCols)
+	g.rowPointers(rows, aRegs)
+	for _, t := range f32Tiles[rows] {
+		g.f32Tile(name, t, aRegs)
+	}
+	g.p("VZEROUPPER")
+	g.p("RET")
+}
+
+// scaleAddr returns the address of column c's scale given sp (column 0),
+// sp3 (column 3) and the scale row stride register.
+func scaleAddr(c int, sp, sp3, stride string) string {
+	switch c {
+	case 0:
+		return "(" + sp + ")"
+	case 1:
+		return fmt.Sprintf("(%s)(%s*1)", sp, stride)
+	case 2:
+		return fmt.Sprintf("(%s)(%s*2)", sp, stride)
+	case 3:
+		return "(" + sp3 + ")"
+	case 4:
+		return fmt.Sprintf("(%s)(%s*4)", sp, stride)
+	case 5:
+		return fmt.Sprintf("(%s)(%s*2)", sp3, stride)
+	}
+	panic("scaleAddr: at most 6 columns")
+}
+
+func (g *gen) q8Tile(name string, t tile, aRegs []string) {
+	bRegs := gpPool[t.rows : t.rows+t.cols]
+	rest := gpPool[t.rows+t.cols:]
+	blockEnd, sp, sp3, stride := rest[0], rest[1], rest[2], rest[3]
+	nacc := t.rows * t.cols
+	av := func(r int) string { return y(nacc + r) }
+	sv := func(c int) string { return y(nacc + t.rows + c) }
+	bt := y(nacc + t.rows + t.cols)
+	pfx := fmt.Sprintf("%s_%dx%d", name, t.rows, t.cols)
+	g.label(pfx + "_tile")
+	g.p("CMPQ %s, $%d", slotCols, t.cols)
+	g.p("JLT %s_done", pfx)
+	g.columnPointers(bRegs)
+	g.zeroAcc(t)
+	g.p("MOVQ %s, %s", slotAux1, sp)
+	g.p("MOVQ %s, %s", slotAux2, stride)
+	if t.cols > 3 {
+		g.p("LEAQ (%s)(%s*2), %s", sp, stride, sp3)
+		g.p("ADDQ %s, %s", stride, sp3)
+	}
+	g.p("XORQ AX, AX")
+	g.p("MOVQ %s, CX", slotKMain)
+	g.label(pfx + "_block")
+	for c := 0; c < t.cols; c++ {
+		g.p("VBROADCASTSS %s, %s", scaleAddr(c, sp, sp3, stride), sv(c))
+	}
+	g.p("MOVQ %s, %s", slotAux3, blockEnd)
+	g.p("ADDQ AX, %s", blockEnd)
+	g.label(pfx + "_loop")
+	for r := 0; r < t.rows; r++ {
+		g.p("VMOVUPS (%s)(AX*4), %s", aRegs[r], av(r))
+	}
+	for c := 0; c < t.cols; c++ {
+		g.p("VPMOVSXBD (%s)(AX*1), %s", bRegs[c], bt)
+		g.p("VCVTDQ2PS %s, %s", bt, bt)
+		g.p("VMULPS %s, %s, %s", sv(c), bt, bt)
+		for r := 0; r < t.rows; r++ {
+			g.p("VFMADD231PS %s, %s, %s", bt, av(r), t.acc(r, c))
+		}
+	}
+	g.p("ADDQ $8, AX")
+	g.p("CMPQ AX, %s", blockEnd)
+	g.p("JLT %s_loop", pfx)
+	g.p("ADDQ $4, %s", sp)
+	if t.cols > 3 {
+		g.p("ADDQ $4, %s", sp3)
+	}
+	g.p("CMPQ AX, CX")
+	g.p("JLT %s_block", pfx)
+	g.reduceStore(t)
+	g.advance(t.cols)
+	g.p("MOVQ %s, AX", slotAux2)
+	g.p("IMULQ $%d, AX", t.cols)
+	g.p("ADDQ AX, %s", slotAux1)
+	g.p("JMP %s_tile", pfx)
+	g.label(pfx + "_done")
+}
+
+func (g *gen) q8Kernel(rows int) {
+	name := fmt.Sprintf("matmulTQ8Rows%d", rows)
+	g.raw(fmt.Sprintf("\n// func %s(dst *float32, ldd int, a *float32, b *int8, scales *float32, n int, k int, blockSize int, scaleStride int)\n", name))
+	g.raw("// Requires blockSize a positive multiple of 8 dividing k.\n")
+	g.raw(fmt.Sprintf("TEXT ·%s(SB), NOSPLIT, $%d-72\n", name, frameBytes))
+	aRegs := gpPool[:rows]
+	g.p("MOVQ k+48(FP), CX")
+	g.p("MOVQ CX, %s", slotKMain)
+	g.p("MOVQ CX, %s", slotBRow)
+	g.p("MOVQ blockSize+56(FP), AX")
+	g.p("MOVQ AX, %s", slotAux3)
+	g.p("MOVQ scaleStride+64(FP), AX")
+	g.p("SHLQ $2, AX")
+	g.p("MOVQ AX, %s", slotAux2)
+	g.p("MOVQ scales+32(FP), AX")
+	g.p("MOVQ AX, %s", slotAux1)
+	g.p("MOVQ ldd+8(FP), AX")
+	g.p("SHLQ $2, AX")
+	g.p("MOVQ AX, %s", slotLdd)
+	g.p("MOVQ b+24(FP), AX")
+	g.p("MOVQ AX, %s", slotB)
+	g.p("MOVQ dst+0(FP), AX")
+	g.p("MOVQ AX, %s", slotDst)
+	g.p("MOVQ n+40(FP), AX")
+	g.p("MOVQ AX, %s", slotCols)
+	g.p("SHLQ $2, CX")
+	g.rowPointers(rows, aRegs)
+	for _, t := range q8Tiles[rows] {
+		g.q8Tile(name, t, aRegs)
+	}
+	g.p("VZEROUPPER")
+	g.p("RET")
+}
+
+const header = `// Code generated by gen_kernels.go; DO NOT EDIT.
+
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// tailMask: 8 zero words then 8 all-ones words; the 8 words from index t
+// keep the last t lanes of a chunk.
+DATA tailMask<>+0(SB)/8, $0
+DATA tailMask<>+8(SB)/8, $0
+DATA tailMask<>+16(SB)/8, $0
+DATA tailMask<>+24(SB)/8, $0
+DATA tailMask<>+32(SB)/8, $0xffffffffffffffff
+DATA tailMask<>+40(SB)/8, $0xffffffffffffffff
+DATA tailMask<>+48(SB)/8, $0xffffffffffffffff
+DATA tailMask<>+56(SB)/8, $0xffffffffffffffff
+GLOBL tailMask<>(SB), RODATA|NOPTR, $64
+`
+
+// streaming kernels: written out directly, they have no shape parameters.
+const streaming = `
+// func axpyAVX2(alpha float32, x *float32, y *float32, n int)
+TEXT ·axpyAVX2(SB), NOSPLIT, $0-32
+	VBROADCASTSS alpha+0(FP), Y0
+	MOVQ x+8(FP), SI
+	MOVQ y+16(FP), DI
+	MOVQ n+24(FP), CX
+	XORQ AX, AX
+	MOVQ CX, DX
+	ANDQ $-32, DX
+	JZ axpy_by8
+axpy_by32:
+	VMOVUPS (DI)(AX*4), Y1
+	VMOVUPS 32(DI)(AX*4), Y2
+	VMOVUPS 64(DI)(AX*4), Y3
+	VMOVUPS 96(DI)(AX*4), Y4
+	VFMADD231PS (SI)(AX*4), Y0, Y1
+	VFMADD231PS 32(SI)(AX*4), Y0, Y2
+	VFMADD231PS 64(SI)(AX*4), Y0, Y3
+	VFMADD231PS 96(SI)(AX*4), Y0, Y4
+	VMOVUPS Y1, (DI)(AX*4)
+	VMOVUPS Y2, 32(DI)(AX*4)
+	VMOVUPS Y3, 64(DI)(AX*4)
+	VMOVUPS Y4, 96(DI)(AX*4)
+	ADDQ $32, AX
+	CMPQ AX, DX
+	JLT axpy_by32
+axpy_by8:
+	MOVQ CX, DX
+	ANDQ $-8, DX
+	CMPQ AX, DX
+	JGE axpy_tail
+axpy_loop8:
+	VMOVUPS (DI)(AX*4), Y1
+	VFMADD231PS (SI)(AX*4), Y0, Y1
+	VMOVUPS Y1, (DI)(AX*4)
+	ADDQ $8, AX
+	CMPQ AX, DX
+	JLT axpy_loop8
+axpy_tail:
+	CMPQ AX, CX
+	JGE axpy_done
+	VMOVSS (DI)(AX*4), X1
+	VFMADD231SS (SI)(AX*4), X0, X1
+	VMOVSS X1, (DI)(AX*4)
+	INCQ AX
+	JMP axpy_tail
+axpy_done:
+	VZEROUPPER
+	RET
+
+// func sumAVX2(x *float32, n int) float32
+// Requires n a multiple of 64.
+TEXT ·sumAVX2(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	XORQ AX, AX
+	TESTQ CX, CX
+	JZ sum_reduce
+sum_loop:
+	VADDPS (SI)(AX*4), Y0, Y0
+	VADDPS 32(SI)(AX*4), Y1, Y1
+	VADDPS 64(SI)(AX*4), Y2, Y2
+	VADDPS 96(SI)(AX*4), Y3, Y3
+	VADDPS 128(SI)(AX*4), Y4, Y4
+	VADDPS 160(SI)(AX*4), Y5, Y5
+	VADDPS 192(SI)(AX*4), Y6, Y6
+	VADDPS 224(SI)(AX*4), Y7, Y7
+	ADDQ $64, AX
+	CMPQ AX, CX
+	JLT sum_loop
+sum_reduce:
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y6, Y2, Y2
+	VADDPS Y7, Y3, Y3
+	VADDPS Y2, Y0, Y0
+	VADDPS Y3, Y1, Y1
+	VADDPS Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	VMOVSS X0, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func f16ToF32F16C(dst *float32, src *uint16, n int)
+// Requires n a multiple of 8.
+TEXT ·f16ToF32F16C(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	XORQ AX, AX
+	TESTQ CX, CX
+	JZ f16_done
+f16_loop:
+	VCVTPH2PS (SI)(AX*2), Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JLT f16_loop
+f16_done:
+	VZEROUPPER
+	RET
+
+// func bf16ToF32AVX2(dst *float32, src *uint16, n int)
+// Requires n a multiple of 8.
+TEXT ·bf16ToF32AVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	XORQ AX, AX
+	TESTQ CX, CX
+	JZ bf16_done
+bf16_loop:
+	VPMOVZXWD (SI)(AX*2), Y0
+	VPSLLD $16, Y0, Y0
+	VMOVDQU Y0, (DI)(AX*4)
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JLT bf16_loop
+bf16_done:
+	VZEROUPPER
+	RET
+`
+
+func main() {
+	var g gen
+	g.raw(header)
+	for rows := 1; rows <= 4; rows++ {
+		g.f32Kernel(rows)
+	}
+	for rows := 1; rows <= 4; rows++ {
+		g.q8Kernel(rows)
+	}
+	g.raw(streaming)
+	out := strings.ReplaceAll(g.buf.String(), "\t\n", "\n")
+	if err := os.WriteFile("kernels_amd64.s", []byte(out), 0o644); err != nil {
+		log.Fatal(err)
+	}
+}
