@@ -174,7 +174,9 @@ func TestMatMulTPanicsOnShortSlices(t *testing.T) {
 		"short dst":    func() { MatMulT(make([]float32, 3), make([]float32, 8), make([]float32, 8), 2, 2, 4) },
 		"small stride": func() { MatMulTStrided(make([]float32, 8), 1, make([]float32, 8), make([]float32, 8), 2, 2, 4) },
 		"dot lengths":  func() { Dot(make([]float32, 3), make([]float32, 4)) },
-		"q8 block":     func() { MatMulTQ8(make([]float32, 1), make([]float32, 12), make([]int8, 12), make([]float32, 3), 1, 1, 12, 4) },
+		"q8 block": func() {
+			MatMulTQ8(make([]float32, 1), make([]float32, 12), make([]int8, 12), make([]float32, 3), 1, 1, 12, 4)
+		},
 		"q8 scales": func() {
 			MatMulTQ8(make([]float32, 1), make([]float32, 16), make([]int8, 16), make([]float32, 1), 1, 1, 16, 8)
 		},
