@@ -12,6 +12,12 @@ var useAVX2 = cpu.X86.HasAVX && cpu.X86.HasAVX2 && cpu.X86.HasFMA && hasF16C()
 // stay in the per-core cache while every tile of rows streams past them.
 const colBlockBytes = 1 << 20
 
+// groupedMaxRows is the largest m taken by matmulTGroups4, which runs every
+// group of 4 rows of a against each tile of b while the tile is in L1. Past
+// it, re-reading a for every tile costs more than re-reading blocks of b
+// from L2, and the column-blocked order wins (measured at k=288 and 1024).
+const groupedMaxRows = 16
+
 func path() string {
 	if useAVX2 {
 		return "avx2+fma"
@@ -33,6 +39,14 @@ func matmulT(dst []float32, ldd int, a, b []float32, m, n, k int) {
 		matmulTGeneric(dst, ldd, a, b, m, n, k)
 		return
 	}
+	if m >= 4 && m <= groupedMaxRows {
+		// A small batch (concurrent decode steps): every b row is read once,
+		// for all rows of a.
+		matmulTGroups4(&dst[0], ldd, &a[0], &b[0], m, n, k)
+		return
+	}
+	// m < 4 is one pass of a row kernel; m > groupedMaxRows sweeps blocks of
+	// b that stay in L2 with every group of 4 rows of a.
 	nb := columnBlock(m, n, k*4)
 	for j0 := 0; j0 < n; j0 += nb {
 		w := min(nb, n-j0)

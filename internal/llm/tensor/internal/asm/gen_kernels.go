@@ -34,7 +34,9 @@ const (
 	slotAux2   = "48(SP)" // f32: tail start element (k-8); q8: bytes between scale rows
 	slotAux3   = "56(SP)" // f32: k mod 8; q8: block size
 	slotKMain  = "64(SP)" // f32: k rounded down to 8; q8: k
-	frameBytes = 72
+	slotRow    = "72(SP)" // grouped: first row of the current group of 4
+	slotLast   = "80(SP)" // grouped: index of a's last row
+	frameBytes = 88
 )
 
 type gen struct{ buf bytes.Buffer }
@@ -53,22 +55,25 @@ type tile struct {
 	// register (used when C+1 registers fit better than R+1); otherwise the R
 	// chunks of a stay in registers and b streams through one.
 	bInRegs bool
+	// prefetch fetches the next column tile's b rows while this one runs, so
+	// a tile whose rows come from beyond the caches does not wait for them.
+	prefetch bool
 }
 
 // f32Tiles lists, per row count, the main tile and the one-column remainder tile.
 var f32Tiles = map[int][]tile{
-	4: {{4, 3, true}, {4, 1, false}},
-	3: {{3, 4, false}, {3, 1, false}},
-	2: {{2, 6, false}, {2, 1, false}},
-	1: {{1, 8, false}, {1, 1, false}},
+	4: {{4, 3, true, true}, {4, 1, false, false}},
+	3: {{3, 4, false, false}, {3, 1, false, false}},
+	2: {{2, 6, false, false}, {2, 1, false, false}},
+	1: {{1, 8, false, false}, {1, 1, false, false}},
 }
 
 // q8Tiles: the int8 tiles also hold one broadcast scale per column.
 var q8Tiles = map[int][]tile{
-	4: {{4, 2, false}, {4, 1, false}},
-	3: {{3, 3, false}, {3, 1, false}},
-	2: {{2, 4, false}, {2, 1, false}},
-	1: {{1, 6, false}, {1, 1, false}},
+	4: {{4, 2, false, false}, {4, 1, false, false}},
+	3: {{3, 3, false, false}, {3, 1, false, false}},
+	2: {{2, 4, false, false}, {2, 1, false, false}},
+	1: {{1, 6, false, false}, {1, 1, false, false}},
 }
 
 func (t tile) acc(r, c int) string { return y(r*t.cols + c) }
@@ -76,11 +81,18 @@ func (t tile) acc(r, c int) string { return y(r*t.cols + c) }
 // reduceStore sums the 8 lanes of every accumulator in the fixed tree
 // ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)) and stores it to dst (AX = dst row 0
 // at the tile's first column, CX = bytes between dst rows).
-func (g *gen) reduceStore(t tile) {
-	g.p("MOVQ %s, AX", slotDst)
-	g.p("MOVQ %s, CX", slotLdd)
+func (g *gen) reduceStore(t tile, grouped bool) {
+	if !grouped {
+		g.p("MOVQ %s, AX", slotDst)
+		g.p("MOVQ %s, CX", slotLdd)
+	}
 	tmp := 15
 	for r := 0; r < t.rows; r++ {
+		if grouped {
+			g.clampedRow(r, "AX")
+			g.p("IMULQ %s, AX", slotLdd)
+			g.p("ADDQ %s, AX", slotDst)
+		}
 		for c := 0; c < t.cols; c++ {
 			a := r*t.cols + c
 			g.p("VEXTRACTF128 $1, %s, %s", y(a), x(tmp))
@@ -91,9 +103,31 @@ func (g *gen) reduceStore(t tile) {
 			g.p("VADDSS %s, %s, %s", x(tmp), x(a), x(a))
 			g.p("VMOVSS %s, %d(AX)", x(a), 4*c)
 		}
-		if r+1 < t.rows {
+		if r+1 < t.rows && !grouped {
 			g.p("ADDQ CX, AX")
 		}
+	}
+}
+
+// clampedRow sets reg to min(group's first row + r, last row). Rows past the
+// end of a repeat its last row: they compute that row's values again, bit
+// for bit, and store them over it.
+func (g *gen) clampedRow(r int, reg string) {
+	g.p("MOVQ %s, %s", slotRow, reg)
+	if r > 0 {
+		g.p("ADDQ $%d, %s", r, reg)
+	}
+	g.p("CMPQ %s, %s", reg, slotLast)
+	g.p("CMOVQGT %s, %s", slotLast, reg)
+}
+
+// groupRowPointers points aRegs at the (clamped) rows of the current group.
+func (g *gen) groupRowPointers(aRegs []string) {
+	for r, reg := range aRegs {
+		g.clampedRow(r, "CX")
+		g.p("IMULQ %s, CX", slotBRow)
+		g.p("ADDQ a+16(FP), CX")
+		g.p("MOVQ CX, %s", reg)
 	}
 }
 
@@ -125,6 +159,14 @@ func (g *gen) f32Chunk(t tile, aRegs, bRegs []string, masked bool) {
 		}
 	}
 	nacc := t.rows * t.cols
+	if t.prefetch && !masked {
+		pf, stride := gpPool[t.rows+t.cols], gpPool[t.rows+t.cols+1]
+		g.p("PREFETCHT0 (%s)", pf)
+		for c := 1; c < t.cols; c++ {
+			g.p("PREFETCHT0 (%s)(%s*%d)", pf, stride, c)
+		}
+		g.p("ADDQ $32, %s", pf)
+	}
 	if t.bInRegs {
 		for c := 0; c < t.cols; c++ {
 			g.p("VMOVUPS (%s)(AX*4), %s", bRegs[c], y(nacc+c))
@@ -164,15 +206,27 @@ func (g *gen) zeroAcc(t tile) {
 	}
 }
 
-// f32Tile emits the loop over all column tiles of shape t.
-func (g *gen) f32Tile(name string, t tile, aRegs []string) {
+// f32Tile emits the loop over all column tiles of shape t. grouped runs,
+// for each column tile, every group of t.rows rows of a in turn, so the
+// tile's b rows are read from memory once for all of a's rows.
+func (g *gen) f32Tile(name string, t tile, aRegs []string, grouped bool) {
 	bRegs := gpPool[t.rows : t.rows+t.cols]
 	pfx := fmt.Sprintf("%s_%dx%d", name, t.rows, t.cols)
 	g.label(pfx + "_tile")
 	g.p("CMPQ %s, $%d", slotCols, t.cols)
 	g.p("JLT %s_done", pfx)
 	g.columnPointers(bRegs)
+	if grouped {
+		g.p("MOVQ $0, %s", slotRow)
+		g.label(pfx + "_group")
+		g.groupRowPointers(aRegs)
+	}
 	g.zeroAcc(t)
+	if t.prefetch {
+		pf, stride := gpPool[t.rows+t.cols], gpPool[t.rows+t.cols+1]
+		g.p("MOVQ %s, %s", slotBRow, stride)
+		g.p("LEAQ (%s)(%s*1), %s", bRegs[t.cols-1], stride, pf)
+	}
 	g.p("XORQ AX, AX")
 	g.p("MOVQ %s, CX", slotKMain)
 	g.label(pfx + "_loop")
@@ -186,7 +240,13 @@ func (g *gen) f32Tile(name string, t tile, aRegs []string) {
 	g.p("MOVQ %s, CX", slotAux1)
 	g.f32Chunk(t, aRegs, bRegs, true)
 	g.label(pfx + "_reduce")
-	g.reduceStore(t)
+	g.reduceStore(t, grouped)
+	if grouped {
+		g.p("ADDQ $%d, %s", t.rows, slotRow)
+		g.p("MOVQ %s, AX", slotLast)
+		g.p("CMPQ %s, AX", slotRow)
+		g.p("JLE %s_group", pfx)
+	}
 	g.advance(t.cols)
 	g.p("JMP %s_tile", pfx)
 	g.label(pfx + "_done")
@@ -200,13 +260,27 @@ func (g *gen) rowPointers(rows int, aRegs []string) {
 	}
 }
 
-func (g *gen) f32Kernel(rows int) {
+// f32Kernel emits matmulTRows<rows>, or with grouped matmulTGroups4, which
+// takes any m >= 1 in groups of 4 rows.
+func (g *gen) f32Kernel(rows int, grouped bool) {
 	name := fmt.Sprintf("matmulTRows%d", rows)
-	g.raw(fmt.Sprintf("\n// func %s(dst *float32, ldd int, a *float32, b *float32, n int, k int)\n", name))
+	nArg, kArg, argBytes := "n+32(FP)", "k+40(FP)", 48
+	if grouped {
+		name = fmt.Sprintf("matmulTGroups%d", rows)
+		nArg, kArg, argBytes = "n+40(FP)", "k+48(FP)", 56
+		g.raw(fmt.Sprintf("\n// func %s(dst *float32, ldd int, a *float32, b *float32, m int, n int, k int)\n", name))
+	} else {
+		g.raw(fmt.Sprintf("\n// func %s(dst *float32, ldd int, a *float32, b *float32, n int, k int)\n", name))
+	}
 	g.raw("// Requires k >= 8.\n")
-	g.raw(fmt.Sprintf("TEXT ·%s(SB), NOSPLIT, $%d-48\n", name, frameBytes))
+	g.raw(fmt.Sprintf("TEXT ·%s(SB), NOSPLIT, $%d-%d\n", name, frameBytes, argBytes))
 	aRegs := gpPool[:rows]
-	g.p("MOVQ k+40(FP), CX")
+	if grouped {
+		g.p("MOVQ m+32(FP), AX")
+		g.p("DECQ AX")
+		g.p("MOVQ AX, %s", slotLast)
+	}
+	g.p("MOVQ %s, CX", kArg)
 	g.p("MOVQ CX, AX")
 	g.p("ANDQ $-8, AX")
 	g.p("MOVQ AX, %s", slotKMain)
@@ -227,11 +301,13 @@ func (g *gen) f32Kernel(rows int) {
 	g.p("MOVQ AX, %s", slotB)
 	g.p("MOVQ dst+0(FP), AX")
 	g.p("MOVQ AX, %s", slotDst)
-	g.p("MOVQ n+32(FP), AX")
+	g.p("MOVQ %s, AX", nArg)
 	g.p("MOVQ AX, %s", slotCols)
-	g.rowPointers(rows, aRegs)
+	if !grouped {
+		g.rowPointers(rows, aRegs)
+	}
 	for _, t := range f32Tiles[rows] {
-		g.f32Tile(name, t, aRegs)
+		g.f32Tile(name, t, aRegs, grouped)
 	}
 	g.p("VZEROUPPER")
 	g.p("RET")
@@ -306,7 +382,7 @@ func (g *gen) q8Tile(name string, t tile, aRegs []string) {
 	}
 	g.p("CMPQ AX, CX")
 	g.p("JLT %s_block", pfx)
-	g.reduceStore(t)
+	g.reduceStore(t, false)
 	g.advance(t.cols)
 	g.p("MOVQ %s, AX", slotAux2)
 	g.p("IMULQ $%d, AX", t.cols)
@@ -510,8 +586,9 @@ func main() {
 	var g gen
 	g.raw(header)
 	for rows := 1; rows <= 4; rows++ {
-		g.f32Kernel(rows)
+		g.f32Kernel(rows, false)
 	}
+	g.f32Kernel(4, true)
 	for rows := 1; rows <= 4; rows++ {
 		g.q8Kernel(rows)
 	}

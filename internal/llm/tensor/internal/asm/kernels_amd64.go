@@ -17,6 +17,9 @@ func matmulTRows3(dst *float32, ldd int, a *float32, b *float32, n int, k int)
 func matmulTRows4(dst *float32, ldd int, a *float32, b *float32, n int, k int)
 
 //go:noescape
+func matmulTGroups4(dst *float32, ldd int, a *float32, b *float32, m int, n int, k int)
+
+//go:noescape
 func matmulTQ8Rows1(dst *float32, ldd int, a *float32, b *int8, scales *float32, n int, k int, blockSize int, scaleStride int)
 
 //go:noescape

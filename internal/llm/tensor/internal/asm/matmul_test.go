@@ -8,11 +8,12 @@ import (
 )
 
 // Shapes that exercise every tile, remainder and tail: k below, at and past
-// multiples of 8; m covering each row-tile height and their sums; n covering
-// each tile width, its remainders and a column block boundary.
+// multiples of 8; m covering each row kernel, the grouped kernel (4 to 16
+// rows, full and partial last group) and the column-blocked order beyond;
+// n covering each tile width and its remainders.
 var (
 	testKs = []int{1, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 65, 127, 288, 301}
-	testMs = []int{1, 2, 3, 4, 5, 6, 7, 9, 13}
+	testMs = []int{1, 2, 3, 4, 5, 6, 7, 9, 13, 16, 17, 22}
 	testNs = []int{1, 2, 3, 5, 7, 8, 9, 13, 25, 31, 49}
 )
 
@@ -61,6 +62,29 @@ func TestMatMulTExactOnIntegers(t *testing.T) {
 						t.Fatalf("m=%d n=%d k=%d element %d: got %v, pure Go %v, want %v", m, n, k, e, got[e], gen[e], want[e])
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestMatMulTColumnBlocksExact: rows of 4099 elements make the column
+// blocks of the large-m order 48 wide, so n=101 crosses two block bounds.
+func TestMatMulTColumnBlocksExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	const m, n, k = 21, 101, 4099
+	a, b := randInts(r, m*k, 3), randInts(r, n*k, 3)
+	got := make([]float32, m*n)
+	MatMulT(got, a, b, m, n, k)
+	for i := 0; i < m; i++ {
+		alone := make([]float32, n)
+		MatMulT(alone, a[i*k:(i+1)*k], b, 1, n, k)
+		for j := 0; j < n; j++ {
+			var s int64
+			for p := 0; p < k; p++ {
+				s += int64(a[i*k+p]) * int64(b[j*k+p])
+			}
+			if got[i*n+j] != float32(s) || alone[j] != float32(s) {
+				t.Fatalf("(%d,%d): batch %v, alone %v, want %d", i, j, got[i*n+j], alone[j], s)
 			}
 		}
 	}
@@ -137,15 +161,22 @@ func TestMatMulTMatchesReferenceWithinBound(t *testing.T) {
 }
 
 // TestMatMulTRowIndependentOfBatchAndBand is the determinism contract: a
-// row's bits are the same computed alone (m=1), inside a batch of 7, or as
+// row's bits are the same computed alone (m=1), inside batches of 2 to 22, or as
 // bands of columns (as threads split the work), and equal Dot's.
 func TestMatMulTRowIndependentOfBatchAndBand(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, k := range []int{5, 8, 29, 288, 301} {
-		const m, n = 7, 53
+		const m, n = 22, 53
 		a, b := randFloats(r, m*k), randFloats(r, n*k)
 		batch := make([]float32, m*n)
 		MatMulT(batch, a, b, m, n, k)
+		for _, mm := range []int{2, 3, 5, 8, 16, 17} { // each kernel and order
+			sub := make([]float32, mm*n)
+			MatMulT(sub, a[(m-mm)*k:], b, mm, n, k)
+			if i := sameBits(sub, batch[(m-mm)*n:]); i >= 0 {
+				t.Fatalf("k=%d: the last %d rows batched alone differ at %d", k, mm, i)
+			}
+		}
 		for i := 0; i < m; i++ {
 			alone := make([]float32, n)
 			MatMulT(alone, a[i*k:(i+1)*k], b, 1, n, k)
@@ -165,6 +196,15 @@ func TestMatMulTRowIndependentOfBatchAndBand(t *testing.T) {
 			}
 		}
 	}
+}
+
+func sameBits(a, b []float32) int {
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return i
+		}
+	}
+	return -1
 }
 
 func TestMatMulTPanicsOnShortSlices(t *testing.T) {
