@@ -13,7 +13,12 @@
 // [out, in] layout of checkpoint weights, so both operands are read along k.
 // The amd64 kernels are register-blocked: a tile of up to 4 rows of a by 3 to
 // 8 rows of b keeps one accumulator per output element in registers and reads
-// each of its b rows once for all of its a rows.
+// each of its b rows once for all of its a rows. How tiles are ordered
+// depends on m: one row (decode) streams b once with 8 rows of it in flight;
+// 4 to 16 rows (concurrent decode steps) run every group of 4 rows against a
+// tile of b while it sits in L1, prefetching the next tile, so b is read from
+// memory once; more rows (prefill) sweep blocks of b that stay in L2 with
+// every group of 4 rows.
 //
 // # Summation order
 //
