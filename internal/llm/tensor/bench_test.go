@@ -161,3 +161,32 @@ func BenchmarkParallelOverhead(b *testing.B) {
 		p.Parallel(2, 1, func(lo, hi int) {})
 	}
 }
+
+// BenchmarkActivations: per-element costs of the 15M Llama's prefill
+// activations (512 tokens × hidden 768) and of a softmax over a 32,000-token
+// vocabulary.
+func BenchmarkActivations(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 3))
+	gate, up := randFloats(r, 512*768), randFloats(r, 512*768)
+	dst := make([]float32, len(gate))
+	b.Run("SwiGLU/512x768", func(b *testing.B) {
+		for b.Loop() {
+			SwiGLU(dst, gate, up)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(gate)), "ns/element")
+	})
+	logits := randFloats(r, 32000)
+	x := make([]float32, len(logits))
+	b.Run("Softmax/32000", func(b *testing.B) {
+		for b.Loop() {
+			copy(x, logits)
+			Softmax(x)
+		}
+	})
+	b.Run("LogSoftmax/32000", func(b *testing.B) {
+		for b.Loop() {
+			copy(x, logits)
+			LogSoftmax(x)
+		}
+	})
+}

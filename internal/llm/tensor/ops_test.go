@@ -145,6 +145,8 @@ func TestSoftmax(t *testing.T) {
 	}
 	for i, v := range x {
 		want := math.Exp(shifted(v)) / z
+		// e^(x−max) within 2 ulps, the float64 sum exact enough, one rounding
+		// of the quotient.
 		if math.Abs(float64(got[i])-want) > 4*u32*want {
 			t.Fatalf("element %d: %v, want %v", i, got[i], want)
 		}
@@ -178,24 +180,54 @@ func TestSoftmax(t *testing.T) {
 
 func TestSwiGLUAndSiLU(t *testing.T) {
 	r := rand.New(rand.NewPCG(4, 4))
-	g, up := randFloats(r, 257), randFloats(r, 257)
-	g[0], g[1], g[2] = 0, -200, 200
+	g, up := randFloats(r, 601), randFloats(r, 601)
+	g[0], g[1], g[2], g[3] = 0, -200, 200, -90
 	got := make([]float32, len(g))
 	SwiGLU(got, g, up)
+	silu := make([]float32, len(g))
+	SiLU(silu, g)
 	for i := range g {
 		x := float64(g[i])
-		want := x / (1 + math.Exp(-x)) * float64(up[i])
-		// Two roundings, or an underflow to float32's zero.
-		if math.Abs(float64(got[i])-want) > 2*u32*math.Abs(want)+math.SmallestNonzeroFloat32 {
+		want := x / (1 + math.Exp(-x))
+		if -x > 88.72284 {
+			want = 0 // e^-x overflows float32 and the quotient is ±0, as in float32 references
+		}
+		// e^-x within 2 ulps, then 1+e, the quotient and the product each
+		// rounded once: within 5u relative (or an underflow to zero).
+		if math.Abs(float64(silu[i])-want) > 5*u32*math.Abs(want)+math.SmallestNonzeroFloat32 {
+			t.Fatalf("SiLU(%v) = %v, want %v", g[i], silu[i], want)
+		}
+		want *= float64(up[i])
+		if math.Abs(float64(got[i])-want) > 6*u32*math.Abs(want)+math.SmallestNonzeroFloat32 {
 			t.Fatalf("element %d: SwiGLU(%v, %v) = %v, want %v", i, g[i], up[i], got[i], want)
 		}
+		if got[i] != silu[i]*up[i] {
+			t.Fatalf("element %d: SwiGLU %v is not SiLU·up %v", i, got[i], silu[i]*up[i])
+		}
 	}
-	if SiLU(0) != 0 || SiLU(-200) != 0 || SiLU(200) != 200 {
-		t.Fatalf("SiLU(0, -200, 200) = %v %v %v", SiLU(0), SiLU(-200), SiLU(200))
+	if silu[0] != 0 || silu[1] != 0 || silu[2] != 200 {
+		t.Fatalf("SiLU(0, -200, 200) = %v", silu[:3])
 	}
 	SwiGLU(g, g, up) // in place
 	if i := sameBits(g, got); i >= 0 {
 		t.Fatalf("in place differs at %d", i)
+	}
+}
+
+// TestActivationsIndependentOfBatch: a row's SiLU and softmax are the same
+// bits computed alone or as part of a longer buffer (a batch of rows).
+func TestActivationsIndependentOfBatch(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	const rows, dim = 5, 301
+	x := randFloats(r, rows*dim)
+	all := make([]float32, len(x))
+	SiLU(all, x)
+	for i := 0; i < rows; i++ {
+		one := make([]float32, dim)
+		SiLU(one, x[i*dim:(i+1)*dim])
+		if j := sameBits(one, all[i*dim:(i+1)*dim]); j >= 0 {
+			t.Fatalf("row %d element %d: alone %v, batched %v", i, j, one[j], all[i*dim+j])
+		}
 	}
 }
 

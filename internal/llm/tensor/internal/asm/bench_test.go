@@ -96,3 +96,17 @@ func BenchmarkSum(b *testing.B) {
 		})
 	}
 }
+
+func BenchmarkExp(b *testing.B) {
+	const n = 4096
+	r := rand.New(rand.NewPCG(1, 1))
+	x, dst := randFloats(r, n), make([]float32, n)
+	b.Run(Path(), func(b *testing.B) {
+		b.SetBytes(4 * n)
+		for b.Loop() {
+			Exp(dst, x)
+		}
+		perOp := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+		b.ReportMetric(pureGoTime("exp", func() { expGeneric(dst, x) })/perOp, "x_purego")
+	})
+}

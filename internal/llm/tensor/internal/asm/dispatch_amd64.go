@@ -119,6 +119,25 @@ func sum(x []float32) float32 {
 	return sumAVX2(&x[0], main) + sumTail(x[main:])
 }
 
+func exp(dst, x []float32) {
+	if !useAVX2 {
+		expGeneric(dst, x)
+		return
+	}
+	main := len(x) &^ 7
+	if main > 0 {
+		expAVX2(&dst[0], &x[0], main)
+	}
+	if main < len(x) {
+		// The tail goes through the same instructions, padded, so a value's
+		// result does not depend on where it sits in x.
+		var buf [8]float32
+		copy(buf[:], x[main:])
+		expAVX2(&buf[0], &buf[0], 8)
+		copy(dst[main:], buf[:])
+	}
+}
+
 func f16ToF32(dst []float32, src []uint16) {
 	main := len(src) &^ 7
 	if useAVX2 && main > 0 {

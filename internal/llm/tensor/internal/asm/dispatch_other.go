@@ -21,3 +21,5 @@ func sum(x []float32) float32 { return sumGeneric(x) }
 func f16ToF32(dst []float32, src []uint16) { f16ToF32Generic(dst, src) }
 
 func bf16ToF32(dst []float32, src []uint16) { bf16ToF32Generic(dst, src) }
+
+func exp(dst, x []float32) { expGeneric(dst, x) }

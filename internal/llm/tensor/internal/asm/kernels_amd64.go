@@ -38,6 +38,9 @@ func axpyAVX2(alpha float32, x *float32, y *float32, n int)
 func sumAVX2(x *float32, n int) float32
 
 //go:noescape
+func expAVX2(dst *float32, x *float32, n int)
+
+//go:noescape
 func f16ToF32F16C(dst *float32, src *uint16, n int)
 
 //go:noescape

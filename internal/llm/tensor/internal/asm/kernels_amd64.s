@@ -2389,6 +2389,87 @@ sum_reduce:
 	VZEROUPPER
 	RET
 
+// expConsts: the constants of expAVX2 (see exp.go), one float32 each.
+DATA expConsts<>+0(SB)/4, $88.72284      // above: +Inf
+DATA expConsts<>+4(SB)/4, $-103.972084   // below: 0
+DATA expConsts<>+8(SB)/4, $1.44269504    // log2(e)
+DATA expConsts<>+12(SB)/4, $0.693359375  // ln 2, high part
+DATA expConsts<>+16(SB)/4, $-2.12194440e-4 // ln 2, low part
+DATA expConsts<>+20(SB)/4, $1.9875691500e-4
+DATA expConsts<>+24(SB)/4, $1.3981999507e-3
+DATA expConsts<>+28(SB)/4, $8.3334519073e-3
+DATA expConsts<>+32(SB)/4, $4.1665795894e-2
+DATA expConsts<>+36(SB)/4, $1.6666665459e-1
+DATA expConsts<>+40(SB)/4, $5.0000001201e-1
+DATA expConsts<>+44(SB)/4, $1.0
+DATA expConsts<>+48(SB)/4, $127
+DATA expConsts<>+52(SB)/4, $0x7f800000
+GLOBL expConsts<>(SB), RODATA|NOPTR, $56
+
+// func expAVX2(dst *float32, x *float32, n int)
+// Requires n a multiple of 8. The steps of expGeneric, with fused
+// multiply-adds.
+TEXT ·expAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS expConsts<>+0(SB), Y15
+	VBROADCASTSS expConsts<>+4(SB), Y14
+	VBROADCASTSS expConsts<>+8(SB), Y13
+	VBROADCASTSS expConsts<>+12(SB), Y12
+	VBROADCASTSS expConsts<>+16(SB), Y11
+	VBROADCASTSS expConsts<>+44(SB), Y10
+	VPBROADCASTD expConsts<>+48(SB), Y9
+	XORQ AX, AX
+	TESTQ CX, CX
+	JZ exp_done
+exp_loop:
+	VMOVUPS (SI)(AX*4), Y0
+	VMINPS Y15, Y0, Y1
+	VMAXPS Y14, Y1, Y1
+	VMULPS Y13, Y1, Y2
+	VROUNDPS $0, Y2, Y2
+	VFNMADD231PS Y12, Y2, Y1
+	VFNMADD231PS Y11, Y2, Y1
+	VMULPS Y1, Y1, Y3
+	VBROADCASTSS expConsts<>+20(SB), Y4
+	VBROADCASTSS expConsts<>+24(SB), Y5
+	VFMADD213PS Y5, Y1, Y4
+	VBROADCASTSS expConsts<>+28(SB), Y5
+	VFMADD213PS Y5, Y1, Y4
+	VBROADCASTSS expConsts<>+32(SB), Y5
+	VFMADD213PS Y5, Y1, Y4
+	VBROADCASTSS expConsts<>+36(SB), Y5
+	VFMADD213PS Y5, Y1, Y4
+	VBROADCASTSS expConsts<>+40(SB), Y5
+	VFMADD213PS Y5, Y1, Y4
+	VFMADD213PS Y1, Y3, Y4
+	VADDPS Y10, Y4, Y4
+	VCVTPS2DQ Y2, Y2
+	VPSRAD $1, Y2, Y5
+	VPSUBD Y5, Y2, Y6
+	VPADDD Y9, Y5, Y5
+	VPSLLD $23, Y5, Y5
+	VPADDD Y9, Y6, Y6
+	VPSLLD $23, Y6, Y6
+	VMULPS Y5, Y4, Y4
+	VMULPS Y6, Y4, Y4
+	VCMPPS $0x1e, Y15, Y0, Y7
+	VBROADCASTSS expConsts<>+52(SB), Y8
+	VBLENDVPS Y7, Y8, Y4, Y4
+	VCMPPS $0x11, Y14, Y0, Y7
+	VXORPS Y8, Y8, Y8
+	VBLENDVPS Y7, Y8, Y4, Y4
+	VCMPPS $3, Y0, Y0, Y7
+	VBLENDVPS Y7, Y0, Y4, Y4
+	VMOVUPS Y4, (DI)(AX*4)
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JLT exp_loop
+exp_done:
+	VZEROUPPER
+	RET
+
 // func f16ToF32F16C(dst *float32, src *uint16, n int)
 // Requires n a multiple of 8.
 TEXT ·f16ToF32F16C(SB), NOSPLIT, $0-24
