@@ -1,6 +1,6 @@
 package asm
 
-//go:generate go run gen_kernels.go
+//go:generate go run gen_kernels.go gen_kernels_avx512.go
 
 import "fmt"
 

@@ -1,7 +1,8 @@
 //go:build ignore
 
 // gen_kernels writes kernels_amd64.s, the AVX2+FMA kernels of package asm.
-// Run it with `go generate` in this directory; the output is committed.
+// Run it with `go generate` in this directory (it is built together with
+// gen_kernels_avx512.go); the output is committed.
 //
 // The matrix kernels are register-blocked tiles of R rows of a by C rows of b
 // (output columns), each tile running over the whole k once. Every tile shape
@@ -670,6 +671,7 @@ func main() {
 		g.f32Kernel(rows, false)
 	}
 	g.f32Kernel(4, true)
+	g.zKernel()
 	for rows := 1; rows <= 4; rows++ {
 		g.q8Kernel(rows)
 	}

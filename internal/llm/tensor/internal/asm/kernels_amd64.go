@@ -17,6 +17,9 @@ func matmulTRows3(dst *float32, ldd int, a *float32, b *float32, n int, k int)
 func matmulTRows4(dst *float32, ldd int, a *float32, b *float32, n int, k int)
 
 //go:noescape
+func matmulTRows8AVX512(dst *float32, ldd int, a *float32, b *float32, n int, k int)
+
+//go:noescape
 func matmulTGroups4(dst *float32, ldd int, a *float32, b *float32, m int, n int, k int)
 
 //go:noescape
