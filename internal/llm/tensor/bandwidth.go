@@ -28,3 +28,24 @@ func (p *Pool) ReadBandwidth(buf []float32, passes int) float64 {
 	elapsed := time.Since(start)
 	return float64(len(buf)) * 4 * float64(passes) / elapsed.Seconds()
 }
+
+// PeakFLOPs measures the pool's peak floating-point rate, in operations per
+// second: every thread runs rounds rounds of independent multiply-adds on the
+// widest vectors the kernels use (asm.Peak), at the same time. Prefill and
+// other compute-bound work are measured against it.
+func (p *Pool) PeakFLOPs(rounds int) float64 {
+	rounds = max(rounds, 1)
+	flops := make([]int, p.threads) // one slot per part: parts start at multiples of 1
+	start := time.Now()
+	p.Parallel(p.threads, 1, func(lo, hi int) {
+		for t := lo; t < hi; t++ {
+			flops[t] = asm.Peak(rounds)
+		}
+	})
+	elapsed := time.Since(start)
+	total := 0
+	for _, f := range flops {
+		total += f
+	}
+	return float64(total) / elapsed.Seconds()
+}

@@ -104,6 +104,22 @@ func BenchmarkReadBandwidth(b *testing.B) {
 	}
 }
 
+// BenchmarkPeakFLOPs is the peak multiply-add rate of the pool's threads
+// (GFLOP/s), the yardstick of the prefill benchmarks.
+func BenchmarkPeakFLOPs(b *testing.B) {
+	for _, threads := range benchThreads {
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+			p := NewPool(threads)
+			defer p.Close()
+			best := 0.0
+			for b.Loop() {
+				best = max(best, p.PeakFLOPs(1<<20))
+			}
+			b.ReportMetric(best/1e9, "GFLOP/s")
+		})
+	}
+}
+
 // llama15M lists the linear layers of llama2.c's 15M model (dim 288, hidden
 // 768, 6 layers, vocab 32000) as n×k: per layer wq, wk, wv, wo, w1, w3, w2,
 // then the classifier.
@@ -149,6 +165,61 @@ func BenchmarkDecodeSweep(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// peakRate caches PeakFLOPs per thread count for the prefill benchmark.
+var peakRate sync.Map
+
+func peakFLOPs(threads int) float64 {
+	if v, ok := peakRate.Load(threads); ok {
+		return v.(float64)
+	}
+	p := NewPool(threads)
+	defer p.Close()
+	best := 0.0
+	for range 10 {
+		best = max(best, p.PeakFLOPs(1<<20))
+	}
+	peakRate.Store(threads, best)
+	return best
+}
+
+// BenchmarkPrefillSweep runs the matrix products of a 512-token prefill of
+// the 15M Llama (every layer for all 512 rows, the classifier for the last
+// one) and reports tokens/s and the share of the pool's peak FLOP rate
+// measured in the same run.
+func BenchmarkPrefillSweep(b *testing.B) {
+	const m = 512
+	shapes := llama15M()
+	r := rand.New(rand.NewPCG(4, 4))
+	weights := make([][]float32, len(shapes))
+	for i, s := range shapes {
+		weights[i] = randFloats(r, s[0]*s[1])
+	}
+	x := randFloats(r, m*768)
+	y := make([]float32, m*768)
+	flops := 0.0
+	for _, s := range shapes[:len(shapes)-1] {
+		flops += 2 * float64(m*s[0]*s[1])
+	}
+	last := shapes[len(shapes)-1]
+	flops += 2 * float64(last[0]*last[1])
+	for _, threads := range benchThreads {
+		b.Run(fmt.Sprintf("tokens=%d/threads=%d", m, threads), func(b *testing.B) {
+			p := NewPool(threads)
+			defer p.Close()
+			for b.Loop() {
+				for i, s := range shapes[:len(shapes)-1] {
+					p.MatMulT(y, x, weights[i], m, s[0], s[1])
+				}
+				p.MatMulT(y, x[:last[1]], weights[len(shapes)-1], 1, last[0], last[1])
+			}
+			perPrompt := b.Elapsed().Seconds() / float64(b.N)
+			b.ReportMetric(m/perPrompt, "tokens/s")
+			b.ReportMetric(flops/perPrompt/1e9, "GFLOP/s")
+			b.ReportMetric(flops/perPrompt/peakFLOPs(threads)*100, "%peak")
+		})
 	}
 }
 

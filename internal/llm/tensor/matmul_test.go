@@ -230,6 +230,14 @@ func TestPoolMatMulTQ8EqualsDequantised(t *testing.T) {
 	}
 }
 
+func TestPeakFLOPsPositive(t *testing.T) {
+	p := NewPool(2)
+	defer p.Close()
+	if f := p.PeakFLOPs(1000); !(f > 0) || math.IsInf(f, 0) {
+		t.Fatalf("peak %v", f)
+	}
+}
+
 func TestReadBandwidthPositive(t *testing.T) {
 	p := NewPool(2)
 	defer p.Close()

@@ -101,7 +101,14 @@ func BF16ToF32(dst []float32, src []uint16) {
 	bf16ToF32(dst[:len(src)], src)
 }
 
-// Path names the kernel set in use: "avx2+fma" or "purego".
+// Peak runs rounds of independent multiply-adds on the widest vectors the
+// kernels use and returns the floating-point operations done (2 per lane of
+// a multiply-add): timed, it gives one thread's peak FLOP rate, the yardstick
+// for compute-bound work such as prefill.
+func Peak(rounds int) int { return peak(rounds) }
+
+// Path names the kernel set in use: "avx512+avx2+fma", "avx2+fma" or
+// "purego".
 func Path() string { return path() }
 
 func checkMatMul(op string, lenDst, ldd, lenA, lenB, m, n, k int) {

@@ -150,6 +150,18 @@ func exp(dst, x []float32) {
 	}
 }
 
+func peak(rounds int) int {
+	switch {
+	case useAVX512:
+		peakAVX512(rounds)
+		return rounds * 12 * 16 * 2
+	case useAVX2:
+		peakAVX2(rounds)
+		return rounds * 12 * 8 * 2
+	}
+	return peakGeneric(rounds)
+}
+
 func f16ToF32(dst []float32, src []uint16) {
 	main := len(src) &^ 7
 	if useAVX2 && main > 0 {

@@ -43,6 +43,10 @@ func sumAVX2(x *float32, n int) float32
 //go:noescape
 func expAVX2(dst *float32, x *float32, n int)
 
+func peakAVX2(n int)
+
+func peakAVX512(n int)
+
 //go:noescape
 func f16ToF32F16C(dst *float32, src *uint16, n int)
 

@@ -190,3 +190,16 @@ func TestF16ReferenceAnchors(t *testing.T) {
 		}
 	}
 }
+
+func TestPeakCountsOperations(t *testing.T) {
+	per := Peak(1)
+	if per != 12*2 && per != 12*8*2 && per != 12*16*2 {
+		t.Fatalf("Peak(1) = %d operations", per)
+	}
+	if got := Peak(10); got != 10*per {
+		t.Fatalf("Peak(10) = %d, want %d", got, 10*per)
+	}
+	if Peak(0) != 0 {
+		t.Fatal("Peak(0) did work")
+	}
+}
