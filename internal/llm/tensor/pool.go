@@ -32,7 +32,8 @@ type rangeTask interface {
 }
 
 // NewPool starts a pool of threads threads (the caller's and threads-1
-// workers). threads <= 0 means runtime.GOMAXPROCS(0).
+// workers). threads <= 0 means runtime.GOMAXPROCS(0). Close stops the
+// workers.
 func NewPool(threads int) *Pool {
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
@@ -66,7 +67,9 @@ func (p *Pool) worker(w int) {
 
 // Parallel calls fn over a split of [0, n) into at most Threads() contiguous
 // ranges whose bounds (but the last) are multiples of grain, and returns when
-// all calls have returned. grain <= 0 means 1.
+// all calls have returned. grain <= 0 means 1. fn must not panic (a worker's
+// panic ends the program) nor call back into the pool (it would wait for
+// itself).
 func (p *Pool) Parallel(n, grain int, fn func(lo, hi int)) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
