@@ -1,7 +1,9 @@
 // Package tensor holds the float32 arrays and numeric operations of the model
 // code: matrix products over a pool of threads, RMSNorm, rotary position
-// embeddings, softmax, SwiGLU, element-wise sums, embedding lookup, widening
-// of f16/bf16 checkpoint values and int8 block quantisation.
+// embeddings, softmax, SwiGLU, element-wise sums, embedding lookup,
+// transposition, f16/bf16 widening and narrowing and int8 block
+// quantisation, and probes of the machine's streaming-read and peak FLOP
+// rates that speeds are reported against.
 //
 // Everything works on plain []float32 in row-major order; Tensor adds a shape
 // and views for code that wants one. Matrices multiplied by MatMulT keep the

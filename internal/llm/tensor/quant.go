@@ -82,3 +82,12 @@ func F16ToF32(dst []float32, src []uint16) { asm.F16ToF32(dst, src) }
 // BF16ToF32 widens bfloat16 values to float32, exactly (the 16 bits become
 // the float32's high half). It panics if dst is shorter than src.
 func BF16ToF32(dst []float32, src []uint16) { asm.BF16ToF32(dst, src) }
+
+// F32ToF16 narrows float32 values to IEEE half precision, rounding to
+// nearest with ties to even (overflow to ±Inf, NaN kept quiet). It panics if
+// dst is shorter than src.
+func F32ToF16(dst []uint16, src []float32) { asm.F32ToF16(dst, src) }
+
+// F32ToBF16 narrows float32 values to bfloat16, rounding to nearest with
+// ties to even (NaN kept quiet). It panics if dst is shorter than src.
+func F32ToBF16(dst []uint16, src []float32) { asm.F32ToBF16(dst, src) }

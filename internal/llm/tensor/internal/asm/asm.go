@@ -2,7 +2,10 @@ package asm
 
 //go:generate go run gen_kernels.go gen_kernels_avx512.go
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Dot returns Σ a[i]·b[i] in the order described in the package comment, so
 // that Dot(a, b) equals the element MatMulT computes for the same rows.
@@ -89,6 +92,31 @@ func F16ToF32(dst []float32, src []uint16) {
 		panic(fmt.Sprintf("asm.F16ToF32: dst has %d elements, src %d", len(dst), len(src)))
 	}
 	f16ToF32(dst[:len(src)], src)
+}
+
+// F32ToF16 narrows float32 values to IEEE half precision, rounding to
+// nearest with ties to even (as the F16C instruction and numpy do): values
+// past the largest half become ±Inf, small ones subnormal or ±0; a NaN stays
+// a NaN of the same sign, quiet, with the top 9 bits of its payload. It
+// panics if dst is shorter than src.
+func F32ToF16(dst []uint16, src []float32) {
+	if len(dst) < len(src) {
+		panic(fmt.Sprintf("asm.F32ToF16: dst has %d elements, src %d", len(dst), len(src)))
+	}
+	f32ToF16(dst[:len(src)], src)
+}
+
+// F32ToBF16 narrows float32 values to bfloat16, rounding to nearest with ties
+// to even (as PyTorch does); a NaN stays a NaN of the same sign, quiet, with
+// the top 6 bits of its payload. It panics if dst is shorter than src.
+func F32ToBF16(dst []uint16, src []float32) {
+	if len(dst) < len(src) {
+		panic(fmt.Sprintf("asm.F32ToBF16: dst has %d elements, src %d", len(dst), len(src)))
+	}
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] = bf16Bits(math.Float32bits(v))
+	}
 }
 
 // BF16ToF32 widens bfloat16 values to float32: the 16 bits become the high

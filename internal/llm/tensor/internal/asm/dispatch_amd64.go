@@ -170,6 +170,14 @@ func f16ToF32(dst []float32, src []uint16) {
 	f16ToF32Generic(dst[main:], src[main:])
 }
 
+func f32ToF16(dst []uint16, src []float32) {
+	main := len(src) &^ 7
+	if useAVX2 && main > 0 {
+		f32ToF16F16C(&dst[0], &src[0], main)
+	}
+	f32ToF16Generic(dst[main:], src[main:])
+}
+
 func bf16ToF32(dst []float32, src []uint16) {
 	main := len(src) &^ 7
 	if useAVX2 && main > 0 {

@@ -25,3 +25,5 @@ func bf16ToF32(dst []float32, src []uint16) { bf16ToF32Generic(dst, src) }
 func exp(dst, x []float32) { expGeneric(dst, x) }
 
 func peak(rounds int) int { return peakGeneric(rounds) }
+
+func f32ToF16(dst []uint16, src []float32) { f32ToF16Generic(dst, src) }

@@ -168,3 +168,66 @@ func peakGeneric(rounds int) int {
 	}
 	return rounds * 12 * 2
 }
+
+func f32ToF16Generic(dst []uint16, src []float32) {
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] = f16FromBits(math.Float32bits(v))
+	}
+}
+
+// f16FromBits rounds the float32 with bits b to half precision, to nearest
+// with ties to even.
+func f16FromBits(b uint32) uint16 {
+	sign := uint16(b>>16) & 0x8000
+	exp := int32(b>>23) & 0xff
+	mant := b & 0x7fffff
+	switch {
+	case exp == 0xff && mant != 0: // NaN: quiet, top payload bits
+		return sign | 0x7e00 | uint16(mant>>13)
+	case exp == 0xff:
+		return sign | 0x7c00
+	}
+	e := exp - 127 + 15 // half-precision biased exponent
+	if e >= 0x1f {
+		return sign | 0x7c00 // overflow (also what rounds up past the largest half)
+	}
+	if e <= 0 {
+		// Subnormal half (or zero): the value is m·2^(e-1-10-13) with the
+		// implicit bit; shift right by 14-e bits of the 24-bit significand.
+		if e < -10 {
+			return sign // below half the smallest subnormal, ties included
+		}
+		m := mant | 0x800000
+		shift := uint32(14 - e)
+		return sign | roundShift(m, shift)
+	}
+	// Normal: drop 13 bits, rounding; a carry out of the mantissa bumps the
+	// exponent (up to Inf), which the bit layout does by itself.
+	v := uint32(e)<<10 | mant>>13
+	rest := mant & 0x1fff
+	if rest > 0x1000 || (rest == 0x1000 && v&1 == 1) {
+		v++
+	}
+	return sign | uint16(v)
+}
+
+// roundShift returns m >> shift rounded to nearest, ties to even.
+func roundShift(m, shift uint32) uint16 {
+	v := m >> shift
+	rest := m & (1<<shift - 1)
+	half := uint32(1) << (shift - 1)
+	if rest > half || (rest == half && v&1 == 1) {
+		v++
+	}
+	return uint16(v)
+}
+
+// bf16Bits rounds the float32 with bits b to bfloat16, to nearest with ties
+// to even.
+func bf16Bits(b uint32) uint16 {
+	if b&0x7fffffff > 0x7f800000 { // NaN
+		return uint16(b>>16) | 0x40
+	}
+	return uint16((b + 0x7fff + (b>>16)&1) >> 16)
+}

@@ -51,6 +51,9 @@ func peakAVX512(n int)
 func f16ToF32F16C(dst *float32, src *uint16, n int)
 
 //go:noescape
+func f32ToF16F16C(dst *uint16, src *float32, n int)
+
+//go:noescape
 func bf16ToF32AVX2(dst *float32, src *uint16, n int)
 
 // cpuidECX1 returns ECX of CPUID leaf 1.

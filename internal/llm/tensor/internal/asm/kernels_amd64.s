@@ -3252,6 +3252,26 @@ f16_done:
 	VZEROUPPER
 	RET
 
+// func f32ToF16F16C(dst *uint16, src *float32, n int)
+// Requires n a multiple of 8. Rounds to nearest, ties to even.
+TEXT ·f32ToF16F16C(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	XORQ AX, AX
+	TESTQ CX, CX
+	JZ f32f16_done
+f32f16_loop:
+	VMOVUPS (SI)(AX*4), Y0
+	VCVTPS2PH $0, Y0, X1
+	VMOVDQU X1, (DI)(AX*2)
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JLT f32f16_loop
+f32f16_done:
+	VZEROUPPER
+	RET
+
 // func bf16ToF32AVX2(dst *float32, src *uint16, n int)
 // Requires n a multiple of 8.
 TEXT ·bf16ToF32AVX2(SB), NOSPLIT, $0-24
