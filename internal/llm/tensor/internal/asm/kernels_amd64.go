@@ -2,7 +2,8 @@
 
 package asm
 
-// Declarations of the assembly in kernels_amd64.s and cpuid_amd64.s.
+// Declarations of the assembly in kernels_amd64.s (generated),
+// vector_amd64.s and cpuid_amd64.s.
 
 //go:noescape
 func matmulTRows1(dst *float32, ldd int, a *float32, b *float32, n int, k int)
