@@ -36,7 +36,7 @@ type matmulTask struct {
 }
 
 func (t *matmulTask) run(lo, hi int) {
-	asm.MatMulTStrided(t.dst[lo:], t.n, t.a, t.b[lo*t.k:], t.m, hi-lo, t.k)
+	asm.MatMulTStrided(t.dst[lo:], t.n, t.a, t.k, t.b[lo*t.k:], t.k, t.m, hi-lo, t.k)
 }
 
 // MatMulTQ8 is MatMulT with b an int8 block-quantised matrix: dst[m×w.Rows]
@@ -67,3 +67,22 @@ func (t *matmulQ8Task) run(lo, hi int) {
 	nb := w.Cols / w.BlockSize
 	asm.MatMulTQ8Strided(t.dst[lo:], w.Rows, t.a, w.Data[lo*w.Cols:], w.Scales[lo*nb:], t.m, hi-lo, w.Cols, w.BlockSize)
 }
+
+// MatMulTStrided is MatMulT on the calling thread over rows that need not be
+// packed: row i of a starts at a[i*lda], row j of b at b[j*ldb], row i of the
+// result at dst[i*ldd]. It serves products too small to split, such as one
+// attention head's scores against the rows of a key cache laid out
+// [positions × heads·headDim]; the result is bit-identical to MatMulT on
+// packed copies.
+func MatMulTStrided(dst []float32, ldd int, a []float32, lda int, b []float32, ldb, m, n, k int) {
+	asm.MatMulTStrided(dst, ldd, a, lda, b, ldb, m, n, k)
+}
+
+// Dot returns Σ a[i]·b[i], bit-identical to the element MatMulT computes for
+// the same two rows. It panics if the lengths differ.
+func Dot(a, b []float32) float32 { return asm.Dot(a, b) }
+
+// Axpy sets y[i] += alpha·x[i] (fused where the CPU has FMA): an attention
+// output's weighted sum of value rows, or a gradient's accumulation. It
+// panics if the lengths differ.
+func Axpy(alpha float32, x, y []float32) { asm.Axpy(alpha, x, y) }

@@ -246,3 +246,25 @@ func TestReadBandwidthPositive(t *testing.T) {
 		t.Fatalf("bandwidth %v", bw)
 	}
 }
+
+// TestReexportedKernels: the package's Dot, Axpy and MatMulTStrided are the
+// kernels' (an attention head over a strided cache is the use).
+func TestReexportedKernels(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	const heads, hd, pos = 3, 16, 21
+	cache := randFloats(r, pos*heads*hd) // [pos][heads·hd]
+	q := randFloats(r, hd)
+	scores := make([]float32, pos)
+	MatMulTStrided(scores, pos, q, hd, cache[1*hd:], heads*hd, 1, pos, hd) // head 1
+	for p := 0; p < pos; p++ {
+		want := Dot(q, cache[p*heads*hd+hd:p*heads*hd+2*hd])
+		if math.Float32bits(scores[p]) != math.Float32bits(want) {
+			t.Fatalf("position %d: %v, Dot %v", p, scores[p], want)
+		}
+	}
+	y := []float32{1, 2, 3}
+	Axpy(2, []float32{1, 1, 1}, y)
+	if y[0] != 3 || y[1] != 4 || y[2] != 5 {
+		t.Fatalf("Axpy: %v", y)
+	}
+}

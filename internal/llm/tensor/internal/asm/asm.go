@@ -20,13 +20,17 @@ func Dot(a, b []float32) float32 {
 // MatMulT sets dst[i*n+j] = Σ_p a[i*k+p]·b[j*k+p] for i < m, j < n: dst[m×n] =
 // a[m×k] · bᵀ with b stored n×k row-major. It panics if a slice is too short.
 func MatMulT(dst, a, b []float32, m, n, k int) {
-	MatMulTStrided(dst, n, a, b, m, n, k)
+	MatMulTStrided(dst, n, a, k, b, k, m, n, k)
 }
 
-// MatMulTStrided is MatMulT writing row i of the result at dst[i*ldd:], so
-// that a caller can fill a band of columns of a wider matrix.
-func MatMulTStrided(dst []float32, ldd int, a, b []float32, m, n, k int) {
-	checkMatMul("MatMulT", len(dst), ldd, len(a), len(b), m, n, k)
+// MatMulTStrided is MatMulT over rows that need not be packed: row i of a
+// starts at a[i*lda], row j of b at b[j*ldb] and row i of the result at
+// dst[i*ldd] (each stride at least the row's length), so a band of a wider
+// matrix, or one head's rows of a [positions × heads·headDim] cache, is
+// multiplied in place. The strides change no sum: the result is bit-identical
+// to MatMulT on packed copies.
+func MatMulTStrided(dst []float32, ldd int, a []float32, lda int, b []float32, ldb, m, n, k int) {
+	checkMatMul("MatMulT", len(dst), ldd, len(a), lda, len(b), ldb, m, n, k)
 	if m == 0 || n == 0 {
 		return
 	}
@@ -36,7 +40,7 @@ func MatMulTStrided(dst []float32, ldd int, a, b []float32, m, n, k int) {
 		}
 		return
 	}
-	matmulT(dst, ldd, a, b, m, n, k)
+	matmulT(dst, ldd, a, lda, b, ldb, m, n, k)
 }
 
 // MatMulTQ8 is MatMulT with b quantised to int8 in blocks of blockSize
@@ -49,7 +53,7 @@ func MatMulTQ8(dst, a []float32, b []int8, scales []float32, m, n, k, blockSize 
 
 // MatMulTQ8Strided is MatMulTQ8 writing row i of the result at dst[i*ldd:].
 func MatMulTQ8Strided(dst []float32, ldd int, a []float32, b []int8, scales []float32, m, n, k, blockSize int) {
-	checkMatMul("MatMulTQ8", len(dst), ldd, len(a), len(b), m, n, k)
+	checkMatMul("MatMulTQ8", len(dst), ldd, len(a), k, len(b), k, m, n, k)
 	if blockSize <= 0 || blockSize%8 != 0 || k%blockSize != 0 {
 		panic(fmt.Sprintf("asm.MatMulTQ8: block size %d is not a positive multiple of 8 dividing k=%d", blockSize, k))
 	}
@@ -139,16 +143,16 @@ func Peak(rounds int) int { return peak(rounds) }
 // "purego".
 func Path() string { return path() }
 
-func checkMatMul(op string, lenDst, ldd, lenA, lenB, m, n, k int) {
+func checkMatMul(op string, lenDst, ldd, lenA, lda, lenB, ldb, m, n, k int) {
 	switch {
 	case m < 0 || n < 0 || k < 0:
 		panic(fmt.Sprintf("asm.%s: negative shape m=%d n=%d k=%d", op, m, n, k))
-	case ldd < n:
-		panic(fmt.Sprintf("asm.%s: dst stride %d below n=%d", op, ldd, n))
-	case lenA < m*k:
-		panic(fmt.Sprintf("asm.%s: a has %d elements, want %d", op, lenA, m*k))
-	case lenB < n*k:
-		panic(fmt.Sprintf("asm.%s: b has %d elements, want %d", op, lenB, n*k))
+	case ldd < n || lda < k || ldb < k:
+		panic(fmt.Sprintf("asm.%s: strides dst %d, a %d, b %d below n=%d, k=%d", op, ldd, lda, ldb, n, k))
+	case m > 0 && lenA < (m-1)*lda+k:
+		panic(fmt.Sprintf("asm.%s: a has %d elements, want %d", op, lenA, (m-1)*lda+k))
+	case n > 0 && lenB < (n-1)*ldb+k:
+		panic(fmt.Sprintf("asm.%s: b has %d elements, want %d", op, lenB, (n-1)*ldb+k))
 	case m > 0 && lenDst < (m-1)*ldd+n:
 		panic(fmt.Sprintf("asm.%s: dst has %d elements, want %d", op, lenDst, (m-1)*ldd+n))
 	}

@@ -54,11 +54,11 @@ func BenchmarkMatMulT(b *testing.B) {
 			}
 			reportGFLOPs(b, flops)
 			perOp := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
-			b.ReportMetric(pureGoTime("f32/"+name, func() { matmulTGeneric(dst, n, a, w, m, n, k) })/perOp, "x_purego")
+			b.ReportMetric(pureGoTime("f32/"+name, func() { matmulTGeneric(dst, n, a, k, w, k, m, n, k) })/perOp, "x_purego")
 		})
 		b.Run(name+"/purego", func(b *testing.B) {
 			for b.Loop() {
-				matmulTGeneric(dst, n, a, w, m, n, k)
+				matmulTGeneric(dst, n, a, k, w, k, m, n, k)
 			}
 			reportGFLOPs(b, flops)
 		})

@@ -37,43 +37,43 @@ func dot(a, b []float32) float32 {
 		return dotGeneric(a, b)
 	}
 	var r float32
-	matmulTRows1(&r, 1, &a[0], &b[0], 1, len(a))
+	matmulTRows1(&r, 1, &a[0], len(a), &b[0], len(a), 1, len(a))
 	return r
 }
 
-func matmulT(dst []float32, ldd int, a, b []float32, m, n, k int) {
+func matmulT(dst []float32, ldd int, a []float32, lda int, b []float32, ldb, m, n, k int) {
 	if !useAVX2 || k < 8 {
-		matmulTGeneric(dst, ldd, a, b, m, n, k)
+		matmulTGeneric(dst, ldd, a, lda, b, ldb, m, n, k)
 		return
 	}
 	if m >= 4 && m <= groupedMaxRows {
 		// A small batch (concurrent decode steps): every b row is read once,
 		// for all rows of a.
-		matmulTGroups4(&dst[0], ldd, &a[0], &b[0], m, n, k)
+		matmulTGroups4(&dst[0], ldd, &a[0], lda, &b[0], ldb, m, n, k)
 		return
 	}
 	// m < 4 is one pass of a row kernel; m > groupedMaxRows sweeps blocks of
 	// b that stay in L2 with every group of 4 rows of a.
-	nb := columnBlock(m, n, k*4)
+	nb := columnBlock(m, n, ldb*4)
 	for j0 := 0; j0 < n; j0 += nb {
 		w := min(nb, n-j0)
-		bj := &b[j0*k]
+		bj := &b[j0*ldb]
 		i := 0
 		if useAVX512 {
 			for ; i+8 <= m; i += 8 {
-				matmulTRows8AVX512(&dst[i*ldd+j0], ldd, &a[i*k], bj, w, k)
+				matmulTRows8AVX512(&dst[i*ldd+j0], ldd, &a[i*lda], lda, bj, ldb, w, k)
 			}
 		}
 		for ; i+4 <= m; i += 4 {
-			matmulTRows4(&dst[i*ldd+j0], ldd, &a[i*k], bj, w, k)
+			matmulTRows4(&dst[i*ldd+j0], ldd, &a[i*lda], lda, bj, ldb, w, k)
 		}
 		switch m - i {
 		case 3:
-			matmulTRows3(&dst[i*ldd+j0], ldd, &a[i*k], bj, w, k)
+			matmulTRows3(&dst[i*ldd+j0], ldd, &a[i*lda], lda, bj, ldb, w, k)
 		case 2:
-			matmulTRows2(&dst[i*ldd+j0], ldd, &a[i*k], bj, w, k)
+			matmulTRows2(&dst[i*ldd+j0], ldd, &a[i*lda], lda, bj, ldb, w, k)
 		case 1:
-			matmulTRows1(&dst[i*ldd+j0], ldd, &a[i*k], bj, w, k)
+			matmulTRows1(&dst[i*ldd+j0], ldd, &a[i*lda], lda, bj, ldb, w, k)
 		}
 	}
 }

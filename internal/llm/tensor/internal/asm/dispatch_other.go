@@ -6,8 +6,8 @@ func path() string { return "purego" }
 
 func dot(a, b []float32) float32 { return dotGeneric(a, b) }
 
-func matmulT(dst []float32, ldd int, a, b []float32, m, n, k int) {
-	matmulTGeneric(dst, ldd, a, b, m, n, k)
+func matmulT(dst []float32, ldd int, a []float32, lda int, b []float32, ldb, m, n, k int) {
+	matmulTGeneric(dst, ldd, a, lda, b, ldb, m, n, k)
 }
 
 func matmulTQ8(dst []float32, ldd int, a []float32, b []int8, scales []float32, m, n, k, blockSize int) {

@@ -37,7 +37,8 @@ const (
 	slotKMain  = "64(SP)" // f32: k rounded down to 8; q8: k
 	slotRow    = "72(SP)" // grouped: first row of the current group of 4
 	slotLast   = "80(SP)" // grouped: index of a's last row
-	frameBytes = 88
+	slotARow   = "88(SP)" // f32: bytes between a rows
+	frameBytes = 96
 )
 
 type gen struct{ buf bytes.Buffer }
@@ -126,7 +127,7 @@ func (g *gen) clampedRow(r int, reg string) {
 func (g *gen) groupRowPointers(aRegs []string) {
 	for r, reg := range aRegs {
 		g.clampedRow(r, "CX")
-		g.p("IMULQ %s, CX", slotBRow)
+		g.p("IMULQ %s, CX", slotARow)
 		g.p("ADDQ a+16(FP), CX")
 		g.p("MOVQ CX, %s", reg)
 	}
@@ -265,19 +266,19 @@ func (g *gen) rowPointers(rows int, aRegs []string) {
 // takes any m >= 1 in groups of 4 rows.
 func (g *gen) f32Kernel(rows int, grouped bool) {
 	name := fmt.Sprintf("matmulTRows%d", rows)
-	nArg, kArg, argBytes := "n+32(FP)", "k+40(FP)", 48
+	nArg, kArg, argBytes := "n+48(FP)", "k+56(FP)", 64
 	if grouped {
 		name = fmt.Sprintf("matmulTGroups%d", rows)
-		nArg, kArg, argBytes = "n+40(FP)", "k+48(FP)", 56
-		g.raw(fmt.Sprintf("\n// func %s(dst *float32, ldd int, a *float32, b *float32, m int, n int, k int)\n", name))
+		nArg, kArg, argBytes = "n+56(FP)", "k+64(FP)", 72
+		g.raw(fmt.Sprintf("\n// func %s(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, m int, n int, k int)\n", name))
 	} else {
-		g.raw(fmt.Sprintf("\n// func %s(dst *float32, ldd int, a *float32, b *float32, n int, k int)\n", name))
+		g.raw(fmt.Sprintf("\n// func %s(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, n int, k int)\n", name))
 	}
 	g.raw("// Requires k >= 8.\n")
 	g.raw(fmt.Sprintf("TEXT ·%s(SB), NOSPLIT, $%d-%d\n", name, frameBytes, argBytes))
 	aRegs := gpPool[:rows]
 	if grouped {
-		g.p("MOVQ m+32(FP), AX")
+		g.p("MOVQ m+48(FP), AX")
 		g.p("DECQ AX")
 		g.p("MOVQ AX, %s", slotLast)
 	}
@@ -293,12 +294,16 @@ func (g *gen) f32Kernel(rows int, grouped bool) {
 	g.p("LEAQ tailMask<>(SB), DX")
 	g.p("LEAQ (DX)(AX*4), DX")
 	g.p("MOVQ DX, %s", slotAux1)
+	g.p("MOVQ ldb+40(FP), AX")
+	g.p("SHLQ $2, AX")
+	g.p("MOVQ AX, %s", slotBRow)
+	g.p("MOVQ lda+24(FP), CX")
 	g.p("SHLQ $2, CX")
-	g.p("MOVQ CX, %s", slotBRow)
+	g.p("MOVQ CX, %s", slotARow)
 	g.p("MOVQ ldd+8(FP), AX")
 	g.p("SHLQ $2, AX")
 	g.p("MOVQ AX, %s", slotLdd)
-	g.p("MOVQ b+24(FP), AX")
+	g.p("MOVQ b+32(FP), AX")
 	g.p("MOVQ AX, %s", slotB)
 	g.p("MOVQ dst+0(FP), AX")
 	g.p("MOVQ AX, %s", slotDst)

@@ -21,9 +21,10 @@ const (
 )
 
 // Pointer registers: rows 0, 3 and 6 of a, columns 0 and 3 of b; every other
-// row or column is one of them plus 1, 2 or 4 row strides (in L).
+// row or column is one of them plus 1, 2 or 4 row strides (zLA for a, zLB
+// for b).
 const (
-	zA0, zA3, zA6, zB0, zB3, zL, zCount = "SI", "DI", "R8", "R9", "R10", "R11", "DX"
+	zA0, zA3, zA6, zB0, zB3, zLA, zLB, zCount = "SI", "DI", "R8", "R9", "R10", "R11", "R12", "DX"
 )
 
 func zAAddr(r int) string {
@@ -31,7 +32,7 @@ func zAAddr(r int) string {
 }
 
 func zBAddr(c int) string {
-	return [...]string{"(R9)", "(R9)(R11*1)", "(R9)(R11*2)", "(R10)", "(R9)(R11*4)", "(R10)(R11*2)"}[c]
+	return [...]string{"(R9)", "(R9)(R12*1)", "(R9)(R12*2)", "(R10)", "(R9)(R12*4)", "(R10)(R12*2)"}[c]
 }
 
 // zChunk emits one 8-element step of an 8×cols tile.
@@ -71,15 +72,16 @@ func (g *gen) zTile(name string, cols int) {
 	g.label(pfx + "_tile")
 	g.p("CMPQ %s, $%d", slotCols, cols)
 	g.p("JLT %s_done", pfx)
-	g.p("MOVQ %s, %s", slotBRow, zL)
+	g.p("MOVQ %s, %s", slotBRow, zLB)
+	g.p("MOVQ %s, %s", slotARow, zLA)
 	g.p("MOVQ %s, %s", slotB, zB0)
-	g.p("LEAQ (%s)(%s*2), %s", zB0, zL, zB3)
-	g.p("ADDQ %s, %s", zL, zB3)
+	g.p("LEAQ (%s)(%s*2), %s", zB0, zLB, zB3)
+	g.p("ADDQ %s, %s", zLB, zB3)
 	g.p("MOVQ a+16(FP), %s", zA0)
-	g.p("LEAQ (%s)(%s*2), %s", zA0, zL, zA3)
-	g.p("ADDQ %s, %s", zL, zA3)
-	g.p("LEAQ (%s)(%s*2), %s", zA3, zL, zA6)
-	g.p("ADDQ %s, %s", zL, zA6)
+	g.p("LEAQ (%s)(%s*2), %s", zA0, zLA, zA3)
+	g.p("ADDQ %s, %s", zLA, zA3)
+	g.p("LEAQ (%s)(%s*2), %s", zA3, zLA, zA6)
+	g.p("ADDQ %s, %s", zLA, zA6)
 	for i := 0; i < 4*cols; i++ {
 		g.p("VPXORD %s, %s, %s", z(i), z(i), z(i))
 	}
@@ -118,13 +120,13 @@ func (g *gen) zTile(name string, cols int) {
 }
 
 // zKernel emits matmulTRows8AVX512, the 8-row kernel of the column-blocked
-// order (same arguments and requirements as matmulTRows4).
+// order (same arguments as matmulTRows4).
 func (g *gen) zKernel() {
 	name := "matmulTRows8AVX512"
-	g.raw(fmt.Sprintf("\n// func %s(dst *float32, ldd int, a *float32, b *float32, n int, k int)\n", name))
-	g.raw("// Requires k >= 8 and AVX-512 F and DQ.\n")
-	g.raw(fmt.Sprintf("TEXT ·%s(SB), NOSPLIT, $%d-48\n", name, frameBytes))
-	g.p("MOVQ k+40(FP), CX")
+	g.raw(fmt.Sprintf("\n// func %s(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, n int, k int)\n", name))
+	g.raw("// Requires k >= 8 and AVX-512 F, DQ and VL.\n")
+	g.raw(fmt.Sprintf("TEXT ·%s(SB), NOSPLIT, $%d-64\n", name, frameBytes))
+	g.p("MOVQ k+56(FP), CX")
 	g.p("MOVQ CX, AX")
 	g.p("ANDQ $-8, AX")
 	g.p("MOVQ AX, %s", slotKMain)
@@ -139,16 +141,20 @@ func (g *gen) zKernel() {
 	g.p("ADDQ $8, AX")
 	g.p("SHLQ $2, AX")
 	g.p("MOVQ AX, %s", slotAux2) // bytes to step back for the tail: (8 - k mod 8)·4
-	g.p("SHLQ $2, CX")
-	g.p("MOVQ CX, %s", slotBRow)
+	g.p("MOVQ ldb+40(FP), AX")
+	g.p("SHLQ $2, AX")
+	g.p("MOVQ AX, %s", slotBRow)
+	g.p("MOVQ lda+24(FP), AX")
+	g.p("SHLQ $2, AX")
+	g.p("MOVQ AX, %s", slotARow)
 	g.p("MOVQ ldd+8(FP), AX")
 	g.p("SHLQ $2, AX")
 	g.p("MOVQ AX, %s", slotLdd)
-	g.p("MOVQ b+24(FP), AX")
+	g.p("MOVQ b+32(FP), AX")
 	g.p("MOVQ AX, %s", slotB)
 	g.p("MOVQ dst+0(FP), AX")
 	g.p("MOVQ AX, %s", slotDst)
-	g.p("MOVQ n+32(FP), AX")
+	g.p("MOVQ n+48(FP), AX")
 	g.p("MOVQ AX, %s", slotCols)
 	g.zTile(name, 6)
 	g.zTile(name, 1)

@@ -40,12 +40,12 @@ func reduceLanes(s *[8]float32) float32 {
 	return (v0 + v2) + (v1 + v3)
 }
 
-func matmulTGeneric(dst []float32, ldd int, a, b []float32, m, n, k int) {
+func matmulTGeneric(dst []float32, ldd int, a []float32, lda int, b []float32, ldb, m, n, k int) {
 	for i := 0; i < m; i++ {
-		ar := a[i*k : i*k+k]
+		ar := a[i*lda : i*lda+k]
 		dr := dst[i*ldd : i*ldd+n]
 		for j := range dr {
-			dr[j] = dotGeneric(ar, b[j*k:j*k+k])
+			dr[j] = dotGeneric(ar, b[j*ldb:j*ldb+k])
 		}
 	}
 }

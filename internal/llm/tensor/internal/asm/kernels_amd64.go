@@ -6,22 +6,22 @@ package asm
 // vector_amd64.s and cpuid_amd64.s.
 
 //go:noescape
-func matmulTRows1(dst *float32, ldd int, a *float32, b *float32, n int, k int)
+func matmulTRows1(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, n int, k int)
 
 //go:noescape
-func matmulTRows2(dst *float32, ldd int, a *float32, b *float32, n int, k int)
+func matmulTRows2(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, n int, k int)
 
 //go:noescape
-func matmulTRows3(dst *float32, ldd int, a *float32, b *float32, n int, k int)
+func matmulTRows3(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, n int, k int)
 
 //go:noescape
-func matmulTRows4(dst *float32, ldd int, a *float32, b *float32, n int, k int)
+func matmulTRows4(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, n int, k int)
 
 //go:noescape
-func matmulTRows8AVX512(dst *float32, ldd int, a *float32, b *float32, n int, k int)
+func matmulTRows8AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, n int, k int)
 
 //go:noescape
-func matmulTGroups4(dst *float32, ldd int, a *float32, b *float32, m int, n int, k int)
+func matmulTGroups4(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, m int, n int, k int)
 
 //go:noescape
 func matmulTQ8Rows1(dst *float32, ldd int, a *float32, b *int8, scales *float32, n int, k int, blockSize int, scaleStride int)

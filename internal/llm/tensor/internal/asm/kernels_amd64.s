@@ -16,10 +16,10 @@ DATA tailMask<>+48(SB)/8, $0xffffffffffffffff
 DATA tailMask<>+56(SB)/8, $0xffffffffffffffff
 GLOBL tailMask<>(SB), RODATA|NOPTR, $64
 
-// func matmulTRows1(dst *float32, ldd int, a *float32, b *float32, n int, k int)
+// func matmulTRows1(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, n int, k int)
 // Requires k >= 8.
-TEXT ·matmulTRows1(SB), NOSPLIT, $88-48
-	MOVQ k+40(FP), CX
+TEXT ·matmulTRows1(SB), NOSPLIT, $96-64
+	MOVQ k+56(FP), CX
 	MOVQ CX, AX
 	ANDQ $-8, AX
 	MOVQ AX, 64(SP)
@@ -31,16 +31,20 @@ TEXT ·matmulTRows1(SB), NOSPLIT, $88-48
 	LEAQ tailMask<>(SB), DX
 	LEAQ (DX)(AX*4), DX
 	MOVQ DX, 40(SP)
+	MOVQ ldb+40(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 24(SP)
+	MOVQ lda+24(FP), CX
 	SHLQ $2, CX
-	MOVQ CX, 24(SP)
+	MOVQ CX, 88(SP)
 	MOVQ ldd+8(FP), AX
 	SHLQ $2, AX
 	MOVQ AX, 32(SP)
-	MOVQ b+24(FP), AX
+	MOVQ b+32(FP), AX
 	MOVQ AX, 0(SP)
 	MOVQ dst+0(FP), AX
 	MOVQ AX, 8(SP)
-	MOVQ n+32(FP), AX
+	MOVQ n+48(FP), AX
 	MOVQ AX, 16(SP)
 	MOVQ a+16(FP), SI
 matmulTRows1_1x8_tile:
@@ -217,10 +221,10 @@ matmulTRows1_1x1_done:
 	VZEROUPPER
 	RET
 
-// func matmulTRows2(dst *float32, ldd int, a *float32, b *float32, n int, k int)
+// func matmulTRows2(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, n int, k int)
 // Requires k >= 8.
-TEXT ·matmulTRows2(SB), NOSPLIT, $88-48
-	MOVQ k+40(FP), CX
+TEXT ·matmulTRows2(SB), NOSPLIT, $96-64
+	MOVQ k+56(FP), CX
 	MOVQ CX, AX
 	ANDQ $-8, AX
 	MOVQ AX, 64(SP)
@@ -232,16 +236,20 @@ TEXT ·matmulTRows2(SB), NOSPLIT, $88-48
 	LEAQ tailMask<>(SB), DX
 	LEAQ (DX)(AX*4), DX
 	MOVQ DX, 40(SP)
+	MOVQ ldb+40(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 24(SP)
+	MOVQ lda+24(FP), CX
 	SHLQ $2, CX
-	MOVQ CX, 24(SP)
+	MOVQ CX, 88(SP)
 	MOVQ ldd+8(FP), AX
 	SHLQ $2, AX
 	MOVQ AX, 32(SP)
-	MOVQ b+24(FP), AX
+	MOVQ b+32(FP), AX
 	MOVQ AX, 0(SP)
 	MOVQ dst+0(FP), AX
 	MOVQ AX, 8(SP)
-	MOVQ n+32(FP), AX
+	MOVQ n+48(FP), AX
 	MOVQ AX, 16(SP)
 	MOVQ a+16(FP), SI
 	LEAQ (SI)(CX*1), DI
@@ -478,10 +486,10 @@ matmulTRows2_2x1_done:
 	VZEROUPPER
 	RET
 
-// func matmulTRows3(dst *float32, ldd int, a *float32, b *float32, n int, k int)
+// func matmulTRows3(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, n int, k int)
 // Requires k >= 8.
-TEXT ·matmulTRows3(SB), NOSPLIT, $88-48
-	MOVQ k+40(FP), CX
+TEXT ·matmulTRows3(SB), NOSPLIT, $96-64
+	MOVQ k+56(FP), CX
 	MOVQ CX, AX
 	ANDQ $-8, AX
 	MOVQ AX, 64(SP)
@@ -493,16 +501,20 @@ TEXT ·matmulTRows3(SB), NOSPLIT, $88-48
 	LEAQ tailMask<>(SB), DX
 	LEAQ (DX)(AX*4), DX
 	MOVQ DX, 40(SP)
+	MOVQ ldb+40(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 24(SP)
+	MOVQ lda+24(FP), CX
 	SHLQ $2, CX
-	MOVQ CX, 24(SP)
+	MOVQ CX, 88(SP)
 	MOVQ ldd+8(FP), AX
 	SHLQ $2, AX
 	MOVQ AX, 32(SP)
-	MOVQ b+24(FP), AX
+	MOVQ b+32(FP), AX
 	MOVQ AX, 0(SP)
 	MOVQ dst+0(FP), AX
 	MOVQ AX, 8(SP)
-	MOVQ n+32(FP), AX
+	MOVQ n+48(FP), AX
 	MOVQ AX, 16(SP)
 	MOVQ a+16(FP), SI
 	LEAQ (SI)(CX*1), DI
@@ -750,10 +762,10 @@ matmulTRows3_3x1_done:
 	VZEROUPPER
 	RET
 
-// func matmulTRows4(dst *float32, ldd int, a *float32, b *float32, n int, k int)
+// func matmulTRows4(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, n int, k int)
 // Requires k >= 8.
-TEXT ·matmulTRows4(SB), NOSPLIT, $88-48
-	MOVQ k+40(FP), CX
+TEXT ·matmulTRows4(SB), NOSPLIT, $96-64
+	MOVQ k+56(FP), CX
 	MOVQ CX, AX
 	ANDQ $-8, AX
 	MOVQ AX, 64(SP)
@@ -765,16 +777,20 @@ TEXT ·matmulTRows4(SB), NOSPLIT, $88-48
 	LEAQ tailMask<>(SB), DX
 	LEAQ (DX)(AX*4), DX
 	MOVQ DX, 40(SP)
+	MOVQ ldb+40(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 24(SP)
+	MOVQ lda+24(FP), CX
 	SHLQ $2, CX
-	MOVQ CX, 24(SP)
+	MOVQ CX, 88(SP)
 	MOVQ ldd+8(FP), AX
 	SHLQ $2, AX
 	MOVQ AX, 32(SP)
-	MOVQ b+24(FP), AX
+	MOVQ b+32(FP), AX
 	MOVQ AX, 0(SP)
 	MOVQ dst+0(FP), AX
 	MOVQ AX, 8(SP)
-	MOVQ n+32(FP), AX
+	MOVQ n+48(FP), AX
 	MOVQ AX, 16(SP)
 	MOVQ a+16(FP), SI
 	LEAQ (SI)(CX*1), DI
@@ -1043,13 +1059,13 @@ matmulTRows4_4x1_done:
 	VZEROUPPER
 	RET
 
-// func matmulTGroups4(dst *float32, ldd int, a *float32, b *float32, m int, n int, k int)
+// func matmulTGroups4(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, m int, n int, k int)
 // Requires k >= 8.
-TEXT ·matmulTGroups4(SB), NOSPLIT, $88-56
-	MOVQ m+32(FP), AX
+TEXT ·matmulTGroups4(SB), NOSPLIT, $96-72
+	MOVQ m+48(FP), AX
 	DECQ AX
 	MOVQ AX, 80(SP)
-	MOVQ k+48(FP), CX
+	MOVQ k+64(FP), CX
 	MOVQ CX, AX
 	ANDQ $-8, AX
 	MOVQ AX, 64(SP)
@@ -1061,16 +1077,20 @@ TEXT ·matmulTGroups4(SB), NOSPLIT, $88-56
 	LEAQ tailMask<>(SB), DX
 	LEAQ (DX)(AX*4), DX
 	MOVQ DX, 40(SP)
+	MOVQ ldb+40(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 24(SP)
+	MOVQ lda+24(FP), CX
 	SHLQ $2, CX
-	MOVQ CX, 24(SP)
+	MOVQ CX, 88(SP)
 	MOVQ ldd+8(FP), AX
 	SHLQ $2, AX
 	MOVQ AX, 32(SP)
-	MOVQ b+24(FP), AX
+	MOVQ b+32(FP), AX
 	MOVQ AX, 0(SP)
 	MOVQ dst+0(FP), AX
 	MOVQ AX, 8(SP)
-	MOVQ n+40(FP), AX
+	MOVQ n+56(FP), AX
 	MOVQ AX, 16(SP)
 matmulTGroups4_4x3_tile:
 	CMPQ 16(SP), $3
@@ -1084,28 +1104,28 @@ matmulTGroups4_4x3_group:
 	MOVQ 72(SP), CX
 	CMPQ CX, 80(SP)
 	CMOVQGT 80(SP), CX
-	IMULQ 24(SP), CX
+	IMULQ 88(SP), CX
 	ADDQ a+16(FP), CX
 	MOVQ CX, SI
 	MOVQ 72(SP), CX
 	ADDQ $1, CX
 	CMPQ CX, 80(SP)
 	CMOVQGT 80(SP), CX
-	IMULQ 24(SP), CX
+	IMULQ 88(SP), CX
 	ADDQ a+16(FP), CX
 	MOVQ CX, DI
 	MOVQ 72(SP), CX
 	ADDQ $2, CX
 	CMPQ CX, 80(SP)
 	CMOVQGT 80(SP), CX
-	IMULQ 24(SP), CX
+	IMULQ 88(SP), CX
 	ADDQ a+16(FP), CX
 	MOVQ CX, R8
 	MOVQ 72(SP), CX
 	ADDQ $3, CX
 	CMPQ CX, 80(SP)
 	CMOVQGT 80(SP), CX
-	IMULQ 24(SP), CX
+	IMULQ 88(SP), CX
 	ADDQ a+16(FP), CX
 	MOVQ CX, R9
 	VXORPS Y0, Y0, Y0
@@ -1310,28 +1330,28 @@ matmulTGroups4_4x1_group:
 	MOVQ 72(SP), CX
 	CMPQ CX, 80(SP)
 	CMOVQGT 80(SP), CX
-	IMULQ 24(SP), CX
+	IMULQ 88(SP), CX
 	ADDQ a+16(FP), CX
 	MOVQ CX, SI
 	MOVQ 72(SP), CX
 	ADDQ $1, CX
 	CMPQ CX, 80(SP)
 	CMOVQGT 80(SP), CX
-	IMULQ 24(SP), CX
+	IMULQ 88(SP), CX
 	ADDQ a+16(FP), CX
 	MOVQ CX, DI
 	MOVQ 72(SP), CX
 	ADDQ $2, CX
 	CMPQ CX, 80(SP)
 	CMOVQGT 80(SP), CX
-	IMULQ 24(SP), CX
+	IMULQ 88(SP), CX
 	ADDQ a+16(FP), CX
 	MOVQ CX, R8
 	MOVQ 72(SP), CX
 	ADDQ $3, CX
 	CMPQ CX, 80(SP)
 	CMOVQGT 80(SP), CX
-	IMULQ 24(SP), CX
+	IMULQ 88(SP), CX
 	ADDQ a+16(FP), CX
 	MOVQ CX, R9
 	VXORPS Y0, Y0, Y0
@@ -1437,10 +1457,10 @@ matmulTGroups4_4x1_done:
 	VZEROUPPER
 	RET
 
-// func matmulTRows8AVX512(dst *float32, ldd int, a *float32, b *float32, n int, k int)
-// Requires k >= 8 and AVX-512 F and DQ.
-TEXT ·matmulTRows8AVX512(SB), NOSPLIT, $88-48
-	MOVQ k+40(FP), CX
+// func matmulTRows8AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, n int, k int)
+// Requires k >= 8 and AVX-512 F, DQ and VL.
+TEXT ·matmulTRows8AVX512(SB), NOSPLIT, $96-64
+	MOVQ k+56(FP), CX
 	MOVQ CX, AX
 	ANDQ $-8, AX
 	MOVQ AX, 64(SP)
@@ -1455,24 +1475,29 @@ TEXT ·matmulTRows8AVX512(SB), NOSPLIT, $88-48
 	ADDQ $8, AX
 	SHLQ $2, AX
 	MOVQ AX, 48(SP)
-	SHLQ $2, CX
-	MOVQ CX, 24(SP)
+	MOVQ ldb+40(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 24(SP)
+	MOVQ lda+24(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 88(SP)
 	MOVQ ldd+8(FP), AX
 	SHLQ $2, AX
 	MOVQ AX, 32(SP)
-	MOVQ b+24(FP), AX
+	MOVQ b+32(FP), AX
 	MOVQ AX, 0(SP)
 	MOVQ dst+0(FP), AX
 	MOVQ AX, 8(SP)
-	MOVQ n+32(FP), AX
+	MOVQ n+48(FP), AX
 	MOVQ AX, 16(SP)
 matmulTRows8AVX512_8x6_tile:
 	CMPQ 16(SP), $6
 	JLT matmulTRows8AVX512_8x6_done
-	MOVQ 24(SP), R11
+	MOVQ 24(SP), R12
+	MOVQ 88(SP), R11
 	MOVQ 0(SP), R9
-	LEAQ (R9)(R11*2), R10
-	ADDQ R11, R10
+	LEAQ (R9)(R12*2), R10
+	ADDQ R12, R10
 	MOVQ a+16(FP), SI
 	LEAQ (SI)(R11*2), DI
 	ADDQ R11, DI
@@ -1518,12 +1543,12 @@ matmulTRows8AVX512_8x6_loop:
 	VFMADD231PS Z28, Z25, Z6
 	VFMADD231PS Z28, Z26, Z12
 	VFMADD231PS Z28, Z27, Z18
-	VBROADCASTF32X8 (R9)(R11*1), Z28
+	VBROADCASTF32X8 (R9)(R12*1), Z28
 	VFMADD231PS Z28, Z24, Z1
 	VFMADD231PS Z28, Z25, Z7
 	VFMADD231PS Z28, Z26, Z13
 	VFMADD231PS Z28, Z27, Z19
-	VBROADCASTF32X8 (R9)(R11*2), Z28
+	VBROADCASTF32X8 (R9)(R12*2), Z28
 	VFMADD231PS Z28, Z24, Z2
 	VFMADD231PS Z28, Z25, Z8
 	VFMADD231PS Z28, Z26, Z14
@@ -1533,12 +1558,12 @@ matmulTRows8AVX512_8x6_loop:
 	VFMADD231PS Z28, Z25, Z9
 	VFMADD231PS Z28, Z26, Z15
 	VFMADD231PS Z28, Z27, Z21
-	VBROADCASTF32X8 (R9)(R11*4), Z28
+	VBROADCASTF32X8 (R9)(R12*4), Z28
 	VFMADD231PS Z28, Z24, Z4
 	VFMADD231PS Z28, Z25, Z10
 	VFMADD231PS Z28, Z26, Z16
 	VFMADD231PS Z28, Z27, Z22
-	VBROADCASTF32X8 (R10)(R11*2), Z28
+	VBROADCASTF32X8 (R10)(R12*2), Z28
 	VFMADD231PS Z28, Z24, Z5
 	VFMADD231PS Z28, Z25, Z11
 	VFMADD231PS Z28, Z26, Z17
@@ -1576,13 +1601,13 @@ matmulTRows8AVX512_8x6_loop:
 	VFMADD231PS Z28, Z25, Z6
 	VFMADD231PS Z28, Z26, Z12
 	VFMADD231PS Z28, Z27, Z18
-	VBROADCASTF32X8 (R9)(R11*1), Z28
+	VBROADCASTF32X8 (R9)(R12*1), Z28
 	VANDPS Z29, Z28, Z28
 	VFMADD231PS Z28, Z24, Z1
 	VFMADD231PS Z28, Z25, Z7
 	VFMADD231PS Z28, Z26, Z13
 	VFMADD231PS Z28, Z27, Z19
-	VBROADCASTF32X8 (R9)(R11*2), Z28
+	VBROADCASTF32X8 (R9)(R12*2), Z28
 	VANDPS Z29, Z28, Z28
 	VFMADD231PS Z28, Z24, Z2
 	VFMADD231PS Z28, Z25, Z8
@@ -1594,13 +1619,13 @@ matmulTRows8AVX512_8x6_loop:
 	VFMADD231PS Z28, Z25, Z9
 	VFMADD231PS Z28, Z26, Z15
 	VFMADD231PS Z28, Z27, Z21
-	VBROADCASTF32X8 (R9)(R11*4), Z28
+	VBROADCASTF32X8 (R9)(R12*4), Z28
 	VANDPS Z29, Z28, Z28
 	VFMADD231PS Z28, Z24, Z4
 	VFMADD231PS Z28, Z25, Z10
 	VFMADD231PS Z28, Z26, Z16
 	VFMADD231PS Z28, Z27, Z22
-	VBROADCASTF32X8 (R10)(R11*2), Z28
+	VBROADCASTF32X8 (R10)(R12*2), Z28
 	VANDPS Z29, Z28, Z28
 	VFMADD231PS Z28, Z24, Z5
 	VFMADD231PS Z28, Z25, Z11
@@ -1983,10 +2008,11 @@ matmulTRows8AVX512_8x6_done:
 matmulTRows8AVX512_8x1_tile:
 	CMPQ 16(SP), $1
 	JLT matmulTRows8AVX512_8x1_done
-	MOVQ 24(SP), R11
+	MOVQ 24(SP), R12
+	MOVQ 88(SP), R11
 	MOVQ 0(SP), R9
-	LEAQ (R9)(R11*2), R10
-	ADDQ R11, R10
+	LEAQ (R9)(R12*2), R10
+	ADDQ R12, R10
 	MOVQ a+16(FP), SI
 	LEAQ (SI)(R11*2), DI
 	ADDQ R11, DI
@@ -2124,7 +2150,7 @@ matmulTRows8AVX512_8x1_done:
 
 // func matmulTQ8Rows1(dst *float32, ldd int, a *float32, b *int8, scales *float32, n int, k int, blockSize int, scaleStride int)
 // Requires blockSize a positive multiple of 8 dividing k.
-TEXT ·matmulTQ8Rows1(SB), NOSPLIT, $88-72
+TEXT ·matmulTQ8Rows1(SB), NOSPLIT, $96-72
 	MOVQ k+48(FP), CX
 	MOVQ CX, 64(SP)
 	MOVQ CX, 24(SP)
@@ -2314,7 +2340,7 @@ matmulTQ8Rows1_1x1_done:
 
 // func matmulTQ8Rows2(dst *float32, ldd int, a *float32, b *int8, scales *float32, n int, k int, blockSize int, scaleStride int)
 // Requires blockSize a positive multiple of 8 dividing k.
-TEXT ·matmulTQ8Rows2(SB), NOSPLIT, $88-72
+TEXT ·matmulTQ8Rows2(SB), NOSPLIT, $96-72
 	MOVQ k+48(FP), CX
 	MOVQ CX, 64(SP)
 	MOVQ CX, 24(SP)
@@ -2526,7 +2552,7 @@ matmulTQ8Rows2_2x1_done:
 
 // func matmulTQ8Rows3(dst *float32, ldd int, a *float32, b *int8, scales *float32, n int, k int, blockSize int, scaleStride int)
 // Requires blockSize a positive multiple of 8 dividing k.
-TEXT ·matmulTQ8Rows3(SB), NOSPLIT, $88-72
+TEXT ·matmulTQ8Rows3(SB), NOSPLIT, $96-72
 	MOVQ k+48(FP), CX
 	MOVQ CX, 64(SP)
 	MOVQ CX, 24(SP)
@@ -2753,7 +2779,7 @@ matmulTQ8Rows3_3x1_done:
 
 // func matmulTQ8Rows4(dst *float32, ldd int, a *float32, b *int8, scales *float32, n int, k int, blockSize int, scaleStride int)
 // Requires blockSize a positive multiple of 8 dividing k.
-TEXT ·matmulTQ8Rows4(SB), NOSPLIT, $88-72
+TEXT ·matmulTQ8Rows4(SB), NOSPLIT, $96-72
 	MOVQ k+48(FP), CX
 	MOVQ CX, 64(SP)
 	MOVQ CX, 24(SP)

@@ -56,7 +56,7 @@ func TestMatMulTExactOnIntegers(t *testing.T) {
 				got := make([]float32, m*n)
 				MatMulT(got, a, b, m, n, k)
 				gen := make([]float32, m*n)
-				matmulTGeneric(gen, n, a, b, m, n, k)
+				matmulTGeneric(gen, n, a, k, b, k, m, n, k)
 				for e := range want {
 					if got[e] != want[e] || gen[e] != want[e] {
 						t.Fatalf("m=%d n=%d k=%d element %d: got %v, pure Go %v, want %v", m, n, k, e, got[e], gen[e], want[e])
@@ -90,6 +90,34 @@ func TestMatMulTColumnBlocksExact(t *testing.T) {
 	}
 }
 
+// TestMatMulTStridedRowsMatchPacked: a and b rows inside wider rows (as one
+// head's rows of a key cache) give the packed product's bits, for every
+// kernel and order.
+func TestMatMulTStridedRowsMatchPacked(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	for _, k := range []int{5, 48, 67} {
+		for _, m := range []int{1, 3, 4, 9, 17, 24} {
+			const n = 29
+			lda, ldb := k+13, 3*k+1
+			aw, bw := randFloats(r, m*lda), randFloats(r, n*ldb)
+			a, b := make([]float32, m*k), make([]float32, n*k)
+			for i := 0; i < m; i++ {
+				copy(a[i*k:(i+1)*k], aw[i*lda+7:])
+			}
+			for j := 0; j < n; j++ {
+				copy(b[j*k:(j+1)*k], bw[j*ldb+k:])
+			}
+			want := make([]float32, m*n)
+			MatMulT(want, a, b, m, n, k)
+			got := make([]float32, m*n)
+			MatMulTStrided(got, n, aw[7:], lda, bw[k:], ldb, m, n, k)
+			if i := sameBits(got, want); i >= 0 {
+				t.Fatalf("k=%d m=%d: element %d strided %v, packed %v", k, m, i, got[i], want[i])
+			}
+		}
+	}
+}
+
 // TestMatMulTStridedLeavesOtherColumns writes a band of a wider matrix and
 // checks the columns around it keep their values.
 func TestMatMulTStridedLeavesOtherColumns(t *testing.T) {
@@ -100,7 +128,7 @@ func TestMatMulTStridedLeavesOtherColumns(t *testing.T) {
 	for i := range dst {
 		dst[i] = -12345
 	}
-	MatMulTStrided(dst[off:], ldd, a, b, m, n, k)
+	MatMulTStrided(dst[off:], ldd, a, k, b, k, m, n, k)
 	want := make([]float32, m*n)
 	MatMulT(want, a, b, m, n, k)
 	for e, v := range dst {
@@ -138,7 +166,7 @@ func TestMatMulTMatchesReferenceWithinBound(t *testing.T) {
 				got := make([]float32, m*n)
 				MatMulT(got, a, b, m, n, k)
 				gen := make([]float32, m*n)
-				matmulTGeneric(gen, n, a, b, m, n, k)
+				matmulTGeneric(gen, n, a, k, b, k, m, n, k)
 				for i := 0; i < m; i++ {
 					for j := 0; j < n; j++ {
 						var exact, abs float64
@@ -184,7 +212,7 @@ func TestMatMulTRowIndependentOfBatchAndBand(t *testing.T) {
 				banded := make([]float32, n)
 				for s := 0; s+1 < len(bands); s++ {
 					lo, hi := bands[s], bands[s+1]
-					MatMulTStrided(banded[lo:], n, a[i*k:(i+1)*k], b[lo*k:], 1, hi-lo, k)
+					MatMulTStrided(banded[lo:], n, a[i*k:(i+1)*k], k, b[lo*k:], k, 1, hi-lo, k)
 				}
 				for j := 0; j < n; j++ {
 					bits := math.Float32bits(batch[i*n+j])
@@ -212,8 +240,11 @@ func TestMatMulTPanicsOnShortSlices(t *testing.T) {
 		"short a":      func() { MatMulT(make([]float32, 4), make([]float32, 7), make([]float32, 8), 2, 2, 4) },
 		"short b":      func() { MatMulT(make([]float32, 4), make([]float32, 8), make([]float32, 7), 2, 2, 4) },
 		"short dst":    func() { MatMulT(make([]float32, 3), make([]float32, 8), make([]float32, 8), 2, 2, 4) },
-		"small stride": func() { MatMulTStrided(make([]float32, 8), 1, make([]float32, 8), make([]float32, 8), 2, 2, 4) },
-		"dot lengths":  func() { Dot(make([]float32, 3), make([]float32, 4)) },
+		"small stride": func() { MatMulTStrided(make([]float32, 8), 1, make([]float32, 8), 4, make([]float32, 8), 4, 2, 2, 4) },
+		"a stride": func() {
+			MatMulTStrided(make([]float32, 8), 2, make([]float32, 8), 3, make([]float32, 8), 4, 2, 2, 4)
+		},
+		"dot lengths": func() { Dot(make([]float32, 3), make([]float32, 4)) },
 		"q8 block": func() {
 			MatMulTQ8(make([]float32, 1), make([]float32, 12), make([]int8, 12), make([]float32, 3), 1, 1, 12, 4)
 		},
@@ -280,7 +311,7 @@ func TestMatMulTQ8EqualsMatMulTOnDequantised(t *testing.T) {
 				gen := make([]float32, m*n)
 				matmulTQ8Generic(gen, n, a, q, s, m, n, k, bs)
 				genF32 := make([]float32, m*n)
-				matmulTGeneric(genF32, n, a, w, m, n, k)
+				matmulTGeneric(genF32, n, a, k, w, k, m, n, k)
 				for e := range want {
 					if math.Float32bits(got[e]) != math.Float32bits(want[e]) || math.Float32bits(gen[e]) != math.Float32bits(genF32[e]) {
 						t.Fatalf("m=%d n=%d k=%d bs=%d element %d: q8 %v vs f32 %v; pure Go q8 %v vs f32 %v", m, n, k, bs, e, got[e], want[e], gen[e], genF32[e])
