@@ -7,7 +7,9 @@
 //
 // Everything works on plain []float32 in row-major order; Tensor adds a shape
 // and views for code that wants one. Matrices multiplied by MatMulT keep the
-// checkpoint layout [out, in].
+// checkpoint layout [out, in]. The kernels of package asm (Dot, MatMulT,
+// MatMulTQ8, Axpy) are exported here with their signatures, single-threaded;
+// Pool runs the matrix products over threads.
 //
 // # Determinism
 //

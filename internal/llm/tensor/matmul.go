@@ -68,6 +68,17 @@ func (t *matmulQ8Task) run(lo, hi int) {
 	asm.MatMulTQ8Strided(t.dst[lo:], w.Rows, t.a, w.Data[lo*w.Cols:], w.Scales[lo*nb:], t.m, hi-lo, w.Cols, w.BlockSize)
 }
 
+// MatMulT is the single-thread kernel behind Pool.MatMulT, with the same
+// signature as in package asm (which code outside package tensor cannot
+// import): dst[m×n] = a[m×k] · bᵀ, b stored n×k.
+func MatMulT(dst, a, b []float32, m, n, k int) { asm.MatMulT(dst, a, b, m, n, k) }
+
+// MatMulTQ8 is the single-thread int8 kernel behind Pool.MatMulTQ8, with the
+// signature of package asm: b n×k int8 with scales n×(k/blockSize).
+func MatMulTQ8(dst, a []float32, b []int8, scales []float32, m, n, k, blockSize int) {
+	asm.MatMulTQ8(dst, a, b, scales, m, n, k, blockSize)
+}
+
 // MatMulTStrided is MatMulT on the calling thread over rows that need not be
 // packed: row i of a starts at a[i*lda], row j of b at b[j*ldb], row i of the
 // result at dst[i*ldd]. It serves products too small to split, such as one

@@ -268,3 +268,26 @@ func TestReexportedKernels(t *testing.T) {
 		t.Fatalf("Axpy: %v", y)
 	}
 }
+
+func TestSingleThreadWrappersMatchPool(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	const m, n, k = 5, 301, 128
+	a, b := randFloats(r, m*k), randFloats(r, n*k)
+	w, err := QuantizeQ8(b, n, k, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewPool(2)
+	defer p.Close()
+	one, pooled := make([]float32, m*n), make([]float32, m*n)
+	MatMulT(one, a, b, m, n, k)
+	p.MatMulT(pooled, a, b, m, n, k)
+	if i := sameBits(one, pooled); i >= 0 {
+		t.Fatalf("MatMulT element %d: %v, pool %v", i, one[i], pooled[i])
+	}
+	MatMulTQ8(one, a, w.Data, w.Scales, m, n, k, w.BlockSize)
+	p.MatMulTQ8(pooled, a, w, m)
+	if i := sameBits(one, pooled); i >= 0 {
+		t.Fatalf("MatMulTQ8 element %d: %v, pool %v", i, one[i], pooled[i])
+	}
+}
