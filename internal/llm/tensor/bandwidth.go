@@ -10,7 +10,8 @@ import (
 // in bytes per second: buf is split into one contiguous band per thread,
 // read once to bring it in, then passes more times under the clock. A buffer
 // the size of a model's weights gives the bound a memory-bound decode step
-// is measured against (weight bytes per token ÷ this rate).
+// is measured against (weight bytes per token ÷ this rate). On a machine
+// shared with other work, keep the best of several calls.
 func (p *Pool) ReadBandwidth(buf []float32, passes int) float64 {
 	passes = max(passes, 1)
 	grain := 1 << 14 // 64 KiB bands, whole multiples of the kernel's 64 elements

@@ -77,8 +77,8 @@ func probe(bytes, threads int) float64 {
 		buf[i] = 1
 	}
 	best := 0.0
-	for range 5 {
-		best = max(best, p.ReadBandwidth(buf, 3))
+	for range 50 { // single passes, the fastest: the least disturbed on a shared machine
+		best = max(best, p.ReadBandwidth(buf, 1))
 	}
 	readBandwidth.Store(key, best)
 	return best
@@ -96,11 +96,14 @@ func BenchmarkReadBandwidth(b *testing.B) {
 				for i := range buf {
 					buf[i] = 1
 				}
-				var sum float64
+				var sum, best float64
 				for b.Loop() {
-					sum += p.ReadBandwidth(buf, 1)
+					bw := p.ReadBandwidth(buf, 1)
+					sum += bw
+					best = max(best, bw)
 				}
 				b.ReportMetric(sum/float64(b.N)/1e9, "GB/s")
+				b.ReportMetric(best/1e9, "best_GB/s")
 			})
 		}
 	}
