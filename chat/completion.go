@@ -31,6 +31,7 @@ type Completion struct {
 
 	queue   *recordQueue
 	pending pendingCall
+	now     func() time.Time
 }
 
 // Complete validates a raw chat-completion request, routes it and returns the
@@ -38,7 +39,7 @@ type Completion struct {
 // returned before anything is relayed: ErrMalformed and ErrBadRequest (400),
 // ErrModelNotFound (404), ErrUnsupportedField (400), ErrUpstreamUnavailable
 // (502) when no upstream of the route or its fallbacks answered.
-func (s *Service) Complete(ctx context.Context, projectID string, raw []byte) (*Completion, error) {
+func (s *Gateway) Complete(ctx context.Context, projectID string, raw []byte) (*Completion, error) {
 	req, err := ParseRequest(raw)
 	if err != nil {
 		return nil, err
@@ -50,10 +51,10 @@ func (s *Service) Complete(ctx context.Context, projectID string, raw []byte) (*
 	if err := Validate(req, route.ModelInfo); err != nil {
 		return nil, err
 	}
-	c := &Completion{queue: s.queue}
+	c := &Completion{queue: s.queue, now: s.now}
 	if s.queue != nil {
 		c.pending = pendingCall{
-			call:  newCall(ctx, projectID, OpChatCompletion, bytes.Clone(raw)),
+			call:  s.newCall(ctx, projectID, OpChatCompletion, bytes.Clone(raw)),
 			model: modelKey(req.Model, route),
 		}
 	}
@@ -81,7 +82,7 @@ func modelKey(requested string, route *Route) string {
 }
 
 // forward tries the route, then its fallbacks in order, each with its retries.
-func (s *Service) forward(ctx context.Context, req *CompletionRequest, route *Route, c *Completion) error {
+func (s *Gateway) forward(ctx context.Context, req *CompletionRequest, route *Route, c *Completion) error {
 	var lastErr error
 	for _, r := range s.routeChain(route) {
 		body := map[string][]byte{} // upstream body per upstream kind and model
@@ -125,7 +126,7 @@ func (s *Service) forward(ctx context.Context, req *CompletionRequest, route *Ro
 }
 
 // routeChain is a route followed by its fallbacks.
-func (s *Service) routeChain(route *Route) []*Route {
+func (s *Gateway) routeChain(route *Route) []*Route {
 	chain := []*Route{route}
 	for _, name := range route.Fallbacks {
 		if fb, ok := s.routes[name]; ok {
@@ -178,7 +179,7 @@ func (e *upstreamError) Error() string {
 // attempt sends one request. A success or an upstream error that must reach
 // the client (4xx other than 429) fills c and returns nil; retry tells whether
 // a failure may be retried elsewhere.
-func (s *Service) attempt(ctx context.Context, r *Route, u Upstream, body []byte, streaming bool, c *Completion) (retry bool, err error) {
+func (s *Gateway) attempt(ctx context.Context, r *Route, u Upstream, body []byte, streaming bool, c *Completion) (retry bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	timer := time.AfterFunc(r.Timeout, cancel)
 	res, err := s.send(ctx, u, "/chat/completions", body)
@@ -213,7 +214,7 @@ func (s *Service) attempt(ctx context.Context, r *Route, u Upstream, body []byte
 }
 
 // send POSTs a JSON body to an upstream path under its base URL.
-func (s *Service) send(ctx context.Context, u Upstream, path string, body []byte) (*http.Response, error) {
+func (s *Gateway) send(ctx context.Context, u Upstream, path string, body []byte) (*http.Response, error) {
 	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, u.URL+path, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -289,7 +290,7 @@ func (c *Completion) finish(exception string) {
 	if c.queue == nil {
 		return
 	}
-	c.pending.call.EndedAt = time.Now().UTC()
+	c.pending.call.EndedAt = c.now()
 	c.pending.call.Exception = exception
 	if !c.pending.stream {
 		c.pending.body = c.body

@@ -38,7 +38,7 @@ type benchGateway struct {
 	key               string
 	registry          *prometheus.Registry
 	client            *http.Client
-	service           *chat.Service
+	service           *chat.Gateway
 }
 
 func newBenchGateway(b *testing.B) *benchGateway {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 )
 
 // FileStore stores the content of a file in a project and returns its digest.
@@ -40,11 +39,11 @@ const maxImageBytes = 64 << 20
 // from its URL or decoded from base64) as a file in the project and replaces
 // it by a reference to that file, and records a call when asked. Errors of the
 // provider or of the request's inputs are returned inside the response.
-func (s *Service) CreateImage(ctx context.Context, req ImageRequest) ImageResult {
+func (s *Gateway) CreateImage(ctx context.Context, req ImageRequest) ImageResult {
 	var call Call
 	track := req.TrackLLMCall == nil || *req.TrackLLMCall
 	if track && s.queue != nil {
-		call = newCall(ctx, req.ProjectID, OpImageCreate, req.Inputs)
+		call = s.newCall(ctx, req.ProjectID, OpImageCreate, req.Inputs)
 	}
 	var inputs map[string]json.RawMessage
 	var model, prompt string
@@ -65,7 +64,7 @@ func (s *Service) CreateImage(ctx context.Context, req ImageRequest) ImageResult
 	}
 	result := ImageResult{Response: response}
 	if track && s.queue != nil {
-		call.EndedAt = time.Now().UTC()
+		call.EndedAt = s.now()
 		if err != nil {
 			call.Exception = err.Error()
 		}
@@ -75,7 +74,7 @@ func (s *Service) CreateImage(ctx context.Context, req ImageRequest) ImageResult
 	return result
 }
 
-func (s *Service) generateImages(ctx context.Context, projectID, model string, inputs map[string]json.RawMessage) (json.RawMessage, error) {
+func (s *Gateway) generateImages(ctx context.Context, projectID, model string, inputs map[string]json.RawMessage) (json.RawMessage, error) {
 	route, err := s.resolve(ctx, model)
 	if err != nil {
 		return nil, err
@@ -166,7 +165,7 @@ func normaliseUsage(v any) any {
 
 // storeImage replaces the url or b64_json of one image by a reference to the
 // file holding its bytes.
-func (s *Service) storeImage(ctx context.Context, projectID string, i int, image map[string]any) error {
+func (s *Gateway) storeImage(ctx context.Context, projectID string, i int, image map[string]any) error {
 	var content []byte
 	mimetype := "image/png"
 	switch {

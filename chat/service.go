@@ -22,6 +22,14 @@ import (
 // names none (no OpenAI-Project header): "<caller's default entity>/chat".
 const DefaultProject = "chat"
 
+// Defaults of [Config], exported so that a command line can show and reuse them.
+const (
+	// DefaultQueueSize bounds the completions waiting to be traced.
+	DefaultQueueSize = 10000
+	// DefaultMaxResponseBytes bounds a non-streamed upstream response: 64 MiB.
+	DefaultMaxResponseBytes = 64 << 20
+)
+
 // Config configures [New]. The zero value of every optional field is its
 // documented default.
 type Config struct {
@@ -42,19 +50,23 @@ type Config struct {
 	// tuned for many concurrent keep-alive connections to few hosts.
 	Client *http.Client
 	// QueueSize bounds the calls waiting to be traced; beyond it calls are
-	// dropped and counted. Defaults to 10000.
+	// dropped and counted. Defaults to [DefaultQueueSize].
 	QueueSize int
-	// MaxResponseBytes bounds a non-streamed upstream response. Defaults to 64 MiB.
+	// MaxResponseBytes bounds a non-streamed upstream response. Defaults to
+	// [DefaultMaxResponseBytes].
 	MaxResponseBytes int64
 	// Registerer receives the gateway's metrics. Defaults to a private registry.
 	Registerer prometheus.Registerer
 	// Logger receives upstream failures and tracing errors. Defaults to slog.Default().
 	Logger *slog.Logger
+	// Now is the clock that stamps traced calls. Defaults to time.Now; times
+	// are recorded in UTC.
+	Now func() time.Time
 }
 
-// Service is the gateway. It is safe for concurrent use; Close flushes the
-// trace queue.
-type Service struct {
+// Gateway is the [Service] over configured upstreams. It is safe for
+// concurrent use; Close flushes the trace queue.
+type Gateway struct {
 	cfg     Config
 	routes  map[string]*Route
 	queue   *recordQueue
@@ -84,8 +96,13 @@ func NewTransport() *http.Transport {
 	}
 }
 
+var _ Service = (*Gateway)(nil)
+
+// now is the configured clock's time in UTC.
+func (s *Gateway) now() time.Time { return s.cfg.Now().UTC() }
+
 // New builds the gateway.
-func New(cfg Config) (*Service, error) {
+func New(cfg Config) (*Gateway, error) {
 	if cfg.Routing == nil {
 		return nil, errors.New("chat: Config.Routing is required")
 	}
@@ -96,10 +113,10 @@ func New(cfg Config) (*Service, error) {
 		cfg.Client = &http.Client{Transport: NewTransport()}
 	}
 	if cfg.QueueSize == 0 {
-		cfg.QueueSize = 10000
+		cfg.QueueSize = DefaultQueueSize
 	}
 	if cfg.MaxResponseBytes == 0 {
-		cfg.MaxResponseBytes = 64 << 20
+		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
 	if cfg.QueueSize < 0 || cfg.MaxResponseBytes < 0 {
 		return nil, errors.New("chat: QueueSize and MaxResponseBytes must not be negative")
@@ -110,7 +127,10 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Service{cfg: cfg, routes: map[string]*Route{}, started: time.Now()}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s := &Gateway{cfg: cfg, routes: map[string]*Route{}, started: cfg.Now()}
 	for i := range cfg.Routing.Models {
 		s.routes[cfg.Routing.Models[i].Name] = &cfg.Routing.Models[i]
 	}
@@ -125,7 +145,7 @@ func New(cfg Config) (*Service, error) {
 }
 
 // Close stops tracing after writing the calls still queued, or when ctx ends.
-func (s *Service) Close(ctx context.Context) error {
+func (s *Gateway) Close(ctx context.Context) error {
 	if s.queue == nil {
 		return nil
 	}
@@ -135,7 +155,7 @@ func (s *Service) Close(ctx context.Context) error {
 // ProjectFor is the project a caller's completion is traced into: the
 // OpenAI-Project header ("<entity>/<project>", or a bare project name under
 // the caller's default entity), else "<default entity>/<DefaultProject>".
-func (s *Service) ProjectFor(p weft.Principal, header string) string {
+func (s *Gateway) ProjectFor(p weft.Principal, header string) string {
 	header = strings.TrimSpace(header)
 	switch {
 	case strings.Contains(header, "/"):
@@ -157,7 +177,7 @@ type ModelCard struct {
 }
 
 // Models lists the routed model names, in configuration order.
-func (s *Service) Models() []ModelCard {
+func (s *Gateway) Models() []ModelCard {
 	models := make([]ModelCard, 0, len(s.cfg.Routing.Models))
 	for _, r := range s.cfg.Routing.Models {
 		models = append(models, ModelCard{ID: r.Name, Object: "model", Created: s.started.Unix(), OwnedBy: "weft", MaxModelLen: r.MaxModelLen})
@@ -168,7 +188,7 @@ func (s *Service) Models() []ModelCard {
 // resolve finds the route of a model name: a configured route, the first
 // route for an empty name (vLLM's "default served model"), or a trained
 // model's LoRA adapter.
-func (s *Service) resolve(ctx context.Context, model string) (*Route, error) {
+func (s *Gateway) resolve(ctx context.Context, model string) (*Route, error) {
 	if route, ok := s.routes[model]; ok {
 		return route, nil
 	}
@@ -194,7 +214,7 @@ func trainedModelName(model string) bool {
 
 // adapterRoute loads adapter into the LoRA upstream on first use and routes
 // to it by name; an adapter without weights routes to its base model.
-func (s *Service) adapterRoute(ctx context.Context, adapter LoRAAdapter) (*Route, error) {
+func (s *Gateway) adapterRoute(ctx context.Context, adapter LoRAAdapter) (*Route, error) {
 	upstream := *s.cfg.Routing.LoRA
 	upstream.Model = adapter.Name
 	if adapter.Path == "" {
@@ -207,7 +227,7 @@ func (s *Service) adapterRoute(ctx context.Context, adapter LoRAAdapter) (*Route
 	return &Route{Name: adapter.Name, Upstreams: []Upstream{upstream}, Timeout: DefaultTimeout, RetryBackoff: DefaultRetryBackoff}, nil
 }
 
-func (s *Service) loadAdapter(ctx context.Context, upstream Upstream, adapter LoRAAdapter) error {
+func (s *Gateway) loadAdapter(ctx context.Context, upstream Upstream, adapter LoRAAdapter) error {
 	s.loading.Lock()
 	defer s.loading.Unlock()
 	if _, ok := s.loaded.Load(adapter.Name); ok {
@@ -230,10 +250,10 @@ func (s *Service) loadAdapter(ctx context.Context, upstream Upstream, adapter Lo
 }
 
 // newCall starts the record of a call made now.
-func newCall(ctx context.Context, projectID, op string, inputs []byte) Call {
+func (s *Gateway) newCall(ctx context.Context, projectID, op string, inputs []byte) Call {
 	id := uuid.Must(uuid.NewV7()).String()
 	return Call{
 		ProjectID: projectID, ID: id, TraceID: uuid.Must(uuid.NewV7()).String(), OpName: op,
-		UserID: weft.UserID(ctx), StartedAt: time.Now().UTC(), Inputs: inputs,
+		UserID: weft.UserID(ctx), StartedAt: s.now(), Inputs: inputs,
 	}
 }

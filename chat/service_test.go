@@ -62,7 +62,7 @@ func answer(w http.ResponseWriter, _ map[string]any) {
 	_, _ = io.WriteString(w, completionJSON)
 }
 
-func newTestService(t *testing.T, routing string, rec CallRecorder) *Service {
+func newTestService(t *testing.T, routing string, rec CallRecorder) *Gateway {
 	t.Helper()
 	r, err := ParseRouting([]byte(routing), func(name string) (string, bool) { return "key-" + name, true })
 	if err != nil {
@@ -76,7 +76,7 @@ func newTestService(t *testing.T, routing string, rec CallRecorder) *Service {
 	return s
 }
 
-func complete(t *testing.T, s *Service, body string) (*httptest.ResponseRecorder, error) {
+func complete(t *testing.T, s *Gateway, body string) (*httptest.ResponseRecorder, error) {
 	t.Helper()
 	ctx := weft.WithPrincipal(context.Background(), weft.Principal{UserID: "u1", DefaultEntity: "alice"})
 	c, err := s.Complete(ctx, "alice/chat", []byte(body))

@@ -20,10 +20,12 @@ const defaultItemsLimit = 50
 var itemSortFields = []string{"call_started_at", "call_op_name", "created_at", "updated_at"}
 
 // latestProgress selects column of the most recently updated live progress
-// record of item s; the ordering rides the annotator_progress_latest index.
+// record of item s; the ordering rides the annotator_progress_latest index. Its
+// one argument is the project: a value, not the outer row's column, so that on
+// a distributed database the statement runs on the project's shard.
 func latestProgress(column string) string {
 	return `(SELECT p.` + column + ` FROM annotator_queue_items_progress AS p
- WHERE p.project_id = s.project_id AND p.queue_item_id = s.id AND p.deleted_at IS NULL
+ WHERE p.project_id = ? AND p.queue_item_id = s.id AND p.deleted_at IS NULL
  ORDER BY p.updated_at DESC, p.id DESC LIMIT 1)`
 }
 
@@ -94,6 +96,7 @@ func queryItems(ctx context.Context, db bun.IDB, req QueryQueueItemsReq) ([]item
 	// withState adds each item's state to the items of the subquery %s.
 	withState := "SELECT s.*, COALESCE(" + latestProgress("annotation_state") + ", 'unstarted') AS annotation_state, " +
 		latestProgress("annotator_id") + " AS annotator_user_id FROM (%s) AS s"
+	args = append([]any{req.ProjectID, req.ProjectID}, args...)
 	var query string
 	switch {
 	case states == nil:
@@ -200,11 +203,11 @@ func (s *service) QueueStats(ctx context.Context, req QueueStatsReq) (QueueStats
 	var counted []QueueStats
 	err := s.db.NewRaw(`SELECT i.queue_id AS queue_id, COUNT(*) AS total_items,
  CAST(SUM(CASE WHEN EXISTS (SELECT 1 FROM annotator_queue_items_progress AS p
-   WHERE p.project_id = i.project_id AND p.queue_item_id = i.id AND p.deleted_at IS NULL
+   WHERE p.project_id = ? AND p.queue_item_id = i.id AND p.deleted_at IS NULL
    AND p.annotation_state IN ('completed', 'skipped')) THEN 1 ELSE 0 END) AS BIGINT) AS completed_items
  FROM annotation_queue_items AS i
  WHERE i.project_id = ? AND i.queue_id IN (?) AND i.deleted_at IS NULL
- GROUP BY i.queue_id`, req.ProjectID, bun.List(req.QueueIDs)).Scan(ctx, &counted)
+ GROUP BY i.queue_id`, req.ProjectID, req.ProjectID, bun.List(req.QueueIDs)).Scan(ctx, &counted)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return QueueStatsRes{}, err
 	}

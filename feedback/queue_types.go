@@ -20,8 +20,10 @@ type QueueService interface {
 	// when absent or already deleted.
 	DeleteQueue(ctx context.Context, projectID, queueID string) (Queue, error)
 	// QueryQueues lists live queues, by default newest first (created_at desc,
-	// id asc). Name filters by case-insensitive substring. Sort fields: id,
-	// name, created_at, updated_at; others are ignored.
+	// id asc). Name filters by case-insensitive substring, every character
+	// matching itself (% and _ too); a name longer than MaxQueueNameLength or
+	// holding NUL is ErrInvalidQuery. Sort fields: id, name, created_at,
+	// updated_at; others are ignored.
 	QueryQueues(ctx context.Context, req QueryQueuesReq) (QueryQueuesRes, error)
 	// AddQueueItems adds one item per call id that the CallLookup finds and the
 	// queue does not hold yet, caching the call's op name, trace id and times.
@@ -55,6 +57,11 @@ const (
 	StateCompleted  = "completed"
 	StateSkipped    = "skipped"
 )
+
+// MaxQueueNameLength is the longest queue name, in characters (the maxLength
+// of the name fields below). A name search longer than this can match nothing
+// and is refused.
+const MaxQueueNameLength = 1024
 
 // Queue is an annotation queue.
 type Queue struct {
@@ -98,7 +105,7 @@ type UpdateQueueReq struct {
 // QueryQueuesReq is POST /annotation_queues/query.
 type QueryQueuesReq struct {
 	ProjectID string   `json:"project_id"`
-	Name      *string  `json:"name,omitempty" nullable:"true"`
+	Name      *string  `json:"name,omitempty" nullable:"true" doc:"case-insensitive substring of the name (at most 1024 characters)"`
 	SortBy    []SortBy `json:"sort_by,omitempty"`
 	Limit     *int     `json:"limit,omitempty" nullable:"true" minimum:"0"`
 	Offset    *int     `json:"offset,omitempty" nullable:"true" minimum:"0"`

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -196,6 +197,11 @@ func (s *service) QueryQueues(ctx context.Context, req QueryQueuesReq) (QueryQue
 	if err := checkProject(req.ProjectID); err != nil {
 		return QueryQueuesRes{}, err
 	}
+	if req.Name != nil {
+		if err := checkNameSearch(*req.Name); err != nil {
+			return QueryQueuesRes{}, err
+		}
+	}
 	var rows []queueRow
 	q := s.db.NewSelect().Model(&rows).Where("project_id = ?", req.ProjectID).Where("deleted_at IS NULL")
 	if req.Name != nil && *req.Name != "" {
@@ -222,6 +228,21 @@ func (s *service) QueryQueues(ctx context.Context, req QueryQueuesReq) (QueryQue
 	return res, nil
 }
 
+// checkNameSearch bounds a name search: it becomes a LIKE pattern, which
+// SQLite refuses beyond 50,000 bytes, and no name is longer than
+// MaxQueueNameLength anyway; a NUL cannot be a bound value.
+func checkNameSearch(name string) error {
+	if utf8.RuneCountInString(name) > MaxQueueNameLength {
+		return weft.Errorf(ErrInvalidQuery, "name search is longer than a queue name can be (%d characters)", MaxQueueNameLength)
+	}
+	if strings.IndexByte(name, 0) >= 0 {
+		return weft.Errorf(ErrInvalidQuery, "name search must not contain NUL characters (\\u0000)")
+	}
+	return nil
+}
+
+// escapeLike makes every character of s match itself in a LIKE pattern with
+// ESCAPE '\'.
 func escapeLike(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }

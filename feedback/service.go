@@ -58,13 +58,15 @@ type Service interface {
 	// Query lists feedback rows of the project. Filter operators: $eq, $gt,
 	// $gte, $lt, $lte, $in, $and, $or, $not over {"$getField": column or
 	// "payload.<path>"} and {"$literal": value}. Unknown fields and
-	// operators are ErrInvalid. Sorted by sort_by (columns or payload paths),
+	// operators, and NUL characters in literals, field names and paths, are
+	// ErrInvalidQuery. A \u0000 inside a stored payload string compares as
+	// U+FFFD on PostgreSQL. Sorted by sort_by (columns or payload paths),
 	// then created_at and id ascending; limit/offset apply after sorting;
 	// TotalCount counts every row the filter matches.
 	Query(ctx context.Context, req QueryReq) (QueryRes, error)
 
 	// Purge deletes the rows whose ids the query names; unknown ids are not
-	// an error.
+	// an error. Any other query, or an id holding NUL, is ErrInvalidQuery.
 	Purge(ctx context.Context, req PurgeReq) (PurgeRes, error)
 
 	QueueService

@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/internal/database"
 )
 
 // Create implements Service.
@@ -214,7 +215,7 @@ func (s *service) Query(ctx context.Context, req QueryReq) (QueryRes, error) {
 			return QueryRes{}, weft.Errorf(ErrInvalidQuery, "Unknown field: %q", truncate(f))
 		}
 	}
-	c := compiler{postgres: s.db.Dialect().Name().String() == "pg"}
+	c := compiler{dialect: database.DialectOf(s.db)}
 	var rows []feedbackRow
 	q := s.db.NewSelect().Model(&rows).Where("project_id = ?", req.ProjectID)
 	if req.Query != nil && !isNull(req.Query.Expr) {

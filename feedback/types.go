@@ -17,7 +17,7 @@ type CreateReq struct {
 	TraceRef     string          `json:"trace_ref,omitempty" doc:"call or object ref the feedback is attached to"`
 	WeaveRef     string          `json:"weave_ref,omitempty" doc:"alias of trace_ref"`
 	FeedbackType string          `json:"feedback_type" minLength:"1" maxLength:"256"`
-	Payload      json.RawMessage `json:"payload" doc:"free-form JSON object, stored exactly as sent"`
+	Payload      json.RawMessage `json:"payload" type:"object" doc:"free-form JSON object, stored exactly as sent"`
 	// ID is used as the row id when given; otherwise a UUIDv7 is generated.
 	// Storing a second row with an existing id replaces the first.
 	ID            *string `json:"id,omitempty" nullable:"true"`
@@ -30,11 +30,11 @@ type CreateReq struct {
 
 	// Typed scorer and span columns (runnable and agent types only for scorer_*).
 	ScorerTags              []string        `json:"scorer_tags,omitempty"`
-	ScorerTagReasons        json.RawMessage `json:"scorer_tag_reasons,omitempty"`
-	ScorerTagConfidences    json.RawMessage `json:"scorer_tag_confidences,omitempty"`
-	ScorerRatings           json.RawMessage `json:"scorer_ratings,omitempty"`
-	ScorerRatingReasons     json.RawMessage `json:"scorer_rating_reasons,omitempty"`
-	ScorerRatingConfidences json.RawMessage `json:"scorer_rating_confidences,omitempty"`
+	ScorerTagReasons        json.RawMessage `json:"scorer_tag_reasons,omitempty" type:"object" nullable:"true"`
+	ScorerTagConfidences    json.RawMessage `json:"scorer_tag_confidences,omitempty" type:"object" nullable:"true"`
+	ScorerRatings           json.RawMessage `json:"scorer_ratings,omitempty" type:"object" nullable:"true"`
+	ScorerRatingReasons     json.RawMessage `json:"scorer_rating_reasons,omitempty" type:"object" nullable:"true"`
+	ScorerRatingConfidences json.RawMessage `json:"scorer_rating_confidences,omitempty" type:"object" nullable:"true"`
 	ScorerTraceID           *string         `json:"scorer_trace_id,omitempty" nullable:"true"`
 	SpanAgentName           *string         `json:"span_agent_name,omitempty" nullable:"true"`
 	SpanAgentVersion        *string         `json:"span_agent_version,omitempty" nullable:"true"`
@@ -88,7 +88,7 @@ type QueryReq struct {
 
 // Query wraps a filter expression in Weave's {"$expr": …} form.
 type Query struct {
-	Expr json.RawMessage `json:"$expr"`
+	Expr json.RawMessage `json:"$expr" example:"{\"$or\":[{\"$eq\":[{\"$getField\":\"id\"},{\"$literal\":\"01936f4e-0000-7000-8000-000000000001\"}]}]}"`
 }
 
 // SortBy orders results by one field, "asc" or "desc".

@@ -63,9 +63,10 @@ type Service interface {
 	// TableQueryStats returns a table's row count; unknown table → ErrNotFound.
 	TableQueryStats(ctx context.Context, req *TableQueryStatsReq) (*TableQueryStatsRes, error)
 	// TableQueryStatsBatch returns one entry per found table (unknown digests
-	// are left out, duplicates collapse), ordered by digest. StorageSizeBytes
-	// (the byte length of the stored JSON of every row, duplicates counted each
-	// time) is set only when IncludeStorageSize is true.
+	// and strings that are not digests are left out, duplicates collapse),
+	// ordered by digest. StorageSizeBytes (the byte length of the stored JSON
+	// of every row, duplicates counted each time) is set only when
+	// IncludeStorageSize is true.
 	TableQueryStatsBatch(ctx context.Context, req *TableQueryStatsBatchReq) (*TableQueryStatsBatchRes, error)
 
 	V2

@@ -14,6 +14,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/internal/database"
 	"github.com/weftlabs/weft/internal/digest"
 )
 
@@ -38,8 +39,10 @@ type objectRow struct {
 
 // isLatestColumn computes is_latest: the highest version_index among the live
 // versions of the object (or among all versions when every one is deleted).
+// The subquery names the project as a value, not as the outer row's column, so
+// that on a distributed database the whole statement runs on one shard.
 const isLatestColumn = `CASE WHEN o.version_index = (SELECT l.version_index FROM obj_versions AS l
-	WHERE l.project_id = o.project_id AND l.object_id = o.object_id
+	WHERE l.project_id = ? AND l.object_id = o.object_id
 	ORDER BY (l.deleted_at IS NULL) DESC, l.version_index DESC LIMIT 1) THEN 1 ELSE 0 END AS is_latest`
 
 func (r *objectRow) schema(metadataOnly, withSize bool) ObjSchema {
@@ -74,7 +77,7 @@ func now() time.Time { return time.Now().UTC() }
 // advisory lock on PostgreSQL. SQLite transactions start IMMEDIATE, which
 // already serialises writers.
 func (s *store) lockObject(ctx context.Context, tx bun.Tx, projectID, objectID string) error {
-	if !s.db.Postgres() {
+	if !database.DialectOf(s.db).Has(database.AdvisoryLocks) {
 		return nil
 	}
 	_, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", "obj\x1f"+projectID+"\x1f"+objectID)
@@ -216,7 +219,7 @@ func (s *store) readVersion(ctx context.Context, db bun.IDB, projectID, objectID
 	q := db.NewSelect().Model(row).
 		Column("project_id", "object_id", "digest", "version_index", "kind", "base_object_class", "leaf_object_class",
 			"size_bytes", "pf_user_id", "created_at", "deleted_at").
-		ColumnExpr(isLatestColumn).
+		ColumnExpr(isLatestColumn, projectID).
 		Where("o.project_id = ? AND o.object_id = ?", projectID, objectID)
 	if withVal {
 		q = q.Column("val")
@@ -260,12 +263,12 @@ func (s *store) ObjsQuery(ctx context.Context, req *ObjsQueryReq) (*ObjsQueryRes
 	q := s.db.NewSelect().Model(&rows).
 		Column("project_id", "object_id", "digest", "version_index", "kind", "base_object_class", "leaf_object_class",
 			"size_bytes", "pf_user_id", "created_at", "deleted_at").
-		ColumnExpr(isLatestColumn).
+		ColumnExpr(isLatestColumn, req.ProjectID).
 		Where("o.project_id = ? AND o.deleted_at IS NULL", req.ProjectID)
 	if !req.MetadataOnly {
 		q = q.Column("val")
 	}
-	q = filterVersions(q, req.Filter)
+	q = filterVersions(q, req.ProjectID, req.Filter)
 	sorted := false
 	for _, sb := range req.SortBy {
 		dir := "ASC"
@@ -293,7 +296,8 @@ func (s *store) ObjsQuery(ctx context.Context, req *ObjsQueryReq) (*ObjsQueryRes
 	return out, nil
 }
 
-func filterVersions(q *bun.SelectQuery, f *ObjectVersionFilter) *bun.SelectQuery {
+// filterVersions adds f's conditions to a query of projectID's versions (alias o).
+func filterVersions(q *bun.SelectQuery, projectID string, f *ObjectVersionFilter) *bun.SelectQuery {
 	if f == nil {
 		return q
 	}
@@ -318,7 +322,7 @@ func filterVersions(q *bun.SelectQuery, f *ObjectVersionFilter) *bun.SelectQuery
 	}
 	if f.LatestOnly != nil && *f.LatestOnly {
 		q = q.Where(`o.version_index = (SELECT MAX(l.version_index) FROM obj_versions AS l
-			WHERE l.project_id = o.project_id AND l.object_id = o.object_id AND l.deleted_at IS NULL)`)
+			WHERE l.project_id = ? AND l.object_id = o.object_id AND l.deleted_at IS NULL)`, projectID)
 	}
 	return q
 }

@@ -430,12 +430,16 @@ func (s *store) TableQueryStatsBatch(ctx context.Context, req *TableQueryStatsBa
 		return nil, err
 	}
 	out := &TableQueryStatsBatchRes{Tables: []TableStats{}}
-	if len(req.Digests) == 0 {
+	// A string that is not a digest names no table: it is left out
+	// here rather than sent to the database, which could not take every
+	// string (NUL) as a value.
+	digests := slices.DeleteFunc(slices.Clone(req.Digests), func(d string) bool { return !digest.IsContentHash(d) })
+	if len(digests) == 0 {
 		return out, nil
 	}
 	var metas []tableMeta
 	err := s.db.NewSelect().Model(&metas).Column("digest", "row_count", "storage_size_bytes").
-		Where("project_id = ? AND digest IN (?)", req.ProjectID, bun.In(slices.Compact(slices.Sorted(slices.Values(req.Digests))))).
+		Where("project_id = ? AND digest IN (?)", req.ProjectID, bun.In(slices.Compact(slices.Sorted(slices.Values(digests))))).
 		Order("digest").Scan(ctx)
 	if err != nil {
 		return nil, err

@@ -169,7 +169,7 @@ type TableCreateReq struct {
 type TableSchemaForInsert struct {
 	_              struct{}          `additionalProperties:"true"`
 	ProjectID      string            `json:"project_id"`
-	Rows           []json.RawMessage `json:"rows"`
+	Rows           []json.RawMessage `json:"rows" type:"object"`
 	ExpectedDigest *string           `json:"expected_digest,omitempty"`
 }
 
@@ -195,7 +195,7 @@ type TableUpdateSpec struct {
 
 // TableAppend adds a row at the end.
 type TableAppend struct {
-	Row json.RawMessage `json:"row"`
+	Row json.RawMessage `json:"row" type:"object"`
 }
 
 // TablePop removes the row at Index.
@@ -206,7 +206,7 @@ type TablePop struct {
 // TableInsert inserts a row before Index (Index = length appends).
 type TableInsert struct {
 	Index int             `json:"index"`
-	Row   json.RawMessage `json:"row"`
+	Row   json.RawMessage `json:"row" type:"object"`
 }
 
 // TableUpdateRes names the new table and the rows the update added.

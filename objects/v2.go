@@ -98,7 +98,7 @@ type EvaluationCreateReq struct {
 	Scorers        []string        `json:"scorers,omitempty"`
 	Trials         *int            `json:"trials,omitempty" minimum:"1"`
 	EvaluationName *string         `json:"evaluation_name,omitempty"`
-	EvalAttributes json.RawMessage `json:"eval_attributes,omitempty"`
+	EvalAttributes json.RawMessage `json:"eval_attributes,omitempty" type:"object" nullable:"true"`
 }
 
 // EvaluationCreateRes names the version stored and gives its ref.
@@ -114,7 +114,7 @@ type DatasetCreateReq struct {
 	ProjectID   string            `json:"-"`
 	Name        string            `json:"name"`
 	Description *string           `json:"description,omitempty"`
-	Rows        []json.RawMessage `json:"rows"`
+	Rows        []json.RawMessage `json:"rows" type:"object"`
 }
 
 // ScorerCreateReq creates a scorer version.
@@ -131,7 +131,7 @@ type ModelCreateReq struct {
 	Name        string          `json:"name"`
 	Description *string         `json:"description,omitempty"`
 	SourceCode  *string         `json:"source_code,omitempty"`
-	Attributes  json.RawMessage `json:"attributes,omitempty"`
+	Attributes  json.RawMessage `json:"attributes,omitempty" type:"object" nullable:"true"`
 }
 
 // V2ReadReq reads one version.
@@ -478,7 +478,7 @@ func (s *store) V2List(ctx context.Context, req *V2ListReq) ([]V2Object, error) 
 		Column("object_id", "digest", "version_index", "kind", "base_object_class", "val", "created_at").
 		Where("o.project_id = ? AND o.deleted_at IS NULL", req.ProjectID).
 		OrderExpr("o.object_id ASC, o.version_index DESC")
-	q = filterVersions(q, familyFilter(req.Family))
+	q = filterVersions(q, req.ProjectID, familyFilter(req.Family))
 	q = limitOffset(q, req.Limit, req.Offset)
 	if err := q.Scan(ctx); err != nil {
 		return nil, err

@@ -9,10 +9,12 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/uptrace/bun"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/internal/database"
 )
 
 // toCall converts a stored row into the call reads return; book, when not
@@ -117,7 +119,7 @@ func (s *Store) filtered(q *bun.SelectQuery, projectID string, f *CallsFilter) (
 		{"c.op_name", f.OpNames}, {"c.thread_id", f.ThreadIDs},
 	} {
 		if len(in.values) > 0 {
-			q = q.Where("? IN (?)", bun.Safe(in.column), bun.In(in.values))
+			q = whereIn(q, "? IN (?)", in.column, in.values)
 		}
 	}
 	if f.TraceRootsOnly {
@@ -130,13 +132,21 @@ func (s *Store) filtered(q *bun.SelectQuery, projectID string, f *CallsFilter) (
 		if len(refs.values) == 0 {
 			continue
 		}
-		if s.postgres {
-			q = q.Where("EXISTS (SELECT 1 FROM jsonb_array_elements_text(?) AS r(v) WHERE r.v IN (?))", bun.Safe(refs.column), bun.In(refs.values))
-		} else {
-			q = q.Where("EXISTS (SELECT 1 FROM json_each(?) AS r WHERE r.value IN (?))", bun.Safe(refs.column), bun.In(refs.values))
-		}
+		q = whereIn(q, s.dialect.JSONArrayHasAny(), refs.column, refs.values)
 	}
 	return q, nil
+}
+
+// whereIn adds cond, whose placeholders are column and the list of values.
+// A value holding NUL names nothing stored (no stored text holds one) and
+// cannot be a bound value, so it is left out; when none is left, nothing
+// matches.
+func whereIn(q *bun.SelectQuery, cond, column string, values []string) *bun.SelectQuery {
+	values = slices.DeleteFunc(slices.Clone(values), func(v string) bool { return strings.ContainsRune(v, 0) })
+	if len(values) == 0 {
+		return q.Where("1 = 0")
+	}
+	return q.Where(cond, bun.Safe(column), bun.In(values))
 }
 
 // CallsQuery implements [Service].
@@ -200,7 +210,7 @@ func (s *Store) CallsQuery(ctx context.Context, req *CallsQueryReq, yield func(*
 		}
 		return n, rows.Err()
 	}
-	if s.postgres && req.Limit == 0 {
+	if s.dialect.Has(database.Cursors) && req.Limit == 0 {
 		return s.streamThroughCursor(ctx, q, emit)
 	}
 	rows, err := q.Rows(ctx)

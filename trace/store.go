@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
+	"github.com/weftlabs/weft/internal/database"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/internal/jsontext"
+	"github.com/weftlabs/weft/objects/ref"
 )
 
 // Config configures [New].
@@ -27,9 +28,9 @@ type Config struct {
 
 // Store is the bun-backed [Service].
 type Store struct {
-	db       *bun.DB
-	postgres bool
-	now      func() time.Time
+	db      *bun.DB
+	dialect database.Dialect
+	now     func() time.Time
 }
 
 var _ Service = (*Store)(nil)
@@ -42,7 +43,7 @@ func New(cfg Config) (*Store, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Store{db: cfg.DB, postgres: cfg.DB.Dialect().Name() == dialect.PG, now: cfg.Now}, nil
+	return &Store{db: cfg.DB, dialect: database.DialectOf(cfg.DB), now: cfg.Now}, nil
 }
 
 // callRow is a row of the calls table.
@@ -250,8 +251,7 @@ func copyNew(ctx context.Context, tx pgx.Tx, rows []callRow) (copied bool, err e
 			r.Exception, r.PfUserID, r.PfRunID, r.PfRunStep, r.PfRunStepEnd, r.Usage}
 	}
 	_, err = tx.CopyFrom(ctx, pgx.Identifier{"calls"}, copyColumns, pgx.CopyFromRows(values))
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+	if database.UniqueViolation(err) {
 		_, err = tx.Exec(ctx, "ROLLBACK TO SAVEPOINT weft_copy_calls")
 		return false, err
 	}
@@ -398,6 +398,9 @@ func checkEnd(in *EndedCall) (*endFields, error) {
 		if !in.decoded && !json.Valid(in.Output) {
 			return nil, weft.Errorf(ErrInvalidCall, "output is not valid JSON")
 		}
+		if err := checkJSONText("output", in.Output); err != nil {
+			return nil, err
+		}
 		f.output = string(in.Output)
 	}
 	f.outputRefs = refsOf(in.Output)
@@ -408,10 +411,9 @@ func checkOpName(op string) error {
 	if op == "" {
 		return weft.Errorf(ErrInvalidCall, "op_name is required")
 	}
-	if rest, isRef := strings.CutPrefix(op, "weave:///"); isRef {
-		parts := strings.SplitN(rest, "/", 4)
-		if len(parts) != 4 || parts[2] != "op" || parts[3] == "" || strings.ContainsRune(op, 0) {
-			return weft.Errorf(ErrInvalidCall, "op_name %q looks like a ref but is not an op ref weave:///<entity>/<project>/op/<name>:<digest>", clip(op))
+	if _, isRef, err := parseOpRef(op); isRef {
+		if err != nil || strings.ContainsRune(op, 0) {
+			return weft.Errorf(ErrInvalidCall, "op_name %q looks like a ref but is not an op ref trace:///<entity>/<project>/op/<name>:<digest>", clip(op))
 		}
 		return nil
 	}
@@ -450,16 +452,29 @@ func jsonObject(name string, raw json.RawMessage, decoded bool) (string, error) 
 	if t[0] != '{' || (!decoded && !json.Valid(t)) {
 		return "", weft.Errorf(ErrInvalidCall, "%s must be a JSON object", name)
 	}
+	if err := checkJSONText(name, t); err != nil {
+		return "", err
+	}
 	return string(raw), nil
+}
+
+// checkJSONText refuses a raw member that the database would refuse or that
+// no JSON reader could take back: invalid UTF-8, lone surrogate escapes.
+// Members decoded from JSON are checked too: whoever decoded them may not have.
+func checkJSONText(name string, raw []byte) error {
+	if err := jsontext.Check(raw); err != nil {
+		return weft.Errorf(ErrInvalidText, "%s: %v", name, err)
+	}
+	return nil
 }
 
 // normalizeTime keeps what both databases store: UTC, microseconds.
 func normalizeTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
 
-// refsOf lists the distinct weave:/// ref strings anywhere in raw, as a JSON
-// array, or nil when there are none.
+// refsOf lists the distinct ref strings (trace:/// or weave:///) anywhere in
+// raw, as a JSON array, or nil when there are none.
 func refsOf(raw []byte) *string {
-	if !bytes.Contains(raw, []byte("weave:///")) {
+	if !bytes.Contains(raw, []byte(":///")) {
 		return nil
 	}
 	var v any
@@ -472,7 +487,9 @@ func refsOf(raw []byte) *string {
 	walk = func(v any) {
 		switch v := v.(type) {
 		case string:
-			if strings.HasPrefix(v, "weave:///") && !seen[v] {
+			// A NUL can be in no ref, and jsonb (the PostgreSQL index) cannot
+			// hold it.
+			if ref.IsRef(v) && !strings.ContainsRune(v, 0) && !seen[v] {
 				seen[v] = true
 				refs = append(refs, v)
 			}
@@ -557,7 +574,7 @@ func (s *Store) UpsertBatch(ctx context.Context, req *UpsertBatchReq) (*UpsertBa
 		return res, nil
 	}
 	var err error
-	if s.postgres {
+	if s.dialect.Has(database.Copy) {
 		err = s.flushPostgres(ctx, &w)
 	} else {
 		err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return s.flush(ctx, tx, &w) })

@@ -153,6 +153,19 @@ func TestStore(t *testing.T) {
 			}
 		})
 
+		t.Run("op refs of either scheme name the trace", func(t *testing.T) {
+			for _, op := range []string{"trace:///alice/p/op/my_op:dig", "weave:///alice/p/op/my_op:dig"} {
+				res, err := s.CallStart(ctx, &trace.CallStartReq{Start: trace.StartedCall{ProjectID: project, OpName: op, StartedAt: t0}})
+				if err != nil {
+					t.Fatalf("%s: %v", op, err)
+				}
+				c := read(t, ctx, s, res.ID)
+				if got := weaveSummary(t, c)["trace_name"]; got != "my_op" || c.OpName != op {
+					t.Fatalf("%s: trace_name %v, op_name %q", op, got, c.OpName)
+				}
+			}
+		})
+
 		t.Run("generated ids are lowercase UUIDv7", func(t *testing.T) {
 			res, err := s.CallStart(ctx, &trace.CallStartReq{Start: trace.StartedCall{ProjectID: project, OpName: "plain op", StartedAt: t0}})
 			if err != nil {
@@ -201,17 +214,18 @@ func TestStore(t *testing.T) {
 
 		t.Run("other start and end rules", func(t *testing.T) {
 			for name, st := range map[string]trace.StartedCall{
-				"missing op":      {ProjectID: project, StartedAt: t0},
-				"missing time":    {ProjectID: project, OpName: "op"},
-				"bad project":     {ProjectID: "noslash", OpName: "op", StartedAt: t0},
-				"inputs array":    {ProjectID: project, OpName: "op", StartedAt: t0, Inputs: json.RawMessage(`[1]`)},
-				"long op":         {ProjectID: project, OpName: strings.Repeat("x", 129), StartedAt: t0},
-				"bad op ref":      {ProjectID: project, OpName: "weave:///alice/p/object/x:1", StartedAt: t0},
-				"negative step":   {ProjectID: project, OpName: "op", StartedAt: t0, PfRunStep: ptr(int64(-1))},
-				"nul in name":     {ProjectID: project, OpName: "op", StartedAt: t0, DisplayName: ptr("a\x00b")},
-				"long name":       {ProjectID: project, OpName: "op", StartedAt: t0, DisplayName: ptr(strings.Repeat("n", 1025))},
-				"invalid inputs":  {ProjectID: project, OpName: "op", StartedAt: t0, Inputs: json.RawMessage(`{"a":`)},
-				"invalid attribs": {ProjectID: project, OpName: "op", StartedAt: t0, Attributes: json.RawMessage(`"s"`)},
+				"missing op":       {ProjectID: project, StartedAt: t0},
+				"missing time":     {ProjectID: project, OpName: "op"},
+				"bad project":      {ProjectID: "noslash", OpName: "op", StartedAt: t0},
+				"inputs array":     {ProjectID: project, OpName: "op", StartedAt: t0, Inputs: json.RawMessage(`[1]`)},
+				"long op":          {ProjectID: project, OpName: strings.Repeat("x", 129), StartedAt: t0},
+				"bad op ref":       {ProjectID: project, OpName: "weave:///alice/p/object/x:1", StartedAt: t0},
+				"bad trace op ref": {ProjectID: project, OpName: "trace:///alice/p/object/x:1", StartedAt: t0},
+				"negative step":    {ProjectID: project, OpName: "op", StartedAt: t0, PfRunStep: ptr(int64(-1))},
+				"nul in name":      {ProjectID: project, OpName: "op", StartedAt: t0, DisplayName: ptr("a\x00b")},
+				"long name":        {ProjectID: project, OpName: "op", StartedAt: t0, DisplayName: ptr(strings.Repeat("n", 1025))},
+				"invalid inputs":   {ProjectID: project, OpName: "op", StartedAt: t0, Inputs: json.RawMessage(`{"a":`)},
+				"invalid attribs":  {ProjectID: project, OpName: "op", StartedAt: t0, Attributes: json.RawMessage(`"s"`)},
 			} {
 				if _, err := s.CallStart(ctx, &trace.CallStartReq{Start: st}); !errors.Is(err, weft.ErrInvalid) {
 					t.Errorf("%s: err = %v, want an ErrInvalid", name, err)
@@ -283,6 +297,30 @@ func TestStore(t *testing.T) {
 			}
 			if _, err := s.CallUpdate(ctx, &trace.CallUpdateReq{ProjectID: project, CallID: callID}); !errors.Is(err, weft.ErrInvalid) {
 				t.Fatalf("rename without name: %v", err)
+			}
+		})
+
+		t.Run("a retried batch is idempotent", func(t *testing.T) {
+			// A client that lost the answer sends the same batch again: the
+			// second write takes the upsert path after the bulk load finds
+			// the calls there (on Citus the duplicate key comes back as
+			// SQLSTATE XX000, not 23505).
+			traceID := id()
+			var batch []trace.BatchItem
+			var ids []string
+			for i := range 20 {
+				callID := id()
+				ids = append(ids, callID)
+				batch = append(batch, start(callID, traceID, nil, t0.Add(time.Duration(i)*time.Millisecond), `{"i":1}`),
+					end(callID, t0.Add(time.Second), `{"n":1}`))
+			}
+			upsert(t, ctx, s, batch...)
+			upsert(t, ctx, s, batch...)
+			for _, callID := range ids {
+				c := read(t, ctx, s, callID)
+				if string(c.Inputs) != `{"i":1}` || c.EndedAt == nil || !strings.HasPrefix(string(c.Summary), `{"n":1`) {
+					t.Fatalf("after a retry: %s %s %v", c.Inputs, c.Summary, c.EndedAt)
+				}
 			}
 		})
 
@@ -362,7 +400,7 @@ func TestStoreQuery(t *testing.T) {
 		traceA, traceB := id(), id()
 		root, child, grandchild, other := id(), id(), id(), id()
 		tied1, tied2 := "00000000-0000-7000-8000-000000000001", "00000000-0000-7000-8000-000000000002"
-		ref := "weave:///alice/p/object/doc:abc"
+		ref, traceRef := "weave:///alice/p/object/doc:abc", "trace:///alice/p/object/doc:abc"
 		c := start(child, traceA, &root, t0.Add(time.Second), `{"doc":"`+ref+`"}`)
 		c.Start.OpName = "weave:///alice/p/op/child:1"
 		c.Start.ThreadID = ptr("thread-1")
@@ -371,7 +409,7 @@ func TestStoreQuery(t *testing.T) {
 		gEnd.End.Output = json.RawMessage(`{"out":["` + ref + `"]}`)
 		upsert(t, ctx, s,
 			start(tied2, traceB, nil, t0.Add(5*time.Second), `{}`), start(tied1, traceB, nil, t0.Add(5*time.Second), `{}`),
-			g, gEnd, c, start(root, traceA, nil, t0, `{}`), start(other, traceB, nil, t0.Add(4*time.Second), `{}`))
+			g, gEnd, c, start(root, traceA, nil, t0, `{"doc":"`+traceRef+`"}`), start(other, traceB, nil, t0.Add(4*time.Second), `{}`))
 
 		for _, tc := range []struct {
 			name string
@@ -386,6 +424,7 @@ func TestStoreQuery(t *testing.T) {
 			{"roots only", trace.CallsQueryReq{Filter: trace.CallsFilter{TraceRootsOnly: true}}, []string{root, other, tied1, tied2}},
 			{"input refs", trace.CallsQueryReq{Filter: trace.CallsFilter{InputRefs: []string{ref}}}, []string{child}},
 			{"output refs", trace.CallsQueryReq{Filter: trace.CallsFilter{OutputRefs: []string{ref}}}, []string{grandchild}},
+			{"input refs of the trace scheme", trace.CallsQueryReq{Filter: trace.CallsFilter{InputRefs: []string{traceRef}}}, []string{root}},
 			{"thread ids", trace.CallsQueryReq{Filter: trace.CallsFilter{ThreadIDs: []string{"thread-1"}}}, []string{child}},
 			{"combined filters", trace.CallsQueryReq{Filter: trace.CallsFilter{TraceIDs: []string{traceA}, TraceRootsOnly: true}}, []string{root}},
 			{"sort desc, id asc breaks ties", trace.CallsQueryReq{SortBy: []trace.SortBy{{Field: "started_at", Direction: "desc"}}}, []string{tied1, tied2, other, grandchild, child, root}},
@@ -547,7 +586,7 @@ func TestStoreUsage(t *testing.T) {
 		var reference *trace.CallsUsageRes
 		for _, limit := range []int{8, 4, 5} {
 			for _, costs := range []bool{false, true} {
-				res, err := s.CallsUsage(ctx, &trace.CallsUsageReq{ProjectID: project, CallIDs: requested, Limit: limit, IncludeCosts: costs})
+				res, err := s.CallsUsage(ctx, &trace.CallsUsageReq{ProjectID: project, CallIDs: requested, Limit: &limit, IncludeCosts: costs})
 				if err != nil {
 					t.Fatalf("limit %d: %v", limit, err)
 				}
@@ -577,11 +616,16 @@ func TestStoreUsage(t *testing.T) {
 				}
 			}
 		}
-		if _, err := s.CallsUsage(ctx, &trace.CallsUsageReq{ProjectID: project, CallIDs: requested, Limit: 3}); !errors.Is(err, trace.ErrTraceTooLarge) || !errors.Is(err, weft.ErrTooLarge) {
+		if _, err := s.CallsUsage(ctx, &trace.CallsUsageReq{ProjectID: project, CallIDs: requested, Limit: ptr(3)}); !errors.Is(err, trace.ErrTraceTooLarge) || !errors.Is(err, weft.ErrTooLarge) {
 			t.Fatalf("limit 3: %v", err)
 		}
-		if _, err := s.CallsUsage(ctx, &trace.CallsUsageReq{ProjectID: project, CallIDs: requested, Limit: -1}); !errors.Is(err, weft.ErrInvalid) {
-			t.Fatalf("limit -1: %v", err)
+		for _, limit := range []int{-1, 0} {
+			if _, err := s.CallsUsage(ctx, &trace.CallsUsageReq{ProjectID: project, CallIDs: requested, Limit: &limit}); !errors.Is(err, weft.ErrInvalid) {
+				t.Fatalf("limit %d: %v", limit, err)
+			}
+			if _, err := s.CallsUsage(ctx, &trace.CallsUsageReq{ProjectID: project, Limit: &limit}); !errors.Is(err, weft.ErrInvalid) {
+				t.Fatalf("limit %d without ids: %v", limit, err)
+			}
 		}
 		if res, err := s.CallsUsage(ctx, &trace.CallsUsageReq{ProjectID: project}); err != nil || len(res.CallUsage) != 0 {
 			t.Fatalf("no ids: %v %v", res, err)
@@ -609,6 +653,47 @@ func TestStoreUsage(t *testing.T) {
 			// input/output tokens fold into prompt/completion, total filled in.
 			if u := usageOf(res, b, "gpt-4o"); u.PromptTokens != 20 || u.CompletionTokens != 4 || u.TotalTokens != 24 {
 				t.Fatalf("leaf b: %+v", u)
+			}
+		})
+
+		t.Run("SDK case: parent equal to one child counts once", func(t *testing.T) {
+			traceID, parent, child := id(), id(), id()
+			usage := `{"usage":{"gpt-4o":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}}`
+			upsert(t, ctx, s,
+				start(parent, traceID, nil, t0, `{}`), start(child, traceID, &parent, t0, `{}`),
+				end(child, t0, usage), end(parent, t0, usage))
+			res, err := s.CallsUsage(ctx, &trace.CallsUsageReq{ProjectID: project, CallIDs: []string{parent}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if u := usageOf(res, parent, "gpt-4o"); u.PromptTokens != 10 || u.CompletionTokens != 5 || u.TotalTokens != 15 {
+				t.Fatalf("parent: %+v", u)
+			}
+		})
+
+		t.Run("a parent that covers but does not equal its children adds to them", func(t *testing.T) {
+			// The child's own usage exceeds its grandchild's in every counter, yet
+			// is not its roll-up: both were spent. input/output fold into
+			// prompt/completion, so the root's total is 7/9/16.
+			traceID, root, child, grandchild := id(), id(), id(), id()
+			upsert(t, ctx, s,
+				start(root, traceID, nil, t0, `{}`), start(child, traceID, &root, t0, `{}`), start(grandchild, traceID, &child, t0, `{}`),
+				end(grandchild, t0, `{"usage":{"gpt-4o":{"prompt_tokens":1,"input_tokens":2,"completion_tokens":3}}}`),
+				end(child, t0, `{"usage":{"gpt-4o":{"input_tokens":4,"output_tokens":6}}}`),
+				end(root, t0, `{}`))
+			res, err := s.CallsUsage(ctx, &trace.CallsUsageReq{ProjectID: project, CallIDs: []string{root, child}, IncludeCosts: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, callID := range []string{root, child} {
+				u := usageOf(res, callID, "gpt-4o")
+				if u.PromptTokens != 7 || u.CompletionTokens != 9 || u.TotalTokens != 16 {
+					t.Fatalf("%s: %+v", callID, u)
+				}
+				// Costs follow the counters: gpt-4o is $2.50 / $10 per million tokens.
+				if !near(*u.PromptTokensTotalCost, 7*2.5/1e6) || !near(*u.CompletionTokensTotalCost, 9*10/1e6) {
+					t.Fatalf("%s costs %v %v", callID, *u.PromptTokensTotalCost, *u.CompletionTokensTotalCost)
+				}
 			}
 		})
 

@@ -3,9 +3,11 @@ package trace
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/weftlabs/weft/objects/ref"
 )
 
 // member is one member of a JSON object: its key as written and its value as
@@ -143,19 +145,26 @@ func latencyMS(start, end time.Time) int64 {
 	return end.Sub(start).Microseconds() / 1000
 }
 
-// opDisplayName is the op's name inside an op ref
-// ("weave:///entity/project/op/name:digest" → "name"), or opName itself.
+// opDisplayName is the op's name inside an op ref of either scheme
+// ("trace:///entity/project/op/name:digest" → "name"), or opName itself.
 func opDisplayName(opName string) string {
-	rest, ok := strings.CutPrefix(opName, "weave:///")
-	if !ok {
-		return opName
+	if r, isRef, err := parseOpRef(opName); isRef && err == nil {
+		return r.Name
 	}
-	parts := strings.SplitN(rest, "/", 4)
-	if len(parts) != 4 || parts[2] != "op" {
-		return opName
+	return opName
+}
+
+// parseOpRef parses an op_name that looks like a ref (either scheme); isRef
+// is false for a plain name. A ref that is not an op ref is an error.
+func parseOpRef(opName string) (r ref.Ref, isRef bool, err error) {
+	if !ref.IsRef(opName) {
+		return ref.Ref{}, false, nil
 	}
-	name, _, _ := strings.Cut(parts[3], ":")
-	return name
+	r, err = ref.Parse(opName)
+	if err == nil && r.Kind != ref.KindOp {
+		err = fmt.Errorf("%w: kind %q is not op", ref.ErrInvalid, r.Kind)
+	}
+	return r, true, err
 }
 
 func quote(s string) []byte {

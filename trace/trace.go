@@ -16,7 +16,9 @@ type Service interface {
 	// CallStart records the start of a call. A missing id or trace id is
 	// generated (UUIDv7). Starting a call that was already started overwrites
 	// its start fields (last write wins); an end or rename that arrived first is
-	// kept and merged.
+	// kept and merged. Free-form members (attributes, inputs, otel_dump, and
+	// the end's output and summary) holding invalid UTF-8 or a lone surrogate
+	// escape are ErrInvalidText; they are otherwise stored exactly as sent.
 	CallStart(ctx context.Context, req *CallStartReq) (*CallStartRes, error)
 	// CallEnd records the end of a call. It may arrive before the start: the
 	// call then stays invisible to reads until its start comes. Ending twice
@@ -40,7 +42,8 @@ type Service interface {
 	// time, without buffering the result; it stops at the first error yield
 	// returns. Default order: started_at asc, id asc; id asc always breaks
 	// ties. Calls without a start and deleted calls are never returned.
-	// A bad filter or sort is reported before the first yield.
+	// A bad filter or sort is reported before the first yield. A filter value
+	// holding NUL matches nothing (no stored text holds one).
 	CallsQuery(ctx context.Context, req *CallsQueryReq, yield func(*Call) error) error
 	// CallsQueryStats counts the calls CallsQuery would return (bounded by
 	// Limit when it is set).
@@ -70,6 +73,9 @@ var (
 	ErrInvalidID = weft.DefineError(weft.ErrInvalid, "InvalidIdFormat", "invalid id")
 	// ErrInvalidCall: a start, end or update that breaks a rule (HTTP 400).
 	ErrInvalidCall = weft.DefineError(weft.ErrInvalid, "InvalidRequest", "invalid call")
+	// ErrInvalidText: a free-form member (inputs, output, …) holding invalid
+	// UTF-8 or a lone surrogate escape, which no database keeps (HTTP 422).
+	ErrInvalidText = weft.DefineError(weft.ErrValidation, "InvalidFieldError", "invalid JSON text")
 	// ErrInvalidQuery: an unknown filter, sort field or query form (HTTP 400).
 	ErrInvalidQuery = weft.DefineError(weft.ErrInvalid, "InvalidRequest", "invalid query")
 	// ErrTooManyIDs: a delete of more than MaxDeleteIDs ids (HTTP 413).
@@ -82,11 +88,11 @@ var (
 // MaxDeleteIDs bounds the ids of one CallsDelete.
 const MaxDeleteIDs = 1000
 
-// DefaultUsageLimit is CallsUsageReq.Limit when it is zero.
+// DefaultUsageLimit is CallsUsageReq.Limit when it is not given.
 const DefaultUsageLimit = 10000
 
-// StartedCall is the start record of a call (spec §2.4). On input the Weave
-// names wb_user_id, wb_run_id, wb_run_step are accepted beside the pf_ names;
+// StartedCall is the start record of a call, as /call/start and
+// /call/upsert_batch take it. On input the Weave names wb_user_id, wb_run_id, wb_run_step are accepted beside the pf_ names;
 // pf_user_id is always the acting user, whatever the body says.
 type StartedCall struct {
 	_ struct{} `additionalProperties:"true"`
@@ -103,9 +109,9 @@ type StartedCall struct {
 	ThreadID    *string         `json:"thread_id,omitempty"`
 	TurnID      *string         `json:"turn_id,omitempty"`
 	StartedAt   time.Time       `json:"started_at"`
-	Attributes  json.RawMessage `json:"attributes,omitempty"`
-	Inputs      json.RawMessage `json:"inputs,omitempty"`
-	OtelDump    json.RawMessage `json:"otel_dump,omitempty"`
+	Attributes  json.RawMessage `json:"attributes,omitempty" type:"object" nullable:"true"`
+	Inputs      json.RawMessage `json:"inputs,omitempty" type:"object" nullable:"true"`
+	OtelDump    json.RawMessage `json:"otel_dump,omitempty" type:"object" nullable:"true"`
 	// PfUserID is accepted and ignored: the service stores the acting user.
 	PfUserID  *string `json:"pf_user_id,omitempty"`
 	PfRunID   *string `json:"pf_run_id,omitempty"`
@@ -143,8 +149,8 @@ func (s *StartedCall) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// EndedCall is the end record of a call (spec §2.5). wb_run_step_end is
-// accepted for pf_run_step_end. DisplayName, when set, renames the call (the
+// EndedCall is the end record of a call, as /call/end and /call/upsert_batch
+// take it. wb_run_step_end is accepted for pf_run_step_end. DisplayName, when set, renames the call (the
 // TypeScript SDK repeats it on the end).
 type EndedCall struct {
 	_ struct{} `additionalProperties:"true"`
@@ -153,7 +159,7 @@ type EndedCall struct {
 	ProjectID   string          `json:"project_id"`
 	ID          string          `json:"id"`
 	EndedAt     time.Time       `json:"ended_at"`
-	Summary     json.RawMessage `json:"summary,omitempty"`
+	Summary     json.RawMessage `json:"summary,omitempty" type:"object" nullable:"true"`
 	Exception   *string         `json:"exception,omitempty"`
 	Output      json.RawMessage `json:"output,omitempty"`
 	DisplayName *string         `json:"display_name,omitempty"`
@@ -201,11 +207,11 @@ type CompletedCall struct {
 	TurnID       *string         `json:"turn_id,omitempty"`
 	StartedAt    time.Time       `json:"started_at"`
 	EndedAt      time.Time       `json:"ended_at"`
-	Attributes   json.RawMessage `json:"attributes,omitempty"`
-	Inputs       json.RawMessage `json:"inputs,omitempty"`
-	OtelDump     json.RawMessage `json:"otel_dump,omitempty"`
+	Attributes   json.RawMessage `json:"attributes,omitempty" type:"object" nullable:"true"`
+	Inputs       json.RawMessage `json:"inputs,omitempty" type:"object" nullable:"true"`
+	OtelDump     json.RawMessage `json:"otel_dump,omitempty" type:"object" nullable:"true"`
 	Output       json.RawMessage `json:"output,omitempty"`
-	Summary      json.RawMessage `json:"summary,omitempty"`
+	Summary      json.RawMessage `json:"summary,omitempty" type:"object" nullable:"true"`
 	Exception    *string         `json:"exception,omitempty"`
 	PfUserID     *string         `json:"pf_user_id,omitempty"`
 	PfRunID      *string         `json:"pf_run_id,omitempty"`
@@ -447,8 +453,10 @@ type CallsUsageReq struct {
 	CallIDs      []string `json:"call_ids"`
 	IncludeCosts bool     `json:"include_costs,omitempty"`
 	// Limit bounds the calls loaded per group of traces; a single trace with
-	// more calls is ErrTraceTooLarge. Defaults to DefaultUsageLimit.
-	Limit int `json:"limit,omitempty"`
+	// more calls is ErrTraceTooLarge. Nil means DefaultUsageLimit; a given
+	// value below 1 is ErrInvalidQuery, as the reference server answers a
+	// "limit": 0 rather than reading it as "no limit".
+	Limit *int `json:"limit,omitempty"`
 }
 
 // CallsUsageRes maps every requested id to its usage per model (unknown ids

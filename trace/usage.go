@@ -33,10 +33,10 @@ func (c *counts) add(o *counts) {
 	c.cacheCreationCost += o.cacheCreationCost
 }
 
-// covers reports whether c is at least o in every counter.
-func (c *counts) covers(o *counts) bool {
-	return c.requests >= o.requests && c.prompt >= o.prompt && c.completion >= o.completion &&
-		c.total >= o.total && c.cacheRead >= o.cacheRead && c.cacheCreation >= o.cacheCreation
+// sameCounts reports whether c equals o in every counter (prices aside).
+func (c *counts) sameCounts(o *counts) bool {
+	return c.requests == o.requests && c.prompt == o.prompt && c.completion == o.completion &&
+		c.total == o.total && c.cacheRead == o.cacheRead && c.cacheCreation == o.cacheCreation
 }
 
 func (c *counts) anyCount() bool {
@@ -168,19 +168,21 @@ func (c *usageCall) ownUsage() map[string]*counts {
 // summary.usage entry combined with the sum of its children's rolled-up
 // usage. Both official SDKs already add children's usage into the parent's
 // summary before sending the end, so adding them again would report twice the
-// truth. Therefore: when the call's own entry is at least the children's sum
-// in every counter (requests, prompt, completion, total, cache read, cache
-// creation), it already includes them and counts alone; otherwise (only
-// leaves carry usage, or the parent reports only its own request) own and
-// children's numbers are added. A model only the children used is their sum.
-// Costs follow the same choice as the counters they price.
+// truth. Therefore: when the call's own entry equals the children's summed
+// roll-up in every counter (requests, prompt, completion, total, cache read,
+// cache creation; input/output tokens folded into prompt/completion first), it
+// is the SDK's copy of them and counts once; otherwise its own numbers were
+// spent besides its children's and the two are added. Being merely larger is
+// not enough: a parent that made its own, bigger request adds to its
+// children. A model only the children used is their sum. Costs follow the
+// same choice as the counters they price.
 func (s *Store) CallsUsage(ctx context.Context, req *CallsUsageReq) (*CallsUsageRes, error) {
 	if _, _, err := weft.ParseProjectID(req.ProjectID); err != nil {
 		return nil, err
 	}
-	limit := req.Limit
-	if limit == 0 {
-		limit = DefaultUsageLimit
+	limit := DefaultUsageLimit
+	if req.Limit != nil {
+		limit = *req.Limit
 	}
 	if limit < 1 {
 		return nil, weft.WithFields(ErrInvalidQuery, map[string]any{"param": "limit"}, "limit must be at least 1")
@@ -292,7 +294,7 @@ func (a *usageAggregation) add(calls []usageCall) {
 		total := map[string]*counts{}
 		for model, u := range own {
 			t := *u
-			if sum := childSum[model]; sum != nil && !u.covers(sum) {
+			if sum := childSum[model]; sum != nil && !u.sameCounts(sum) {
 				t.add(sum)
 			}
 			total[model] = &t

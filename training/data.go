@@ -80,7 +80,7 @@ func dataErrorf(format string, args ...any) error { return &dataError{fmt.Sprint
 
 // fetchSFTData writes the training data named by ref to file and returns the
 // number of conversations in it.
-func (m *Manager) fetchSFTData(ctx context.Context, ref dataRef, file string) (int, error) {
+func (m *Store) fetchSFTData(ctx context.Context, ref dataRef, file string) (int, error) {
 	var data []byte
 	var err error
 	if ref.url != "" {
@@ -98,7 +98,7 @@ func (m *Manager) fetchSFTData(ctx context.Context, ref dataRef, file string) (i
 	return n, os.WriteFile(file, data, 0o600)
 }
 
-func (m *Manager) fetchHTTP(ctx context.Context, u string) ([]byte, error) {
+func (m *Store) fetchHTTP(ctx context.Context, u string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, dataErrorf("training data URL %s: %v", u, err)
@@ -124,7 +124,7 @@ func (m *Manager) fetchHTTP(ctx context.Context, u string) ([]byte, error) {
 // fetchObject reads an artifact stored as an object whose value lists its files
 // ({"files": {"train.jsonl": "<digest>", ...}} anywhere in the value) and
 // returns train.jsonl, else trajectories.jsonl, else the only *.jsonl file.
-func (m *Manager) fetchObject(ctx context.Context, ref dataRef) ([]byte, error) {
+func (m *Store) fetchObject(ctx context.Context, ref dataRef) ([]byte, error) {
 	name := ref.projectID + "/" + ref.objectID + ":" + ref.version
 	if m.cfg.Objects == nil {
 		return nil, dataErrorf("training data %s is an object reference, but this server reads training data only from http(s) URLs", name)

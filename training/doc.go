@@ -12,14 +12,14 @@
 //     "{split}/{metric}" on the model's current checkpoint.
 //   - [Service.CreateJob] and [Service.CreateSFTJob] store the job and enqueue it
 //     (River, on PostgreSQL or SQLite) in one transaction and return at once.
-//   - A worker ([Manager.Start]) hands the job to a [Trainer]; the trainer reports
+//   - A worker ([Store.Start]) hands the job to a [Trainer]; the trainer reports
 //     training_started{num_sequences}, then gradient_step rows; on success the
 //     next checkpoint (previous step + 1) is committed together with
 //     training_ended, on failure training_failed{error_message} is written.
 //   - A watchdog guarantees exactly one terminal event per job, also when a worker
 //     dies, the queue gives up on a job, or the job is cancelled.
 //
-// Checkpoint files live in a [blob.Store]; [Manager.ResolveAdapter] turns a model
+// Checkpoint files live in a [blob.Store]; [Store.ResolveAdapter] turns a model
 // name used in chat completions into the adapter directory to serve.
 //
 // Package exectrainer provides the Trainer that runs an external program per job.

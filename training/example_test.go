@@ -33,7 +33,7 @@ func (twoStepTrainer) Train(ctx context.Context, job *training.TrainJob, report 
 // trained by a worker in this process: the events end in training_ended and
 // the new checkpoint (step 1) carries the averaged loss and the batch's
 // train/* metrics.
-func ExampleManager() {
+func ExampleStore() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "weft-training-example-")
 	defer os.RemoveAll(dir)

@@ -6,7 +6,7 @@ import (
 )
 
 // groupMetrics computes what models/log stores for a batch of trajectory groups
-// (the reference's list, art-training-api.md §2):
+// (the reference server's list of derived training metrics):
 //
 //   - reward: mean reward over all trajectories (absent reward = 0);
 //   - exception_rate: exceptions / (trajectories + exceptions) over all groups;

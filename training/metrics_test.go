@@ -8,7 +8,7 @@ import (
 )
 
 // TestGroupMetrics checks models/log's metrics against the reference's
-// formulas (art-training-api.md §2), one rule per case.
+// formulas (the reference server's derived training metrics), one rule per case.
 func TestGroupMetrics(t *testing.T) {
 	t.Parallel()
 	reward := func(r float64) string { b, _ := json.Marshal(r); return string(b) }

@@ -58,7 +58,7 @@ func migrateRiver[TTx any](ctx context.Context, driver riverdriver.Driver[TTx]) 
 	return err
 }
 
-// queue is what the Manager needs from River, independent of the driver's
+// queue is what the Store needs from River, independent of the driver's
 // transaction type.
 type queue interface {
 	// enqueue runs statements (SQL built by bun) and inserts the River job for

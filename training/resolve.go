@@ -29,7 +29,7 @@ type Adapter struct {
 // when the name does not have that form or names no model or checkpoint. Path
 // needs a blob store that is a blob.Locator: a checkpoint with files in any
 // other store is an error.
-func (m *Manager) ResolveAdapter(ctx context.Context, model string) (Adapter, bool, error) {
+func (m *Store) ResolveAdapter(ctx context.Context, model string) (Adapter, bool, error) {
 	name := model
 	for _, prefix := range []string{"wandb-artifact:///", "wandb-artifact://"} {
 		if rest, ok := strings.CutPrefix(name, prefix); ok {

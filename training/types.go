@@ -8,7 +8,7 @@ import (
 	"github.com/weftlabs/weft"
 )
 
-// Model is a registered trainable model (spec §2.9).
+// Model is a registered trainable model (as /v1/preview/models returns it).
 type Model struct {
 	ID        string    `json:"id"`
 	Entity    string    `json:"entity"`
@@ -284,7 +284,7 @@ var experimentalKeys = []string{"advantage_balance", "epsilon", "epsilon_high", 
 	"variant_k2_tau", "learning_rate", "mask_prob_ratio", "max_negative_advantage_importance_sampling_weight",
 	"ppo", "precalculate_logprobs", "scale_rewards"}
 
-// TrajectoryGroup is a set of rollouts of one scenario (spec §2.10). Unknown
+// TrajectoryGroup is a set of rollouts of one scenario (the trajectory_groups items of log and training-job requests). Unknown
 // keys are accepted and kept in the stored request.
 type TrajectoryGroup struct {
 	Trajectories []Trajectory      `json:"trajectories"`

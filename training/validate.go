@@ -6,7 +6,7 @@ import (
 	"math"
 )
 
-// validateGroups checks trajectory groups against spec §2.10 beyond what the
+// validateGroups checks trajectory groups against the trajectory-group rules beyond what the
 // JSON shape already guarantees: every trajectory has a finite reward (absent
 // means 0), every entry of messages_and_choices is an object that is either a
 // chat message (has "role") or a sampled choice (has "message"), and tools and

@@ -2,6 +2,7 @@ package training
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,13 +16,14 @@ import (
 	"github.com/riverqueue/river/rivertype"
 	"github.com/uptrace/bun"
 
+	"github.com/weftlabs/weft/internal/database"
 	"github.com/weftlabs/weft/training/blob"
 )
 
 // work runs one attempt of a training job for River. It returns nil when the
 // job reached its terminal event (or already had one), an error to have River
 // retry the attempt.
-func (m *Manager) work(ctx context.Context, rj *river.Job[jobArgs]) error {
+func (m *Store) work(ctx context.Context, rj *river.Job[jobArgs]) error {
 	job, err := m.jobRow(ctx, rj.Args.TrainingJobID, true)
 	if errors.Is(err, ErrJobNotFound) {
 		return nil // the model was deleted
@@ -45,8 +47,8 @@ func (m *Manager) work(ctx context.Context, rj *river.Job[jobArgs]) error {
 		return river.JobSnooze(m.cfg.PollInterval)
 	}
 	if _, err := m.db.NewUpdate().Model((*jobRow)(nil)).Set("status = ?", StatusRunning).
-		Set("started_at = COALESCE(started_at, ?)", now()).
-		Where("id = ? AND status IN (?)", job.ID, bun.In([]JobStatus{StatusQueued, StatusRunning})).Exec(ctx); err != nil {
+		Set("started_at = COALESCE(started_at, ?)", m.now()).
+		Where("project_id = ? AND id = ? AND status IN (?)", job.ProjectID, job.ID, bun.In([]JobStatus{StatusQueued, StatusRunning})).Exec(ctx); err != nil {
 		return err
 	}
 
@@ -73,7 +75,7 @@ func (m *Manager) work(ctx context.Context, rj *river.Job[jobArgs]) error {
 // train prepares the job's files, runs the trainer and stores the new
 // checkpoint's files. It returns the trainer's result with the blob prefix of
 // the files in CheckpointDir, and the gradient-step rows.
-func (m *Manager) train(ctx context.Context, job *jobRow, attempt int) (*TrainResult, []map[string]float64, error) {
+func (m *Store) train(ctx context.Context, job *jobRow, attempt int) (*TrainResult, []map[string]float64, error) {
 	model, err := m.modelRow(ctx, m.db, job.ModelID)
 	if err != nil {
 		return nil, nil, err
@@ -165,7 +167,7 @@ func (m *Manager) train(ctx context.Context, job *jobRow, attempt int) (*TrainRe
 
 // complete commits the next checkpoint and training_ended in one transaction,
 // so the checkpoint is listed before the end is visible.
-func (m *Manager) complete(ctx context.Context, job *jobRow, res *TrainResult, rows []map[string]float64) error {
+func (m *Store) complete(ctx context.Context, job *jobRow, res *TrainResult, rows []map[string]float64) error {
 	metrics := stepAverages(rows)
 	maps.Copy(metrics, res.Metrics)
 	metricsJSON, _ := json.Marshal(finiteMetrics(metrics))
@@ -179,7 +181,7 @@ func (m *Manager) complete(ctx context.Context, job *jobRow, res *TrainResult, r
 			step = latest.Step + 1
 		}
 		_, err = tx.NewInsert().Model(&checkpointRow{ProjectID: job.ProjectID, ModelID: job.ModelID, Step: step, ID: newID(),
-			Metrics: string(metricsJSON), BlobPrefix: res.CheckpointDir, JobID: job.ID, CreatedAt: now()}).Exec(ctx)
+			Metrics: string(metricsJSON), BlobPrefix: res.CheckpointDir, JobID: job.ID, CreatedAt: m.now()}).Exec(ctx)
 		return err
 	})
 	return err
@@ -187,7 +189,7 @@ func (m *Manager) complete(ctx context.Context, job *jobRow, res *TrainResult, r
 
 // reporter turns a trainer's reports into events.
 type reporter struct {
-	m   *Manager
+	m   *Store
 	job *jobRow
 
 	mu      sync.Mutex
@@ -245,7 +247,7 @@ func (r *reporter) rowsCopy() []map[string]float64 {
 // the jobs that have not finished but that the queue no longer runs (River
 // discarded them after their last attempt's worker died, they were cancelled in
 // the queue, or their queue row is gone).
-func (m *Manager) watch(ctx context.Context) {
+func (m *Store) watch(ctx context.Context) {
 	ticker := time.NewTicker(m.cfg.WatchdogInterval)
 	defer ticker.Stop()
 	for {
@@ -262,11 +264,9 @@ func (m *Manager) watch(ctx context.Context) {
 
 // Sweep runs one watchdog pass (Start runs it periodically) and returns how
 // many jobs it ended.
-func (m *Manager) Sweep(ctx context.Context) (int, error) {
-	var jobs []jobRow
-	if err := m.db.NewSelect().Model(&jobs).Column(jobColumns...).
-		Where("status IN (?)", bun.In([]JobStatus{StatusQueued, StatusRunning})).
-		Order("created_at ASC").Limit(500).Scan(ctx); err != nil {
+func (m *Store) Sweep(ctx context.Context) (int, error) {
+	jobs, err := m.activeJobs(ctx)
+	if err != nil {
 		return 0, err
 	}
 	ids := make([]int64, 0, len(jobs))
@@ -303,4 +303,25 @@ func (m *Manager) Sweep(ctx context.Context) (int, error) {
 		}
 	}
 	return ended, nil
+}
+
+// activeJobs returns up to 500 queued or running jobs of every project, oldest
+// first. It is weft's one deliberate cross-project query: on a distributed
+// database it reads every shard of training_jobs, so it allows that for its own
+// transaction (citus.multi_task_query_log_level, which a deployment may set to
+// make any other multi-shard query an error; on plain PostgreSQL the setting is
+// an inert placeholder).
+func (m *Store) activeJobs(ctx context.Context) ([]jobRow, error) {
+	var jobs []jobRow
+	err := m.db.RunInTx(ctx, &sql.TxOptions{ReadOnly: true}, func(ctx context.Context, tx bun.Tx) error {
+		if database.DialectOf(m.db).Has(database.ExtensionSettings) {
+			if _, err := tx.ExecContext(ctx, "SET LOCAL citus.multi_task_query_log_level = 'off'"); err != nil {
+				return err
+			}
+		}
+		return tx.NewSelect().Model(&jobs).Column(jobColumns...).
+			Where("status IN (?)", bun.In([]JobStatus{StatusQueued, StatusRunning})).
+			Order("created_at ASC").Limit(500).Scan(ctx)
+	})
+	return jobs, err
 }

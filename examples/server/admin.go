@@ -2,78 +2,89 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"io"
 
 	"github.com/weftlabs/weft"
 )
 
-// administer runs the user, key and member commands.
-func administer(ctx context.Context, noun string, args []string) error {
-	if len(args) == 0 {
-		return fmt.Errorf("%s needs a verb", noun)
-	}
-	verb, args := args[0], args[1:]
-	fs := newFlagSet(noun + " " + verb)
-	dbURL := databaseFlag(fs)
-	admin := fs.Bool("admin", false, "user create: make the user an admin (may touch every project)")
-	keyName := fs.String("name", "cli", "key create: a label for the key")
-	role := fs.String("role", "member", "member add: member or owner")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	db, err := openDatabase(ctx, *dbURL)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	identity, err := weft.NewIdentity(weft.IdentityConfig{DB: db.DB})
-	if err != nil {
-		return err
-	}
-	pos := fs.Args()
-	need := func(n int, usage string) error {
-		if len(pos) != n {
-			return fmt.Errorf("usage: %s %s %s", noun, verb, usage)
-		}
-		return nil
-	}
-	switch noun + " " + verb {
-	case "user create":
-		if err := need(1, "NAME [-admin]"); err != nil {
-			return err
-		}
-		user, err := identity.CreateUser(ctx, pos[0], *admin)
+func userCommand() *command {
+	return &command{name: "user", summary: "manage users: create", subcommands: []*command{{
+		name: "create", args: []string{"NAME"}, summary: "add a user, with a personal entity NAME",
+		setup: func(fs *flag.FlagSet) action {
+			admin := fs.Bool("admin", false, "make the user an admin (may touch every project)")
+			return withIdentity(fs, func(ctx context.Context, identity *weft.Identity, out io.Writer, args []string) error {
+				user, err := identity.CreateUser(ctx, args[0], *admin)
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(out, "created user %s (id %s) with entity %s\n", user.Username, user.ID, user.Username)
+				return err
+			})
+		},
+	}}}
+}
+
+func keyCommand() *command {
+	return &command{name: "key", summary: "manage API keys: create, revoke", subcommands: []*command{{
+		name: "create", args: []string{"USER"}, summary: "issue an API key for USER and print it",
+		setup: func(fs *flag.FlagSet) action {
+			label := fs.String("name", "cli", "a label for the key")
+			return withIdentity(fs, func(ctx context.Context, identity *weft.Identity, out io.Writer, args []string) error {
+				key, err := identity.CreateAPIKey(ctx, args[0], *label)
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintln(out, key)
+				return err
+			})
+		},
+	}, {
+		name: "revoke", args: []string{"KEY_ID"}, summary: `revoke a key (KEY_ID is the hex after "wf_")`,
+		setup: func(fs *flag.FlagSet) action {
+			return withIdentity(fs, func(ctx context.Context, identity *weft.Identity, out io.Writer, args []string) error {
+				if err := identity.RevokeAPIKey(ctx, args[0]); err != nil {
+					return err
+				}
+				_, err := fmt.Fprintln(out, "revoked", args[0])
+				return err
+			})
+		},
+	}}}
+}
+
+func memberCommand() *command {
+	return &command{name: "member", summary: "manage who may use an entity's projects: add", subcommands: []*command{{
+		name: "add", args: []string{"ENTITY", "USER"}, summary: "let USER use the projects of ENTITY",
+		setup: func(fs *flag.FlagSet) action {
+			role := fs.String("role", "member", "member or owner")
+			return withIdentity(fs, func(ctx context.Context, identity *weft.Identity, out io.Writer, args []string) error {
+				if err := identity.AddMember(ctx, args[0], args[1], *role); err != nil {
+					return err
+				}
+				_, err := fmt.Fprintf(out, "%s is now %s of %s\n", args[1], *role, args[0])
+				return err
+			})
+		},
+	}}}
+}
+
+// withIdentity registers the database flag of an administration command and
+// returns an action that runs do against that database's identity store.
+func withIdentity(fs *flag.FlagSet, do func(ctx context.Context, identity *weft.Identity, out io.Writer, args []string) error) action {
+	var dbURL string
+	databaseFlag(fs, &dbURL)
+	return func(ctx context.Context, out io.Writer, args []string) error {
+		db, err := openDatabase(ctx, dbURL)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("created user %s (id %s) with entity %s\n", user.Username, user.ID, user.Username)
-	case "key create":
-		if err := need(1, "USER [-name LABEL]"); err != nil {
-			return err
-		}
-		key, err := identity.CreateAPIKey(ctx, pos[0], *keyName)
+		defer db.Close()
+		identity, err := weft.NewIdentity(weft.IdentityConfig{DB: db.DB})
 		if err != nil {
 			return err
 		}
-		fmt.Println(key)
-	case "key revoke":
-		if err := need(1, "KEY_ID"); err != nil {
-			return err
-		}
-		if err := identity.RevokeAPIKey(ctx, pos[0]); err != nil {
-			return err
-		}
-		fmt.Println("revoked", pos[0])
-	case "member add":
-		if err := need(2, "ENTITY USER [-role member|owner]"); err != nil {
-			return err
-		}
-		if err := identity.AddMember(ctx, pos[0], pos[1], *role); err != nil {
-			return err
-		}
-		fmt.Printf("%s is now %s of %s\n", pos[1], *role, pos[0])
-	default:
-		return fmt.Errorf("unknown command %q %q", noun, verb)
+		return do(ctx, identity, out, args)
 	}
-	return nil
 }

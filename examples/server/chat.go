@@ -15,11 +15,12 @@ import (
 	"github.com/weftlabs/weft/trace"
 )
 
-// newChatService builds the chat gateway from the routing file at path (off
-// when path is empty), tracing completions into db, keeping generated images
+// newChatService builds the chat gateway from the routing file at path (nil
+// when path is empty: the handler then serves the chat routes with no
+// models), tracing completions into db, keeping generated images
 // there as files and serving trained models as LoRA adapters, and the metrics
 // registry it shares with the HTTP handler.
-func newChatService(path string, db *weft.DB, trained chatstore.CheckpointResolver, logger *slog.Logger) (*chat.Service, *prometheus.Registry, error) {
+func newChatService(path string, db *weft.DB, trained chatstore.CheckpointResolver, logger *slog.Logger) (chat.Service, *prometheus.Registry, error) {
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if path == "" {
@@ -49,7 +50,7 @@ func newChatService(path string, db *weft.DB, trained chatstore.CheckpointResolv
 }
 
 // closeChat writes the calls still queued for tracing, for at most 10 seconds.
-func closeChat(service *chat.Service, logger *slog.Logger) {
+func closeChat(service chat.Service, logger *slog.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := service.Close(ctx); err != nil {

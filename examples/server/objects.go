@@ -7,9 +7,9 @@ import (
 	"github.com/weftlabs/weft/objects"
 )
 
-// objectsFlag registers the objects service's flag and returns where its value lands.
-func objectsFlag(fs *flag.FlagSet) *int64 {
-	return fs.Int64("max-file-bytes", objects.DefaultMaxFileBytes, "largest file /file/create accepts; larger ones get 413 (also bounded by -max-body-bytes)")
+// objectsFlag registers the objects service's flag.
+func objectsFlag(fs *flag.FlagSet, maxFileBytes *int64) {
+	fs.Int64Var(maxFileBytes, "max-file-bytes", objects.DefaultMaxFileBytes, "largest file /file/create accepts; larger ones get 413 (also bounded by -max-body-bytes)")
 }
 
 // newObjectsService serves versioned objects, tables and files from db.

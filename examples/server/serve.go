@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -21,33 +23,47 @@ type serveOptions struct {
 	addr          string
 	databaseURL   string
 	maxBodyBytes  int64
+	maxFileBytes  int64
 	logLevel      string
 	adminUser     string
 	shutdownGrace time.Duration
 	chatConfig    string
 	rateLimit     float64
 	rateBurst     int
+	training      *trainingOptions
 }
 
-func serve(ctx context.Context, args []string) error {
-	fs := newFlagSet("serve")
-	var opts serveOptions
+func serveCommand() *command {
+	return &command{
+		name:    "serve",
+		summary: "run the server (the default command)",
+		about: "Run the HTTP server. On first start with an empty database it creates the admin\n" +
+			"user and prints its API key once. It also works training jobs when given\n" +
+			"-trainer-command.",
+		setup: func(fs *flag.FlagSet) action {
+			opts := serveFlags(fs)
+			return func(ctx context.Context, out io.Writer, _ []string) error { return serve(ctx, out, opts) }
+		},
+	}
+}
+
+func serveFlags(fs *flag.FlagSet) *serveOptions {
+	opts := &serveOptions{}
 	fs.StringVar(&opts.addr, "addr", ":8080", "address to listen on")
-	dbURL := databaseFlag(fs)
-	maxFileBytes := objectsFlag(fs)
+	databaseFlag(fs, &opts.databaseURL)
+	objectsFlag(fs, &opts.maxFileBytes)
 	fs.Int64Var(&opts.maxBodyBytes, "max-body-bytes", httpapi.DefaultMaxBodyBytes, "largest request body accepted; larger ones get 413")
-	fs.StringVar(&opts.logLevel, "log-level", "info", "debug, info, warn or error")
+	logLevelFlag(fs, &opts.logLevel)
 	fs.StringVar(&opts.adminUser, "admin-user", "admin", "name of the admin user created on first start with an empty database")
-	fs.StringVar(&opts.chatConfig, "chat-config", "", "routing file (YAML or JSON) mapping chat model names to upstream servers; empty turns the chat routes off")
+	fs.StringVar(&opts.chatConfig, "chat-config", "", "routing file (YAML or JSON) mapping chat model names to upstream servers; empty serves no models (the chat routes answer that a model does not exist)")
 	fs.DurationVar(&opts.shutdownGrace, "shutdown-grace", 30*time.Second, "how long in-flight requests may take to finish on shutdown")
 	fs.Float64Var(&opts.rateLimit, "rate-limit", 0, "requests per second allowed per API key (0: unlimited); over it, 429 with Retry-After")
 	fs.IntVar(&opts.rateBurst, "rate-burst", 0, "requests one key may send at once (default: the rate, rounded up)")
-	trainingOpts := trainingFlags(fs, 1)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	opts.databaseURL = *dbURL
+	opts.training = trainingFlags(fs, 1)
+	return opts
+}
 
+func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 	logger, err := newLogger(opts.logLevel)
 	if err != nil {
 		return err
@@ -67,8 +83,8 @@ func serve(ctx context.Context, args []string) error {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
 	if key != "" {
-		fmt.Printf("Created admin user %q with entity %q. Its API key is shown only this once:\n", opts.adminUser, opts.adminUser)
-		fmt.Printf("WEFT_API_KEY=%s\n", key)
+		fmt.Fprintf(out, "Created admin user %q with entity %q. Its API key is shown only this once:\n", opts.adminUser, opts.adminUser)
+		fmt.Fprintf(out, "WEFT_API_KEY=%s\n", key)
 	}
 
 	cfg := httpapi.Config{
@@ -81,10 +97,10 @@ func serve(ctx context.Context, args []string) error {
 	if cfg.Trace, err = newTraceService(db); err != nil {
 		return err
 	}
-	if cfg.Objects, err = newObjectsService(db, *maxFileBytes); err != nil {
+	if cfg.Objects, err = newObjectsService(db, opts.maxFileBytes); err != nil {
 		return err
 	}
-	trainingService, err := newTrainingService(db, trainingOpts, cfg.Objects, logger)
+	trainingService, err := newTrainingService(db, opts.training, cfg.Objects, logger)
 	if err != nil {
 		return err
 	}
@@ -113,7 +129,7 @@ func serve(ctx context.Context, args []string) error {
 	}
 	server := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	logger.Info("serving", "addr", listener.Addr().String(), "database", redact(opts.databaseURL))
-	fmt.Printf("weft listening on http://%s\n", listener.Addr())
+	fmt.Fprintf(out, "weft listening on http://%s\n", listener.Addr())
 
 	served := make(chan error, 1)
 	go func() { served <- server.Serve(listener) }()
@@ -154,10 +170,20 @@ func openDatabase(ctx context.Context, url string) (*weft.DB, error) {
 	return db, nil
 }
 
+// databaseFlag is the flag every command that opens the database shares.
+func databaseFlag(fs *flag.FlagSet, url *string) {
+	fs.StringVar(url, "database-url", "sqlite:data/weft.db",
+		"database: postgres://user:pass@host/db or sqlite:path/file.db (a relative sqlite path is created under the working directory)")
+}
+
+func logLevelFlag(fs *flag.FlagSet, level *string) {
+	fs.StringVar(level, "log-level", "info", "debug, info, warn or error")
+}
+
 func newLogger(level string) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("log-level: %w", err)
+		return nil, usagef("-log-level: %v", err)
 	}
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
 }

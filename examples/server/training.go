@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"time"
@@ -29,17 +30,17 @@ type trainingOptions struct {
 func trainingFlags(fs *flag.FlagSet, defaultWorkers int) *trainingOptions {
 	o := &trainingOptions{}
 	fs.StringVar(&o.trainerCommand, "trainer-command", "", "program run per training job (exec trainer protocol; space-separated arguments); empty = this process runs no jobs")
-	fs.StringVar(&o.checkpointDir, "checkpoint-dir", "data/checkpoints", "directory holding checkpoint files")
+	fs.StringVar(&o.checkpointDir, "checkpoint-dir", training.DefaultCheckpointDir, "directory holding checkpoint files")
 	fs.IntVar(&o.workers, "training-workers", defaultWorkers, "training jobs this process runs at once (needs -trainer-command)")
-	fs.IntVar(&o.maxAttempts, "training-max-attempts", 3, "attempts per training job before it fails")
-	fs.DurationVar(&o.jobTimeout, "training-job-timeout", 24*time.Hour, "longest one training attempt may run")
-	fs.DurationVar(&o.rescueAfter, "training-rescue-after", 0, "how long a job may look running before it is retried elsewhere (default: job timeout + 10m)")
+	fs.IntVar(&o.maxAttempts, "training-max-attempts", training.DefaultMaxAttempts, "attempts per training job before it fails")
+	fs.DurationVar(&o.jobTimeout, "training-job-timeout", training.DefaultJobTimeout, "longest one training attempt may run")
+	fs.DurationVar(&o.rescueAfter, "training-rescue-after", 0, "how long a job may look running before it is retried elsewhere (default: job timeout + "+training.DefaultRescueMargin.String()+")")
 	return o
 }
 
 // newTrainingService builds the training manager for db from o; SFT data
 // given as object references is read from files.
-func newTrainingService(db *weft.DB, o *trainingOptions, files objects.Service, logger *slog.Logger) (*training.Manager, error) {
+func newTrainingService(db *weft.DB, o *trainingOptions, files objects.Service, logger *slog.Logger) (*training.Store, error) {
 	blobs, err := blob.NewDir(o.checkpointDir)
 	if err != nil {
 		return nil, err
@@ -56,24 +57,34 @@ func newTrainingService(db *weft.DB, o *trainingOptions, files objects.Service, 
 	return training.New(cfg)
 }
 
-// work runs training workers only (no HTTP), against the same database as the
-// servers: "server worker -database-url postgres://… -trainer-command …".
-func work(ctx context.Context, args []string) error {
-	fs := newFlagSet("worker")
-	dbURL := databaseFlag(fs)
-	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
-	opts := trainingFlags(fs, 1)
-	if err := parseFlags(fs, args); err != nil {
-		return err
+func workerCommand() *command {
+	return &command{
+		name:    "worker",
+		summary: "run training jobs only (no HTTP), against the servers' database",
+		about: "Work the training queue of the database the servers use, without serving HTTP:\n" +
+			"weft worker -database-url postgres://… -trainer-command CMD",
+		setup: func(fs *flag.FlagSet) action {
+			var dbURL, logLevel string
+			databaseFlag(fs, &dbURL)
+			logLevelFlag(fs, &logLevel)
+			opts := trainingFlags(fs, 1)
+			return func(ctx context.Context, out io.Writer, _ []string) error {
+				return work(ctx, out, dbURL, logLevel, opts)
+			}
+		},
 	}
+}
+
+// work runs training workers only, until ctx ends.
+func work(ctx context.Context, out io.Writer, dbURL, logLevel string, opts *trainingOptions) error {
 	if opts.trainerCommand == "" || opts.workers < 1 {
-		return fmt.Errorf("worker needs -trainer-command and -training-workers ≥ 1")
+		return usagef("needs -trainer-command and -training-workers ≥ 1")
 	}
-	logger, err := newLogger(*logLevel)
+	logger, err := newLogger(logLevel)
 	if err != nil {
 		return err
 	}
-	db, err := openDatabase(ctx, *dbURL)
+	db, err := openDatabase(ctx, dbURL)
 	if err != nil {
 		return err
 	}
@@ -89,7 +100,7 @@ func work(ctx context.Context, args []string) error {
 	if err := manager.Start(ctx); err != nil {
 		return err
 	}
-	fmt.Printf("weft worker running %d training job(s) at a time\n", opts.workers)
+	fmt.Fprintf(out, "weft worker running %d training job(s) at a time\n", opts.workers)
 	<-ctx.Done()
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()

@@ -2,7 +2,7 @@
 // PostgreSQL and SQLite alike.
 //
 // Migrations are SQL files in migrations/, named <id>_<name>.tx.up.sql, each run
-// in its own transaction. They are Go templates rendered with [Dialect], so one
+// in its own transaction. They are Go templates rendered with [TemplateData], so one
 // file serves both databases: write {{.Timestamp}}, {{.JSON}}, {{.Bytes}} for
 // the column types that differ, and {{if .Postgres}}…{{end}} for statements
 // only one database has (GIN indexes, for example). Every statement uses IF NOT
@@ -19,15 +19,14 @@ import (
 	"fmt"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 	"github.com/uptrace/bun/migrate"
 )
 
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-// Dialect is the data the migration templates are rendered with.
-type Dialect struct {
+// TemplateData is the data the migration templates are rendered with.
+type TemplateData struct {
 	Postgres bool
 	SQLite   bool
 	// Timestamp is a UTC instant: TIMESTAMPTZ / TIMESTAMP (text on SQLite).
@@ -42,12 +41,12 @@ type Dialect struct {
 	Bool string
 }
 
-// DialectOf returns the template data for db.
-func DialectOf(db *bun.DB) Dialect {
-	if db.Dialect().Name() == dialect.PG {
-		return Dialect{Postgres: true, Timestamp: "TIMESTAMPTZ", JSON: "TEXT", JSONB: "JSONB", Bytes: "BYTEA", Bool: "BOOLEAN"}
+// TemplateDataOf returns the template data for db.
+func TemplateDataOf(db *bun.DB) TemplateData {
+	if DialectOf(db).postgres {
+		return TemplateData{Postgres: true, Timestamp: "TIMESTAMPTZ", JSON: "TEXT", JSONB: "JSONB", Bytes: "BYTEA", Bool: "BOOLEAN"}
 	}
-	return Dialect{SQLite: true, Timestamp: "TIMESTAMP", JSON: "TEXT", JSONB: "TEXT", Bytes: "BLOB", Bool: "BOOLEAN"}
+	return TemplateData{SQLite: true, Timestamp: "TIMESTAMP", JSON: "TEXT", JSONB: "TEXT", Bytes: "BLOB", Bool: "BOOLEAN"}
 }
 
 // migrationLockKey is the PostgreSQL advisory lock that serialises servers
@@ -56,10 +55,11 @@ const migrationLockKey = 0x77656674
 
 // Migrate applies every migration not yet applied, then runs each of after
 // (migrations of libraries with their own history, such as River's) while still
-// holding the migration lock. It is idempotent, and safe when several processes
+// holding the migration lock, and, on a database with the citus extension,
+// [Distribute]. It is idempotent, and safe when several processes
 // call it at once against one PostgreSQL: they queue on an advisory lock.
 func Migrate(ctx context.Context, db *bun.DB, after ...func(context.Context) error) error {
-	if db.Dialect().Name() == dialect.PG {
+	if DialectOf(db).Has(AdvisoryLocks) {
 		conn, err := db.Conn(ctx)
 		if err != nil {
 			return fmt.Errorf("migrate: %w", err)
@@ -78,7 +78,7 @@ func Migrate(ctx context.Context, db *bun.DB, after ...func(context.Context) err
 		migrate.WithTableName("weft_migrations"),
 		migrate.WithLocksTableName("weft_migration_locks"),
 		migrate.WithMarkAppliedOnSuccess(true),
-		migrate.WithTemplateData(DialectOf(db)),
+		migrate.WithTemplateData(TemplateDataOf(db)),
 	)
 	if err := migrator.Init(ctx); err != nil {
 		return fmt.Errorf("migrate: init: %w", err)
@@ -90,6 +90,14 @@ func Migrate(ctx context.Context, db *bun.DB, after ...func(context.Context) err
 		if err := step(ctx); err != nil {
 			return fmt.Errorf("migrate: %w", err)
 		}
+	}
+	// On a distributed database, tables this run added are laid out too.
+	distributed, err := Distributed(ctx, db)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if distributed {
+		return Distribute(ctx, db)
 	}
 	return nil
 }

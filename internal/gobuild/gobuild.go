@@ -36,7 +36,10 @@ func Binary(t testing.TB, pkg string) string {
 		}
 		b.path = filepath.Join(dir, filepath.Base(pkg))
 		_, file, _, _ := runtime.Caller(0)
-		cmd := exec.Command("go", "build", "-o", b.path, pkg)
+		// -buildvcs=auto overrides a GOFLAGS that turns stamping off, so the
+		// binaries carry the build information a checkout gives (the
+		// server's version command prints it).
+		cmd := exec.Command("go", "build", "-buildvcs=auto", "-o", b.path, pkg)
 		cmd.Dir = filepath.Join(filepath.Dir(file), "..", "..")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.err = fmt.Errorf("build %s: %v: %s", pkg, err, out)

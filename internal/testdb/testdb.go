@@ -1,5 +1,7 @@
 // Package testdb hands tests fresh, migrated databases: SQLite files in a temp
-// directory, and PostgreSQL schemas on one server per test binary.
+// directory, PostgreSQL schemas on one server per test binary, and schemas on
+// one Citus cluster (distributed PostgreSQL: a coordinator and two workers) per
+// test binary.
 //
 // The PostgreSQL server is, in order: $TEST_DATABASE_URL; a server registered by
 // a test module with [SetServer] (the integration module registers one started
@@ -7,6 +9,11 @@
 // with the local initdb/pg_ctl binaries (as user postgres when running as root),
 // stopped when the test binary exits. When none of these works the test is
 // skipped — except under CI=true, where it fails.
+//
+// The Citus cluster is $TEST_CITUS_URL, else one started with the local binaries
+// when they have the citus extension, with the same skip-or-fail rule. Its
+// connections set citus.multi_task_query_log_level=error, so a statement that
+// is not routed to one shard fails the test.
 package testdb
 
 import (
@@ -31,21 +38,34 @@ import (
 	"github.com/weftlabs/weft"
 )
 
-// ForEach runs body as two subtests, "sqlite" and "postgres", each with a fresh
-// migrated database: the one store test body that proves both dialects behave
-// alike. The subtests run in parallel.
+// A Backend is one kind of database the tests run on.
+type Backend struct {
+	// Name is "sqlite", "postgres" or "citus".
+	Name string
+	// URL returns the URL of a fresh, empty database of this kind, removed
+	// when the test ends.
+	URL func(t testing.TB) string
+}
+
+// Backends are the databases every store and end-to-end test runs on.
+var Backends = []Backend{{"sqlite", SQLiteURL}, {"postgres", PostgresURL}, {"citus", CitusURL}}
+
+// ForEach runs body as one subtest per [Backends] ("sqlite", "postgres",
+// "citus"), each with a fresh migrated database: the one store test body that
+// proves every database behaves alike. The subtests run in parallel.
 func ForEach(t *testing.T, body func(t *testing.T, db *weft.DB)) {
 	t.Helper()
-	for _, name := range []string{"sqlite", "postgres"} {
-		t.Run(name, func(t *testing.T) {
+	EachURL(t, func(t *testing.T, url string) { body(t, openMigrated(t, url)) })
+}
+
+// EachURL runs body as one parallel subtest per [Backends] with the URL of a
+// fresh, empty database, for tests that start a server process on it.
+func EachURL(t *testing.T, body func(t *testing.T, url string)) {
+	t.Helper()
+	for _, b := range Backends {
+		t.Run(b.Name, func(t *testing.T) {
 			t.Parallel()
-			var db *weft.DB
-			if name == "sqlite" {
-				db = SQLite(t)
-			} else {
-				db = Postgres(t)
-			}
-			body(t, db)
+			body(t, b.URL(t))
 		})
 	}
 }
@@ -73,7 +93,26 @@ func Postgres(t testing.TB) *weft.DB {
 // separate processes in a test connect with it.
 func PostgresURL(t testing.TB) string {
 	t.Helper()
-	base := server(t)
+	return newSchema(t, server(t))
+}
+
+// Citus returns a fresh migrated (and so distributed) database in a new schema
+// on the test Citus cluster, dropped when the test ends.
+func Citus(t testing.TB) *weft.DB {
+	t.Helper()
+	return openMigrated(t, CitusURL(t))
+}
+
+// CitusURL returns the URL of a new, empty schema on the test Citus cluster's
+// coordinator, dropped when the test ends. Its connections make any statement
+// that fans out to several shards an error.
+func CitusURL(t testing.TB) string {
+	t.Helper()
+	return withParam(newSchema(t, citusServer(t)), "citus.multi_task_query_log_level", "error")
+}
+
+func newSchema(t testing.TB, base string) string {
+	t.Helper()
 	admin, err := sql.Open("pgx", base)
 	if err != nil {
 		t.Fatalf("testdb: %v", err)
@@ -127,6 +166,10 @@ var (
 	serverOnce sync.Once
 	serverURL  string
 	serverErr  error
+
+	citusOnce sync.Once
+	citusURL  string
+	citusErr  error
 )
 
 // SetServer registers a way to start PostgreSQL that is tried after
@@ -147,6 +190,26 @@ func server(t testing.TB) string {
 		t.Skipf("testdb: no PostgreSQL (set TEST_DATABASE_URL or install initdb/pg_ctl): %v", serverErr)
 	}
 	return serverURL
+}
+
+func citusServer(t testing.TB) string {
+	t.Helper()
+	citusOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if url := os.Getenv("TEST_CITUS_URL"); url != "" {
+			citusURL = url
+			return
+		}
+		citusURL, citusErr = StartCitus(ctx)
+	})
+	if citusErr != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("testdb: Citus is required under CI=true: %v", citusErr)
+		}
+		t.Skipf("testdb: no Citus (set TEST_CITUS_URL or install the citus extension): %v", citusErr)
+	}
+	return citusURL
 }
 
 func startServer(ctx context.Context) (string, error) {

@@ -106,6 +106,9 @@ func installErrorRenderer() {
 			if ctx != nil {
 				rctx = ctx.Context()
 			}
+			if registry, ok := ctx.Operation().Metadata[metadataSchemas].(huma.Registry); ok {
+				nameObjectMismatches(registry, requestBodySchema(ctx.Operation()), errs)
+			}
 			rendered := renderError(rctx, style, status, msg, errs)
 			// huma copies headers only from a handler's own error, before it
 			// reaches this constructor, so set ours here.
@@ -258,7 +261,7 @@ func jsonMessage(msg string) string {
 }
 
 // validationItemOf converts huma's "body.items[3].tags" location into FastAPI's
-// ["body","items",3,"tags"] and its message into a pydantic error type.
+// ["body","items",3,"tags"] and its message into pydantic's type and words.
 func validationItemOf(d *huma.ErrorDetail) validationItem {
 	loc := splitLocation(d.Location)
 	msg, typ := d.Message, "value_error"
@@ -270,20 +273,41 @@ func validationItemOf(d *huma.ErrorDetail) validationItem {
 		msg, typ = "Field required", "missing"
 	case strings.HasPrefix(msg, "unexpected property"):
 		typ, msg = "extra_forbidden", "Extra inputs are not permitted"
+	case msg == validation.MsgExpectedString:
+		typ, msg = "string_type", "Input should be a valid string"
+	case msg == validation.MsgExpectedInteger:
+		typ, msg = "int_type", "Input should be a valid integer"
+	case msg == validation.MsgExpectedNumber:
+		typ, msg = "float_type", "Input should be a valid number"
+	case strings.HasPrefix(msg, "expected number >= "), strings.HasPrefix(msg, "expected number > "):
+		bound := strings.TrimLeft(strings.TrimPrefix(msg, "expected number "), "=> ")
+		if strings.Contains(msg, ">=") {
+			typ, msg = "greater_than_equal", "Input should be greater than or equal to "+bound
+		} else {
+			typ, msg = "greater_than", "Input should be greater than "+bound
+		}
+	case strings.HasPrefix(msg, "expected number <= "), strings.HasPrefix(msg, "expected number < "):
+		bound := strings.TrimLeft(strings.TrimPrefix(msg, "expected number "), "=< ")
+		if strings.Contains(msg, "<=") {
+			typ, msg = "less_than_equal", "Input should be less than or equal to "+bound
+		} else {
+			typ, msg = "less_than", "Input should be less than "+bound
+		}
+	case msg == validation.MsgExpectedBoolean:
+		typ, msg = "bool_type", "Input should be a valid boolean"
+	case msg == validation.MsgExpectedArray:
+		typ, msg = "list_type", "Input should be a valid list"
+	case msg == validation.MsgExpectedObject || msg == msgDictType:
+		typ, msg = "dict_type", msgDictType
+	case strings.HasPrefix(msg, msgModelType):
+		typ = "model_type"
+	case strings.HasPrefix(msg, "expected array length"):
+		typ = "too_long"
+		if strings.Contains(msg, ">=") {
+			typ = "too_short"
+		}
 	case strings.HasPrefix(msg, "expected string"):
 		typ = "string_type"
-	case strings.HasPrefix(msg, "expected integer"), strings.HasPrefix(msg, "expected number"):
-		if strings.Contains(msg, "<=") || strings.Contains(msg, "<") {
-			typ = "less_than_equal"
-		} else if strings.Contains(msg, ">=") || strings.Contains(msg, ">") {
-			typ = "greater_than_equal"
-		} else {
-			typ = "int_type"
-		}
-	case strings.HasPrefix(msg, "expected boolean"):
-		typ = "bool_type"
-	case strings.HasPrefix(msg, "expected array"), strings.HasPrefix(msg, "expected object"):
-		typ = "type_error"
 	case strings.Contains(msg, "unmarshal"), strings.Contains(msg, "invalid character"), strings.Contains(msg, "unexpected end of JSON"):
 		typ = "json_invalid"
 	}

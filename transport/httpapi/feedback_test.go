@@ -3,10 +3,12 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +29,12 @@ func (stubCalls) LookupCalls(_ context.Context, _ string, ids []string) ([]feedb
 		}
 	}
 	return out, nil
+}
+
+func decode(raw string) any {
+	var v any
+	_ = json.Unmarshal([]byte(raw), &v)
+	return v
 }
 
 func TestFeedbackRoutes(t *testing.T) {
@@ -159,9 +167,21 @@ func TestFeedbackRoutes(t *testing.T) {
 		if status != 400 || !strings.Contains(out["reason"].(string), "batch[1]") {
 			t.Errorf("batch error names the index: %d %v", status, out)
 		}
-		status, out = do("POST", "/feedback/create", alice, `{"project_id":"alice/p",`+ref+`,"feedback_type":"x","payload":[1]}`)
-		if status != 422 {
-			t.Errorf("payload not an object: %d %v", status, out)
+		// payload is dict[str, Any] in the reference: anything else is
+		// pydantic's 422, before the feedback rules are looked at.
+		for _, payload := range []string{`[1]`, `"x"`, `7`, `null`} {
+			status, out = do("POST", "/feedback/create", alice, `{"project_id":"alice/p",`+ref+`,"feedback_type":"wandb.note.1","payload":`+payload+`}`)
+			want := []any{map[string]any{"loc": []any{"body", "payload"}, "msg": "Input should be a valid dictionary", "type": "dict_type", "input": decode(payload)}}
+			if payload == "null" {
+				delete(want[0].(map[string]any), "input")
+			}
+			if status != 422 || !reflect.DeepEqual(out, map[string]any{"detail": want}) {
+				t.Errorf("payload %s: %d %v", payload, status, out)
+			}
+		}
+		status, out = do("POST", "/feedback/create", alice, `{"project_id":"alice/p",`+ref+`,"feedback_type":"x","payload":{},"scorer_ratings":[1]}`)
+		if status != 422 || !strings.Contains(fmt.Sprint(out), "dict_type") {
+			t.Errorf("scorer_ratings not an object: %d %v", status, out)
 		}
 		status, out = do("GET", "/annotation_queues/"+queue+"?project_id=alice/p", alice, "")
 		if status != 404 || out["error_type"] != "NotFoundError" {

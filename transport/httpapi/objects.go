@@ -50,7 +50,7 @@ type FileContentOutput struct {
 type TableQueryStatsBatchBody struct {
 	ProjectID string `json:"project_id"`
 	// Digests is a list of table digests, or a single digest string.
-	Digests            json.RawMessage `json:"digests,omitempty" doc:"a list of table digests (a single string is accepted too)"`
+	Digests            json.RawMessage `json:"digests,omitempty" doc:"a list of table digests (a single string is accepted too)" example:"[\"oPrcaOPh5FEkXAOCYGY03OLoPU1pCGwD7HFYnsffCy4\"]"`
 	IncludeStorageSize bool            `json:"include_storage_size,omitempty"`
 }
 

@@ -150,7 +150,7 @@ func TestObjectsRoutes(t *testing.T) {
 		// Tables.
 		var table objects.TableCreateRes
 		_ = json.Unmarshal(c.post("/table/create", `{"table":{"project_id":"alice/p","rows":[{"a":1},{"a":2.0},{"a":1}]}}`, 200, `"row_digests"`), &table)
-		c.post("/table/create", `{"table":{"project_id":"alice/p","rows":[1]}}`, 400, `"InvalidRequest"`)
+		c.post("/table/create", `{"table":{"project_id":"alice/p","rows":[{},1]}}`, 422, `{"detail":[{"loc":["body","table","rows",1],"msg":"Input should be a valid dictionary","type":"dict_type","input":1}]}`)
 		c.post("/table/create", `{"table":{"project_id":"alice/p"}}`, 422, `"missing"`)
 		c.post("/table/query", `{"project_id":"alice/p","digest":"`+table.Digest+`","limit":1,"offset":1}`, 200, `"val":{"a":2.0},"original_index":1`)
 		c.post("/table/query", `{"project_id":"alice/p","digest":"`+table.Digest+`","sort_by":[{"field":"a.","direction":"asc"}]}`, 400, `"InvalidRequest"`)

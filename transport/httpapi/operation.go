@@ -30,6 +30,7 @@ func (h *Handler) operation(style errorStyle, op huma.Operation) *huma.Operation
 		op.Metadata = map[string]any{}
 	}
 	op.Metadata[metadataStyle] = style
+	op.Metadata[metadataSchemas] = h.api.OpenAPI().Components.Schemas
 	if op.DefaultStatus == 0 {
 		op.DefaultStatus = http.StatusOK
 	}

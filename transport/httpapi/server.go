@@ -44,7 +44,8 @@ const Version = "0.1.0"
 // the Weave clients split their batches at 31 MiB.
 const DefaultMaxBodyBytes = 32 << 20
 
-// Config configures [New]. Services left nil leave their routes unregistered.
+// Config configures [New]. Services left nil leave their routes unregistered,
+// except Chat (see there).
 type Config struct {
 	// Identity authenticates API keys and authorizes projects unless
 	// Authenticator or Authorizer replace it. Required unless both are set.
@@ -77,7 +78,12 @@ type Config struct {
 	// Trace serves the call routes (/call/*, /calls/*, /cost/*, /v2/.../call*).
 	Trace trace.Service
 	// Chat serves /v1/chat/completions, /v1/models and /image/create.
-	Chat *chat.Service
+	// Defaults to a gateway with no models: the routes are always there,
+	// authenticate like every route, list no models and answer any model
+	// with the gateway's "model does not exist" (404 for a completion), so
+	// that clients see a server with nothing to serve rather than a missing
+	// route.
+	Chat chat.Service
 	// Feedback serves /feedback/* and /annotation_queues/*.
 	Feedback feedback.Service
 	// Objects serves /obj/*, /objs/*, /refs/*, /file/*, /files/*, /table/* and
@@ -146,7 +152,7 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.RateLimit.PerSecond > 0 {
 		h.limiter = newKeyLimiter(cfg.RateLimit, time.Now)
 	}
-	api.UseMiddleware(h.authenticate)
+	api.UseMiddleware(h.authenticate, h.checkJSONText)
 
 	router.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]any{"detail": "Not Found"})
@@ -156,9 +162,7 @@ func New(cfg Config) (*Handler, error) {
 	})
 	router.Handle("/metrics", promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{}))
 	h.registerSystem()
-	if cfg.Chat != nil {
-		h.registerChat()
-	}
+	h.registerChat()
 	if cfg.Feedback != nil {
 		h.registerFeedback()
 	}
@@ -171,6 +175,7 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Objects != nil {
 		h.registerObjects()
 	}
+	typeTaggedFields(humaCfg.Components.Schemas, "#/components/schemas/")
 
 	var handler http.Handler = router
 	handler = h.limitBody(handler)
@@ -207,6 +212,13 @@ func (cfg *Config) setDefaults() error {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.Chat == nil {
+		noModels, err := chat.New(chat.Config{Routing: &chat.Routing{}, Logger: cfg.Logger})
+		if err != nil {
+			return err
+		}
+		cfg.Chat = noModels
 	}
 	if cfg.Registry == nil {
 		cfg.Registry = prometheus.NewRegistry()

@@ -24,20 +24,19 @@ import (
 type (
 	CallStartInput struct{ Body trace.CallStartReq }
 	CallEndInput   struct{ Body trace.CallEndReq }
-	// The v2 bodies may leave project_id out (the path names the project), so
-	// their records are decoded by the handler.
+	// The v2 bodies may leave project_id out: the path names the project.
 	V2CallStartInput struct {
 		Entity  string `path:"entity"`
 		Project string `path:"project"`
 		Body    struct {
-			Start json.RawMessage `json:"start"`
+			Start v2StartedCall `json:"start"`
 		}
 	}
 	V2CallEndInput struct {
 		Entity  string `path:"entity"`
 		Project string `path:"project"`
 		Body    struct {
-			End json.RawMessage `json:"end"`
+			End v2EndedCall `json:"end"`
 		}
 	}
 	CallStartOutput struct{ Body *trace.CallStartRes }
@@ -107,13 +106,31 @@ type (
 	CostPurgeOutput  struct{ Body *trace.CostPurgeRes }
 )
 
+// v2StartedCall and v2EndedCall are the records of the v2 paths: the schema of
+// the trace record with project_id optional, so that they are validated like
+// every other body. The record decodes whole into the embedded call (its
+// UnmarshalJSON is promoted), project_id included when given; the shadowing
+// field exists only for the schema.
+type (
+	v2StartedCall struct {
+		_ struct{} `additionalProperties:"true"`
+		trace.StartedCall
+		ProjectID string `json:"project_id,omitempty" doc:"the path's project when left out"`
+	}
+	v2EndedCall struct {
+		_ struct{} `additionalProperties:"true"`
+		trace.EndedCall
+		ProjectID string `json:"project_id,omitempty" doc:"the path's project when left out"`
+	}
+)
+
 // upsertBatchBody is the body of /call/upsert_batch. Each item's req stays
 // undecoded so that one malformed item fails alone instead of failing the
 // request.
 type upsertBatchBody struct {
 	Batch []struct {
 		Mode string          `json:"mode,omitempty"`
-		Req  json.RawMessage `json:"req,omitempty"`
+		Req  json.RawMessage `json:"req,omitempty" doc:"{\"start\": <call start record>} or {\"end\": <call end record>}" example:"{\"start\":{\"project_id\":\"entity/project\",\"id\":\"01936f4e-0000-7000-8000-000000000001\",\"trace_id\":\"01936f4e-0000-7000-8000-000000000002\",\"op_name\":\"my_op\",\"started_at\":\"2026-01-02T03:04:05Z\",\"attributes\":{},\"inputs\":{\"question\":\"2+2?\"}}}"`
 	} `json:"batch"`
 }
 
@@ -185,10 +202,7 @@ func (h *Handler) registerTrace() {
 		})
 	huma.Register(h.api, op("v2-call-start", http.MethodPost, "/v2/{entity}/{project}/call/start", "Start a call (v2 path)"),
 		func(ctx context.Context, in *V2CallStartInput) (*CallStartOutput, error) {
-			var req trace.CallStartReq
-			if err := decodeRecord(in.Body.Start, &req.Start); err != nil {
-				return nil, err
-			}
+			req := trace.CallStartReq{Start: in.Body.Start.StartedCall}
 			if err := h.pathProject(ctx, in.Entity, in.Project, &req.Start.ProjectID); err != nil {
 				return nil, err
 			}
@@ -197,10 +211,7 @@ func (h *Handler) registerTrace() {
 		})
 	huma.Register(h.api, op("v2-call-end", http.MethodPost, "/v2/{entity}/{project}/call/end", "End a call (v2 path)"),
 		func(ctx context.Context, in *V2CallEndInput) (*CallEndOutput, error) {
-			var req trace.CallEndReq
-			if err := decodeRecord(in.Body.End, &req.End); err != nil {
-				return nil, err
-			}
+			req := trace.CallEndReq{End: in.Body.End.EndedCall}
 			if err := h.pathProject(ctx, in.Entity, in.Project, &req.End.ProjectID); err != nil {
 				return nil, err
 			}
@@ -241,7 +252,7 @@ func (h *Handler) registerTrace() {
 			return &CallReadOutput{Body: res}, err
 		})
 	streamOp := op("calls-stream-query", http.MethodPost, "/calls/stream_query", "Query calls; the answer is NDJSON, one call per line")
-	streamOp.Responses = map[string]*huma.Response{"200": {Description: "One call JSON object per line", Content: map[string]*huma.MediaType{"application/jsonl": {}}}}
+	streamOp.Responses["200"] = &huma.Response{Description: "One call JSON object per line", Content: map[string]*huma.MediaType{"application/jsonl": {}}}
 	huma.Register(h.api, streamOp, h.streamQuery)
 	huma.Register(h.api, op("calls-query-stats", http.MethodPost, "/calls/query_stats", "Count calls"),
 		func(ctx context.Context, in *CallsStatsInput) (*CallsStatsOutput, error) {
@@ -382,6 +393,7 @@ func (h *Handler) decodeBatch(ctx context.Context, contentType string, body []by
 	pb.Push("body")
 	huma.Validate(h.api.OpenAPI().Components.Schemas, h.upsertBatchSchema, pb, huma.ModeWriteToServer, parsed, &res)
 	if len(res.Errors) > 0 {
+		nameObjectMismatches(h.api.OpenAPI().Components.Schemas, h.upsertBatchSchema, res.Errors)
 		return nil, renderError(ctx, styleWeave, http.StatusUnprocessableEntity, "validation failed", res.Errors)
 	}
 	var in upsertBatchBody
@@ -455,17 +467,6 @@ func decodeItem(raw json.RawMessage, dst any, i int) error {
 	}
 	return nil
 }
-
-// decodeRecord decodes a call record the schema left open; a malformed one
-// is a validation error (422).
-func decodeRecord(raw json.RawMessage, dst any) error {
-	if err := json.Unmarshal(raw, dst); err != nil {
-		return weft.Errorf(errMalformedRecord, "malformed call record: %v", err)
-	}
-	return nil
-}
-
-var errMalformedRecord = weft.DefineError(weft.ErrValidation, "InvalidFieldError", "malformed call record")
 
 func (h *Handler) batchOutput(ctx context.Context, res *trace.UpsertBatchRes) *UpsertBatchOutput {
 	out := &UpsertBatchOutput{}

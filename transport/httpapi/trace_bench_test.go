@@ -40,31 +40,8 @@ var benchInputs = `{"messages":[{"role":"user","content":"` + strings.Repeat("lo
 func BenchmarkTraceIngest(b *testing.B) {
 	db := testdb.Postgres(b)
 	f := newTraceFixture(b, db)
-	auth := basic("api", f.aliceKey)
 	for b.Loop() {
-		b.StopTimer()
-		bodies := make(chan string, benchBatches)
-		for range benchBatches {
-			bodies <- ingestBody("alice/http")
-		}
-		close(bodies)
-		b.StartTimer()
-		httpRate := concurrently(b, benchBatches*benchBatchPairs, func() error {
-			for body := range bodies {
-				req, _ := http.NewRequest(http.MethodPost, f.server.URL+"/call/upsert_batch", strings.NewReader(body))
-				req.Header.Set("Authorization", auth)
-				req.Header.Set("Content-Type", "application/json")
-				res, err := http.DefaultClient.Do(req)
-				if err != nil {
-					return err
-				}
-				res.Body.Close()
-				if res.StatusCode != 200 {
-					return fmt.Errorf("status %d", res.StatusCode)
-				}
-			}
-			return nil
-		})
+		httpRate := ingestRate(b, f)
 		b.StopTimer()
 		copyRate := copyRate(b, db)
 		b.StartTimer()
@@ -72,6 +49,33 @@ func BenchmarkTraceIngest(b *testing.B) {
 		b.ReportMetric(copyRate, "copy-calls/s")
 		b.ReportMetric(httpRate/copyRate, "ratio-to-copy")
 	}
+}
+
+// ingestRate sends benchBatches upsert_batch bodies of benchBatchPairs
+// start+end pairs from benchClients concurrent clients and returns calls/s.
+func ingestRate(b *testing.B, f fixture) float64 {
+	auth := basic("api", f.aliceKey)
+	bodies := make(chan string, benchBatches)
+	for range benchBatches {
+		bodies <- ingestBody("alice/http")
+	}
+	close(bodies)
+	return concurrently(b, benchBatches*benchBatchPairs, func() error {
+		for body := range bodies {
+			req, _ := http.NewRequest(http.MethodPost, f.server.URL+"/call/upsert_batch", strings.NewReader(body))
+			req.Header.Set("Authorization", auth)
+			req.Header.Set("Content-Type", "application/json")
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return err
+			}
+			res.Body.Close()
+			if res.StatusCode != 200 {
+				return fmt.Errorf("status %d", res.StatusCode)
+			}
+		}
+		return nil
+	})
 }
 
 // ingestBody is one upsert_batch body of start+end pairs in a fresh trace.
@@ -157,6 +161,19 @@ func copyRate(b *testing.B, db *weft.DB) float64 {
 func BenchmarkTraceUsage(b *testing.B) {
 	db := testdb.Postgres(b)
 	f := newTraceFixture(b, db)
+	body := seedUsageTrace(b, db)
+	auth := basic("api", f.aliceKey)
+	b.ResetTimer()
+	for b.Loop() {
+		usage(b, f, auth, body)
+	}
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/usage")
+}
+
+// seedUsageTrace writes one 10,000-call trace (a root, 99 children, 99 leaves
+// under each) through the service as the ingest routes write it, and returns
+// the /calls/usage body that asks for its root.
+func seedUsageTrace(b *testing.B, db *weft.DB) string {
 	store, err := trace.New(trace.Config{DB: db.DB})
 	if err != nil {
 		b.Fatal(err)
@@ -193,16 +210,15 @@ func BenchmarkTraceUsage(b *testing.B) {
 	if _, err := db.ExecContext(ctx, "ANALYZE calls"); err != nil {
 		b.Fatal(err)
 	}
-	body := fmt.Sprintf(`{"project_id":"alice/p","call_ids":[%q]}`, ids[0])
-	auth := basic("api", f.aliceKey)
-	b.ResetTimer()
-	for b.Loop() {
-		status, res := post(b, f, auth, "/calls/usage", body)
-		if status != 200 || !strings.Contains(string(res), `"requests":10000`) {
-			b.Fatalf("%d %.200s", status, res)
-		}
+	return fmt.Sprintf(`{"project_id":"alice/p","call_ids":[%q]}`, ids[0])
+}
+
+// usage asks for the usage of seedUsageTrace's root and checks the answer.
+func usage(b *testing.B, f fixture, auth, body string) {
+	status, res := post(b, f, auth, "/calls/usage", body)
+	if status != 200 || !strings.Contains(string(res), `"requests":10000`) {
+		b.Fatalf("%d %.200s", status, res)
 	}
-	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/usage")
 }
 
 // BenchmarkTraceStreamFirstLine: time to the first NDJSON line of
@@ -212,6 +228,18 @@ func BenchmarkTraceStreamFirstLine(b *testing.B) {
 	db := testdb.Postgres(b)
 	f := newTraceFixture(b, db)
 	const traces, perTrace = 10000, 100
+	body := seedStreamProject(b, db, traces, perTrace)
+	var total time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		total += firstLine(b, f, body, perTrace)
+	}
+	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms/first-line")
+}
+
+// seedStreamProject COPYs traces×perTrace calls into project alice/big and
+// returns the /calls/stream_query body that asks for one trace of the middle.
+func seedStreamProject(b *testing.B, db *weft.DB, traces, perTrace int) string {
 	var probe string
 	ctx := context.Background()
 	for t := range traces {
@@ -230,36 +258,37 @@ func BenchmarkTraceStreamFirstLine(b *testing.B) {
 	if _, err := db.ExecContext(ctx, "ANALYZE calls"); err != nil {
 		b.Fatal(err)
 	}
-	body := fmt.Sprintf(`{"project_id":"alice/big","filter":{"trace_ids":[%q]}}`, probe)
+	return fmt.Sprintf(`{"project_id":"alice/big","filter":{"trace_ids":[%q]}}`, probe)
+}
+
+// firstLine streams the query body, checks that perTrace lines come, and
+// returns the time to the first one.
+func firstLine(b *testing.B, f fixture, body string, perTrace int) time.Duration {
 	auth := "Basic " + base64.StdEncoding.EncodeToString([]byte("api:"+f.aliceKey))
-	var firstLine time.Duration
-	b.ResetTimer()
-	for b.Loop() {
-		start := time.Now()
-		req, _ := http.NewRequest(http.MethodPost, f.server.URL+"/calls/stream_query", strings.NewReader(body))
-		req.Header.Set("Authorization", auth)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		reader := bufio.NewReader(res.Body)
-		if _, err := reader.ReadBytes('\n'); err != nil {
-			b.Fatal(err)
-		}
-		firstLine += time.Since(start)
-		n := 1
-		for {
-			if _, err := reader.ReadBytes('\n'); err != nil {
-				break
-			}
-			n++
-		}
-		res.Body.Close()
-		if n != perTrace {
-			b.Fatalf("%d lines", n)
-		}
+	start := time.Now()
+	req, _ := http.NewRequest(http.MethodPost, f.server.URL+"/calls/stream_query", strings.NewReader(body))
+	req.Header.Set("Authorization", auth)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.Fatal(err)
 	}
-	b.ReportMetric(float64(firstLine.Microseconds())/1000/float64(b.N), "ms/first-line")
+	reader := bufio.NewReader(res.Body)
+	if _, err := reader.ReadBytes('\n'); err != nil {
+		b.Fatal(err)
+	}
+	first := time.Since(start)
+	n := 1
+	for {
+		if _, err := reader.ReadBytes('\n'); err != nil {
+			break
+		}
+		n++
+	}
+	res.Body.Close()
+	if n != perTrace {
+		b.Fatalf("%d lines", n)
+	}
+	return first
 }
 
 // BenchmarkTraceBatchDecode: decoding one ingest body (500 start+end pairs)

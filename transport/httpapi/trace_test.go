@@ -118,7 +118,7 @@ func TestTraceRoutes(t *testing.T) {
 			{"v2 start", alice, "/v2/alice/p/call/start", `{"start":{"op_name":"op","started_at":"2026-05-01T12:00:00Z"}}`, 200, `"trace_id":"`},
 			{"v2 end", alice, "/v2/alice/p/call/end", fmt.Sprintf(`{"end":{"id":%q,"ended_at":"2026-05-01T12:00:03Z"}}`, id), 200, `{}`},
 			{"v2 wrong project in body", alice, "/v2/alice/p/call/start", `{"start":{"project_id":"alice/q","op_name":"op","started_at":"2026-05-01T12:00:00Z"}}`, 400, `InvalidRequest`},
-			{"v2 malformed record", alice, "/v2/alice/p/call/start", `{"start":{"op_name":"op","started_at":"soon"}}`, 422, `malformed call record`},
+			{"v2 malformed record", alice, "/v2/alice/p/call/start", `{"start":{"op_name":"op","started_at":"soon"}}`, 422, `"loc":["body","start","started_at"]`},
 			{"v2 complete", alice, "/v2/alice/p/calls/complete", fmt.Sprintf(`{"batch":[{"id":%q,"trace_id":%q,"op_name":"op","started_at":"2026-05-01T12:00:00Z","ended_at":"2026-05-01T12:00:01Z","output":null,"summary":{}}]}`, newUUID(), traceID), 200, `"res":[{"id":`},
 			{"update", alice, "/call/update", fmt.Sprintf(`{"project_id":"alice/p","call_id":%q,"display_name":"renamed","wb_user_id":"x"}`, id), 200, `{}`},
 			{"read", alice, "/call/read", fmt.Sprintf(`{"project_id":"alice/p","id":%q}`, id), 200, `"display_name":"renamed"`},
@@ -153,6 +153,24 @@ func TestTraceRoutes(t *testing.T) {
 			{"query dsl refused", alice, "/calls/stream_query", `{"project_id":"alice/p","query":{"$expr":{}}}`, 400, `query expressions are not supported`},
 			{"update without name", alice, "/call/update", fmt.Sprintf(`{"project_id":"alice/p","call_id":%q,"display_name":""}`, id), 400, `display_name is required`},
 			{"usage bad limit", alice, "/calls/usage", `{"project_id":"alice/p","call_ids":["x"],"limit":-2}`, 400, `limit must be at least 1`},
+			// Fields the reference types as dict[str, Any] answer a non-object
+			// as pydantic does; a nested record not an object likewise.
+			{"inputs not an object", alice, "/call/start", `{"start":{"project_id":"alice/p","op_name":"op","started_at":"2026-05-01T12:00:00Z","inputs":[1],"attributes":{}}}`, 422,
+				`{"detail":[{"loc":["body","start","inputs"],"msg":"Input should be a valid dictionary","type":"dict_type","input":[1]}]}`},
+			{"attributes not an object", alice, "/call/start", `{"start":{"project_id":"alice/p","op_name":"op","started_at":"2026-05-01T12:00:00Z","attributes":"x"}}`, 422,
+				`{"loc":["body","start","attributes"],"msg":"Input should be a valid dictionary","type":"dict_type","input":"x"}`},
+			{"otel_dump not an object", alice, "/call/start", `{"start":{"project_id":"alice/p","op_name":"op","started_at":"2026-05-01T12:00:00Z","otel_dump":5}}`, 422,
+				`{"loc":["body","start","otel_dump"],"msg":"Input should be a valid dictionary","type":"dict_type","input":5}`},
+			{"summary not an object", alice, "/call/end", fmt.Sprintf(`{"end":{"project_id":"alice/p","id":%q,"ended_at":"2026-05-01T12:00:00Z","summary":[]}}`, newUUID()), 422,
+				`{"loc":["body","end","summary"],"msg":"Input should be a valid dictionary","type":"dict_type","input":[]}`},
+			{"complete inputs not an object", alice, "/v2/alice/p/calls/complete", fmt.Sprintf(`{"batch":[{"id":%q,"trace_id":%q,"op_name":"op","started_at":"2026-05-01T12:00:00Z","ended_at":"2026-05-01T12:00:01Z","inputs":"s","summary":{}}]}`, newUUID(), traceID), 422,
+				`{"loc":["body","batch",0,"inputs"],"msg":"Input should be a valid dictionary","type":"dict_type","input":"s"}`},
+			{"v2 start inputs not an object", alice, "/v2/alice/p/call/start", `{"start":{"op_name":"op","started_at":"2026-05-01T12:00:00Z","inputs":[1]}}`, 422,
+				`{"loc":["body","start","inputs"],"msg":"Input should be a valid dictionary","type":"dict_type","input":[1]}`},
+			{"start not an object", alice, "/call/start", `{"start":"x"}`, 422,
+				`{"loc":["body","start"],"msg":"Input should be a valid dictionary or instance of StartedCall","type":"model_type","input":"x"}`},
+			{"usage zero limit", alice, "/calls/usage", `{"project_id":"alice/p","call_ids":["x"],"limit":0}`, 400, `limit must be at least 1`},
+			{"usage zero limit, no ids", alice, "/calls/usage", `{"project_id":"alice/p","call_ids":[],"limit":0}`, 400, `"error_type":"InvalidRequest"`},
 			{"purge nothing named", alice, "/cost/purge", `{"project_id":"alice/p"}`, 400, `InvalidRequest`},
 		} {
 			t.Run(tc.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -36,13 +37,25 @@ type modelPath struct {
 }
 
 // trajectoryGroupsField documents trajectory_groups (an array of group
-// objects, spec §2.10) and is validated as such, but is not decoded here: the
+// objects) and is validated as such, but is not decoded here: the
 // handler decodes the raw body into the training types once. Decoding it into
 // generic maps only to drop them was the largest cost of posting a job.
 type trajectoryGroupsField struct{}
 
 func (trajectoryGroupsField) Schema(huma.Registry) *huma.Schema {
-	return &huma.Schema{Type: huma.TypeArray, Items: &huma.Schema{Type: huma.TypeObject, AdditionalProperties: true}}
+	return &huma.Schema{Type: huma.TypeArray, Items: &huma.Schema{Type: huma.TypeObject, AdditionalProperties: true},
+		Examples: []any{[]any{map[string]any{
+			"trajectories": []any{map[string]any{
+				"messages_and_choices": []any{
+					map[string]any{"role": "user", "content": "2+2?"},
+					map[string]any{"role": "assistant", "content": "4"},
+				},
+				"reward":   1,
+				"metrics":  map[string]any{"correct": 1},
+				"metadata": map[string]any{"task": "arithmetic"},
+			}},
+			"metadata": map[string]any{"step": "1"},
+		}}}}
 }
 
 func (*trajectoryGroupsField) UnmarshalJSON([]byte) error { return nil }
@@ -89,7 +102,7 @@ type jobCreateInput struct {
 		_                  struct{}              `additionalProperties:"true"`
 		ModelID            string                `json:"model_id"`
 		TrajectoryGroups   trajectoryGroupsField `json:"trajectory_groups"`
-		ExperimentalConfig any                   `json:"experimental_config,omitempty" doc:"object; null or missing keys use the trainer's defaults; kimi_k2_tau is variant_k2_tau"`
+		ExperimentalConfig any                   `json:"experimental_config,omitempty" type:"object" nullable:"true" doc:"object; null or missing keys use the trainer's defaults; kimi_k2_tau is variant_k2_tau"`
 	}
 	RawBody []byte
 }
@@ -100,8 +113,8 @@ type sftJobCreateInput struct {
 		ModelID            string   `json:"model_id"`
 		TrainingDataURL    *string  `json:"training_data_url,omitempty" nullable:"true" doc:"http(s) URL, trace:///<entity>/<project>/object/<name>:<version> or wandb-artifact:///<entity>/<project>/<name>:<version>"`
 		TrainingFolderURL  *string  `json:"training_folder_url,omitempty" nullable:"true" doc:"older name of training_data_url"`
-		Config             any      `json:"config,omitempty" doc:"{batch_size, learning_rate}"`
-		ExperimentalConfig any      `json:"experimental_config,omitempty"`
+		Config             any      `json:"config,omitempty" type:"object" nullable:"true" doc:"{batch_size, learning_rate}"`
+		ExperimentalConfig any      `json:"experimental_config,omitempty" type:"object" nullable:"true"`
 	}
 	RawBody []byte
 }
@@ -253,6 +266,21 @@ func (h *Handler) registerTraining() {
 			page, err := svc.ListEvents(ctx, in.JobID, training.ListParams{After: in.After, Limit: in.Limit})
 			return &eventListOutput{Body: page}, trainingError(err)
 		})
+
+	// Handlers that read RawBody besides Body are documented by huma as taking
+	// raw bytes; document the JSON body they validate and decode instead.
+	for path, input := range map[string]reflect.Type{
+		"/models":                reflect.TypeFor[modelCreateInput](),
+		"/models/{model_id}/log": reflect.TypeFor[modelLogInput](),
+		"/training-jobs":         reflect.TypeFor[jobCreateInput](),
+		"/sft-training-jobs":     reflect.TypeFor[sftJobCreateInput](),
+	} {
+		body, _ := input.FieldByName("Body")
+		schema := h.api.OpenAPI().Components.Schemas.Schema(body.Type, true, input.Name()+"Body")
+		h.api.OpenAPI().Paths["/v1/preview"+path].Post.RequestBody.Content = map[string]*huma.MediaType{
+			"application/json": {Schema: schema},
+		}
+	}
 }
 
 func jobID(job *training.Job, err error) (*jobIDOutput, error) {

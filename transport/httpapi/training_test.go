@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"syscall"
@@ -32,7 +33,7 @@ type trainingFixture struct {
 	url      string
 	adminKey string
 	aliceKey string
-	manager  *training.Manager
+	manager  *training.Store
 	blobs    *blob.Dir
 	db       *weft.DB
 }
@@ -576,10 +577,22 @@ func TestTrainingPagination(t *testing.T) {
 func jobIDOf(t testing.TB, f *trainingFixture, modelID string) string {
 	t.Helper()
 	var id string
-	if err := f.db.NewSelect().Table("training_jobs").Column("id").Where("model_id = ?", modelID).Order("created_at ASC").Limit(1).Scan(context.Background(), &id); err != nil {
+	if err := f.db.NewSelect().Table("training_jobs").Column("id").Where("project_id = ? AND model_id = ?", projectOfID(t, f.db, modelID), modelID).
+		Order("created_at ASC").Limit(1).Scan(context.Background(), &id); err != nil {
 		t.Fatal(err)
 	}
 	return id
+}
+
+// projectOfID returns the project of a model or job id (statements on training
+// tables name the project, as the store's do, so that they run on one shard).
+func projectOfID(t testing.TB, db *weft.DB, id string) string {
+	t.Helper()
+	var projectID string
+	if err := db.NewSelect().Table("training_ids").Column("project_id").Where("id = ?", id).Scan(context.Background(), &projectID); err != nil {
+		t.Fatal(err)
+	}
+	return projectID
 }
 
 // TestTrainingBadInput: 401, 403, 404 and 422 in FastAPI's shape, never 500.
@@ -636,17 +649,53 @@ func TestTrainingBadInput(t *testing.T) {
 				}
 			}
 		}
+		// Config objects answer a non-object as pydantic does a dict field.
+		for _, path := range []string{"/v1/preview/training-jobs", "/v1/preview/sft-training-jobs"} {
+			field := map[string]string{"/v1/preview/training-jobs": "experimental_config", "/v1/preview/sft-training-jobs": "config"}[path]
+			var body map[string]any
+			status := f.call(t, f.adminKey, http.MethodPost, path, map[string]any{"model_id": model.ID, "trajectory_groups": []any{}, "training_data_url": "https://x/y", field: []any{1}}, &body)
+			want := []any{map[string]any{"loc": []any{"body", field}, "msg": "Input should be a valid dictionary", "type": "dict_type", "input": []any{1.0}}}
+			if status != 422 || !reflect.DeepEqual(body["detail"], want) {
+				t.Errorf("%s %s not an object: %d %v", path, field, status, body)
+			}
+		}
 		// kimi_k2_tau is accepted as variant_k2_tau; nulls and unknown keys are fine.
 		cfg := map[string]any{"kimi_k2_tau": 0.5, "epsilon": nil, "something_new": true}
 		if status := f.call(t, f.adminKey, http.MethodPost, "/v1/preview/training-jobs", map[string]any{"model_id": model.ID, "trajectory_groups": groups(1), "experimental_config": cfg, "unknown": 1}, &job); status != http.StatusOK {
 			t.Fatalf("null/alias/unknown config: %d", status)
 		}
 		var stored string
-		if err := db.NewSelect().Table("training_jobs").Column("experimental_config").Where("id = ?", job.ID).Scan(context.Background(), &stored); err != nil {
+		if err := db.NewSelect().Table("training_jobs").Column("experimental_config").Where("project_id = ? AND id = ?", projectOfID(t, db, job.ID), job.ID).Scan(context.Background(), &stored); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(stored, `"variant_k2_tau":0.5`) || strings.Contains(stored, "epsilon") || !strings.Contains(stored, "something_new") {
 			t.Fatalf("stored config = %s", stored)
 		}
 	})
+}
+
+// The training routes read their body raw and decode it themselves; the
+// document still describes the JSON they take, so that clients (and the
+// hostile sweep) can build it.
+func TestTrainingBodiesDocumented(t *testing.T) {
+	t.Parallel()
+	identity, _, _ := testIdentity(t, testdb.SQLite(t))
+	h, err := New(Config{Identity: identity, Training: (*training.Store)(nil), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := h.API().OpenAPI()
+	for path, field := range map[string]string{
+		"/v1/preview/models": "base_model", "/v1/preview/models/{model_id}/log": "trajectory_groups",
+		"/v1/preview/training-jobs": "model_id", "/v1/preview/sft-training-jobs": "training_data_url",
+	} {
+		media := doc.Paths[path].Post.RequestBody.Content["application/json"]
+		if media == nil || len(doc.Paths[path].Post.RequestBody.Content) != 1 {
+			t.Errorf("%s: body documented as %v", path, doc.Paths[path].Post.RequestBody.Content)
+			continue
+		}
+		if schema := doc.Components.Schemas.SchemaFromRef(media.Schema.Ref); schema == nil || schema.Properties[field] == nil {
+			t.Errorf("%s: documented body has no %q", path, field)
+		}
+	}
 }

@@ -11,8 +11,6 @@ CREATE TABLE IF NOT EXISTS training_models (
     PRIMARY KEY (project_id, id)
 );
 --bun:split
-CREATE UNIQUE INDEX IF NOT EXISTS training_models_id ON training_models (id);
---bun:split
 CREATE UNIQUE INDEX IF NOT EXISTS training_models_name ON training_models (project_id, name);
 --bun:split
 CREATE TABLE IF NOT EXISTS training_checkpoints (
@@ -26,8 +24,6 @@ CREATE TABLE IF NOT EXISTS training_checkpoints (
     created_at  {{.Timestamp}} NOT NULL,
     PRIMARY KEY (project_id, model_id, step)
 );
---bun:split
-CREATE UNIQUE INDEX IF NOT EXISTS training_checkpoints_id ON training_checkpoints (id);
 --bun:split
 CREATE TABLE IF NOT EXISTS training_jobs (
     project_id          TEXT NOT NULL,
@@ -47,8 +43,6 @@ CREATE TABLE IF NOT EXISTS training_jobs (
     PRIMARY KEY (project_id, id)
 );
 --bun:split
-CREATE UNIQUE INDEX IF NOT EXISTS training_jobs_id ON training_jobs (id);
---bun:split
 CREATE INDEX IF NOT EXISTS training_jobs_model ON training_jobs (model_id, created_at);
 --bun:split
 CREATE INDEX IF NOT EXISTS training_jobs_status ON training_jobs (status, created_at);
@@ -63,8 +57,6 @@ CREATE TABLE IF NOT EXISTS training_events (
     created_at  {{.Timestamp}} NOT NULL,
     PRIMARY KEY (project_id, job_id, seq)
 );
---bun:split
-CREATE UNIQUE INDEX IF NOT EXISTS training_events_id ON training_events (id);
 --bun:split
 CREATE TABLE IF NOT EXISTS training_logs (
     project_id        TEXT NOT NULL,

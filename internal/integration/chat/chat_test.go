@@ -428,3 +428,39 @@ func TestChatCompletions(t *testing.T) {
 		}
 	})
 }
+
+// A server started without a routing file serves no models: the official
+// client lists none and gets vLLM's unknown-model 404 for a completion, and a
+// call without a key is refused like on every other route.
+func TestNoModels(t *testing.T) {
+	t.Parallel()
+	for _, db := range testdb.Backends {
+		t.Run(db.Name, func(t *testing.T) {
+			t.Parallel()
+			srv := serverproc.Start(t, serverproc.Options{DatabaseURL: db.URL(t)})
+			client := openai.NewClient(option.WithBaseURL(srv.URL+"/v1/"), option.WithAPIKey(srv.Key), option.WithMaxRetries(0))
+			ctx := context.Background()
+
+			models, err := client.Models.List(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(models.Data) != 0 || models.Object != "list" {
+				t.Fatalf("models: %s", models.RawJSON())
+			}
+
+			_, err = client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "llama-x", Messages: userMessage("hi")})
+			var apiErr *openai.Error
+			if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusNotFound || apiErr.Type != "NotFoundError" ||
+				apiErr.Message != "The model `llama-x` does not exist." || apiErr.Param != "model" {
+				t.Fatalf("completion: %v", err)
+			}
+
+			anonymous := openai.NewClient(option.WithBaseURL(srv.URL+"/v1/"), option.WithAPIKey("wf_not-a-key"), option.WithMaxRetries(0))
+			_, err = anonymous.Models.List(ctx)
+			if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusUnauthorized {
+				t.Fatalf("bad key: %v", err)
+			}
+		})
+	}
+}

@@ -26,13 +26,10 @@ const project = "admin/faults"
 // every acknowledged call is there and whole.
 func TestKillDuringIngest(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name string
-		url  func(testing.TB) string
-	}{{"sqlite", testdb.SQLiteURL}, {"postgres", testdb.PostgresURL}} {
-		t.Run(tc.name, func(t *testing.T) {
+	for _, tc := range testdb.Backends {
+		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
-			url := tc.url(t)
+			url := tc.URL(t)
 			srv := serverproc.Start(t, serverproc.Options{DatabaseURL: url})
 			in := newIngester(srv.URL, srv.Key, project)
 			ctx, cancel := context.WithCancel(context.Background())

@@ -1,13 +1,13 @@
 // Package hostile sweeps every route of a running weft server, as listed by its
-// own /openapi.json, with hostile requests: no or wrong credentials, another
-// tenant's project, malformed and mistyped bodies, oversized and deeply nested
-// bodies, invalid UTF-8, NUL bytes, huge numbers, SQL metacharacters and path
-// tricks in every string.
+// own /openapi.json, on SQLite and on PostgreSQL, with hostile requests: no or
+// wrong credentials, another tenant's project, malformed and mistyped bodies,
+// oversized and deeply nested bodies, huge numbers, and hostile text — SQL and
+// LIKE metacharacters, NUL, invalid UTF-8, lone surrogates, 100,000-character
+// strings — in every place a client's text can go.
 package hostile
 
 import (
 	"encoding/json"
-	"fmt"
 	"sort"
 	"strings"
 )
@@ -34,6 +34,11 @@ type operation struct {
 			Schema *schema `json:"schema"`
 		} `json:"content"`
 	} `json:"requestBody"`
+	Responses map[string]struct {
+		Content map[string]struct {
+			Schema *schema `json:"schema"`
+		} `json:"content"`
+	} `json:"responses"`
 }
 
 type schema struct {
@@ -50,6 +55,32 @@ type schema struct {
 	MaxLength  *int               `json:"maxLength"`
 	OneOf      []*schema          `json:"oneOf"`
 	AnyOf      []*schema          `json:"anyOf"`
+	Examples   []any              `json:"examples"`
+	// AdditionalProperties is a bool or, for a map, its values' schema.
+	AdditionalProperties any `json:"additionalProperties"`
+}
+
+// alternative is the first alternative of a oneOf or anyOf that is not null.
+func (s *schema) alternative() *schema {
+	for _, alt := range append(append([]*schema{}, s.OneOf...), s.AnyOf...) {
+		if !alt.is("null") {
+			return alt
+		}
+	}
+	return nil
+}
+
+// freeForm reports whether s allows JSON of any shape, or an object of any
+// members.
+func (s *schema) freeForm() bool {
+	if s.Properties != nil || s.Items != nil || len(s.OneOf)+len(s.AnyOf) > 0 || len(s.Enum) > 0 {
+		return false
+	}
+	if s.Type == nil {
+		return true
+	}
+	_, isMap := s.AdditionalProperties.(map[string]any)
+	return s.is("object") && !isMap
 }
 
 // route is one operation to sweep.
@@ -90,6 +121,17 @@ func (r route) projectScoped(doc *document) bool {
 		}
 	}
 	return false
+}
+
+// malformedStatus is the status of a malformed request: 400 on the routes
+// whose errors come in the OpenAI envelope (chat), else FastAPI's 422.
+func (r route) malformedStatus() int {
+	for _, c := range r.op.Responses["default"].Content {
+		if c.Schema != nil && strings.HasSuffix(c.Schema.Ref, "/OpenAIErrorBody") {
+			return 400
+		}
+	}
+	return 422
 }
 
 // idParams lists the path parameters that name a resource (not the project).
@@ -153,126 +195,8 @@ func (s *schema) is(t string) bool {
 	return false
 }
 
-// filler decides the values of a generated body.
-type filler struct {
-	doc *document
-	// project is the "<entity>/<project>" to name.
-	project string
-	// text is put in every free string field.
-	text string
-	// id, when set, is put in every path parameter that names a resource.
-	id string
-}
-
-// value generates a value for s that satisfies its declared shape, with f.text in
-// free strings and f.project wherever a project is named.
-func (f filler) value(name string, s *schema, depth int) any {
-	s = f.doc.resolve(s)
-	entity, project, _ := strings.Cut(f.project, "/")
-	switch name {
-	case "project_id":
-		return f.project
-	case "entity":
-		return entity
-	case "project":
-		return project
-	}
-	if len(s.Enum) > 0 {
-		return s.Enum[0]
-	}
-	if len(s.OneOf) > 0 {
-		return f.value(name, s.OneOf[0], depth)
-	}
-	if len(s.AnyOf) > 0 {
-		return f.value(name, s.AnyOf[0], depth)
-	}
-	switch {
-	case s.is("object") || s.Properties != nil:
-		obj := map[string]any{}
-		if depth > 6 {
-			return obj
-		}
-		for _, req := range s.Required {
-			obj[req] = f.value(req, s.Properties[req], depth+1)
-		}
-		for _, naming := range []string{"project_id", "entity", "project"} { // name the project even where optional
-			if prop, ok := s.Properties[naming]; ok && depth == 0 {
-				obj[naming] = f.value(naming, prop, depth+1)
-			}
-		}
-		return obj
-	case s.is("array"):
-		if depth > 6 || s.Items == nil {
-			return []any{}
-		}
-		return []any{f.value(name, s.Items, depth+1)}
-	case s.is("integer"):
-		if s.Minimum != nil {
-			return int64(*s.Minimum)
-		}
-		return 1
-	case s.is("number"):
-		if s.Minimum != nil {
-			return *s.Minimum
-		}
-		return 1.5
-	case s.is("boolean"):
-		return false
-	case s.is("string"):
-		switch s.Format {
-		case "uuid":
-			return "01936f4e-0000-7000-8000-000000000001"
-		case "date-time":
-			return "2026-01-02T03:04:05Z"
-		}
-		text := f.text
-		if s.MaxLength != nil && len(text) > *s.MaxLength {
-			text = text[:*s.MaxLength]
-		}
-		return text
-	}
-	return f.text
-}
-
-// path fills the path parameters of r.
-func (f filler) path(r route) string {
-	entity, project, _ := strings.Cut(f.project, "/")
-	out := r.path
-	for _, p := range r.op.Parameters {
-		if p.In != "path" {
-			continue
-		}
-		var v string
-		switch p.Name {
-		case "entity":
-			v = entity
-		case "project":
-			v = project
-		default:
-			v = fmt.Sprint(f.value(p.Name, p.Schema, 0))
-			if f.id != "" {
-				v = f.id
-			}
-		}
-		out = strings.ReplaceAll(out, "{"+p.Name+"}", pathEscape(v))
-	}
-	return out
-}
-
-func pathEscape(s string) string {
-	var b strings.Builder
-	for _, c := range []byte(s) {
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-._~", c) >= 0 {
-			b.WriteByte(c)
-		} else {
-			fmt.Fprintf(&b, "%%%02X", c)
-		}
-	}
-	return b.String()
-}
-
-// collectIDs gathers the resource ids (UUID-shaped values of "id" or "*_id"
-// keys) in a JSON answer, or in each line of a JSON-lines answer.
+// collectIDs gathers the resource ids (string values of "id" or "*_id" keys)
+// in a JSON answer, or in each line of a JSON-lines answer.
 func collectIDs(body []byte, into map[string]bool) {
 	for _, line := range strings.Split(string(body), "\n") {
 		var v any
@@ -286,7 +210,7 @@ func walkIDs(v any, into map[string]bool) {
 	switch v := v.(type) {
 	case map[string]any:
 		for k, x := range v {
-			if s, ok := x.(string); ok && (k == "id" || strings.HasSuffix(k, "_id")) && len(s) == 36 && strings.Count(s, "-") == 4 {
+			if s, ok := x.(string); ok && (k == "id" || strings.HasSuffix(k, "_id")) && s != "" && len(s) <= 100 && !strings.Contains(s, "/") {
 				into[s] = true
 			}
 			walkIDs(x, into)

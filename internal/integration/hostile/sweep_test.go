@@ -7,12 +7,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"mime/multipart"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
+	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,37 +29,24 @@ func TestMain(m *testing.M) {
 
 const maxBody = 1 << 20
 
-// hostileTexts go into every free string field of otherwise well-formed requests.
-var hostileTexts = []string{
-	`'; DROP TABLE users; --`,
-	`" OR ""="`,
-	`%' OR 1=1 --`,
-	`../../../../etc/passwd`,
-	`..\..\windows\system32`,
-	"nul\x00byte",
-	`$where: {"$gt": ""}`,
-	`payload.x; DELETE FROM calls`,
-	"emoji 🧪 and ünïcödé and \u202e",
-	strings.Repeat("long", 5000),
-}
+// workers is how many requests the sweep keeps in flight per server.
+const workers = 4
 
 type client struct {
-	t       *testing.T
-	base    string
-	auth    string
-	retries int
+	base string
+	auth string
 }
 
 type response struct {
 	status int
 	body   []byte
+	err    error
 }
 
 func (c client) do(method, path, contentType string, body []byte, header map[string]string) response {
-	c.t.Helper()
 	req, err := http.NewRequest(method, c.base+path, bytes.NewReader(body))
 	if err != nil {
-		c.t.Fatalf("%s %s: %v", method, path, err)
+		return response{err: err}
 	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
@@ -74,11 +61,22 @@ func (c client) do(method, path, contentType string, body []byte, header map[str
 	defer cancel()
 	res, err := http.DefaultClient.Do(req.WithContext(ctx))
 	if err != nil {
-		c.t.Fatalf("%s %s: %v", method, path, err)
+		return response{err: err}
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(res.Body, 1<<20))
 	return response{status: res.StatusCode, body: b}
+}
+
+// send issues a generated request with every optional member.
+func (c client) send(q *request, header map[string]string) response {
+	return c.sendKeeping(q, keepAll, header)
+}
+
+// sendKeeping issues a generated request with the optional members keep keeps.
+func (c client) sendKeeping(q *request, keep func(*node) bool, header map[string]string) response {
+	contentType, body := q.content(keep)
+	return c.do(q.route.method, q.urlPath(), contentType, body, header)
 }
 
 func basicAuth(key string) string {
@@ -96,90 +94,143 @@ func admin(t *testing.T, dbURL string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// snapshot reads every row of every table in the test's schema as text.
-func snapshot(t *testing.T, db *weft.DB) map[string]map[string]bool {
-	t.Helper()
-	ctx := context.Background()
-	var tables []string
-	if err := db.NewSelect().Table("information_schema.tables").Column("table_name").
-		Where("table_schema = current_schema()").Where("table_type = 'BASE TABLE'").Scan(ctx, &tables); err != nil {
-		t.Fatal(err)
-	}
-	snap := map[string]map[string]bool{}
-	for _, table := range tables {
-		var rows []string
-		if err := db.NewRaw(`SELECT row_to_json(t)::text FROM "`+strings.ReplaceAll(table, `"`, `""`)+`" AS t`).Scan(ctx, &rows); err != nil {
-			t.Fatalf("snapshot %s: %v", table, err)
-		}
-		set := map[string]bool{}
-		for _, r := range rows {
-			set[r] = true
-		}
-		snap[table] = set
-	}
-	return snap
-}
-
-// TestHostileSweep drives every route of the real server with hostile requests:
-// nothing answers 5xx, every error body is JSON, credentials and tenants are
-// enforced, and no row stored before the sweep is changed or lost.
+// TestHostileSweep drives every route of the real server, on SQLite and on
+// PostgreSQL, with hostile requests: nothing answers 5xx, every error body is
+// JSON, text no JSON body may carry is refused before storage, credentials and
+// tenants are enforced, and no row stored before the sweep is changed or lost.
 func TestHostileSweep(t *testing.T) {
 	t.Parallel()
-	dbURL := testdb.PostgresURL(t)
+	testdb.EachURL(t, sweep)
+}
+
+// failures collects what the sweep found, from many goroutines, and reports
+// each distinct finding once.
+type failures struct {
+	mu    sync.Mutex
+	found map[string]bool
+}
+
+func (f *failures) add(format string, args ...any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.found == nil {
+		f.found = map[string]bool{}
+	}
+	f.found[fmt.Sprintf(format, args...)] = true
+}
+
+func (f *failures) report(t *testing.T) {
+	const shown = 200
+	var all []string
+	for s := range f.found {
+		all = append(all, s)
+	}
+	sort.Strings(all)
+	for i, s := range all {
+		if i == shown {
+			t.Errorf("… and %d more", len(all)-shown)
+			break
+		}
+		t.Error(s)
+	}
+}
+
+// expect checks one answer: never a 5xx or a transport failure, a JSON body
+// on every error, and want when it is not nil.
+func (f *failures) expect(what string, got response, want func(int) bool) {
+	switch {
+	case got.err != nil:
+		f.add("%s: %v", what, got.err)
+	case got.status >= 500:
+		f.add("%s: %d %s", what, got.status, truncate(got.body))
+	case got.status >= 400 && !json.Valid(got.body):
+		f.add("%s: %d with a non-JSON body %q", what, got.status, truncate(got.body))
+	case want != nil && !want(got.status):
+		f.add("%s: unexpected status %d %s", what, got.status, truncate(got.body))
+	case got.status < 300 && itemFailed(got.body):
+		f.add("%s: %d with an item that failed with a 5xx: %s", what, got.status, truncate(got.body))
+	}
+}
+
+// itemFailed reports whether a batch answer holds an item error of status 5xx
+// ({"res": [{"error": {"status": 500, …}}]}).
+func itemFailed(body []byte) bool {
+	var v any
+	if json.Unmarshal(body, &v) != nil {
+		return false
+	}
+	var walk func(any) bool
+	walk = func(v any) bool {
+		switch v := v.(type) {
+		case map[string]any:
+			if e, ok := v["error"].(map[string]any); ok {
+				if status, ok := e["status"].(float64); ok && status >= 500 {
+					return true
+				}
+			}
+			for _, x := range v {
+				if walk(x) {
+					return true
+				}
+			}
+		case []any:
+			for _, x := range v {
+				if walk(x) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(v)
+}
+
+func is(codes ...int) func(int) bool {
+	return func(s int) bool {
+		for _, c := range codes {
+			if s == c {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+func clientError(s int) bool { return s >= 400 && s < 500 }
+func notSuccess(s int) bool  { return s >= 400 }
+
+func sweep(t *testing.T, dbURL string) {
+	start := time.Now()
 	srv := serverproc.Start(t, serverproc.Options{DatabaseURL: dbURL, Args: []string{"-max-body-bytes", fmt.Sprint(maxBody), "-log-level", "error"}})
 	admin(t, dbURL, "user", "create", "alice")
 	admin(t, dbURL, "user", "create", "bob")
-	alice := client{t: t, base: srv.URL, auth: basicAuth(admin(t, dbURL, "key", "create", "alice"))}
-	bob := client{t: t, base: srv.URL, auth: "Bearer " + admin(t, dbURL, "key", "create", "bob")}
+	alice := client{base: srv.URL, auth: basicAuth(admin(t, dbURL, "key", "create", "alice"))}
+	bob := client{base: srv.URL, auth: "Bearer " + admin(t, dbURL, "key", "create", "bob")}
 
 	res := alice.do("GET", "/openapi.json", "", nil, nil)
 	doc, routes, err := parseDocument(res.body)
 	if err != nil || len(routes) == 0 {
 		t.Fatalf("openapi: %v (%d routes)", err, len(routes))
 	}
-
-	check := func(r route, what string, got response, want func(int) bool) {
-		t.Helper()
-		if got.status >= 500 {
-			t.Errorf("%s [%s]: %d %s", r, what, got.status, truncate(got.body))
-			return
-		}
-		if got.status >= 400 && !json.Valid(got.body) {
-			t.Errorf("%s [%s]: %d with a non-JSON body %q", r, what, got.status, truncate(got.body))
-		}
-		if want != nil && !want(got.status) {
-			t.Errorf("%s [%s]: unexpected status %d %s", r, what, got.status, truncate(got.body))
-		}
-	}
-	is := func(codes ...int) func(int) bool {
-		return func(s int) bool {
-			for _, c := range codes {
-				if s == c {
-					return true
-				}
-			}
-			return false
-		}
-	}
-	clientError := func(s int) bool { return s >= 400 && s < 500 }
-	notSuccess := func(s int) bool { return s >= 400 }
+	var found failures
 
 	// Bob stores data first, in his own project: what must survive the sweep.
+	// A second pass reaches what needs an id from the first (a model's log, a
+	// queue's items).
 	bobIDs := map[string]bool{}
+	seed := generator{doc: doc, project: "bob/p", text: "seed"}
 	for _, r := range routes {
-		f := filler{doc: doc, project: "bob/p", text: "seed"}
-		if got := send(bob, r, f, nil); got.status < 300 {
+		if got := bob.send(seed.request(r), nil); got.status < 300 {
 			collectIDs(got.body, bobIDs)
 		}
 	}
-	// A second pass reaches what needs an id from the first (a model's log, a
-	// queue's items).
 	for _, r := range routes {
 		if len(r.idParams()) == 0 || r.method == http.MethodDelete {
 			continue
 		}
-		for id := range bobIDs {
-			if got := send(bob, r, filler{doc: doc, project: "bob/p", text: "seed", id: id}, nil); got.status < 300 {
+		for _, id := range sortedKeys(bobIDs) {
+			seed.id = id
+			if got := bob.send(seed.request(r), nil); got.status < 300 {
 				collectIDs(got.body, bobIDs)
 			}
 		}
@@ -194,116 +245,282 @@ func TestHostileSweep(t *testing.T) {
 	defer db.Close()
 	before := snapshot(t, db)
 
+	// Alice stores data of her own too, so that hostile requests can name
+	// things that exist.
+	own := generator{doc: doc, project: "alice/p", text: "ok"}
+	aliceIDs := map[string]bool{}
 	for _, r := range routes {
-		own := filler{doc: doc, project: "alice/p", text: "ok"}
+		if got := alice.send(own.request(r), nil); got.status < 300 {
+			collectIDs(got.body, aliceIDs)
+		}
+	}
+	plans := map[string]plan{}
+	passing := 0
+	for _, r := range routes {
+		p := makePlan(alice, own, r, sortedKeys(aliceIDs))
+		plans[r.String()] = p
+		if p.passes {
+			passing++
+		} else if testing.Verbose() {
+			t.Logf("%s: a plain request gets %d %s", r, p.got.status, truncate(p.got.body))
+		}
 		if r.secured() {
-			check(r, "no credentials", send(client{t: t, base: srv.URL}, r, own, nil), is(401))
-			check(r, "wrong key", send(client{t: t, base: srv.URL, auth: "Bearer wf_0123456789abcdef_00"}, r, own, nil), is(401))
-			check(r, "garbage authorization", send(client{t: t, base: srv.URL, auth: "Basic %%%"}, r, own, nil), is(401))
+			found.expect(r.String()+" [no credentials]", client{base: srv.URL}.send(own.request(r), nil), is(401))
+			found.expect(r.String()+" [wrong key]", client{base: srv.URL, auth: "Bearer wf_0123456789abcdef_00"}.send(own.request(r), nil), is(401))
+			found.expect(r.String()+" [garbage authorization]", client{base: srv.URL, auth: "Basic %%%"}.send(own.request(r), nil), is(401))
 		}
 		if r.secured() && r.projectScoped(doc) {
-			foreign := filler{doc: doc, project: "bob/p", text: "ok"}
-			check(r, "another tenant's project", send(alice, r, foreign, map[string]string{"OpenAI-Project": "bob/p"}), notSuccess)
+			foreign := generator{doc: doc, project: "bob/p", text: "ok"}
+			found.expect(r.String()+" [another tenant's project]", alice.send(foreign.request(r), map[string]string{"OpenAI-Project": "bob/p"}), notSuccess)
 		}
 		// Bob's resources, addressed by id: a route not scoped by a project must
 		// refuse them; a project-scoped one looks them up in Alice's project.
-		for id := range bobIDs {
-			if len(r.idParams()) == 0 {
-				break
+		if len(r.idParams()) > 0 {
+			for _, id := range sortedKeys(bobIDs) {
+				var want func(int) bool
+				if !r.projectScoped(doc) {
+					want = notSuccess
+				}
+				g := own
+				g.id = id
+				found.expect(r.String()+" [another tenant's resource "+id+"]", alice.send(g.request(r), nil), want)
 			}
-			var want func(int) bool
-			if !r.projectScoped(doc) {
-				want = notSuccess
-			}
-			check(r, "another tenant's resource "+id, send(alice, r, filler{doc: doc, project: "alice/p", text: "ok", id: id}, nil), want)
 		}
-		for _, text := range hostileTexts {
-			check(r, "hostile string "+truncate([]byte(text)), send(alice, r, filler{doc: doc, project: "alice/p", text: text}, nil), nil)
-		}
-		if r.jsonBody == nil {
-			continue
-		}
-		path := own.path(r)
-		for name, body := range map[string]string{
-			"malformed json": `{"project_id": "alice/p",`,
-			"array body":     `[]`,
-			"string body":    `"text"`,
-			"number body":    `12`,
-			"null body":      `null`,
-			"empty body":     ``,
-			"invalid utf-8":  "{\"project_id\": \"alice/p\", \"x\": \"\xff\xfe\"}",
-			"nul in json":    "{\"project_id\": \"alice/p\u0000\"}",
-			"huge number":    `{"project_id": "alice/p", "limit": 1e400, "n": 123456789012345678901234567890}`,
-			"deep nesting":   `{"project_id": "alice/p", "x": ` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `}`,
-			"wrong types":    `{"project_id": 5, "limit": "x", "batch": "y", "call_ids": {}, "digests": 7}`,
-			"oversized body": `{"project_id": "alice/p", "pad": "` + strings.Repeat("x", maxBody+10) + `"}`,
-		} {
-			got := alice.do(r.method, path, "application/json", []byte(body), nil)
-			switch name {
-			case "oversized body":
-				check(r, name, got, is(413))
-			case "deep nesting":
-				check(r, name, got, clientError)
-			case "malformed json", "invalid utf-8", "nul in json", "wrong types", "array body", "string body", "number body":
-				check(r, name, got, clientError)
-			default:
-				check(r, name, got, nil)
-			}
+		if r.jsonBody != nil {
+			malformedBodies(&found, alice, r, own.request(r).urlPath())
 		}
 	}
+
+	// Hostile text, one slot at a time, then in every slot at once.
+	type job struct {
+		r    route
+		slot int // -1: every slot
+		h    hostile
+	}
+	jobs := make(chan job)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	requests := 0
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				p := plans[j.r.String()]
+				q := p.gen.request(j.r)
+				slots, keep := q.slots, keepAll
+				if j.slot >= 0 {
+					s := slots[j.slot]
+					slots, keep = slots[j.slot:j.slot+1], func(n *node) bool { return p.base[n.where] || s.keepPath(n) }
+				}
+				inBody := false
+				for _, s := range slots {
+					if s.put(j.h) != nil && s.inJSON {
+						inBody = true
+					}
+				}
+				where := "every slot"
+				if j.slot >= 0 {
+					where = slots[0].where
+				}
+				var want func(int) bool
+				if j.h.badText && inBody {
+					want = is(j.r.malformedStatus())
+				}
+				found.expect(fmt.Sprintf("%s [%s in %s]", j.r, j.h.name, where), alice.sendKeeping(q, keep, nil), want)
+				mu.Lock()
+				requests++
+				mu.Unlock()
+			}
+		}()
+	}
+	slots := 0
+	for _, r := range routes {
+		n := len(own.request(r).slots)
+		slots += n
+		for _, h := range hostiles {
+			for i := range n {
+				jobs <- job{r: r, slot: i, h: h}
+			}
+			jobs <- job{r: r, slot: -1, h: h}
+		}
+	}
+	close(jobs)
+	wg.Wait()
 
 	after := snapshot(t, db)
 	for table, rows := range before {
 		for row := range rows {
 			if !after[table][row] {
-				t.Errorf("table %s lost or changed a row stored before the sweep: %s", table, truncate([]byte(row)))
+				found.add("table %s lost or changed a row stored before the sweep: %s", table, truncate([]byte(row)))
 			}
 		}
 	}
+	found.report(t)
 	if t.Failed() {
 		seen := map[string]bool{}
 		for _, line := range strings.Split(srv.Output(), "\n") {
-			if i := strings.Index(line, "internal error"); i >= 0 && !seen[line[i:]] {
+			if i := strings.Index(line, "internal error"); i >= 0 && !seen[line[i:]] && len(seen) < 50 {
 				seen[line[i:]] = true
-				t.Log(line[i:])
+				t.Log(truncate([]byte(line[i:])))
 			}
 		}
 	}
-	t.Logf("swept %d routes; %d of bob's resource ids tried", len(routes), len(bobIDs))
+	t.Logf("swept %d routes (%d answer 2xx to a plain request), %d slots, %d hostile requests, %d of bob's resource ids, in %s",
+		len(routes), passing, slots, requests, len(bobIDs), time.Since(start).Round(time.Second))
 }
 
-// send issues r with a body and parameters generated by f.
-func send(c client, r route, f filler, header map[string]string) response {
-	path := f.path(r)
-	query := url.Values{}
-	for _, p := range r.op.Parameters {
-		if p.In == "query" && (p.Required || f.text != "ok") {
-			query.Set(p.Name, fmt.Sprint(f.value(p.Name, p.Schema, 0)))
+// plan is how a route's hostile requests are built: from a request that the
+// server takes, as far as the sweep can tell, so that hostile text in one
+// place is not hidden by a refusal of another.
+type plan struct {
+	gen generator
+	// base holds the optional members every hostile request keeps.
+	base   map[string]bool
+	passes bool
+	got    response
+}
+
+// makePlan picks, for r, an id of Alice's that the route finds (when it takes
+// one), and the optional members to keep: all when the full request passes,
+// else as many as can be kept while it passes, else none.
+func makePlan(c client, g generator, r route, ids []string) plan {
+	p := plan{gen: g, base: map[string]bool{}}
+	try := func() bool {
+		keep := func(n *node) bool { return p.base[n.where] }
+		p.got = c.sendKeeping(p.gen.request(r), keep, nil)
+		p.passes = p.got.err == nil && p.got.status < 400
+		return p.passes
+	}
+	optional := g.request(r).body.optionalMembers()
+	for _, m := range optional {
+		p.base[m] = true
+	}
+	if try() || r.method == http.MethodDelete {
+		return p
+	}
+	// Name something of Alice's that exists, in the path, else in the body:
+	// the first id the route finds.
+	for _, named := range []*string{&p.gen.id, &p.gen.bodyID} {
+		if p.got.status != http.StatusNotFound || named == &p.gen.id && len(r.idParams()) == 0 {
+			continue
 		}
-	}
-	if len(query) > 0 {
-		path += "?" + query.Encode()
-	}
-	switch {
-	case r.multipart != nil:
-		var buf bytes.Buffer
-		w := multipart.NewWriter(&buf)
-		for name, prop := range f.doc.resolve(r.multipart).Properties {
-			if f.doc.resolve(prop).Format == "binary" {
-				part, _ := w.CreateFormFile(name, f.text)
-				_, _ = part.Write([]byte("file content " + f.text))
-				continue
+		for _, id := range ids {
+			*named = id
+			if try() {
+				return p
 			}
-			_ = w.WriteField(name, fmt.Sprint(f.value(name, prop, 0)))
+			if p.got.status != http.StatusNotFound {
+				break
+			}
 		}
-		_ = w.Close()
-		return c.do(r.method, path, w.FormDataContentType(), buf.Bytes(), header)
-	case r.jsonBody != nil:
-		body, _ := json.Marshal(f.value("", r.jsonBody, 0))
-		return c.do(r.method, path, "application/json", body, header)
-	default:
-		return c.do(r.method, path, "", nil, header)
+		if p.got.status == http.StatusNotFound {
+			*named = ""
+			try()
+		}
 	}
+	var removed []string
+	for _, m := range optional {
+		delete(p.base, m)
+		removed = append(removed, m)
+		if try() {
+			break
+		}
+	}
+	if !p.passes {
+		return p
+	}
+	for _, m := range removed {
+		p.base[m] = true
+		if !try() {
+			delete(p.base, m)
+		}
+	}
+	try()
+	return p
+}
+
+// malformedBodies sends bodies that are not the route's JSON.
+func malformedBodies(found *failures, c client, r route, path string) {
+	for _, tc := range []struct {
+		name string
+		body string
+		want func(int) bool
+	}{
+		{"malformed json", `{"project_id": "alice/p",`, clientError},
+		{"array body", `[]`, clientError},
+		{"string body", `"text"`, clientError},
+		{"number body", `12`, clientError},
+		{"null body", `null`, nil},
+		{"empty body", ``, nil},
+		{"invalid utf-8 in an unknown field", "{\"project_id\": \"alice/p\", \"x\": \"\xff\xfe\"}", is(r.malformedStatus())},
+		{"lone surrogate in an unknown field", `{"project_id": "alice/p", "x": "\udc00"}`, is(r.malformedStatus())},
+		{"nul in json", "{\"project_id\": \"alice/p\u0000\"}", clientError},
+		{"huge number", `{"project_id": "alice/p", "limit": 1e400, "n": 123456789012345678901234567890}`, nil},
+		{"deep nesting", `{"project_id": "alice/p", "x": ` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `}`, clientError},
+		{"wrong types", `{"project_id": 5, "limit": "x", "batch": "y", "call_ids": {}, "digests": 7}`, clientError},
+		{"oversized body", `{"project_id": "alice/p", "pad": "` + strings.Repeat("x", maxBody+10) + `"}`, is(413)},
+	} {
+		found.expect(r.String()+" ["+tc.name+"]", c.do(r.method, path, "application/json", []byte(tc.body), nil), tc.want)
+	}
+}
+
+// snapshot reads every row of every table as text.
+func snapshot(t *testing.T, db *weft.DB) map[string]map[string]bool {
+	t.Helper()
+	ctx := context.Background()
+	var tables []string
+	list := `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`
+	if db.Dialect().Name().String() == "pg" {
+		list = `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`
+	}
+	if err := db.NewRaw(list).Scan(ctx, &tables); err != nil {
+		t.Fatal(err)
+	}
+	// The snapshot reads whole tables, every project at once: on Citus a
+	// multi-shard read, which this connection allows for itself.
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if db.Dialect().Name().String() == "pg" {
+		if _, err := conn.ExecContext(ctx, "SET citus.multi_task_query_log_level = 'off'"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap := map[string]map[string]bool{}
+	for _, table := range tables {
+		rows, err := conn.QueryContext(ctx, `SELECT * FROM "`+strings.ReplaceAll(table, `"`, `""`)+`"`)
+		if err != nil {
+			t.Fatalf("snapshot %s: %v", table, err)
+		}
+		columns, _ := rows.Columns()
+		set := map[string]bool{}
+		for rows.Next() {
+			values := make([]any, len(columns))
+			pointers := make([]any, len(columns))
+			for i := range values {
+				pointers[i] = &values[i]
+			}
+			if err := rows.Scan(pointers...); err != nil {
+				t.Fatalf("snapshot %s: %v", table, err)
+			}
+			var row strings.Builder
+			for i, v := range values {
+				if b, ok := v.([]byte); ok {
+					v = string(b)
+				}
+				fmt.Fprintf(&row, "%s=%q ", columns[i], fmt.Sprint(v))
+			}
+			set[row.String()] = true
+		}
+		if err := rows.Close(); err != nil {
+			t.Fatalf("snapshot %s: %v", table, err)
+		}
+		snap[table] = set
+	}
+	return snap
 }
 
 func truncate(b []byte) string {

@@ -84,7 +84,11 @@ func (c client) uploadFile(projectID string, content []byte) string {
 
 func TestPublishAndReadLikeTheSDKs(t *testing.T) {
 	t.Parallel()
-	srv := serverproc.Start(t, serverproc.Options{DatabaseURL: testdb.PostgresURL(t)})
+	testdb.EachURL(t, testPublishAndRead)
+}
+
+func testPublishAndRead(t *testing.T, dbURL string) {
+	srv := serverproc.Start(t, serverproc.Options{DatabaseURL: dbURL})
 	c := client{t: t, base: srv.URL, key: srv.Key}
 	const project = "admin/e2e"
 

@@ -21,16 +21,10 @@ func TestMain(m *testing.M) {
 // once, and answers its public routes; on PostgreSQL and SQLite.
 func TestServerBootstrap(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name string
-		url  func(testing.TB) string
-	}{
-		{"sqlite", testdb.SQLiteURL},
-		{"postgres", testdb.PostgresURL},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
+	for _, tc := range testdb.Backends {
+		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
-			url := tc.url(t)
+			url := tc.URL(t)
 			srv := serverproc.Start(t, serverproc.Options{DatabaseURL: url})
 			if srv.Key == "" {
 				t.Fatalf("no key printed on first start:\n%s", srv.Output())

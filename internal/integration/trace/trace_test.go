@@ -87,7 +87,11 @@ func TestPrintedAdminKeyAuthenticates(t *testing.T) {
 // then /calls/stream_query NDJSON and /calls/usage.
 func TestSDKTraffic(t *testing.T) {
 	t.Parallel()
-	srv := serverproc.Start(t, serverproc.Options{DatabaseURL: testdb.PostgresURL(t)})
+	testdb.EachURL(t, testSDKTraffic)
+}
+
+func testSDKTraffic(t *testing.T, dbURL string) {
+	srv := serverproc.Start(t, serverproc.Options{DatabaseURL: dbURL})
 	c := client{t, srv.URL, "Basic " + base64.StdEncoding.EncodeToString([]byte("api:"+srv.Key))}
 	const project = "admin/e2e"
 	traceID, root, llm := newID(), newID(), newID()

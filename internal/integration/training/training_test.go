@@ -213,11 +213,9 @@ func (l *loraServer) seen() ([]map[string]string, []string) {
 	return append([]map[string]string(nil), l.loads...), append([]string(nil), l.models...)
 }
 
-// databases runs body against a fresh SQLite file and a fresh PostgreSQL schema.
-func databases(t *testing.T, body func(t *testing.T, url string)) {
-	t.Run("sqlite", func(t *testing.T) { t.Parallel(); body(t, testdb.SQLiteURL(t)) })
-	t.Run("postgres", func(t *testing.T) { t.Parallel(); body(t, testdb.PostgresURL(t)) })
-}
+// databases runs body against a fresh database of each kind (SQLite,
+// PostgreSQL, Citus).
+func databases(t *testing.T, body func(t *testing.T, url string)) { testdb.EachURL(t, body) }
 
 // TestTrainedModelServedThroughChat: ART registers a model, trains it with an
 // RL job and with SFT jobs whose data is a weft object (trace:/// and

@@ -84,16 +84,10 @@ func TestWeaveSDK(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(js, "node_modules", "weave")); err != nil {
 		t.Fatalf("run `npm ci` in internal/integration/js first (scripts/test does): %v", err)
 	}
-	for _, backend := range []struct {
-		name string
-		url  func(testing.TB) string
-	}{
-		{"postgres", testdb.PostgresURL},
-		{"sqlite", testdb.SQLiteURL},
-	} {
-		t.Run(backend.name, func(t *testing.T) {
+	for _, backend := range testdb.Backends {
+		t.Run(backend.Name, func(t *testing.T) {
 			t.Parallel()
-			srv := startServer(t, backend.url(t))
+			srv := startServer(t, backend.URL(t))
 			picture := testPNG(t)
 			res := runScript(t, js, srv, picture)
 			checkServerSide(t, server{t, srv.URL, srv.Key}, res, picture)

@@ -1,0 +1,34 @@
+package chat
+
+import (
+	"context"
+
+	"github.com/weftlabs/weft"
+)
+
+// Service is the chat side of weft: OpenAI-compatible chat completions, the
+// model list and image generation, each traced into a project. The caller is
+// taken from the context (weft.WithPrincipal); authorization is the
+// transport's job.
+type Service interface {
+	// Complete validates a raw chat-completion request body, routes it by its
+	// model and returns the answer, streamed or whole, to be relayed as it
+	// comes. projectID is where the call is traced. Errors come before
+	// anything is relayed: ErrMalformed and ErrBadRequest (400),
+	// ErrModelNotFound (404, naming the model), ErrUnsupportedField (400),
+	// ErrUpstreamUnavailable (502) when nothing that serves the model answered.
+	Complete(ctx context.Context, projectID string, raw []byte) (*Completion, error)
+	// CreateImage generates images and reports failures inside the result, as
+	// the /image/create route answers them.
+	CreateImage(ctx context.Context, req ImageRequest) ImageResult
+	// Models lists the models served, in the order they are configured (an
+	// empty list when there are none).
+	Models() []ModelCard
+	// ProjectFor is the project a caller's completion is traced into: the
+	// OpenAI-Project header ("<entity>/<project>", or a bare project name
+	// under the caller's default entity), else "<default entity>/chat".
+	ProjectFor(p weft.Principal, header string) string
+	// Close stops tracing after writing the calls still queued, or when ctx
+	// ends.
+	Close(ctx context.Context) error
+}

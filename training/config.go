@@ -1,0 +1,132 @@
+package training
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/training/blob"
+)
+
+// Defaults of [Config], exported so that a command line can show and reuse them.
+const (
+	// DefaultCheckpointDir is where checkpoint files go when Config.Blobs is nil.
+	DefaultCheckpointDir = "data/checkpoints"
+	// DefaultMaxDataBytes bounds downloaded SFT data: 1 GiB.
+	DefaultMaxDataBytes = 1 << 30
+	// DefaultDataTimeout bounds one SFT data download.
+	DefaultDataTimeout = 10 * time.Minute
+	// DefaultMaxAttempts is how often a job is tried before it fails.
+	DefaultMaxAttempts = 3
+	// DefaultRetryDelay is the wait before retry n (times n).
+	DefaultRetryDelay = 2 * time.Second
+	// DefaultJobTimeout bounds one attempt of a job.
+	DefaultJobTimeout = 24 * time.Hour
+	// DefaultRescueMargin is how much longer than JobTimeout a job may look
+	// running before it is taken to have lost its worker.
+	DefaultRescueMargin = 10 * time.Minute
+	// DefaultPollInterval is how often idle workers look for jobs.
+	DefaultPollInterval = time.Second
+	// DefaultWatchdogInterval is how often the watchdog looks for jobs the
+	// queue gave up on.
+	DefaultWatchdogInterval = 10 * time.Second
+)
+
+// Config configures [New].
+type Config struct {
+	// DB holds the training tables and River's queue (migrate it with
+	// weft.Migrate(ctx, db, MigrateQueue(db))). Required.
+	DB *weft.DB
+	// Blobs stores checkpoint files. Defaults to the directory
+	// [DefaultCheckpointDir] under the working directory.
+	Blobs blob.Store
+	// Trainer runs jobs in this process. Required when Workers > 0.
+	Trainer Trainer
+	// Workers is how many jobs this process runs at once. 0 (the default) makes
+	// a process that only accepts jobs; workers elsewhere run them.
+	Workers int
+	// Objects reads SFT data given as object references. Defaults to none: such
+	// jobs fail with a message saying so.
+	Objects ObjectReader
+	// HTTPClient downloads SFT data from http(s) URLs. Defaults to a client
+	// with a [DefaultDataTimeout] timeout.
+	HTTPClient *http.Client
+	// MaxDataBytes bounds downloaded SFT data. Defaults to [DefaultMaxDataBytes].
+	MaxDataBytes int64
+	// MaxAttempts is how often a job is tried before it fails. Defaults to [DefaultMaxAttempts].
+	MaxAttempts int
+	// RetryDelay is the wait before retry n (times n). Defaults to [DefaultRetryDelay].
+	RetryDelay time.Duration
+	// JobTimeout bounds one attempt. Defaults to [DefaultJobTimeout].
+	JobTimeout time.Duration
+	// RescueAfter is how long a job may look running before it is taken to have
+	// lost its worker and is retried (River's rescuer). Defaults to
+	// JobTimeout + [DefaultRescueMargin]; must exceed JobTimeout.
+	RescueAfter time.Duration
+	// PollInterval is how often idle workers look for jobs (PostgreSQL also
+	// wakes them on insert). Defaults to [DefaultPollInterval].
+	PollInterval time.Duration
+	// WatchdogInterval is how often the watchdog looks for jobs the queue gave
+	// up on. Defaults to [DefaultWatchdogInterval].
+	WatchdogInterval time.Duration
+	// Logger receives job failures and watchdog actions. Defaults to slog.Default().
+	Logger *slog.Logger
+	// Now is the clock that stamps rows. Defaults to time.Now; times are
+	// stored in UTC.
+	Now func() time.Time
+}
+
+func (cfg *Config) setDefaults() error {
+	if cfg.DB == nil {
+		return errors.New("training: Config.DB is required")
+	}
+	if cfg.Workers < 0 {
+		return errors.New("training: Config.Workers must not be negative")
+	}
+	if cfg.Workers > 0 && cfg.Trainer == nil {
+		return errors.New("training: Config.Trainer is required when Workers > 0")
+	}
+	if cfg.Blobs == nil {
+		dir, err := blob.NewDir(DefaultCheckpointDir)
+		if err != nil {
+			return err
+		}
+		cfg.Blobs = dir
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Timeout: DefaultDataTimeout}
+	}
+	if cfg.MaxDataBytes == 0 {
+		cfg.MaxDataBytes = DefaultMaxDataBytes
+	}
+	if cfg.MaxAttempts == 0 {
+		cfg.MaxAttempts = DefaultMaxAttempts
+	}
+	if cfg.RetryDelay == 0 {
+		cfg.RetryDelay = DefaultRetryDelay
+	}
+	if cfg.JobTimeout == 0 {
+		cfg.JobTimeout = DefaultJobTimeout
+	}
+	if cfg.RescueAfter == 0 {
+		cfg.RescueAfter = cfg.JobTimeout + DefaultRescueMargin
+	}
+	if cfg.RescueAfter <= cfg.JobTimeout {
+		return errors.New("training: Config.RescueAfter must exceed JobTimeout")
+	}
+	if cfg.PollInterval == 0 {
+		cfg.PollInterval = DefaultPollInterval
+	}
+	if cfg.WatchdogInterval == 0 {
+		cfg.WatchdogInterval = DefaultWatchdogInterval
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return nil
+}

@@ -1,0 +1,78 @@
+package training
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/weftlabs/weft"
+)
+
+// Store is the bun-backed [Service]; with Workers it also runs jobs.
+type Store struct {
+	cfg   Config
+	db    *weft.DB
+	queue queue
+
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+var _ Service = (*Store)(nil)
+
+// now is the configured clock's time in UTC.
+func (m *Store) now() time.Time { return m.cfg.Now().UTC() }
+
+// New returns a Store over cfg.DB. Call Start to run workers and the
+// watchdog, Stop to end them.
+func New(cfg Config) (*Store, error) {
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
+	}
+	m := &Store{cfg: cfg, db: cfg.DB}
+	q, err := newQueue(cfg.DB, &m.cfg, m.work)
+	if err != nil {
+		return nil, fmt.Errorf("training: %w", err)
+	}
+	m.queue = q
+	return m, nil
+}
+
+// Start starts this process's workers (Config.Workers) and the watchdog. They
+// run until Stop or until ctx ends.
+func (m *Store) Start(ctx context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cancel != nil {
+		return errors.New("training: already started")
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	if err := m.queue.start(ctx); err != nil {
+		cancel()
+		return fmt.Errorf("training: start queue: %w", err)
+	}
+	m.cancel, m.done = cancel, make(chan struct{})
+	go func() {
+		defer close(m.done)
+		m.watch(ctx)
+	}()
+	return nil
+}
+
+// Stop stops the workers, waiting until ctx ends for running jobs (which are
+// then cancelled and retried elsewhere), and the watchdog.
+func (m *Store) Stop(ctx context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cancel == nil {
+		return nil
+	}
+	err := m.queue.stop(ctx)
+	m.cancel()
+	<-m.done
+	m.cancel = nil
+	return err
+}
