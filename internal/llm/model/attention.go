@@ -74,52 +74,116 @@ func (m *Model) attentionBlock(li int, ly *Layer, a *LayerActivations, x []float
 		q, k := a.Q[t*qd:(t+1)*qd], a.K[t*kvd:(t+1)*kvd]
 		ropes[r.seq].Apply(q, hd, r.pos)
 		ropes[r.seq].Apply(k, hd, r.pos)
-		blk, off := r.pos/bs, (r.pos%bs)*kvd
-		copy(keys[r.seq][blk][off:off+kvd], k)
-		copy(values[r.seq][blk][off:off+kvd], a.V[t*kvd:(t+1)*kvd])
-	}
-
-	group := c.Heads / c.KVHeads
-	scale := float32(1 / math.Sqrt(float64(hd)))
-	maxEnd := 0
-	for _, r := range rows {
-		maxEnd = max(maxEnd, r.pos+1)
-	}
-	// One unit of work is one row's queries of one key-value head; every
-	// unit is computed by one thread in a fixed order.
-	units := T * c.KVHeads
-	attend := func(lo, hi int) {
-		scores := make([]float32, group*maxEnd)
-		for u := lo; u < hi; u++ {
-			t, g := u/c.KVHeads, u%c.KVHeads
-			r := rows[t]
-			n := r.pos + 1
-			q := a.Q[t*qd+g*group*hd:]
-			for blk := 0; blk*bs < n; blk++ {
-				cnt := min(bs, n-blk*bs)
-				tensor.MatMulTStrided(scores[blk*bs:], n, q, hd, keys[r.seq][blk][g*hd:], kvd, group, cnt, hd)
-			}
-			for h := range group {
-				p := scores[h*n : (h+1)*n]
-				for j := range p {
-					p[j] *= scale
-				}
-				tensor.Softmax(p)
-				out := a.AttnOut[t*qd+(g*group+h)*hd : t*qd+(g*group+h+1)*hd]
-				clear(out)
-				for j, w := range p {
-					blk, off := j/bs, (j%bs)*kvd+g*hd
-					tensor.Axpy(w, values[r.seq][blk][off:off+hd], out)
-				}
-			}
+		blk, off := r.pos/bs, r.pos%bs
+		copy(keys[r.seq][blk][off*kvd:(off+1)*kvd], k)
+		vblk := values[r.seq][blk]
+		for d, v := range a.V[t*kvd : (t+1)*kvd] {
+			vblk[d*bs+off] = v
 		}
 	}
-	if T*maxEnd*qd < 1<<14 {
-		attend(0, units)
+	units := attentionUnits(rows, c.KVHeads)
+	attend := func(lo, hi int) {
+		var scratch attentionScratch
+		for _, u := range units[lo:hi] {
+			m.attendUnit(u, a, rows, keys[rows[u.row].seq], values[rows[u.row].seq], bs, &scratch)
+		}
+	}
+	work := 0
+	for _, r := range rows {
+		work += (r.pos + 1) * qd
+	}
+	if work < 1<<15 {
+		attend(0, len(units))
 	} else {
-		m.pool.Parallel(units, 1, attend)
+		m.pool.Parallel(len(units), 1, attend)
 	}
 	proj := m.ws.proj[:T*c.HiddenSize]
 	m.project(a.AttnOut, T, []*Linear{ly.O}, [][]float32{proj})
 	tensor.Add(x, x, proj)
+}
+
+// attentionRowBlock is the most rows of one sequence whose scores against
+// the keys are computed in one product: the keys are read once for all.
+const attentionRowBlock = 16
+
+// attentionUnit is one piece of attention work: rows [row, row+rows) of one
+// sequence (consecutive positions) for the query heads of key-value head g.
+type attentionUnit struct {
+	row, rows, g int
+}
+
+// attentionUnits splits the batch's rows into units of consecutive rows of
+// one sequence, times the key-value heads.
+func attentionUnits(rows []rowInfo, kvHeads int) []attentionUnit {
+	var units []attentionUnit
+	for t := 0; t < len(rows); {
+		n := 1
+		for n < attentionRowBlock && t+n < len(rows) && rows[t+n].seq == rows[t].seq {
+			n++
+		}
+		for g := range kvHeads {
+			units = append(units, attentionUnit{row: t, rows: n, g: g})
+		}
+		t += n
+	}
+	return units
+}
+
+// attentionScratch is one thread's buffers for attendUnit.
+type attentionScratch struct {
+	scores, partial []float32
+}
+
+// attendUnit computes the attention output of a unit's rows and heads:
+// scores = q·kᵀ·scale over the positions up to each row's own, softmax, and
+// the probabilities times the values, into a.AttnOut.
+//
+// Every number a row gets depends only on that row and the cache, never on
+// the other rows of its unit: each score is one dot product of head_dim
+// elements, and the weighted sum of values runs over exactly the row's
+// positions (a product whose length is the row's position + 1), block by
+// block of the cache in order. So a token's output is the same bits in a
+// prompt, in a chunk of one, or as a decode step.
+func (m *Model) attendUnit(u attentionUnit, a *LayerActivations, rows []rowInfo, keys, values [][]float32, bs int, s *attentionScratch) {
+	c := m.Config
+	hd, kvd, qd := c.HeadDim, c.KVHeads*c.HeadDim, c.Heads*c.HeadDim
+	group := c.Heads / c.KVHeads
+	scale := float32(1 / math.Sqrt(float64(hd)))
+	first := rows[u.row].pos
+	n := first + u.rows // positions the last row sees
+	if cap(s.scores) < u.rows*n {
+		s.scores = make([]float32, u.rows*n)
+	}
+	if cap(s.partial) < hd {
+		s.partial = make([]float32, hd)
+	}
+	scores := s.scores[:u.rows*n]
+	for h := u.g * group; h < (u.g+1)*group; h++ {
+		q := a.Q[u.row*qd+h*hd:]
+		for blk := 0; blk*bs < n; blk++ {
+			cnt := min(bs, n-blk*bs)
+			tensor.MatMulTStrided(scores[blk*bs:], n, q, qd, keys[blk][u.g*hd:], kvd, u.rows, cnt, hd)
+		}
+		for r := range u.rows {
+			p := scores[r*n : r*n+first+r+1]
+			for j := range p {
+				p[j] *= scale
+			}
+			tensor.Softmax(p)
+			out := a.AttnOut[(u.row+r)*qd+h*hd : (u.row+r)*qd+(h+1)*hd]
+			// values blocks are [kvd × bs]: row d of head g holds
+			// dimension d of the block's positions.
+			for blk := 0; blk*bs < len(p); blk++ {
+				cnt := min(bs, len(p)-blk*bs)
+				dst := out
+				if blk > 0 {
+					dst = s.partial[:hd]
+				}
+				tensor.MatMulTStrided(dst, hd, p[blk*bs:], cnt, values[blk][u.g*hd*bs:], bs, 1, hd, cnt)
+				if blk > 0 {
+					tensor.Add(out, out, dst)
+				}
+			}
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -111,14 +112,19 @@ func BenchmarkLlama15M(b *testing.B) {
 
 	b.Run("decode", func(b *testing.B) {
 		g := newGreedy(m, 1, decodeContext)
+		best := time.Duration(math.MaxInt64)
 		for b.Loop() {
+			start := time.Now()
 			g.step(b)
+			best = min(best, time.Since(start))
 		}
 		tps := perSecond(b, b.N)
 		b.ReportMetric(tps, "tok/s")
+		b.ReportMetric(1/best.Seconds(), "best_tok/s")
 		b.ReportMetric(float64(m.WeightBytes())/1e6, "MB/tok")
 		b.ReportMetric(bw/1e9, "probe_GB/s")
 		b.ReportMetric(tps*float64(m.WeightBytes())/bw, "of_bw_bound")
+		b.ReportMetric(float64(m.WeightBytes())/best.Seconds()/bw, "best_of_bw_bound")
 	})
 
 	b.Run("decode8", func(b *testing.B) {
@@ -131,11 +137,15 @@ func BenchmarkLlama15M(b *testing.B) {
 		singleTPS := 200 / time.Since(start).Seconds()
 		g := newGreedy(m, 8, decodeContext)
 		b.ResetTimer()
+		best := time.Duration(math.MaxInt64)
 		for b.Loop() {
+			start := time.Now()
 			g.step(b)
+			best = min(best, time.Since(start))
 		}
 		tps := perSecond(b, 8*b.N)
 		b.ReportMetric(tps, "tok/s")
+		b.ReportMetric(8/best.Seconds(), "best_tok/s")
 		b.ReportMetric(singleTPS, "single_tok/s")
 		b.ReportMetric(tps/singleTPS, "x_single")
 	})
@@ -148,15 +158,20 @@ func BenchmarkLlama15M(b *testing.B) {
 		for range 5 {
 			peak = max(peak, m.Pool().PeakFLOPs(1<<20))
 		}
+		best := time.Duration(math.MaxInt64)
 		for b.Loop() {
 			cache.Free(1)
+			start := time.Now()
 			if _, err := m.Forward(&Batch{Seqs: []Sequence{{ID: 1, Tokens: prompt}}}, cache); err != nil {
 				b.Fatal(err)
 			}
+			best = min(best, time.Since(start))
 		}
 		tps := perSecond(b, n*b.N)
 		flops := prefillFLOPs(cfg, n)
 		b.ReportMetric(tps, "tok/s")
+		b.ReportMetric(n/best.Seconds(), "best_tok/s")
+		b.ReportMetric(flops/best.Seconds()/peak, "best_of_peak")
 		b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		b.ReportMetric(peak/1e9, "peak_GFLOP/s")
 		b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/peak, "of_peak")

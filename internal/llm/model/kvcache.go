@@ -26,8 +26,11 @@ type KVCache interface {
 	// positions are then overwritten). ErrCacheFull when there is no room.
 	Prepare(seq SeqID, start, n int) error
 	// Blocks returns the key and value blocks of seq in layer that cover
-	// positions [0, end): block i holds positions [i·BlockSize,
-	// (i+1)·BlockSize), each a row of KVHeads·HeadDim floats.
+	// positions [0, end), block i holding positions [i·BlockSize,
+	// (i+1)·BlockSize). A key block is [BlockSize × KVHeads·HeadDim], a row
+	// per position; a value block is the transpose, [KVHeads·HeadDim ×
+	// BlockSize], so that weighting values by attention probabilities is a
+	// matrix product along positions.
 	Blocks(seq SeqID, layer, end int) (keys, values [][]float32)
 }
 
