@@ -43,7 +43,7 @@ type Config struct {
 	QKNorm        bool         // Qwen3's q_norm and k_norm
 }
 
-// RopeScaling is config.json's rope_scaling: the scheme and its knobs, as
+// RopeScaling is config.json's rope_scaling (or rope_parameters): the scheme and its knobs, as
 // the reference implementation reads them.
 type RopeScaling struct {
 	Type                 string   `json:"rope_type"`
@@ -58,6 +58,7 @@ type RopeScaling struct {
 	Mscale               *float64 `json:"mscale"`
 	MscaleAllDim         *float64 `json:"mscale_all_dim"`
 	Truncate             *bool    `json:"truncate"`
+	RopeTheta            *float64 `json:"rope_theta"` // in rope_parameters only
 }
 
 // rawConfig mirrors config.json; pointers tell a missing field from a zero.
@@ -76,6 +77,7 @@ type rawConfig struct {
 	RopeTheta             *float64        `json:"rope_theta"`
 	PartialRotaryFactor   *float64        `json:"partial_rotary_factor"`
 	RopeScaling           json.RawMessage `json:"rope_scaling"`
+	RopeParameters        json.RawMessage `json:"rope_parameters"`
 	TieWordEmbeddings     *bool           `json:"tie_word_embeddings"`
 	AttentionBias         *bool           `json:"attention_bias"`
 	MLPBias               *bool           `json:"mlp_bias"`
@@ -165,10 +167,9 @@ func ParseConfig(data []byte) (*Config, error) {
 	if raw.TieWordEmbeddings != nil {
 		c.TiedEmbedding = *raw.TieWordEmbeddings
 	}
-	if raw.AttentionBias != nil {
-		if c.Architecture == Qwen2 {
-			return nil, unsupported("attention_bias", "Qwen2 always has q/k/v biases and none on o_proj")
-		}
+	// Qwen2 has q/k/v biases and none on o_proj whatever attention_bias
+	// says; its reference code does not read the field.
+	if raw.AttentionBias != nil && c.Architecture != Qwen2 {
 		c.AttentionBias = *raw.AttentionBias
 	}
 	if raw.MLPBias != nil {
@@ -188,8 +189,14 @@ func ParseConfig(data []byte) (*Config, error) {
 	if len(raw.QuantizationConfig) > 0 && !bytes.Equal(raw.QuantizationConfig, []byte("null")) {
 		return nil, unsupported("quantization_config", "quantised checkpoints (load f32, f16 or bf16 weights; int8 is a load option)")
 	}
-	if err := c.parseRopeScaling(raw.RopeScaling); err != nil {
+	if err := c.parseRopeScaling(raw.RopeScaling, "rope_scaling"); err != nil {
 		return nil, err
+	}
+	if c.RopeScaling == nil && len(raw.RopeParameters) > 0 {
+		// Newer files keep rope_theta and the scaling in rope_parameters.
+		if err := c.parseRopeScaling(raw.RopeParameters, "rope_parameters"); err != nil {
+			return nil, err
+		}
 	}
 	return c, nil
 }
@@ -200,44 +207,50 @@ func (c *Config) rotaryDim() int { return int(float64(c.HeadDim) * c.PartialRota
 // The rope_scaling schemes implemented (rope_type, or type in older files).
 var ropeTypes = []string{"default", "linear", "dynamic", "yarn", "llama3"}
 
-func (c *Config) parseRopeScaling(msg json.RawMessage) error {
+func (c *Config) parseRopeScaling(msg json.RawMessage, field string) error {
 	if len(msg) == 0 || bytes.Equal(msg, []byte("null")) {
 		return nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(msg))
 	rs := &RopeScaling{}
 	if err := dec.Decode(rs); err != nil {
-		return invalid("rope_scaling", "%v", err)
+		return invalid(field, "%v", err)
+	}
+	if rs.RopeTheta != nil {
+		if *rs.RopeTheta <= 0 {
+			return invalid(field+".rope_theta", "%g is not positive", *rs.RopeTheta)
+		}
+		c.RopeTheta = *rs.RopeTheta
 	}
 	if rs.Type == "" {
 		rs.Type = rs.LegacyType
 	}
 	if !slices.Contains(ropeTypes, rs.Type) {
-		return unsupported("rope_scaling.rope_type", "%q (supported: %v)", rs.Type, ropeTypes)
+		return unsupported(field+".rope_type", "%q (supported: %v)", rs.Type, ropeTypes)
 	}
 	if rs.Type == "default" {
 		return nil
 	}
 	needFactor := rs.Type != "yarn" || rs.OriginalMaxPositions == 0
 	if rs.Factor == nil && needFactor {
-		return invalid("rope_scaling.factor", "missing for rope_type %q", rs.Type)
+		return invalid(field+".factor", "missing for rope_type %q", rs.Type)
 	}
 	if rs.Factor != nil && *rs.Factor < 1 && rs.Type != "linear" {
-		return invalid("rope_scaling.factor", "%g is below 1", *rs.Factor)
+		return invalid(field+".factor", "%g is below 1", *rs.Factor)
 	}
 	if rs.Factor != nil && *rs.Factor <= 0 {
-		return invalid("rope_scaling.factor", "%g is not positive", *rs.Factor)
+		return invalid(field+".factor", "%g is not positive", *rs.Factor)
 	}
 	if rs.Type == "llama3" {
 		switch {
 		case rs.LowFreqFactor == nil:
-			return invalid("rope_scaling.low_freq_factor", "missing for rope_type llama3")
+			return invalid(field+".low_freq_factor", "missing for rope_type llama3")
 		case rs.HighFreqFactor == nil:
-			return invalid("rope_scaling.high_freq_factor", "missing for rope_type llama3")
+			return invalid(field+".high_freq_factor", "missing for rope_type llama3")
 		case rs.OriginalMaxPositions <= 0:
-			return invalid("rope_scaling.original_max_position_embeddings", "missing for rope_type llama3")
+			return invalid(field+".original_max_position_embeddings", "missing for rope_type llama3")
 		case *rs.HighFreqFactor <= *rs.LowFreqFactor:
-			return invalid("rope_scaling.high_freq_factor", "%g is not above low_freq_factor %g", *rs.HighFreqFactor, *rs.LowFreqFactor)
+			return invalid(field+".high_freq_factor", "%g is not above low_freq_factor %g", *rs.HighFreqFactor, *rs.LowFreqFactor)
 		}
 	}
 	c.RopeScaling = rs

@@ -123,3 +123,26 @@ func TestForwardRejectsBadBatches(t *testing.T) {
 		t.Errorf("over the cache's capacity: %v", err)
 	}
 }
+
+func TestParseConfigRopeParameters(t *testing.T) {
+	data := []byte(`{"architectures":["Qwen3ForCausalLM"],"vocab_size":8,"hidden_size":16,"intermediate_size":32,
+		"num_hidden_layers":1,"num_attention_heads":2,"max_position_embeddings":64,
+		"rope_parameters":{"rope_type":"linear","factor":2.0,"rope_theta":500000.0}}`)
+	c, err := ParseConfig(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.RopeTheta != 500000 || c.RopeScaling == nil || c.RopeScaling.Type != "linear" || c.KVHeads != 2 || c.HeadDim != 8 {
+		t.Fatalf("config %+v, scaling %+v", c, c.RopeScaling)
+	}
+	inv, scaling := c.ropeFrequencies(0)
+	if len(inv) != 4 || inv[0] != 0.5 || scaling != 1 {
+		t.Fatalf("inv_freq %v, scaling %g", inv, scaling)
+	}
+	bad := []byte(`{"architectures":["LlamaForCausalLM"],"vocab_size":8,"hidden_size":16,"intermediate_size":32,
+		"num_hidden_layers":1,"num_attention_heads":2,"max_position_embeddings":64,
+		"rope_parameters":{"rope_type":"mrope","rope_theta":10000.0}}`)
+	if _, err := ParseConfig(bad); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "rope_parameters.rope_type") {
+		t.Fatalf("err = %v", err)
+	}
+}
