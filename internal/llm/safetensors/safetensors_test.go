@@ -160,3 +160,32 @@ func TestOpenDirShards(t *testing.T) {
 		t.Fatalf("empty directory: %v", err)
 	}
 }
+
+// TestUnalignedBytesAreCopied parses a file held at an odd address, as a
+// read fallback may hold it: float32 and f16 values come out by copy, equal.
+func TestUnalignedBytesAreCopied(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.safetensors")
+	body := append(f32bytes(1.5, -2), 0x00, 0x3c) // f16 1
+	writeRaw(t, path, map[string]any{
+		"a": map[string]any{"dtype": "F32", "shape": []int{2}, "data_offsets": []int{0, 8}},
+		"h": map[string]any{"dtype": "F16", "shape": []int{1}, "data_offsets": []int{8, 10}},
+	}, body)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	odd := make([]byte, len(data)+1)[1:]
+	copy(odd, data)
+	f, err := parse(path, odd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := f.Tensor("a")
+	h, _ := f.Tensor("h")
+	if got := a.Float32(); got[0] != 1.5 || got[1] != -2 {
+		t.Fatalf("a = %v", got)
+	}
+	if got := h.Float32(); got[0] != 1 {
+		t.Fatalf("h = %v", got)
+	}
+}
