@@ -204,8 +204,9 @@ func ParseConfig(data []byte) (*Config, error) {
 // rotaryDim is the number of dimensions of each head that rotate.
 func (c *Config) rotaryDim() int { return int(float64(c.HeadDim) * c.PartialRotary) }
 
-// The rope_scaling schemes implemented (rope_type, or type in older files).
-var ropeTypes = []string{"default", "linear", "dynamic", "yarn", "llama3"}
+// ropeTypes lists the rope_scaling schemes implemented (rope_type, or type
+// in older files).
+func ropeTypes() []string { return []string{"default", "linear", "dynamic", "yarn", "llama3"} }
 
 func (c *Config) parseRopeScaling(msg json.RawMessage, field string) error {
 	if len(msg) == 0 || bytes.Equal(msg, []byte("null")) {
@@ -225,8 +226,8 @@ func (c *Config) parseRopeScaling(msg json.RawMessage, field string) error {
 	if rs.Type == "" {
 		rs.Type = rs.LegacyType
 	}
-	if !slices.Contains(ropeTypes, rs.Type) {
-		return unsupported(field+".rope_type", "%q (supported: %v)", rs.Type, ropeTypes)
+	if !slices.Contains(ropeTypes(), rs.Type) {
+		return unsupported(field+".rope_type", "%q (supported: %v)", rs.Type, ropeTypes())
 	}
 	if rs.Type == "default" {
 		return nil
