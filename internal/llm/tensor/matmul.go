@@ -79,6 +79,13 @@ func MatMulTQ8(dst, a []float32, b []int8, scales []float32, m, n, k, blockSize 
 	asm.MatMulTQ8(dst, a, b, scales, m, n, k, blockSize)
 }
 
+// MatMulTQ8Strided is MatMulTQ8 on the calling thread writing row i of the
+// result at dst[i*ldd:]: one band of a layer's output columns computed into
+// a wider output, as when the projections of one input share a dispatch.
+func MatMulTQ8Strided(dst []float32, ldd int, a []float32, b []int8, scales []float32, m, n, k, blockSize int) {
+	asm.MatMulTQ8Strided(dst, ldd, a, b, scales, m, n, k, blockSize)
+}
+
 // MatMulTStrided is MatMulT on the calling thread over rows that need not be
 // packed: row i of a starts at a[i*lda], row j of b at b[j*ldb], row i of the
 // result at dst[i*ldd]. It serves products too small to split, such as one

@@ -1,0 +1,189 @@
+package model
+
+import (
+	"math"
+
+	"github.com/weftlabs/weft/internal/llm/tensor"
+)
+
+// columnGrain aligns the column bands of fused projections to the widths
+// of the kernels' tiles.
+const columnGrain = 24
+
+// project computes outs[i] = x · lins[i]ᵀ (+ bias) for rows rows of x, in
+// one dispatch over the pool: the output columns of all the layers are
+// split into bands, one per thread. Each element is computed in full by one
+// thread in the kernels' fixed order, so the results do not depend on how
+// the columns are split or on how many rows there are.
+func (m *Model) project(x []float32, rows int, lins []*Linear, outs [][]float32) {
+	total := 0
+	for _, l := range lins {
+		total += l.Out
+	}
+	band := func(lo, hi int) {
+		base := 0
+		for i, l := range lins {
+			from, to := max(lo, base)-base, min(hi, base+l.Out)-base
+			base += l.Out
+			if from >= to {
+				continue
+			}
+			k, n := l.In, to-from
+			if l.Q != nil {
+				nb := k / l.Q.BlockSize
+				tensor.MatMulTQ8Strided(outs[i][from:], l.Out, x, l.Q.Data[from*k:], l.Q.Scales[from*nb:], rows, n, k, l.Q.BlockSize)
+			} else {
+				tensor.MatMulTStrided(outs[i][from:], l.Out, x, k, l.W[from*k:], k, rows, n, k)
+			}
+		}
+	}
+	if rows*total*lins[0].In < 1<<15 {
+		band(0, total) // too small to be worth waking threads
+	} else {
+		m.pool.Parallel(total, columnGrain, band)
+	}
+	for i, l := range lins {
+		if l.Bias != nil {
+			for r := range rows {
+				row := outs[i][r*l.Out : (r+1)*l.Out]
+				tensor.Add(row, row, l.Bias)
+			}
+		}
+	}
+}
+
+// attentionBlock adds self-attention of x's input norm to x, writing the
+// batch's keys and values into the cache.
+func (m *Model) attentionBlock(li int, ly *Layer, a *LayerActivations, x []float32, b *Batch, rows []rowInfo, ropes []*tensor.RoPE, cache KVCache) {
+	c := m.Config
+	T, hd := len(rows), c.HeadDim
+	qd, kvd := c.Heads*hd, c.KVHeads*hd
+	tensor.RMSNorm(a.AttnNormed, x, ly.InputNorm, c.RMSNormEps)
+	m.project(a.AttnNormed, T, []*Linear{ly.Q, ly.K, ly.V}, [][]float32{a.Q, a.K, a.V})
+	if c.QKNorm {
+		tensor.RMSNorm(a.Q, a.Q, ly.QNorm, c.RMSNormEps)
+		tensor.RMSNorm(a.K, a.K, ly.KNorm, c.RMSNormEps)
+	}
+	keys := make([][][]float32, len(b.Seqs))
+	values := make([][][]float32, len(b.Seqs))
+	for i, s := range b.Seqs {
+		keys[i], values[i] = cache.Blocks(s.ID, li, s.Start+len(s.Tokens))
+	}
+	bs := cache.BlockSize()
+	for t, r := range rows {
+		q, k := a.Q[t*qd:(t+1)*qd], a.K[t*kvd:(t+1)*kvd]
+		ropes[r.seq].Apply(q, hd, r.pos)
+		ropes[r.seq].Apply(k, hd, r.pos)
+		blk, off := r.pos/bs, r.pos%bs
+		copy(keys[r.seq][blk][off*kvd:(off+1)*kvd], k)
+		vblk := values[r.seq][blk]
+		for d, v := range a.V[t*kvd : (t+1)*kvd] {
+			vblk[d*bs+off] = v
+		}
+	}
+	units := attentionUnits(rows, c.KVHeads)
+	attend := func(lo, hi int) {
+		var scratch attentionScratch
+		for _, u := range units[lo:hi] {
+			m.attendUnit(u, a, rows, keys[rows[u.row].seq], values[rows[u.row].seq], bs, &scratch)
+		}
+	}
+	work := 0
+	for _, r := range rows {
+		work += (r.pos + 1) * qd
+	}
+	if work < 1<<15 {
+		attend(0, len(units))
+	} else {
+		m.pool.Parallel(len(units), 1, attend)
+	}
+	proj := m.ws.proj[:T*c.HiddenSize]
+	m.project(a.AttnOut, T, []*Linear{ly.O}, [][]float32{proj})
+	tensor.Add(x, x, proj)
+}
+
+// attentionRowBlock is the most rows of one sequence whose scores against
+// the keys are computed in one product: the keys are read once for all.
+const attentionRowBlock = 16
+
+// attentionUnit is one piece of attention work: rows [row, row+rows) of one
+// sequence (consecutive positions) for the query heads of key-value head g.
+type attentionUnit struct {
+	row, rows, g int
+}
+
+// attentionUnits splits the batch's rows into units of consecutive rows of
+// one sequence, times the key-value heads.
+func attentionUnits(rows []rowInfo, kvHeads int) []attentionUnit {
+	var units []attentionUnit
+	for t := 0; t < len(rows); {
+		n := 1
+		for n < attentionRowBlock && t+n < len(rows) && rows[t+n].seq == rows[t].seq {
+			n++
+		}
+		for g := range kvHeads {
+			units = append(units, attentionUnit{row: t, rows: n, g: g})
+		}
+		t += n
+	}
+	return units
+}
+
+// attentionScratch is one thread's buffers for attendUnit.
+type attentionScratch struct {
+	scores, partial []float32
+}
+
+// attendUnit computes the attention output of a unit's rows and heads:
+// scores = q·kᵀ·scale over the positions up to each row's own, softmax, and
+// the probabilities times the values, into a.AttnOut.
+//
+// Every number a row gets depends only on that row and the cache, never on
+// the other rows of its unit: each score is one dot product of head_dim
+// elements, and the weighted sum of values runs over exactly the row's
+// positions (a product whose length is the row's position + 1), block by
+// block of the cache in order. So a token's output is the same bits in a
+// prompt, in a chunk of one, or as a decode step.
+func (m *Model) attendUnit(u attentionUnit, a *LayerActivations, rows []rowInfo, keys, values [][]float32, bs int, s *attentionScratch) {
+	c := m.Config
+	hd, kvd, qd := c.HeadDim, c.KVHeads*c.HeadDim, c.Heads*c.HeadDim
+	group := c.Heads / c.KVHeads
+	scale := float32(1 / math.Sqrt(float64(hd)))
+	first := rows[u.row].pos
+	n := first + u.rows // positions the last row sees
+	if cap(s.scores) < u.rows*n {
+		s.scores = make([]float32, u.rows*n)
+	}
+	if cap(s.partial) < hd {
+		s.partial = make([]float32, hd)
+	}
+	scores := s.scores[:u.rows*n]
+	for h := u.g * group; h < (u.g+1)*group; h++ {
+		q := a.Q[u.row*qd+h*hd:]
+		for blk := 0; blk*bs < n; blk++ {
+			cnt := min(bs, n-blk*bs)
+			tensor.MatMulTStrided(scores[blk*bs:], n, q, qd, keys[blk][u.g*hd:], kvd, u.rows, cnt, hd)
+		}
+		for r := range u.rows {
+			p := scores[r*n : r*n+first+r+1]
+			for j := range p {
+				p[j] *= scale
+			}
+			tensor.Softmax(p)
+			out := a.AttnOut[(u.row+r)*qd+h*hd : (u.row+r)*qd+(h+1)*hd]
+			// values blocks are [kvd × bs]: row d of head g holds
+			// dimension d of the block's positions.
+			for blk := 0; blk*bs < len(p); blk++ {
+				cnt := min(bs, len(p)-blk*bs)
+				dst := out
+				if blk > 0 {
+					dst = s.partial[:hd]
+				}
+				tensor.MatMulTStrided(dst, hd, p[blk*bs:], cnt, values[blk][u.g*hd*bs:], bs, 1, hd, cnt)
+				if blk > 0 {
+					tensor.Add(out, out, dst)
+				}
+			}
+		}
+	}
+}

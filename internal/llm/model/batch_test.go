@@ -1,0 +1,210 @@
+package model
+
+import (
+	"math"
+	"slices"
+	"testing"
+)
+
+// mediumConfig is big enough that batched projections and attention run on
+// several threads while a single decode step runs on one.
+func mediumConfig(arch Architecture) *Config {
+	return &Config{
+		Architecture: arch, VocabSize: 300, HiddenSize: 64, IntermediateSize: 160,
+		Layers: 2, Heads: 8, KVHeads: 2, HeadDim: 16, MaxPositions: 128,
+		RMSNormEps: 1e-6, RopeTheta: 10000, PartialRotary: 1, QKNorm: arch == Qwen3,
+	}
+}
+
+// aloneLogits runs each prompt alone, then its decode tokens one step at
+// a time, and returns every step's logits.
+func aloneLogits(t *testing.T, m *Model, prompt, decode []int32) [][]float32 {
+	cache := NewContiguousCache(m.Config, 128)
+	out, err := m.Forward(&Batch{Seqs: []Sequence{{ID: 7, Tokens: prompt, AllLogits: true}}}, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := [][]float32{slices.Clone(out[0])}
+	for i, tok := range decode {
+		out, err := m.Forward(&Batch{Seqs: []Sequence{{ID: 7, Tokens: []int32{tok}, Start: len(prompt) + i}}}, cache)
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps = append(steps, slices.Clone(out[0]))
+	}
+	return steps
+}
+
+func sameBits(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestBatchedEqualsAlone runs three sequences whose prompts and decode steps
+// overlap in shared forward passes (a prompt joining while others decode, a
+// sequence leaving) and checks every logit against the same sequence run
+// alone, bit for bit.
+func TestBatchedEqualsAlone(t *testing.T) {
+	for _, arch := range []Architecture{Llama, Qwen2, Qwen3} {
+		for _, wt := range []WeightType{F32, Int8} {
+			t.Run(string(arch)+"/"+string(wt), func(t *testing.T) {
+				cfg := mediumConfig(arch)
+				m := randomModel(t, cfg, Options{WeightType: wt, Threads: 2})
+				type seq struct {
+					prompt, decode []int32
+					joins          int // the step at which its prompt enters
+				}
+				seqs := []seq{
+					{randomTokens(1, 21, cfg.VocabSize), randomTokens(2, 6, cfg.VocabSize), 0},
+					{randomTokens(3, 5, cfg.VocabSize), randomTokens(4, 3, cfg.VocabSize), 0},
+					{randomTokens(5, 40, cfg.VocabSize), randomTokens(6, 4, cfg.VocabSize), 2},
+				}
+				want := make([][][]float32, len(seqs))
+				for i, s := range seqs {
+					want[i] = aloneLogits(t, m, s.prompt, s.decode)
+				}
+				cache := NewContiguousCache(cfg, 128)
+				got := make([][][]float32, len(seqs))
+				for step := 0; step < 8; step++ {
+					var b Batch
+					var who []int
+					for i, s := range seqs {
+						k := step - s.joins // 0: prompt, 1..: decode steps
+						if k < 0 || k > len(s.decode) {
+							continue
+						}
+						if k == 0 {
+							b.Seqs = append(b.Seqs, Sequence{ID: SeqID(i), Tokens: s.prompt, AllLogits: true})
+						} else {
+							b.Seqs = append(b.Seqs, Sequence{ID: SeqID(i), Tokens: s.decode[k-1 : k], Start: len(s.prompt) + k - 1})
+						}
+						who = append(who, i)
+					}
+					out, err := m.Forward(&b, cache)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for j, i := range who {
+						got[i] = append(got[i], slices.Clone(out[j]))
+					}
+				}
+				for i := range seqs {
+					if len(got[i]) != len(want[i]) {
+						t.Fatalf("sequence %d: %d steps, want %d", i, len(got[i]), len(want[i]))
+					}
+					for k := range want[i] {
+						if !sameBits(got[i][k], want[i][k]) {
+							t.Fatalf("sequence %d step %d: batched logits differ from alone (max |Δ| %g)", i, k, maxDiff(t, got[i][k], want[i][k]))
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestChunkedPrefillEqualsWhole feeds a prompt in pieces through the cache
+// and checks the logits against one pass over the whole prompt.
+func TestChunkedPrefillEqualsWhole(t *testing.T) {
+	cfg := mediumConfig(Qwen3)
+	m := randomModel(t, cfg, Options{Threads: 2})
+	prompt := randomTokens(9, 50, cfg.VocabSize)
+	whole, err := m.Forward(&Batch{Seqs: []Sequence{{ID: 1, Tokens: prompt, AllLogits: true}}}, NewContiguousCache(cfg, 64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := NewContiguousCache(cfg, 64)
+	v := cfg.VocabSize
+	for _, cut := range [][2]int{{0, 17}, {17, 18}, {18, 50}} {
+		out, err := m.Forward(&Batch{Seqs: []Sequence{{ID: 1, Tokens: prompt[cut[0]:cut[1]], Start: cut[0], AllLogits: true}}}, cache)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sameBits(out[0], whole[0][cut[0]*v:cut[1]*v]) {
+			t.Fatalf("chunk %v: logits differ from the whole prompt's", cut)
+		}
+	}
+}
+
+// TestInt8CloseToF32 compares the int8 weight type with the PyTorch
+// reference of every golden model.
+func TestInt8CloseToF32(t *testing.T) {
+	worst := 0.0
+	for _, name := range goldenModels {
+		m := loadGolden(t, name, Options{WeightType: Int8})
+		if m.Layers[0].Q.Q == nil || m.LMHead.Q == nil {
+			t.Fatalf("%s: weights not quantised", name)
+		}
+		d := runGolden(t, m, readGolden(t, name))
+		t.Logf("%s int8: max |Δlogit| = %.3g", name, d)
+		worst = max(worst, d)
+	}
+	// Logits here span about ±30; int8 blocks of 32 keep them within a few
+	// hundredths, and a wrong scale or block would be off by whole units.
+	if worst > 0.5 || worst < goldenTolerance {
+		t.Fatalf("int8 max |Δlogit| = %g: not the error of 8-bit weights", worst)
+	}
+}
+
+// TestShardedEqualsSingle checks that the sharded copy of a checkpoint
+// gives the very same logits.
+func TestShardedEqualsSingle(t *testing.T) {
+	g := readGolden(t, "llama3-rope")
+	var outs [][]float32
+	for _, name := range []string{"llama3-rope", "llama3-rope-sharded"} {
+		m := loadGolden(t, name, Options{})
+		out, err := m.Forward(&Batch{Seqs: []Sequence{{ID: 1, Tokens: g.Prompt, AllLogits: true}}}, NewContiguousCache(m.Config, 64))
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, out[0])
+	}
+	if !sameBits(outs[0], outs[1]) {
+		t.Fatal("sharded checkpoint gives other logits")
+	}
+}
+
+// TestRecordKeepsActivations checks that recording changes no logit and
+// that the recorded values are the pass's: the residual stream entering
+// layer 1 is the one leaving layer 0, and the final norm is of Hidden.
+func TestRecordKeepsActivations(t *testing.T) {
+	cfg := mediumConfig(Llama)
+	m := randomModel(t, cfg, Options{Threads: 2})
+	prompt := randomTokens(3, 12, cfg.VocabSize)
+	plain, err := m.Forward(&Batch{Seqs: []Sequence{{ID: 1, Tokens: prompt, AllLogits: true}}}, NewContiguousCache(cfg, 64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plainLogits := slices.Clone(plain[0])
+	var rec Activations
+	out, err := m.Forward(&Batch{Seqs: []Sequence{{ID: 1, Tokens: prompt, AllLogits: true}}, Record: &rec}, NewContiguousCache(cfg, 64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameBits(out[0], plainLogits) {
+		t.Fatal("recording changed the logits")
+	}
+	if len(rec.Layers) != cfg.Layers || len(rec.LogitRows) != len(prompt) {
+		t.Fatalf("%d layers, %d logit rows recorded", len(rec.Layers), len(rec.LogitRows))
+	}
+	l0, l1 := rec.Layers[0], rec.Layers[1]
+	// Input of layer 1 = Mid of layer 0 + down_proj(Act of layer 0).
+	d := cfg.HiddenSize
+	down := make([]float32, len(prompt)*d)
+	m.project(l0.Act, len(prompt), []*Linear{m.Layers[0].Down}, [][]float32{down})
+	for i := range down {
+		if l1.Input[i] != l0.Mid[i]+down[i] {
+			t.Fatalf("layer 1 input %d: %g, want %g", i, l1.Input[i], l0.Mid[i]+down[i])
+		}
+	}
+	if sameBits(l0.Input, l1.Input) || sameBits(l0.Gate, l0.Act) {
+		t.Fatal("recorded buffers are shared")
+	}
+}

@@ -1,0 +1,259 @@
+package model
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+)
+
+// Architecture is the model family a config.json names.
+type Architecture string
+
+// The architectures this package runs. They share one decoder: they differ
+// in attention biases (Qwen2 always has q/k/v biases; Llama and Qwen3 when
+// attention_bias is set) and Qwen3's per-head RMSNorm of queries and keys.
+const (
+	Llama Architecture = "LlamaForCausalLM"
+	Qwen2 Architecture = "Qwen2ForCausalLM"
+	Qwen3 Architecture = "Qwen3ForCausalLM"
+)
+
+// Config is the part of config.json the forward pass depends on, with the
+// defaults of the reference configuration classes filled in.
+type Config struct {
+	Architecture     Architecture
+	VocabSize        int
+	HiddenSize       int
+	IntermediateSize int
+	Layers           int
+	Heads            int
+	KVHeads          int // num_key_value_heads; defaults to Heads
+	HeadDim          int // head_dim; defaults to HiddenSize / Heads
+	MaxPositions     int // max_position_embeddings
+	RMSNormEps       float32
+	RopeTheta        float64 // rope_theta; default 10000
+	// PartialRotary is the share of each head's dimensions that rotate
+	// (partial_rotary_factor; default 1).
+	PartialRotary float64
+	RopeScaling   *RopeScaling // nil: plain RoPE
+	TiedEmbedding bool         // tie_word_embeddings; default false for all three families
+	AttentionBias bool         // q/k/v/o biases (Llama, Qwen3); Qwen2 has q/k/v biases always
+	MLPBias       bool         // gate/up/down biases (mlp_bias)
+	QKNorm        bool         // Qwen3's q_norm and k_norm
+}
+
+// RopeScaling is config.json's rope_scaling (or rope_parameters): the scheme and its knobs, as
+// the reference implementation reads them.
+type RopeScaling struct {
+	Type                 string   `json:"rope_type"`
+	LegacyType           string   `json:"type"`
+	Factor               *float64 `json:"factor"`
+	OriginalMaxPositions int      `json:"original_max_position_embeddings"`
+	LowFreqFactor        *float64 `json:"low_freq_factor"`
+	HighFreqFactor       *float64 `json:"high_freq_factor"`
+	AttentionFactor      *float64 `json:"attention_factor"`
+	BetaFast             *float64 `json:"beta_fast"`
+	BetaSlow             *float64 `json:"beta_slow"`
+	Mscale               *float64 `json:"mscale"`
+	MscaleAllDim         *float64 `json:"mscale_all_dim"`
+	Truncate             *bool    `json:"truncate"`
+	RopeTheta            *float64 `json:"rope_theta"` // in rope_parameters only
+}
+
+// rawConfig mirrors config.json; pointers tell a missing field from a zero.
+type rawConfig struct {
+	Architectures         []string        `json:"architectures"`
+	ModelType             string          `json:"model_type"`
+	VocabSize             *int            `json:"vocab_size"`
+	HiddenSize            *int            `json:"hidden_size"`
+	IntermediateSize      *int            `json:"intermediate_size"`
+	NumHiddenLayers       *int            `json:"num_hidden_layers"`
+	NumAttentionHeads     *int            `json:"num_attention_heads"`
+	NumKeyValueHeads      *int            `json:"num_key_value_heads"`
+	HeadDim               *int            `json:"head_dim"`
+	MaxPositionEmbeddings *int            `json:"max_position_embeddings"`
+	RMSNormEps            *float64        `json:"rms_norm_eps"`
+	RopeTheta             *float64        `json:"rope_theta"`
+	PartialRotaryFactor   *float64        `json:"partial_rotary_factor"`
+	RopeScaling           json.RawMessage `json:"rope_scaling"`
+	RopeParameters        json.RawMessage `json:"rope_parameters"`
+	TieWordEmbeddings     *bool           `json:"tie_word_embeddings"`
+	AttentionBias         *bool           `json:"attention_bias"`
+	MLPBias               *bool           `json:"mlp_bias"`
+	HiddenAct             *string         `json:"hidden_act"`
+	UseSlidingWindow      *bool           `json:"use_sliding_window"`
+	LayerTypes            []string        `json:"layer_types"`
+	QuantizationConfig    json.RawMessage `json:"quantization_config"`
+}
+
+// ParseConfig reads config.json. Every field the forward pass needs must be
+// present and consistent; a field asking for something this package does
+// not run (another architecture, an activation other than SiLU, sliding
+// window attention, quantised checkpoints, an unknown RoPE scaling) is
+// ErrUnsupported naming it.
+func ParseConfig(data []byte) (*Config, error) {
+	var raw rawConfig
+	if err := json.NewDecoder(bytes.NewReader(data)).Decode(&raw); err != nil {
+		return nil, fmt.Errorf("%w: config.json: %v", ErrInvalid, err)
+	}
+	if len(raw.Architectures) != 1 {
+		return nil, invalid("architectures", "want exactly one architecture, got %q", raw.Architectures)
+	}
+	c := &Config{Architecture: Architecture(raw.Architectures[0])}
+	switch c.Architecture {
+	case Llama, Qwen2:
+	case Qwen3:
+		c.QKNorm = true
+	default:
+		return nil, unsupported("architectures", "%q (supported: %s, %s, %s)", c.Architecture, Llama, Qwen2, Qwen3)
+	}
+	required := []struct {
+		field string
+		src   *int
+		dst   *int
+	}{
+		{"vocab_size", raw.VocabSize, &c.VocabSize},
+		{"hidden_size", raw.HiddenSize, &c.HiddenSize},
+		{"intermediate_size", raw.IntermediateSize, &c.IntermediateSize},
+		{"num_hidden_layers", raw.NumHiddenLayers, &c.Layers},
+		{"num_attention_heads", raw.NumAttentionHeads, &c.Heads},
+		{"max_position_embeddings", raw.MaxPositionEmbeddings, &c.MaxPositions},
+	}
+	for _, r := range required {
+		if r.src == nil {
+			return nil, invalid(r.field, "missing")
+		}
+		if *r.src <= 0 {
+			return nil, invalid(r.field, "%d is not positive", *r.src)
+		}
+		*r.dst = *r.src
+	}
+	c.KVHeads = c.Heads
+	if raw.NumKeyValueHeads != nil {
+		c.KVHeads = *raw.NumKeyValueHeads
+	}
+	if c.KVHeads <= 0 || c.Heads%c.KVHeads != 0 {
+		return nil, invalid("num_key_value_heads", "%d does not divide num_attention_heads %d", c.KVHeads, c.Heads)
+	}
+	if raw.HeadDim != nil {
+		c.HeadDim = *raw.HeadDim
+	} else if c.HiddenSize%c.Heads == 0 {
+		c.HeadDim = c.HiddenSize / c.Heads
+	}
+	if c.HeadDim <= 0 || c.HeadDim%2 != 0 {
+		return nil, invalid("head_dim", "%d (or hidden_size / num_attention_heads) is not a positive even number", c.HeadDim)
+	}
+	c.RMSNormEps = 1e-6
+	if raw.RMSNormEps != nil {
+		c.RMSNormEps = float32(*raw.RMSNormEps)
+	}
+	c.RopeTheta = 10000
+	if raw.RopeTheta != nil {
+		c.RopeTheta = *raw.RopeTheta
+	}
+	if c.RopeTheta <= 0 {
+		return nil, invalid("rope_theta", "%g is not positive", c.RopeTheta)
+	}
+	c.PartialRotary = 1
+	if raw.PartialRotaryFactor != nil {
+		c.PartialRotary = *raw.PartialRotaryFactor
+	}
+	if c.PartialRotary != 1 {
+		// The Llama and Qwen decoders rotate whole heads; their code has no
+		// partial rotation.
+		return nil, unsupported("partial_rotary_factor", "%g (only 1)", c.PartialRotary)
+	}
+	if raw.TieWordEmbeddings != nil {
+		c.TiedEmbedding = *raw.TieWordEmbeddings
+	}
+	// Qwen2 has q/k/v biases and none on o_proj whatever attention_bias
+	// says; its reference code does not read the field.
+	if raw.AttentionBias != nil && c.Architecture != Qwen2 {
+		c.AttentionBias = *raw.AttentionBias
+	}
+	if raw.MLPBias != nil {
+		c.MLPBias = *raw.MLPBias
+	}
+	if raw.HiddenAct != nil && *raw.HiddenAct != "silu" {
+		return nil, unsupported("hidden_act", "%q (only silu)", *raw.HiddenAct)
+	}
+	if raw.UseSlidingWindow != nil && *raw.UseSlidingWindow {
+		return nil, unsupported("use_sliding_window", "sliding window attention")
+	}
+	for i, lt := range raw.LayerTypes {
+		if lt != "full_attention" {
+			return nil, unsupported(fmt.Sprintf("layer_types[%d]", i), "%q (only full_attention)", lt)
+		}
+	}
+	if len(raw.QuantizationConfig) > 0 && !bytes.Equal(raw.QuantizationConfig, []byte("null")) {
+		return nil, unsupported("quantization_config", "quantised checkpoints (load f32, f16 or bf16 weights; int8 is a load option)")
+	}
+	if err := c.parseRopeScaling(raw.RopeScaling, "rope_scaling"); err != nil {
+		return nil, err
+	}
+	if c.RopeScaling == nil && len(raw.RopeParameters) > 0 {
+		// Newer files keep rope_theta and the scaling in rope_parameters.
+		if err := c.parseRopeScaling(raw.RopeParameters, "rope_parameters"); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// rotaryDim is the number of dimensions of each head that rotate.
+func (c *Config) rotaryDim() int { return int(float64(c.HeadDim) * c.PartialRotary) }
+
+// ropeTypes lists the rope_scaling schemes implemented (rope_type, or type
+// in older files).
+func ropeTypes() []string { return []string{"default", "linear", "dynamic", "yarn", "llama3"} }
+
+func (c *Config) parseRopeScaling(msg json.RawMessage, field string) error {
+	if len(msg) == 0 || bytes.Equal(msg, []byte("null")) {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(msg))
+	rs := &RopeScaling{}
+	if err := dec.Decode(rs); err != nil {
+		return invalid(field, "%v", err)
+	}
+	if rs.RopeTheta != nil {
+		if *rs.RopeTheta <= 0 {
+			return invalid(field+".rope_theta", "%g is not positive", *rs.RopeTheta)
+		}
+		c.RopeTheta = *rs.RopeTheta
+	}
+	if rs.Type == "" {
+		rs.Type = rs.LegacyType
+	}
+	if !slices.Contains(ropeTypes(), rs.Type) {
+		return unsupported(field+".rope_type", "%q (supported: %v)", rs.Type, ropeTypes())
+	}
+	if rs.Type == "default" {
+		return nil
+	}
+	needFactor := rs.Type != "yarn" || rs.OriginalMaxPositions == 0
+	if rs.Factor == nil && needFactor {
+		return invalid(field+".factor", "missing for rope_type %q", rs.Type)
+	}
+	if rs.Factor != nil && *rs.Factor < 1 && rs.Type != "linear" {
+		return invalid(field+".factor", "%g is below 1", *rs.Factor)
+	}
+	if rs.Factor != nil && *rs.Factor <= 0 {
+		return invalid(field+".factor", "%g is not positive", *rs.Factor)
+	}
+	if rs.Type == "llama3" {
+		switch {
+		case rs.LowFreqFactor == nil:
+			return invalid(field+".low_freq_factor", "missing for rope_type llama3")
+		case rs.HighFreqFactor == nil:
+			return invalid(field+".high_freq_factor", "missing for rope_type llama3")
+		case rs.OriginalMaxPositions <= 0:
+			return invalid(field+".original_max_position_embeddings", "missing for rope_type llama3")
+		case *rs.HighFreqFactor <= *rs.LowFreqFactor:
+			return invalid(field+".high_freq_factor", "%g is not above low_freq_factor %g", *rs.HighFreqFactor, *rs.LowFreqFactor)
+		}
+	}
+	c.RopeScaling = rs
+	return nil
+}

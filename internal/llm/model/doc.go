@@ -1,0 +1,57 @@
+// Package model runs the decoder-only transformers of Hugging Face model
+// directories — LlamaForCausalLM, Qwen2ForCausalLM and Qwen3ForCausalLM —
+// on the CPU, in float32, with the kernels of package tensor.
+//
+// # Loading
+//
+// Load reads config.json (ParseConfig) and the safetensors weights (f32,
+// f16 or bf16; one file or shards). The three architectures share one
+// decoder: RMSNorm, grouped-query attention with rotate-half RoPE, a SwiGLU
+// MLP, tied or untied output embeddings. Qwen2 adds q/k/v biases, Qwen3 an
+// RMSNorm of each query and key head before RoPE; head_dim may differ from
+// hidden_size / num_attention_heads. rope_scaling may be linear, dynamic,
+// yarn or llama3; their inverse frequencies and attention scaling are
+// computed as the reference implementation computes them. Anything else a
+// config.json asks for — another architecture or activation, sliding
+// windows, quantised checkpoints, partial rotation — is ErrUnsupported
+// naming the field, and a weight of the wrong shape is ErrInvalid naming
+// the tensor. Options.WeightType Int8 quantises the linear layers and the
+// output projection in blocks of 32 weights (tensor.QuantizeQ8) for a
+// quarter of the memory traffic of a decode step.
+//
+// # Forward passes
+//
+// Forward takes a Batch of sequences, each with new tokens at consecutive
+// positions from Start: a whole prompt, a chunk of one, or one decode
+// token. All of a batch's tokens go through each linear layer together (one
+// matrix product over the pool's threads, so concurrent sequences share the
+// weights' memory traffic); attention runs per sequence and key-value head
+// against the KVCache, which the pass extends with the new positions. The
+// cache is an interface over blocks of positions, so the same pass serves
+// the contiguous cache here and a paged cache with shared prefixes. Logits
+// come back for each sequence's last token, or for all of its tokens with
+// AllLogits.
+//
+// # Determinism
+//
+// A sequence's logits are the same bits whatever else is batched with it,
+// however its prompt is split into chunks, and whatever the thread count:
+// every matrix product computes each output element in one order fixed by
+// the shapes (package tensor), and attention computes each token's heads
+// alone, in position order, on one thread.
+//
+// # Training
+//
+// The forward pass is the one a trainer differentiates. Batch.Record keeps
+// every layer's activations (Activations: the residual stream, normed
+// inputs, Q/K after RoPE, V, the attention output, gate and up before
+// SwiGLU, its output) instead of reusing buffers; the keys and values of
+// every position stay addressable in the cache, so attention probabilities
+// are recomputed rather than stored. A backward pass walks the layers in
+// reverse with the same kernels: the gradient of x·Wᵀ is a MatMulT against
+// the transposed weight (tensor.Transpose) and, for W, against the
+// transposed gradient; RMSNorm, RoPE (a rotation by the negative angle) and
+// SwiGLU have closed-form derivatives over the recorded values. Linear
+// names each weight as the checkpoint does, so adapters and gradients map
+// back to tensors. No step of the pass depends on inference-only state.
+package model

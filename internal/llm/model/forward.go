@@ -1,0 +1,245 @@
+package model
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/weftlabs/weft/internal/llm/tensor"
+)
+
+// Sequence is one sequence's share of a batch: new tokens at consecutive
+// positions from Start. The KV cache holds the sequence's positions below
+// Start from earlier passes (none for a fresh prompt).
+type Sequence struct {
+	ID     SeqID
+	Tokens []int32
+	Start  int
+	// AllLogits asks for the logits of every token (prompt logprobs,
+	// training); otherwise only the last token's are computed.
+	AllLogits bool
+}
+
+// Batch is the work of one forward pass: any mix of prompts and decode
+// steps of different sequences, each appearing once.
+type Batch struct {
+	Seqs []Sequence
+	// Record, when not nil, receives every layer's activations (see
+	// Activations); the pass then allocates them instead of reusing
+	// buffers.
+	Record *Activations
+}
+
+// Activations are the intermediate values of a forward pass, row t being
+// the batch's t-th token in order of Seqs: what a backward pass multiplies
+// gradients by. Attention probabilities are not kept; they are recomputed
+// from Q and the cached keys.
+type Activations struct {
+	Layers []LayerActivations
+	// Hidden is the residual stream after the last layer, [tokens × hidden].
+	Hidden []float32
+	// Normed is the final RMSNorm of the rows whose logits were computed.
+	Normed []float32
+	// LogitRows are the rows of Hidden that Normed holds, in order.
+	LogitRows []int
+}
+
+// LayerActivations are one decoder block's values, each [tokens × width].
+type LayerActivations struct {
+	Input      []float32 // residual stream entering the block
+	AttnNormed []float32 // input_layernorm(Input)
+	Q, K, V    []float32 // projections; Q and K after q/k norm and RoPE
+	AttnOut    []float32 // attention output, before o_proj
+	Mid        []float32 // residual stream after attention
+	MLPNormed  []float32 // post_attention_layernorm(Mid)
+	Gate, Up   []float32 // gate_proj and up_proj outputs, before SwiGLU
+	Act        []float32 // SwiGLU(Gate, Up), the input of down_proj
+}
+
+// workspace holds the buffers of a forward pass that records nothing,
+// grown to the largest batch seen and reused.
+type workspace struct {
+	tokens int
+	layer  LayerActivations
+	proj   []float32 // o_proj and down_proj outputs before the residual sum
+	hidden []float32
+}
+
+// buffers returns the activations of one layer for rows tokens: the
+// workspace's, or new ones when recording.
+func (m *Model) buffers(rows int, record bool) *LayerActivations {
+	c := m.Config
+	d, qd, kvd, f := c.HiddenSize, c.Heads*c.HeadDim, c.KVHeads*c.HeadDim, c.IntermediateSize
+	alloc := func() LayerActivations {
+		return LayerActivations{
+			AttnNormed: make([]float32, rows*d), Q: make([]float32, rows*qd),
+			K: make([]float32, rows*kvd), V: make([]float32, rows*kvd),
+			AttnOut: make([]float32, rows*qd), MLPNormed: make([]float32, rows*d),
+			Gate: make([]float32, rows*f), Up: make([]float32, rows*f),
+		}
+	}
+	if record {
+		a := alloc()
+		a.Act = make([]float32, rows*f)
+		return &a
+	}
+	if m.ws.tokens < rows {
+		m.ws = workspace{tokens: rows, layer: alloc(), proj: make([]float32, rows*d), hidden: make([]float32, rows*d)}
+		m.ws.layer.Act = m.ws.layer.Gate // SwiGLU in place: nothing reads the gate afterwards
+	}
+	a := &m.ws.layer
+	return &LayerActivations{
+		AttnNormed: a.AttnNormed[:rows*d], Q: a.Q[:rows*qd], K: a.K[:rows*kvd], V: a.V[:rows*kvd],
+		AttnOut: a.AttnOut[:rows*qd], MLPNormed: a.MLPNormed[:rows*d],
+		Gate: a.Gate[:rows*f], Up: a.Up[:rows*f], Act: a.Act[:rows*f],
+	}
+}
+
+// rowInfo places one row of the batch: its sequence and position.
+type rowInfo struct {
+	seq, pos int
+}
+
+// Forward runs the batch through the model, reading and extending cache,
+// and returns each sequence's logits: [len(Tokens) × VocabSize] with
+// AllLogits, else [VocabSize] for its last token. A sequence's logits are
+// the same bits whatever else is in the batch.
+func (m *Model) Forward(b *Batch, cache KVCache) ([][]float32, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.Config
+	rows, err := m.checkBatch(b)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range b.Seqs {
+		if err := cache.Prepare(s.ID, s.Start, len(s.Tokens)); err != nil {
+			return nil, err
+		}
+	}
+	T, d := len(rows), c.HiddenSize
+	record := b.Record != nil
+	m.buffers(T, false) // size the workspace
+	x := m.ws.hidden[:T*d]
+	if record {
+		x = make([]float32, T*d)
+		b.Record.Layers = make([]LayerActivations, 0, len(m.Layers))
+	}
+	ids := make([]int32, 0, T)
+	for _, s := range b.Seqs {
+		ids = append(ids, s.Tokens...)
+	}
+	if err := tensor.Embedding(x, m.Embed, d, ids); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBatch, err)
+	}
+	ropes := m.ropeTables(b)
+	for li, ly := range m.Layers {
+		a := m.buffers(T, record)
+		if record {
+			a.Input = slices.Clone(x)
+		}
+		m.attentionBlock(li, ly, a, x, b, rows, ropes, cache)
+		if record {
+			a.Mid = slices.Clone(x)
+		}
+		m.mlpBlock(ly, a, x, T)
+		if record {
+			b.Record.Layers = append(b.Record.Layers, *a)
+		}
+	}
+	return m.logits(b, x, record), nil
+}
+
+// checkBatch validates the batch and places its rows.
+func (m *Model) checkBatch(b *Batch) ([]rowInfo, error) {
+	var rows []rowInfo
+	seen := make(map[SeqID]bool, len(b.Seqs))
+	for i, s := range b.Seqs {
+		switch {
+		case seen[s.ID]:
+			return nil, fmt.Errorf("%w: sequence %d appears twice", ErrBatch, s.ID)
+		case len(s.Tokens) == 0:
+			return nil, fmt.Errorf("%w: sequence %d has no tokens", ErrBatch, s.ID)
+		case s.Start < 0 || s.Start+len(s.Tokens) > m.MaxLen:
+			return nil, fmt.Errorf("%w: sequence %d reaches position %d, the model's length is %d", ErrBatch, s.ID, s.Start+len(s.Tokens), m.MaxLen)
+		}
+		seen[s.ID] = true
+		for t, id := range s.Tokens {
+			if id < 0 || int(id) >= m.Config.VocabSize {
+				return nil, fmt.Errorf("%w: sequence %d: token id %d outside the vocabulary of %d", ErrBatch, s.ID, id, m.Config.VocabSize)
+			}
+			rows = append(rows, rowInfo{seq: i, pos: s.Start + t})
+		}
+	}
+	return rows, nil
+}
+
+// ropeTables returns the RoPE table of each sequence: the model's, except
+// under dynamic scaling for a sequence past max_position_embeddings, whose
+// frequencies depend on the length it reaches in this pass (as in the
+// reference implementation, which recomputes them when a call's positions
+// grow past it).
+func (m *Model) ropeTables(b *Batch) []*tensor.RoPE {
+	tables := make([]*tensor.RoPE, len(b.Seqs))
+	for i, s := range b.Seqs {
+		end := s.Start + len(s.Tokens)
+		if end <= m.rope.MaxPositions {
+			tables[i] = m.rope
+			continue
+		}
+		inv, scaling := m.Config.ropeFrequencies(end)
+		tables[i] = tensor.NewRoPE(inv, end, scaling)
+	}
+	return tables
+}
+
+// mlpBlock adds the SwiGLU MLP of x's post-attention norm to x.
+func (m *Model) mlpBlock(ly *Layer, a *LayerActivations, x []float32, T int) {
+	c := m.Config
+	tensor.RMSNorm(a.MLPNormed, x, ly.PostAttentionNorm, c.RMSNormEps)
+	m.project(a.MLPNormed, T, []*Linear{ly.Gate, ly.Up}, [][]float32{a.Gate, a.Up})
+	tensor.SwiGLU(a.Act, a.Gate, a.Up)
+	proj := m.ws.proj[:T*c.HiddenSize]
+	m.project(a.Act, T, []*Linear{ly.Down}, [][]float32{proj})
+	tensor.Add(x, x, proj)
+}
+
+// logits applies the final norm and the output projection to the rows
+// whose logits the batch asks for, and splits them by sequence.
+func (m *Model) logits(b *Batch, x []float32, record bool) [][]float32 {
+	c := m.Config
+	d, v := c.HiddenSize, c.VocabSize
+	var picked []int
+	row := 0
+	for _, s := range b.Seqs {
+		n := len(s.Tokens)
+		if s.AllLogits {
+			for t := range n {
+				picked = append(picked, row+t)
+			}
+		} else {
+			picked = append(picked, row+n-1)
+		}
+		row += n
+	}
+	normed := make([]float32, len(picked)*d)
+	for i, r := range picked {
+		copy(normed[i*d:(i+1)*d], x[r*d:(r+1)*d])
+	}
+	tensor.RMSNorm(normed, normed, m.Norm, c.RMSNormEps)
+	out := make([]float32, len(picked)*v)
+	m.project(normed, len(picked), []*Linear{m.LMHead}, [][]float32{out})
+	if record {
+		b.Record.Hidden, b.Record.Normed, b.Record.LogitRows = x, normed, picked
+	}
+	logits := make([][]float32, len(b.Seqs))
+	at := 0
+	for i, s := range b.Seqs {
+		n := 1
+		if s.AllLogits {
+			n = len(s.Tokens)
+		}
+		logits[i] = out[at*v : (at+n)*v : (at+n)*v]
+		at += n
+	}
+	return logits
+}

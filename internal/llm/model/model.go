@@ -1,0 +1,164 @@
+package model
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/weftlabs/weft/internal/llm/safetensors"
+	"github.com/weftlabs/weft/internal/llm/tensor"
+)
+
+// Options are the load-time choices of a model.
+type Options struct {
+	// WeightType is F32 (the default) or Int8.
+	WeightType WeightType
+	// MaxLen caps the positions a sequence may reach (and the size of the
+	// RoPE tables). 0 means max_position_embeddings. With dynamic RoPE
+	// scaling it may exceed max_position_embeddings.
+	MaxLen int
+	// Pool runs the matrix products; nil starts one of Threads threads,
+	// which Close stops.
+	Pool *tensor.Pool
+	// Threads is the size of the pool started when Pool is nil; 0 means
+	// GOMAXPROCS.
+	Threads int
+}
+
+// Model is a loaded decoder: its configuration, weights and the tables and
+// buffers its forward pass uses. Forward calls are serialised.
+type Model struct {
+	Config *Config
+	// MaxLen is the number of positions a sequence may reach.
+	MaxLen int
+	// Embed is the token embedding table [VocabSize × HiddenSize].
+	Embed  []float32
+	Layers []*Layer
+	// Norm is the final RMSNorm's weight.
+	Norm []float32
+	// LMHead is the output projection; with tied embeddings its weight is
+	// Embed (or an int8 copy of it).
+	LMHead *Linear
+
+	rope     *tensor.RoPE
+	pool     *tensor.Pool
+	ownsPool bool
+	ckpt     *safetensors.Checkpoint
+
+	mu sync.Mutex // one forward pass at a time: ws is shared
+	ws workspace
+}
+
+// Load reads a Hugging Face model directory: config.json and the
+// safetensors weights (see package safetensors). Float32 weights stay in
+// the mapped files, which Close releases.
+func Load(dir string, opts Options) (*Model, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := ParseConfig(data)
+	if err != nil {
+		return nil, err
+	}
+	ckpt, err := safetensors.OpenDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	m, err := build(cfg, &loader{read: checkpointReader(ckpt), weightType: opts.WeightType}, opts)
+	if err != nil {
+		ckpt.Close()
+		return nil, err
+	}
+	m.ckpt = ckpt
+	return m, nil
+}
+
+// FromWeights builds a model from float32 weights in memory, named and
+// shaped as in a checkpoint (model.embed_tokens.weight,
+// model.layers.0.self_attn.q_proj.weight, ...). The model keeps the slices.
+func FromWeights(cfg *Config, weights map[string][]float32, opts Options) (*Model, error) {
+	return build(cfg, &loader{read: mapReader(weights), weightType: opts.WeightType}, opts)
+}
+
+func build(cfg *Config, l *loader, opts Options) (*Model, error) {
+	switch opts.WeightType {
+	case "":
+		l.weightType = F32
+	case F32, Int8:
+	default:
+		return nil, unsupported("weight type", "%q (f32 or int8)", opts.WeightType)
+	}
+	m := &Model{Config: cfg, MaxLen: cfg.MaxPositions}
+	if opts.MaxLen > 0 {
+		if opts.MaxLen > cfg.MaxPositions && (cfg.RopeScaling == nil || cfg.RopeScaling.Type != "dynamic") {
+			return nil, unsupported("max length", "%d beyond max_position_embeddings %d needs dynamic RoPE scaling", opts.MaxLen, cfg.MaxPositions)
+		}
+		m.MaxLen = opts.MaxLen
+	}
+	var err error
+	d := cfg.HiddenSize
+	if m.Embed, err = l.read("model.embed_tokens.weight", cfg.VocabSize, d); err != nil {
+		return nil, err
+	}
+	for i := range cfg.Layers {
+		ly, err := l.layer(cfg, i)
+		if err != nil {
+			return nil, err
+		}
+		m.Layers = append(m.Layers, ly)
+	}
+	if m.Norm, err = l.vector("model.norm.weight", d); err != nil {
+		return nil, err
+	}
+	if cfg.TiedEmbedding {
+		m.LMHead = &Linear{Out: cfg.VocabSize, In: d, Name: "model.embed_tokens.weight"}
+		if err := l.setWeight(m.LMHead, m.Embed); err != nil {
+			return nil, err
+		}
+	} else if m.LMHead, err = l.linear("lm_head", cfg.VocabSize, d, false); err != nil {
+		return nil, err
+	}
+	m.rope = cfg.ropeTable(min(m.MaxLen, cfg.MaxPositions))
+	m.pool, m.ownsPool = opts.Pool, false
+	if m.pool == nil {
+		m.pool, m.ownsPool = tensor.NewPool(opts.Threads), true
+	}
+	return m, nil
+}
+
+// Pool is the thread pool the model's matrix products run on.
+func (m *Model) Pool() *tensor.Pool { return m.pool }
+
+// WeightBytes is the number of weight bytes a decode step streams: every
+// linear layer, the norms and the output projection (embedding rows are
+// looked up, not streamed).
+func (m *Model) WeightBytes() int {
+	n := 4 * len(m.Norm)
+	for _, ly := range m.Layers {
+		for _, lin := range []*Linear{ly.Q, ly.K, ly.V, ly.O, ly.Gate, ly.Up, ly.Down} {
+			n += lin.Bytes()
+		}
+		n += 4 * (len(ly.InputNorm) + len(ly.PostAttentionNorm) + len(ly.QNorm) + len(ly.KNorm))
+	}
+	return n + m.LMHead.Bytes()
+}
+
+// Close stops the pool the model started and releases the mapped weights.
+func (m *Model) Close() error {
+	if m.ownsPool {
+		m.pool.Close()
+	}
+	if m.ckpt != nil {
+		return m.ckpt.Close()
+	}
+	return nil
+}
+
+// String describes the model for logs.
+func (m *Model) String() string {
+	c := m.Config
+	return fmt.Sprintf("%s: %d layers, hidden %d, %d heads (%d kv) of %d, vocab %d",
+		c.Architecture, c.Layers, c.HiddenSize, c.Heads, c.KVHeads, c.HeadDim, c.VocabSize)
+}

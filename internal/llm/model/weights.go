@@ -1,0 +1,169 @@
+package model
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/weftlabs/weft/internal/llm/safetensors"
+	"github.com/weftlabs/weft/internal/llm/tensor"
+)
+
+// WeightType is how the linear layers' weights are held in memory.
+type WeightType string
+
+const (
+	// F32 keeps weights as float32 (f16 and bf16 checkpoints widened
+	// exactly; f32 checkpoints used in place from the mapped file).
+	F32 WeightType = "f32"
+	// Int8 quantises every linear layer and the output projection to int8
+	// in blocks of Int8BlockSize weights of a row, each with its own scale
+	// (tensor.QuantizeQ8): a quarter of the bytes to stream per token, at
+	// an error of at most half a block's scale per weight. Embedding rows
+	// and norms stay float32.
+	Int8 WeightType = "int8"
+)
+
+// Int8BlockSize is the number of consecutive weights of a row that share a
+// scale in the Int8 weight type (rows not a multiple of it get one scale).
+const Int8BlockSize = 32
+
+// Linear is one linear layer y = x·Wᵀ + b with W stored [Out, In] as in the
+// checkpoint: float32 in W, or int8 in Q.
+type Linear struct {
+	Out, In int
+	W       []float32  // nil when quantised
+	Q       *tensor.Q8 // nil for float32
+	Bias    []float32  // nil without bias
+	Name    string     // the checkpoint tensor, for errors and gradients
+}
+
+// Bytes is the number of weight bytes one multiplication reads.
+func (l *Linear) Bytes() int {
+	if l.Q != nil {
+		return len(l.Q.Data) + 4*len(l.Q.Scales) + 4*len(l.Bias)
+	}
+	return 4*len(l.W) + 4*len(l.Bias)
+}
+
+// Layer is one decoder block's weights.
+type Layer struct {
+	InputNorm, PostAttentionNorm []float32
+	QNorm, KNorm                 []float32 // Qwen3 only: RMSNorm weights of head_dim
+	Q, K, V, O                   *Linear
+	Gate, Up, Down               *Linear
+}
+
+// loader reads named weights, checking their shapes against config.json,
+// and stores linear layers as the chosen weight type.
+type loader struct {
+	// read returns the named weight as float32 after checking its shape.
+	read       func(name string, shape ...int) ([]float32, error)
+	weightType WeightType
+}
+
+// checkpointReader reads weights from a safetensors checkpoint.
+func checkpointReader(ckpt *safetensors.Checkpoint) func(string, ...int) ([]float32, error) {
+	return func(name string, shape ...int) ([]float32, error) {
+		t, err := ckpt.Tensor(name)
+		if err != nil {
+			return nil, fmt.Errorf("%w (weight %s)", err, name)
+		}
+		if !slices.Equal(t.Shape, shape) {
+			return nil, invalid(name, "shape %v, config.json gives %v", t.Shape, shape)
+		}
+		return t.Float32(), nil
+	}
+}
+
+// mapReader reads weights from memory, each a flat row-major slice.
+func mapReader(weights map[string][]float32) func(string, ...int) ([]float32, error) {
+	return func(name string, shape ...int) ([]float32, error) {
+		w, ok := weights[name]
+		if !ok {
+			return nil, fmt.Errorf("%w: weight %s missing", ErrInvalid, name)
+		}
+		n := 1
+		for _, s := range shape {
+			n *= s
+		}
+		if len(w) != n {
+			return nil, invalid(name, "%d elements, config.json gives shape %v", len(w), shape)
+		}
+		return w, nil
+	}
+}
+
+// vector reads a 1-D weight of n elements.
+func (l *loader) vector(name string, n int) ([]float32, error) { return l.read(name, n) }
+
+// linear reads prefix.weight ([out, in]) and, if bias, prefix.bias.
+func (l *loader) linear(prefix string, out, in int, bias bool) (*Linear, error) {
+	w, err := l.read(prefix+".weight", out, in)
+	if err != nil {
+		return nil, err
+	}
+	lin := &Linear{Out: out, In: in, Name: prefix + ".weight"}
+	if err := l.setWeight(lin, w); err != nil {
+		return nil, err
+	}
+	if bias {
+		if lin.Bias, err = l.vector(prefix+".bias", out); err != nil {
+			return nil, err
+		}
+	}
+	return lin, nil
+}
+
+// setWeight stores w in lin as the loader's weight type.
+func (l *loader) setWeight(lin *Linear, w []float32) error {
+	if l.weightType != Int8 {
+		lin.W = w
+		return nil
+	}
+	block := Int8BlockSize
+	if lin.In%block != 0 {
+		block = lin.In
+	}
+	if block%8 != 0 {
+		lin.W = w // the int8 kernels need rows of multiples of 8; keep float32
+		return nil
+	}
+	q, err := tensor.QuantizeQ8(w, lin.Out, lin.In, block)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrInvalid, lin.Name, err)
+	}
+	lin.Q = q
+	return nil
+}
+
+func (l *loader) layer(c *Config, i int) (*Layer, error) {
+	p := fmt.Sprintf("model.layers.%d.", i)
+	qkvBias := c.AttentionBias || c.Architecture == Qwen2
+	d, hd := c.HiddenSize, c.HeadDim
+	var (
+		ly  Layer
+		err error
+	)
+	steps := []func() error{
+		func() error { ly.InputNorm, err = l.vector(p+"input_layernorm.weight", d); return err },
+		func() error { ly.PostAttentionNorm, err = l.vector(p+"post_attention_layernorm.weight", d); return err },
+		func() error { ly.Q, err = l.linear(p+"self_attn.q_proj", c.Heads*hd, d, qkvBias); return err },
+		func() error { ly.K, err = l.linear(p+"self_attn.k_proj", c.KVHeads*hd, d, qkvBias); return err },
+		func() error { ly.V, err = l.linear(p+"self_attn.v_proj", c.KVHeads*hd, d, qkvBias); return err },
+		func() error { ly.O, err = l.linear(p+"self_attn.o_proj", d, c.Heads*hd, c.AttentionBias); return err },
+		func() error { ly.Gate, err = l.linear(p+"mlp.gate_proj", c.IntermediateSize, d, c.MLPBias); return err },
+		func() error { ly.Up, err = l.linear(p+"mlp.up_proj", c.IntermediateSize, d, c.MLPBias); return err },
+		func() error { ly.Down, err = l.linear(p+"mlp.down_proj", d, c.IntermediateSize, c.MLPBias); return err },
+	}
+	if c.QKNorm {
+		steps = append(steps,
+			func() error { ly.QNorm, err = l.vector(p+"self_attn.q_norm.weight", hd); return err },
+			func() error { ly.KNorm, err = l.vector(p+"self_attn.k_norm.weight", hd); return err })
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return nil, err
+		}
+	}
+	return &ly, nil
+}

@@ -1,0 +1,357 @@
+#!/usr/bin/python3
+"""Tiny random-weight models in the Hugging Face layout, and golden logits.
+
+Run with Debian's python3 and python3-torch / python3-numpy:
+
+    /usr/bin/python3 internal/llm/testdata/torch/generate.py
+
+For each model below it writes <name>/config.json, the weights
+(model.safetensors, or shards and model.safetensors.index.json) and
+<name>/golden.json: the logits of every position of a prompt, then the
+logits of a few greedy decode steps run with a KV cache.
+
+The reference forward pass is plain PyTorch written after the Llama, Qwen2
+and Qwen3 modeling code of Hugging Face transformers and its rope utilities:
+RMSNorm in float32 with the weight multiplied last, rotate_half RoPE from
+inv_freq @ position_ids, repeat_kv, eager causal attention with the softmax
+in float32, the SwiGLU MLP. Safetensors files are written by hand (an 8-byte
+header length, the JSON header, the raw little-endian bytes).
+"""
+
+import json
+import math
+import os
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# ---------------------------------------------------------------- RoPE
+
+
+def default_inv_freq(base, dim):
+    return 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
+
+
+def rope_parameters(cfg, seq_len=None):
+    """(inv_freq, attention_scaling) as transformers' ROPE_INIT_FUNCTIONS."""
+    base = cfg["rope_theta"]
+    dim = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+    rs = cfg.get("rope_scaling")
+    kind = (rs or {}).get("rope_type", (rs or {}).get("type", "default"))
+    if kind == "default":
+        return default_inv_freq(base, dim), 1.0
+    if kind == "linear":
+        return default_inv_freq(base, dim) / rs["factor"], 1.0
+    if kind == "dynamic":
+        max_pos = cfg["max_position_embeddings"]
+        factor = rs["factor"]
+        if seq_len is not None and seq_len > max_pos:
+            seq_len = torch.tensor(seq_len)
+            base = base * ((factor * seq_len / max_pos) - (factor - 1)) ** (dim / (dim - 2))
+        return 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim)), 1.0
+    if kind == "llama3":
+        inv_freq = default_inv_freq(base, dim)
+        factor = rs["factor"]
+        low_freq_factor = rs["low_freq_factor"]
+        high_freq_factor = rs["high_freq_factor"]
+        old_context_len = rs["original_max_position_embeddings"]
+        low_freq_wavelen = old_context_len / low_freq_factor
+        high_freq_wavelen = old_context_len / high_freq_factor
+        wavelen = 2 * math.pi / inv_freq
+        inv_freq_llama = torch.where(wavelen > low_freq_wavelen, inv_freq / factor, inv_freq)
+        smooth_factor = (old_context_len / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
+        smoothed = (1 - smooth_factor) * inv_freq_llama / factor + smooth_factor * inv_freq_llama
+        is_medium = ~(wavelen < high_freq_wavelen) * ~(wavelen > low_freq_wavelen)
+        return torch.where(is_medium, smoothed, inv_freq_llama), 1.0
+    if kind == "yarn":
+        factor = rs.get("factor")
+        original = rs.get("original_max_position_embeddings") or cfg["max_position_embeddings"]
+        if factor is None:
+            factor = cfg["max_position_embeddings"] / original
+
+        def get_mscale(scale, mscale=1):
+            return 1.0 if scale <= 1 else 0.1 * mscale * math.log(scale) + 1.0
+
+        attention_factor = rs.get("attention_factor")
+        if attention_factor is None:
+            if rs.get("mscale") and rs.get("mscale_all_dim"):
+                attention_factor = float(get_mscale(factor, rs["mscale"]) / get_mscale(factor, rs["mscale_all_dim"]))
+            else:
+                attention_factor = get_mscale(factor)
+        beta_fast = rs.get("beta_fast") or 32
+        beta_slow = rs.get("beta_slow") or 1
+
+        def correction_dim(rot):
+            return (dim * math.log(original / (rot * 2 * math.pi))) / (2 * math.log(base))
+
+        low, high = correction_dim(beta_fast), correction_dim(beta_slow)
+        if rs.get("truncate", True):
+            low, high = math.floor(low), math.ceil(high)
+        low, high = max(low, 0), min(high, dim - 1)
+        if low == high:
+            high += 0.001
+        pos_freqs = base ** (torch.arange(0, dim, 2).float() / dim)
+        extrapolation = 1.0 / pos_freqs
+        interpolation = 1.0 / (factor * pos_freqs)
+        ramp = torch.clamp((torch.arange(dim // 2, dtype=torch.float32) - low) / (high - low), 0, 1)
+        extra_factor = 1 - ramp
+        inv_freq = interpolation * (1 - extra_factor) + extrapolation * extra_factor
+        return inv_freq, attention_factor
+    raise ValueError(kind)
+
+
+class Rotary:
+    """LlamaRotaryEmbedding with dynamic_rope_update's growth of inv_freq."""
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.inv_freq, self.scaling = rope_parameters(cfg)
+        rs = cfg.get("rope_scaling") or {}
+        self.dynamic = rs.get("rope_type", rs.get("type")) == "dynamic"
+        self.max_seq_len_cached = cfg["max_position_embeddings"]
+
+    def __call__(self, position_ids):
+        if self.dynamic:
+            seq_len = int(torch.max(position_ids)) + 1
+            if seq_len > self.max_seq_len_cached:
+                self.inv_freq, self.scaling = rope_parameters(self.cfg, seq_len)
+                self.max_seq_len_cached = seq_len
+        inv = self.inv_freq[None, :, None].float().expand(position_ids.shape[0], -1, 1)
+        pos = position_ids[:, None, :].float()
+        freqs = (inv.float() @ pos.float()).transpose(1, 2)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        return emb.cos() * self.scaling, emb.sin() * self.scaling
+
+
+def rotate_half(x):
+    x1 = x[..., : x.shape[-1] // 2]
+    x2 = x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def apply_rotary(q, k, cos, sin):
+    cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
+    return q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+
+
+# ---------------------------------------------------------------- model
+
+
+def rms_norm(x, weight, eps):
+    dtype = x.dtype
+    x = x.to(torch.float32)
+    variance = x.pow(2).mean(-1, keepdim=True)
+    x = x * torch.rsqrt(variance + eps)
+    return weight * x.to(dtype)
+
+
+def linear(x, w, prefix):
+    return torch.nn.functional.linear(x, w[prefix + ".weight"], w.get(prefix + ".bias"))
+
+
+def repeat_kv(x, n_rep):
+    b, h, t, d = x.shape
+    if n_rep == 1:
+        return x
+    return x[:, :, None, :, :].expand(b, h, n_rep, t, d).reshape(b, h * n_rep, t, d)
+
+
+def forward(cfg, w, rotary, ids, start, cache):
+    """Logits of every new token; cache is a list of (k, v) per layer."""
+    arch = cfg["architectures"][0]
+    eps = cfg["rms_norm_eps"]
+    heads, kv_heads = cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    hd = cfg.get("head_dim") or cfg["hidden_size"] // heads
+    t = len(ids)
+    position_ids = torch.arange(start, start + t)[None, :]
+    cos, sin = rotary(position_ids)
+    x = w["model.embed_tokens.weight"][torch.tensor(ids)][None]
+    total = start + t
+    mask = torch.full((t, total), torch.finfo(torch.float32).min)
+    for i in range(t):
+        mask[i, : start + i + 1] = 0
+    for layer in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{layer}."
+        residual = x
+        h = rms_norm(x, w[p + "input_layernorm.weight"], eps)
+        q = linear(h, w, p + "self_attn.q_proj").view(1, t, heads, hd)
+        k = linear(h, w, p + "self_attn.k_proj").view(1, t, kv_heads, hd)
+        v = linear(h, w, p + "self_attn.v_proj").view(1, t, kv_heads, hd)
+        if arch == "Qwen3ForCausalLM":
+            q = rms_norm(q, w[p + "self_attn.q_norm.weight"], eps)
+            k = rms_norm(k, w[p + "self_attn.k_norm.weight"], eps)
+        q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+        q, k = apply_rotary(q, k, cos, sin)
+        if cache[layer] is not None:
+            k = torch.cat((cache[layer][0], k), dim=2)
+            v = torch.cat((cache[layer][1], v), dim=2)
+        cache[layer] = (k, v)
+        k, v = repeat_kv(k, heads // kv_heads), repeat_kv(v, heads // kv_heads)
+        scores = torch.matmul(q, k.transpose(2, 3)) * hd ** -0.5
+        scores = scores + mask
+        probs = torch.nn.functional.softmax(scores, dim=-1, dtype=torch.float32).to(q.dtype)
+        attn = torch.matmul(probs, v).transpose(1, 2).reshape(1, t, heads * hd)
+        x = residual + linear(attn, w, p + "self_attn.o_proj")
+        residual = x
+        h = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
+        gate = linear(h, w, p + "mlp.gate_proj")
+        up = linear(h, w, p + "mlp.up_proj")
+        x = residual + linear(torch.nn.functional.silu(gate) * up, w, p + "mlp.down_proj")
+    x = rms_norm(x, w["model.norm.weight"], eps)
+    head = w["model.embed_tokens.weight"] if cfg.get("tie_word_embeddings") else w["lm_head.weight"]
+    return torch.nn.functional.linear(x, head)[0]
+
+
+# ---------------------------------------------------------------- weights
+
+
+def random_weights(cfg, gen):
+    d, f = cfg["hidden_size"], cfg["intermediate_size"]
+    heads, kv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    hd = cfg.get("head_dim") or d // heads
+    arch = cfg["architectures"][0]
+    qkv_bias = arch == "Qwen2ForCausalLM" or cfg.get("attention_bias", False)
+    w = {}
+
+    def mat(name, out, inp):
+        w[name] = torch.randn(out, inp, generator=gen) / math.sqrt(inp)
+
+    def vec(name, n, mean=0.0, std=0.1):
+        w[name] = mean + std * torch.randn(n, generator=gen)
+
+    w["model.embed_tokens.weight"] = torch.randn(cfg["vocab_size"], d, generator=gen)
+    for layer in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{layer}."
+        vec(p + "input_layernorm.weight", d, 1.0)
+        vec(p + "post_attention_layernorm.weight", d, 1.0)
+        for name, out in (("q_proj", heads * hd), ("k_proj", kv * hd), ("v_proj", kv * hd)):
+            mat(p + "self_attn." + name + ".weight", out, d)
+            if qkv_bias:
+                vec(p + "self_attn." + name + ".bias", out)
+        mat(p + "self_attn.o_proj.weight", d, heads * hd)
+        if cfg.get("attention_bias", False):
+            vec(p + "self_attn.o_proj.bias", d)
+        if arch == "Qwen3ForCausalLM":
+            vec(p + "self_attn.q_norm.weight", hd, 1.0)
+            vec(p + "self_attn.k_norm.weight", hd, 1.0)
+        mat(p + "mlp.gate_proj.weight", f, d)
+        mat(p + "mlp.up_proj.weight", f, d)
+        mat(p + "mlp.down_proj.weight", d, f)
+    vec("model.norm.weight", d, 1.0)
+    if not cfg.get("tie_word_embeddings"):
+        mat("lm_head.weight", cfg["vocab_size"], d)
+    return w
+
+
+DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}
+
+
+def tensor_bytes(t):
+    if t.dtype == torch.bfloat16:
+        return t.contiguous().view(torch.int16).numpy().astype("<i2").tobytes()
+    return t.contiguous().numpy().astype(t.numpy().dtype.newbyteorder("<")).tobytes()
+
+
+def write_safetensors(path, tensors, dtype):
+    header, blobs, offset = {"__metadata__": {"format": "pt"}}, [], 0
+    for name in sorted(tensors):
+        data = tensor_bytes(tensors[name].to(DTYPES[dtype]))
+        header[name] = {"dtype": dtype, "shape": list(tensors[name].shape), "data_offsets": [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    raw = json.dumps(header, separators=(",", ":")).encode()
+    raw += b" " * (-len(raw) % 8)
+    with open(path, "wb") as f:
+        f.write(len(raw).to_bytes(8, "little"))
+        f.write(raw)
+        for b in blobs:
+            f.write(b)
+    return offset
+
+
+def write_model(name, cfg, seed, dtype="F32", shards=1, prompt_len=7, decode_steps=4):
+    gen = torch.Generator().manual_seed(seed)
+    w = random_weights(cfg, gen)
+    # The reference runs on the stored values: rounded to the dtype, widened.
+    w = {k: v.to(DTYPES[dtype]).to(torch.float32) for k, v in w.items()}
+    out = os.path.join(HERE, name)
+    os.makedirs(out, exist_ok=True)
+    for f in os.listdir(out):
+        os.remove(os.path.join(out, f))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2)
+    names = sorted(w)
+    if shards == 1:
+        write_safetensors(os.path.join(out, "model.safetensors"), w, dtype)
+    else:
+        weight_map, total = {}, 0
+        for s in range(shards):
+            file = f"model-{s + 1:05d}-of-{shards:05d}.safetensors"
+            part = {n: w[n] for n in names[s::shards]}
+            total += write_safetensors(os.path.join(out, file), part, dtype)
+            weight_map.update({n: file for n in part})
+        with open(os.path.join(out, "model.safetensors.index.json"), "w") as f:
+            json.dump({"metadata": {"total_size": total}, "weight_map": dict(sorted(weight_map.items()))}, f, indent=2)
+
+    ids = torch.randint(0, cfg["vocab_size"], (prompt_len,), generator=gen).tolist()
+    cache = [None] * cfg["num_hidden_layers"]
+    rotary = Rotary(cfg)
+    with torch.no_grad():
+        prompt_logits = forward(cfg, w, rotary, ids, 0, cache)
+        steps, pos, token = [], prompt_len, int(prompt_logits[-1].argmax())
+        for _ in range(decode_steps):
+            logits = forward(cfg, w, rotary, [token], pos, cache)[0]
+            steps.append({"token": token, "position": pos, "logits": logits.tolist()})
+            token, pos = int(logits.argmax()), pos + 1
+    golden = {"prompt": ids, "prompt_logits": prompt_logits.tolist(), "decode": steps}
+    with open(os.path.join(out, "golden.json"), "w") as f:
+        json.dump(golden, f, separators=(",", ":"))
+
+
+def config(arch, **kw):
+    cfg = {
+        "architectures": [arch],
+        "model_type": {"LlamaForCausalLM": "llama", "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3"}[arch],
+        "vocab_size": 96,
+        "hidden_size": 32,
+        "intermediate_size": 64,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "max_position_embeddings": 64,
+        "rms_norm_eps": 1e-6,
+        "rope_theta": 10000.0,
+        "hidden_act": "silu",
+        "tie_word_embeddings": False,
+        "torch_dtype": "float32",
+    }
+    cfg.update(kw)
+    return cfg
+
+
+LLAMA3_SCALING = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                  "original_max_position_embeddings": 8192}
+
+
+def main():
+    torch.manual_seed(0)
+    write_model("llama3-rope", config("LlamaForCausalLM", rope_theta=500000.0, rope_scaling=LLAMA3_SCALING), seed=1)
+    write_model("llama3-rope-sharded", config("LlamaForCausalLM", rope_theta=500000.0, rope_scaling=LLAMA3_SCALING),
+                seed=1, shards=2)
+    write_model("llama-linear-tied", config("LlamaForCausalLM", head_dim=16, attention_bias=True,
+                                            rope_scaling={"type": "linear", "factor": 2.0},
+                                            tie_word_embeddings=True), seed=2)
+    write_model("qwen2-bf16", config("Qwen2ForCausalLM", max_position_embeddings=16, torch_dtype="bfloat16",
+                                     rope_scaling={"rope_type": "dynamic", "factor": 2.0}),
+                seed=3, dtype="BF16", prompt_len=12, decode_steps=6)
+    write_model("qwen3-f16", config("Qwen3ForCausalLM", head_dim=16, max_position_embeddings=128, rope_theta=1000000.0,
+                                    torch_dtype="float16", tie_word_embeddings=True,
+                                    rope_scaling={"rope_type": "yarn", "factor": 4.0,
+                                                  "original_max_position_embeddings": 32}),
+                seed=4, dtype="F16")
+
+
+if __name__ == "__main__":
+    main()
