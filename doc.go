@@ -37,7 +37,7 @@
 //
 //	db, _ := weft.Open(ctx, "sqlite:weft.db")
 //	_ = weft.Migrate(ctx, db)
-//	identity, _ := weft.NewIdentity(weft.IdentityConfig{DB: db.DB})
+//	identity, _ := weft.NewIdentity(weft.IdentityConfig{DB: db})
 //	handler, _ := httpapi.New(httpapi.Config{Identity: identity /*, Trace: ..., */})
 //	mux.Handle("/weft/", http.StripPrefix("/weft", handler))
 //

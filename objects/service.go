@@ -2,9 +2,6 @@ package objects
 
 import (
 	"context"
-	"errors"
-
-	"github.com/weftlabs/weft"
 )
 
 // Service stores versioned objects and ops, tables, files, and the v2 object
@@ -70,34 +67,4 @@ type Service interface {
 	TableQueryStatsBatch(ctx context.Context, req *TableQueryStatsBatchReq) (*TableQueryStatsBatchRes, error)
 
 	V2
-}
-
-// Config configures [New].
-type Config struct {
-	// DB is the database. Required.
-	DB *weft.DB
-	// MaxFileBytes bounds one file. Defaults to 32 MiB.
-	MaxFileBytes int64
-}
-
-// DefaultMaxFileBytes is the file size limit when Config.MaxFileBytes is zero.
-const DefaultMaxFileBytes = 32 << 20
-
-// New returns the bun-backed Service.
-func New(cfg Config) (Service, error) {
-	if cfg.DB == nil {
-		return nil, errors.New("objects: Config.DB is required")
-	}
-	if cfg.MaxFileBytes < 0 {
-		return nil, errors.New("objects: Config.MaxFileBytes must not be negative")
-	}
-	if cfg.MaxFileBytes == 0 {
-		cfg.MaxFileBytes = DefaultMaxFileBytes
-	}
-	return &store{db: cfg.DB, cfg: cfg}, nil
-}
-
-type store struct {
-	db  *weft.DB
-	cfg Config
 }

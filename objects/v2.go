@@ -198,7 +198,7 @@ const (
 )
 
 // publishValue publishes a value the server composed, inside tx.
-func (s *store) publishValue(ctx context.Context, tx bun.Tx, projectID, objectID string, v digest.Value) (*ObjCreateRes, error) {
+func (s *Store) publishValue(ctx context.Context, tx bun.Tx, projectID, objectID string, v digest.Value) (*ObjCreateRes, error) {
 	if err := checkObjectID(objectID); err != nil {
 		return nil, err
 	}
@@ -210,7 +210,7 @@ func (s *store) publishValue(ctx context.Context, tx bun.Tx, projectID, objectID
 }
 
 // publishOp stores source as obj.py and publishes the op inside tx.
-func (s *store) publishOp(ctx context.Context, tx bun.Tx, projectID, objectID, source string) (*ObjCreateRes, error) {
+func (s *Store) publishOp(ctx context.Context, tx bun.Tx, projectID, objectID, source string) (*ObjCreateRes, error) {
 	fileDigest := digest.Bytes([]byte(source))
 	if err := s.storeFile(ctx, tx, projectID, fileDigest, []byte(source)); err != nil {
 		return nil, err
@@ -223,7 +223,7 @@ func (s *store) publishOp(ctx context.Context, tx bun.Tx, projectID, objectID, s
 }
 
 // inTx runs fn in one transaction after checking the project.
-func (s *store) inTx(ctx context.Context, projectID string, fn func(ctx context.Context, tx bun.Tx) error) error {
+func (s *Store) inTx(ctx context.Context, projectID string, fn func(ctx context.Context, tx bun.Tx) error) error {
 	if err := checkProject(projectID); err != nil {
 		return err
 	}
@@ -234,7 +234,7 @@ func createRes(r *ObjCreateRes) *V2CreateRes {
 	return &V2CreateRes{Digest: r.Digest, ObjectID: r.ObjectID, VersionIndex: r.VersionIndex}
 }
 
-func (s *store) OpCreate(ctx context.Context, req *OpCreateReq) (*V2CreateRes, error) {
+func (s *Store) OpCreate(ctx context.Context, req *OpCreateReq) (*V2CreateRes, error) {
 	source := placeholderOpSource
 	if req.SourceCode != nil {
 		source = *req.SourceCode
@@ -277,7 +277,7 @@ func mergeAttributes(members []digest.Member, attrs json.RawMessage, field strin
 	return append(members, v.Members...), nil
 }
 
-func (s *store) EvaluationCreate(ctx context.Context, req *EvaluationCreateReq) (*EvaluationCreateRes, error) {
+func (s *Store) EvaluationCreate(ctx context.Context, req *EvaluationCreateReq) (*EvaluationCreateRes, error) {
 	dataset, err := ref.Parse(req.Dataset)
 	if err != nil {
 		return nil, weft.Errorf(ErrInvalidRequest, "dataset: %v", err)
@@ -339,7 +339,7 @@ func (s *store) EvaluationCreate(ctx context.Context, req *EvaluationCreateReq) 
 	return &EvaluationCreateRes{Digest: res.Digest, ObjectID: res.ObjectID, VersionIndex: res.VersionIndex, EvaluationRef: evalRef.String()}, nil
 }
 
-func (s *store) DatasetCreate(ctx context.Context, req *DatasetCreateReq) (*V2CreateRes, error) {
+func (s *Store) DatasetCreate(ctx context.Context, req *DatasetCreateReq) (*V2CreateRes, error) {
 	rows := make([]preparedRow, len(req.Rows))
 	rowDigests := make([]string, len(req.Rows))
 	for i, raw := range req.Rows {
@@ -373,7 +373,7 @@ func (s *store) DatasetCreate(ctx context.Context, req *DatasetCreateReq) (*V2Cr
 	return createRes(res), nil
 }
 
-func (s *store) ScorerCreate(ctx context.Context, req *ScorerCreateReq) (*V2CreateRes, error) {
+func (s *Store) ScorerCreate(ctx context.Context, req *ScorerCreateReq) (*V2CreateRes, error) {
 	scorerID := MakeObjectID(&req.Name, "Scorer")
 	source := placeholderOpSource
 	if req.OpSourceCode != nil {
@@ -407,7 +407,7 @@ func (s *store) ScorerCreate(ctx context.Context, req *ScorerCreateReq) (*V2Crea
 	return createRes(res), nil
 }
 
-func (s *store) ModelCreate(ctx context.Context, req *ModelCreateReq) (*V2CreateRes, error) {
+func (s *Store) ModelCreate(ctx context.Context, req *ModelCreateReq) (*V2CreateRes, error) {
 	source := placeholderOpSource
 	if req.SourceCode != nil {
 		source = *req.SourceCode
@@ -451,7 +451,7 @@ func (f Family) owns(row *objectRow) bool {
 	return row.Kind == kindObject && deref(row.BaseObjectClass) == f.className()
 }
 
-func (s *store) V2Read(ctx context.Context, req *V2ReadReq) (*V2Object, error) {
+func (s *Store) V2Read(ctx context.Context, req *V2ReadReq) (*V2Object, error) {
 	if err := checkProject(req.ProjectID); err != nil {
 		return nil, err
 	}
@@ -469,7 +469,7 @@ func (s *store) V2Read(ctx context.Context, req *V2ReadReq) (*V2Object, error) {
 	return &obj, nil
 }
 
-func (s *store) V2List(ctx context.Context, req *V2ListReq) ([]V2Object, error) {
+func (s *Store) V2List(ctx context.Context, req *V2ListReq) ([]V2Object, error) {
 	if err := checkProject(req.ProjectID); err != nil {
 		return nil, err
 	}
@@ -490,7 +490,7 @@ func (s *store) V2List(ctx context.Context, req *V2ListReq) ([]V2Object, error) 
 	return out, nil
 }
 
-func (s *store) V2Delete(ctx context.Context, req *V2DeleteReq) (*ObjDeleteRes, error) {
+func (s *Store) V2Delete(ctx context.Context, req *V2DeleteReq) (*ObjDeleteRes, error) {
 	if err := checkProject(req.ProjectID); err != nil {
 		return nil, err
 	}
@@ -505,7 +505,7 @@ func (s *store) V2Delete(ctx context.Context, req *V2DeleteReq) (*ObjDeleteRes, 
 }
 
 // v2Object shapes a stored version for the v2 routes.
-func (s *store) v2Object(ctx context.Context, f Family, projectID string, row *objectRow) V2Object {
+func (s *Store) v2Object(ctx context.Context, f Family, projectID string, row *objectRow) V2Object {
 	obj := V2Object{ObjectID: row.ObjectID, Digest: row.Digest, VersionIndex: row.VersionIndex, CreatedAt: row.CreatedAt.UTC()}
 	v, _ := digest.Parse([]byte(row.Val))
 	str := func(key string) *string {

@@ -10,6 +10,6 @@
 // [Store] is the implementation over PostgreSQL or SQLite; [Service] is its
 // contract. Construct it with [New] on a migrated weft database:
 //
-//	calls, err := trace.New(trace.Config{DB: db.DB})
+//	calls, err := trace.New(trace.Config{DB: db})
 //	res, err := calls.CallStart(weft.WithPrincipal(ctx, p), &trace.CallStartReq{Start: ...})
 package trace
