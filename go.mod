@@ -21,6 +21,7 @@ require (
 	github.com/uptrace/bun/extra/bundebug v1.3.0
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/text v0.42.0
+	golang.org/x/time v0.16.0
 )
 
 require (

@@ -2,9 +2,11 @@
 //
 // It is a thin adapter: it authenticates the caller, decodes and validates the
 // request (huma v2 over chi), checks that the caller may touch the project,
-// calls a domain Service and encodes the answer. Domain errors become statuses
-// and bodies in one place (errors.go): FastAPI-style bodies for the trace,
-// feedback, objects and training routes, vLLM-style bodies for chat.
+// calls a domain Service and encodes the answer. Every route of the trace,
+// feedback, objects and training families takes these steps through one
+// generic helper (route.go). Domain errors become statuses and bodies in one
+// place (errors.go): FastAPI-style bodies for the trace, feedback, objects and
+// training routes, vLLM-style bodies for chat.
 //
 // Mount the handler in any net/http program:
 //
