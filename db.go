@@ -12,11 +12,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 	"github.com/uptrace/bun/dialect/pgdialect"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 	"github.com/uptrace/bun/driver/sqliteshim"
 	"github.com/uptrace/bun/extra/bundebug"
+	"github.com/weftlabs/weft/internal/database"
 )
 
 // DB is a bun database opened by [Open], on PostgreSQL or SQLite.
@@ -25,8 +25,10 @@ type DB struct {
 	pool *pgxpool.Pool
 }
 
-// Postgres reports whether db is a PostgreSQL database.
-func (db *DB) Postgres() bool { return db.Dialect().Name() == dialect.PG }
+// Postgres reports whether db is a PostgreSQL database, reached through pgx
+// (see Pool). weft's own stores ask internal/database's Dialect for the
+// capability they need instead.
+func (db *DB) Postgres() bool { return database.DialectOf(db).Has(database.Pgx) }
 
 // Pool returns the pgx pool under a PostgreSQL database (for libraries such as
 // River that speak pgx directly), or nil on SQLite.

@@ -2,11 +2,11 @@ package feedback
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/internal/database"
 )
 
 // A filter is compiled to a SQL condition whose every client value travels as a
@@ -39,7 +39,7 @@ type sqlExpr struct {
 
 // compiler turns filter expressions into SQL for one dialect.
 type compiler struct {
-	postgres bool
+	dialect database.Dialect
 }
 
 var comparisons = map[string]string{"$eq": "=", "$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
@@ -259,85 +259,31 @@ func compareColumn(column, op string, lit literal) (sqlExpr, error) {
 	return sqlExpr{}, invalidQuery("%s compares with a string, not %v", column, lit.value)
 }
 
+// payloadDoc is the stored payload as the dialect's JSON document.
+func (c compiler) payloadDoc() database.Expr { return c.dialect.JSONDoc("payload") }
+
 // jsonType is the JSON type of the value at path ("string", "number",
 // "boolean", "null", "object", "array"), NULL when absent.
 func (c compiler) jsonType(path []string) sqlExpr {
-	if c.postgres {
-		e := c.pgValue(path)
-		return sqlExpr{sql: "jsonb_typeof(" + e.sql + ")", args: e.args}
-	}
-	return sqlExpr{sql: "CASE json_type(payload, ?) WHEN 'text' THEN 'string' WHEN 'integer' THEN 'number' WHEN 'real' THEN 'number' WHEN 'true' THEN 'boolean' WHEN 'false' THEN 'boolean' ELSE json_type(payload, ?) END",
-		args: []any{sqlitePath(path), sqlitePath(path)}}
+	return exprOf(c.dialect.JSONType(c.payloadDoc(), path))
 }
 
 // typedValue is the value at path as a SQL value of the literal's type, NULL
 // when the stored value has another JSON type (so "5" never equals 5).
 func (c compiler) typedValue(path []string, like any) sqlExpr {
-	typ := c.jsonType(path)
-	var want, value string
-	var valueArgs []any
+	kind := "boolean"
 	switch like.(type) {
 	case string:
-		want = "string"
+		kind = "string"
 	case float64:
-		want = "number"
-	default:
-		want = "boolean"
+		kind = "number"
 	}
-	if c.postgres {
-		e := c.pgValue(path)
-		value = "(" + e.sql + " #>> '{}')"
-		valueArgs = e.args
-		switch want {
-		case "number":
-			value += "::double precision"
-		case "boolean":
-			value += "::boolean"
-		}
-	} else {
-		value = "json_extract(payload, ?)"
-		valueArgs = []any{sqlitePath(path)}
-	}
-	return sqlExpr{
-		sql:  "CASE WHEN " + typ.sql + " = '" + want + "' THEN " + value + " END",
-		args: append(append([]any{}, typ.args...), valueArgs...),
-	}
+	return exprOf(c.dialect.JSONScalar(c.payloadDoc(), path, kind))
 }
 
 // sortValue is the value at path for ORDER BY.
 func (c compiler) sortValue(path []string) sqlExpr {
-	if c.postgres {
-		return c.pgValue(path)
-	}
-	return sqlExpr{sql: "json_extract(payload, ?)", args: []any{sqlitePath(path)}}
+	return exprOf(c.dialect.JSONValue(c.payloadDoc(), path))
 }
 
-// pgPayload is the stored payload as jsonb. jsonb cannot hold NUL, so a
-// \u0000 escape reads as \ufffd here (the payload itself is kept as sent).
-// Escaped backslashes are set aside first, as chr(1), which JSON text never
-// holds, so that only true \u0000 escapes are changed.
-const pgPayload = `(CASE WHEN strpos(payload, '\u0000') = 0 THEN payload ELSE replace(replace(replace(payload, '\\', chr(1)), '\u0000', '\ufffd'), chr(1), '\\') END)::jsonb`
-
-// pgValue is the jsonb value at path.
-func (c compiler) pgValue(path []string) sqlExpr {
-	if len(path) == 0 {
-		return sqlExpr{sql: pgPayload}
-	}
-	marks := strings.TrimSuffix(strings.Repeat("?, ", len(path)), ", ")
-	args := make([]any, len(path))
-	for i, seg := range path {
-		args[i] = seg
-	}
-	return sqlExpr{sql: "jsonb_extract_path(" + pgPayload + ", " + marks + ")", args: args}
-}
-
-// sqlitePath is a JSON path with every key quoted (keys hold no quotes or
-// backslashes; resolveField refuses them).
-func sqlitePath(path []string) string {
-	var b strings.Builder
-	b.WriteString("$")
-	for _, seg := range path {
-		fmt.Fprintf(&b, `."%s"`, seg)
-	}
-	return b.String()
-}
+func exprOf(e database.Expr) sqlExpr { return sqlExpr{sql: e.SQL, args: e.Args} }

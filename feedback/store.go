@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/internal/database"
 )
 
 // Store is the bun-backed [Service].
@@ -251,7 +252,7 @@ func (s *Store) Query(ctx context.Context, req QueryReq) (QueryRes, error) {
 			return QueryRes{}, weft.Errorf(ErrInvalidQuery, "Unknown field: %q", truncate(f))
 		}
 	}
-	c := compiler{postgres: s.db.Dialect().Name().String() == "pg"}
+	c := compiler{dialect: database.DialectOf(s.db)}
 	var rows []feedbackRow
 	q := s.db.NewSelect().Model(&rows).Where("project_id = ?", req.ProjectID)
 	if req.Query != nil && !isNull(req.Query.Expr) {

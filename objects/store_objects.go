@@ -14,6 +14,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/internal/database"
 	"github.com/weftlabs/weft/internal/digest"
 )
 
@@ -74,7 +75,7 @@ func checkProject(projectID string) error {
 // advisory lock on PostgreSQL. SQLite transactions start IMMEDIATE, which
 // already serialises writers.
 func (s *Store) lockObject(ctx context.Context, tx bun.Tx, projectID, objectID string) error {
-	if !s.db.Postgres() {
+	if !database.DialectOf(s.db).Has(database.AdvisoryLocks) {
 		return nil
 	}
 	_, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", "obj\x1f"+projectID+"\x1f"+objectID)

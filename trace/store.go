@@ -7,7 +7,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 	"github.com/weftlabs/weft/internal/database"
 
 	"github.com/weftlabs/weft"
@@ -15,9 +14,9 @@ import (
 
 // Store is the bun-backed [Service].
 type Store struct {
-	db       *weft.DB
-	postgres bool
-	now      func() time.Time
+	db      *weft.DB
+	dialect database.Dialect
+	now     func() time.Time
 }
 
 var _ Service = (*Store)(nil)
@@ -27,7 +26,7 @@ func New(cfg Config) (*Store, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
 	}
-	return &Store{db: cfg.DB, postgres: cfg.DB.Dialect().Name() == dialect.PG, now: cfg.Now}, nil
+	return &Store{db: cfg.DB, dialect: database.DialectOf(cfg.DB), now: cfg.Now}, nil
 }
 
 // callRow is a row of the calls table.
@@ -315,7 +314,7 @@ func (s *Store) UpsertBatch(ctx context.Context, req *UpsertBatchReq) (*UpsertBa
 		return res, nil
 	}
 	var err error
-	if s.postgres {
+	if s.dialect.Has(database.Copy) {
 		err = s.flushPostgres(ctx, &w)
 	} else {
 		err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return s.flush(ctx, tx, &w) })

@@ -14,6 +14,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/internal/database"
 )
 
 // toCall converts a stored row into the call reads return; book, when not
@@ -131,11 +132,7 @@ func (s *Store) filtered(q *bun.SelectQuery, projectID string, f *CallsFilter) (
 		if len(refs.values) == 0 {
 			continue
 		}
-		if s.postgres {
-			q = whereIn(q, "EXISTS (SELECT 1 FROM jsonb_array_elements_text(?) AS r(v) WHERE r.v IN (?))", refs.column, refs.values)
-		} else {
-			q = whereIn(q, "EXISTS (SELECT 1 FROM json_each(?) AS r WHERE r.value IN (?))", refs.column, refs.values)
-		}
+		q = whereIn(q, s.dialect.JSONArrayHasAny(), refs.column, refs.values)
 	}
 	return q, nil
 }
@@ -213,7 +210,7 @@ func (s *Store) CallsQuery(ctx context.Context, req *CallsQueryReq, yield func(*
 		}
 		return n, rows.Err()
 	}
-	if s.postgres && req.Limit == 0 {
+	if s.dialect.Has(database.Cursors) && req.Limit == 0 {
 		return s.streamThroughCursor(ctx, q, emit)
 	}
 	rows, err := q.Rows(ctx)

@@ -300,6 +300,30 @@ func TestStore(t *testing.T) {
 			}
 		})
 
+		t.Run("a retried batch is idempotent", func(t *testing.T) {
+			// A client that lost the answer sends the same batch again: the
+			// second write takes the upsert path after the bulk load finds
+			// the calls there (on Citus the duplicate key comes back as
+			// SQLSTATE XX000, not 23505).
+			traceID := id()
+			var batch []trace.BatchItem
+			var ids []string
+			for i := range 20 {
+				callID := id()
+				ids = append(ids, callID)
+				batch = append(batch, start(callID, traceID, nil, t0.Add(time.Duration(i)*time.Millisecond), `{"i":1}`),
+					end(callID, t0.Add(time.Second), `{"n":1}`))
+			}
+			upsert(t, ctx, s, batch...)
+			upsert(t, ctx, s, batch...)
+			for _, callID := range ids {
+				c := read(t, ctx, s, callID)
+				if string(c.Inputs) != `{"i":1}` || c.EndedAt == nil || !strings.HasPrefix(string(c.Summary), `{"n":1`) {
+					t.Fatalf("after a retry: %s %s %v", c.Inputs, c.Summary, c.EndedAt)
+				}
+			}
+		})
+
 		t.Run("batch items fail on their own", func(t *testing.T) {
 			good, traceID := id(), id()
 			bad := start("BAD", traceID, nil, t0, `{}`)

@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 	"github.com/uptrace/bun"
 
+	"github.com/weftlabs/weft/internal/database"
 	"github.com/weftlabs/weft/training/blob"
 )
 
@@ -313,7 +314,7 @@ func (m *Store) Sweep(ctx context.Context) (int, error) {
 func (m *Store) activeJobs(ctx context.Context) ([]jobRow, error) {
 	var jobs []jobRow
 	err := m.db.RunInTx(ctx, &sql.TxOptions{ReadOnly: true}, func(ctx context.Context, tx bun.Tx) error {
-		if m.db.Postgres() {
+		if database.DialectOf(m.db).Has(database.ExtensionSettings) {
 			if _, err := tx.ExecContext(ctx, "SET LOCAL citus.multi_task_query_log_level = 'off'"); err != nil {
 				return err
 			}

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 )
 
 // ErrNotDistributed is returned by [Distribute] on a database without the citus
@@ -40,7 +39,7 @@ const colocationAnchor = "calls"
 // Distributed reports whether db is a PostgreSQL database with the citus
 // extension created.
 func Distributed(ctx context.Context, db *bun.DB) (bool, error) {
-	if db.Dialect().Name() != dialect.PG {
+	if !DialectOf(db).postgres {
 		return false, nil
 	}
 	var ok bool

@@ -2,7 +2,7 @@
 // PostgreSQL and SQLite alike.
 //
 // Migrations are SQL files in migrations/, named <id>_<name>.tx.up.sql, each run
-// in its own transaction. They are Go templates rendered with [Dialect], so one
+// in its own transaction. They are Go templates rendered with [TemplateData], so one
 // file serves both databases: write {{.Timestamp}}, {{.JSON}}, {{.Bytes}} for
 // the column types that differ, and {{if .Postgres}}…{{end}} for statements
 // only one database has (GIN indexes, for example). Every statement uses IF NOT
@@ -19,15 +19,14 @@ import (
 	"fmt"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 	"github.com/uptrace/bun/migrate"
 )
 
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-// Dialect is the data the migration templates are rendered with.
-type Dialect struct {
+// TemplateData is the data the migration templates are rendered with.
+type TemplateData struct {
 	Postgres bool
 	SQLite   bool
 	// Timestamp is a UTC instant: TIMESTAMPTZ / TIMESTAMP (text on SQLite).
@@ -42,12 +41,12 @@ type Dialect struct {
 	Bool string
 }
 
-// DialectOf returns the template data for db.
-func DialectOf(db *bun.DB) Dialect {
-	if db.Dialect().Name() == dialect.PG {
-		return Dialect{Postgres: true, Timestamp: "TIMESTAMPTZ", JSON: "TEXT", JSONB: "JSONB", Bytes: "BYTEA", Bool: "BOOLEAN"}
+// TemplateDataOf returns the template data for db.
+func TemplateDataOf(db *bun.DB) TemplateData {
+	if DialectOf(db).postgres {
+		return TemplateData{Postgres: true, Timestamp: "TIMESTAMPTZ", JSON: "TEXT", JSONB: "JSONB", Bytes: "BYTEA", Bool: "BOOLEAN"}
 	}
-	return Dialect{SQLite: true, Timestamp: "TIMESTAMP", JSON: "TEXT", JSONB: "TEXT", Bytes: "BLOB", Bool: "BOOLEAN"}
+	return TemplateData{SQLite: true, Timestamp: "TIMESTAMP", JSON: "TEXT", JSONB: "TEXT", Bytes: "BLOB", Bool: "BOOLEAN"}
 }
 
 // migrationLockKey is the PostgreSQL advisory lock that serialises servers
@@ -60,7 +59,7 @@ const migrationLockKey = 0x77656674
 // [Distribute]. It is idempotent, and safe when several processes
 // call it at once against one PostgreSQL: they queue on an advisory lock.
 func Migrate(ctx context.Context, db *bun.DB, after ...func(context.Context) error) error {
-	if db.Dialect().Name() == dialect.PG {
+	if DialectOf(db).Has(AdvisoryLocks) {
 		conn, err := db.Conn(ctx)
 		if err != nil {
 			return fmt.Errorf("migrate: %w", err)
@@ -79,7 +78,7 @@ func Migrate(ctx context.Context, db *bun.DB, after ...func(context.Context) err
 		migrate.WithTableName("weft_migrations"),
 		migrate.WithLocksTableName("weft_migration_locks"),
 		migrate.WithMarkAppliedOnSuccess(true),
-		migrate.WithTemplateData(DialectOf(db)),
+		migrate.WithTemplateData(TemplateDataOf(db)),
 	)
 	if err := migrator.Init(ctx); err != nil {
 		return fmt.Errorf("migrate: init: %w", err)

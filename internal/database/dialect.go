@@ -1,0 +1,153 @@
+package database
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+)
+
+// Dialect is the one answer to "which database is this" at run time. Stores
+// ask it for a capability ([Dialect.Has]) or for the fragment of SQL that
+// differs between PostgreSQL and SQLite, never for a name.
+type Dialect struct{ postgres bool }
+
+// DialectOf returns db's dialect.
+func DialectOf(db bun.IDB) Dialect {
+	return Dialect{postgres: db.Dialect().Name() == dialect.PG}
+}
+
+// A Feature is a capability that only some databases have.
+type Feature uint8
+
+const (
+	// Copy is bulk loading with COPY FROM STDIN, through pgx.
+	Copy Feature = iota
+	// Cursors are server-side cursors: a long read streams in pages instead
+	// of holding its whole result.
+	Cursors
+	// AdvisoryLocks are transaction-scoped advisory locks. (SQLite needs
+	// none: its write transactions already run one at a time.)
+	AdvisoryLocks
+	// ExtensionSettings is SET of a setting that an extension defines, such
+	// as citus.multi_task_query_log_level: applied when the extension is
+	// loaded and an inert placeholder when it is not.
+	ExtensionSettings
+	// Pgx is the pgx driver underneath, for libraries that speak it directly.
+	Pgx
+)
+
+// Has reports whether the database has f. Every feature above is one of
+// PostgreSQL's.
+func (d Dialect) Has(f Feature) bool { return d.postgres }
+
+// Expr is a fragment of SQL with its arguments, one per placeholder.
+type Expr struct {
+	SQL  string
+	Args []any
+}
+
+// JSONArrayHasAny is a condition with two placeholders, a column of JSON
+// array text and a list of strings (bun.List or bun.In), that holds when the
+// array has any of the strings as an element.
+func (d Dialect) JSONArrayHasAny() string {
+	if d.postgres {
+		return "EXISTS (SELECT 1 FROM jsonb_array_elements_text(?) AS r(v) WHERE r.v IN (?))"
+	}
+	return "EXISTS (SELECT 1 FROM json_each(?) AS r WHERE r.value IN (?))"
+}
+
+// JSONDoc is a column of JSON text as the document that JSONType, JSONScalar
+// and JSONValue read. column is trusted text (a column name in code). On
+// PostgreSQL it is read as jsonb, which cannot hold NUL: a \u0000 escape reads
+// as U+FFFD there (the text itself is kept as sent). Escaped backslashes are
+// set aside first, as chr(1), which JSON text never holds, so that only true
+// \u0000 escapes are changed.
+func (d Dialect) JSONDoc(column string) Expr {
+	if !d.postgres {
+		return Expr{SQL: column}
+	}
+	return Expr{SQL: `(CASE WHEN strpos(` + column + `, '\u0000') = 0 THEN ` + column +
+		` ELSE replace(replace(replace(` + column + `, '\\', chr(1)), '\u0000', '\ufffd'), chr(1), '\\') END)::jsonb`}
+}
+
+// JSONValue is the value at path in doc (a [Dialect.JSONDoc]), as the
+// database compares and sorts JSON values: jsonb on PostgreSQL, the SQL value
+// of json_extract on SQLite. An empty path is the whole document.
+func (d Dialect) JSONValue(doc Expr, path []string) Expr {
+	if d.postgres {
+		if len(path) == 0 {
+			return doc
+		}
+		args := append([]any{}, doc.Args...)
+		for _, seg := range path {
+			args = append(args, seg)
+		}
+		return Expr{SQL: "jsonb_extract_path(" + doc.SQL + ", " + placeholders(len(path)) + ")", Args: args}
+	}
+	return Expr{SQL: "json_extract(" + doc.SQL + ", ?)", Args: append(append([]any{}, doc.Args...), sqlitePath(path))}
+}
+
+// JSONType is the JSON type of the value at path in doc: "string", "number",
+// "boolean", "null", "object" or "array"; NULL when there is none.
+func (d Dialect) JSONType(doc Expr, path []string) Expr {
+	if d.postgres {
+		v := d.JSONValue(doc, path)
+		return Expr{SQL: "jsonb_typeof(" + v.SQL + ")", Args: v.Args}
+	}
+	p := sqlitePath(path)
+	args := append(append(append([]any{}, doc.Args...), p), doc.Args...)
+	return Expr{
+		SQL: "CASE json_type(" + doc.SQL + ", ?) WHEN 'text' THEN 'string' WHEN 'integer' THEN 'number' WHEN 'real' THEN 'number'" +
+			" WHEN 'true' THEN 'boolean' WHEN 'false' THEN 'boolean' ELSE json_type(" + doc.SQL + ", ?) END",
+		Args: append(args, p),
+	}
+}
+
+// JSONScalar is the value at path in doc as a SQL value of kind ("string",
+// "number" or "boolean"), NULL when the stored value has another JSON type (so
+// the string "5" never equals the number 5).
+func (d Dialect) JSONScalar(doc Expr, path []string, kind string) Expr {
+	typ := d.JSONType(doc, path)
+	var value Expr
+	if d.postgres {
+		value = d.JSONValue(doc, path)
+		value.SQL = "(" + value.SQL + " #>> '{}')"
+		switch kind {
+		case "number":
+			value.SQL += "::double precision"
+		case "boolean":
+			value.SQL += "::boolean"
+		}
+	} else {
+		value = d.JSONValue(doc, path)
+	}
+	return Expr{
+		SQL:  "CASE WHEN " + typ.SQL + " = '" + kindName(kind) + "' THEN " + value.SQL + " END",
+		Args: append(append([]any{}, typ.Args...), value.Args...),
+	}
+}
+
+// kindName keeps JSONScalar's kind, which is spliced into SQL, to the three
+// names it documents.
+func kindName(kind string) string {
+	switch kind {
+	case "number", "boolean":
+		return kind
+	}
+	return "string"
+}
+
+func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }
+
+// sqlitePath is a JSON path with every key quoted. Callers refuse keys that
+// hold quotes or backslashes.
+func sqlitePath(path []string) string {
+	var b strings.Builder
+	b.WriteString("$")
+	for _, seg := range path {
+		fmt.Fprintf(&b, `."%s"`, seg)
+	}
+	return b.String()
+}

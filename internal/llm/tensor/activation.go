@@ -1,0 +1,128 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/weftlabs/weft/internal/llm/tensor/internal/asm"
+)
+
+// expChunk is how many exponentials the activations compute at a time in a
+// buffer on the stack.
+const expChunk = 256
+
+// Softmax replaces x by its softmax, stably: e^(x−max) / Σ e^(x−max), with
+// x−max rounded to float32 as the reference implementation computes it, the
+// exponentials from asm.Exp (within 2 ulps), their sum in float64 in index
+// order and each divided by it (in float64, as a product with 1/sum). Elements of −Inf (masked) become 0; if every element is −Inf
+// the result is NaN, as in the reference implementation.
+func Softmax(x []float32) {
+	if len(x) == 0 {
+		return
+	}
+	m := maxOf(x)
+	for i := range x {
+		x[i] -= m
+	}
+	asm.Exp(x, x)
+	var sum float64
+	for _, e := range x {
+		sum += float64(e)
+	}
+	inv := 1 / sum
+	for i, e := range x {
+		x[i] = float32(float64(e) * inv)
+	}
+}
+
+// LogSoftmax replaces x by log(softmax(x)) = (x − max) − log Σ e^(x−max), the
+// sum in float64; −Inf elements stay −Inf.
+func LogSoftmax(x []float32) {
+	if len(x) == 0 {
+		return
+	}
+	m := maxOf(x)
+	var buf [expChunk]float32
+	var sum float64
+	for lo := 0; lo < len(x); lo += expChunk {
+		e := buf[:min(expChunk, len(x)-lo)]
+		for i := range e {
+			e[i] = x[lo+i] - m
+		}
+		asm.Exp(e, e)
+		for _, v := range e {
+			sum += float64(v)
+		}
+	}
+	lse := float32(math.Log(sum))
+	for i, v := range x {
+		x[i] = (v - m) - lse
+	}
+}
+
+func maxOf(x []float32) float32 {
+	m := x[0]
+	for _, v := range x[1:] {
+		if v > m {
+			m = v
+		}
+	}
+	return m
+}
+
+// SiLU sets dst[i] = x[i]·sigmoid(x[i]) = x[i] / (1 + e^−x[i]), each step
+// rounded to float32 as the reference implementation computes it. dst may
+// be x.
+func SiLU(dst, x []float32) {
+	if len(dst) < len(x) {
+		panic(fmt.Sprintf("tensor.SiLU: x %d, dst %d elements", len(x), len(dst)))
+	}
+	swiglu(dst, x, nil)
+}
+
+// SwiGLU sets dst[i] = SiLU(gate[i]) · up[i], the gating of the Llama MLP
+// (the activation rounded to float32 before the product). dst may be gate or
+// up. It panics if the lengths differ.
+func SwiGLU(dst, gate, up []float32) {
+	if len(gate) != len(up) || len(dst) < len(gate) {
+		panic(fmt.Sprintf("tensor.SwiGLU: gate %d, up %d, dst %d elements", len(gate), len(up), len(dst)))
+	}
+	swiglu(dst, gate, up)
+}
+
+// swiglu is SiLU(gate)·up, or SiLU(gate) alone for a nil up.
+func swiglu(dst, gate, up []float32) {
+	var buf [expChunk]float32
+	for lo := 0; lo < len(gate); lo += expChunk {
+		g := gate[lo:min(lo+expChunk, len(gate))]
+		e := buf[:len(g)]
+		for i, v := range g {
+			e[i] = -v
+		}
+		asm.Exp(e, e)
+		out := dst[lo : lo+len(g)]
+		if up == nil {
+			for i, v := range g {
+				out[i] = v / (1 + e[i])
+			}
+			continue
+		}
+		u := up[lo : lo+len(g)]
+		for i, v := range g {
+			out[i] = (v / (1 + e[i])) * u[i]
+		}
+	}
+}
+
+// Add sets dst[i] = a[i] + b[i]; dst may be a or b. It panics if the lengths
+// differ.
+func Add(dst, a, b []float32) {
+	if len(a) != len(b) || len(dst) < len(a) {
+		panic(fmt.Sprintf("tensor.Add: a %d, b %d, dst %d elements", len(a), len(b), len(dst)))
+	}
+	b = b[:len(a)]
+	dst = dst[:len(a)]
+	for i, v := range a {
+		dst[i] = v + b[i]
+	}
+}

@@ -1,0 +1,192 @@
+//go:build amd64 && !purego
+
+package asm
+
+import "golang.org/x/sys/cpu"
+
+// useAVX2 is fixed at start-up: the assembly needs AVX2, FMA and F16C (every
+// AVX2+FMA CPU has F16C, but it is a separate CPUID bit, so it is checked).
+var useAVX2 = cpu.X86.HasAVX && cpu.X86.HasAVX2 && cpu.X86.HasFMA && hasF16C()
+
+// useAVX512 adds the 8-row AVX-512 tile to the column-blocked order (large
+// m); it sums in the same order as the AVX2 tiles, so results do not change.
+var useAVX512 = useAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL
+
+// colBlockBytes bounds the b rows one pass over a's rows reuses, so that they
+// stay in the per-core cache while every tile of rows streams past them.
+const colBlockBytes = 1 << 20
+
+// groupedMaxRows is the largest m taken by matmulTGroups4, which runs every
+// group of 4 rows of a against each tile of b while the tile is in L1. Past
+// it, re-reading a for every tile costs more than re-reading blocks of b
+// from L2, and the column-blocked order wins (measured at k=288 and 1024).
+const groupedMaxRows = 16
+
+func path() string {
+	if useAVX512 {
+		return "avx512+avx2+fma"
+	}
+	if useAVX2 {
+		return "avx2+fma"
+	}
+	return "purego"
+}
+
+func dot(a, b []float32) float32 {
+	if !useAVX2 || len(a) < 8 {
+		return dotGeneric(a, b)
+	}
+	var r float32
+	matmulTRows1(&r, 1, &a[0], len(a), &b[0], len(a), 1, len(a))
+	return r
+}
+
+func matmulT(dst []float32, ldd int, a []float32, lda int, b []float32, ldb, m, n, k int) {
+	if !useAVX2 || k < 8 {
+		matmulTGeneric(dst, ldd, a, lda, b, ldb, m, n, k)
+		return
+	}
+	if m >= 4 && m <= groupedMaxRows {
+		// A small batch (concurrent decode steps): every b row is read once,
+		// for all rows of a.
+		matmulTGroups4(&dst[0], ldd, &a[0], lda, &b[0], ldb, m, n, k)
+		return
+	}
+	// m < 4 is one pass of a row kernel; m > groupedMaxRows sweeps blocks of
+	// b that stay in L2 with every group of 4 rows of a.
+	nb := columnBlock(m, n, ldb*4)
+	for j0 := 0; j0 < n; j0 += nb {
+		w := min(nb, n-j0)
+		bj := &b[j0*ldb]
+		i := 0
+		if useAVX512 {
+			for ; i+8 <= m; i += 8 {
+				matmulTRows8AVX512(&dst[i*ldd+j0], ldd, &a[i*lda], lda, bj, ldb, w, k)
+			}
+		}
+		for ; i+4 <= m; i += 4 {
+			matmulTRows4(&dst[i*ldd+j0], ldd, &a[i*lda], lda, bj, ldb, w, k)
+		}
+		switch m - i {
+		case 3:
+			matmulTRows3(&dst[i*ldd+j0], ldd, &a[i*lda], lda, bj, ldb, w, k)
+		case 2:
+			matmulTRows2(&dst[i*ldd+j0], ldd, &a[i*lda], lda, bj, ldb, w, k)
+		case 1:
+			matmulTRows1(&dst[i*ldd+j0], ldd, &a[i*lda], lda, bj, ldb, w, k)
+		}
+	}
+}
+
+func matmulTQ8(dst []float32, ldd int, a []float32, b []int8, scales []float32, m, n, k, blockSize int) {
+	if !useAVX2 {
+		matmulTQ8Generic(dst, ldd, a, b, scales, m, n, k, blockSize)
+		return
+	}
+	nbk := k / blockSize
+	nb := columnBlock(m, n, k)
+	for j0 := 0; j0 < n; j0 += nb {
+		w := min(nb, n-j0)
+		bj, sj := &b[j0*k], &scales[j0*nbk]
+		i := 0
+		for ; i+4 <= m; i += 4 {
+			matmulTQ8Rows4(&dst[i*ldd+j0], ldd, &a[i*k], bj, sj, w, k, blockSize, nbk)
+		}
+		switch m - i {
+		case 3:
+			matmulTQ8Rows3(&dst[i*ldd+j0], ldd, &a[i*k], bj, sj, w, k, blockSize, nbk)
+		case 2:
+			matmulTQ8Rows2(&dst[i*ldd+j0], ldd, &a[i*k], bj, sj, w, k, blockSize, nbk)
+		case 1:
+			matmulTQ8Rows1(&dst[i*ldd+j0], ldd, &a[i*k], bj, sj, w, k, blockSize, nbk)
+		}
+	}
+}
+
+// columnBlock is how many b rows (of rowBytes each) one sweep over a's rows
+// covers: all of them when a has a single tile of rows (nothing to reuse),
+// else as many as fit colBlockBytes, in multiples of 24 (every tile width
+// divides 24, so no block ends in a narrow remainder tile).
+func columnBlock(m, n, rowBytes int) int {
+	if m <= 4 {
+		return n
+	}
+	nb := colBlockBytes / rowBytes / 24 * 24
+	return max(nb, 24)
+}
+
+func axpy(alpha float32, x, y []float32) {
+	if !useAVX2 || len(x) == 0 {
+		axpyGeneric(alpha, x, y)
+		return
+	}
+	axpyAVX2(alpha, &x[0], &y[0], len(x))
+}
+
+func sum(x []float32) float32 {
+	main := len(x) &^ 63
+	if !useAVX2 || main == 0 {
+		return sumGeneric(x)
+	}
+	return sumAVX2(&x[0], main) + sumTail(x[main:])
+}
+
+func exp(dst, x []float32) {
+	if !useAVX2 {
+		expGeneric(dst, x)
+		return
+	}
+	main := len(x) &^ 7
+	if main > 0 {
+		expAVX2(&dst[0], &x[0], main)
+	}
+	if main < len(x) {
+		// The tail goes through the same instructions, padded, so a value's
+		// result does not depend on where it sits in x.
+		var buf [8]float32
+		copy(buf[:], x[main:])
+		expAVX2(&buf[0], &buf[0], 8)
+		copy(dst[main:], buf[:])
+	}
+}
+
+func peak(rounds int) int {
+	switch {
+	case useAVX512:
+		peakAVX512(rounds)
+		return rounds * 12 * 16 * 2
+	case useAVX2:
+		peakAVX2(rounds)
+		return rounds * 12 * 8 * 2
+	}
+	return peakGeneric(rounds)
+}
+
+func f16ToF32(dst []float32, src []uint16) {
+	main := len(src) &^ 7
+	if useAVX2 && main > 0 {
+		f16ToF32F16C(&dst[0], &src[0], main)
+	}
+	f16ToF32Generic(dst[main:], src[main:])
+}
+
+func f32ToF16(dst []uint16, src []float32) {
+	main := len(src) &^ 7
+	if useAVX2 && main > 0 {
+		f32ToF16F16C(&dst[0], &src[0], main)
+	}
+	f32ToF16Generic(dst[main:], src[main:])
+}
+
+func bf16ToF32(dst []float32, src []uint16) {
+	main := len(src) &^ 7
+	if useAVX2 && main > 0 {
+		bf16ToF32AVX2(&dst[0], &src[0], main)
+	}
+	bf16ToF32Generic(dst[main:], src[main:])
+}
+
+func hasF16C() bool {
+	const f16cBit = 1 << 29
+	return cpuidECX1()&f16cBit != 0
+}

@@ -1,0 +1,29 @@
+//go:build !amd64 || purego
+
+package asm
+
+func path() string { return "purego" }
+
+func dot(a, b []float32) float32 { return dotGeneric(a, b) }
+
+func matmulT(dst []float32, ldd int, a []float32, lda int, b []float32, ldb, m, n, k int) {
+	matmulTGeneric(dst, ldd, a, lda, b, ldb, m, n, k)
+}
+
+func matmulTQ8(dst []float32, ldd int, a []float32, b []int8, scales []float32, m, n, k, blockSize int) {
+	matmulTQ8Generic(dst, ldd, a, b, scales, m, n, k, blockSize)
+}
+
+func axpy(alpha float32, x, y []float32) { axpyGeneric(alpha, x, y) }
+
+func sum(x []float32) float32 { return sumGeneric(x) }
+
+func f16ToF32(dst []float32, src []uint16) { f16ToF32Generic(dst, src) }
+
+func bf16ToF32(dst []float32, src []uint16) { bf16ToF32Generic(dst, src) }
+
+func exp(dst, x []float32) { expGeneric(dst, x) }
+
+func peak(rounds int) int { return peakGeneric(rounds) }
+
+func f32ToF16(dst []uint16, src []float32) { f32ToF16Generic(dst, src) }

@@ -1,0 +1,163 @@
+//go:build ignore
+
+// The AVX-512 tile of gen_kernels.go: 8 rows of a by 6 rows of b, each zmm
+// accumulator holding the 8 lanes of two output rows (rows 2p and 2p+1 of
+// the tile, one column), so every element keeps the 8-lane order of the AVX2
+// kernels and comes out bit-identical to them, with twice the lanes per
+// multiply-add.
+package main
+
+import "fmt"
+
+func z(i int) string { return fmt.Sprintf("Z%d", i) }
+
+// zmm registers: accumulators Z0..Z(4C-1), row pairs of a Z24..Z27, the
+// broadcast chunk of b Z28, the tail mask Z29; Y24/X25 are reduction
+// scratch once the loop is done.
+const (
+	zPair = 24
+	zB    = 28
+	zMask = 29
+)
+
+// Pointer registers: rows 0, 3 and 6 of a, columns 0 and 3 of b; every other
+// row or column is one of them plus 1, 2 or 4 row strides (zLA for a, zLB
+// for b).
+const (
+	zA0, zA3, zA6, zB0, zB3, zLA, zLB, zCount = "SI", "DI", "R8", "R9", "R10", "R11", "R12", "DX"
+)
+
+func zAAddr(r int) string {
+	return [...]string{"(SI)", "(SI)(R11*1)", "(SI)(R11*2)", "(DI)", "(SI)(R11*4)", "(DI)(R11*2)", "(R8)", "(R8)(R11*1)"}[r]
+}
+
+func zBAddr(c int) string {
+	return [...]string{"(R9)", "(R9)(R12*1)", "(R9)(R12*2)", "(R10)", "(R9)(R12*4)", "(R10)(R12*2)"}[c]
+}
+
+// zChunk emits one 8-element step of an 8×cols tile.
+func (g *gen) zChunk(cols int, masked bool) {
+	for p := 0; p < 4; p++ {
+		g.p("VMOVUPS %s, %s", zAAddr(2*p), y(zPair+p))
+		g.p("VINSERTF32X8 $1, %s, %s, %s", zAAddr(2*p+1), z(zPair+p), z(zPair+p))
+		if masked {
+			g.p("VANDPS %s, %s, %s", z(zMask), z(zPair+p), z(zPair+p))
+		}
+	}
+	for c := 0; c < cols; c++ {
+		g.p("VBROADCASTF32X8 %s, %s", zBAddr(c), z(zB))
+		if masked {
+			g.p("VANDPS %s, %s, %s", z(zMask), z(zB), z(zB))
+		}
+		for p := 0; p < 4; p++ {
+			g.p("VFMADD231PS %s, %s, %s", z(zB), z(zPair+p), z(p*cols+c))
+		}
+	}
+}
+
+// zReduce8 folds the 8 lanes of ymm v as reduceStore does and stores lane 0.
+func (g *gen) zReduce8(v int, dst string) {
+	t := x(25)
+	g.p("VEXTRACTF32X4 $1, %s, %s", y(v), t)
+	g.p("VADDPS %s, %s, %s", t, x(v), x(v))
+	g.p("VMOVHLPS %s, %s, %s", x(v), x(v), t)
+	g.p("VADDPS %s, %s, %s", t, x(v), x(v))
+	g.p("VMOVSHDUP %s, %s", x(v), t)
+	g.p("VADDSS %s, %s, %s", t, x(v), x(v))
+	g.p("VMOVSS %s, %s", x(v), dst)
+}
+
+func (g *gen) zTile(name string, cols int) {
+	pfx := fmt.Sprintf("%s_8x%d", name, cols)
+	g.label(pfx + "_tile")
+	g.p("CMPQ %s, $%d", slotCols, cols)
+	g.p("JLT %s_done", pfx)
+	g.p("MOVQ %s, %s", slotBRow, zLB)
+	g.p("MOVQ %s, %s", slotARow, zLA)
+	g.p("MOVQ %s, %s", slotB, zB0)
+	g.p("LEAQ (%s)(%s*2), %s", zB0, zLB, zB3)
+	g.p("ADDQ %s, %s", zLB, zB3)
+	g.p("MOVQ a+16(FP), %s", zA0)
+	g.p("LEAQ (%s)(%s*2), %s", zA0, zLA, zA3)
+	g.p("ADDQ %s, %s", zLA, zA3)
+	g.p("LEAQ (%s)(%s*2), %s", zA3, zLA, zA6)
+	g.p("ADDQ %s, %s", zLA, zA6)
+	for i := 0; i < 4*cols; i++ {
+		g.p("VPXORD %s, %s, %s", z(i), z(i), z(i))
+	}
+	g.p("MOVQ %s, %s", slotKMain, zCount)
+	g.p("SHRQ $3, %s", zCount)
+	g.label(pfx + "_loop")
+	g.zChunk(cols, false)
+	for _, r := range []string{zA0, zA3, zA6, zB0, zB3} {
+		g.p("ADDQ $32, %s", r)
+	}
+	g.p("DECQ %s", zCount)
+	g.p("JNZ %s_loop", pfx)
+	g.p("CMPQ %s, $0", slotAux3)
+	g.p("JEQ %s_reduce", pfx)
+	// Step back so the last chunk ends at k, as the AVX2 tail does.
+	g.p("MOVQ %s, AX", slotAux2)
+	for _, r := range []string{zA0, zA3, zA6, zB0, zB3} {
+		g.p("SUBQ AX, %s", r)
+	}
+	g.zChunk(cols, true)
+	g.label(pfx + "_reduce")
+	g.p("MOVQ %s, AX", slotDst)
+	g.p("MOVQ %s, CX", slotLdd)
+	for p := 0; p < 4; p++ {
+		for c := 0; c < cols; c++ {
+			acc := p*cols + c
+			g.p("VEXTRACTF32X8 $1, %s, %s", z(acc), y(24))
+			g.zReduce8(acc, fmt.Sprintf("%d(AX)", 4*c))
+			g.zReduce8(24, fmt.Sprintf("%d(AX)(CX*1)", 4*c))
+		}
+		g.p("LEAQ (AX)(CX*2), AX")
+	}
+	g.advance(cols)
+	g.p("JMP %s_tile", pfx)
+	g.label(pfx + "_done")
+}
+
+// zKernel emits matmulTRows8AVX512, the 8-row kernel of the column-blocked
+// order (same arguments as matmulTRows4).
+func (g *gen) zKernel() {
+	name := "matmulTRows8AVX512"
+	g.raw(fmt.Sprintf("\n// func %s(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, n int, k int)\n", name))
+	g.raw("// Requires k >= 8 and AVX-512 F, DQ and VL.\n")
+	g.raw(fmt.Sprintf("TEXT ·%s(SB), NOSPLIT, $%d-64\n", name, frameBytes))
+	g.p("MOVQ k+56(FP), CX")
+	g.p("MOVQ CX, AX")
+	g.p("ANDQ $-8, AX")
+	g.p("MOVQ AX, %s", slotKMain)
+	g.p("MOVQ CX, AX")
+	g.p("ANDQ $7, AX")
+	g.p("MOVQ AX, %s", slotAux3)
+	g.p("LEAQ tailMask<>(SB), DX")
+	g.p("LEAQ (DX)(AX*4), DX")
+	g.p("VMOVUPS (DX), %s", y(zMask))
+	g.p("VINSERTF32X8 $1, (DX), %s, %s", z(zMask), z(zMask))
+	g.p("NEGQ AX")
+	g.p("ADDQ $8, AX")
+	g.p("SHLQ $2, AX")
+	g.p("MOVQ AX, %s", slotAux2) // bytes to step back for the tail: (8 - k mod 8)·4
+	g.p("MOVQ ldb+40(FP), AX")
+	g.p("SHLQ $2, AX")
+	g.p("MOVQ AX, %s", slotBRow)
+	g.p("MOVQ lda+24(FP), AX")
+	g.p("SHLQ $2, AX")
+	g.p("MOVQ AX, %s", slotARow)
+	g.p("MOVQ ldd+8(FP), AX")
+	g.p("SHLQ $2, AX")
+	g.p("MOVQ AX, %s", slotLdd)
+	g.p("MOVQ b+32(FP), AX")
+	g.p("MOVQ AX, %s", slotB)
+	g.p("MOVQ dst+0(FP), AX")
+	g.p("MOVQ AX, %s", slotDst)
+	g.p("MOVQ n+48(FP), AX")
+	g.p("MOVQ AX, %s", slotCols)
+	g.zTile(name, 6)
+	g.zTile(name, 1)
+	g.p("VZEROUPPER")
+	g.p("RET")
+}

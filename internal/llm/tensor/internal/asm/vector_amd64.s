@@ -1,0 +1,320 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// The element-wise and streaming kernels, written by hand (the matrix
+// kernels are generated into kernels_amd64.s).
+
+// func axpyAVX2(alpha float32, x *float32, y *float32, n int)
+TEXT ·axpyAVX2(SB), NOSPLIT, $0-32
+	VBROADCASTSS alpha+0(FP), Y0
+	MOVQ x+8(FP), SI
+	MOVQ y+16(FP), DI
+	MOVQ n+24(FP), CX
+	XORQ AX, AX
+	MOVQ CX, DX
+	ANDQ $-32, DX
+	JZ axpy_by8
+axpy_by32:
+	VMOVUPS (DI)(AX*4), Y1
+	VMOVUPS 32(DI)(AX*4), Y2
+	VMOVUPS 64(DI)(AX*4), Y3
+	VMOVUPS 96(DI)(AX*4), Y4
+	VFMADD231PS (SI)(AX*4), Y0, Y1
+	VFMADD231PS 32(SI)(AX*4), Y0, Y2
+	VFMADD231PS 64(SI)(AX*4), Y0, Y3
+	VFMADD231PS 96(SI)(AX*4), Y0, Y4
+	VMOVUPS Y1, (DI)(AX*4)
+	VMOVUPS Y2, 32(DI)(AX*4)
+	VMOVUPS Y3, 64(DI)(AX*4)
+	VMOVUPS Y4, 96(DI)(AX*4)
+	ADDQ $32, AX
+	CMPQ AX, DX
+	JLT axpy_by32
+axpy_by8:
+	MOVQ CX, DX
+	ANDQ $-8, DX
+	CMPQ AX, DX
+	JGE axpy_tail
+axpy_loop8:
+	VMOVUPS (DI)(AX*4), Y1
+	VFMADD231PS (SI)(AX*4), Y0, Y1
+	VMOVUPS Y1, (DI)(AX*4)
+	ADDQ $8, AX
+	CMPQ AX, DX
+	JLT axpy_loop8
+axpy_tail:
+	CMPQ AX, CX
+	JGE axpy_done
+	VMOVSS (DI)(AX*4), X1
+	VFMADD231SS (SI)(AX*4), X0, X1
+	VMOVSS X1, (DI)(AX*4)
+	INCQ AX
+	JMP axpy_tail
+axpy_done:
+	VZEROUPPER
+	RET
+
+// func sumAVX2(x *float32, n int) float32
+// Requires n a multiple of 64.
+TEXT ·sumAVX2(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	XORQ AX, AX
+	TESTQ CX, CX
+	JZ sum_reduce
+sum_loop:
+	VADDPS (SI)(AX*4), Y0, Y0
+	VADDPS 32(SI)(AX*4), Y1, Y1
+	VADDPS 64(SI)(AX*4), Y2, Y2
+	VADDPS 96(SI)(AX*4), Y3, Y3
+	VADDPS 128(SI)(AX*4), Y4, Y4
+	VADDPS 160(SI)(AX*4), Y5, Y5
+	VADDPS 192(SI)(AX*4), Y6, Y6
+	VADDPS 224(SI)(AX*4), Y7, Y7
+	ADDQ $64, AX
+	CMPQ AX, CX
+	JLT sum_loop
+sum_reduce:
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y6, Y2, Y2
+	VADDPS Y7, Y3, Y3
+	VADDPS Y2, Y0, Y0
+	VADDPS Y3, Y1, Y1
+	VADDPS Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	VMOVSS X0, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// expConsts: the constants of expAVX2 (see exp.go), one float32 each.
+DATA expConsts<>+0(SB)/4, $88.72284      // above: +Inf
+DATA expConsts<>+4(SB)/4, $-103.972084   // below: 0
+DATA expConsts<>+8(SB)/4, $1.44269504    // log2(e)
+DATA expConsts<>+12(SB)/4, $0.693359375  // ln 2, high part
+DATA expConsts<>+16(SB)/4, $-2.12194440e-4 // ln 2, low part
+DATA expConsts<>+20(SB)/4, $1.9875691500e-4
+DATA expConsts<>+24(SB)/4, $1.3981999507e-3
+DATA expConsts<>+28(SB)/4, $8.3334519073e-3
+DATA expConsts<>+32(SB)/4, $4.1665795894e-2
+DATA expConsts<>+36(SB)/4, $1.6666665459e-1
+DATA expConsts<>+40(SB)/4, $5.0000001201e-1
+DATA expConsts<>+44(SB)/4, $1.0
+DATA expConsts<>+48(SB)/4, $127
+DATA expConsts<>+52(SB)/4, $0x7f800000
+GLOBL expConsts<>(SB), RODATA|NOPTR, $56
+
+// func expAVX2(dst *float32, x *float32, n int)
+// Requires n a multiple of 8. The steps of expGeneric, with fused
+// multiply-adds.
+TEXT ·expAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS expConsts<>+0(SB), Y15
+	VBROADCASTSS expConsts<>+4(SB), Y14
+	VBROADCASTSS expConsts<>+8(SB), Y13
+	VBROADCASTSS expConsts<>+12(SB), Y12
+	VBROADCASTSS expConsts<>+16(SB), Y11
+	VBROADCASTSS expConsts<>+44(SB), Y10
+	VPBROADCASTD expConsts<>+48(SB), Y9
+	XORQ AX, AX
+	TESTQ CX, CX
+	JZ exp_done
+exp_loop:
+	VMOVUPS (SI)(AX*4), Y0
+	VMINPS Y15, Y0, Y1
+	VMAXPS Y14, Y1, Y1
+	VMULPS Y13, Y1, Y2
+	VROUNDPS $0, Y2, Y2
+	VFNMADD231PS Y12, Y2, Y1
+	VFNMADD231PS Y11, Y2, Y1
+	VMULPS Y1, Y1, Y3
+	VBROADCASTSS expConsts<>+20(SB), Y4
+	VBROADCASTSS expConsts<>+24(SB), Y5
+	VFMADD213PS Y5, Y1, Y4
+	VBROADCASTSS expConsts<>+28(SB), Y5
+	VFMADD213PS Y5, Y1, Y4
+	VBROADCASTSS expConsts<>+32(SB), Y5
+	VFMADD213PS Y5, Y1, Y4
+	VBROADCASTSS expConsts<>+36(SB), Y5
+	VFMADD213PS Y5, Y1, Y4
+	VBROADCASTSS expConsts<>+40(SB), Y5
+	VFMADD213PS Y5, Y1, Y4
+	VFMADD213PS Y1, Y3, Y4
+	VADDPS Y10, Y4, Y4
+	VCVTPS2DQ Y2, Y2
+	VPSRAD $1, Y2, Y5
+	VPSUBD Y5, Y2, Y6
+	VPADDD Y9, Y5, Y5
+	VPSLLD $23, Y5, Y5
+	VPADDD Y9, Y6, Y6
+	VPSLLD $23, Y6, Y6
+	VMULPS Y5, Y4, Y4
+	VMULPS Y6, Y4, Y4
+	VCMPPS $0x1e, Y15, Y0, Y7
+	VBROADCASTSS expConsts<>+52(SB), Y8
+	VBLENDVPS Y7, Y8, Y4, Y4
+	VCMPPS $0x11, Y14, Y0, Y7
+	VXORPS Y8, Y8, Y8
+	VBLENDVPS Y7, Y8, Y4, Y4
+	VCMPPS $3, Y0, Y0, Y7
+	VBLENDVPS Y7, Y0, Y4, Y4
+	VMOVUPS Y4, (DI)(AX*4)
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JLT exp_loop
+exp_done:
+	VZEROUPPER
+	RET
+
+// func peakAVX2(n int)
+// n rounds of 12 independent 8-lane multiply-adds: the FMA units' peak.
+TEXT ·peakAVX2(SB), NOSPLIT, $0-8
+	MOVQ n+0(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+	TESTQ CX, CX
+	JZ peaky_done
+peaky_loop:
+	VFMADD231PS Y12, Y13, Y0
+	VFMADD231PS Y12, Y13, Y1
+	VFMADD231PS Y12, Y13, Y2
+	VFMADD231PS Y12, Y13, Y3
+	VFMADD231PS Y12, Y13, Y4
+	VFMADD231PS Y12, Y13, Y5
+	VFMADD231PS Y12, Y13, Y6
+	VFMADD231PS Y12, Y13, Y7
+	VFMADD231PS Y12, Y13, Y8
+	VFMADD231PS Y12, Y13, Y9
+	VFMADD231PS Y12, Y13, Y10
+	VFMADD231PS Y12, Y13, Y11
+	DECQ CX
+	JNZ peaky_loop
+peaky_done:
+	VZEROUPPER
+	RET
+
+// func peakAVX512(n int)
+// n rounds of 12 independent 16-lane multiply-adds.
+TEXT ·peakAVX512(SB), NOSPLIT, $0-8
+	MOVQ n+0(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	TESTQ CX, CX
+	JZ peakz_done
+peakz_loop:
+	VFMADD231PS Z20, Z21, Z0
+	VFMADD231PS Z20, Z21, Z1
+	VFMADD231PS Z20, Z21, Z2
+	VFMADD231PS Z20, Z21, Z3
+	VFMADD231PS Z20, Z21, Z4
+	VFMADD231PS Z20, Z21, Z5
+	VFMADD231PS Z20, Z21, Z6
+	VFMADD231PS Z20, Z21, Z7
+	VFMADD231PS Z20, Z21, Z8
+	VFMADD231PS Z20, Z21, Z9
+	VFMADD231PS Z20, Z21, Z10
+	VFMADD231PS Z20, Z21, Z11
+	DECQ CX
+	JNZ peakz_loop
+peakz_done:
+	VZEROUPPER
+	RET
+
+// func f16ToF32F16C(dst *float32, src *uint16, n int)
+// Requires n a multiple of 8.
+TEXT ·f16ToF32F16C(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	XORQ AX, AX
+	TESTQ CX, CX
+	JZ f16_done
+f16_loop:
+	VCVTPH2PS (SI)(AX*2), Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JLT f16_loop
+f16_done:
+	VZEROUPPER
+	RET
+
+// func f32ToF16F16C(dst *uint16, src *float32, n int)
+// Requires n a multiple of 8. Rounds to nearest, ties to even.
+TEXT ·f32ToF16F16C(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	XORQ AX, AX
+	TESTQ CX, CX
+	JZ f32f16_done
+f32f16_loop:
+	VMOVUPS (SI)(AX*4), Y0
+	VCVTPS2PH $0, Y0, X1
+	VMOVDQU X1, (DI)(AX*2)
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JLT f32f16_loop
+f32f16_done:
+	VZEROUPPER
+	RET
+
+// func bf16ToF32AVX2(dst *float32, src *uint16, n int)
+// Requires n a multiple of 8.
+TEXT ·bf16ToF32AVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	XORQ AX, AX
+	TESTQ CX, CX
+	JZ bf16_done
+bf16_loop:
+	VPMOVZXWD (SI)(AX*2), Y0
+	VPSLLD $16, Y0, Y0
+	VMOVDQU Y0, (DI)(AX*4)
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JLT bf16_loop
+bf16_done:
+	VZEROUPPER
+	RET

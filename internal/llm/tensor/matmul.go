@@ -1,0 +1,99 @@
+package tensor
+
+import (
+	"github.com/weftlabs/weft/internal/llm/tensor/internal/asm"
+)
+
+// columnGrain aligns the column bands given to threads: every tile width of
+// the kernels divides it, so no band ends in a narrow remainder tile.
+const columnGrain = 24
+
+// minParallelMACs is the size below which a product runs on the calling
+// thread alone: waking a worker costs more than it saves.
+const minParallelMACs = 1 << 15
+
+// MatMulT sets dst[m×n] = a[m×k] · bᵀ, b stored n×k row-major ([out, in], as
+// checkpoints store linear weights), splitting the n output columns over the
+// pool's threads. Each element is computed by one thread in the order of
+// package asm, so a row's result is bit-identical whatever m and whatever the
+// thread count. It panics if a slice is shorter than its shape.
+func (p *Pool) MatMulT(dst, a, b []float32, m, n, k int) {
+	asmCheck := m*k <= len(a) && n*k <= len(b) && m*n <= len(dst)
+	if !asmCheck || m*n*k < minParallelMACs || p.threads == 1 {
+		asm.MatMulT(dst, a, b, m, n, k) // panics on bad shapes, in the caller's goroutine
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.matmul = matmulTask{dst: dst, a: a, b: b, m: m, n: n, k: k}
+	p.runLocked(&p.matmul, n, columnGrain, p.threads)
+	p.matmul = matmulTask{}
+}
+
+type matmulTask struct {
+	dst, a, b []float32
+	m, n, k   int
+}
+
+func (t *matmulTask) run(lo, hi int) {
+	asm.MatMulTStrided(t.dst[lo:], t.n, t.a, t.k, t.b[lo*t.k:], t.k, t.m, hi-lo, t.k)
+}
+
+// MatMulTQ8 is MatMulT with b an int8 block-quantised matrix: dst[m×w.Rows]
+// = a[m×w.Cols] · wᵀ. Its result equals MatMulT on w.Dequantize() bit for bit.
+func (p *Pool) MatMulTQ8(dst, a []float32, w *Q8, m int) {
+	n, k := w.Rows, w.Cols
+	asmCheck := m*k <= len(a) && m*n <= len(dst) && n*k <= len(w.Data) &&
+		w.BlockSize > 0 && w.BlockSize%8 == 0 && k%w.BlockSize == 0 && n*(k/w.BlockSize) <= len(w.Scales)
+	if !asmCheck || m*n*k < minParallelMACs || p.threads == 1 {
+		asm.MatMulTQ8(dst, a, w.Data, w.Scales, m, n, k, w.BlockSize)
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.q8 = matmulQ8Task{dst: dst, a: a, w: w, m: m}
+	p.runLocked(&p.q8, n, columnGrain, p.threads)
+	p.q8 = matmulQ8Task{}
+}
+
+type matmulQ8Task struct {
+	dst, a []float32
+	w      *Q8
+	m      int
+}
+
+func (t *matmulQ8Task) run(lo, hi int) {
+	w := t.w
+	nb := w.Cols / w.BlockSize
+	asm.MatMulTQ8Strided(t.dst[lo:], w.Rows, t.a, w.Data[lo*w.Cols:], w.Scales[lo*nb:], t.m, hi-lo, w.Cols, w.BlockSize)
+}
+
+// MatMulT is the single-thread kernel behind Pool.MatMulT, with the same
+// signature as in package asm (which code outside package tensor cannot
+// import): dst[m×n] = a[m×k] · bᵀ, b stored n×k.
+func MatMulT(dst, a, b []float32, m, n, k int) { asm.MatMulT(dst, a, b, m, n, k) }
+
+// MatMulTQ8 is the single-thread int8 kernel behind Pool.MatMulTQ8, with the
+// signature of package asm: b n×k int8 with scales n×(k/blockSize).
+func MatMulTQ8(dst, a []float32, b []int8, scales []float32, m, n, k, blockSize int) {
+	asm.MatMulTQ8(dst, a, b, scales, m, n, k, blockSize)
+}
+
+// MatMulTStrided is MatMulT on the calling thread over rows that need not be
+// packed: row i of a starts at a[i*lda], row j of b at b[j*ldb], row i of the
+// result at dst[i*ldd]. It serves products too small to split, such as one
+// attention head's scores against the rows of a key cache laid out
+// [positions × heads·headDim]; the result is bit-identical to MatMulT on
+// packed copies.
+func MatMulTStrided(dst []float32, ldd int, a []float32, lda int, b []float32, ldb, m, n, k int) {
+	asm.MatMulTStrided(dst, ldd, a, lda, b, ldb, m, n, k)
+}
+
+// Dot returns Σ a[i]·b[i], bit-identical to the element MatMulT computes for
+// the same two rows. It panics if the lengths differ.
+func Dot(a, b []float32) float32 { return asm.Dot(a, b) }
+
+// Axpy sets y[i] += alpha·x[i] (fused where the CPU has FMA): an attention
+// output's weighted sum of value rows, or a gradient's accumulation. It
+// panics if the lengths differ.
+func Axpy(alpha float32, x, y []float32) { asm.Axpy(alpha, x, y) }
