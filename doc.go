@@ -37,11 +37,38 @@
 //
 //	db, _ := weft.Open(ctx, "sqlite:weft.db")
 //	_ = weft.Migrate(ctx, db)
-//	identity, _ := weft.NewIdentity(weft.IdentityConfig{DB: db.DB})
+//	identity, _ := weft.NewIdentity(weft.IdentityConfig{DB: db})
 //	handler, _ := httpapi.New(httpapi.Config{Identity: identity /*, Trace: ..., */})
 //	mux.Handle("/weft/", http.StripPrefix("/weft", handler))
 //
 // examples/embed is a complete program doing both.
+//
+// # One shape for every package
+//
+// Every domain package (trace, feedback, objects, training, chat) is built the
+// same way, so that a new one can copy any of them:
+//
+//   - doc.go is the tour; service.go holds the Service interface, whose
+//     method docs are the contract (ordering, idempotency, paging, what is
+//     not found); errors.go the sentinels, each made with [DefineError] over
+//     one of this package's error classes, which fixes its HTTP status in one
+//     table (transport/httpapi/errors.go); types.go the requests and answers.
+//   - config.go holds Config with the defaults as exported DefaultX constants,
+//     used by the package's defaulting and by the standalone server's flags;
+//     Config.DB is a migrated [*DB] and Config.Now the one clock (time.Now
+//     unless set; stored times are UTC). New(Config) fills the defaults,
+//     validates once and returns the concrete type, which states that it
+//     implements the interface: var _ Service = (*Store)(nil) (chat's is
+//     Gateway, over model servers instead of a database).
+//   - store.go holds Store and New; store_<concern>.go one concern each of
+//     what Store does (store_queues.go, store_tables.go, store_jobs.go, ...).
+//   - Every request names its project; the acting user comes from the
+//     context ([WithPrincipal], [UserID]) and a user id in a request is
+//     ignored. Authorization is the caller's job: transport/httpapi registers
+//     every route through one helper that names the projects a request
+//     touches, authorizes them and calls the service.
+//   - Tests run one body on every database (internal/testdb.ForEach) and
+//     Example functions run on SQLite.
 //
 // # Storage
 //

@@ -19,7 +19,7 @@ func Example() {
 	if err := weft.Migrate(ctx, db); err != nil {
 		panic(err)
 	}
-	identity, _ := weft.NewIdentity(weft.IdentityConfig{DB: db.DB})
+	identity, _ := weft.NewIdentity(weft.IdentityConfig{DB: db})
 	_, _ = identity.CreateUser(ctx, "alice", false)
 	_ = identity.AddMember(ctx, "research", "alice", "member")
 	key, _ := identity.CreateAPIKey(ctx, "alice", "laptop")

@@ -27,24 +27,42 @@ var (
 	ErrBadName        = DefineError(ErrInvalid, "InvalidRequest", "names are 1 to 128 characters without '/', ':' or control characters")
 )
 
+// DefaultIdentityCacheTTL is how long [Identity] remembers an authenticated
+// key when IdentityConfig.CacheTTL is zero.
+const DefaultIdentityCacheTTL = 5 * time.Second
+
 // IdentityConfig configures [NewIdentity].
 type IdentityConfig struct {
 	// DB holds the users, entities, memberships, keys and projects. Required.
-	DB *bun.DB
+	DB *DB
 	// CacheTTL is how long an authenticated key and its memberships are remembered
 	// before the database is asked again; a revoked key stops working on other
 	// servers within this time (at once on the server that revoked it).
-	// Defaults to 5 seconds; negative disables the cache.
+	// Defaults to [DefaultIdentityCacheTTL]; negative disables the cache.
 	CacheTTL time.Duration
-	// Now returns the current time. Defaults to time.Now.
+	// Now is the clock that stamps rows and expires cached keys. Defaults to
+	// time.Now; times are stored in UTC.
 	Now func() time.Time
+}
+
+func (cfg *IdentityConfig) setDefaults() error {
+	if cfg.DB == nil {
+		return errors.New("weft: IdentityConfig.DB is required")
+	}
+	if cfg.CacheTTL == 0 {
+		cfg.CacheTTL = DefaultIdentityCacheTTL
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return nil
 }
 
 // Identity stores users, the entities (teams) they belong to, their API keys, and
 // the projects created under entities. Keys are stored as SHA-256 hashes and
 // compared in constant time. Every user gets a personal entity named after it.
 type Identity struct {
-	db       *bun.DB
+	db       *DB
 	cacheTTL time.Duration
 	now      func() time.Time
 
@@ -60,14 +78,8 @@ type cachedPrincipal struct {
 
 // NewIdentity returns an Identity over cfg.DB (migrated with [Migrate]).
 func NewIdentity(cfg IdentityConfig) (*Identity, error) {
-	if cfg.DB == nil {
-		return nil, errors.New("weft: IdentityConfig.DB is required")
-	}
-	if cfg.CacheTTL == 0 {
-		cfg.CacheTTL = 5 * time.Second
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
 	}
 	return &Identity{db: cfg.DB, cacheTTL: cfg.CacheTTL, now: cfg.Now, keys: map[string]cachedPrincipal{}}, nil
 }

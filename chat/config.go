@@ -1,188 +1,87 @@
 package chat
 
 import (
-	"bytes"
 	"errors"
-	"fmt"
-	"net/url"
-	"os"
-	"strings"
+	"log/slog"
+	"net/http"
 	"time"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Upstream kinds: how a request is shaped for the server behind a route.
+// Defaults of [Config], exported so that a command line can show and reuse them.
 const (
-	// KindVLLM forwards every field, vLLM extensions included (vLLM, SGLang,
-	// and servers that ignore unknown fields such as llama.cpp or Ollama).
-	KindVLLM = "vllm"
-	// KindOpenAI translates vLLM extensions to OpenAI's fields where a
-	// translation exists and refuses the request with a 400 where none does.
-	KindOpenAI = "openai"
+	// DefaultProject is the project a completion is traced into when the
+	// request names none (no OpenAI-Project header):
+	// "<caller's default entity>/chat".
+	DefaultProject = "chat"
+	// DefaultQueueSize bounds the completions waiting to be traced.
+	DefaultQueueSize = 10000
+	// DefaultMaxResponseBytes bounds a non-streamed upstream response: 64 MiB.
+	DefaultMaxResponseBytes = 64 << 20
 )
 
-// Routing maps public model names to upstream servers. It is read from a YAML
-// or JSON file with [LoadRouting]:
-//
-//	models:
-//	  - name: llama-8b                 # the name clients send as "model"
-//	    max_model_len: 8192            # model metadata for model-aware checks
-//	    vocab_size: 128256
-//	    timeout: 60s                   # per attempt; default 10m
-//	    retries: 1                     # extra attempts per route; default 0
-//	    retry_backoff: 100ms           # doubled after each retry; default 100ms
-//	    fallbacks: [llama-8b-backup]   # other routes tried in order
-//	    upstreams:
-//	      - url: http://vllm-a:8000/v1 # base URL of an OpenAI-compatible server
-//	        model: meta-llama/Llama-3.1-8B-Instruct  # upstream's name; default: name
-//	        kind: vllm                 # vllm (default) or openai
-//	        api_key_env: VLLM_A_KEY    # environment variable holding its API key
-//	        weight: 3                  # load-balancing weight; default 1
-//	lora:                              # where trained LoRA adapters are served
-//	  url: http://vllm-lora:8000/v1
-//	  api_key_env: VLLM_LORA_KEY
-type Routing struct {
-	Models []Route `yaml:"models"`
-	// LoRA is the vLLM server (run with --enable-lora and runtime LoRA
-	// updating) that serves trained adapters. Optional.
-	LoRA *Upstream `yaml:"lora"`
+// Config configures [New]. The zero value of every optional field is its
+// documented default.
+type Config struct {
+	// Routing maps model names to upstreams. Required.
+	Routing *Routing
+	// Recorder stores traced calls. Nil turns tracing off.
+	Recorder CallRecorder
+	// Files stores generated images. Nil leaves image URLs and base64 data in
+	// /image/create responses as the provider returned them.
+	Files FileStore
+	// Adapters resolves trained-model names to LoRA adapters served by
+	// Routing.LoRA. Nil leaves such names unknown (404).
+	Adapters AdapterResolver
+	// DefaultProject is the project name used under the caller's default
+	// entity when a request names no project. Defaults to DefaultProject.
+	DefaultProject string
+	// Client sends upstream requests. Defaults to a client over a transport
+	// tuned for many concurrent keep-alive connections to few hosts.
+	Client *http.Client
+	// QueueSize bounds the calls waiting to be traced; beyond it calls are
+	// dropped and counted. Defaults to [DefaultQueueSize].
+	QueueSize int
+	// MaxResponseBytes bounds a non-streamed upstream response. Defaults to
+	// [DefaultMaxResponseBytes].
+	MaxResponseBytes int64
+	// Registerer receives the gateway's metrics. Defaults to a private registry.
+	Registerer prometheus.Registerer
+	// Logger receives upstream failures and tracing errors. Defaults to slog.Default().
+	Logger *slog.Logger
+	// Now is the clock that stamps traced calls. Defaults to time.Now; times
+	// are recorded in UTC.
+	Now func() time.Time
 }
 
-// Route is one public model name.
-type Route struct {
-	Name      string     `yaml:"name"`
-	Upstreams []Upstream `yaml:"upstreams"`
-	// Fallbacks name other routes tried, in order, when every attempt on this
-	// one failed with a connect error, a timeout, a 5xx or a 429.
-	Fallbacks    []string      `yaml:"fallbacks"`
-	Retries      int           `yaml:"retries"`
-	RetryBackoff time.Duration `yaml:"retry_backoff"`
-	Timeout      time.Duration `yaml:"timeout"`
-	ModelInfo    `yaml:",inline"`
-}
-
-// Upstream is one OpenAI-compatible server.
-type Upstream struct {
-	// URL is the base URL up to and including /v1.
-	URL   string `yaml:"url"`
-	Model string `yaml:"model"`
-	Kind  string `yaml:"kind"`
-	// APIKeyEnv names the environment variable holding the upstream's key,
-	// read once when the routing is loaded.
-	APIKeyEnv string `yaml:"api_key_env"`
-	Weight    int    `yaml:"weight"`
-
-	apiKey string
-}
-
-// Default route settings.
-const (
-	DefaultTimeout      = 10 * time.Minute
-	DefaultRetryBackoff = 100 * time.Millisecond
-)
-
-// LoadRouting reads a routing file (YAML or JSON), resolves API keys from the
-// environment and checks it.
-func LoadRouting(path string) (*Routing, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("chat routing: %w", err)
+func (cfg *Config) setDefaults() error {
+	if cfg.Routing == nil {
+		return errors.New("chat: Config.Routing is required")
 	}
-	return ParseRouting(data, os.LookupEnv)
-}
-
-// ParseRouting parses routing text (YAML or JSON); lookupEnv resolves
-// api_key_env names.
-func ParseRouting(data []byte, lookupEnv func(string) (string, bool)) (*Routing, error) {
-	var r Routing
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&r); err != nil {
-		return nil, fmt.Errorf("chat routing: %w", err)
+	if cfg.DefaultProject == "" {
+		cfg.DefaultProject = DefaultProject
 	}
-	if err := r.prepare(lookupEnv); err != nil {
-		return nil, fmt.Errorf("chat routing: %w", err)
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{Transport: NewTransport()}
 	}
-	return &r, nil
-}
-
-// prepare fills defaults and checks the routing once.
-func (r *Routing) prepare(lookupEnv func(string) (string, bool)) error {
-	names := map[string]bool{}
-	for i := range r.Models {
-		route := &r.Models[i]
-		if route.Name == "" {
-			return fmt.Errorf("models[%d]: name is required", i)
-		}
-		if names[route.Name] {
-			return fmt.Errorf("model %q is listed twice", route.Name)
-		}
-		names[route.Name] = true
-		if len(route.Upstreams) == 0 {
-			return fmt.Errorf("model %q: at least one upstream is required", route.Name)
-		}
-		if route.Timeout == 0 {
-			route.Timeout = DefaultTimeout
-		}
-		if route.RetryBackoff == 0 {
-			route.RetryBackoff = DefaultRetryBackoff
-		}
-		if route.Retries < 0 || route.Timeout < 0 || route.RetryBackoff < 0 {
-			return fmt.Errorf("model %q: retries, timeout and retry_backoff must not be negative", route.Name)
-		}
-		for j := range route.Upstreams {
-			if err := route.Upstreams[j].prepare(route.Name, lookupEnv); err != nil {
-				return fmt.Errorf("model %q: upstreams[%d]: %w", route.Name, j, err)
-			}
-		}
+	if cfg.QueueSize == 0 {
+		cfg.QueueSize = DefaultQueueSize
 	}
-	for _, route := range r.Models {
-		for _, fb := range route.Fallbacks {
-			if !names[fb] || fb == route.Name {
-				return fmt.Errorf("model %q: fallback %q is not another listed model", route.Name, fb)
-			}
-		}
+	if cfg.MaxResponseBytes == 0 {
+		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
-	if r.LoRA != nil {
-		if err := r.LoRA.prepare("", lookupEnv); err != nil {
-			return fmt.Errorf("lora: %w", err)
-		}
-		if r.LoRA.Kind != KindVLLM {
-			return errors.New("lora: the LoRA upstream must be of kind vllm")
-		}
+	if cfg.QueueSize < 0 || cfg.MaxResponseBytes < 0 {
+		return errors.New("chat: QueueSize and MaxResponseBytes must not be negative")
 	}
-	return nil
-}
-
-func (u *Upstream) prepare(model string, lookupEnv func(string) (string, bool)) error {
-	parsed, err := url.Parse(u.URL)
-	if err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
-		return fmt.Errorf("url %q must be an http(s) URL", u.URL)
+	if cfg.Registerer == nil {
+		cfg.Registerer = prometheus.NewRegistry()
 	}
-	u.URL = strings.TrimSuffix(u.URL, "/")
-	if u.Model == "" {
-		u.Model = model
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
 	}
-	switch u.Kind {
-	case "":
-		u.Kind = KindVLLM
-	case KindVLLM, KindOpenAI:
-	default:
-		return fmt.Errorf("kind %q must be %q or %q", u.Kind, KindVLLM, KindOpenAI)
-	}
-	if u.Weight == 0 {
-		u.Weight = 1
-	}
-	if u.Weight < 0 {
-		return errors.New("weight must not be negative")
-	}
-	if u.APIKeyEnv != "" {
-		key, ok := lookupEnv(u.APIKeyEnv)
-		if !ok {
-			return fmt.Errorf("api_key_env %s is not set", u.APIKeyEnv)
-		}
-		u.apiKey = key
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
 	return nil
 }

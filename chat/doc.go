@@ -55,4 +55,22 @@
 // ("<entity>/<project>/<name>", "…:step<N>" or "wandb-artifact:///…") is asked
 // of an [AdapterResolver]; a resolved LoRA adapter is loaded into the
 // configured LoRA-capable vLLM upstream on first use and then addressed by name.
+//
+// # Using it
+//
+// [Service] is the contract and [Gateway] its implementation over the model
+// servers of a [Routing]; [New] takes a [Config] whose zero fields are the
+// documented defaults ([DefaultQueueSize], [DefaultMaxResponseBytes], ...).
+// The acting user comes from the context:
+//
+//	routing, err := chat.LoadRouting("routing.yaml")
+//	gateway, err := chat.New(chat.Config{Routing: routing, Recorder: chatstore.Recorder{Trace: calls}})
+//	completion, err := gateway.Complete(weft.WithPrincipal(ctx, p), projectID, body)
+//
+// Errors wrap this package's sentinels ([ErrBadRequest], [ErrModelNotFound],
+// ...), each of a weft error class that decides its HTTP status. The files
+// follow the layout every domain shares (see package weft): service.go,
+// errors.go, types.go, config.go and gateway.go, beside the routing file
+// (routing.go) and the request's way through (validate.go, completion.go,
+// stream.go, record.go).
 package chat

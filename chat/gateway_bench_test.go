@@ -59,7 +59,7 @@ func newBenchGateway(b *testing.B) *benchGateway {
 	b.Cleanup(upstream.Close)
 
 	db := testdb.SQLite(b)
-	identity, err := weft.NewIdentity(weft.IdentityConfig{DB: db.DB})
+	identity, err := weft.NewIdentity(weft.IdentityConfig{DB: db})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func newBenchGateway(b *testing.B) *benchGateway {
 	if err != nil {
 		b.Fatal(err)
 	}
-	traces, err := trace.New(trace.Config{DB: db.DB})
+	traces, err := trace.New(trace.Config{DB: db})
 	if err != nil {
 		b.Fatal(err)
 	}

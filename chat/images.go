@@ -14,24 +14,6 @@ type FileStore interface {
 	StoreFile(ctx context.Context, projectID, name string, content []byte) (digest string, err error)
 }
 
-// ImageRequest is the body of POST /image/create.
-type ImageRequest struct {
-	ProjectID string `json:"project_id"`
-	// Inputs holds model and prompt (required) and n; other keys are passed
-	// to the provider.
-	Inputs json.RawMessage `json:"inputs"`
-	// TrackLLMCall records the generation as a call (default true).
-	TrackLLMCall *bool `json:"track_llm_call,omitempty"`
-}
-
-// ImageResult is the answer of POST /image/create. Failures are reported in
-// Response as {"error": "..."} with a 2xx status, as Weave does.
-type ImageResult struct {
-	Response    json.RawMessage `json:"response"`
-	TraceCallID *string         `json:"trace_call_id"`
-}
-
-// maxImageBytes bounds one downloaded image.
 const maxImageBytes = 64 << 20
 
 // CreateImage generates images with the upstream routed for inputs.model

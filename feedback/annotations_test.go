@@ -32,7 +32,7 @@ func TestAnnotationValuesFollowTheirSpec(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		svc, err := feedback.New(feedback.Config{DB: db.DB, AnnotationSpecs: feedback.ObjectSpecs(objs)})
+		svc, err := feedback.New(feedback.Config{DB: db, AnnotationSpecs: feedback.ObjectSpecs(objs)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -26,10 +26,20 @@
 //
 // # Using it
 //
-//	svc, err := feedback.New(feedback.Config{DB: db, Calls: callLookup,
+// [Service] is the contract and [Store] its implementation over a migrated
+// weft database, PostgreSQL or SQLite; [New] takes a [Config] whose zero
+// fields are the documented defaults. The acting user comes from the context:
+//
+//	svc, err := feedback.New(feedback.Config{DB: db, Calls: feedback.TraceCalls(calls),
 //		AnnotationSpecs: feedback.ObjectSpecs(objectService)})
 //	ctx = weft.WithPrincipal(ctx, weft.Principal{UserID: "u1"})
 //	res, err := svc.Create(ctx, feedback.CreateReq{ProjectID: "team/proj",
 //		TraceRef: "trace:///team/proj/call/0192...", FeedbackType: "wandb.reaction.1",
 //		Payload: json.RawMessage(`{"emoji":"👍"}`)})
+//
+// Errors wrap this package's sentinels ([ErrInvalidFeedback],
+// [ErrQueueNotFound], ...), each of a weft error class that decides its HTTP
+// status. The files follow the layout every domain shares (see package weft):
+// service.go, errors.go, types.go, config.go, store.go (feedback rows),
+// store_queues.go and store_queue_items.go.
 package feedback

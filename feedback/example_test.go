@@ -20,7 +20,7 @@ func Example() {
 	if err := weft.Migrate(ctx, db); err != nil {
 		panic(err)
 	}
-	svc, err := feedback.New(feedback.Config{DB: db.DB})
+	svc, err := feedback.New(feedback.Config{DB: db})
 	if err != nil {
 		panic(err)
 	}

@@ -36,7 +36,7 @@ func str(s string) *string { return &s }
 
 func newService(t testing.TB, db *weft.DB, calls feedback.CallLookup) feedback.Service {
 	t.Helper()
-	svc, err := feedback.New(feedback.Config{DB: db.DB, Calls: calls})
+	svc, err := feedback.New(feedback.Config{DB: db, Calls: calls})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func FuzzQuery(f *testing.F) {
 	ctx := weft.WithPrincipal(context.Background(), weft.Principal{UserID: "fuzzer", Username: "fuzzer", Entities: []string{"e"}})
 	var services []feedback.Service
 	for _, db := range []*weft.DB{testdb.SQLite(f), testdb.Postgres(f)} {
-		svc, err := feedback.New(feedback.Config{DB: db.DB})
+		svc, err := feedback.New(feedback.Config{DB: db})
 		if err != nil {
 			f.Fatal(err)
 		}

@@ -116,7 +116,7 @@ func present(s *string) *string {
 
 // newRow checks req against every rule that needs no database (queue ids are
 // checked by the caller) and returns the row to store.
-func (s *service) newRow(req CreateReq, user string, now time.Time) (*feedbackRow, error) {
+func (s *Store) newRow(req CreateReq, user string, now time.Time) (*feedbackRow, error) {
 	if err := checkProject(req.ProjectID); err != nil {
 		return nil, err
 	}
@@ -316,7 +316,7 @@ func fillScorerColumns(req CreateReq, row *feedbackRow, class typeClass) error {
 }
 
 // processPayload checks the payload against its type and returns what to store.
-func (s *service) processPayload(payload json.RawMessage, class typeClass, feedbackType string) ([]byte, error) {
+func (s *Store) processPayload(payload json.RawMessage, class typeClass, feedbackType string) ([]byte, error) {
 	if !isObject(payload) {
 		return nil, weft.Errorf(ErrBadPayload, "payload must be a JSON object")
 	}
@@ -347,7 +347,7 @@ func (s *service) processPayload(payload json.RawMessage, class typeClass, feedb
 
 // processReaction checks that the emoji is exactly one emoji and adds its
 // alias and skin-tone-free forms to the payload.
-func (s *service) processReaction(payload json.RawMessage) ([]byte, error) {
+func (s *Store) processReaction(payload json.RawMessage) ([]byte, error) {
 	var fields map[string]json.RawMessage
 	var emoji string
 	if json.Unmarshal(payload, &fields) != nil || json.Unmarshal(fields["emoji"], &emoji) != nil {

@@ -2,12 +2,7 @@ package feedback
 
 import (
 	"context"
-	"errors"
 	"time"
-
-	"github.com/uptrace/bun"
-
-	"github.com/weftlabs/weft"
 )
 
 // Service stores feedback and annotation queues. Every method is scoped to the
@@ -89,81 +84,47 @@ type CallInfo struct {
 	EndedAt   *time.Time
 }
 
-// Config configures [New].
-type Config struct {
-	// DB is the database, migrated with weft.Migrate. Required.
-	DB bun.IDB
-	// Calls looks up calls added to annotation queues. Without it adding items
-	// answers ErrCallLookupUnavailable.
-	Calls CallLookup
-	// AnnotationSpecs reads the spec an annotation names, to check the
-	// annotated value against its schema. Without it annotation values are
-	// not checked against their spec (only the ref and payload shape are).
-	AnnotationSpecs AnnotationSpecs
-	// Now is the clock. Defaults to time.Now.
-	Now func() time.Time
-}
-
-// Errors of this package. Each wraps a weft error class.
-var (
-	// ErrInvalidFeedback: a feedback row breaks a rule of its type.
-	ErrInvalidFeedback = weft.DefineError(weft.ErrInvalid, "InvalidRequest", "invalid feedback")
-	// ErrAnnotationSpec: the annotation spec a row names is missing, deleted
-	// or has a schema that cannot be used.
-	ErrAnnotationSpec = weft.DefineError(weft.ErrInvalid, "InvalidRequest", "annotation spec not found or has been deleted")
-	// ErrInvalidAnnotationValue: an annotation's value breaks its spec's schema.
-	ErrInvalidAnnotationValue = weft.DefineError(weft.ErrInvalid, "InvalidRequest", "annotation value does not satisfy its spec")
-	// ErrPayloadTooLarge: the processed payload is over 1 MiB.
-	ErrPayloadTooLarge = weft.DefineError(weft.ErrInvalid, "InvalidRequest", "Feedback payload too large")
-	// ErrBadPayload: a JSON field has the wrong shape.
-	ErrBadPayload = weft.DefineError(weft.ErrValidation, "InvalidFieldError", "payload must be a JSON object")
-	// ErrUnknownQueue: a feedback row names a queue that does not exist here.
-	ErrUnknownQueue = weft.DefineError(weft.ErrInvalid, "InvalidRequest", "queue not found or has been deleted")
-	// ErrInvalidQuery: a filter, sort or field list that cannot be run.
-	ErrInvalidQuery = weft.DefineError(weft.ErrInvalid, "InvalidRequest", "invalid query")
-	// ErrQueueNotFound: the annotation queue does not exist or was deleted.
-	ErrQueueNotFound = weft.DefineError(weft.ErrNotFound, "NotFoundError", "annotation queue not found")
-	// ErrInvalidProgress: a progress update the item's state does not allow,
-	// or for an item not in the queue.
-	ErrInvalidProgress = weft.DefineError(weft.ErrInvalid, "InvalidRequest", "invalid annotation progress")
-	// ErrNoUser: the context carries no acting user.
-	ErrNoUser = weft.DefineError(weft.ErrInvalid, "InvalidRequest", "pf_user_id cannot be None")
-	// ErrCallLookupUnavailable: the service was built without a CallLookup.
-	ErrCallLookupUnavailable = weft.DefineError(weft.ErrUnavailable, "ServiceUnavailable", "call lookup is not configured")
-)
-
-type service struct {
-	db     bun.IDB
-	calls  CallLookup
-	specs  AnnotationSpecs
-	now    func() time.Time
-	emojis emojiAliases
-}
-
-// New returns the bun-backed Service.
-func New(cfg Config) (Service, error) {
-	if cfg.DB == nil {
-		return nil, errors.New("feedback: Config.DB is required")
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	return &service{db: cfg.DB, calls: cfg.Calls, specs: cfg.AnnotationSpecs, now: cfg.Now, emojis: loadEmojiAliases()}, nil
-}
-
-// clock returns the current time in UTC at the microsecond precision both
-// databases keep, so that what is returned equals what is read back.
-func (s *service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
-
-// actingUser returns the caller's user id.
-func actingUser(ctx context.Context) (string, error) {
-	if id := weft.UserID(ctx); id != "" {
-		return id, nil
-	}
-	return "", ErrNoUser
-}
-
-func checkProject(projectID string) error {
-	_, _, err := weft.ParseProjectID(projectID)
-	return err
+// QueueService manages annotation queues, their items and annotators'
+// progress. Queues, items and progress records are soft-deleted; deleted ones
+// are invisible to every method.
+type QueueService interface {
+	// CreateQueue stores a new queue (UUIDv7 id) created by the caller.
+	CreateQueue(ctx context.Context, req CreateQueueReq) (CreateQueueRes, error)
+	// ReadQueue returns a live queue, or ErrQueueNotFound.
+	ReadQueue(ctx context.Context, projectID, queueID string) (Queue, error)
+	// UpdateQueue changes the fields given and bumps updated_at; with no field
+	// given the queue is returned unchanged. ErrQueueNotFound when absent.
+	UpdateQueue(ctx context.Context, req UpdateQueueReq) (Queue, error)
+	// DeleteQueue soft-deletes a live queue and returns it. ErrQueueNotFound
+	// when absent or already deleted.
+	DeleteQueue(ctx context.Context, projectID, queueID string) (Queue, error)
+	// QueryQueues lists live queues, by default newest first (created_at desc,
+	// id asc). Name filters by case-insensitive substring, every character
+	// matching itself (% and _ too); a name longer than MaxQueueNameLength or
+	// holding NUL is ErrInvalidQuery. Sort fields: id, name, created_at,
+	// updated_at; others are ignored.
+	QueryQueues(ctx context.Context, req QueryQueuesReq) (QueryQueuesRes, error)
+	// AddQueueItems adds one item per call id that the CallLookup finds and the
+	// queue does not hold yet, caching the call's op name, trace id and times.
+	// Ids already in the queue (or repeated in the request) count as
+	// duplicates; unknown call ids are skipped. ErrQueueNotFound when the
+	// queue is absent.
+	AddQueueItems(ctx context.Context, req AddQueueItemsReq) (AddQueueItemsRes, error)
+	// QueryQueueItems lists live items of a queue. Filters are ANDed. Sort
+	// fields: call_started_at, call_op_name, created_at, updated_at (others are
+	// ignored), then id asc; default created_at asc. With IncludePosition each
+	// item carries its 1-based position in the whole queue in that order,
+	// computed before the filters, limit and offset. Limit defaults to 50.
+	// An unknown queue lists nothing.
+	QueryQueueItems(ctx context.Context, req QueryQueueItemsReq) (QueryQueueItemsRes, error)
+	// UpdateItemProgress records the caller's progress on an item:
+	// in_progress only when the caller has no record yet; completed or skipped
+	// only from none or in_progress. Other states, other transitions and items
+	// not in the queue are ErrInvalidProgress. Returns the item re-read
+	// (without position).
+	UpdateItemProgress(ctx context.Context, req ItemProgressReq) (QueueItem, error)
+	// QueueStats counts, per requested queue id in request order, the live items
+	// and those with at least one completed or skipped record (zeros for
+	// unknown ids).
+	QueueStats(ctx context.Context, req QueueStatsReq) (QueueStatsRes, error)
 }

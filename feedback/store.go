@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/uptrace/bun"
 
@@ -13,8 +14,44 @@ import (
 	"github.com/weftlabs/weft/internal/database"
 )
 
+// Store is the bun-backed [Service].
+type Store struct {
+	db     *weft.DB
+	calls  CallLookup
+	specs  AnnotationSpecs
+	now    func() time.Time
+	emojis emojiAliases
+}
+
+var _ Service = (*Store)(nil)
+
+// New returns a Store over cfg.DB.
+func New(cfg Config) (*Store, error) {
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
+	}
+	return &Store{db: cfg.DB, calls: cfg.Calls, specs: cfg.AnnotationSpecs, now: cfg.Now, emojis: loadEmojiAliases()}, nil
+}
+
+// clock returns the current time in UTC at the microsecond precision both
+// databases keep, so that what is returned equals what is read back.
+func (s *Store) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+
+// actingUser returns the caller's user id.
+func actingUser(ctx context.Context) (string, error) {
+	if id := weft.UserID(ctx); id != "" {
+		return id, nil
+	}
+	return "", ErrNoUser
+}
+
+func checkProject(projectID string) error {
+	_, _, err := weft.ParseProjectID(projectID)
+	return err
+}
+
 // Create implements Service.
-func (s *service) Create(ctx context.Context, req CreateReq) (CreateRes, error) {
+func (s *Store) Create(ctx context.Context, req CreateReq) (CreateRes, error) {
 	rows, err := s.validate(ctx, []CreateReq{req}, false)
 	if err != nil {
 		return CreateRes{}, err
@@ -29,7 +66,7 @@ func (s *service) Create(ctx context.Context, req CreateReq) (CreateRes, error) 
 }
 
 // BatchCreate implements Service.
-func (s *service) BatchCreate(ctx context.Context, req BatchCreateReq) (BatchCreateRes, error) {
+func (s *Store) BatchCreate(ctx context.Context, req BatchCreateReq) (BatchCreateRes, error) {
 	rows, err := s.validate(ctx, req.Batch, true)
 	if err != nil {
 		return BatchCreateRes{}, err
@@ -48,7 +85,7 @@ func (s *service) BatchCreate(ctx context.Context, req BatchCreateReq) (BatchCre
 }
 
 // Replace implements Service.
-func (s *service) Replace(ctx context.Context, req ReplaceReq) (CreateRes, error) {
+func (s *Store) Replace(ctx context.Context, req ReplaceReq) (CreateRes, error) {
 	rows, err := s.validate(ctx, []CreateReq{req.CreateReq}, false)
 	if err != nil {
 		return CreateRes{}, err
@@ -68,7 +105,7 @@ func (s *service) Replace(ctx context.Context, req ReplaceReq) (CreateRes, error
 
 // validate checks every request and returns the rows to store. In a batch an
 // error names the index of the first bad item.
-func (s *service) validate(ctx context.Context, reqs []CreateReq, batch bool) ([]*feedbackRow, error) {
+func (s *Store) validate(ctx context.Context, reqs []CreateReq, batch bool) ([]*feedbackRow, error) {
 	user, err := actingUser(ctx)
 	if err != nil {
 		return nil, err
@@ -104,7 +141,7 @@ func (s *service) validate(ctx context.Context, reqs []CreateReq, batch bool) ([
 
 // insertFeedback checks the queues the rows name and writes the rows in one
 // statement; a row whose id exists replaces it.
-func (s *service) insertFeedback(ctx context.Context, tx bun.Tx, rows []*feedbackRow, batch bool) error {
+func (s *Store) insertFeedback(ctx context.Context, tx bun.Tx, rows []*feedbackRow, batch bool) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -157,7 +194,7 @@ func checkQueues(ctx context.Context, tx bun.IDB, rows []*feedbackRow, batch boo
 }
 
 // Purge implements Service.
-func (s *service) Purge(ctx context.Context, req PurgeReq) (PurgeRes, error) {
+func (s *Store) Purge(ctx context.Context, req PurgeReq) (PurgeRes, error) {
 	if err := checkProject(req.ProjectID); err != nil {
 		return PurgeRes{}, err
 	}
@@ -206,7 +243,7 @@ func purgeIDs(expr json.RawMessage) ([]string, error) {
 }
 
 // Query implements Service.
-func (s *service) Query(ctx context.Context, req QueryReq) (QueryRes, error) {
+func (s *Store) Query(ctx context.Context, req QueryReq) (QueryRes, error) {
 	if err := checkProject(req.ProjectID); err != nil {
 		return QueryRes{}, err
 	}

@@ -15,7 +15,7 @@ func TestTraceCalls(t *testing.T) {
 	t.Parallel()
 	testdb.ForEach(t, func(t *testing.T, db *weft.DB) {
 		ctx := userCtx("u1")
-		calls, err := trace.New(trace.Config{DB: db.DB})
+		calls, err := trace.New(trace.Config{DB: db})
 		if err != nil {
 			t.Fatal(err)
 		}

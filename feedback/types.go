@@ -115,3 +115,165 @@ type PurgeReq struct {
 type PurgeRes struct {
 	NumDeleted int `json:"num_deleted"`
 }
+
+// Annotation states of a queue item.
+const (
+	StateUnstarted  = "unstarted"
+	StateInProgress = "in_progress"
+	StateCompleted  = "completed"
+	StateSkipped    = "skipped"
+)
+
+// MaxQueueNameLength is the longest queue name, in characters (the maxLength
+// of the name fields below). A name search longer than this can match nothing
+// and is refused.
+const MaxQueueNameLength = 1024
+
+// Queue is an annotation queue.
+type Queue struct {
+	ID          string     `json:"id"`
+	ProjectID   string     `json:"project_id"`
+	Name        string     `json:"name"`
+	Description string     `json:"description"`
+	ScorerRefs  []string   `json:"scorer_refs"`
+	CreatedAt   time.Time  `json:"created_at"`
+	CreatedBy   string     `json:"created_by"`
+	UpdatedAt   time.Time  `json:"updated_at"`
+	DeletedAt   *time.Time `json:"deleted_at"`
+}
+
+// CreateQueueReq is POST /annotation_queues.
+type CreateQueueReq struct {
+	ProjectID   string   `json:"project_id"`
+	Name        string   `json:"name" minLength:"1" maxLength:"1024"`
+	Description string   `json:"description,omitempty" maxLength:"65536"`
+	ScorerRefs  []string `json:"scorer_refs,omitempty"`
+	PFUserID    *string  `json:"pf_user_id,omitempty" nullable:"true" doc:"ignored; set by the server"`
+	WBUserID    *string  `json:"wb_user_id,omitempty" nullable:"true" doc:"ignored; set by the server"`
+}
+
+// CreateQueueRes is the new queue's id.
+type CreateQueueRes struct {
+	ID string `json:"id"`
+}
+
+// UpdateQueueReq is PUT /annotation_queues/{queue_id}; nil fields stay.
+type UpdateQueueReq struct {
+	ProjectID   string   `json:"project_id"`
+	QueueID     string   `json:"-"`
+	Name        *string  `json:"name,omitempty" nullable:"true" minLength:"1" maxLength:"1024"`
+	Description *string  `json:"description,omitempty" nullable:"true" maxLength:"65536"`
+	ScorerRefs  []string `json:"scorer_refs,omitempty"`
+	PFUserID    *string  `json:"pf_user_id,omitempty" nullable:"true" doc:"ignored; set by the server"`
+	WBUserID    *string  `json:"wb_user_id,omitempty" nullable:"true" doc:"ignored; set by the server"`
+}
+
+// QueryQueuesReq is POST /annotation_queues/query.
+type QueryQueuesReq struct {
+	ProjectID string   `json:"project_id"`
+	Name      *string  `json:"name,omitempty" nullable:"true" doc:"case-insensitive substring of the name (at most 1024 characters)"`
+	SortBy    []SortBy `json:"sort_by,omitempty"`
+	Limit     *int     `json:"limit,omitempty" nullable:"true" minimum:"0"`
+	Offset    *int     `json:"offset,omitempty" nullable:"true" minimum:"0"`
+}
+
+// QueryQueuesRes lists queues.
+type QueryQueuesRes struct {
+	Queues []Queue `json:"queues"`
+}
+
+// AddQueueItemsReq is POST /annotation_queues/{queue_id}/items.
+type AddQueueItemsReq struct {
+	ProjectID     string   `json:"project_id"`
+	QueueID       string   `json:"-"`
+	CallIDs       []string `json:"call_ids" maxItems:"100000"`
+	DisplayFields []string `json:"display_fields,omitempty"`
+	PFUserID      *string  `json:"pf_user_id,omitempty" nullable:"true" doc:"ignored; set by the server"`
+	WBUserID      *string  `json:"wb_user_id,omitempty" nullable:"true" doc:"ignored; set by the server"`
+}
+
+// AddQueueItemsRes counts added items and duplicates.
+type AddQueueItemsRes struct {
+	AddedCount int `json:"added_count"`
+	Duplicates int `json:"duplicates"`
+}
+
+// QueueItem is one call in a queue.
+type QueueItem struct {
+	ID              string     `json:"id"`
+	ProjectID       string     `json:"project_id"`
+	QueueID         string     `json:"queue_id"`
+	CallID          string     `json:"call_id"`
+	CallStartedAt   time.Time  `json:"call_started_at"`
+	CallEndedAt     *time.Time `json:"call_ended_at"`
+	CallOpName      string     `json:"call_op_name"`
+	CallTraceID     string     `json:"call_trace_id"`
+	DisplayFields   []string   `json:"display_fields"`
+	AddedBy         *string    `json:"added_by"`
+	AnnotationState string     `json:"annotation_state"`
+	AnnotatorUserID *string    `json:"annotator_user_id"`
+	CreatedAt       time.Time  `json:"created_at"`
+	CreatedBy       string     `json:"created_by"`
+	UpdatedAt       time.Time  `json:"updated_at"`
+	DeletedAt       *time.Time `json:"deleted_at"`
+	PositionInQueue *int64     `json:"position_in_queue"`
+}
+
+// QueueItemsFilter selects items; set fields are ANDed.
+type QueueItemsFilter struct {
+	ID               *string  `json:"id,omitempty" nullable:"true"`
+	CallID           *string  `json:"call_id,omitempty" nullable:"true"`
+	CallOpName       *string  `json:"call_op_name,omitempty" nullable:"true"`
+	CallTraceID      *string  `json:"call_trace_id,omitempty" nullable:"true"`
+	AddedBy          *string  `json:"added_by,omitempty" nullable:"true"`
+	AnnotationStates []string `json:"annotation_states,omitempty"`
+}
+
+// QueryQueueItemsReq is POST /annotation_queues/{queue_id}/items/query.
+type QueryQueueItemsReq struct {
+	ProjectID       string            `json:"project_id"`
+	QueueID         string            `json:"-"`
+	Filter          *QueueItemsFilter `json:"filter,omitempty"`
+	SortBy          []SortBy          `json:"sort_by,omitempty"`
+	Limit           *int              `json:"limit,omitempty" nullable:"true" minimum:"0"`
+	Offset          *int              `json:"offset,omitempty" nullable:"true" minimum:"0"`
+	IncludePosition bool              `json:"include_position,omitempty"`
+}
+
+// QueryQueueItemsRes lists items.
+type QueryQueueItemsRes struct {
+	Items []QueueItem `json:"items"`
+}
+
+// ItemProgressReq is POST /annotation_queues/{queue_id}/items/{item_id}/progress.
+type ItemProgressReq struct {
+	ProjectID       string  `json:"project_id"`
+	QueueID         string  `json:"-"`
+	ItemID          string  `json:"-"`
+	AnnotationState string  `json:"annotation_state"`
+	PFUserID        *string `json:"pf_user_id,omitempty" nullable:"true" doc:"ignored; set by the server"`
+	WBUserID        *string `json:"wb_user_id,omitempty" nullable:"true" doc:"ignored; set by the server"`
+}
+
+// ItemProgressRes is the item after the update.
+type ItemProgressRes struct {
+	Item QueueItem `json:"item"`
+}
+
+// QueueStatsReq is POST /annotation_queues/stats.
+type QueueStatsReq struct {
+	ProjectID string   `json:"project_id"`
+	QueueIDs  []string `json:"queue_ids" maxItems:"10000"`
+}
+
+// QueueStats counts one queue's items.
+type QueueStats struct {
+	QueueID        string `json:"queue_id"`
+	TotalItems     int    `json:"total_items"`
+	CompletedItems int    `json:"completed_items"`
+}
+
+// QueueStatsRes lists stats in request order.
+type QueueStatsRes struct {
+	Stats []QueueStats `json:"stats"`
+}

@@ -24,4 +24,20 @@
 // Ref strings (trace:/// and the clients' weave:///) are parsed by the
 // [github.com/weftlabs/weft/objects/ref] package, which other domains use too.
 // [Service.RefsReadBatch] follows their key, attr, index and id edges.
+//
+// # Using it
+//
+// [Service] is the contract and [Store] its implementation over a migrated
+// weft database, PostgreSQL or SQLite; [New] takes a [Config] whose zero
+// fields are the documented defaults ([DefaultMaxFileBytes]). The acting user
+// comes from the context:
+//
+//	objs, err := objects.New(objects.Config{DB: db})
+//	res, err := objs.ObjCreate(weft.WithPrincipal(ctx, p), &objects.ObjCreateReq{Obj: ...})
+//
+// Errors wrap this package's sentinels ([ErrNotFound], [ErrDigestMismatch],
+// ...), each of a weft error class that decides its HTTP status. The files
+// follow the layout every domain shares (see package weft): service.go,
+// errors.go, types.go, config.go, store.go, store_objects.go,
+// store_tables.go, store_files.go, store_refs.go and store_v2.go.
 package objects

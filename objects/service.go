@@ -2,9 +2,6 @@ package objects
 
 import (
 	"context"
-	"errors"
-
-	"github.com/weftlabs/weft"
 )
 
 // Service stores versioned objects and ops, tables, files, and the v2 object
@@ -72,32 +69,33 @@ type Service interface {
 	V2
 }
 
-// Config configures [New].
-type Config struct {
-	// DB is the database. Required.
-	DB *weft.DB
-	// MaxFileBytes bounds one file. Defaults to 32 MiB.
-	MaxFileBytes int64
-}
-
-// DefaultMaxFileBytes is the file size limit when Config.MaxFileBytes is zero.
-const DefaultMaxFileBytes = 32 << 20
-
-// New returns the bun-backed Service.
-func New(cfg Config) (Service, error) {
-	if cfg.DB == nil {
-		return nil, errors.New("objects: Config.DB is required")
-	}
-	if cfg.MaxFileBytes < 0 {
-		return nil, errors.New("objects: Config.MaxFileBytes must not be negative")
-	}
-	if cfg.MaxFileBytes == 0 {
-		cfg.MaxFileBytes = DefaultMaxFileBytes
-	}
-	return &store{db: cfg.DB, cfg: cfg}, nil
-}
-
-type store struct {
-	db  *weft.DB
-	cfg Config
+// V2 is the RESTful object family of /v2/{entity}/{project}/: ops,
+// evaluations, datasets, scorers and models, each a plain object version (with
+// files and tables) built the way the official clients build them, so that
+// versioning, reads and deletes follow the ObjCreate/ObjRead/ObjDelete rules.
+type V2 interface {
+	// OpCreate stores the source as file obj.py and publishes the op
+	// {_type: CustomWeaveType, weave_type: {type: Op}, files: {obj.py: <digest>}}
+	// under MakeObjectID(name, "Op"). Missing source → a placeholder.
+	OpCreate(ctx context.Context, req *OpCreateReq) (*V2CreateRes, error)
+	// EvaluationCreate publishes three placeholder ops (<id>.evaluate,
+	// <id>.predict_and_score, <id>.summarize) and the Evaluation object that
+	// holds their digests, and returns its ref.
+	EvaluationCreate(ctx context.Context, req *EvaluationCreateReq) (*EvaluationCreateRes, error)
+	// DatasetCreate stores the rows as a table and publishes a Dataset object
+	// whose rows field is the table ref.
+	DatasetCreate(ctx context.Context, req *DatasetCreateReq) (*V2CreateRes, error)
+	// ScorerCreate publishes <id>.score and <id>.summarize ops and a Scorer object referring to them.
+	ScorerCreate(ctx context.Context, req *ScorerCreateReq) (*V2CreateRes, error)
+	// ModelCreate stores the source as file obj.py and publishes a Model object
+	// with the attributes merged into it.
+	ModelCreate(ctx context.Context, req *ModelCreateReq) (*V2CreateRes, error)
+	// V2Read reads one version of an object of the family (digest, "latest" or
+	// "v<N>"). Unknown or of another family → ErrNotFound; deleted → ErrObjectDeleted.
+	V2Read(ctx context.Context, req *V2ReadReq) (*V2Object, error)
+	// V2List lists live versions of the family, by object_id ascending then
+	// version_index descending, after offset and limit.
+	V2List(ctx context.Context, req *V2ListReq) ([]V2Object, error)
+	// V2Delete deletes versions of an object of the family, with ObjDelete's rules.
+	V2Delete(ctx context.Context, req *V2DeleteReq) (*ObjDeleteRes, error)
 }

@@ -22,7 +22,7 @@ type fileRow struct {
 	CreatedAt time.Time `bun:"created_at,notnull"`
 }
 
-func (s *store) FileCreate(ctx context.Context, req *FileCreateReq) (*FileCreateRes, error) {
+func (s *Store) FileCreate(ctx context.Context, req *FileCreateReq) (*FileCreateRes, error) {
 	if err := checkProject(req.ProjectID); err != nil {
 		return nil, err
 	}
@@ -40,16 +40,16 @@ func (s *store) FileCreate(ctx context.Context, req *FileCreateReq) (*FileCreate
 }
 
 // storeFile inserts a file unless its digest is already stored.
-func (s *store) storeFile(ctx context.Context, db bun.IDB, projectID, d string, content []byte) error {
+func (s *Store) storeFile(ctx context.Context, db bun.IDB, projectID, d string, content []byte) error {
 	if content == nil {
 		content = []byte{}
 	}
-	_, err := db.NewInsert().Model(&fileRow{ProjectID: projectID, Digest: d, Content: content, SizeBytes: int64(len(content)), CreatedAt: now()}).
+	_, err := db.NewInsert().Model(&fileRow{ProjectID: projectID, Digest: d, Content: content, SizeBytes: int64(len(content)), CreatedAt: s.now()}).
 		On("CONFLICT DO NOTHING").Exec(ctx)
 	return err
 }
 
-func (s *store) FileContent(ctx context.Context, req *FileContentReq) (*FileContentRes, error) {
+func (s *Store) FileContent(ctx context.Context, req *FileContentReq) (*FileContentRes, error) {
 	if err := checkProject(req.ProjectID); err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ func (s *store) FileContent(ctx context.Context, req *FileContentReq) (*FileCont
 	return &FileContentRes{Content: content}, nil
 }
 
-func (s *store) fileContent(ctx context.Context, db bun.IDB, projectID, d string) ([]byte, error) {
+func (s *Store) fileContent(ctx context.Context, db bun.IDB, projectID, d string) ([]byte, error) {
 	var content []byte
 	err := db.NewSelect().Model((*fileRow)(nil)).Column("content").Where("project_id = ? AND digest = ?", projectID, d).Scan(ctx, &content)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -72,7 +72,7 @@ func (s *store) fileContent(ctx context.Context, db bun.IDB, projectID, d string
 	return content, err
 }
 
-func (s *store) FilesQueryStats(ctx context.Context, req *FilesQueryStatsReq) (*FilesQueryStatsRes, error) {
+func (s *Store) FilesQueryStats(ctx context.Context, req *FilesQueryStatsReq) (*FilesQueryStatsRes, error) {
 	if err := checkProject(req.ProjectID); err != nil {
 		return nil, err
 	}

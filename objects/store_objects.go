@@ -71,12 +71,10 @@ func checkProject(projectID string) error {
 	return err
 }
 
-func now() time.Time { return time.Now().UTC() }
-
 // lockObject serialises publishers of one object id: a transaction-scoped
 // advisory lock on PostgreSQL. SQLite transactions start IMMEDIATE, which
 // already serialises writers.
-func (s *store) lockObject(ctx context.Context, tx bun.Tx, projectID, objectID string) error {
+func (s *Store) lockObject(ctx context.Context, tx bun.Tx, projectID, objectID string) error {
 	if !database.DialectOf(s.db).Has(database.AdvisoryLocks) {
 		return nil
 	}
@@ -84,7 +82,7 @@ func (s *store) lockObject(ctx context.Context, tx bun.Tx, projectID, objectID s
 	return err
 }
 
-func (s *store) ObjCreate(ctx context.Context, req *ObjCreateReq) (*ObjCreateRes, error) {
+func (s *Store) ObjCreate(ctx context.Context, req *ObjCreateReq) (*ObjCreateRes, error) {
 	in := req.Obj
 	if err := checkProject(in.ProjectID); err != nil {
 		return nil, err
@@ -116,7 +114,7 @@ func (s *store) ObjCreate(ctx context.Context, req *ObjCreateReq) (*ObjCreateRes
 }
 
 // publish stores one version inside tx (see ObjCreate for the rules).
-func (s *store) publish(ctx context.Context, tx bun.Tx, projectID, objectID, d string, p processedVal) (*ObjCreateRes, error) {
+func (s *Store) publish(ctx context.Context, tx bun.Tx, projectID, objectID, d string, p processedVal) (*ObjCreateRes, error) {
 	if err := s.lockObject(ctx, tx, projectID, objectID); err != nil {
 		return nil, err
 	}
@@ -147,7 +145,7 @@ func (s *store) publish(ctx context.Context, tx bun.Tx, projectID, objectID, d s
 	if existing != nil {
 		// A deleted digest comes back with its first-seen version_index.
 		_, err := tx.NewUpdate().Model((*objectRow)(nil)).
-			Set("deleted_at = NULL").Set("created_at = ?", now()).Set("pf_user_id = ?", userID).
+			Set("deleted_at = NULL").Set("created_at = ?", s.now()).Set("pf_user_id = ?", userID).
 			Where("project_id = ? AND object_id = ? AND digest = ?", projectID, objectID, d).Exec(ctx)
 		if err != nil {
 			return nil, err
@@ -157,7 +155,7 @@ func (s *store) publish(ctx context.Context, tx bun.Tx, projectID, objectID, d s
 	row := &objectRow{
 		ProjectID: projectID, ObjectID: objectID, Digest: d, VersionIndex: next, Kind: p.kind,
 		BaseObjectClass: p.base, LeafObjectClass: p.leaf, Val: string(p.stored), SizeBytes: int64(len(p.stored)),
-		PfUserID: userID, CreatedAt: now(),
+		PfUserID: userID, CreatedAt: s.now(),
 	}
 	if _, err := tx.NewInsert().Model(row).Exec(ctx); err != nil {
 		return nil, err
@@ -214,7 +212,7 @@ func versionNumber(version string) (int, bool) {
 }
 
 // readVersion loads one version with is_latest, deleted or not.
-func (s *store) readVersion(ctx context.Context, db bun.IDB, projectID, objectID, version string, withVal bool) (*objectRow, error) {
+func (s *Store) readVersion(ctx context.Context, db bun.IDB, projectID, objectID, version string, withVal bool) (*objectRow, error) {
 	row := new(objectRow)
 	q := db.NewSelect().Model(row).
 		Column("project_id", "object_id", "digest", "version_index", "kind", "base_object_class", "leaf_object_class",
@@ -241,7 +239,7 @@ func deletedError(row *objectRow) error {
 		"%s:v%d was deleted at %s", row.ObjectID, row.VersionIndex, at)
 }
 
-func (s *store) ObjRead(ctx context.Context, req *ObjReadReq) (*ObjReadRes, error) {
+func (s *Store) ObjRead(ctx context.Context, req *ObjReadReq) (*ObjReadRes, error) {
 	if err := checkProject(req.ProjectID); err != nil {
 		return nil, err
 	}
@@ -255,7 +253,7 @@ func (s *store) ObjRead(ctx context.Context, req *ObjReadReq) (*ObjReadRes, erro
 	return &ObjReadRes{Obj: row.schema(req.MetadataOnly, true)}, nil
 }
 
-func (s *store) ObjsQuery(ctx context.Context, req *ObjsQueryReq) (*ObjsQueryRes, error) {
+func (s *Store) ObjsQuery(ctx context.Context, req *ObjsQueryReq) (*ObjsQueryRes, error) {
 	if err := checkProject(req.ProjectID); err != nil {
 		return nil, err
 	}
@@ -330,7 +328,7 @@ func filterVersions(q *bun.SelectQuery, projectID string, f *ObjectVersionFilter
 // maxDeleteDigests bounds one obj/delete.
 const maxDeleteDigests = 100
 
-func (s *store) ObjDelete(ctx context.Context, req *ObjDeleteReq) (*ObjDeleteRes, error) {
+func (s *Store) ObjDelete(ctx context.Context, req *ObjDeleteReq) (*ObjDeleteRes, error) {
 	if err := checkProject(req.ProjectID); err != nil {
 		return nil, err
 	}
@@ -346,7 +344,7 @@ func (s *store) ObjDelete(ctx context.Context, req *ObjDeleteReq) (*ObjDeleteRes
 	return res, err
 }
 
-func (s *store) deleteVersions(ctx context.Context, tx bun.Tx, req *ObjDeleteReq) (*ObjDeleteRes, error) {
+func (s *Store) deleteVersions(ctx context.Context, tx bun.Tx, req *ObjDeleteReq) (*ObjDeleteRes, error) {
 	if err := s.lockObject(ctx, tx, req.ProjectID, req.ObjectID); err != nil {
 		return nil, err
 	}
@@ -385,7 +383,7 @@ func (s *store) deleteVersions(ctx context.Context, tx bun.Tx, req *ObjDeleteReq
 			return nil, weft.Errorf(ErrNotFound, "Delete request contains %d digests, but found %d objects to delete", len(req.Digests), len(digests))
 		}
 	}
-	_, err := tx.NewUpdate().Model((*objectRow)(nil)).Set("deleted_at = ?", now()).
+	_, err := tx.NewUpdate().Model((*objectRow)(nil)).Set("deleted_at = ?", s.now()).
 		Where("project_id = ? AND object_id = ? AND digest IN (?) AND deleted_at IS NULL", req.ProjectID, req.ObjectID, bun.In(digests)).
 		Exec(ctx)
 	if err != nil {

@@ -17,7 +17,7 @@ const maxRefsPerBatch = 1000
 
 var jsonNull = json.RawMessage("null")
 
-func (s *store) RefsReadBatch(ctx context.Context, req *RefsReadBatchReq) (*RefsReadBatchRes, error) {
+func (s *Store) RefsReadBatch(ctx context.Context, req *RefsReadBatchReq) (*RefsReadBatchRes, error) {
 	if len(req.Refs) > maxRefsPerBatch {
 		return nil, weft.Errorf(ErrInvalidRequest, "Too many refs: %d (at most %d)", len(req.Refs), maxRefsPerBatch)
 	}
@@ -55,7 +55,7 @@ func ParseObjectRef(s string) (ref.Ref, error) {
 
 // resolve reads the value of an object ref and follows its extra path. An
 // unknown object is ErrNotFound; a deleted one, or a path that leads nowhere, is null.
-func (s *store) resolve(ctx context.Context, r ref.Ref) (json.RawMessage, error) {
+func (s *Store) resolve(ctx context.Context, r ref.Ref) (json.RawMessage, error) {
 	row, err := s.readVersion(ctx, s.db, r.ProjectID(), r.Name, r.Version, true)
 	if err != nil {
 		return nil, err
@@ -98,7 +98,7 @@ func (s *store) resolve(ctx context.Context, r ref.Ref) (json.RawMessage, error)
 }
 
 // followNested reads the object a nested ref names, within the same project.
-func (s *store) followNested(ctx context.Context, projectID, text string) (digest.Value, bool, error) {
+func (s *Store) followNested(ctx context.Context, projectID, text string) (digest.Value, bool, error) {
 	nested, err := ref.Parse(text)
 	if err != nil || (nested.Kind != ref.KindObject && nested.Kind != ref.KindOp) || nested.ProjectID() != projectID || len(nested.Extra) > 0 {
 		return digest.Value{}, false, nil
@@ -131,7 +131,7 @@ func element(v digest.Value, arg string) (digest.Value, bool) {
 
 // tableRowOf reads row rowDigest of the table that v (a table ref in the
 // same project) names.
-func (s *store) tableRowOf(ctx context.Context, projectID string, v digest.Value, rowDigest string) (digest.Value, bool, error) {
+func (s *Store) tableRowOf(ctx context.Context, projectID string, v digest.Value, rowDigest string) (digest.Value, bool, error) {
 	if v.Kind != digest.String {
 		return digest.Value{}, false, nil
 	}

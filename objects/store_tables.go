@@ -67,7 +67,7 @@ func prepareRow(raw json.RawMessage, index int) (preparedRow, error) {
 	return preparedRow{digest: digest.Bytes(v.Canonical()), text: string(raw)}, nil
 }
 
-func (s *store) TableCreate(ctx context.Context, req *TableCreateReq) (*TableCreateRes, error) {
+func (s *Store) TableCreate(ctx context.Context, req *TableCreateReq) (*TableCreateRes, error) {
 	in := req.Table
 	if err := checkProject(in.ProjectID); err != nil {
 		return nil, err
@@ -125,7 +125,7 @@ func insertRows(ctx context.Context, tx bun.IDB, projectID string, rows []prepar
 }
 
 // storeTable records a table over stored rows unless it exists already.
-func (s *store) storeTable(ctx context.Context, tx bun.Tx, projectID, tableDigest string, rowDigests []string) error {
+func (s *Store) storeTable(ctx context.Context, tx bun.Tx, projectID, tableDigest string, rowDigests []string) error {
 	exists, err := tx.NewSelect().Model((*tableMeta)(nil)).Where("project_id = ? AND digest = ?", projectID, tableDigest).Exists(ctx)
 	if err != nil || exists {
 		return err
@@ -142,7 +142,7 @@ func (s *store) storeTable(ctx context.Context, tx bun.Tx, projectID, tableDiges
 		}
 		total += size
 	}
-	meta := &tableMeta{ProjectID: projectID, Digest: tableDigest, RowCount: int64(len(rowDigests)), StorageSizeBytes: total, CreatedAt: now()}
+	meta := &tableMeta{ProjectID: projectID, Digest: tableDigest, RowCount: int64(len(rowDigests)), StorageSizeBytes: total, CreatedAt: s.now()}
 	if _, err := tx.NewInsert().Model(meta).On("CONFLICT DO NOTHING").Exec(ctx); err != nil {
 		return err
 	}
@@ -192,7 +192,7 @@ func tableRowDigests(ctx context.Context, db bun.IDB, projectID, tableDigest str
 	return digests, err
 }
 
-func (s *store) TableUpdate(ctx context.Context, req *TableUpdateReq) (*TableUpdateRes, error) {
+func (s *Store) TableUpdate(ctx context.Context, req *TableUpdateReq) (*TableUpdateRes, error) {
 	if err := checkProject(req.ProjectID); err != nil {
 		return nil, err
 	}
@@ -246,7 +246,7 @@ func (s *store) TableUpdate(ctx context.Context, req *TableUpdateReq) (*TableUpd
 	return res, nil
 }
 
-func (s *store) TableCreateFromDigests(ctx context.Context, req *TableCreateFromDigestsReq) (*TableCreateFromDigestsRes, error) {
+func (s *Store) TableCreateFromDigests(ctx context.Context, req *TableCreateFromDigestsReq) (*TableCreateFromDigestsRes, error) {
 	if err := checkProject(req.ProjectID); err != nil {
 		return nil, err
 	}
@@ -267,7 +267,7 @@ type joinedRow struct {
 	Val       string `bun:"val"`
 }
 
-func (s *store) TableQuery(ctx context.Context, req *TableQueryReq) (*TableQueryRes, error) {
+func (s *Store) TableQuery(ctx context.Context, req *TableQueryReq) (*TableQueryRes, error) {
 	if err := checkProject(req.ProjectID); err != nil {
 		return nil, err
 	}
@@ -410,7 +410,7 @@ func boolInt(b bool) int {
 	return 0
 }
 
-func (s *store) TableQueryStats(ctx context.Context, req *TableQueryStatsReq) (*TableQueryStatsRes, error) {
+func (s *Store) TableQueryStats(ctx context.Context, req *TableQueryStatsReq) (*TableQueryStatsRes, error) {
 	if err := checkProject(req.ProjectID); err != nil {
 		return nil, err
 	}
@@ -425,7 +425,7 @@ func (s *store) TableQueryStats(ctx context.Context, req *TableQueryStatsReq) (*
 	return &TableQueryStatsRes{Count: count}, nil
 }
 
-func (s *store) TableQueryStatsBatch(ctx context.Context, req *TableQueryStatsBatchReq) (*TableQueryStatsBatchRes, error) {
+func (s *Store) TableQueryStatsBatch(ctx context.Context, req *TableQueryStatsBatchReq) (*TableQueryStatsBatchRes, error) {
 	if err := checkProject(req.ProjectID); err != nil {
 		return nil, err
 	}

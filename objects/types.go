@@ -284,3 +284,147 @@ type TableStats struct {
 type TableQueryStatsBatchRes struct {
 	Tables []TableStats `json:"tables"`
 }
+
+// Family names one kind of v2 object.
+type Family string
+
+// The v2 families (their path segment).
+const (
+	FamilyOps         Family = "ops"
+	FamilyEvaluations Family = "evaluations"
+	FamilyDatasets    Family = "datasets"
+	FamilyScorers     Family = "scorers"
+	FamilyModels      Family = "models"
+)
+
+// Families lists every v2 family.
+var Families = []Family{FamilyOps, FamilyEvaluations, FamilyDatasets, FamilyScorers, FamilyModels}
+
+// className is the base class of the family's objects ("" for ops, which are kind op).
+func (f Family) className() string {
+	switch f {
+	case FamilyEvaluations:
+		return "Evaluation"
+	case FamilyDatasets:
+		return "Dataset"
+	case FamilyScorers:
+		return "Scorer"
+	case FamilyModels:
+		return "Model"
+	}
+	return ""
+}
+
+// OpCreateReq creates an op version.
+type OpCreateReq struct {
+	ProjectID  string  `json:"-"`
+	Name       *string `json:"name,omitempty"`
+	SourceCode *string `json:"source_code,omitempty"`
+}
+
+// V2CreateRes names the version stored.
+type V2CreateRes struct {
+	Digest       string `json:"digest"`
+	ObjectID     string `json:"object_id"`
+	VersionIndex int    `json:"version_index"`
+}
+
+// EvaluationCreateReq creates an evaluation version.
+type EvaluationCreateReq struct {
+	ProjectID   string  `json:"-"`
+	Name        string  `json:"name"`
+	Description *string `json:"description,omitempty"`
+	// Dataset is a dataset ref.
+	Dataset string `json:"dataset"`
+	// Scorers are scorer refs.
+	Scorers        []string        `json:"scorers,omitempty"`
+	Trials         *int            `json:"trials,omitempty" minimum:"1"`
+	EvaluationName *string         `json:"evaluation_name,omitempty"`
+	EvalAttributes json.RawMessage `json:"eval_attributes,omitempty" type:"object" nullable:"true"`
+}
+
+// EvaluationCreateRes names the version stored and gives its ref.
+type EvaluationCreateRes struct {
+	Digest        string `json:"digest"`
+	ObjectID      string `json:"object_id"`
+	VersionIndex  int    `json:"version_index"`
+	EvaluationRef string `json:"evaluation_ref"`
+}
+
+// DatasetCreateReq creates a dataset version.
+type DatasetCreateReq struct {
+	ProjectID   string            `json:"-"`
+	Name        string            `json:"name"`
+	Description *string           `json:"description,omitempty"`
+	Rows        []json.RawMessage `json:"rows" type:"object"`
+}
+
+// ScorerCreateReq creates a scorer version.
+type ScorerCreateReq struct {
+	ProjectID    string  `json:"-"`
+	Name         string  `json:"name"`
+	Description  *string `json:"description,omitempty"`
+	OpSourceCode *string `json:"op_source_code,omitempty"`
+}
+
+// ModelCreateReq creates a model version.
+type ModelCreateReq struct {
+	ProjectID   string          `json:"-"`
+	Name        string          `json:"name"`
+	Description *string         `json:"description,omitempty"`
+	SourceCode  *string         `json:"source_code,omitempty"`
+	Attributes  json.RawMessage `json:"attributes,omitempty" type:"object" nullable:"true"`
+}
+
+// V2ReadReq reads one version.
+type V2ReadReq struct {
+	Family    Family
+	ProjectID string
+	ObjectID  string
+	Digest    string
+}
+
+// V2ListReq lists versions.
+type V2ListReq struct {
+	Family    Family
+	ProjectID string
+	Limit     *int
+	Offset    *int
+}
+
+// V2DeleteReq deletes versions (all live ones when Digests is empty).
+type V2DeleteReq struct {
+	Family    Family
+	ProjectID string
+	ObjectID  string
+	Digests   []string
+}
+
+// V2Object is one version as the v2 routes show it: the common fields, plus
+// the fields of its family (the others are left out).
+type V2Object struct {
+	ObjectID     string    `json:"object_id"`
+	Digest       string    `json:"digest"`
+	VersionIndex int       `json:"version_index"`
+	CreatedAt    time.Time `json:"created_at"`
+	// Code is an op's source ("" when the file cannot be read).
+	Code *string `json:"code,omitempty"`
+	// Name and Description of evaluations, datasets, scorers and models.
+	Name        *string `json:"name,omitempty"`
+	Description *string `json:"description,omitempty"`
+	// Evaluation fields.
+	Dataset           *string  `json:"dataset,omitempty"`
+	Scorers           []string `json:"scorers,omitempty"`
+	Trials            *int     `json:"trials,omitempty"`
+	EvaluationName    *string  `json:"evaluation_name,omitempty"`
+	EvaluateOp        *string  `json:"evaluate_op,omitempty"`
+	PredictAndScoreOp *string  `json:"predict_and_score_op,omitempty"`
+	SummarizeOp       *string  `json:"summarize_op,omitempty"`
+	// Rows is a dataset's table ref.
+	Rows *string `json:"rows,omitempty"`
+	// ScoreOp is a scorer's score op ref (SummarizeOp its summarize op).
+	ScoreOp *string `json:"score_op,omitempty"`
+	// SourceCode and Attributes of a model.
+	SourceCode *string         `json:"source_code,omitempty"`
+	Attributes json.RawMessage `json:"attributes,omitempty"`
+}

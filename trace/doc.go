@@ -7,9 +7,18 @@
 // arrived. Reads rebuild summary.weave (status, latency, name, costs); every
 // other JSON field is returned exactly as it was sent.
 //
-// [Store] is the implementation over PostgreSQL or SQLite; [Service] is its
-// contract. Construct it with [New] on a migrated weft database:
+// # Using it
 //
-//	calls, err := trace.New(trace.Config{DB: db.DB})
+// [Service] is the contract and [Store] its implementation over a migrated
+// weft database, PostgreSQL or SQLite; [New] takes a [Config] whose zero
+// fields are the documented defaults. The acting user comes from the context:
+//
+//	calls, err := trace.New(trace.Config{DB: db})
 //	res, err := calls.CallStart(weft.WithPrincipal(ctx, p), &trace.CallStartReq{Start: ...})
+//
+// Errors wrap this package's sentinels ([ErrInvalidCall], [ErrInvalidQuery],
+// ...), each of a weft error class that decides its HTTP status. The files
+// follow the layout every domain shares (see package weft): service.go,
+// errors.go, types.go, config.go, store.go (the writes), store_query.go,
+// store_usage.go and store_costs.go.
 package trace

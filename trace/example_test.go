@@ -21,7 +21,7 @@ func ExampleStore_UpsertBatch() {
 	db, _ := weft.Open(ctx, "sqlite:"+filepath.Join(dir, "weft.db"))
 	defer db.Close()
 	_ = weft.Migrate(ctx, db)
-	calls, _ := trace.New(trace.Config{DB: db.DB})
+	calls, _ := trace.New(trace.Config{DB: db})
 	ctx = weft.WithPrincipal(ctx, weft.Principal{UserID: "u1"})
 
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)

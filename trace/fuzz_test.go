@@ -32,7 +32,7 @@ func FuzzCallsQuery(f *testing.F) {
 	ctx := weft.WithPrincipal(context.Background(), weft.Principal{UserID: "fuzzer", Username: "fuzzer", Entities: []string{"e"}})
 	var stores []*trace.Store
 	for _, db := range []*weft.DB{testdb.SQLite(f), testdb.Postgres(f)} {
-		store, err := trace.New(trace.Config{DB: db.DB})
+		store, err := trace.New(trace.Config{DB: db})
 		if err != nil {
 			f.Fatal(err)
 		}

@@ -24,7 +24,7 @@ var t0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 
 func newStore(t *testing.T, db *weft.DB) (*trace.Store, context.Context) {
 	t.Helper()
-	s, err := trace.New(trace.Config{DB: db.DB})
+	s, err := trace.New(trace.Config{DB: db})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,4 +23,22 @@
 // name used in chat completions into the adapter directory to serve.
 //
 // Package exectrainer provides the Trainer that runs an external program per job.
+//
+// # Using it
+//
+// [Service] is the contract and [Store] its implementation over a migrated
+// weft database, PostgreSQL or SQLite (the queue's tables too: see
+// [MigrateQueue]); [New] takes a [Config] whose zero fields are the
+// documented defaults ([DefaultMaxAttempts], [DefaultJobTimeout], ...). The
+// acting user comes from the context:
+//
+//	jobs, err := training.New(training.Config{DB: db, Trainer: trainer, Workers: 1})
+//	err = jobs.Start(ctx)
+//	model, err := jobs.CreateModel(weft.WithPrincipal(ctx, p), &training.CreateModelReq{...})
+//
+// Errors wrap this package's sentinels ([ErrModelNotFound], [ErrJobFinished],
+// ...) or are a [FieldError], each of a weft error class that decides its
+// HTTP status. The files follow the layout every domain shares (see package
+// weft): service.go, errors.go, types.go, config.go, store.go,
+// store_models.go, store_jobs.go and rows.go, beside the queue and the worker.
 package training

@@ -35,7 +35,7 @@ func TestCompletionUsageAndImageFiles(t *testing.T) {
 	}))
 	t.Cleanup(upstream.Close)
 	testdb.ForEach(t, func(t *testing.T, db *weft.DB) {
-		traces, err := trace.New(trace.Config{DB: db.DB})
+		traces, err := trace.New(trace.Config{DB: db})
 		if err != nil {
 			t.Fatal(err)
 		}

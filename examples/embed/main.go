@@ -34,7 +34,7 @@ func main() {
 	if err := weft.Migrate(ctx, db); err != nil {
 		log.Fatal(err)
 	}
-	identity, err := weft.NewIdentity(weft.IdentityConfig{DB: db.DB})
+	identity, err := weft.NewIdentity(weft.IdentityConfig{DB: db})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func main() {
 	fmt.Printf("acting as %s (entity %s)\n", caller.Username, caller.DefaultEntity)
 
 	// Calling a service directly: trace one call of the program's own work.
-	traces, err := trace.New(trace.Config{DB: db.DB})
+	traces, err := trace.New(trace.Config{DB: db})
 	if err != nil {
 		log.Fatal(err)
 	}

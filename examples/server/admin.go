@@ -81,7 +81,7 @@ func withIdentity(fs *flag.FlagSet, do func(ctx context.Context, identity *weft.
 			return err
 		}
 		defer db.Close()
-		identity, err := weft.NewIdentity(weft.IdentityConfig{DB: db.DB})
+		identity, err := weft.NewIdentity(weft.IdentityConfig{DB: db})
 		if err != nil {
 			return err
 		}

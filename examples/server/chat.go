@@ -30,7 +30,7 @@ func newChatService(path string, db *weft.DB, trained chatstore.CheckpointResolv
 	if err != nil {
 		return nil, nil, err
 	}
-	traces, err := trace.New(trace.Config{DB: db.DB})
+	traces, err := trace.New(trace.Config{DB: db})
 	if err != nil {
 		return nil, nil, err
 	}

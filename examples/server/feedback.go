@@ -10,6 +10,6 @@ import (
 // newFeedbackService builds the feedback and annotation queue service; queue
 // items read their calls from the trace store, and annotation values are
 // checked against the AnnotationSpec objects of the object store.
-func newFeedbackService(db *weft.DB, calls trace.Service, objs objects.Service) (feedback.Service, error) {
-	return feedback.New(feedback.Config{DB: db.DB, Calls: feedback.TraceCalls(calls), AnnotationSpecs: feedback.ObjectSpecs(objs)})
+func newFeedbackService(db *weft.DB, calls trace.Service, objs objects.Service) (*feedback.Store, error) {
+	return feedback.New(feedback.Config{DB: db, Calls: feedback.TraceCalls(calls), AnnotationSpecs: feedback.ObjectSpecs(objs)})
 }

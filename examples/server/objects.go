@@ -13,6 +13,6 @@ func objectsFlag(fs *flag.FlagSet, maxFileBytes *int64) {
 }
 
 // newObjectsService serves versioned objects, tables and files from db.
-func newObjectsService(db *weft.DB, maxFileBytes int64) (objects.Service, error) {
+func newObjectsService(db *weft.DB, maxFileBytes int64) (*objects.Store, error) {
 	return objects.New(objects.Config{DB: db, MaxFileBytes: maxFileBytes})
 }

@@ -74,7 +74,7 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 	}
 	defer db.Close()
 
-	identity, err := weft.NewIdentity(weft.IdentityConfig{DB: db.DB})
+	identity, err := weft.NewIdentity(weft.IdentityConfig{DB: db})
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,6 @@ import (
 )
 
 // newTraceService builds the calls store the trace routes serve.
-func newTraceService(db *weft.DB) (trace.Service, error) {
-	return trace.New(trace.Config{DB: db.DB})
+func newTraceService(db *weft.DB) (*trace.Store, error) {
+	return trace.New(trace.Config{DB: db})
 }

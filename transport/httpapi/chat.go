@@ -14,25 +14,25 @@ import (
 	"github.com/weftlabs/weft/chat"
 )
 
-// ChatCompletionInput is a chat-completion request. The body is read raw so
+// chatCompletionInput is a chat-completion request. The body is read raw so
 // that every field, known or not, reaches the upstream as sent.
-type ChatCompletionInput struct {
+type chatCompletionInput struct {
 	ContentType string `header:"Content-Type"`
 	// Project chooses the project the call is traced into.
 	Project string `header:"OpenAI-Project"`
 	RawBody []byte
 }
 
-// ModelsOutput is the body of GET /v1/models.
-type ModelsOutput struct {
+// modelsOutput is the body of GET /v1/models.
+type modelsOutput struct {
 	Body struct {
 		Object string           `json:"object" example:"list"`
 		Data   []chat.ModelCard `json:"data"`
 	}
 }
 
-// ImageCreateInput is the body of POST /image/create.
-type ImageCreateInput struct {
+// imageCreateInput is the body of POST /image/create.
+type imageCreateInput struct {
 	Body struct {
 		ProjectID string `json:"project_id" doc:"<entity>/<project>"`
 		// Inputs holds model, prompt and n; other keys go to the provider.
@@ -41,11 +41,6 @@ type ImageCreateInput struct {
 		PfUserID     string          `json:"pf_user_id,omitempty" doc:"ignored: the user is the caller"`
 		WbUserID     string          `json:"wb_user_id,omitempty" doc:"ignored: the user is the caller"`
 	}
-}
-
-// ImageCreateOutput is the answer of POST /image/create.
-type ImageCreateOutput struct {
-	Body chat.ImageResult
 }
 
 var errUnsupportedMediaType = weft.DefineError(weft.ErrInvalid, "Bad Request", "Unsupported Media Type: Only 'application/json' is allowed")
@@ -75,27 +70,24 @@ func (h *Handler) registerChat() {
 	huma.Register(h.api, *h.operation(styleOpenAI, huma.Operation{
 		OperationID: "chat-models-list", Method: http.MethodGet, Path: "/v1/models", Tags: []string{"chat"},
 		Summary: "List the models the gateway routes",
-	}), func(ctx context.Context, _ *struct{}) (*ModelsOutput, error) {
-		out := &ModelsOutput{}
+	}), func(ctx context.Context, _ *struct{}) (*modelsOutput, error) {
+		out := &modelsOutput{}
 		out.Body.Object = "list"
 		out.Body.Data = h.cfg.Chat.Models()
 		return out, nil
 	})
-	huma.Register(h.api, *h.operation(styleWeave, huma.Operation{
+	route(h, huma.Operation{
 		OperationID: "image-create", Method: http.MethodPost, Path: "/image/create", Tags: []string{"images"},
 		Summary: "Generate images, store them as files and trace the call",
-	}), func(ctx context.Context, in *ImageCreateInput) (*ImageCreateOutput, error) {
-		if err := h.authorize(ctx, in.Body.ProjectID, true); err != nil {
-			return nil, err
-		}
-		res := h.cfg.Chat.CreateImage(ctx, chat.ImageRequest{
-			ProjectID: in.Body.ProjectID, Inputs: in.Body.Inputs, TrackLLMCall: in.Body.TrackLLMCall,
-		})
-		return &ImageCreateOutput{Body: res}, nil
+	}, true, func(_ context.Context, in *imageCreateInput) (chat.ImageRequest, []string, error) {
+		return chat.ImageRequest{ProjectID: in.Body.ProjectID, Inputs: in.Body.Inputs, TrackLLMCall: in.Body.TrackLLMCall},
+			one(in.Body.ProjectID), nil
+	}, func(ctx context.Context, req chat.ImageRequest) (chat.ImageResult, error) {
+		return h.cfg.Chat.CreateImage(ctx, req), nil
 	})
 }
 
-func (h *Handler) createChatCompletion(ctx context.Context, in *ChatCompletionInput) (*huma.StreamResponse, error) {
+func (h *Handler) createChatCompletion(ctx context.Context, in *chatCompletionInput) (*huma.StreamResponse, error) {
 	if mediaType, _, err := mime.ParseMediaType(in.ContentType); err != nil || mediaType != "application/json" {
 		return nil, errUnsupportedMediaType
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/training"
 )
 
 // errorStatus is the one table from error classes to HTTP statuses. Every domain
@@ -157,8 +158,13 @@ func renderError(ctx context.Context, style errorStyle, status int, msg string, 
 	}
 }
 
-// renderDomainError classifies err with the errorStatus table.
+// renderDomainError classifies err with the errorStatus table. A field error
+// of a request body the schema accepted is rendered like a schema violation.
 func renderDomainError(ctx context.Context, style errorStyle, err error) *httpError {
+	var fieldErr *training.FieldError
+	if errors.As(err, &fieldErr) {
+		return renderValidation(style, "", []*huma.ErrorDetail{fieldErrorDetail(fieldErr)})
+	}
 	for _, row := range errorStatus {
 		if errors.Is(err, row.class) {
 			errType := weft.ErrorType(err)
@@ -197,6 +203,19 @@ func unavailable(err error) bool {
 		strings.Contains(err.Error(), "database is locked") || // SQLite writers queued past busy_timeout
 		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
 		pgconn.Timeout(err) || pgconn.SafeToRetry(err)
+}
+
+// fieldErrorDetail locates a training.FieldError: in the query for the
+// paging parameters, in the body otherwise.
+func fieldErrorDetail(fe *training.FieldError) *huma.ErrorDetail {
+	location := "body"
+	if fe.Path == "limit" || fe.Path == "order" || fe.Path == "after" {
+		location = "query"
+	}
+	if fe.Path != "" {
+		location += "." + strings.TrimPrefix(fe.Path, ".")
+	}
+	return &huma.ErrorDetail{Location: location, Message: fe.Msg}
 }
 
 func renderMessage(style errorStyle, status int, errType, msg string, fields map[string]any) *httpError {

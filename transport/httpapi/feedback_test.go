@@ -41,7 +41,7 @@ func TestFeedbackRoutes(t *testing.T) {
 	t.Parallel()
 	testdb.ForEach(t, func(t *testing.T, db *weft.DB) {
 		identity, _, key := testIdentity(t, db)
-		svc, err := feedback.New(feedback.Config{DB: db.DB, Calls: stubCalls{}})
+		svc, err := feedback.New(feedback.Config{DB: db, Calls: stubCalls{}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -32,11 +32,11 @@ func FuzzRequestDecoding(f *testing.F) {
 	var servers []fixture
 	var routes []fuzzRoute
 	for _, db := range []*weft.DB{testdb.SQLite(f), testdb.Postgres(f)} {
-		traceStore, err := trace.New(trace.Config{DB: db.DB})
+		traceStore, err := trace.New(trace.Config{DB: db})
 		if err != nil {
 			f.Fatal(err)
 		}
-		feedbackService, err := feedback.New(feedback.Config{DB: db.DB, Calls: feedback.TraceCalls(traceStore)})
+		feedbackService, err := feedback.New(feedback.Config{DB: db, Calls: feedback.TraceCalls(traceStore)})
 		if err != nil {
 			f.Fatal(err)
 		}

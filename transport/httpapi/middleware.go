@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -27,12 +26,6 @@ func (h *Handler) limitBody(next http.Handler) http.Handler {
 		r.Body = http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes)
 		next.ServeHTTP(w, r)
 	})
-}
-
-// IsBodyTooLarge reports whether err came from reading past the body limit.
-func IsBodyTooLarge(err error) bool {
-	var tooLarge *http.MaxBytesError
-	return errors.As(err, &tooLarge)
 }
 
 // observe logs every request and records its count and duration by route.

@@ -18,36 +18,20 @@ import (
 // catch (a multipart form without its fields, digests of the wrong type).
 var errBadObjectsInput = weft.DefineError(weft.ErrValidation, "RequestValidationError", "invalid request")
 
-// objectsRoute registers one POST operation whose JSON body is a service
-// request naming its project: authorize (write for writes), then call run.
-func objectsRoute[Req, Res any](h *Handler, op huma.Operation, write bool, project func(*Req) string, run func(context.Context, *Req) (*Res, error)) {
-	op.Method, op.Tags = http.MethodPost, []string{"objects"}
-	huma.Register(h.api, *h.operation(styleWeave, op), func(ctx context.Context, in *body[Req]) (*body[Res], error) {
-		if err := h.authorize(ctx, project(&in.Body), write); err != nil {
-			return nil, err
-		}
-		out, err := run(ctx, &in.Body)
-		if err != nil {
-			return nil, err
-		}
-		return &body[Res]{Body: *out}, nil
-	})
-}
-
-// FileCreateInput is the multipart form of /file/create: project_id, file and
+// fileCreateInput is the multipart form of /file/create: project_id, file and
 // an optional expected_digest.
-type FileCreateInput struct {
+type fileCreateInput struct {
 	RawBody multipart.Form
 }
 
-// FileContentOutput is a file's raw bytes.
-type FileContentOutput struct {
+// fileContentOutput is a file's raw bytes.
+type fileContentOutput struct {
 	ContentType string `header:"Content-Type"`
 	Body        []byte
 }
 
-// TableQueryStatsBatchBody accepts digests as a list or as one bare string.
-type TableQueryStatsBatchBody struct {
+// tableQueryStatsBatchBody accepts digests as a list or as one bare string.
+type tableQueryStatsBatchBody struct {
 	ProjectID string `json:"project_id"`
 	// Digests is a list of table digests, or a single digest string.
 	Digests            json.RawMessage `json:"digests,omitempty" doc:"a list of table digests (a single string is accepted too)" example:"[\"oPrcaOPh5FEkXAOCYGY03OLoPU1pCGwD7HFYnsffCy4\"]"`
@@ -57,93 +41,66 @@ type TableQueryStatsBatchBody struct {
 func (h *Handler) registerObjects() {
 	svc := h.cfg.Objects
 	post := func(id, path, summary string) huma.Operation {
-		return huma.Operation{OperationID: id, Path: path, Summary: summary}
+		return huma.Operation{OperationID: id, Method: http.MethodPost, Path: path, Summary: summary, Tags: []string{"objects"}}
 	}
-	objectsRoute(h, post("obj-create", "/obj/create", "Publish a version of an object"), true,
-		func(r *objects.ObjCreateReq) string { return r.Obj.ProjectID }, svc.ObjCreate)
-	objectsRoute(h, post("obj-read", "/obj/read", "Read an object version by digest, latest or vN"), false,
-		func(r *objects.ObjReadReq) string { return r.ProjectID }, svc.ObjRead)
-	objectsRoute(h, post("objs-query", "/objs/query", "List live object versions"), false,
-		func(r *objects.ObjsQueryReq) string { return r.ProjectID }, svc.ObjsQuery)
-	objectsRoute(h, post("obj-delete", "/obj/delete", "Delete object versions"), true,
-		func(r *objects.ObjDeleteReq) string { return r.ProjectID }, svc.ObjDelete)
-	objectsRoute(h, post("files-query-stats", "/files/query_stats", "Total size of a project's files"), false,
-		func(r *objects.FilesQueryStatsReq) string { return r.ProjectID }, svc.FilesQueryStats)
-	objectsRoute(h, post("table-create", "/table/create", "Create a table"), true,
-		func(r *objects.TableCreateReq) string { return r.Table.ProjectID }, svc.TableCreate)
-	objectsRoute(h, post("table-update", "/table/update", "Derive a table by append, pop and insert"), true,
-		func(r *objects.TableUpdateReq) string { return r.ProjectID }, svc.TableUpdate)
-	objectsRoute(h, post("table-create-from-digests", "/table/create_from_digests", "Create a table from stored rows"), true,
-		func(r *objects.TableCreateFromDigestsReq) string { return r.ProjectID }, svc.TableCreateFromDigests)
-	objectsRoute(h, post("table-query", "/table/query", "Read rows of a table"), false,
-		func(r *objects.TableQueryReq) string { return r.ProjectID }, svc.TableQuery)
-	objectsRoute(h, post("table-query-stats", "/table/query_stats", "Row count of a table"), false,
-		func(r *objects.TableQueryStatsReq) string { return r.ProjectID }, svc.TableQueryStats)
-	objectsRoute(h, post("table-query-stats-batch", "/table/query_stats_batch", "Statistics of several tables"), false,
-		func(r *TableQueryStatsBatchBody) string { return r.ProjectID },
-		func(ctx context.Context, r *TableQueryStatsBatchBody) (*objects.TableQueryStatsBatchRes, error) {
-			digests, err := digestList(r.Digests)
+	route(h, post("obj-create", "/obj/create", "Publish a version of an object"), true,
+		fromBody(func(r *objects.ObjCreateReq) string { return r.Obj.ProjectID }), svc.ObjCreate)
+	route(h, post("obj-read", "/obj/read", "Read an object version by digest, latest or vN"), false,
+		fromBody(func(r *objects.ObjReadReq) string { return r.ProjectID }), svc.ObjRead)
+	route(h, post("objs-query", "/objs/query", "List live object versions"), false,
+		fromBody(func(r *objects.ObjsQueryReq) string { return r.ProjectID }), svc.ObjsQuery)
+	route(h, post("obj-delete", "/obj/delete", "Delete object versions"), true,
+		fromBody(func(r *objects.ObjDeleteReq) string { return r.ProjectID }), svc.ObjDelete)
+	route(h, post("files-query-stats", "/files/query_stats", "Total size of a project's files"), false,
+		fromBody(func(r *objects.FilesQueryStatsReq) string { return r.ProjectID }), svc.FilesQueryStats)
+	route(h, post("table-create", "/table/create", "Create a table"), true,
+		fromBody(func(r *objects.TableCreateReq) string { return r.Table.ProjectID }), svc.TableCreate)
+	route(h, post("table-update", "/table/update", "Derive a table by append, pop and insert"), true,
+		fromBody(func(r *objects.TableUpdateReq) string { return r.ProjectID }), svc.TableUpdate)
+	route(h, post("table-create-from-digests", "/table/create_from_digests", "Create a table from stored rows"), true,
+		fromBody(func(r *objects.TableCreateFromDigestsReq) string { return r.ProjectID }), svc.TableCreateFromDigests)
+	route(h, post("table-query", "/table/query", "Read rows of a table"), false,
+		fromBody(func(r *objects.TableQueryReq) string { return r.ProjectID }), svc.TableQuery)
+	route(h, post("table-query-stats", "/table/query_stats", "Row count of a table"), false,
+		fromBody(func(r *objects.TableQueryStatsReq) string { return r.ProjectID }), svc.TableQueryStats)
+	route(h, post("table-query-stats-batch", "/table/query_stats_batch", "Statistics of several tables"), false,
+		func(_ context.Context, in *body[tableQueryStatsBatchBody]) (*objects.TableQueryStatsBatchReq, []string, error) {
+			digests, err := digestList(in.Body.Digests)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			return svc.TableQueryStatsBatch(ctx, &objects.TableQueryStatsBatchReq{ProjectID: r.ProjectID, Digests: digests, IncludeStorageSize: r.IncludeStorageSize})
-		})
-
-	huma.Register(h.api, *h.operation(styleWeave, huma.Operation{
-		OperationID: "refs-read-batch", Method: http.MethodPost, Path: "/refs/read_batch", Tags: []string{"objects"},
-		Summary: "Read the values named by object and op refs",
-	}), func(ctx context.Context, in *body[objects.RefsReadBatchReq]) (*body[objects.RefsReadBatchRes], error) {
-		seen := map[string]bool{}
-		for _, s := range in.Body.Refs {
-			r, err := objects.ParseObjectRef(s)
-			if err != nil {
-				return nil, err
-			}
-			if !seen[r.ProjectID()] {
-				seen[r.ProjectID()] = true
-				if err := h.authorize(ctx, r.ProjectID(), false); err != nil {
-					return nil, err
+			return &objects.TableQueryStatsBatchReq{ProjectID: in.Body.ProjectID, Digests: digests, IncludeStorageSize: in.Body.IncludeStorageSize},
+				one(in.Body.ProjectID), nil
+		}, svc.TableQueryStatsBatch)
+	route(h, post("refs-read-batch", "/refs/read_batch", "Read the values named by object and op refs"), false,
+		func(_ context.Context, in *body[objects.RefsReadBatchReq]) (*objects.RefsReadBatchReq, []string, error) {
+			projects := make([]string, len(in.Body.Refs))
+			for i, s := range in.Body.Refs {
+				r, err := objects.ParseObjectRef(s)
+				if err != nil {
+					return nil, nil, err
 				}
+				projects[i] = r.ProjectID()
 			}
-		}
-		out, err := svc.RefsReadBatch(ctx, &in.Body)
-		if err != nil {
-			return nil, err
-		}
-		return &body[objects.RefsReadBatchRes]{Body: *out}, nil
-	})
-
-	huma.Register(h.api, *h.operation(styleWeave, huma.Operation{
-		OperationID: "file-create", Method: http.MethodPost, Path: "/file/create", Tags: []string{"objects"},
-		Summary: "Store a file (multipart form: project_id, file, optional expected_digest)",
-	}), func(ctx context.Context, in *FileCreateInput) (*body[objects.FileCreateRes], error) {
-		req, err := fileCreateRequest(&in.RawBody)
-		if err != nil {
-			return nil, err
-		}
-		if err := h.authorize(ctx, req.ProjectID, true); err != nil {
-			return nil, err
-		}
-		out, err := svc.FileCreate(ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		return &body[objects.FileCreateRes]{Body: *out}, nil
-	})
-
-	huma.Register(h.api, *h.operation(styleWeave, huma.Operation{
-		OperationID: "file-content", Method: http.MethodPost, Path: "/file/content", Tags: []string{"objects"},
-		Summary: "Read a file's bytes",
-	}), func(ctx context.Context, in *body[objects.FileContentReq]) (*FileContentOutput, error) {
-		if err := h.authorize(ctx, in.Body.ProjectID, false); err != nil {
-			return nil, err
-		}
-		out, err := svc.FileContent(ctx, &in.Body)
-		if err != nil {
-			return nil, err
-		}
-		return &FileContentOutput{ContentType: "application/octet-stream", Body: out.Content}, nil
-	})
+			return &in.Body, projects, nil
+		}, svc.RefsReadBatch)
+	route(h, post("file-create", "/file/create", "Store a file (multipart form: project_id, file, optional expected_digest)"), true,
+		func(_ context.Context, in *fileCreateInput) (*objects.FileCreateReq, []string, error) {
+			req, err := fileCreateRequest(&in.RawBody)
+			if err != nil {
+				return nil, nil, err
+			}
+			return req, one(req.ProjectID), nil
+		}, svc.FileCreate)
+	routeOutput(h, post("file-content", "/file/content", "Read a file's bytes"), false,
+		fromBody(func(r *objects.FileContentReq) string { return r.ProjectID }),
+		func(ctx context.Context, req *objects.FileContentReq) (*fileContentOutput, error) {
+			out, err := svc.FileContent(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			return &fileContentOutput{ContentType: "application/octet-stream", Body: out.Content}, nil
+		})
 
 	for _, family := range objects.Families {
 		h.registerV2Family(family)
@@ -193,92 +150,70 @@ func fileCreateRequest(form *multipart.Form) (*objects.FileCreateReq, error) {
 	return req, nil
 }
 
-// V2ProjectInput names the project in the path of the v2 routes.
-type V2ProjectInput struct {
-	Entity  string `path:"entity"`
-	Project string `path:"project"`
-}
-
-// V2CreateInput is a creation body for the project in the path.
-type V2CreateInput[T any] struct {
-	V2ProjectInput
-	Body T
-}
-
-// V2ListInput pages a v2 listing.
-type V2ListInput struct {
-	V2ProjectInput
-	Limit  int `query:"limit" minimum:"0" doc:"at most this many versions (0: no limit)"`
-	Offset int `query:"offset" minimum:"0"`
-}
-
-// V2ObjectInput names one object (and a version) in the path.
-type V2ObjectInput struct {
-	V2ProjectInput
-	ObjectID string `path:"object_id"`
-}
-
-// V2VersionInput names one version in the path.
-type V2VersionInput struct {
-	V2ObjectInput
-	Digest string `path:"digest" doc:"a digest, latest or v<N>"`
-}
-
-// V2DeleteInput names the versions to delete (all live ones when no digests).
-type V2DeleteInput struct {
-	V2ObjectInput
-	Digests []string `query:"digests" doc:"repeat for several; none deletes every live version"`
-}
+// The v2 routes name the project in the path ({entity}/{project}).
+type (
+	// v2CreateInput is a creation body.
+	v2CreateInput[T any] struct {
+		Entity  string `path:"entity"`
+		Project string `path:"project"`
+		Body    T
+	}
+	// v2ListInput pages a listing.
+	v2ListInput struct {
+		Entity  string `path:"entity"`
+		Project string `path:"project"`
+		Limit   int    `query:"limit" minimum:"0" doc:"at most this many versions (0: no limit)"`
+		Offset  int    `query:"offset" minimum:"0"`
+	}
+	// v2VersionInput names one version of an object.
+	v2VersionInput struct {
+		Entity   string `path:"entity"`
+		Project  string `path:"project"`
+		ObjectID string `path:"object_id"`
+		Digest   string `path:"digest" doc:"a digest, latest or v<N>"`
+	}
+	// v2DeleteInput names the versions of an object to delete (all live
+	// ones when no digests).
+	v2DeleteInput struct {
+		Entity   string   `path:"entity"`
+		Project  string   `path:"project"`
+		ObjectID string   `path:"object_id"`
+		Digests  []string `query:"digests" doc:"repeat for several; none deletes every live version"`
+	}
+)
 
 func (h *Handler) registerV2Family(family objects.Family) {
 	svc := h.cfg.Objects
 	base := "/v2/{entity}/{project}/" + string(family)
-	tags := []string{"v2 " + string(family)}
 	op := func(id, method, path, summary string) huma.Operation {
-		return *h.operation(styleWeave, huma.Operation{OperationID: string(family) + "-" + id, Method: method, Path: path, Summary: summary, Tags: tags})
+		return huma.Operation{OperationID: string(family) + "-" + id, Method: method, Path: path, Summary: summary, Tags: []string{"v2 " + string(family)}}
 	}
 	create := op("create", http.MethodPost, base, "Create a version of "+string(family))
 	switch family {
 	case objects.FamilyOps:
-		v2Create(h, create, func(ctx context.Context, project string, r *objects.OpCreateReq) (*objects.V2CreateRes, error) {
-			r.ProjectID = project
-			return svc.OpCreate(ctx, r)
-		})
+		route(h, create, true, v2Body(func(r *objects.OpCreateReq) *string { return &r.ProjectID }), svc.OpCreate)
 	case objects.FamilyEvaluations:
-		v2Create(h, create, func(ctx context.Context, project string, r *objects.EvaluationCreateReq) (*objects.EvaluationCreateRes, error) {
-			r.ProjectID = project
-			return svc.EvaluationCreate(ctx, r)
-		})
+		route(h, create, true, v2Body(func(r *objects.EvaluationCreateReq) *string { return &r.ProjectID }), svc.EvaluationCreate)
 	case objects.FamilyDatasets:
-		v2Create(h, create, func(ctx context.Context, project string, r *objects.DatasetCreateReq) (*objects.V2CreateRes, error) {
-			r.ProjectID = project
-			return svc.DatasetCreate(ctx, r)
-		})
+		route(h, create, true, v2Body(func(r *objects.DatasetCreateReq) *string { return &r.ProjectID }), svc.DatasetCreate)
 	case objects.FamilyScorers:
-		v2Create(h, create, func(ctx context.Context, project string, r *objects.ScorerCreateReq) (*objects.V2CreateRes, error) {
-			r.ProjectID = project
-			return svc.ScorerCreate(ctx, r)
-		})
+		route(h, create, true, v2Body(func(r *objects.ScorerCreateReq) *string { return &r.ProjectID }), svc.ScorerCreate)
 	case objects.FamilyModels:
-		v2Create(h, create, func(ctx context.Context, project string, r *objects.ModelCreateReq) (*objects.V2CreateRes, error) {
-			r.ProjectID = project
-			return svc.ModelCreate(ctx, r)
-		})
+		route(h, create, true, v2Body(func(r *objects.ModelCreateReq) *string { return &r.ProjectID }), svc.ModelCreate)
 	}
 
-	huma.Register(h.api, op("list", http.MethodGet, base, "List live versions of "+string(family)+" (JSON lines)"),
-		func(ctx context.Context, in *V2ListInput) (*huma.StreamResponse, error) {
-			project := projectOf(in.Entity, in.Project)
-			if err := h.authorize(ctx, project, false); err != nil {
-				return nil, err
-			}
-			req := &objects.V2ListReq{Family: family, ProjectID: project}
+	routeOutput(h, op("list", http.MethodGet, base, "List live versions of "+string(family)+" (JSON lines)"), false,
+		func(_ context.Context, in *v2ListInput) (*objects.V2ListReq, []string, error) {
+			req := &objects.V2ListReq{Family: family, ProjectID: projectOf(in.Entity, in.Project)}
 			if in.Limit > 0 {
 				req.Limit = &in.Limit
 			}
 			if in.Offset > 0 {
 				req.Offset = &in.Offset
 			}
+			return req, one(req.ProjectID), nil
+		},
+		func(ctx context.Context, req *objects.V2ListReq) (*huma.StreamResponse, error) {
 			items, err := svc.V2List(ctx, req)
 			if err != nil {
 				return nil, err
@@ -294,45 +229,24 @@ func (h *Handler) registerV2Family(family objects.Family) {
 				}
 			}}, nil
 		})
-
-	huma.Register(h.api, op("read", http.MethodGet, base+"/{object_id}/versions/{digest}", "Read a version of one of the "+string(family)),
-		func(ctx context.Context, in *V2VersionInput) (*body[objects.V2Object], error) {
+	route(h, op("read", http.MethodGet, base+"/{object_id}/versions/{digest}", "Read a version of one of the "+string(family)), false,
+		func(_ context.Context, in *v2VersionInput) (*objects.V2ReadReq, []string, error) {
 			project := projectOf(in.Entity, in.Project)
-			if err := h.authorize(ctx, project, false); err != nil {
-				return nil, err
-			}
-			out, err := svc.V2Read(ctx, &objects.V2ReadReq{Family: family, ProjectID: project, ObjectID: in.ObjectID, Digest: in.Digest})
-			if err != nil {
-				return nil, err
-			}
-			return &body[objects.V2Object]{Body: *out}, nil
-		})
-
-	huma.Register(h.api, op("delete", http.MethodDelete, base+"/{object_id}", "Delete versions of one of the "+string(family)),
-		func(ctx context.Context, in *V2DeleteInput) (*body[objects.ObjDeleteRes], error) {
+			return &objects.V2ReadReq{Family: family, ProjectID: project, ObjectID: in.ObjectID, Digest: in.Digest}, one(project), nil
+		}, svc.V2Read)
+	route(h, op("delete", http.MethodDelete, base+"/{object_id}", "Delete versions of one of the "+string(family)), true,
+		func(_ context.Context, in *v2DeleteInput) (*objects.V2DeleteReq, []string, error) {
 			project := projectOf(in.Entity, in.Project)
-			if err := h.authorize(ctx, project, true); err != nil {
-				return nil, err
-			}
-			out, err := svc.V2Delete(ctx, &objects.V2DeleteReq{Family: family, ProjectID: project, ObjectID: in.ObjectID, Digests: in.Digests})
-			if err != nil {
-				return nil, err
-			}
-			return &body[objects.ObjDeleteRes]{Body: *out}, nil
-		})
+			return &objects.V2DeleteReq{Family: family, ProjectID: project, ObjectID: in.ObjectID, Digests: in.Digests}, one(project), nil
+		}, svc.V2Delete)
 }
 
-// v2Create registers a v2 creation route for body type Req.
-func v2Create[Req, Res any](h *Handler, op huma.Operation, run func(ctx context.Context, project string, r *Req) (*Res, error)) {
-	huma.Register(h.api, op, func(ctx context.Context, in *V2CreateInput[Req]) (*body[Res], error) {
-		project := projectOf(in.Entity, in.Project)
-		if err := h.authorize(ctx, project, true); err != nil {
-			return nil, err
-		}
-		out, err := run(ctx, project, &in.Body)
-		if err != nil {
-			return nil, err
-		}
-		return &body[Res]{Body: *out}, nil
-	})
+// v2Body is the request step of a v2 creation route: the body is the service's
+// request, and its project is the path's.
+func v2Body[Req any](project func(*Req) *string) func(context.Context, *v2CreateInput[Req]) (*Req, []string, error) {
+	return func(_ context.Context, in *v2CreateInput[Req]) (*Req, []string, error) {
+		projectID := projectOf(in.Entity, in.Project)
+		*project(&in.Body) = projectID
+		return &in.Body, one(projectID), nil
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // RateLimit bounds the requests one API key may make: a token bucket that
@@ -16,27 +18,22 @@ type RateLimit struct {
 	Burst int
 }
 
-// keyLimiter holds one bucket per API key. Buckets idle long enough to have
-// refilled are dropped, so memory follows the number of active keys.
+// keyLimiter holds one bucket per API key. Full buckets are dropped, so memory
+// follows the number of active keys.
 type keyLimiter struct {
 	limit RateLimit
 	now   func() time.Time
 
 	mu      sync.Mutex
-	buckets map[string]*bucket
+	buckets map[string]*rate.Limiter
 	swept   time.Time
-}
-
-type bucket struct {
-	tokens float64
-	last   time.Time
 }
 
 func newKeyLimiter(limit RateLimit, now func() time.Time) *keyLimiter {
 	if limit.Burst <= 0 {
 		limit.Burst = max(1, int(math.Ceil(limit.PerSecond)))
 	}
-	return &keyLimiter{limit: limit, now: now, buckets: map[string]*bucket{}}
+	return &keyLimiter{limit: limit, now: now, buckets: map[string]*rate.Limiter{}}
 }
 
 // allow takes a token for key. When none is left it returns false and how long
@@ -48,28 +45,23 @@ func (l *keyLimiter) allow(key string) (bool, time.Duration) {
 	l.sweep(now)
 	b, ok := l.buckets[key]
 	if !ok {
-		b = &bucket{tokens: float64(l.limit.Burst), last: now}
+		b = rate.NewLimiter(rate.Limit(l.limit.PerSecond), l.limit.Burst)
 		l.buckets[key] = b
 	}
-	b.tokens = math.Min(float64(l.limit.Burst), b.tokens+now.Sub(b.last).Seconds()*l.limit.PerSecond)
-	b.last = now
-	if b.tokens >= 1 {
-		b.tokens--
+	if b.AllowN(now, 1) {
 		return true, 0
 	}
-	wait := time.Duration((1 - b.tokens) / l.limit.PerSecond * float64(time.Second))
-	return false, wait
+	return false, time.Duration((1 - b.TokensAt(now)) / l.limit.PerSecond * float64(time.Second))
 }
 
-// sweep drops full buckets once a minute.
+// sweep drops full buckets once a minute: a new bucket starts full anyway.
 func (l *keyLimiter) sweep(now time.Time) {
 	if now.Sub(l.swept) < time.Minute {
 		return
 	}
 	l.swept = now
-	refill := time.Duration(float64(l.limit.Burst) / l.limit.PerSecond * float64(time.Second))
 	for key, b := range l.buckets {
-		if now.Sub(b.last) > refill {
+		if b.TokensAt(now) >= float64(l.limit.Burst) {
 			delete(l.buckets, key)
 		}
 	}

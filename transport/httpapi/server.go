@@ -2,9 +2,11 @@
 //
 // It is a thin adapter: it authenticates the caller, decodes and validates the
 // request (huma v2 over chi), checks that the caller may touch the project,
-// calls a domain Service and encodes the answer. Domain errors become statuses
-// and bodies in one place (errors.go): FastAPI-style bodies for the trace,
-// feedback, objects and training routes, vLLM-style bodies for chat.
+// calls a domain Service and encodes the answer. Every route of the trace,
+// feedback, objects and training families takes these steps through one
+// generic helper (route.go). Domain errors become statuses and bodies in one
+// place (errors.go): FastAPI-style bodies for the trace, feedback, objects and
+// training routes, vLLM-style bodies for chat.
 //
 // Mount the handler in any net/http program:
 //
@@ -40,9 +42,14 @@ import (
 // Version is the server version reported by /server_info and /version.
 const Version = "0.1.0"
 
-// DefaultMaxBodyBytes is the request body limit when Config.MaxBodyBytes is zero:
-// the Weave clients split their batches at 31 MiB.
-const DefaultMaxBodyBytes = 32 << 20
+// Defaults of [Config], exported so that a command line can show and reuse them.
+const (
+	// DefaultMaxBodyBytes is the request body limit: the Weave clients split
+	// their batches at 31 MiB.
+	DefaultMaxBodyBytes = 32 << 20
+	// DefaultBodyReadTimeout bounds reading one request body.
+	DefaultBodyReadTimeout = time.Minute
+)
 
 // Config configures [New]. Services left nil leave their routes unregistered,
 // except Chat (see there).
@@ -56,9 +63,10 @@ type Config struct {
 	Authorizer Authorizer
 
 	// MaxBodyBytes bounds every request body; larger bodies get 413.
-	// Defaults to 32 MiB.
+	// Defaults to [DefaultMaxBodyBytes].
 	MaxBodyBytes int64
-	// BodyReadTimeout bounds reading one request body. Defaults to 60 seconds.
+	// BodyReadTimeout bounds reading one request body. Defaults to
+	// [DefaultBodyReadTimeout].
 	BodyReadTimeout time.Duration
 
 	// Logger receives one line per request and every internal error.
@@ -208,7 +216,7 @@ func (cfg *Config) setDefaults() error {
 		return errors.New("httpapi: RateLimit.PerSecond must not be negative")
 	}
 	if cfg.BodyReadTimeout == 0 {
-		cfg.BodyReadTimeout = time.Minute
+		cfg.BodyReadTimeout = DefaultBodyReadTimeout
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

@@ -84,7 +84,7 @@ func newFixture(t testing.TB, db *weft.DB, maxBody int64, configure ...func(*Con
 func testIdentity(t testing.TB, db *weft.DB) (identity *weft.Identity, adminKey, aliceKey string) {
 	t.Helper()
 	ctx := context.Background()
-	identity, err := weft.NewIdentity(weft.IdentityConfig{DB: db.DB})
+	identity, err := weft.NewIdentity(weft.IdentityConfig{DB: db})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func TestRateLimitPerKey(t *testing.T) {
 	t.Parallel()
 	db := testdb.SQLite(t)
 	ctx := context.Background()
-	identity, _ := weft.NewIdentity(weft.IdentityConfig{DB: db.DB})
+	identity, _ := weft.NewIdentity(weft.IdentityConfig{DB: db})
 	key1, _ := identity.Bootstrap(ctx, "admin")
 	key2, _ := identity.CreateAPIKey(ctx, "admin", "second")
 	h, err := New(Config{Identity: identity, RateLimit: RateLimit{PerSecond: 0.001, Burst: 2}, Logger: slog.New(slog.DiscardHandler)})

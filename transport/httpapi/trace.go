@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"reflect"
-	"slices"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -22,47 +21,41 @@ import (
 // Trace route bodies. Top-level fields are strict (unknown ones are a 422, as
 // Weave's BaseModelStrict); nested call records accept unknown fields.
 type (
-	CallStartInput struct{ Body trace.CallStartReq }
-	CallEndInput   struct{ Body trace.CallEndReq }
 	// The v2 bodies may leave project_id out: the path names the project.
-	V2CallStartInput struct {
+	v2CallStartInput struct {
 		Entity  string `path:"entity"`
 		Project string `path:"project"`
 		Body    struct {
 			Start v2StartedCall `json:"start"`
 		}
 	}
-	V2CallEndInput struct {
+	v2CallEndInput struct {
 		Entity  string `path:"entity"`
 		Project string `path:"project"`
 		Body    struct {
 			End v2EndedCall `json:"end"`
 		}
 	}
-	CallStartOutput struct{ Body *trace.CallStartRes }
-	CallEndOutput   struct{ Body *trace.CallEndRes }
 
-	// UpsertBatchInput takes the body raw: the handler decodes batches of
+	// upsertBatchInput takes the body raw: the handler decodes batches of
 	// thousands of calls in one pass (see decodeBatch); upsertBatchBody is its
 	// documented schema.
-	UpsertBatchInput struct {
+	upsertBatchInput struct {
 		ContentType string `header:"Content-Type" hidden:"true"`
 		RawBody     []byte `contentType:"application/json"`
 	}
-	CallsCompleteInput struct {
+	callsCompleteInput struct {
 		Entity  string `path:"entity"`
 		Project string `path:"project"`
 		Body    struct {
 			Batch []trace.CompletedCall `json:"batch"`
 		}
 	}
-	UpsertBatchOutput struct {
-		Body struct {
-			Res []batchItemResult `json:"res"`
-		}
+	upsertBatchOutputBody struct {
+		Res []batchItemResult `json:"res"`
 	}
 
-	CallUpdateInput struct {
+	callUpdateInput struct {
 		Body struct {
 			trace.CallUpdateReq
 			// Accepted and ignored: the acting user is the authenticated one.
@@ -70,40 +63,27 @@ type (
 			PfUserID string `json:"pf_user_id,omitempty"`
 		}
 	}
-	CallUpdateOutput struct{ Body *trace.CallUpdateRes }
-	CallReadInput    struct {
+	callReadInput struct {
 		Body struct {
 			trace.CallReadReq
 			IncludeStorageSize      bool `json:"include_storage_size,omitempty"`
 			IncludeTotalStorageSize bool `json:"include_total_storage_size,omitempty"`
 		}
 	}
-	CallReadOutput   struct{ Body *trace.CallReadRes }
-	CallsQueryInput  struct{ Body callsQueryBody }
-	CallsStatsInput  struct{ Body callsStatsBody }
-	CallsStatsOutput struct{ Body *trace.CallsQueryStatsRes }
-	CallsDeleteInput struct {
+	callsDeleteInput struct {
 		Body struct {
 			trace.CallsDeleteReq
 			WbUserID string `json:"wb_user_id,omitempty"`
 			PfUserID string `json:"pf_user_id,omitempty"`
 		}
 	}
-	CallsDeleteOutput struct{ Body *trace.CallsDeleteRes }
-	CallsUsageInput   struct{ Body trace.CallsUsageReq }
-	CallsUsageOutput  struct{ Body *trace.CallsUsageRes }
-	CostCreateInput   struct {
+	costCreateInput struct {
 		Body struct {
 			trace.CostCreateReq
 			WbUserID string `json:"wb_user_id,omitempty"`
 			PfUserID string `json:"pf_user_id,omitempty"`
 		}
 	}
-	CostCreateOutput struct{ Body *trace.CostCreateRes }
-	CostQueryInput   struct{ Body trace.CostQueryReq }
-	CostQueryOutput  struct{ Body *trace.CostQueryRes }
-	CostPurgeInput   struct{ Body trace.CostPurgeReq }
-	CostPurgeOutput  struct{ Body *trace.CostPurgeRes }
 )
 
 // v2StartedCall and v2EndedCall are the records of the v2 paths: the schema of
@@ -181,149 +161,101 @@ type batchItemError struct {
 
 func (h *Handler) registerTrace() {
 	svc := h.cfg.Trace
-	op := func(id, method, path, summary string) huma.Operation {
-		return *h.operation(styleWeave, huma.Operation{OperationID: id, Method: method, Path: path, Summary: summary, Tags: []string{"calls"}})
+	post := func(id, path, summary string) huma.Operation {
+		return huma.Operation{OperationID: id, Method: http.MethodPost, Path: path, Summary: summary, Tags: []string{"calls"}}
 	}
-	huma.Register(h.api, op("call-start", http.MethodPost, "/call/start", "Start a call"),
-		func(ctx context.Context, in *CallStartInput) (*CallStartOutput, error) {
-			if err := h.authorize(ctx, in.Body.Start.ProjectID, true); err != nil {
-				return nil, err
-			}
-			res, err := svc.CallStart(ctx, &in.Body)
-			return &CallStartOutput{Body: res}, err
-		})
-	huma.Register(h.api, op("call-end", http.MethodPost, "/call/end", "End a call (may arrive before its start)"),
-		func(ctx context.Context, in *CallEndInput) (*CallEndOutput, error) {
-			if err := h.authorize(ctx, in.Body.End.ProjectID, true); err != nil {
-				return nil, err
-			}
-			res, err := svc.CallEnd(ctx, &in.Body)
-			return &CallEndOutput{Body: res}, err
-		})
-	huma.Register(h.api, op("v2-call-start", http.MethodPost, "/v2/{entity}/{project}/call/start", "Start a call (v2 path)"),
-		func(ctx context.Context, in *V2CallStartInput) (*CallStartOutput, error) {
-			req := trace.CallStartReq{Start: in.Body.Start.StartedCall}
-			if err := h.pathProject(ctx, in.Entity, in.Project, &req.Start.ProjectID); err != nil {
-				return nil, err
-			}
-			res, err := svc.CallStart(ctx, &req)
-			return &CallStartOutput{Body: res}, err
-		})
-	huma.Register(h.api, op("v2-call-end", http.MethodPost, "/v2/{entity}/{project}/call/end", "End a call (v2 path)"),
-		func(ctx context.Context, in *V2CallEndInput) (*CallEndOutput, error) {
-			req := trace.CallEndReq{End: in.Body.End.EndedCall}
-			if err := h.pathProject(ctx, in.Entity, in.Project, &req.End.ProjectID); err != nil {
-				return nil, err
-			}
-			res, err := svc.CallEnd(ctx, &req)
-			return &CallEndOutput{Body: res}, err
-		})
-	upsertOp := op("call-upsert-batch", http.MethodPost, "/call/upsert_batch", "Apply a batch of call starts and ends, each item on its own")
+	route(h, post("call-start", "/call/start", "Start a call"), true,
+		fromBody(func(r *trace.CallStartReq) string { return r.Start.ProjectID }), svc.CallStart)
+	route(h, post("call-end", "/call/end", "End a call (may arrive before its start)"), true,
+		fromBody(func(r *trace.CallEndReq) string { return r.End.ProjectID }), svc.CallEnd)
+	route(h, post("v2-call-start", "/v2/{entity}/{project}/call/start", "Start a call (v2 path)"), true,
+		func(_ context.Context, in *v2CallStartInput) (*trace.CallStartReq, []string, error) {
+			req := &trace.CallStartReq{Start: in.Body.Start.StartedCall}
+			projects, err := pathProject(in.Entity, in.Project, &req.Start.ProjectID)
+			return req, projects, err
+		}, svc.CallStart)
+	route(h, post("v2-call-end", "/v2/{entity}/{project}/call/end", "End a call (v2 path)"), true,
+		func(_ context.Context, in *v2CallEndInput) (*trace.CallEndReq, []string, error) {
+			req := &trace.CallEndReq{End: in.Body.End.EndedCall}
+			projects, err := pathProject(in.Entity, in.Project, &req.End.ProjectID)
+			return req, projects, err
+		}, svc.CallEnd)
+	upsertOp := post("call-upsert-batch", "/call/upsert_batch", "Apply a batch of call starts and ends, each item on its own")
 	upsertOp.SkipValidateBody = true // decodeBatch validates what its one pass does not take
-	huma.Register(h.api, upsertOp, h.upsertBatch)
+	route(h, upsertOp, true, h.upsertBatchRequest, func(ctx context.Context, req *trace.UpsertBatchReq) (upsertBatchOutputBody, error) {
+		res, err := svc.UpsertBatch(ctx, req)
+		if err != nil {
+			return upsertBatchOutputBody{}, err
+		}
+		return batchAnswer(ctx, res), nil
+	})
 	h.upsertBatchSchema = h.api.OpenAPI().Components.Schemas.Schema(reflect.TypeFor[upsertBatchBody](), true, "UpsertBatchInputBody")
 	h.api.OpenAPI().Paths[upsertOp.Path].Post.RequestBody.Content["application/json"].Schema = h.upsertBatchSchema
-	huma.Register(h.api, op("v2-calls-complete", http.MethodPost, "/v2/{entity}/{project}/calls/complete", "Store completed calls (start and end in one record)"),
-		func(ctx context.Context, in *CallsCompleteInput) (*UpsertBatchOutput, error) {
+	route(h, post("v2-calls-complete", "/v2/{entity}/{project}/calls/complete", "Store completed calls (start and end in one record)"), true,
+		func(_ context.Context, in *callsCompleteInput) (*trace.CallsCompleteReq, []string, error) {
 			projectID := projectOf(in.Entity, in.Project)
-			if err := h.authorize(ctx, projectID, true); err != nil {
-				return nil, err
-			}
-			res, err := svc.CallsComplete(ctx, &trace.CallsCompleteReq{ProjectID: projectID, Batch: in.Body.Batch})
+			return &trace.CallsCompleteReq{ProjectID: projectID, Batch: in.Body.Batch}, one(projectID), nil
+		}, func(ctx context.Context, req *trace.CallsCompleteReq) (upsertBatchOutputBody, error) {
+			res, err := svc.CallsComplete(ctx, req)
 			if err != nil {
-				return nil, err
+				return upsertBatchOutputBody{}, err
 			}
-			return h.batchOutput(ctx, res), nil
+			return batchAnswer(ctx, res), nil
 		})
-	huma.Register(h.api, op("call-update", http.MethodPost, "/call/update", "Rename a call (it need not exist yet)"),
-		func(ctx context.Context, in *CallUpdateInput) (*CallUpdateOutput, error) {
-			if err := h.authorize(ctx, in.Body.ProjectID, true); err != nil {
-				return nil, err
-			}
-			res, err := svc.CallUpdate(ctx, &in.Body.CallUpdateReq)
-			return &CallUpdateOutput{Body: res}, err
-		})
-	huma.Register(h.api, op("call-read", http.MethodPost, "/call/read", "Read one call ({\"call\": null} when absent)"),
-		func(ctx context.Context, in *CallReadInput) (*CallReadOutput, error) {
-			if err := h.authorize(ctx, in.Body.ProjectID, false); err != nil {
-				return nil, err
-			}
-			res, err := svc.CallRead(ctx, &in.Body.CallReadReq)
-			return &CallReadOutput{Body: res}, err
-		})
-	streamOp := op("calls-stream-query", http.MethodPost, "/calls/stream_query", "Query calls; the answer is NDJSON, one call per line")
+	route(h, post("call-update", "/call/update", "Rename a call (it need not exist yet)"), true,
+		func(_ context.Context, in *callUpdateInput) (*trace.CallUpdateReq, []string, error) {
+			return &in.Body.CallUpdateReq, one(in.Body.ProjectID), nil
+		}, svc.CallUpdate)
+	route(h, post("call-read", "/call/read", "Read one call ({\"call\": null} when absent)"), false,
+		func(_ context.Context, in *callReadInput) (*trace.CallReadReq, []string, error) {
+			return &in.Body.CallReadReq, one(in.Body.ProjectID), nil
+		}, svc.CallRead)
+	streamOp := post("calls-stream-query", "/calls/stream_query", "Query calls; the answer is NDJSON, one call per line")
+	streamOp.Responses = h.errorResponses(styleWeave)
 	streamOp.Responses["200"] = &huma.Response{Description: "One call JSON object per line", Content: map[string]*huma.MediaType{"application/jsonl": {}}}
-	huma.Register(h.api, streamOp, h.streamQuery)
-	huma.Register(h.api, op("calls-query-stats", http.MethodPost, "/calls/query_stats", "Count calls"),
-		func(ctx context.Context, in *CallsStatsInput) (*CallsStatsOutput, error) {
-			if err := h.authorize(ctx, in.Body.ProjectID, false); err != nil {
+	routeOutput(h, streamOp, false, fromBody(func(r *callsQueryBody) string { return r.ProjectID }), h.streamQuery)
+	route(h, post("calls-query-stats", "/calls/query_stats", "Count calls"), false,
+		fromBody(func(r *callsStatsBody) string { return r.ProjectID }),
+		func(ctx context.Context, req *callsStatsBody) (*trace.CallsQueryStatsRes, error) {
+			if err := checkNoQuery(req.Query); err != nil {
 				return nil, err
 			}
-			if err := checkNoQuery(in.Body.Query); err != nil {
-				return nil, err
-			}
-			res, err := svc.CallsQueryStats(ctx, &in.Body.CallsQueryStatsReq)
-			return &CallsStatsOutput{Body: res}, err
+			return svc.CallsQueryStats(ctx, &req.CallsQueryStatsReq)
 		})
-	huma.Register(h.api, op("calls-delete", http.MethodPost, "/calls/delete", "Delete calls and their descendants (at most 1000 ids)"),
-		func(ctx context.Context, in *CallsDeleteInput) (*CallsDeleteOutput, error) {
-			if err := h.authorize(ctx, in.Body.ProjectID, true); err != nil {
-				return nil, err
-			}
-			res, err := svc.CallsDelete(ctx, &in.Body.CallsDeleteReq)
-			return &CallsDeleteOutput{Body: res}, err
-		})
-	huma.Register(h.api, op("calls-usage", http.MethodPost, "/calls/usage", "Token usage (and costs) of calls' subtrees"),
-		func(ctx context.Context, in *CallsUsageInput) (*CallsUsageOutput, error) {
-			if err := h.authorize(ctx, in.Body.ProjectID, false); err != nil {
-				return nil, err
-			}
-			res, err := svc.CallsUsage(ctx, &in.Body)
-			return &CallsUsageOutput{Body: res}, err
-		})
-	huma.Register(h.api, op("cost-create", http.MethodPost, "/cost/create", "Add project LLM prices"),
-		func(ctx context.Context, in *CostCreateInput) (*CostCreateOutput, error) {
-			if err := h.authorize(ctx, in.Body.ProjectID, true); err != nil {
-				return nil, err
-			}
-			res, err := svc.CostCreate(ctx, &in.Body.CostCreateReq)
-			return &CostCreateOutput{Body: res}, err
-		})
-	huma.Register(h.api, op("cost-query", http.MethodPost, "/cost/query", "List project LLM prices"),
-		func(ctx context.Context, in *CostQueryInput) (*CostQueryOutput, error) {
-			if err := h.authorize(ctx, in.Body.ProjectID, false); err != nil {
-				return nil, err
-			}
-			res, err := svc.CostQuery(ctx, &in.Body)
-			return &CostQueryOutput{Body: res}, err
-		})
-	huma.Register(h.api, op("cost-purge", http.MethodPost, "/cost/purge", "Remove project LLM prices"),
-		func(ctx context.Context, in *CostPurgeInput) (*CostPurgeOutput, error) {
-			if err := h.authorize(ctx, in.Body.ProjectID, true); err != nil {
-				return nil, err
-			}
-			res, err := svc.CostPurge(ctx, &in.Body)
-			return &CostPurgeOutput{Body: res}, err
-		})
+	route(h, post("calls-delete", "/calls/delete", "Delete calls and their descendants (at most 1000 ids)"), true,
+		func(_ context.Context, in *callsDeleteInput) (*trace.CallsDeleteReq, []string, error) {
+			return &in.Body.CallsDeleteReq, one(in.Body.ProjectID), nil
+		}, svc.CallsDelete)
+	route(h, post("calls-usage", "/calls/usage", "Token usage (and costs) of calls' subtrees"), false,
+		fromBody(func(r *trace.CallsUsageReq) string { return r.ProjectID }), svc.CallsUsage)
+	route(h, post("cost-create", "/cost/create", "Add project LLM prices"), true,
+		func(_ context.Context, in *costCreateInput) (*trace.CostCreateReq, []string, error) {
+			return &in.Body.CostCreateReq, one(in.Body.ProjectID), nil
+		}, svc.CostCreate)
+	route(h, post("cost-query", "/cost/query", "List project LLM prices"), false,
+		fromBody(func(r *trace.CostQueryReq) string { return r.ProjectID }), svc.CostQuery)
+	route(h, post("cost-purge", "/cost/purge", "Remove project LLM prices"), true,
+		fromBody(func(r *trace.CostPurgeReq) string { return r.ProjectID }), svc.CostPurge)
 }
 
-// pathProject authorizes the v2 path's project for writing and puts it in the
-// body's project_id, which, when given, must name the same project.
-func (h *Handler) pathProject(ctx context.Context, entity, project string, bodyProject *string) error {
+// pathProject names the v2 path's project and puts it in the body's
+// project_id, which, when given, must name the same project.
+func pathProject(entity, project string, bodyProject *string) ([]string, error) {
 	projectID := projectOf(entity, project)
 	if *bodyProject != "" && *bodyProject != projectID {
-		return weft.Errorf(trace.ErrInvalidCall, "project_id %q differs from the project in the path", *bodyProject)
+		return nil, weft.Errorf(trace.ErrInvalidCall, "project_id %q differs from the project in the path", *bodyProject)
 	}
 	*bodyProject = projectID
-	return h.authorize(ctx, projectID, true)
+	return one(projectID), nil
 }
 
-// upsertBatch decodes each item on its own, authorizes every project the batch
-// writes to (a forbidden one refuses the whole batch), and reports per item.
-func (h *Handler) upsertBatch(ctx context.Context, in *UpsertBatchInput) (*UpsertBatchOutput, error) {
+// upsertBatchRequest decodes each item on its own and names every project the
+// batch writes to (a forbidden one refuses the whole batch); an item with a
+// malformed project fails alone.
+func (h *Handler) upsertBatchRequest(ctx context.Context, in *upsertBatchInput) (*trace.UpsertBatchReq, []string, error) {
 	batch, err := h.decodeBatch(ctx, in.ContentType, in.RawBody)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var projects []string
 	for _, item := range batch {
@@ -334,20 +266,11 @@ func (h *Handler) upsertBatch(ctx context.Context, in *UpsertBatchInput) (*Upser
 		case item.End != nil:
 			projectID = item.End.ProjectID
 		}
-		if _, _, err := weft.ParseProjectID(projectID); err == nil && !slices.Contains(projects, projectID) {
+		if _, _, err := weft.ParseProjectID(projectID); err == nil {
 			projects = append(projects, projectID)
 		}
 	}
-	for _, projectID := range projects {
-		if err := h.authorize(ctx, projectID, true); err != nil {
-			return nil, err
-		}
-	}
-	res, err := h.cfg.Trace.UpsertBatch(ctx, &trace.UpsertBatchReq{Batch: batch})
-	if err != nil {
-		return nil, err
-	}
-	return h.batchOutput(ctx, res), nil
+	return &trace.UpsertBatchReq{Batch: batch}, projects, nil
 }
 
 // decodeBatch reads an upsert_batch body. Batches are large (the SDKs send up
@@ -468,17 +391,18 @@ func decodeItem(raw json.RawMessage, dst any, i int) error {
 	return nil
 }
 
-func (h *Handler) batchOutput(ctx context.Context, res *trace.UpsertBatchRes) *UpsertBatchOutput {
-	out := &UpsertBatchOutput{}
-	out.Body.Res = make([]batchItemResult, len(res.Res))
+// batchAnswer is the answer of a batch write: per item its ids, or the
+// error rendered as the route would render it alone.
+func batchAnswer(ctx context.Context, res *trace.UpsertBatchRes) upsertBatchOutputBody {
+	out := upsertBatchOutputBody{Res: make([]batchItemResult, len(res.Res))}
 	for i, r := range res.Res {
-		out.Body.Res[i] = batchItemResult{ID: r.ID, TraceID: r.TraceID}
+		out.Res[i] = batchItemResult{ID: r.ID, TraceID: r.TraceID}
 		if r.Err != nil {
 			rendered := renderDomainError(ctx, styleWeave, r.Err)
 			body, _ := rendered.body.(map[string]any)
 			reason, _ := body["reason"].(string)
 			errType, _ := body["error_type"].(string)
-			out.Body.Res[i].Error = &batchItemError{Status: rendered.status, ErrorType: errType, Reason: reason}
+			out.Res[i].Error = &batchItemError{Status: rendered.status, ErrorType: errType, Reason: reason}
 		}
 	}
 	return out
@@ -487,11 +411,8 @@ func (h *Handler) batchOutput(ctx context.Context, res *trace.UpsertBatchRes) *U
 // streamQuery answers NDJSON, one call per line, written as rows arrive from
 // the database. The first line is flushed at once; an error before it is an
 // ordinary error response.
-func (h *Handler) streamQuery(ctx context.Context, in *CallsQueryInput) (*huma.StreamResponse, error) {
-	if err := h.authorize(ctx, in.Body.ProjectID, false); err != nil {
-		return nil, err
-	}
-	if err := checkNoQuery(in.Body.Query); err != nil {
+func (h *Handler) streamQuery(ctx context.Context, req *callsQueryBody) (*huma.StreamResponse, error) {
+	if err := checkNoQuery(req.Query); err != nil {
 		return nil, err
 	}
 	return &huma.StreamResponse{Body: func(hctx huma.Context) {
@@ -501,7 +422,7 @@ func (h *Handler) streamQuery(ctx context.Context, in *CallsQueryInput) (*huma.S
 		enc := json.NewEncoder(buf)
 		enc.SetEscapeHTML(false)
 		started := false
-		err := h.cfg.Trace.CallsQuery(hctx.Context(), &in.Body.CallsQueryReq, func(c *trace.Call) error {
+		err := h.cfg.Trace.CallsQuery(hctx.Context(), &req.CallsQueryReq, func(c *trace.Call) error {
 			if !started {
 				started = true
 				w.Header().Set("Content-Type", "application/jsonl")

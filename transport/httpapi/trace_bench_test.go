@@ -174,7 +174,7 @@ func BenchmarkTraceUsage(b *testing.B) {
 // under each) through the service as the ingest routes write it, and returns
 // the /calls/usage body that asks for its root.
 func seedUsageTrace(b *testing.B, db *weft.DB) string {
-	store, err := trace.New(trace.Config{DB: db.DB})
+	store, err := trace.New(trace.Config{DB: db})
 	if err != nil {
 		b.Fatal(err)
 	}

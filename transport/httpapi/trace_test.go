@@ -19,7 +19,7 @@ import (
 
 func newTraceFixture(t testing.TB, db *weft.DB) fixture {
 	t.Helper()
-	store, err := trace.New(trace.Config{DB: db.DB})
+	store, err := trace.New(trace.Config{DB: db})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"reflect"
-	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -29,8 +28,6 @@ type modelCreateInput struct {
 	}
 	RawBody []byte
 }
-
-type modelOutput struct{ Body *training.Model }
 
 type modelPath struct {
 	ModelID string `path:"model_id"`
@@ -68,19 +65,14 @@ type modelLogInput struct {
 		TrajectoryGroups trajectoryGroupsField `json:"trajectory_groups"`
 	}
 	RawBody []byte
+	log     training.LogReq // RawBody, decoded
 }
-
-type modelLogOutput struct{ Body *training.LogRes }
 
 type checkpointListInput struct {
 	ModelID string `path:"model_id"`
 	After   string `query:"after" doc:"id of the last checkpoint of the previous page"`
 	Limit   int    `query:"limit" default:"20" minimum:"1" maximum:"100"`
 	Order   string `query:"order" default:"asc" enum:"asc,desc"`
-}
-
-type checkpointListOutput struct {
-	Body *training.Page[training.Checkpoint]
 }
 
 type checkpointDeleteInput struct {
@@ -90,12 +82,6 @@ type checkpointDeleteInput struct {
 		Steps []int64  `json:"steps"`
 	}
 }
-
-type checkpointDeleteOutput struct {
-	Body *training.DeleteCheckpointsRes
-}
-
-type modelDeleteOutput struct{ Body *training.DeleteModelRes }
 
 type jobCreateInput struct {
 	Body struct {
@@ -119,17 +105,14 @@ type sftJobCreateInput struct {
 	RawBody []byte
 }
 
-type jobIDOutput struct {
-	Body struct {
-		ID string `json:"id"`
-	}
+// jobIDOutputBody answers a job creation with the new job's id.
+type jobIDOutputBody struct {
+	ID string `json:"id"`
 }
 
 type jobPath struct {
 	JobID string `path:"training_job_id"`
 }
-
-type jobOutput struct{ Body *training.Job }
 
 type eventListInput struct {
 	JobID string `path:"training_job_id"`
@@ -137,134 +120,111 @@ type eventListInput struct {
 	Limit int    `query:"limit" default:"20" minimum:"1" maximum:"100"`
 }
 
-type eventListOutput struct {
-	Body *training.Page[training.Event]
-}
-
 func (h *Handler) registerTraining() {
 	svc := h.cfg.Training
 	op := func(id, method, path, summary string) huma.Operation {
-		return *h.operation(styleWeave, huma.Operation{OperationID: id, Method: method, Path: "/v1/preview" + path,
-			Summary: summary, Tags: []string{"training"}})
+		return huma.Operation{OperationID: id, Method: method, Path: "/v1/preview" + path, Summary: summary, Tags: []string{"training"}}
 	}
-	// model and job routes first find the resource's project, then authorize.
-	modelFor := func(ctx context.Context, id string, write bool) (*training.Model, error) {
+	// Model and job routes read the model or job they touch, for its project.
+	modelNamed := func(ctx context.Context, id string) (*training.Model, []string, error) {
 		m, err := svc.GetModel(ctx, id)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return m, h.authorize(ctx, m.ProjectID(), write)
+		return m, one(m.ProjectID()), nil
 	}
-	jobFor := func(ctx context.Context, id string, write bool) (*training.Job, error) {
+	jobNamed := func(ctx context.Context, id string) (*training.Job, []string, error) {
 		j, err := svc.GetJob(ctx, id)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return j, h.authorize(ctx, j.ProjectID(), write)
+		return j, one(j.ProjectID()), nil
+	}
+	modelInPath := func(ctx context.Context, in *modelPath) (string, []string, error) {
+		_, projects, err := modelNamed(ctx, in.ModelID)
+		return in.ModelID, projects, err
+	}
+	jobInPath := func(ctx context.Context, in *jobPath) (string, []string, error) {
+		_, projects, err := jobNamed(ctx, in.JobID)
+		return in.JobID, projects, err
 	}
 
-	huma.Register(h.api, op("training-model-create", http.MethodPost, "/models", "Register a model (or get it with return_existing)"),
-		func(ctx context.Context, in *modelCreateInput) (*modelOutput, error) {
-			var req training.CreateModelReq
-			if err := decodeTraining(in.RawBody, &req); err != nil {
-				return nil, err
+	route(h, op("training-model-create", http.MethodPost, "/models", "Register a model (or get it with return_existing)"), true,
+		func(ctx context.Context, in *modelCreateInput) (*training.CreateModelReq, []string, error) {
+			req := &training.CreateModelReq{}
+			if err := decodeTraining(in.RawBody, req); err != nil {
+				return nil, nil, err
 			}
 			entity := req.EntityFor(ctx)
 			req.Entity = &entity
-			if err := h.authorize(ctx, entity+"/"+req.Project, true); err != nil {
-				if errors.Is(err, weft.ErrBadProjectID) {
-					return nil, trainingError(&training.FieldError{Path: "project", Msg: err.Error()})
-				}
-				return nil, err
+			projectID := entity + "/" + req.Project
+			if _, _, err := weft.ParseProjectID(projectID); err != nil {
+				return nil, nil, &training.FieldError{Path: "project", Msg: err.Error()}
 			}
-			m, err := svc.CreateModel(ctx, &req)
-			return &modelOutput{Body: m}, trainingError(err)
+			return req, one(projectID), nil
+		}, svc.CreateModel)
+	route(h, op("training-model-get", http.MethodGet, "/models/{model_id}", "Get a model"), false,
+		func(ctx context.Context, in *modelPath) (*training.Model, []string, error) {
+			return modelNamed(ctx, in.ModelID)
+		},
+		found[*training.Model])
+	route(h, op("training-model-delete", http.MethodDelete, "/models/{model_id}", "Delete a model, its checkpoints, jobs and events"), true,
+		modelInPath, svc.DeleteModel)
+	route(h, op("training-model-log", http.MethodPost, "/models/{model_id}/log", "Log trajectories and calculate metrics"), true,
+		func(ctx context.Context, in *modelLogInput) (*modelLogInput, []string, error) {
+			if err := decodeTraining(in.RawBody, &in.log); err != nil {
+				return nil, nil, err
+			}
+			_, projects, err := modelNamed(ctx, in.ModelID)
+			return in, projects, err
+		}, func(ctx context.Context, in *modelLogInput) (*training.LogRes, error) {
+			return svc.Log(ctx, in.ModelID, &in.log)
 		})
-	huma.Register(h.api, op("training-model-get", http.MethodGet, "/models/{model_id}", "Get a model"),
-		func(ctx context.Context, in *modelPath) (*modelOutput, error) {
-			m, err := modelFor(ctx, in.ModelID, false)
-			return &modelOutput{Body: m}, err
+	route(h, op("training-checkpoint-list", http.MethodGet, "/models/{model_id}/checkpoints", "List a model's checkpoints"), false,
+		func(ctx context.Context, in *checkpointListInput) (*checkpointListInput, []string, error) {
+			_, projects, err := modelNamed(ctx, in.ModelID)
+			return in, projects, err
+		}, func(ctx context.Context, in *checkpointListInput) (*training.Page[training.Checkpoint], error) {
+			return svc.ListCheckpoints(ctx, in.ModelID, training.ListParams{After: in.After, Limit: in.Limit, Order: in.Order})
 		})
-	huma.Register(h.api, op("training-model-delete", http.MethodDelete, "/models/{model_id}", "Delete a model, its checkpoints, jobs and events"),
-		func(ctx context.Context, in *modelPath) (*modelDeleteOutput, error) {
-			if _, err := modelFor(ctx, in.ModelID, true); err != nil {
-				return nil, err
-			}
-			res, err := svc.DeleteModel(ctx, in.ModelID)
-			return &modelDeleteOutput{Body: res}, err
+	route(h, op("training-checkpoint-delete", http.MethodDelete, "/models/{model_id}/checkpoints", "Delete checkpoints by step"), true,
+		func(ctx context.Context, in *checkpointDeleteInput) (*checkpointDeleteInput, []string, error) {
+			_, projects, err := modelNamed(ctx, in.ModelID)
+			return in, projects, err
+		}, func(ctx context.Context, in *checkpointDeleteInput) (*training.DeleteCheckpointsRes, error) {
+			return svc.DeleteCheckpoints(ctx, in.ModelID, in.Body.Steps)
 		})
-	huma.Register(h.api, op("training-model-log", http.MethodPost, "/models/{model_id}/log", "Log trajectories and calculate metrics"),
-		func(ctx context.Context, in *modelLogInput) (*modelLogOutput, error) {
-			var req training.LogReq
-			if err := decodeTraining(in.RawBody, &req); err != nil {
-				return nil, err
+	route(h, op("training-job-create", http.MethodPost, "/training-jobs", "Queue an RL training job"), true,
+		func(ctx context.Context, in *jobCreateInput) (*training.CreateJobReq, []string, error) {
+			req := &training.CreateJobReq{}
+			if err := decodeTraining(in.RawBody, req); err != nil {
+				return nil, nil, err
 			}
-			if _, err := modelFor(ctx, in.ModelID, true); err != nil {
-				return nil, err
+			_, projects, err := modelNamed(ctx, req.ModelID)
+			return req, projects, err
+		}, jobCreated(svc.CreateJob))
+	route(h, op("training-sft-job-create", http.MethodPost, "/sft-training-jobs", "Queue a supervised fine-tuning job"), true,
+		func(ctx context.Context, in *sftJobCreateInput) (*training.CreateSFTJobReq, []string, error) {
+			req := &training.CreateSFTJobReq{}
+			if err := decodeTraining(in.RawBody, req); err != nil {
+				return nil, nil, err
 			}
-			res, err := svc.Log(ctx, in.ModelID, &req)
-			return &modelLogOutput{Body: res}, trainingError(err)
-		})
-	huma.Register(h.api, op("training-checkpoint-list", http.MethodGet, "/models/{model_id}/checkpoints", "List a model's checkpoints"),
-		func(ctx context.Context, in *checkpointListInput) (*checkpointListOutput, error) {
-			if _, err := modelFor(ctx, in.ModelID, false); err != nil {
-				return nil, err
-			}
-			page, err := svc.ListCheckpoints(ctx, in.ModelID, training.ListParams{After: in.After, Limit: in.Limit, Order: in.Order})
-			return &checkpointListOutput{Body: page}, trainingError(err)
-		})
-	huma.Register(h.api, op("training-checkpoint-delete", http.MethodDelete, "/models/{model_id}/checkpoints", "Delete checkpoints by step"),
-		func(ctx context.Context, in *checkpointDeleteInput) (*checkpointDeleteOutput, error) {
-			if _, err := modelFor(ctx, in.ModelID, true); err != nil {
-				return nil, err
-			}
-			res, err := svc.DeleteCheckpoints(ctx, in.ModelID, in.Body.Steps)
-			return &checkpointDeleteOutput{Body: res}, err
-		})
-	huma.Register(h.api, op("training-job-create", http.MethodPost, "/training-jobs", "Queue an RL training job"),
-		func(ctx context.Context, in *jobCreateInput) (*jobIDOutput, error) {
-			var req training.CreateJobReq
-			if err := decodeTraining(in.RawBody, &req); err != nil {
-				return nil, err
-			}
-			if _, err := modelFor(ctx, req.ModelID, true); err != nil {
-				return nil, err
-			}
-			job, err := svc.CreateJob(ctx, &req)
-			return jobID(job, err)
-		})
-	huma.Register(h.api, op("training-sft-job-create", http.MethodPost, "/sft-training-jobs", "Queue a supervised fine-tuning job"),
-		func(ctx context.Context, in *sftJobCreateInput) (*jobIDOutput, error) {
-			var req training.CreateSFTJobReq
-			if err := decodeTraining(in.RawBody, &req); err != nil {
-				return nil, err
-			}
-			if _, err := modelFor(ctx, req.ModelID, true); err != nil {
-				return nil, err
-			}
-			job, err := svc.CreateSFTJob(ctx, &req)
-			return jobID(job, err)
-		})
-	huma.Register(h.api, op("training-job-get", http.MethodGet, "/training-jobs/{training_job_id}", "Get a training job's status"),
-		func(ctx context.Context, in *jobPath) (*jobOutput, error) {
-			j, err := jobFor(ctx, in.JobID, false)
-			return &jobOutput{Body: j}, err
-		})
-	huma.Register(h.api, op("training-job-cancel", http.MethodPost, "/training-jobs/{training_job_id}/cancel", "Cancel a training job"),
-		func(ctx context.Context, in *jobPath) (*jobOutput, error) {
-			if _, err := jobFor(ctx, in.JobID, true); err != nil {
-				return nil, err
-			}
-			j, err := svc.CancelJob(ctx, in.JobID)
-			return &jobOutput{Body: j}, err
-		})
-	huma.Register(h.api, op("training-job-events", http.MethodGet, "/training-jobs/{training_job_id}/events", "List a training job's events"),
-		func(ctx context.Context, in *eventListInput) (*eventListOutput, error) {
-			if _, err := jobFor(ctx, in.JobID, false); err != nil {
-				return nil, err
-			}
-			page, err := svc.ListEvents(ctx, in.JobID, training.ListParams{After: in.After, Limit: in.Limit})
-			return &eventListOutput{Body: page}, trainingError(err)
+			_, projects, err := modelNamed(ctx, req.ModelID)
+			return req, projects, err
+		}, jobCreated(svc.CreateSFTJob))
+	route(h, op("training-job-get", http.MethodGet, "/training-jobs/{training_job_id}", "Get a training job's status"), false,
+		func(ctx context.Context, in *jobPath) (*training.Job, []string, error) {
+			return jobNamed(ctx, in.JobID)
+		},
+		found[*training.Job])
+	route(h, op("training-job-cancel", http.MethodPost, "/training-jobs/{training_job_id}/cancel", "Cancel a training job"), true,
+		jobInPath, svc.CancelJob)
+	route(h, op("training-job-events", http.MethodGet, "/training-jobs/{training_job_id}/events", "List a training job's events"), false,
+		func(ctx context.Context, in *eventListInput) (*eventListInput, []string, error) {
+			_, projects, err := jobNamed(ctx, in.JobID)
+			return in, projects, err
+		}, func(ctx context.Context, in *eventListInput) (*training.Page[training.Event], error) {
+			return svc.ListEvents(ctx, in.JobID, training.ListParams{After: in.After, Limit: in.Limit})
 		})
 
 	// Handlers that read RawBody besides Body are documented by huma as taking
@@ -283,13 +243,15 @@ func (h *Handler) registerTraining() {
 	}
 }
 
-func jobID(job *training.Job, err error) (*jobIDOutput, error) {
-	if err != nil {
-		return nil, trainingError(err)
+// jobCreated answers a job creation with the job's id.
+func jobCreated[Req any](create func(context.Context, *Req) (*training.Job, error)) func(context.Context, *Req) (jobIDOutputBody, error) {
+	return func(ctx context.Context, req *Req) (jobIDOutputBody, error) {
+		job, err := create(ctx, req)
+		if err != nil {
+			return jobIDOutputBody{}, err
+		}
+		return jobIDOutputBody{ID: job.ID}, nil
 	}
-	out := &jobIDOutput{}
-	out.Body.ID = job.ID
-	return out, nil
 }
 
 // decodeTraining decodes a request body the schema already accepted into the
@@ -302,24 +264,8 @@ func decodeTraining(raw []byte, v any) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &typeErr):
-		return trainingError(&training.FieldError{Path: typeErr.Field, Msg: "expected " + typeErr.Type.Kind().String() + ", got " + typeErr.Value})
+		return &training.FieldError{Path: typeErr.Field, Msg: "expected " + typeErr.Type.Kind().String() + ", got " + typeErr.Value}
 	default:
-		return trainingError(&training.FieldError{Msg: err.Error()})
+		return &training.FieldError{Msg: err.Error()}
 	}
-}
-
-// trainingError renders a training.FieldError as FastAPI's 422 list.
-func trainingError(err error) error {
-	var fe *training.FieldError
-	if !errors.As(err, &fe) {
-		return err
-	}
-	location := "body"
-	if fe.Path == "limit" || fe.Path == "order" || fe.Path == "after" {
-		location = "query"
-	}
-	if fe.Path != "" {
-		location += "." + strings.TrimPrefix(fe.Path, ".")
-	}
-	return renderValidation(styleWeave, "", []*huma.ErrorDetail{{Location: location, Message: fe.Msg}})
 }

@@ -24,7 +24,7 @@ import (
 func TestJSONTextRefused(t *testing.T) {
 	t.Parallel()
 	testdb.ForEach(t, func(t *testing.T, db *weft.DB) {
-		store, err := trace.New(trace.Config{DB: db.DB})
+		store, err := trace.New(trace.Config{DB: db})
 		if err != nil {
 			t.Fatal(err)
 		}

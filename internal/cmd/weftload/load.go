@@ -112,12 +112,13 @@ func (s *state) someTrace() ([2]string, bool) {
 
 func newID() string { return uuid.Must(uuid.NewV7()).String() }
 
-func now() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000Z") }
+// timestamp is the current time as the Weave clients write started_at and ended_at.
+func timestamp() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000Z") }
 
 func startRecord(s *state, id, traceID, parentID string) map[string]any {
 	start := map[string]any{
 		"project_id": s.cfg.project, "id": id, "trace_id": traceID, "op_name": "load.step",
-		"started_at": now(), "attributes": map[string]any{"load": true},
+		"started_at": timestamp(), "attributes": map[string]any{"load": true},
 		"inputs": map[string]any{"prompt": strings.Repeat("lorem ipsum ", 80), "n": rand.IntN(1000)},
 	}
 	if parentID != "" {
@@ -128,7 +129,7 @@ func startRecord(s *state, id, traceID, parentID string) map[string]any {
 
 func endRecord(s *state, id string) map[string]any {
 	return map[string]any{
-		"project_id": s.cfg.project, "id": id, "ended_at": now(), "output": map[string]any{"ok": true},
+		"project_id": s.cfg.project, "id": id, "ended_at": timestamp(), "output": map[string]any{"ok": true},
 		"summary": map[string]any{"usage": map[string]any{"load-model": map[string]any{
 			"requests": 1, "prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}},
 	}

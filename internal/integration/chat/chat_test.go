@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -20,16 +19,13 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/weftlabs/weft/internal/integration/e2e"
 	"github.com/weftlabs/weft/internal/integration/modelserver"
-	"github.com/weftlabs/weft/internal/integration/pgcontainer"
 	"github.com/weftlabs/weft/internal/integration/serverproc"
 	"github.com/weftlabs/weft/internal/testdb"
 )
 
-func TestMain(m *testing.M) {
-	pgcontainer.Register()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { e2e.Main(m) }
 
 // gateway is a running weft server routing to test model servers.
 type gateway struct {
@@ -67,25 +63,8 @@ func startGateway(t *testing.T) *gateway {
 	return g
 }
 
-// post sends a Weave-style request with the admin key and decodes the answer.
-func (g *gateway) post(t *testing.T, path, body string, out any) {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, g.srv.URL+path, strings.NewReader(body))
-	req.SetBasicAuth("api", g.srv.Key)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	if res.StatusCode != 200 {
-		raw, _ := io.ReadAll(res.Body)
-		t.Fatalf("POST %s: %d %s", path, res.StatusCode, raw)
-	}
-	if err := json.NewDecoder(res.Body).Decode(out); err != nil {
-		t.Fatal(err)
-	}
-}
+// weave sends Weave-style requests with the admin key.
+func (g *gateway) weave() e2e.Client { return e2e.Admin(g.srv) }
 
 func userMessage(text string) []openai.ChatCompletionMessageParamUnion {
 	return []openai.ChatCompletionMessageParamUnion{openai.UserMessage(text)}
@@ -345,7 +324,7 @@ func TestChatCompletions(t *testing.T) {
 					TotalTokens int64 `json:"total_tokens"`
 				} `json:"call_usage"`
 			}
-			g.post(t, "/calls/usage", fmt.Sprintf(`{"project_id":"admin/usage-project","call_ids":%s}`, ids), &usage)
+			g.weave().Call(t, http.MethodPost, "/calls/usage", fmt.Sprintf(`{"project_id":"admin/usage-project","call_ids":%s}`, ids), &usage)
 			found := 0
 			for id, total := range want {
 				if u, ok := usage.CallUsage[id]["test-model"]; ok && u.TotalTokens == total && u.Requests == 1 {
@@ -378,26 +357,18 @@ func TestChatCompletions(t *testing.T) {
 			} `json:"response"`
 			TraceCallID *string `json:"trace_call_id"`
 		}
-		g.post(t, "/image/create", `{"project_id":"admin/images","inputs":{"model":"test-model","prompt":"a lighthouse","n":1},"track_llm_call":true}`, &out)
+		g.weave().Call(t, http.MethodPost, "/image/create", `{"project_id":"admin/images","inputs":{"model":"test-model","prompt":"a lighthouse","n":1},"track_llm_call":true}`, &out)
 		if out.Response.Model != "test-model" || len(out.Response.Data) != 1 || out.TraceCallID == nil || out.Response.Usage["total_tokens"] != 105 {
 			t.Fatalf("got %+v", out)
 		}
 		digest := out.Response.Data[0].Content.Files["image-0.png"]
-		req, _ := http.NewRequest(http.MethodPost, g.srv.URL+"/file/content", strings.NewReader(fmt.Sprintf(`{"project_id":"admin/images","digest":%q}`, digest)))
-		req.SetBasicAuth("api", g.srv.Key)
-		req.Header.Set("Content-Type", "application/json")
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		stored, _ := io.ReadAll(res.Body)
-		res.Body.Close()
+		stored := g.weave().Call(t, http.MethodPost, "/file/content", fmt.Sprintf(`{"project_id":"admin/images","digest":%q}`, digest), nil)
 		if string(stored) != modelserver.Image {
 			t.Fatalf("stored file %q = %q", digest, stored)
 		}
 		// A provider refusal comes back in the body, as Weave returns it.
 		out.Response.Error = ""
-		g.post(t, "/image/create", `{"project_id":"admin/images","inputs":{"model":"test-model","prompt":"forbidden"}}`, &out)
+		g.weave().Call(t, http.MethodPost, "/image/create", `{"project_id":"admin/images","inputs":{"model":"test-model","prompt":"forbidden"}}`, &out)
 		if out.Response.Error != "Your request was rejected by the safety system." {
 			t.Fatalf("provider error: %+v", out.Response)
 		}
@@ -415,16 +386,9 @@ func TestChatCompletions(t *testing.T) {
 		if strings.Join(ids, ",") != "test-model,slow,flaky" {
 			t.Fatalf("models %v", ids)
 		}
-		req, _ := http.NewRequest(http.MethodPost, g.srv.URL+"/v1/chat/completions/", strings.NewReader(`{"model":"test-model","messages":[{"role":"user","content":"hi"}]}`))
-		req.Header.Set("Authorization", "Bearer "+g.srv.Key)
-		req.Header.Set("Content-Type", "application/json")
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		if res.StatusCode != 200 {
-			t.Fatalf("trailing slash: %d", res.StatusCode)
+		openAI := e2e.Client{URL: g.srv.URL, Auth: e2e.Bearer(g.srv.Key)}
+		if status, _ := openAI.Post(t, "/v1/chat/completions/", `{"model":"test-model","messages":[{"role":"user","content":"hi"}]}`); status != 200 {
+			t.Fatalf("trailing slash: %d", status)
 		}
 	})
 }

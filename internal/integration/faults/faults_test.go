@@ -10,15 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/weftlabs/weft/internal/integration/pgcontainer"
+	"github.com/weftlabs/weft/internal/integration/e2e"
 	"github.com/weftlabs/weft/internal/integration/serverproc"
 	"github.com/weftlabs/weft/internal/testdb"
 )
 
-func TestMain(m *testing.M) {
-	pgcontainer.Register()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { e2e.Main(m) }
 
 const project = "admin/faults"
 

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/weftlabs/weft/internal/integration/e2e"
 )
 
 // ingester sends /call/upsert_batch requests until stopped and remembers every
@@ -40,7 +40,7 @@ type sentCall struct {
 func newIngester(base, key, project string) *ingester {
 	return &ingester{
 		base: base, project: project,
-		auth:     "Basic " + base64.StdEncoding.EncodeToString([]byte("api:"+key)),
+		auth:     e2e.Basic(key),
 		client:   &http.Client{Timeout: 20 * time.Second},
 		acked:    map[string]sentCall{},
 		statuses: map[int]int{},
@@ -131,23 +131,12 @@ func verify(t *testing.T, base, key, project string, acked map[string]sentCall) 
 	for id := range acked {
 		ids = append(ids, id)
 	}
-	auth := "Basic " + base64.StdEncoding.EncodeToString([]byte("api:"+key))
+	c := e2e.Client{URL: base, Auth: e2e.Basic(key)}
 	found := 0
 	for start := 0; start < len(ids); start += 500 {
 		chunk := ids[start:min(start+500, len(ids))]
-		body, _ := json.Marshal(map[string]any{"project_id": project, "filter": map[string]any{"call_ids": chunk}})
-		req, _ := http.NewRequest("POST", base+"/calls/stream_query", bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", auth)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.StatusCode != 200 {
-			b, _ := io.ReadAll(res.Body)
-			t.Fatalf("stream_query: %d %s", res.StatusCode, b)
-		}
-		scanner := bufio.NewScanner(res.Body)
+		answer := c.Call(t, http.MethodPost, "/calls/stream_query", map[string]any{"project_id": project, "filter": map[string]any{"call_ids": chunk}}, nil)
+		scanner := bufio.NewScanner(bytes.NewReader(answer))
 		scanner.Buffer(make([]byte, 1<<20), 16<<20)
 		for scanner.Scan() {
 			var call struct {
@@ -168,7 +157,6 @@ func verify(t *testing.T, base, key, project string, acked map[string]sentCall) 
 				t.Errorf("call %s is not whole: inputs %s output %s ended_at %v", call.ID, call.Inputs, call.Output, call.EndedAt)
 			}
 		}
-		res.Body.Close()
 	}
 	if found != len(acked) {
 		t.Fatalf("%d of %d acknowledged calls are missing after the fault", len(acked)-found, len(acked))

@@ -1,14 +1,10 @@
 package hostile
 
 import (
-	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"sort"
 	"strings"
@@ -17,70 +13,39 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft"
-	"github.com/weftlabs/weft/internal/integration/pgcontainer"
+	"github.com/weftlabs/weft/internal/integration/e2e"
 	"github.com/weftlabs/weft/internal/integration/serverproc"
 	"github.com/weftlabs/weft/internal/testdb"
 )
 
-func TestMain(m *testing.M) {
-	pgcontainer.Register()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { e2e.Main(m) }
 
 const maxBody = 1 << 20
 
 // workers is how many requests the sweep keeps in flight per server.
 const workers = 4
 
-type client struct {
-	base string
-	auth string
-}
-
+// response is an answer, or the error of a request that got none.
 type response struct {
 	status int
 	body   []byte
 	err    error
 }
 
-func (c client) do(method, path, contentType string, body []byte, header map[string]string) response {
-	req, err := http.NewRequest(method, c.base+path, bytes.NewReader(body))
-	if err != nil {
-		return response{err: err}
-	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	if c.auth != "" {
-		req.Header.Set("Authorization", c.auth)
-	}
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	res, err := http.DefaultClient.Do(req.WithContext(ctx))
-	if err != nil {
-		return response{err: err}
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(res.Body, 1<<20))
-	return response{status: res.StatusCode, body: b}
+func do(c e2e.Client, method, path, contentType string, body []byte, header map[string]string) response {
+	res, err := c.Do(method, path, contentType, body, header)
+	return response{status: res.Status, body: res.Body, err: err}
 }
 
 // send issues a generated request with every optional member.
-func (c client) send(q *request, header map[string]string) response {
-	return c.sendKeeping(q, keepAll, header)
+func send(c e2e.Client, q *request, header map[string]string) response {
+	return sendKeeping(c, q, keepAll, header)
 }
 
 // sendKeeping issues a generated request with the optional members keep keeps.
-func (c client) sendKeeping(q *request, keep func(*node) bool, header map[string]string) response {
+func sendKeeping(c e2e.Client, q *request, keep func(*node) bool, header map[string]string) response {
 	contentType, body := q.content(keep)
-	return c.do(q.route.method, q.urlPath(), contentType, body, header)
-}
-
-func basicAuth(key string) string {
-	return "Basic " + base64.StdEncoding.EncodeToString([]byte("api:"+key))
+	return do(c, q.route.method, q.urlPath(), contentType, body, header)
 }
 
 // admin runs a user/key/member command of the server binary.
@@ -204,10 +169,10 @@ func sweep(t *testing.T, dbURL string) {
 	srv := serverproc.Start(t, serverproc.Options{DatabaseURL: dbURL, Args: []string{"-max-body-bytes", fmt.Sprint(maxBody), "-log-level", "error"}})
 	admin(t, dbURL, "user", "create", "alice")
 	admin(t, dbURL, "user", "create", "bob")
-	alice := client{base: srv.URL, auth: basicAuth(admin(t, dbURL, "key", "create", "alice"))}
-	bob := client{base: srv.URL, auth: "Bearer " + admin(t, dbURL, "key", "create", "bob")}
+	alice := e2e.Client{URL: srv.URL, Auth: e2e.Basic(admin(t, dbURL, "key", "create", "alice"))}
+	bob := e2e.Client{URL: srv.URL, Auth: e2e.Bearer(admin(t, dbURL, "key", "create", "bob"))}
 
-	res := alice.do("GET", "/openapi.json", "", nil, nil)
+	res := do(alice, "GET", "/openapi.json", "", nil, nil)
 	doc, routes, err := parseDocument(res.body)
 	if err != nil || len(routes) == 0 {
 		t.Fatalf("openapi: %v (%d routes)", err, len(routes))
@@ -220,7 +185,7 @@ func sweep(t *testing.T, dbURL string) {
 	bobIDs := map[string]bool{}
 	seed := generator{doc: doc, project: "bob/p", text: "seed"}
 	for _, r := range routes {
-		if got := bob.send(seed.request(r), nil); got.status < 300 {
+		if got := send(bob, seed.request(r), nil); got.status < 300 {
 			collectIDs(got.body, bobIDs)
 		}
 	}
@@ -230,7 +195,7 @@ func sweep(t *testing.T, dbURL string) {
 		}
 		for _, id := range sortedKeys(bobIDs) {
 			seed.id = id
-			if got := bob.send(seed.request(r), nil); got.status < 300 {
+			if got := send(bob, seed.request(r), nil); got.status < 300 {
 				collectIDs(got.body, bobIDs)
 			}
 		}
@@ -250,7 +215,7 @@ func sweep(t *testing.T, dbURL string) {
 	own := generator{doc: doc, project: "alice/p", text: "ok"}
 	aliceIDs := map[string]bool{}
 	for _, r := range routes {
-		if got := alice.send(own.request(r), nil); got.status < 300 {
+		if got := send(alice, own.request(r), nil); got.status < 300 {
 			collectIDs(got.body, aliceIDs)
 		}
 	}
@@ -265,13 +230,13 @@ func sweep(t *testing.T, dbURL string) {
 			t.Logf("%s: a plain request gets %d %s", r, p.got.status, truncate(p.got.body))
 		}
 		if r.secured() {
-			found.expect(r.String()+" [no credentials]", client{base: srv.URL}.send(own.request(r), nil), is(401))
-			found.expect(r.String()+" [wrong key]", client{base: srv.URL, auth: "Bearer wf_0123456789abcdef_00"}.send(own.request(r), nil), is(401))
-			found.expect(r.String()+" [garbage authorization]", client{base: srv.URL, auth: "Basic %%%"}.send(own.request(r), nil), is(401))
+			found.expect(r.String()+" [no credentials]", send(e2e.Client{URL: srv.URL}, own.request(r), nil), is(401))
+			found.expect(r.String()+" [wrong key]", send(e2e.Client{URL: srv.URL, Auth: "Bearer wf_0123456789abcdef_00"}, own.request(r), nil), is(401))
+			found.expect(r.String()+" [garbage authorization]", send(e2e.Client{URL: srv.URL, Auth: "Basic %%%"}, own.request(r), nil), is(401))
 		}
 		if r.secured() && r.projectScoped(doc) {
 			foreign := generator{doc: doc, project: "bob/p", text: "ok"}
-			found.expect(r.String()+" [another tenant's project]", alice.send(foreign.request(r), map[string]string{"OpenAI-Project": "bob/p"}), notSuccess)
+			found.expect(r.String()+" [another tenant's project]", send(alice, foreign.request(r), map[string]string{"OpenAI-Project": "bob/p"}), notSuccess)
 		}
 		// Bob's resources, addressed by id: a route not scoped by a project must
 		// refuse them; a project-scoped one looks them up in Alice's project.
@@ -283,7 +248,7 @@ func sweep(t *testing.T, dbURL string) {
 				}
 				g := own
 				g.id = id
-				found.expect(r.String()+" [another tenant's resource "+id+"]", alice.send(g.request(r), nil), want)
+				found.expect(r.String()+" [another tenant's resource "+id+"]", send(alice, g.request(r), nil), want)
 			}
 		}
 		if r.jsonBody != nil {
@@ -327,7 +292,7 @@ func sweep(t *testing.T, dbURL string) {
 				if j.h.badText && inBody {
 					want = is(j.r.malformedStatus())
 				}
-				found.expect(fmt.Sprintf("%s [%s in %s]", j.r, j.h.name, where), alice.sendKeeping(q, keep, nil), want)
+				found.expect(fmt.Sprintf("%s [%s in %s]", j.r, j.h.name, where), sendKeeping(alice, q, keep, nil), want)
 				mu.Lock()
 				requests++
 				mu.Unlock()
@@ -384,11 +349,11 @@ type plan struct {
 // makePlan picks, for r, an id of Alice's that the route finds (when it takes
 // one), and the optional members to keep: all when the full request passes,
 // else as many as can be kept while it passes, else none.
-func makePlan(c client, g generator, r route, ids []string) plan {
+func makePlan(c e2e.Client, g generator, r route, ids []string) plan {
 	p := plan{gen: g, base: map[string]bool{}}
 	try := func() bool {
 		keep := func(n *node) bool { return p.base[n.where] }
-		p.got = c.sendKeeping(p.gen.request(r), keep, nil)
+		p.got = sendKeeping(c, p.gen.request(r), keep, nil)
 		p.passes = p.got.err == nil && p.got.status < 400
 		return p.passes
 	}
@@ -441,7 +406,7 @@ func makePlan(c client, g generator, r route, ids []string) plan {
 }
 
 // malformedBodies sends bodies that are not the route's JSON.
-func malformedBodies(found *failures, c client, r route, path string) {
+func malformedBodies(found *failures, c e2e.Client, r route, path string) {
 	for _, tc := range []struct {
 		name string
 		body string
@@ -461,7 +426,7 @@ func malformedBodies(found *failures, c client, r route, path string) {
 		{"wrong types", `{"project_id": 5, "limit": "x", "batch": "y", "call_ids": {}, "digests": 7}`, clientError},
 		{"oversized body", `{"project_id": "alice/p", "pad": "` + strings.Repeat("x", maxBody+10) + `"}`, is(413)},
 	} {
-		found.expect(r.String()+" ["+tc.name+"]", c.do(r.method, path, "application/json", []byte(tc.body), nil), tc.want)
+		found.expect(r.String()+" ["+tc.name+"]", do(c, r.method, path, "application/json", []byte(tc.body), nil), tc.want)
 	}
 }
 

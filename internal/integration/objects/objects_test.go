@@ -4,83 +4,20 @@ package objects_test
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
-	"mime/multipart"
 	"net/http"
-	"os"
 	"sort"
 	"sync"
 	"testing"
 
 	"github.com/weftlabs/weft/internal/digest"
-	"github.com/weftlabs/weft/internal/integration/pgcontainer"
+	"github.com/weftlabs/weft/internal/integration/e2e"
 	"github.com/weftlabs/weft/internal/integration/serverproc"
 	"github.com/weftlabs/weft/internal/testdb"
 )
 
-func TestMain(m *testing.M) {
-	pgcontainer.Register()
-	os.Exit(m.Run())
-}
-
-type client struct {
-	t    testing.TB
-	base string
-	key  string
-}
-
-func (c client) send(path, contentType string, body []byte) (int, []byte) {
-	c.t.Helper()
-	req, err := http.NewRequest(http.MethodPost, c.base+path, bytes.NewReader(body))
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	// The SDKs send HTTP Basic with user "api" and the key as password.
-	req.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte("api:"+c.key)))
-	req.Header.Set("Content-Type", contentType)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	out, _ := io.ReadAll(res.Body)
-	return res.StatusCode, out
-}
-
-// post sends JSON and decodes a 200 answer into out (when not nil).
-func (c client) post(path string, body any, out any) {
-	c.t.Helper()
-	payload, _ := json.Marshal(body)
-	status, got := c.send(path, "application/json", payload)
-	if status != http.StatusOK {
-		c.t.Fatalf("POST %s %s: %d %s", path, payload, status, got)
-	}
-	if out != nil {
-		if err := json.Unmarshal(got, out); err != nil {
-			c.t.Fatalf("POST %s: %v in %s", path, err, got)
-		}
-	}
-}
-
-func (c client) uploadFile(projectID string, content []byte) string {
-	c.t.Helper()
-	var buf bytes.Buffer
-	w := multipart.NewWriter(&buf)
-	_ = w.WriteField("project_id", projectID)
-	part, _ := w.CreateFormFile("file", "blob")
-	_, _ = part.Write(content)
-	_ = w.Close()
-	status, got := c.send("/file/create", w.FormDataContentType(), buf.Bytes())
-	if status != http.StatusOK {
-		c.t.Fatalf("file/create: %d %s", status, got)
-	}
-	var res struct{ Digest string }
-	_ = json.Unmarshal(got, &res)
-	return res.Digest
-}
+func TestMain(m *testing.M) { e2e.Main(m) }
 
 func TestPublishAndReadLikeTheSDKs(t *testing.T) {
 	t.Parallel()
@@ -89,24 +26,24 @@ func TestPublishAndReadLikeTheSDKs(t *testing.T) {
 
 func testPublishAndRead(t *testing.T, dbURL string) {
 	srv := serverproc.Start(t, serverproc.Options{DatabaseURL: dbURL})
-	c := client{t: t, base: srv.URL, key: srv.Key}
+	c := e2e.Admin(srv)
 	const project = "admin/e2e"
 
 	// An op: its source goes up as a file, then the op object names the file
 	// by the digest the SDK computes itself.
 	source := []byte("function add(a, b) { return a + b; }")
-	fileDigest := c.uploadFile(project, source)
+	fileDigest := c.Upload(t, project, "blob", source)
 	if fileDigest != digest.Bytes(source) {
 		t.Fatalf("file digest %s; the SDK computes %s", fileDigest, digest.Bytes(source))
 	}
 	opVal := fmt.Sprintf(`{"_type":"CustomWeaveType","weave_type":{"type":"Op"},"files":{"obj.py":"%s"},"load_op":"NO_LOAD_OP"}`, fileDigest)
 	var op struct{ Digest string }
-	c.post("/obj/create", map[string]any{"obj": map[string]any{"project_id": project, "object_id": "add", "val": json.RawMessage(opVal)}}, &op)
+	c.Call(t, http.MethodPost, "/obj/create", map[string]any{"obj": map[string]any{"project_id": project, "object_id": "add", "val": json.RawMessage(opVal)}}, &op)
 	if want, _ := digest.JSON([]byte(opVal)); op.Digest != want {
 		t.Fatalf("op digest %s; want %s", op.Digest, want)
 	}
 	var content bytes.Buffer
-	status, raw := c.send("/file/content", "application/json", []byte(fmt.Sprintf(`{"project_id":%q,"digest":%q}`, project, fileDigest)))
+	status, raw := c.Send(t, http.MethodPost, "/file/content", "application/json", []byte(fmt.Sprintf(`{"project_id":%q,"digest":%q}`, project, fileDigest)))
 	content.Write(raw)
 	if status != 200 || !bytes.Equal(content.Bytes(), source) {
 		t.Fatalf("file/content: %d %q", status, raw)
@@ -118,20 +55,20 @@ func testPublishAndRead(t *testing.T, dbURL string) {
 		RowDigests []string `json:"row_digests"`
 	}
 	rows := []json.RawMessage{json.RawMessage(`{"q":"2+2","a":4}`), json.RawMessage(`{"q":"café ☕","a":1.5}`)}
-	c.post("/table/create", map[string]any{"table": map[string]any{"project_id": project, "rows": rows}}, &table)
+	c.Call(t, http.MethodPost, "/table/create", map[string]any{"table": map[string]any{"project_id": project, "rows": rows}}, &table)
 	var queried struct {
 		Rows []struct {
 			Digest string
 			Val    json.RawMessage
 		}
 	}
-	c.post("/table/query", map[string]any{"project_id": project, "digest": table.Digest}, &queried)
+	c.Call(t, http.MethodPost, "/table/query", map[string]any{"project_id": project, "digest": table.Digest}, &queried)
 	if len(queried.Rows) != 2 || queried.Rows[1].Digest != table.RowDigests[1] || string(queried.Rows[1].Val) != `{"q":"café ☕","a":1.5}` {
 		t.Fatalf("table/query = %+v", queried)
 	}
 	dsVal := fmt.Sprintf(`{"_type":"Dataset","_class_name":"Dataset","_bases":["Object","BaseModel"],"name":"qa","description":null,"rows":"weave:///%s/table/%s"}`, project, table.Digest)
 	var ds struct{ Digest string }
-	c.post("/obj/create", map[string]any{"obj": map[string]any{"project_id": project, "object_id": "qa", "val": json.RawMessage(dsVal)}}, &ds)
+	c.Call(t, http.MethodPost, "/obj/create", map[string]any{"obj": map[string]any{"project_id": project, "object_id": "qa", "val": json.RawMessage(dsVal)}}, &ds)
 
 	// ObjectRef.get(): obj/read by the concrete digest; the SDK reads obj.val.
 	var read struct {
@@ -141,13 +78,13 @@ func testPublishAndRead(t *testing.T, dbURL string) {
 			IsLatest        int    `json:"is_latest"`
 		}
 	}
-	c.post("/obj/read", map[string]any{"project_id": project, "object_id": "qa", "digest": ds.Digest}, &read)
+	c.Call(t, http.MethodPost, "/obj/read", map[string]any{"project_id": project, "object_id": "qa", "digest": ds.Digest}, &read)
 	if string(read.Obj.Val) != dsVal || read.Obj.BaseObjectClass != "Dataset" || read.Obj.IsLatest != 1 {
 		t.Fatalf("obj/read = %+v", read.Obj)
 	}
 	// A dataset row ref as the SDK builds it, read through refs/read_batch.
 	var refs struct{ Vals []json.RawMessage }
-	c.post("/refs/read_batch", map[string]any{"refs": []string{fmt.Sprintf("weave:///%s/object/qa:%s/attr/rows/id/%s", project, ds.Digest, table.RowDigests[0])}}, &refs)
+	c.Call(t, http.MethodPost, "/refs/read_batch", map[string]any{"refs": []string{fmt.Sprintf("weave:///%s/object/qa:%s/attr/rows/id/%s", project, ds.Digest, table.RowDigests[0])}}, &refs)
 	if len(refs.Vals) != 1 || string(refs.Vals[0]) != `{"q":"2+2","a":4}` {
 		t.Fatalf("refs/read_batch = %s", refs.Vals)
 	}
@@ -157,7 +94,7 @@ func testPublishAndRead(t *testing.T, dbURL string) {
 			StorageSizeBytes *int64 `json:"storage_size_bytes"`
 		}
 	}
-	c.post("/table/query_stats_batch", map[string]any{"project_id": project, "digests": table.Digest, "include_storage_size": true}, &stats)
+	c.Call(t, http.MethodPost, "/table/query_stats_batch", map[string]any{"project_id": project, "digests": table.Digest, "include_storage_size": true}, &stats)
 	if len(stats.Tables) != 1 || stats.Tables[0].Count != 2 || stats.Tables[0].StorageSizeBytes == nil {
 		t.Fatalf("query_stats_batch = %+v", stats)
 	}
@@ -167,14 +104,14 @@ func testPublishAndRead(t *testing.T, dbURL string) {
 		ObjectID     string `json:"object_id"`
 		VersionIndex int    `json:"version_index"`
 	}
-	c.post("/v2/admin/e2e/ops", map[string]any{"name": "scorer op", "source_code": "def f():\n    return 1\n"}, &v2op)
+	c.Call(t, http.MethodPost, "/v2/admin/e2e/ops", map[string]any{"name": "scorer op", "source_code": "def f():\n    return 1\n"}, &v2op)
 	if v2op.ObjectID != "scorer_op" || v2op.VersionIndex != 0 {
 		t.Fatalf("v2 op = %+v", v2op)
 	}
 	var ev struct {
 		EvaluationRef string `json:"evaluation_ref"`
 	}
-	c.post("/v2/admin/e2e/evaluations", map[string]any{"name": "e", "dataset": fmt.Sprintf("weave:///%s/object/qa:%s", project, ds.Digest)}, &ev)
+	c.Call(t, http.MethodPost, "/v2/admin/e2e/evaluations", map[string]any{"name": "e", "dataset": fmt.Sprintf("weave:///%s/object/qa:%s", project, ds.Digest)}, &ev)
 	if ev.EvaluationRef == "" {
 		t.Fatal("no evaluation_ref")
 	}
@@ -187,7 +124,7 @@ func TestTwoServersPublishConcurrently(t *testing.T) {
 	url := testdb.PostgresURL(t)
 	first := serverproc.Start(t, serverproc.Options{DatabaseURL: url})
 	second := serverproc.Start(t, serverproc.Options{DatabaseURL: url})
-	clients := []client{{t: t, base: first.URL, key: first.Key}, {t: t, base: second.URL, key: first.Key}}
+	clients := []e2e.Client{e2e.Admin(first), {URL: second.URL, Auth: e2e.Basic(first.Key)}}
 	const perServer = 15
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -199,13 +136,13 @@ func TestTwoServersPublishConcurrently(t *testing.T) {
 				defer wg.Done()
 				val := fmt.Sprintf(`{"server":%d,"i":%d}`, s, i)
 				payload := fmt.Sprintf(`{"obj":{"project_id":"admin/race","object_id":"hot","val":%s}}`, val)
-				status, got := c.send("/obj/create", "application/json", []byte(payload))
+				got, err := c.Do(http.MethodPost, "/obj/create", "application/json", []byte(payload), nil)
 				var res struct {
 					Digest       string
 					VersionIndex int `json:"version_index"`
 				}
-				if status != 200 || json.Unmarshal(got, &res) != nil {
-					t.Errorf("obj/create: %d %s", status, got)
+				if err != nil || got.Status != 200 || json.Unmarshal(got.Body, &res) != nil {
+					t.Errorf("obj/create: %v %d %s", err, got.Status, got.Body)
 					return
 				}
 				mu.Lock()

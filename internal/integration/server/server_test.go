@@ -3,19 +3,15 @@ package server_test
 import (
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 
-	"github.com/weftlabs/weft/internal/integration/pgcontainer"
+	"github.com/weftlabs/weft/internal/integration/e2e"
 	"github.com/weftlabs/weft/internal/integration/serverproc"
 	"github.com/weftlabs/weft/internal/testdb"
 )
 
-func TestMain(m *testing.M) {
-	pgcontainer.Register()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { e2e.Main(m) }
 
 // The standalone server starts on an empty database, prints a working admin key
 // once, and answers its public routes; on PostgreSQL and SQLite.

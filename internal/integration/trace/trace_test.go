@@ -3,53 +3,23 @@ package trace_test
 import (
 	"bufio"
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/weftlabs/weft/internal/integration/pgcontainer"
+	"github.com/weftlabs/weft/internal/integration/e2e"
 	"github.com/weftlabs/weft/internal/integration/serverproc"
 	"github.com/weftlabs/weft/internal/testdb"
 )
 
-func TestMain(m *testing.M) {
-	pgcontainer.Register()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { e2e.Main(m) }
 
-type client struct {
-	t    *testing.T
-	base string
-	auth string
-}
-
-func (c client) post(path, body string) (int, []byte) {
-	c.t.Helper()
-	req, err := http.NewRequest(http.MethodPost, c.base+path, strings.NewReader(body))
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "W&B Weave JS Client 0.11.1")
-	if c.auth != "" {
-		req.Header.Set("Authorization", c.auth)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return res.StatusCode, b
-}
+// jsClient is how the Weave JS SDK introduces itself.
+var jsClient = map[string]string{"User-Agent": "W&B Weave JS Client 0.11.1"}
 
 func newID() string { return uuid.Must(uuid.NewV7()).String() }
 
@@ -66,12 +36,12 @@ func TestPrintedAdminKeyAuthenticates(t *testing.T) {
 		auth string
 		want int
 	}{
-		{"Basic " + base64.StdEncoding.EncodeToString([]byte("api:"+srv.Key)), 200},
-		{"Bearer " + srv.Key, 200},
+		{e2e.Basic(srv.Key), 200},
+		{e2e.Bearer(srv.Key), 200},
 		{"", 401},
-		{"Basic " + base64.StdEncoding.EncodeToString([]byte("api:"+srv.Key+"x")), 401},
+		{e2e.Basic(srv.Key + "x"), 401},
 	} {
-		status, b := client{t, srv.URL, tc.auth}.post("/calls/query_stats", body)
+		status, b := e2e.Client{URL: srv.URL, Auth: tc.auth, Header: jsClient}.Post(t, "/calls/query_stats", body)
 		if status != tc.want {
 			t.Fatalf("auth %q: %d %s, want %d", tc.auth, status, b, tc.want)
 		}
@@ -92,13 +62,13 @@ func TestSDKTraffic(t *testing.T) {
 
 func testSDKTraffic(t *testing.T, dbURL string) {
 	srv := serverproc.Start(t, serverproc.Options{DatabaseURL: dbURL})
-	c := client{t, srv.URL, "Basic " + base64.StdEncoding.EncodeToString([]byte("api:"+srv.Key))}
+	c := e2e.Client{URL: srv.URL, Auth: e2e.Basic(srv.Key), Header: jsClient}
 	const project = "admin/e2e"
 	traceID, root, llm := newID(), newID(), newID()
 	at := time.Now().UTC().Truncate(time.Millisecond)
 	ts := func(d time.Duration) string { return at.Add(d).Format("2006-01-02T15:04:05.000Z") }
 
-	if status, b := c.post("/call/update", fmt.Sprintf(`{"project_id":%q,"call_id":%q,"display_name":"My run"}`, project, root)); status != 200 {
+	if status, b := c.Post(t, "/call/update", fmt.Sprintf(`{"project_id":%q,"call_id":%q,"display_name":"My run"}`, project, root)); status != 200 {
 		t.Fatalf("early rename: %d %s", status, b)
 	}
 	attrs := `{"weave":{"client_version":"0.11.1","source":"js-sdk"},"env":"test"}`
@@ -109,12 +79,12 @@ func testSDKTraffic(t *testing.T, dbURL string) {
 		{"mode":"end","req":{"end":{"project_id":%[1]q,"id":%[4]q,"ended_at":%[6]q,"output":{"model":"gpt-4o-mini","choices":[{"message":{"content":"hello"}}]},"summary":%[8]s}}},
 		{"mode":"end","req":{"end":{"project_id":%[1]q,"id":%[2]q,"ended_at":%[6]q,"output":"hello","summary":%[8]s}}}
 	]}`, project, root, traceID, llm, ts(0), ts(750*time.Millisecond), attrs, usage)
-	status, b := c.post("/call/upsert_batch", batch)
+	status, b := c.Post(t, "/call/upsert_batch", batch)
 	if status != 200 || !strings.Contains(string(b), `"res":[{"id":"`+root+`","trace_id":"`+traceID+`"}`) {
 		t.Fatalf("upsert_batch: %d %s", status, b)
 	}
 
-	status, b = c.post("/calls/stream_query", fmt.Sprintf(`{"project_id":%q,"filter":{"trace_ids":[%q]},"include_costs":false,"limit":1000}`, project, traceID))
+	status, b = c.Post(t, "/calls/stream_query", fmt.Sprintf(`{"project_id":%q,"filter":{"trace_ids":[%q]},"include_costs":false,"limit":1000}`, project, traceID))
 	if status != 200 {
 		t.Fatalf("stream_query: %d %s", status, b)
 	}
@@ -147,7 +117,7 @@ func testSDKTraffic(t *testing.T, dbURL string) {
 	}
 
 	// The SDK rolled the child's usage into the root: the root reports it once.
-	status, b = c.post("/calls/usage", fmt.Sprintf(`{"project_id":%q,"call_ids":[%q],"include_costs":true}`, project, root))
+	status, b = c.Post(t, "/calls/usage", fmt.Sprintf(`{"project_id":%q,"call_ids":[%q],"include_costs":true}`, project, root))
 	var u struct {
 		CallUsage map[string]map[string]struct {
 			Requests     int64    `json:"requests"`
@@ -164,10 +134,10 @@ func testSDKTraffic(t *testing.T, dbURL string) {
 	}
 
 	// Deleting the root removes the whole trace from reads.
-	if status, b = c.post("/calls/delete", fmt.Sprintf(`{"project_id":%q,"call_ids":[%q]}`, project, root)); status != 200 || strings.TrimSpace(string(b)) != `{"num_deleted":2}` {
+	if status, b = c.Post(t, "/calls/delete", fmt.Sprintf(`{"project_id":%q,"call_ids":[%q]}`, project, root)); status != 200 || strings.TrimSpace(string(b)) != `{"num_deleted":2}` {
 		t.Fatalf("delete: %d %s", status, b)
 	}
-	if status, b = c.post("/calls/stream_query", fmt.Sprintf(`{"project_id":%q,"filter":{"trace_ids":[%q]}}`, project, traceID)); status != 200 || len(b) != 0 {
+	if status, b = c.Post(t, "/calls/stream_query", fmt.Sprintf(`{"project_id":%q,"filter":{"trace_ids":[%q]}}`, project, traceID)); status != 200 || len(b) != 0 {
 		t.Fatalf("after delete: %d %s", status, b)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -22,72 +21,19 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft/internal/gobuild"
-	"github.com/weftlabs/weft/internal/integration/pgcontainer"
+	"github.com/weftlabs/weft/internal/integration/e2e"
 	"github.com/weftlabs/weft/internal/integration/serverproc"
 	"github.com/weftlabs/weft/internal/testdb"
 )
 
-func TestMain(m *testing.M) {
-	pgcontainer.Register()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { e2e.Main(m) }
 
 // testTrainer is the stand-in GPU trainer, built once.
 func testTrainer(t *testing.T) string { return gobuild.Binary(t, "./internal/testtrainer") }
 
-// client speaks JSON to a server with its admin key.
-type client struct {
-	url, key string
-}
-
-func (c client) do(t *testing.T, method, path string, body any, out any) int {
-	t.Helper()
-	var r io.Reader
-	if body != nil {
-		raw, _ := json.Marshal(body)
-		r = bytes.NewReader(raw)
-	}
-	req, _ := http.NewRequest(method, c.url+path, r)
-	req.Header.Set("Authorization", "Bearer "+c.key)
-	req.Header.Set("Content-Type", "application/json")
-	return c.send(t, req, out)
-}
-
-func (c client) send(t *testing.T, req *http.Request, out any) int {
-	t.Helper()
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("%s %s: %d %s", req.Method, req.URL.Path, resp.StatusCode, raw)
-	}
-	if out != nil {
-		if err := json.Unmarshal(raw, out); err != nil {
-			t.Fatalf("%s %s: %s: %v", req.Method, req.URL.Path, raw, err)
-		}
-	}
-	return resp.StatusCode
-}
-
-// upload stores content as a file of project the way the SDK does (multipart
-// /file/create) and returns its digest.
-func (c client) upload(t *testing.T, project, name string, content []byte) string {
-	t.Helper()
-	var body bytes.Buffer
-	form := multipart.NewWriter(&body)
-	_ = form.WriteField("project_id", project)
-	part, _ := form.CreateFormFile("file", name)
-	_, _ = part.Write(content)
-	_ = form.Close()
-	req, _ := http.NewRequest(http.MethodPost, c.url+"/file/create", &body)
-	req.Header.Set("Authorization", "Bearer "+c.key)
-	req.Header.Set("Content-Type", form.FormDataContentType())
-	var res struct{ Digest string }
-	c.send(t, req, &res)
-	return res.Digest
+// artClient speaks to srv with its admin key, as ART's client does.
+func artClient(srv *serverproc.Server) e2e.Client {
+	return e2e.Client{URL: srv.URL, Auth: e2e.Bearer(srv.Key)}
 }
 
 type event struct {
@@ -98,7 +44,7 @@ type event struct {
 
 // events follows a job's events with the cursor, as ART polls, until the
 // terminal event, and returns all of them.
-func (c client) events(t *testing.T, jobID string, timeout time.Duration) []event {
+func events(t *testing.T, c e2e.Client, jobID string, timeout time.Duration) []event {
 	t.Helper()
 	var all []event
 	after := ""
@@ -108,7 +54,7 @@ func (c client) events(t *testing.T, jobID string, timeout time.Duration) []even
 			Data    []event `json:"data"`
 			HasMore bool    `json:"has_more"`
 		}
-		c.do(t, http.MethodGet, "/v1/preview/training-jobs/"+jobID+"/events?limit=100&after="+after, nil, &page)
+		c.Call(t, http.MethodGet, "/v1/preview/training-jobs/"+jobID+"/events?limit=100&after="+after, nil, &page)
 		all = append(all, page.Data...)
 		if len(page.Data) > 0 {
 			after = page.Data[len(page.Data)-1].ID
@@ -233,24 +179,24 @@ func TestTrainedModelServedThroughChat(t *testing.T) {
 		checkpoints := t.TempDir()
 		srv := serverproc.Start(t, serverproc.Options{DatabaseURL: dbURL, Args: []string{
 			"-chat-config", routing, "-trainer-command", testTrainer(t), "-checkpoint-dir", checkpoints}})
-		c := client{url: srv.URL, key: srv.Key}
+		c := artClient(srv)
 		complete := func(model string) string {
 			t.Helper()
 			var res struct{ Model string }
-			c.do(t, http.MethodPost, "/v1/chat/completions", map[string]any{"model": model, "messages": []any{map[string]any{"role": "user", "content": "hi"}}}, &res)
+			c.Call(t, http.MethodPost, "/v1/chat/completions", map[string]any{"model": model, "messages": []any{map[string]any{"role": "user", "content": "hi"}}}, &res)
 			return res.Model
 		}
 
 		var model struct{ ID, Entity string }
-		c.do(t, http.MethodPost, "/v1/preview/models", map[string]any{"project": "mail", "name": "agent-001", "base_model": "Qwen/Qwen3-14B", "entity": nil}, &model)
+		c.Call(t, http.MethodPost, "/v1/preview/models", map[string]any{"project": "mail", "name": "agent-001", "base_model": "Qwen/Qwen3-14B", "entity": nil}, &model)
 		// Untrained (step 0): the base model answers, nothing is loaded.
 		if got := complete("wandb-artifact:///admin/mail/agent-001"); got != "Qwen/Qwen3-14B" {
 			t.Fatalf("step-0 completion went to model %q", got)
 		}
 
 		var job struct{ ID string }
-		c.do(t, http.MethodPost, "/v1/preview/training-jobs", map[string]any{"model_id": model.ID, "trajectory_groups": groups(2)}, &job)
-		checkOneEnd(t, job.ID, c.events(t, job.ID, time.Minute), "training_ended")
+		c.Call(t, http.MethodPost, "/v1/preview/training-jobs", map[string]any{"model_id": model.ID, "trajectory_groups": groups(2)}, &job)
+		checkOneEnd(t, job.ID, events(t, c, job.ID, time.Minute), "training_ended")
 		for _, name := range []string{"admin/mail/agent-001", "admin/mail/agent-001:step1", "wandb-artifact:///admin/mail/agent-001:step1"} {
 			if got := complete(name); got != "admin/mail/agent-001:step1" {
 				t.Fatalf("%s: completion went to model %q, want the step-1 adapter", name, got)
@@ -270,12 +216,12 @@ func TestTrainedModelServedThroughChat(t *testing.T) {
 		for i := range 5 {
 			fmt.Fprintf(&data, `{"messages":[{"role":"user","content":"q%d"},{"role":"assistant","content":"a%d"}]}`+"\n", i, i)
 		}
-		digest := c.upload(t, "admin/mail", "train.jsonl", []byte(data.String()))
-		c.do(t, http.MethodPost, "/obj/create", map[string]any{"obj": map[string]any{"project_id": "admin/mail", "object_id": "agent-001-sft-data-0123456789ab",
+		digest := c.Upload(t, "admin/mail", "train.jsonl", []byte(data.String()))
+		c.Call(t, http.MethodPost, "/obj/create", map[string]any{"obj": map[string]any{"project_id": "admin/mail", "object_id": "agent-001-sft-data-0123456789ab",
 			"val": map[string]any{"_type": "CustomWeaveType", "weave_type": map[string]any{"type": "wandb.Artifact"}, "files": map[string]any{"train.jsonl": digest}}}}, nil)
 		for i, url := range []string{"trace:///admin/mail/object/agent-001-sft-data-0123456789ab:v0", "wandb-artifact:///admin/mail/agent-001-sft-data-0123456789ab:latest"} {
-			c.do(t, http.MethodPost, "/v1/preview/sft-training-jobs", map[string]any{"model_id": model.ID, "training_data_url": url, "config": map[string]any{"batch_size": 2}}, &job)
-			events := c.events(t, job.ID, time.Minute)
+			c.Call(t, http.MethodPost, "/v1/preview/sft-training-jobs", map[string]any{"model_id": model.ID, "training_data_url": url, "config": map[string]any{"batch_size": 2}}, &job)
+			events := events(t, c, job.ID, time.Minute)
 			checkOneEnd(t, job.ID, events, "training_ended")
 			if events[0].Type != "training_started" || events[0].Data["num_sequences"] != 3.0 {
 				t.Fatalf("SFT from %s: 5 conversations in batches of 2 should be 3 sequences: %+v", url, events)
@@ -332,7 +278,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 	t.Parallel()
 	dbURL := testdb.PostgresURL(t)
 	srv := serverproc.Start(t, serverproc.Options{DatabaseURL: dbURL}) // accepts jobs, runs none
-	c := client{url: srv.URL, key: srv.Key}
+	c := artClient(srv)
 	checkpoints := t.TempDir()
 	workerArgs := []string{"-trainer-command", testTrainer(t), "-checkpoint-dir", checkpoints,
 		"-training-job-timeout", "8s", "-training-rescue-after", "9s"}
@@ -340,13 +286,13 @@ func TestWorkerKilledMidJob(t *testing.T) {
 	first := startWorker(t, dbURL, slow, workerArgs...)
 
 	var model struct{ ID string }
-	c.do(t, http.MethodPost, "/v1/preview/models", map[string]any{"project": "p", "name": "m", "base_model": "b"}, &model)
+	c.Call(t, http.MethodPost, "/v1/preview/models", map[string]any{"project": "p", "name": "m", "base_model": "b"}, &model)
 	var job struct{ ID string }
-	c.do(t, http.MethodPost, "/v1/preview/training-jobs", map[string]any{"model_id": model.ID, "trajectory_groups": groups(2)}, &job)
+	c.Call(t, http.MethodPost, "/v1/preview/training-jobs", map[string]any{"model_id": model.ID, "trajectory_groups": groups(2)}, &job)
 	deadline := time.Now().Add(time.Minute)
 	for {
 		var page struct{ Data []event }
-		c.do(t, http.MethodGet, "/v1/preview/training-jobs/"+job.ID+"/events", nil, &page)
+		c.Call(t, http.MethodGet, "/v1/preview/training-jobs/"+job.ID+"/events", nil, &page)
 		if len(page.Data) >= 2 { // training_started and a gradient step: mid-job
 			break
 		}
@@ -360,7 +306,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 	}
 	startWorker(t, dbURL, slow, workerArgs...)
 
-	events := c.events(t, job.ID, 2*time.Minute)
+	events := events(t, c, job.ID, 2*time.Minute)
 	checkOneEnd(t, job.ID, events, "training_ended")
 	starts := 0
 	for _, e := range events {
@@ -372,7 +318,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 		t.Fatalf("want the killed attempt and the retried one to have started, got %d starts: %+v", starts, events)
 	}
 	var cps struct{ Data []struct{ Step int64 } }
-	c.do(t, http.MethodGet, "/v1/preview/models/"+model.ID+"/checkpoints?limit=1&order=desc", nil, &cps)
+	c.Call(t, http.MethodGet, "/v1/preview/models/"+model.ID+"/checkpoints?limit=1&order=desc", nil, &cps)
 	if len(cps.Data) != 1 || cps.Data[0].Step != 1 {
 		t.Fatalf("latest checkpoint after the retried job = %+v, want step 1", cps.Data)
 	}
@@ -389,12 +335,12 @@ func TestTwoServersRunJobs(t *testing.T) {
 	env := []string{"TESTTRAINER_STEP_DELAY=5ms"}
 	a := serverproc.Start(t, serverproc.Options{DatabaseURL: dbURL, Args: args, Env: env})
 	b := serverproc.Start(t, serverproc.Options{DatabaseURL: dbURL, Args: args, Env: env})
-	clients := []client{{a.URL, a.Key}, {b.URL, a.Key}}
+	clients := []e2e.Client{artClient(a), {URL: b.URL, Auth: e2e.Bearer(a.Key)}}
 	const models, jobsPerModel = 3, 4
 	var modelIDs, jobIDs []string
 	for i := range models {
 		var model struct{ ID string }
-		clients[i%2].do(t, http.MethodPost, "/v1/preview/models", map[string]any{"project": "p", "name": fmt.Sprintf("m%d", i), "base_model": "b"}, &model)
+		clients[i%2].Call(t, http.MethodPost, "/v1/preview/models", map[string]any{"project": "p", "name": fmt.Sprintf("m%d", i), "base_model": "b"}, &model)
 		modelIDs = append(modelIDs, model.ID)
 	}
 	var mu sync.Mutex
@@ -402,7 +348,7 @@ func TestTwoServersRunJobs(t *testing.T) {
 	for i := range models * jobsPerModel {
 		wg.Go(func() {
 			var job struct{ ID string }
-			clients[i%2].do(t, http.MethodPost, "/v1/preview/training-jobs", map[string]any{"model_id": modelIDs[i%models], "trajectory_groups": groups(1)}, &job)
+			clients[i%2].Call(t, http.MethodPost, "/v1/preview/training-jobs", map[string]any{"model_id": modelIDs[i%models], "trajectory_groups": groups(1)}, &job)
 			mu.Lock()
 			jobIDs = append(jobIDs, job.ID)
 			mu.Unlock()
@@ -410,7 +356,7 @@ func TestTwoServersRunJobs(t *testing.T) {
 	}
 	wg.Wait()
 	for i, id := range jobIDs {
-		events := clients[i%2].events(t, id, 2*time.Minute)
+		events := events(t, clients[i%2], id, 2*time.Minute)
 		checkOneEnd(t, id, events, "training_ended")
 		if events[0].Type != "training_started" || len(events) != int(events[0].Data["num_sequences"].(float64))+2 {
 			t.Fatalf("job %s: want training_started, one gradient_step per sequence, training_ended: %+v", id, events)
@@ -418,7 +364,7 @@ func TestTwoServersRunJobs(t *testing.T) {
 	}
 	for _, id := range modelIDs {
 		var cps struct{ Data []struct{ Step int64 } }
-		clients[0].do(t, http.MethodGet, "/v1/preview/models/"+id+"/checkpoints?limit=100", nil, &cps)
+		clients[0].Call(t, http.MethodGet, "/v1/preview/models/"+id+"/checkpoints?limit=100", nil, &cps)
 		if len(cps.Data) != jobsPerModel+1 || cps.Data[jobsPerModel].Step != jobsPerModel {
 			t.Fatalf("model %s checkpoints = %+v, want steps 0..%d", id, cps.Data, jobsPerModel)
 		}

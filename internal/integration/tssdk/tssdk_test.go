@@ -14,7 +14,6 @@ import (
 	"image"
 	"image/color"
 	"image/png"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -23,16 +22,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weftlabs/weft/internal/integration/e2e"
 	"github.com/weftlabs/weft/internal/integration/modelserver"
-	"github.com/weftlabs/weft/internal/integration/pgcontainer"
 	"github.com/weftlabs/weft/internal/integration/serverproc"
 	"github.com/weftlabs/weft/internal/testdb"
 )
 
-func TestMain(m *testing.M) {
-	pgcontainer.Register()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { e2e.Main(m) }
 
 const (
 	project = "admin/tssdk"
@@ -90,7 +86,7 @@ func TestWeaveSDK(t *testing.T) {
 			srv := startServer(t, backend.URL(t))
 			picture := testPNG(t)
 			res := runScript(t, js, srv, picture)
-			checkServerSide(t, server{t, srv.URL, srv.Key}, res, picture)
+			checkServerSide(t, e2e.Admin(srv), res, picture)
 		})
 	}
 }
@@ -165,55 +161,17 @@ func sdkFileDigest(content []byte) string {
 	return strings.NewReplacer("-", "X", "_", "Y").Replace(base64.RawURLEncoding.EncodeToString(sum[:]))
 }
 
-// server sends Weave-style requests with the admin key.
-type server struct {
-	t    *testing.T
-	base string
-	key  string
-}
-
-func (s server) post(path string, body any) []byte {
-	s.t.Helper()
-	raw, err := json.Marshal(body)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	req, err := http.NewRequest(http.MethodPost, s.base+path, bytes.NewReader(raw))
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	req.SetBasicAuth("api", s.key)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	if res.StatusCode != http.StatusOK {
-		s.t.Fatalf("POST %s %s: %d %s", path, raw, res.StatusCode, b)
-	}
-	return b
-}
-
-func (s server) decode(path string, body, out any) {
-	s.t.Helper()
-	if err := json.Unmarshal(s.post(path, body), out); err != nil {
-		s.t.Fatalf("POST %s: %v", path, err)
-	}
-}
-
-// calls reads /calls/stream_query (NDJSON) with filter.
-func (s server) calls(filter map[string]any) []call {
-	s.t.Helper()
-	body := s.post("/calls/stream_query", map[string]any{"project_id": project, "filter": filter})
+// queryCalls reads /calls/stream_query (NDJSON) with filter.
+func queryCalls(t *testing.T, server e2e.Client, filter map[string]any) []call {
+	t.Helper()
+	body := server.Call(t, http.MethodPost, "/calls/stream_query", map[string]any{"project_id": project, "filter": filter}, nil)
 	var out []call
 	scanner := bufio.NewScanner(bytes.NewReader(body))
 	scanner.Buffer(nil, 1<<24)
 	for scanner.Scan() {
 		var c call
 		if err := json.Unmarshal(scanner.Bytes(), &c); err != nil {
-			s.t.Fatalf("stream_query line %q: %v", scanner.Text(), err)
+			t.Fatalf("stream_query line %q: %v", scanner.Text(), err)
 		}
 		out = append(out, c)
 	}
@@ -222,13 +180,13 @@ func (s server) calls(filter map[string]any) []call {
 
 // readRef reads the object a weave:///entity/project/<kind>/<name>:<digest>
 // ref names and returns its val.
-func (s server) readRef(ref string) map[string]any {
-	s.t.Helper()
+func readRef(t *testing.T, server e2e.Client, ref string) map[string]any {
+	t.Helper()
 	rest, ok := strings.CutPrefix(ref, "weave:///"+project+"/")
 	kind, nameDigest, ok2 := strings.Cut(rest, "/")
 	name, digest, ok3 := strings.Cut(nameDigest, ":")
 	if !ok || !ok2 || !ok3 || (kind != "op" && kind != "object") {
-		s.t.Fatalf("not an object ref of %s: %q", project, ref)
+		t.Fatalf("not an object ref of %s: %q", project, ref)
 	}
 	var res struct {
 		Obj struct {
@@ -237,9 +195,9 @@ func (s server) readRef(ref string) map[string]any {
 			Val      map[string]any `json:"val"`
 		} `json:"obj"`
 	}
-	s.decode("/obj/read", map[string]any{"project_id": project, "object_id": name, "digest": digest}, &res)
+	server.Call(t, http.MethodPost, "/obj/read", map[string]any{"project_id": project, "object_id": name, "digest": digest}, &res)
 	if res.Obj.ObjectID != name || res.Obj.Digest != digest {
-		s.t.Fatalf("obj/read %s: got %s:%s", ref, res.Obj.ObjectID, res.Obj.Digest)
+		t.Fatalf("obj/read %s: got %s:%s", ref, res.Obj.ObjectID, res.Obj.Digest)
 	}
 	return res.Obj.Val
 }
@@ -258,10 +216,10 @@ func opName(ref string) string {
 	return name
 }
 
-func checkServerSide(t *testing.T, s server, res scriptResult, picture []byte) {
+func checkServerSide(t *testing.T, server e2e.Client, res scriptResult, picture []byte) {
 	// The ops weave.mjs defines itself, as named functions.
 	scriptOps := map[string]bool{"pipeline": true, "double": true, "addOne": true, "explode": true, "ask": true, "draw": true}
-	all := s.calls(map[string]any{})
+	all := queryCalls(t, server, map[string]any{})
 	calls := byID(all)
 
 	// Every op name is a ref to a published op.
@@ -279,7 +237,7 @@ func checkServerSide(t *testing.T, s server, res scriptResult, picture []byte) {
 		ops[c.OpName] = true
 		// The op's source file is stored under the digest the SDK computed
 		// itself and put in the op object.
-		val := s.readRef(c.OpName)
+		val := readRef(t, server, c.OpName)
 		weaveType, _ := val["weave_type"].(map[string]any)
 		files, _ := val["files"].(map[string]any)
 		source, _ := files["obj.py"].(string)
@@ -287,14 +245,14 @@ func checkServerSide(t *testing.T, s server, res scriptResult, picture []byte) {
 			t.Errorf("op %s: %v", c.OpName, val)
 			continue
 		}
-		content := s.post("/file/content", map[string]any{"project_id": project, "digest": source})
+		content := server.Call(t, http.MethodPost, "/file/content", map[string]any{"project_id": project, "digest": source}, nil)
 		if name := opName(c.OpName); scriptOps[name] && !bytes.Contains(content, []byte("function "+name+"(")) {
 			t.Errorf("op %s source %q", c.OpName, content)
 		}
 	}
 
 	// The pipeline trace: root → double, addOne → double.
-	trace := s.calls(map[string]any{"trace_ids": []string{res.TraceID}})
+	trace := queryCalls(t, server, map[string]any{"trace_ids": []string{res.TraceID}})
 	shape := map[string]string{} // op name (parent op name) per call
 	for _, c := range trace {
 		parent := ""
@@ -350,7 +308,7 @@ func checkServerSide(t *testing.T, s server, res scriptResult, picture []byte) {
 			TotalTokens      int64 `json:"total_tokens"`
 		} `json:"call_usage"`
 	}
-	s.decode("/calls/usage", map[string]any{"project_id": project, "call_ids": append([]string{res.Ask}, res.Completions...)}, &usage)
+	server.Call(t, http.MethodPost, "/calls/usage", map[string]any{"project_id": project, "call_ids": append([]string{res.Ask}, res.Completions...)}, &usage)
 	for _, id := range append([]string{res.Ask}, res.Completions...) {
 		requests := int64(1)
 		if id == res.Ask {
@@ -372,19 +330,19 @@ func checkServerSide(t *testing.T, s server, res scriptResult, picture []byte) {
 	if err := json.Unmarshal(calls[res.Draw].Output, &imageOutput); err != nil || imageOutput.Type != "CustomWeaveType" ||
 		imageOutput.WeaveType["type"] != "PIL.Image.Image" || imageOutput.Files["image.png"] != sdkFileDigest(picture) {
 		t.Errorf("image output %s (%v), want file digest %s", calls[res.Draw].Output, err, sdkFileDigest(picture))
-	} else if content := s.post("/file/content", map[string]any{"project_id": project, "digest": imageOutput.Files["image.png"]}); !bytes.Equal(content, picture) {
+	} else if content := server.Call(t, http.MethodPost, "/file/content", map[string]any{"project_id": project, "digest": imageOutput.Files["image.png"]}, nil); !bytes.Equal(content, picture) {
 		t.Errorf("image bytes: %d stored, %d sent", len(content), len(picture))
 	}
 
 	// The prompt, the published object and the dataset with its rows.
-	if prompt := s.readRef(res.PromptRef); prompt["_type"] != "StringPrompt" || prompt["content"] != "Answer: {question}" {
+	if prompt := readRef(t, server, res.PromptRef); prompt["_type"] != "StringPrompt" || prompt["content"] != "Answer: {question}" {
 		t.Errorf("prompt %v", prompt)
 	}
-	config := s.readRef(res.ConfigRef)
+	config := readRef(t, server, res.ConfigRef)
 	if config["temperature"] != 0.25 || fmt.Sprint(config["tags"]) != "[e2e sdk]" {
 		t.Errorf("config %v", config)
 	}
-	dataset := s.readRef(res.DatasetRef)
+	dataset := readRef(t, server, res.DatasetRef)
 	rowsRef, _ := dataset["rows"].(string)
 	tableDigest, ok := strings.CutPrefix(rowsRef, "weave:///"+project+"/table/")
 	if dataset["_type"] != "Dataset" || dataset["name"] != "tssdk-dataset" || !ok {
@@ -396,7 +354,7 @@ func checkServerSide(t *testing.T, s server, res scriptResult, picture []byte) {
 			Val    map[string]string `json:"val"`
 		} `json:"rows"`
 	}
-	s.decode("/table/query", map[string]any{"project_id": project, "digest": tableDigest}, &table)
+	server.Call(t, http.MethodPost, "/table/query", map[string]any{"project_id": project, "digest": tableDigest}, &table)
 	wantRows := []string{"2+2", "capital of France", `unicode ✓ "quoted"`}
 	if len(table.Rows) != len(wantRows) {
 		t.Fatalf("table rows %+v", table.Rows)
@@ -417,7 +375,7 @@ func checkServerSide(t *testing.T, s server, res scriptResult, picture []byte) {
 			CallRef      string         `json:"call_ref"`
 		} `json:"result"`
 	}
-	s.decode("/feedback/query", map[string]any{"project_id": project}, &feedback)
+	server.Call(t, http.MethodPost, "/feedback/query", map[string]any{"project_id": project}, &feedback)
 	if len(feedback.Result) != 1 {
 		t.Fatalf("feedback rows %+v", feedback.Result)
 	}
@@ -428,5 +386,5 @@ func checkServerSide(t *testing.T, s server, res scriptResult, picture []byte) {
 		opName(predict.OpName) != "Model.predict" || scorer.ID == "" {
 		t.Errorf("feedback %+v (predict op %q, scorer call %q)", score, predict.OpName, scorer.ID)
 	}
-	s.readRef(score.RunnableRef)
+	readRef(t, server, score.RunnableRef)
 }

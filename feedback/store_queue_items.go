@@ -30,7 +30,7 @@ func latestProgress(column string) string {
 }
 
 // QueryQueueItems implements QueueService.
-func (s *service) QueryQueueItems(ctx context.Context, req QueryQueueItemsReq) (QueryQueueItemsRes, error) {
+func (s *Store) QueryQueueItems(ctx context.Context, req QueryQueueItemsReq) (QueryQueueItemsRes, error) {
 	if err := checkProject(req.ProjectID); err != nil {
 		return QueryQueueItemsRes{}, err
 	}
@@ -118,7 +118,7 @@ func queryItems(ctx context.Context, db bun.IDB, req QueryQueueItemsReq) ([]item
 }
 
 // UpdateItemProgress implements QueueService.
-func (s *service) UpdateItemProgress(ctx context.Context, req ItemProgressReq) (QueueItem, error) {
+func (s *Store) UpdateItemProgress(ctx context.Context, req ItemProgressReq) (QueueItem, error) {
 	user, err := actingUser(ctx)
 	if err != nil {
 		return QueueItem{}, err
@@ -192,7 +192,7 @@ func checkTransition(hasRecord bool, from, to string) error {
 }
 
 // QueueStats implements QueueService.
-func (s *service) QueueStats(ctx context.Context, req QueueStatsReq) (QueueStatsRes, error) {
+func (s *Store) QueueStats(ctx context.Context, req QueueStatsReq) (QueueStatsRes, error) {
 	if err := checkProject(req.ProjectID); err != nil {
 		return QueueStatsRes{}, err
 	}

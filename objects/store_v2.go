@@ -3,7 +3,6 @@ package objects
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/uptrace/bun"
 
@@ -11,181 +10,6 @@ import (
 	"github.com/weftlabs/weft/internal/digest"
 	"github.com/weftlabs/weft/objects/ref"
 )
-
-// V2 is the RESTful object family of /v2/{entity}/{project}/: ops,
-// evaluations, datasets, scorers and models, each a plain object version (with
-// files and tables) built the way the official clients build them, so that
-// versioning, reads and deletes follow the ObjCreate/ObjRead/ObjDelete rules.
-type V2 interface {
-	// OpCreate stores the source as file obj.py and publishes the op
-	// {_type: CustomWeaveType, weave_type: {type: Op}, files: {obj.py: <digest>}}
-	// under MakeObjectID(name, "Op"). Missing source → a placeholder.
-	OpCreate(ctx context.Context, req *OpCreateReq) (*V2CreateRes, error)
-	// EvaluationCreate publishes three placeholder ops (<id>.evaluate,
-	// <id>.predict_and_score, <id>.summarize) and the Evaluation object that
-	// holds their digests, and returns its ref.
-	EvaluationCreate(ctx context.Context, req *EvaluationCreateReq) (*EvaluationCreateRes, error)
-	// DatasetCreate stores the rows as a table and publishes a Dataset object
-	// whose rows field is the table ref.
-	DatasetCreate(ctx context.Context, req *DatasetCreateReq) (*V2CreateRes, error)
-	// ScorerCreate publishes <id>.score and <id>.summarize ops and a Scorer object referring to them.
-	ScorerCreate(ctx context.Context, req *ScorerCreateReq) (*V2CreateRes, error)
-	// ModelCreate stores the source as file obj.py and publishes a Model object
-	// with the attributes merged into it.
-	ModelCreate(ctx context.Context, req *ModelCreateReq) (*V2CreateRes, error)
-	// V2Read reads one version of an object of the family (digest, "latest" or
-	// "v<N>"). Unknown or of another family → ErrNotFound; deleted → ErrObjectDeleted.
-	V2Read(ctx context.Context, req *V2ReadReq) (*V2Object, error)
-	// V2List lists live versions of the family, by object_id ascending then
-	// version_index descending, after offset and limit.
-	V2List(ctx context.Context, req *V2ListReq) ([]V2Object, error)
-	// V2Delete deletes versions of an object of the family, with ObjDelete's rules.
-	V2Delete(ctx context.Context, req *V2DeleteReq) (*ObjDeleteRes, error)
-}
-
-// Family names one kind of v2 object.
-type Family string
-
-// The v2 families (their path segment).
-const (
-	FamilyOps         Family = "ops"
-	FamilyEvaluations Family = "evaluations"
-	FamilyDatasets    Family = "datasets"
-	FamilyScorers     Family = "scorers"
-	FamilyModels      Family = "models"
-)
-
-// Families lists every v2 family.
-var Families = []Family{FamilyOps, FamilyEvaluations, FamilyDatasets, FamilyScorers, FamilyModels}
-
-// className is the base class of the family's objects ("" for ops, which are kind op).
-func (f Family) className() string {
-	switch f {
-	case FamilyEvaluations:
-		return "Evaluation"
-	case FamilyDatasets:
-		return "Dataset"
-	case FamilyScorers:
-		return "Scorer"
-	case FamilyModels:
-		return "Model"
-	}
-	return ""
-}
-
-// OpCreateReq creates an op version.
-type OpCreateReq struct {
-	ProjectID  string  `json:"-"`
-	Name       *string `json:"name,omitempty"`
-	SourceCode *string `json:"source_code,omitempty"`
-}
-
-// V2CreateRes names the version stored.
-type V2CreateRes struct {
-	Digest       string `json:"digest"`
-	ObjectID     string `json:"object_id"`
-	VersionIndex int    `json:"version_index"`
-}
-
-// EvaluationCreateReq creates an evaluation version.
-type EvaluationCreateReq struct {
-	ProjectID   string  `json:"-"`
-	Name        string  `json:"name"`
-	Description *string `json:"description,omitempty"`
-	// Dataset is a dataset ref.
-	Dataset string `json:"dataset"`
-	// Scorers are scorer refs.
-	Scorers        []string        `json:"scorers,omitempty"`
-	Trials         *int            `json:"trials,omitempty" minimum:"1"`
-	EvaluationName *string         `json:"evaluation_name,omitempty"`
-	EvalAttributes json.RawMessage `json:"eval_attributes,omitempty" type:"object" nullable:"true"`
-}
-
-// EvaluationCreateRes names the version stored and gives its ref.
-type EvaluationCreateRes struct {
-	Digest        string `json:"digest"`
-	ObjectID      string `json:"object_id"`
-	VersionIndex  int    `json:"version_index"`
-	EvaluationRef string `json:"evaluation_ref"`
-}
-
-// DatasetCreateReq creates a dataset version.
-type DatasetCreateReq struct {
-	ProjectID   string            `json:"-"`
-	Name        string            `json:"name"`
-	Description *string           `json:"description,omitempty"`
-	Rows        []json.RawMessage `json:"rows" type:"object"`
-}
-
-// ScorerCreateReq creates a scorer version.
-type ScorerCreateReq struct {
-	ProjectID    string  `json:"-"`
-	Name         string  `json:"name"`
-	Description  *string `json:"description,omitempty"`
-	OpSourceCode *string `json:"op_source_code,omitempty"`
-}
-
-// ModelCreateReq creates a model version.
-type ModelCreateReq struct {
-	ProjectID   string          `json:"-"`
-	Name        string          `json:"name"`
-	Description *string         `json:"description,omitempty"`
-	SourceCode  *string         `json:"source_code,omitempty"`
-	Attributes  json.RawMessage `json:"attributes,omitempty" type:"object" nullable:"true"`
-}
-
-// V2ReadReq reads one version.
-type V2ReadReq struct {
-	Family    Family
-	ProjectID string
-	ObjectID  string
-	Digest    string
-}
-
-// V2ListReq lists versions.
-type V2ListReq struct {
-	Family    Family
-	ProjectID string
-	Limit     *int
-	Offset    *int
-}
-
-// V2DeleteReq deletes versions (all live ones when Digests is empty).
-type V2DeleteReq struct {
-	Family    Family
-	ProjectID string
-	ObjectID  string
-	Digests   []string
-}
-
-// V2Object is one version as the v2 routes show it: the common fields, plus
-// the fields of its family (the others are left out).
-type V2Object struct {
-	ObjectID     string    `json:"object_id"`
-	Digest       string    `json:"digest"`
-	VersionIndex int       `json:"version_index"`
-	CreatedAt    time.Time `json:"created_at"`
-	// Code is an op's source ("" when the file cannot be read).
-	Code *string `json:"code,omitempty"`
-	// Name and Description of evaluations, datasets, scorers and models.
-	Name        *string `json:"name,omitempty"`
-	Description *string `json:"description,omitempty"`
-	// Evaluation fields.
-	Dataset           *string  `json:"dataset,omitempty"`
-	Scorers           []string `json:"scorers,omitempty"`
-	Trials            *int     `json:"trials,omitempty"`
-	EvaluationName    *string  `json:"evaluation_name,omitempty"`
-	EvaluateOp        *string  `json:"evaluate_op,omitempty"`
-	PredictAndScoreOp *string  `json:"predict_and_score_op,omitempty"`
-	SummarizeOp       *string  `json:"summarize_op,omitempty"`
-	// Rows is a dataset's table ref.
-	Rows *string `json:"rows,omitempty"`
-	// ScoreOp is a scorer's score op ref (SummarizeOp its summarize op).
-	ScoreOp *string `json:"score_op,omitempty"`
-	// SourceCode and Attributes of a model.
-	SourceCode *string         `json:"source_code,omitempty"`
-	Attributes json.RawMessage `json:"attributes,omitempty"`
-}
 
 // Placeholder sources of ops the server creates itself.
 const (
@@ -198,7 +22,7 @@ const (
 )
 
 // publishValue publishes a value the server composed, inside tx.
-func (s *store) publishValue(ctx context.Context, tx bun.Tx, projectID, objectID string, v digest.Value) (*ObjCreateRes, error) {
+func (s *Store) publishValue(ctx context.Context, tx bun.Tx, projectID, objectID string, v digest.Value) (*ObjCreateRes, error) {
 	if err := checkObjectID(objectID); err != nil {
 		return nil, err
 	}
@@ -210,7 +34,7 @@ func (s *store) publishValue(ctx context.Context, tx bun.Tx, projectID, objectID
 }
 
 // publishOp stores source as obj.py and publishes the op inside tx.
-func (s *store) publishOp(ctx context.Context, tx bun.Tx, projectID, objectID, source string) (*ObjCreateRes, error) {
+func (s *Store) publishOp(ctx context.Context, tx bun.Tx, projectID, objectID, source string) (*ObjCreateRes, error) {
 	fileDigest := digest.Bytes([]byte(source))
 	if err := s.storeFile(ctx, tx, projectID, fileDigest, []byte(source)); err != nil {
 		return nil, err
@@ -223,7 +47,7 @@ func (s *store) publishOp(ctx context.Context, tx bun.Tx, projectID, objectID, s
 }
 
 // inTx runs fn in one transaction after checking the project.
-func (s *store) inTx(ctx context.Context, projectID string, fn func(ctx context.Context, tx bun.Tx) error) error {
+func (s *Store) inTx(ctx context.Context, projectID string, fn func(ctx context.Context, tx bun.Tx) error) error {
 	if err := checkProject(projectID); err != nil {
 		return err
 	}
@@ -234,7 +58,7 @@ func createRes(r *ObjCreateRes) *V2CreateRes {
 	return &V2CreateRes{Digest: r.Digest, ObjectID: r.ObjectID, VersionIndex: r.VersionIndex}
 }
 
-func (s *store) OpCreate(ctx context.Context, req *OpCreateReq) (*V2CreateRes, error) {
+func (s *Store) OpCreate(ctx context.Context, req *OpCreateReq) (*V2CreateRes, error) {
 	source := placeholderOpSource
 	if req.SourceCode != nil {
 		source = *req.SourceCode
@@ -277,7 +101,7 @@ func mergeAttributes(members []digest.Member, attrs json.RawMessage, field strin
 	return append(members, v.Members...), nil
 }
 
-func (s *store) EvaluationCreate(ctx context.Context, req *EvaluationCreateReq) (*EvaluationCreateRes, error) {
+func (s *Store) EvaluationCreate(ctx context.Context, req *EvaluationCreateReq) (*EvaluationCreateRes, error) {
 	dataset, err := ref.Parse(req.Dataset)
 	if err != nil {
 		return nil, weft.Errorf(ErrInvalidRequest, "dataset: %v", err)
@@ -339,7 +163,7 @@ func (s *store) EvaluationCreate(ctx context.Context, req *EvaluationCreateReq) 
 	return &EvaluationCreateRes{Digest: res.Digest, ObjectID: res.ObjectID, VersionIndex: res.VersionIndex, EvaluationRef: evalRef.String()}, nil
 }
 
-func (s *store) DatasetCreate(ctx context.Context, req *DatasetCreateReq) (*V2CreateRes, error) {
+func (s *Store) DatasetCreate(ctx context.Context, req *DatasetCreateReq) (*V2CreateRes, error) {
 	rows := make([]preparedRow, len(req.Rows))
 	rowDigests := make([]string, len(req.Rows))
 	for i, raw := range req.Rows {
@@ -373,7 +197,7 @@ func (s *store) DatasetCreate(ctx context.Context, req *DatasetCreateReq) (*V2Cr
 	return createRes(res), nil
 }
 
-func (s *store) ScorerCreate(ctx context.Context, req *ScorerCreateReq) (*V2CreateRes, error) {
+func (s *Store) ScorerCreate(ctx context.Context, req *ScorerCreateReq) (*V2CreateRes, error) {
 	scorerID := MakeObjectID(&req.Name, "Scorer")
 	source := placeholderOpSource
 	if req.OpSourceCode != nil {
@@ -407,7 +231,7 @@ func (s *store) ScorerCreate(ctx context.Context, req *ScorerCreateReq) (*V2Crea
 	return createRes(res), nil
 }
 
-func (s *store) ModelCreate(ctx context.Context, req *ModelCreateReq) (*V2CreateRes, error) {
+func (s *Store) ModelCreate(ctx context.Context, req *ModelCreateReq) (*V2CreateRes, error) {
 	source := placeholderOpSource
 	if req.SourceCode != nil {
 		source = *req.SourceCode
@@ -451,7 +275,7 @@ func (f Family) owns(row *objectRow) bool {
 	return row.Kind == kindObject && deref(row.BaseObjectClass) == f.className()
 }
 
-func (s *store) V2Read(ctx context.Context, req *V2ReadReq) (*V2Object, error) {
+func (s *Store) V2Read(ctx context.Context, req *V2ReadReq) (*V2Object, error) {
 	if err := checkProject(req.ProjectID); err != nil {
 		return nil, err
 	}
@@ -469,7 +293,7 @@ func (s *store) V2Read(ctx context.Context, req *V2ReadReq) (*V2Object, error) {
 	return &obj, nil
 }
 
-func (s *store) V2List(ctx context.Context, req *V2ListReq) ([]V2Object, error) {
+func (s *Store) V2List(ctx context.Context, req *V2ListReq) ([]V2Object, error) {
 	if err := checkProject(req.ProjectID); err != nil {
 		return nil, err
 	}
@@ -490,7 +314,7 @@ func (s *store) V2List(ctx context.Context, req *V2ListReq) ([]V2Object, error) 
 	return out, nil
 }
 
-func (s *store) V2Delete(ctx context.Context, req *V2DeleteReq) (*ObjDeleteRes, error) {
+func (s *Store) V2Delete(ctx context.Context, req *V2DeleteReq) (*ObjDeleteRes, error) {
 	if err := checkProject(req.ProjectID); err != nil {
 		return nil, err
 	}
@@ -505,7 +329,7 @@ func (s *store) V2Delete(ctx context.Context, req *V2DeleteReq) (*ObjDeleteRes, 
 }
 
 // v2Object shapes a stored version for the v2 routes.
-func (s *store) v2Object(ctx context.Context, f Family, projectID string, row *objectRow) V2Object {
+func (s *Store) v2Object(ctx context.Context, f Family, projectID string, row *objectRow) V2Object {
 	obj := V2Object{ObjectID: row.ObjectID, Digest: row.Digest, VersionIndex: row.VersionIndex, CreatedAt: row.CreatedAt.UTC()}
 	v, _ := digest.Parse([]byte(row.Val))
 	str := func(key string) *string {

@@ -89,7 +89,7 @@ type progressRow struct {
 }
 
 // CreateQueue implements QueueService.
-func (s *service) CreateQueue(ctx context.Context, req CreateQueueReq) (CreateQueueRes, error) {
+func (s *Store) CreateQueue(ctx context.Context, req CreateQueueReq) (CreateQueueRes, error) {
 	user, err := actingUser(ctx)
 	if err != nil {
 		return CreateQueueRes{}, err
@@ -125,7 +125,7 @@ func liveQueue(ctx context.Context, db bun.IDB, projectID, queueID string) (*que
 }
 
 // ReadQueue implements QueueService.
-func (s *service) ReadQueue(ctx context.Context, projectID, queueID string) (Queue, error) {
+func (s *Store) ReadQueue(ctx context.Context, projectID, queueID string) (Queue, error) {
 	if err := checkProject(projectID); err != nil {
 		return Queue{}, err
 	}
@@ -137,7 +137,7 @@ func (s *service) ReadQueue(ctx context.Context, projectID, queueID string) (Que
 }
 
 // UpdateQueue implements QueueService.
-func (s *service) UpdateQueue(ctx context.Context, req UpdateQueueReq) (Queue, error) {
+func (s *Store) UpdateQueue(ctx context.Context, req UpdateQueueReq) (Queue, error) {
 	if err := checkProject(req.ProjectID); err != nil {
 		return Queue{}, err
 	}
@@ -171,7 +171,7 @@ func (s *service) UpdateQueue(ctx context.Context, req UpdateQueueReq) (Queue, e
 }
 
 // DeleteQueue implements QueueService.
-func (s *service) DeleteQueue(ctx context.Context, projectID, queueID string) (Queue, error) {
+func (s *Store) DeleteQueue(ctx context.Context, projectID, queueID string) (Queue, error) {
 	if err := checkProject(projectID); err != nil {
 		return Queue{}, err
 	}
@@ -193,7 +193,7 @@ func (s *service) DeleteQueue(ctx context.Context, projectID, queueID string) (Q
 }
 
 // QueryQueues implements QueueService.
-func (s *service) QueryQueues(ctx context.Context, req QueryQueuesReq) (QueryQueuesRes, error) {
+func (s *Store) QueryQueues(ctx context.Context, req QueryQueuesReq) (QueryQueuesRes, error) {
 	if err := checkProject(req.ProjectID); err != nil {
 		return QueryQueuesRes{}, err
 	}
@@ -268,7 +268,7 @@ func sortClause(sortBy []SortBy, allowed []string, prefix string) string {
 const itemInsertChunk = 2000
 
 // AddQueueItems implements QueueService.
-func (s *service) AddQueueItems(ctx context.Context, req AddQueueItemsReq) (AddQueueItemsRes, error) {
+func (s *Store) AddQueueItems(ctx context.Context, req AddQueueItemsReq) (AddQueueItemsRes, error) {
 	user, err := actingUser(ctx)
 	if err != nil {
 		return AddQueueItemsRes{}, err

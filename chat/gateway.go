@@ -1,0 +1,178 @@
+package chat
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/weftlabs/weft"
+)
+
+// Gateway is the [Service] over configured upstreams. It is safe for
+// concurrent use; Close flushes the trace queue.
+type Gateway struct {
+	cfg     Config
+	routes  map[string]*Route
+	queue   *recordQueue
+	started time.Time
+	// loaded remembers the LoRA adapters already loaded into Routing.LoRA.
+	loaded sync.Map
+	// loading serialises first loads of adapters.
+	loading sync.Mutex
+
+	attempts *prometheus.CounterVec
+}
+
+// NewTransport returns the shared upstream transport: keep-alive connections
+// pooled per host, enough idle connections for a busy gateway, no implicit
+// compression (bodies pass through as the upstream sent them).
+func NewTransport() *http.Transport {
+	return &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:          2048,
+		MaxIdleConnsPerHost:   1024,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		DisableCompression:    true,
+		ForceAttemptHTTP2:     true,
+	}
+}
+
+var _ Service = (*Gateway)(nil)
+
+// now is the configured clock's time in UTC.
+func (s *Gateway) now() time.Time { return s.cfg.Now().UTC() }
+
+// New builds the gateway.
+func New(cfg Config) (*Gateway, error) {
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
+	}
+	s := &Gateway{cfg: cfg, routes: map[string]*Route{}, started: cfg.Now()}
+	for i := range cfg.Routing.Models {
+		s.routes[cfg.Routing.Models[i].Name] = &cfg.Routing.Models[i]
+	}
+	s.attempts = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "weft_chat_upstream_attempts_total", Help: "Upstream attempts by route and outcome (ok, retry, error).",
+	}, []string{"model", "outcome"})
+	cfg.Registerer.MustRegister(s.attempts)
+	if cfg.Recorder != nil {
+		s.queue = newRecordQueue(cfg.Recorder, cfg.QueueSize, cfg.Logger, cfg.Registerer)
+	}
+	return s, nil
+}
+
+// Close stops tracing after writing the calls still queued, or when ctx ends.
+func (s *Gateway) Close(ctx context.Context) error {
+	if s.queue == nil {
+		return nil
+	}
+	return s.queue.close(ctx)
+}
+
+// ProjectFor is the project a caller's completion is traced into: the
+// OpenAI-Project header ("<entity>/<project>", or a bare project name under
+// the caller's default entity), else "<default entity>/<DefaultProject>".
+func (s *Gateway) ProjectFor(p weft.Principal, header string) string {
+	header = strings.TrimSpace(header)
+	switch {
+	case strings.Contains(header, "/"):
+		return header
+	case header != "":
+		return p.DefaultEntity + "/" + header
+	default:
+		return p.DefaultEntity + "/" + s.cfg.DefaultProject
+	}
+}
+
+// Models lists the routed model names, in configuration order.
+func (s *Gateway) Models() []ModelCard {
+	models := make([]ModelCard, 0, len(s.cfg.Routing.Models))
+	for _, r := range s.cfg.Routing.Models {
+		models = append(models, ModelCard{ID: r.Name, Object: "model", Created: s.started.Unix(), OwnedBy: "weft", MaxModelLen: r.MaxModelLen})
+	}
+	return models
+}
+
+// resolve finds the route of a model name: a configured route, the first
+// route for an empty name (vLLM's "default served model"), or a trained
+// model's LoRA adapter.
+func (s *Gateway) resolve(ctx context.Context, model string) (*Route, error) {
+	if route, ok := s.routes[model]; ok {
+		return route, nil
+	}
+	if model == "" && len(s.cfg.Routing.Models) > 0 {
+		return &s.cfg.Routing.Models[0], nil
+	}
+	if s.cfg.Adapters != nil && s.cfg.Routing.LoRA != nil && trainedModelName(model) {
+		adapter, found, err := s.cfg.Adapters.ResolveAdapter(ctx, model)
+		if err != nil {
+			return nil, fmt.Errorf("chat: resolving adapter %q: %w", model, err)
+		}
+		if found {
+			return s.adapterRoute(ctx, adapter)
+		}
+	}
+	return nil, weft.WithFields(ErrModelNotFound, map[string]any{"param": "model"}, "The model `%s` does not exist.", model)
+}
+
+// trainedModelName tells the names a training run gives its models.
+func trainedModelName(model string) bool {
+	return strings.HasPrefix(model, "wandb-artifact:///") || strings.Count(model, "/") >= 2 || strings.Contains(model, ":step")
+}
+
+// adapterRoute loads adapter into the LoRA upstream on first use and routes
+// to it by name; an adapter without weights routes to its base model.
+func (s *Gateway) adapterRoute(ctx context.Context, adapter LoRAAdapter) (*Route, error) {
+	upstream := *s.cfg.Routing.LoRA
+	upstream.Model = adapter.Name
+	if adapter.Path == "" {
+		upstream.Model = adapter.BaseModel // nothing trained yet: the base model answers
+	} else if _, ok := s.loaded.Load(adapter.Name); !ok {
+		if err := s.loadAdapter(ctx, upstream, adapter); err != nil {
+			return nil, err
+		}
+	}
+	return &Route{Name: adapter.Name, Upstreams: []Upstream{upstream}, Timeout: DefaultTimeout, RetryBackoff: DefaultRetryBackoff}, nil
+}
+
+func (s *Gateway) loadAdapter(ctx context.Context, upstream Upstream, adapter LoRAAdapter) error {
+	s.loading.Lock()
+	defer s.loading.Unlock()
+	if _, ok := s.loaded.Load(adapter.Name); ok {
+		return nil
+	}
+	body, _ := json.Marshal(map[string]string{"lora_name": adapter.Name, "lora_path": adapter.Path})
+	res, err := s.send(ctx, upstream, "/load_lora_adapter", body)
+	if err != nil {
+		return weft.Errorf(ErrUpstreamUnavailable, "loading adapter %s: %v", adapter.Name, err)
+	}
+	text, _ := readAll(res.Body, 1<<20)
+	res.Body.Close()
+	// vLLM answers 400 "... has already been loaded" when another gateway
+	// replica loaded it first.
+	if res.StatusCode/100 != 2 && !strings.Contains(string(text), "already") {
+		return weft.Errorf(ErrUpstreamUnavailable, "loading adapter %s: upstream answered %d: %s", adapter.Name, res.StatusCode, text)
+	}
+	s.loaded.Store(adapter.Name, struct{}{})
+	return nil
+}
+
+// newCall starts the record of a call made now.
+func (s *Gateway) newCall(ctx context.Context, projectID, op string, inputs []byte) Call {
+	id := uuid.Must(uuid.NewV7()).String()
+	return Call{
+		ProjectID: projectID, ID: id, TraceID: uuid.Must(uuid.NewV7()).String(), OpName: op,
+		UserID: weft.UserID(ctx), StartedAt: s.now(), Inputs: inputs,
+	}
+}

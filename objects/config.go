@@ -1,0 +1,39 @@
+package objects
+
+import (
+	"errors"
+	"time"
+
+	"github.com/weftlabs/weft"
+)
+
+// DefaultMaxFileBytes is the file size limit when Config.MaxFileBytes is zero:
+// 32 MiB.
+const DefaultMaxFileBytes = 32 << 20
+
+// Config configures [New].
+type Config struct {
+	// DB is a migrated weft database (PostgreSQL or SQLite). Required.
+	DB *weft.DB
+	// MaxFileBytes bounds one file. Defaults to [DefaultMaxFileBytes].
+	MaxFileBytes int64
+	// Now is the clock that stamps rows. Defaults to time.Now; times are
+	// stored in UTC.
+	Now func() time.Time
+}
+
+func (cfg *Config) setDefaults() error {
+	if cfg.DB == nil {
+		return errors.New("objects: Config.DB is required")
+	}
+	if cfg.MaxFileBytes < 0 {
+		return errors.New("objects: Config.MaxFileBytes must not be negative")
+	}
+	if cfg.MaxFileBytes == 0 {
+		cfg.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return nil
+}
