@@ -123,6 +123,19 @@ func (s *Store) filtered(q *bun.SelectQuery, projectID string, f *CallsFilter) (
 	if f.TraceRootsOnly {
 		q = q.Where("c.parent_id IS NULL")
 	}
+	if f.StartedFrom != nil {
+		q = q.Where("c.started_at >= ?", f.StartedFrom.UTC())
+	}
+	if f.StartedBefore != nil {
+		q = q.Where("c.started_at < ?", f.StartedBefore.UTC())
+	}
+	if len(f.Statuses) > 0 {
+		cond, err := s.statusCondition(f.Statuses)
+		if err != nil {
+			return nil, err
+		}
+		q = q.Where(cond)
+	}
 	for _, refs := range []struct {
 		column string
 		values []string

@@ -396,6 +396,18 @@ type CallsFilter struct {
 	CallIDs        []string `json:"call_ids,omitempty"`
 	ThreadIDs      []string `json:"thread_ids,omitempty"`
 	TraceRootsOnly bool     `json:"trace_roots_only,omitempty"`
+
+	// The fields below serve Go callers such as the web UI's filters; they
+	// are not members of the wire filter.
+
+	// Statuses keeps calls whose status (summary.weave.status: StatusSuccess,
+	// StatusError, StatusRunning, StatusDescendantError) is one of these;
+	// any other value is ErrInvalidQuery.
+	Statuses []string `json:"-"`
+	// StartedFrom keeps calls started at or after it.
+	StartedFrom *time.Time `json:"-"`
+	// StartedBefore keeps calls started before it.
+	StartedBefore *time.Time `json:"-"`
 }
 
 // SortBy orders a query by one field, "asc" or "desc".
