@@ -3,6 +3,8 @@ package webui_test
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -142,7 +144,7 @@ func TestTraceView(t *testing.T) {
 			"&lt;script&gt;alert(&#34;in&#34;)&lt;/script&gt;",
 			"&lt;img src=x onerror=alert(&#34;out&#34;)&gt;",
 			"javascript:alert(1)", // as text in the JSON tree
-			"&lt;b&gt;noted&lt;/b&gt;", "👍",
+			"&lt;b&gt;noted&lt;/b&gt;", "👍", "alice · <time", // feedback with its author
 			"step_000", "step_099", "Load more calls (100 shown)",
 			`hx-get="/ui/p/alice/p/calls/`+uuidN('c', 0)+`/children"`,
 		)
@@ -207,5 +209,23 @@ func TestAssetsAndFallback(t *testing.T) {
 	}
 	if p := b.get("/calls/nothing"); p.status != http.StatusNotFound || !strings.Contains(p.body, `"detail"`) {
 		t.Fatalf("API 404: %d %s", p.status, p.body)
+	}
+}
+
+func TestSecureCookieUnderTLS(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, testdb.SQLite(t))
+	tlsServer := httptest.NewTLSServer(s.Config.Handler)
+	defer tlsServer.Close()
+	client := tlsServer.Client()
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	res, err := client.PostForm(tlsServer.URL+"/ui/signin", url.Values{"key": {s.aliceKey}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	cookie := res.Header.Get("Set-Cookie")
+	if res.StatusCode != http.StatusSeeOther || !strings.Contains(cookie, "; Secure") || !strings.Contains(cookie, "HttpOnly") {
+		t.Fatalf("sign-in over TLS: %d, cookie %q", res.StatusCode, cookie)
 	}
 }

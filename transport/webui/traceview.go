@@ -63,13 +63,14 @@ type callDetail struct {
 
 // feedbackItem is one feedback row shown on a call.
 type feedbackItem struct {
-	Type    string
-	Emoji   string // reactions
-	Note    string // notes
-	Payload *jsonNode
-	Creator string // the creator the client named, else
-	UserID  string // the user who stored it
-	Created time.Time
+	Type     string
+	Emoji    string // reactions
+	Note     string // notes
+	Payload  *jsonNode
+	Creator  string // the creator the client named, else
+	UserID   string // the user who stored it
+	Username string
+	Created  time.Time
 }
 
 // stringField reads a text column of a feedback row, nullable or not.
@@ -127,10 +128,6 @@ func (h *Handler) tracePage(w http.ResponseWriter, r *http.Request, v *viewer, p
 		return
 	}
 	data.Detail = detail
-	if err := h.fillUsernames(r, []*callView{detail.Call}); err != nil {
-		h.internalError(w, r, err)
-		return
-	}
 	h.render(w, r, http.StatusOK, "trace", page{Title: roots[0].Name, Viewer: v, Project: projectID, Body: data})
 }
 
@@ -173,10 +170,6 @@ func (h *Handler) callDetail(w http.ResponseWriter, r *http.Request, v *viewer, 
 	}
 	if r.Header.Get("HX-Request") != "true" {
 		http.Redirect(w, r, projectPath(projectID, "traces/", detail.Call.TraceID)+"?call="+callID, http.StatusSeeOther)
-		return
-	}
-	if err := h.fillUsernames(r, []*callView{detail.Call}); err != nil {
-		h.internalError(w, r, err)
 		return
 	}
 	h.renderFragment(w, r, "trace", "call_detail", detail)
@@ -230,6 +223,19 @@ func (h *Handler) detail(ctx context.Context, projectID, callID string) (*callDe
 			return nil, err
 		}
 	}
+	// One lookup names the call's user and the feedback authors.
+	userIDs := []string{d.Call.UserID}
+	for _, f := range d.Feedback {
+		userIDs = append(userIDs, f.UserID)
+	}
+	names, err := h.cfg.Identity.Usernames(ctx, userIDs)
+	if err != nil {
+		return nil, err
+	}
+	d.Call.Username = names[d.Call.UserID]
+	for i := range d.Feedback {
+		d.Feedback[i].Username = names[d.Feedback[i].UserID]
+	}
 	return d, nil
 }
 
@@ -260,9 +266,7 @@ func (h *Handler) feedbackOf(ctx context.Context, projectID, callID string) ([]f
 		item := feedbackItem{}
 		item.Type, _ = row["feedback_type"].(string)
 		item.Creator = stringField(row["creator"])
-		if item.Creator == "" {
-			item.UserID = stringField(row["pf_user_id"])
-		}
+		item.UserID = stringField(row["pf_user_id"])
 		if created, ok := row["created_at"].(time.Time); ok {
 			item.Created = created
 		}
