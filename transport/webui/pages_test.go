@@ -143,7 +143,7 @@ func TestTraceView(t *testing.T) {
 		view.mustContain(t,
 			"&lt;script&gt;alert(&#34;in&#34;)&lt;/script&gt;",
 			"&lt;img src=x onerror=alert(&#34;out&#34;)&gt;",
-			"javascript:alert(1)", // as text in the JSON tree
+			"javascript:alert(1)",                            // as text in the JSON tree
 			"&lt;b&gt;noted&lt;/b&gt;", "👍", "alice · <time", // feedback with its author
 			"step_000", "step_099", "Load more calls (100 shown)",
 			`hx-get="/ui/p/alice/p/calls/`+uuidN('c', 0)+`/children"`,
