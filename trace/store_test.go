@@ -533,6 +533,44 @@ func TestStoreQueryStatusAndTime(t *testing.T) {
 	})
 }
 
+func TestStoreQueryKeyset(t *testing.T) {
+	t.Parallel()
+	testdb.ForEach(t, func(t *testing.T, db *weft.DB) {
+		s, ctx := newStore(t, db)
+		// Seven calls, three of them started at the same instant.
+		var items []trace.BatchItem
+		for i, at := range []time.Duration{0, time.Second, time.Second, time.Second, 2 * time.Second, 3*time.Second + time.Microsecond, 4 * time.Second} {
+			items = append(items, start(fmt.Sprintf("00000000-0000-7000-8000-%012d", 7-i), id(), nil, t0.Add(at), `{}`))
+		}
+		upsert(t, ctx, s, items...)
+		for _, dir := range []string{"asc", "desc"} {
+			t.Run(dir, func(t *testing.T) {
+				sortBy := []trace.SortBy{{Field: "started_at", Direction: dir}}
+				want := ids(query(t, ctx, s, trace.CallsQueryReq{SortBy: sortBy}))
+				var got []string
+				var after *trace.CallsCursor
+				for pages := 0; pages < 10; pages++ {
+					page := query(t, ctx, s, trace.CallsQueryReq{SortBy: sortBy, Limit: 2, After: after})
+					if len(page) == 0 {
+						break
+					}
+					got = append(got, ids(page)...)
+					last := page[len(page)-1]
+					after = &trace.CallsCursor{StartedAt: last.StartedAt, ID: last.ID}
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("pages by cursor: %v\nwant %v", got, want)
+				}
+			})
+		}
+		err := s.CallsQuery(ctx, &trace.CallsQueryReq{ProjectID: project, SortBy: []trace.SortBy{{Field: "op_name"}}, After: &trace.CallsCursor{StartedAt: t0, ID: "x"}},
+			func(*trace.Call) error { return nil })
+		if !errors.Is(err, trace.ErrInvalidQuery) {
+			t.Fatalf("a cursor with another sort: %v", err)
+		}
+	})
+}
+
 func TestStoreDelete(t *testing.T) {
 	t.Parallel()
 	testdb.ForEach(t, func(t *testing.T, db *weft.DB) {

@@ -428,6 +428,18 @@ type CallsQueryReq struct {
 	Offset       int         `json:"offset,omitempty" minimum:"0"`
 	Columns      []string    `json:"columns,omitempty"`
 	IncludeCosts bool        `json:"include_costs,omitempty"`
+	// After, for Go callers (it is no member of the wire request), keeps the
+	// calls that come after the cursor in the query's order, which must be
+	// started_at alone (either direction; id ascending breaks ties): the
+	// next page by keyset rather than by offset. With any other sort it is
+	// ErrInvalidQuery.
+	After *CallsCursor `json:"-"`
+}
+
+// CallsCursor names the last call of a page: where the next page starts.
+type CallsCursor struct {
+	StartedAt time.Time
+	ID        string
 }
 
 // CallsQueryStatsReq counts calls.

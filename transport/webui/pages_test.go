@@ -63,12 +63,33 @@ func TestTraceList(t *testing.T) {
 		if len(ids) != 50 || ids[0] != uuidN('a', 59) || ids[49] != uuidN('a', 10) {
 			t.Fatalf("first page, newest first: %d rows %v…", len(ids), ids[:min(3, len(ids))])
 		}
-		second := b.get("/ui/p/alice/p/?offset=50")
-		if ids := rowsOf(second); len(ids) != 10 || ids[9] != uuidN('a', 0) {
+		// Sorted by start time, the next page is found by cursor.
+		next := linkOf(t, first, "next")
+		if !strings.Contains(next, "after=2026-05-01T12%3A00%3A10Z_"+uuidN('a', 10)) {
+			t.Fatalf("next page link: %s", next)
+		}
+		second := b.get(next)
+		if ids := rowsOf(second); len(ids) != 10 || ids[0] != uuidN('a', 9) || ids[9] != uuidN('a', 0) {
 			t.Fatalf("second page: %v", ids)
 		}
-		second.mustContain(t, `rel="prev"`, "showing 51–60")
-		second.mustNotContain(t, `rel="next"`)
+		second.mustContain(t, `rel="first"`, "showing 10")
+		second.mustNotContain(t, `rel="next"`, `rel="prev"`)
+		// Other sorts page by offset.
+		byOp := b.get("/ui/p/alice/p/?sort=op_name&dir=asc")
+		next = linkOf(t, byOp, "next")
+		if !strings.Contains(next, "offset=50") {
+			t.Fatalf("next page by offset: %s", next)
+		}
+		lastByOp := b.get(next)
+		if ids := rowsOf(lastByOp); len(ids) != 10 {
+			t.Fatalf("second page by op: %v", ids)
+		}
+		lastByOp.mustContain(t, `rel="prev"`, "showing 51–60")
+		for _, bad := range []string{"?after=yesterday", "?after=2026-05-01T12:00:10Z_", "?sort=op_name&after=2026-05-01T12:00:10Z_x"} {
+			if p := b.get("/ui/p/alice/p/" + bad); p.status != http.StatusBadRequest {
+				t.Errorf("%s: %d", bad, p.status)
+			}
+		}
 
 		for _, tc := range []struct {
 			query string
@@ -90,8 +111,18 @@ func TestTraceList(t *testing.T) {
 		}
 		// The view is in the URL: sort links and pages keep the filters.
 		b.get("/ui/p/alice/p/?status=error").mustContain(t, `href="/ui/p/alice/p/?dir=asc&amp;sort=started_at&amp;status=error"`, `<option value="error" selected>`)
-		b.get("/ui/p/alice/p/?to=2026-05-01T13:00").mustContain(t, `href="/ui/p/alice/p/?offset=50&amp;to=2026-05-01T13%3A00"`, `value="2026-05-01T13:00"`)
+		b.get("/ui/p/alice/p/?to=2026-05-01T13:00").mustContain(t, `&amp;to=2026-05-01T13%3A00" rel="next"`, `value="2026-05-01T13:00"`)
 	})
+}
+
+// linkOf returns the path of the page's link with rel, unescaped.
+func linkOf(t *testing.T, p page, rel string) string {
+	t.Helper()
+	m := regexp.MustCompile(`href="([^"]+)" rel="` + rel + `"`).FindStringSubmatch(p.body)
+	if m == nil {
+		t.Fatalf("no %s link:\n%s", rel, p.body)
+	}
+	return strings.ReplaceAll(m[1], "&amp;", "&")
 }
 
 // oddIDs lists uuidN('a', i) for odd i from lo to hi.

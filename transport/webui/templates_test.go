@@ -57,7 +57,7 @@ func pageFixtures() map[string]page {
 		"error":    {Title: "Forbidden", Viewer: v, Body: errorPage{Status: 403, Heading: "Forbidden", Message: xss}},
 		"projects": {Title: "Projects", Viewer: v, Body: projectsView{Projects: []projectRow{{ID: "team/" + xss, Calls: 12345, LastActivity: call.Started}, {ID: "team/empty"}}, More: 3}},
 		"traces": {Title: "team/p", Viewer: v, Project: "team/p", Body: tracesView{
-			Project: "team/p", View: view, Rows: []*callView{call}, Count: 10_001, Prev: "/ui/p/team/p/?offset=0", Next: "/ui/p/team/p/?offset=100", First: 51,
+			Project: "team/p", View: view, Rows: []*callView{call}, Count: 10_001, Prev: "/ui/p/team/p/?offset=0", Next: "/ui/p/team/p/?offset=100", FirstPage: "/ui/p/team/p/", First: 51,
 			Statuses: []string{trace.StatusSuccess, trace.StatusError}, SortLinks: map[string]string{"op_name": "/a", "started_at": "/b", "display_name": "/c"},
 		}},
 		"trace": {Title: xss, Viewer: v, Project: "team/p", Body: traceView{

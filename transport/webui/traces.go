@@ -27,9 +27,14 @@ type listView struct {
 	To     string // end of the window, or ""
 	Sort   string // a sortable field
 	Dir    string // "asc" or "desc"
+	// After is the keyset cursor of a page sorted by started_at
+	// ("<started_at RFC 3339>_<call id>": the last row of the page before);
+	// other sorts page by Offset.
+	After  string
 	Offset int
 
 	from, to *time.Time
+	after    *trace.CallsCursor
 }
 
 // sortableFields are the list's sortable columns: the trace service's sort
@@ -46,7 +51,7 @@ func parseListView(q url.Values) (listView, error) {
 	v := listView{
 		Op: strings.TrimSpace(q.Get("op")), Status: q.Get("status"),
 		From: strings.TrimSpace(q.Get("from")), To: strings.TrimSpace(q.Get("to")),
-		Sort: q.Get("sort"), Dir: q.Get("dir"),
+		Sort: q.Get("sort"), Dir: q.Get("dir"), After: q.Get("after"),
 	}
 	if len(v.Op) > 512 {
 		return v, weft.Errorf(errBadView, "op: at most 512 characters")
@@ -83,6 +88,14 @@ func parseListView(q url.Values) (listView, error) {
 		}
 		*bound.into = &t
 	}
+	if v.After != "" {
+		at, callID, _ := strings.Cut(v.After, "_")
+		t, err := time.Parse(time.RFC3339Nano, at)
+		if err != nil || callID == "" || len(callID) > maxIDLength || v.Sort != "started_at" {
+			return v, weft.Errorf(errBadView, "after: a cursor of a list sorted by started time is <time>_<call id>")
+		}
+		v.after = &trace.CallsCursor{StartedAt: t, ID: callID}
+	}
 	if off := q.Get("offset"); off != "" {
 		n, err := strconv.Atoi(off)
 		if err != nil || n < 0 || n > 1_000_000 {
@@ -111,7 +124,17 @@ func (v listView) query(projectID string) *trace.CallsQueryReq {
 		SortBy:    []trace.SortBy{{Field: v.Sort, Direction: v.Dir}},
 		Limit:     tracesPageSize + 1,
 		Offset:    v.Offset,
+		After:     v.after,
 	}
+}
+
+// keyset reports whether the view pages by cursor: sorted by started time,
+// where the trace service's index leads straight to any page.
+func (v listView) keyset() bool { return v.Sort == "started_at" }
+
+// cursorOf is the after value that starts the page following c.
+func cursorOf(c *callView) string {
+	return c.Started.UTC().Format(time.RFC3339Nano) + "_" + c.ID
 }
 
 func (v listView) filter() trace.CallsFilter {
@@ -139,6 +162,7 @@ func (v listView) url(projectID string, changes ...string) string {
 	set("to", v.To, "")
 	set("sort", v.Sort, "started_at")
 	set("dir", v.Dir, "desc")
+	set("after", v.After, "")
 	set("offset", strconv.Itoa(v.Offset), "0")
 	for i := 0; i+1 < len(changes); i += 2 {
 		if changes[i+1] == "" {
@@ -159,10 +183,11 @@ type tracesView struct {
 	View    listView
 	Rows    []*callView
 	Count   int64 // matching traces, capped at countCap+1
-	// Prev and Next link the neighbouring pages ("" when there is none).
-	Prev, Next string
-	First      int // 1-based number of the first row shown
-	Statuses   []string
+	// Prev and Next link the neighbouring pages ("" when there is none);
+	// a page reached by cursor links back to the first page instead.
+	Prev, Next, FirstPage string
+	First                 int // 1-based number of the first row shown, 0 when unknown (cursor pages)
+	Statuses              []string
 	// SortLinks gives each sortable column the link that sorts by it
 	// (descending first, flipping when it is already the sort).
 	SortLinks map[string]string
@@ -192,20 +217,32 @@ func (h *Handler) tracesPage(w http.ResponseWriter, r *http.Request, v *viewer, 
 		return
 	}
 	data.Count = stats.Count
-	if len(data.Rows) > tracesPageSize {
+	more := len(data.Rows) > tracesPageSize
+	if more {
 		data.Rows = data.Rows[:tracesPageSize]
-		data.Next = view.url(projectID, "offset", strconv.Itoa(view.Offset+tracesPageSize))
 	}
-	if view.Offset > 0 {
-		prev := max(0, view.Offset-tracesPageSize)
-		data.Prev = view.url(projectID, "offset", strconv.Itoa(prev))
+	switch {
+	case view.keyset():
+		if more {
+			data.Next = view.url(projectID, "after", cursorOf(data.Rows[len(data.Rows)-1]), "offset", "")
+		}
+		if view.After != "" || view.Offset > 0 {
+			data.FirstPage, data.First = view.url(projectID, "after", "", "offset", ""), 0
+		}
+	default:
+		if more {
+			data.Next = view.url(projectID, "offset", strconv.Itoa(view.Offset+tracesPageSize))
+		}
+		if view.Offset > 0 {
+			data.Prev = view.url(projectID, "offset", strconv.Itoa(max(0, view.Offset-tracesPageSize)))
+		}
 	}
 	for field := range sortableFields {
 		dir := "desc"
 		if view.Sort == field && view.Dir == "desc" {
 			dir = "asc"
 		}
-		data.SortLinks[field] = view.url(projectID, "sort", field, "dir", dir, "offset", "")
+		data.SortLinks[field] = view.url(projectID, "sort", field, "dir", dir, "offset", "", "after", "")
 	}
 	if err := h.fillUsernames(r, data.Rows); err != nil {
 		h.internalError(w, r, err)
