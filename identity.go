@@ -275,6 +275,13 @@ func (id *Identity) lookup(ctx context.Context, key, hash string) (Principal, er
 	if subtle.ConstantTimeCompare([]byte(row.SecretHash), []byte(hash)) != 1 || row.RevokedAt != nil {
 		return Principal{}, ErrBadCredentials
 	}
+	return id.principalOf(ctx, row)
+}
+
+// principalOf returns the principal of a live key's owner with its current
+// memberships.
+func (id *Identity) principalOf(ctx context.Context, row apiKeyRow) (Principal, error) {
+	keyID := row.ID
 	var user User
 	if err := id.db.NewSelect().Model(&user).Where("id = ?", row.UserID).Scan(ctx); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {

@@ -176,3 +176,79 @@ func otherLastChar(key string) string {
 	}
 	return key[:len(key)-1] + string(last)
 }
+
+func TestIdentityLookups(t *testing.T) {
+	t.Parallel()
+	testdb.ForEach(t, func(t *testing.T, db *weft.DB) {
+		ctx := context.Background()
+		id, err := weft.NewIdentity(weft.IdentityConfig{DB: db.DB, CacheTTL: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		alice, err := id.CreateUser(ctx, "alice", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bob, err := id.CreateUser(ctx, "bob", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		root, err := id.CreateUser(ctx, "root", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key, err := id.CreateAPIKey(ctx, "alice", "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := id.Authenticate(ctx, "", key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, project := range []string{"alice/b", "alice/a", "bob/q"} {
+			owner := weft.Principal{UserID: alice.ID, Username: "alice", Entities: []string{"alice"}}
+			if project == "bob/q" {
+				owner = weft.Principal{UserID: bob.ID, Username: "bob", Entities: []string{"bob"}}
+			}
+			if err := id.Authorize(ctx, owner, project, true); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		projects, err := id.Projects(ctx, p)
+		if err != nil || len(projects) != 2 || projects[0].ID() != "alice/a" || projects[1].ID() != "alice/b" {
+			t.Fatalf("alice's projects: %+v %v", projects, err)
+		}
+		if err := id.AddMember(ctx, "bob", "alice", "member"); err != nil {
+			t.Fatal(err)
+		}
+		// Memberships are read afresh for a key id, as for a new request.
+		p, err = id.PrincipalOfKey(ctx, p.KeyID)
+		if err != nil || !p.MemberOf("bob") || p.Username != "alice" {
+			t.Fatalf("principal of key: %+v %v", p, err)
+		}
+		if projects, _ = id.Projects(ctx, p); len(projects) != 3 {
+			t.Fatalf("after joining bob: %+v", projects)
+		}
+		if all, _ := id.Projects(ctx, weft.Principal{UserID: root.ID, Admin: true}); len(all) != 3 {
+			t.Fatalf("an admin sees every project: %+v", all)
+		}
+		if none, err := id.Projects(ctx, weft.Principal{UserID: "x"}); err != nil || len(none) != 0 {
+			t.Fatalf("no entity: %+v %v", none, err)
+		}
+
+		names, err := id.Usernames(ctx, []string{alice.ID, bob.ID, "unknown"})
+		if err != nil || len(names) != 2 || names[alice.ID] != "alice" || names[bob.ID] != "bob" {
+			t.Fatalf("usernames: %v %v", names, err)
+		}
+
+		if err := id.RevokeAPIKey(ctx, p.KeyID); err != nil {
+			t.Fatal(err)
+		}
+		for _, keyID := range []string{p.KeyID, "unknown", ""} {
+			if _, err := id.PrincipalOfKey(ctx, keyID); !errors.Is(err, weft.ErrBadCredentials) {
+				t.Fatalf("key %q: %v", keyID, err)
+			}
+		}
+	})
+}

@@ -125,6 +125,19 @@ func (s *Store) filtered(q *bun.SelectQuery, projectID string, f *CallsFilter) (
 	if f.TraceRootsOnly {
 		q = q.Where("c.parent_id IS NULL")
 	}
+	if f.StartedFrom != nil {
+		q = q.Where("c.started_at >= ?", f.StartedFrom.UTC())
+	}
+	if f.StartedBefore != nil {
+		q = q.Where("c.started_at < ?", f.StartedBefore.UTC())
+	}
+	if len(f.Statuses) > 0 {
+		cond, err := s.statusCondition(f.Statuses)
+		if err != nil {
+			return nil, err
+		}
+		q = q.Where(cond)
+	}
 	for _, refs := range []struct {
 		column string
 		values []string
@@ -179,6 +192,11 @@ func (s *Store) CallsQuery(ctx context.Context, req *CallsQueryReq, yield func(*
 	if !hasID {
 		q = q.OrderExpr("c.id ASC")
 	}
+	if req.After != nil {
+		if q, err = keysetAfter(q, sortBy, req.After); err != nil {
+			return err
+		}
+	}
 	if req.Limit < 0 || req.Offset < 0 {
 		return weft.Errorf(ErrInvalidQuery, "limit and offset must not be negative")
 	}
@@ -220,6 +238,20 @@ func (s *Store) CallsQuery(ctx context.Context, req *CallsQueryReq, yield func(*
 	defer rows.Close()
 	_, err = emit(rows)
 	return err
+}
+
+// keysetAfter restricts q to the calls after cursor in the order started_at
+// (ascending or descending), then id ascending: the next page, found through
+// the (project_id, started_at, id) index however deep it is.
+func keysetAfter(q *bun.SelectQuery, sortBy []SortBy, cursor *CallsCursor) (*bun.SelectQuery, error) {
+	if len(sortBy) != 1 || sortBy[0].Field != "started_at" {
+		return nil, weft.WithFields(ErrInvalidQuery, map[string]any{"param": "sort_by"}, "a cursor pages only a query sorted by started_at alone")
+	}
+	at := cursor.StartedAt.UTC()
+	if sortBy[0].Direction == "desc" {
+		return q.Where("(c.started_at < ? OR (c.started_at = ? AND c.id > ?))", at, at, cursor.ID), nil
+	}
+	return q.Where("(c.started_at > ? OR (c.started_at = ? AND c.id > ?))", at, at, cursor.ID), nil
 }
 
 // cursorBatch is how many rows one FETCH of a streaming cursor reads.

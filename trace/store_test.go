@@ -499,6 +499,102 @@ func TestStoreQuery(t *testing.T) {
 	})
 }
 
+func TestStoreQueryStatusAndTime(t *testing.T) {
+	t.Parallel()
+	testdb.ForEach(t, func(t *testing.T, db *weft.DB) {
+		s, ctx := newStore(t, db)
+		ok, failed, running, childFailed, countedAsText := id(), id(), id(), id(), id()
+		failedEnd := end(failed, t0.Add(2*time.Second), `{}`)
+		failedEnd.End.Exception = ptr("ValueError: boom")
+		upsert(t, ctx, s,
+			start(ok, id(), nil, t0, `{}`), end(ok, t0.Add(time.Second), `{"status_counts":{"success":2,"error":0}}`),
+			start(failed, id(), nil, t0.Add(time.Second), `{}`), failedEnd,
+			start(running, id(), nil, t0.Add(2*time.Second), `{}`),
+			start(childFailed, id(), nil, t0.Add(3*time.Second), `{}`), end(childFailed, t0.Add(4*time.Second), `{"status_counts":{"error":1.5}}`),
+			// A count that is not a number is no error count, as reads derive it.
+			start(countedAsText, id(), nil, t0.Add(4*time.Second), `{}`), end(countedAsText, t0.Add(5*time.Second), `{"status_counts":{"error":"3"}}`),
+		)
+		for _, tc := range []struct {
+			name   string
+			filter trace.CallsFilter
+			want   []string
+		}{
+			{"success", trace.CallsFilter{Statuses: []string{trace.StatusSuccess}}, []string{ok, countedAsText}},
+			{"error", trace.CallsFilter{Statuses: []string{trace.StatusError}}, []string{failed}},
+			{"running", trace.CallsFilter{Statuses: []string{trace.StatusRunning}}, []string{running}},
+			{"descendant error", trace.CallsFilter{Statuses: []string{trace.StatusDescendantError}}, []string{childFailed}},
+			{"any of two", trace.CallsFilter{Statuses: []string{trace.StatusError, trace.StatusRunning}}, []string{failed, running}},
+			{"started from", trace.CallsFilter{StartedFrom: ptr(t0.Add(2 * time.Second))}, []string{running, childFailed, countedAsText}},
+			{"started before", trace.CallsFilter{StartedBefore: ptr(t0.Add(time.Second))}, []string{ok}},
+			{"a window in another zone", trace.CallsFilter{
+				StartedFrom:   ptr(t0.Add(time.Second).In(time.FixedZone("x", 5*3600))),
+				StartedBefore: ptr(t0.Add(3 * time.Second)),
+			}, []string{failed, running}},
+			{"time and status", trace.CallsFilter{StartedFrom: ptr(t0.Add(time.Second)), Statuses: []string{trace.StatusSuccess}}, []string{countedAsText}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				// Every status is derived the same way reads show it.
+				got := query(t, ctx, s, trace.CallsQueryReq{Filter: tc.filter})
+				if !slices.Equal(ids(got), tc.want) {
+					t.Fatalf("got %v\nwant %v", ids(got), tc.want)
+				}
+				for _, c := range got {
+					if status := weaveSummary(t, c)["status"]; len(tc.filter.Statuses) > 0 && !slices.Contains(tc.filter.Statuses, status.(string)) {
+						t.Errorf("%s has status %v", c.ID, status)
+					}
+				}
+				stats, err := s.CallsQueryStats(ctx, &trace.CallsQueryStatsReq{ProjectID: project, Filter: tc.filter})
+				if err != nil || stats.Count != int64(len(tc.want)) {
+					t.Fatalf("stats: %v %v", stats, err)
+				}
+			})
+		}
+		err := s.CallsQuery(ctx, &trace.CallsQueryReq{ProjectID: project, Filter: trace.CallsFilter{Statuses: []string{"ok'; DROP TABLE calls; --"}}},
+			func(*trace.Call) error { return nil })
+		if !errors.Is(err, trace.ErrInvalidQuery) {
+			t.Fatalf("unknown status: %v", err)
+		}
+	})
+}
+
+func TestStoreQueryKeyset(t *testing.T) {
+	t.Parallel()
+	testdb.ForEach(t, func(t *testing.T, db *weft.DB) {
+		s, ctx := newStore(t, db)
+		// Seven calls, three of them started at the same instant.
+		var items []trace.BatchItem
+		for i, at := range []time.Duration{0, time.Second, time.Second, time.Second, 2 * time.Second, 3*time.Second + time.Microsecond, 4 * time.Second} {
+			items = append(items, start(fmt.Sprintf("00000000-0000-7000-8000-%012d", 7-i), id(), nil, t0.Add(at), `{}`))
+		}
+		upsert(t, ctx, s, items...)
+		for _, dir := range []string{"asc", "desc"} {
+			t.Run(dir, func(t *testing.T) {
+				sortBy := []trace.SortBy{{Field: "started_at", Direction: dir}}
+				want := ids(query(t, ctx, s, trace.CallsQueryReq{SortBy: sortBy}))
+				var got []string
+				var after *trace.CallsCursor
+				for pages := 0; pages < 10; pages++ {
+					page := query(t, ctx, s, trace.CallsQueryReq{SortBy: sortBy, Limit: 2, After: after})
+					if len(page) == 0 {
+						break
+					}
+					got = append(got, ids(page)...)
+					last := page[len(page)-1]
+					after = &trace.CallsCursor{StartedAt: last.StartedAt, ID: last.ID}
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("pages by cursor: %v\nwant %v", got, want)
+				}
+			})
+		}
+		err := s.CallsQuery(ctx, &trace.CallsQueryReq{ProjectID: project, SortBy: []trace.SortBy{{Field: "op_name"}}, After: &trace.CallsCursor{StartedAt: t0, ID: "x"}},
+			func(*trace.Call) error { return nil })
+		if !errors.Is(err, trace.ErrInvalidQuery) {
+			t.Fatalf("a cursor with another sort: %v", err)
+		}
+	})
+}
+
 func TestStoreDelete(t *testing.T) {
 	t.Parallel()
 	testdb.ForEach(t, func(t *testing.T, db *weft.DB) {

@@ -324,6 +324,18 @@ type CallsFilter struct {
 	CallIDs        []string `json:"call_ids,omitempty"`
 	ThreadIDs      []string `json:"thread_ids,omitempty"`
 	TraceRootsOnly bool     `json:"trace_roots_only,omitempty"`
+
+	// The fields below serve Go callers such as the web UI's filters; they
+	// are not members of the wire filter.
+
+	// Statuses keeps calls whose status (summary.weave.status: StatusSuccess,
+	// StatusError, StatusRunning, StatusDescendantError) is one of these;
+	// any other value is ErrInvalidQuery.
+	Statuses []string `json:"-"`
+	// StartedFrom keeps calls started at or after it.
+	StartedFrom *time.Time `json:"-"`
+	// StartedBefore keeps calls started before it.
+	StartedBefore *time.Time `json:"-"`
 }
 
 // SortBy orders a query by one field, "asc" or "desc".
@@ -344,6 +356,18 @@ type CallsQueryReq struct {
 	Offset       int         `json:"offset,omitempty" minimum:"0"`
 	Columns      []string    `json:"columns,omitempty"`
 	IncludeCosts bool        `json:"include_costs,omitempty"`
+	// After, for Go callers (it is no member of the wire request), keeps the
+	// calls that come after the cursor in the query's order, which must be
+	// started_at alone (either direction; id ascending breaks ties): the
+	// next page by keyset rather than by offset. With any other sort it is
+	// ErrInvalidQuery.
+	After *CallsCursor `json:"-"`
+}
+
+// CallsCursor names the last call of a page: where the next page starts.
+type CallsCursor struct {
+	StartedAt time.Time
+	ID        string
 }
 
 // CallsQueryStatsReq counts calls.

@@ -17,6 +17,7 @@ import (
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/training"
 	"github.com/weftlabs/weft/transport/httpapi"
+	"github.com/weftlabs/weft/transport/webui"
 )
 
 type serveOptions struct {
@@ -118,7 +119,12 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 	if cfg.Feedback, err = newFeedbackService(db, cfg.Trace, cfg.Objects); err != nil {
 		return err
 	}
-	handler, err := httpapi.New(cfg)
+	api, err := httpapi.New(cfg)
+	if err != nil {
+		return err
+	}
+	// The web UI answers "/" and /ui/…; every other path is the API's.
+	handler, err := webui.New(webui.Config{DB: db.DB, Identity: identity, Trace: cfg.Trace, Feedback: cfg.Feedback, Fallback: api, Logger: logger})
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,11 @@ var ErrNotDistributed = errors.New("the database has no citus extension")
 // The layout of weft's schema on a distributed (Citus) database.
 //
 //   - Identity tables are reference tables: small, read on every request, and
-//     joined with everything, so each node keeps a whole copy.
+//     joined with everything, so each node keeps a whole copy. The web UI's
+//     sessions are one of them: a session row is read on every page and written
+//     only at sign-in and sign-out, it belongs to a user rather than a project,
+//     and its lookups and revocations (by token, by user) must each stay one
+//     statement on one placement whichever coordinator serves the page.
 //   - Every table with a project_id column is hash-distributed on project_id,
 //     colocated with calls, so that one project's rows of every table live on the
 //     same shard and a statement that filters project_id by equality runs there.
@@ -28,7 +32,7 @@ var ErrNotDistributed = errors.New("the database has no citus extension")
 // A table that fits none of these is an error, so that a migration adding one
 // cannot silently leave it on the coordinator.
 var (
-	referenceTables = []string{"users", "entities", "memberships", "api_keys", "projects"}
+	referenceTables = []string{"users", "entities", "memberships", "api_keys", "projects", "ui_sessions"}
 	idDirectories   = map[string]string{"training_ids": "id"}
 	localPrefixes   = []string{"weft_migration", "river_"}
 )

@@ -10,7 +10,7 @@
 //
 // Id ranges per domain keep parallel work from colliding: 2026112200xxxx
 // identity, …01xxxx trace, …02xxxx objects, …03xxxx feedback, …04xxxx chat,
-// …05xxxx training.
+// …05xxxx training, …06xxxx web UI.
 package database
 
 import (

@@ -185,6 +185,22 @@ func renderDomainError(ctx context.Context, style errorStyle, err error) *httpEr
 	return renderMessage(style, http.StatusInternalServerError, "InternalServerError", "Internal server error", nil)
 }
 
+// StatusOf is the HTTP status of err by the errorStatus table: 503 for an
+// error that means "try again later" (see unavailable), 500 for any other
+// error of no class. Transports that answer in their own shape (the web UI's
+// pages) use it so that one table decides every status.
+func StatusOf(err error) int {
+	for _, row := range errorStatus {
+		if errors.Is(err, row.class) {
+			return row.status
+		}
+	}
+	if unavailable(err) {
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
 // unavailable reports errors that mean "try again later" rather than "bug": the
 // database or network is down, or the request's own deadline passed.
 func unavailable(err error) bool {

@@ -1,0 +1,77 @@
+package weft
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// PrincipalOfKey returns the current principal of the API key with id keyID
+// (the hex part after "wf_"), for callers that authenticated the key earlier
+// and kept only its id, such as a web session: memberships are read afresh,
+// and a revoked or unknown key is ErrBadCredentials, so revoking a key ends
+// what was opened with it.
+func (id *Identity) PrincipalOfKey(ctx context.Context, keyID string) (Principal, error) {
+	var row apiKeyRow
+	err := id.db.NewSelect().Model(&row).Where("id = ?", keyID).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Principal{}, ErrBadCredentials
+	}
+	if err != nil {
+		return Principal{}, err
+	}
+	if row.RevokedAt != nil {
+		return Principal{}, ErrBadCredentials
+	}
+	return id.principalOf(ctx, row)
+}
+
+// Project is a project recorded under an entity (on its first write).
+type Project struct {
+	Entity    string
+	Name      string
+	CreatedAt time.Time
+}
+
+// ID is the project id "<entity>/<project>".
+func (p Project) ID() string { return p.Entity + "/" + p.Name }
+
+// Projects lists the projects p may read: those of the entities p belongs to,
+// or every project for an admin; ordered by entity, then name.
+func (id *Identity) Projects(ctx context.Context, p Principal) ([]Project, error) {
+	var rows []projectRow
+	q := id.db.NewSelect().Model(&rows).OrderExpr("entity ASC, name ASC")
+	if !p.Admin {
+		if len(p.Entities) == 0 {
+			return nil, nil
+		}
+		q = q.Where("entity IN (?)", bun.In(p.Entities))
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, err
+	}
+	out := make([]Project, len(rows))
+	for i, r := range rows {
+		out[i] = Project{Entity: r.Entity, Name: r.Name, CreatedAt: r.CreatedAt.UTC()}
+	}
+	return out, nil
+}
+
+// Usernames maps the given user ids to user names; unknown ids are left out.
+func (id *Identity) Usernames(ctx context.Context, userIDs []string) (map[string]string, error) {
+	names := map[string]string{}
+	if len(userIDs) == 0 {
+		return names, nil
+	}
+	var users []User
+	if err := id.db.NewSelect().Model(&users).Column("id", "username").Where("id IN (?)", bun.In(userIDs)).Scan(ctx); err != nil {
+		return nil, err
+	}
+	for _, u := range users {
+		names[u.ID] = u.Username
+	}
+	return names, nil
+}

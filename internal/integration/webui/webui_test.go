@@ -1,0 +1,272 @@
+package webui_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/internal/integration/serverproc"
+	"github.com/weftlabs/weft/internal/testdb"
+)
+
+// env is a running server (the examples/server binary) with two users in
+// two entities and data seeded through the API.
+type env struct {
+	srv                *serverproc.Server
+	aliceKey, bobKey   string
+	bigTrace, errTrace string // traces of alice/app
+	bobTrace           string // the trace of bob/secret
+}
+
+// xssInputs are stored values that would run if a page did not escape them.
+const (
+	scriptPayload = `<script>window.__xss = 1</script>`
+	imgPayload    = `<img src=x onerror="window.__xss = 2">`
+	linkPayload   = `javascript:window.__xss = 3`
+)
+
+func startEnv(t *testing.T, dbURL string) *env {
+	t.Helper()
+	e := &env{srv: serverproc.Start(t, serverproc.Options{DatabaseURL: dbURL})}
+	// Users and keys are made in the database as the admin commands make
+	// them; everything else goes through the API.
+	ctx := context.Background()
+	db, err := weft.Open(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	identity, err := weft.NewIdentity(weft.IdentityConfig{DB: db.DB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, user := range []string{"alice", "bob"} {
+		if _, err := identity.CreateUser(ctx, user, false); err != nil {
+			t.Fatal(err)
+		}
+		key, err := identity.CreateAPIKey(ctx, user, "browser test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if user == "alice" {
+			e.aliceKey = key
+		} else {
+			e.bobKey = key
+		}
+	}
+
+	t0 := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
+	e.bigTrace, e.errTrace, e.bobTrace = id('f', 1), id('f', 2), id('f', 3)
+	root := id('a', 0)
+	e.start(t, e.aliceKey, "alice/app", root, e.bigTrace, "", "agent", t0, map[string]any{
+		"messages": []map[string]any{{"role": "user", "content": scriptPayload + imgPayload}},
+		"link":     linkPayload,
+		xssKey:     imgPayload,
+	})
+	var batch []map[string]any
+	for i := range 120 {
+		batch = append(batch, map[string]any{"mode": "start", "req": map[string]any{"start": map[string]any{
+			"project_id": "alice/app", "id": id('c', i), "trace_id": e.bigTrace, "parent_id": root, "op_name": fmt.Sprintf("step_%03d", i),
+			"started_at": t0.Add(time.Duration(i+1) * time.Millisecond).Format(time.RFC3339Nano), "inputs": map[string]any{"i": i},
+		}}})
+	}
+	e.api(t, e.aliceKey, "/call/upsert_batch", map[string]any{"batch": batch})
+	e.start(t, e.aliceKey, "alice/app", id('d', 0), e.bigTrace, id('c', 0), "lookup", t0.Add(time.Second), map[string]any{"q": "weather"})
+	e.end(t, e.aliceKey, "alice/app", root, t0.Add(3*time.Second), map[string]any{
+		"choices": []map[string]any{{"message": map[string]any{"role": "assistant", "content": imgPayload}}},
+	}, "")
+	e.api(t, e.aliceKey, "/feedback/create", map[string]any{
+		"project_id": "alice/app", "weave_ref": "weave:///alice/app/call/" + root, "feedback_type": "wandb.note.1",
+		"payload": map[string]any{"note": scriptPayload},
+	})
+	e.start(t, e.aliceKey, "alice/app", id('a', 1), e.errTrace, "", "tool", t0.Add(time.Minute), map[string]any{})
+	e.end(t, e.aliceKey, "alice/app", id('a', 1), t0.Add(time.Minute+time.Second), nil, "ValueError: boom")
+	e.start(t, e.bobKey, "bob/secret", id('b', 0), e.bobTrace, "", "bob_private_op", t0, map[string]any{"secret": "bob-only"})
+	return e
+}
+
+// xssKey is a member name that is itself markup.
+const xssKey = `<b onmouseover="window.__xss = 4">key</b>`
+
+func id(prefix byte, n int) string { return fmt.Sprintf("0000000%c-0000-7000-8000-%012d", prefix, n) }
+
+func (e *env) api(t *testing.T, key, path string, body any) {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+path, bytes.NewReader(b))
+	req.SetBasicAuth("api", key)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		raw, _ := io.ReadAll(res.Body)
+		t.Fatalf("POST %s: %d %s", path, res.StatusCode, raw)
+	}
+}
+
+func (e *env) start(t *testing.T, key, project, callID, traceID, parent, op string, at time.Time, inputs any) {
+	t.Helper()
+	start := map[string]any{"project_id": project, "id": callID, "trace_id": traceID, "op_name": op, "started_at": at.Format(time.RFC3339Nano), "inputs": inputs}
+	if parent != "" {
+		start["parent_id"] = parent
+	}
+	e.api(t, key, "/call/start", map[string]any{"start": start})
+}
+
+func (e *env) end(t *testing.T, key, project, callID string, at time.Time, output any, exception string) {
+	t.Helper()
+	end := map[string]any{"project_id": project, "id": callID, "ended_at": at.Format(time.RFC3339Nano), "output": output, "summary": map[string]any{}}
+	if exception != "" {
+		end["exception"] = exception
+	}
+	e.api(t, key, "/call/end", map[string]any{"end": end})
+}
+
+// TestWebUI drives the UI of the real server in Chromium on every database.
+func TestWebUI(t *testing.T) {
+	testdb.EachURL(t, func(t *testing.T, dbURL string) {
+		if noBrowser != "" {
+			t.Skip(noBrowser)
+		}
+		e := startEnv(t, dbURL)
+		t.Run("sign in and out", func(t *testing.T) { signInAndOut(t, e) })
+		t.Run("another entity is refused", func(t *testing.T) { isolation(t, e) })
+		t.Run("stored markup is inert", func(t *testing.T) { inertMarkup(t, e) })
+		t.Run("trace list and trace view", func(t *testing.T) { listAndView(t, e) })
+	})
+}
+
+func signInAndOut(t *testing.T, e *env) {
+	tb := newTab(t, e.srv.URL)
+	tb.open("/")
+	if p := tb.path(); !strings.HasPrefix(p, "/ui/signin") {
+		t.Fatalf("signed out, / shows %s", p)
+	}
+	tb.expect("/ui/signin", http.StatusUnauthorized)
+	tb.run(
+		chromedp.SendKeys(chromedp.CSS("#key"), "wf_0000_wrong"),
+		chromedp.Click(chromedp.CSS(".signin button[type=submit]")),
+		chromedp.WaitVisible(chromedp.CSS(".form-error")),
+	)
+	tb.signIn("alice", e.aliceKey)
+	if got := tb.text("#projects"); !strings.Contains(got, "alice/app") || strings.Contains(got, "bob/secret") {
+		t.Fatalf("alice's projects: %q", got)
+	}
+	if got := tb.text(".who"); got != "alice" {
+		t.Fatalf("signed in as %q", got)
+	}
+	tb.run(
+		chromedp.Click(chromedp.CSS(".signout button")),
+		chromedp.WaitVisible(chromedp.CSS(".signin form")),
+	)
+	tb.open("/ui/p/alice/app/")
+	if p := tb.path(); !strings.HasPrefix(p, "/ui/signin") {
+		t.Fatalf("after sign-out the project shows %s", p)
+	}
+	if cookies := eval[string](tb, "document.cookie"); strings.Contains(cookies, "weft_session") {
+		t.Fatalf("the session cookie is readable by scripts: %q", cookies)
+	}
+}
+
+func isolation(t *testing.T, e *env) {
+	tb := newTab(t, e.srv.URL)
+	tb.signIn("", e.aliceKey)
+	for _, path := range []string{"/ui/p/bob/secret/", "/ui/p/bob/secret/traces/" + e.bobTrace} {
+		tb.expect(path, http.StatusForbidden)
+		tb.open(path)
+		if got := tb.text(".error-page"); !strings.Contains(got, "403") || !strings.Contains(got, "not a member of entity") {
+			t.Fatalf("%s: %q", path, got)
+		}
+		if html := eval[string](tb, "document.body.innerText"); strings.Contains(html, "bob-only") || strings.Contains(html, "bob_private_op") {
+			t.Fatalf("%s leaks bob's data", path)
+		}
+	}
+}
+
+func inertMarkup(t *testing.T, e *env) {
+	tb := newTab(t, e.srv.URL)
+	tb.signIn("", e.aliceKey)
+	tb.open("/ui/p/alice/app/traces/" + e.bigTrace)
+	detail := tb.text(".call-detail")
+	for _, payload := range []string{scriptPayload, imgPayload, linkPayload, scriptPayload /* the note */, "key</b>"} {
+		if !strings.Contains(detail, payload) {
+			t.Fatalf("the detail pane does not show %q as text:\n%s", payload, detail)
+		}
+	}
+	if ran := eval[bool](tb, "window.__xss !== undefined"); ran {
+		t.Fatal("a stored payload ran")
+	}
+	if n := eval[int](tb, `document.querySelectorAll('main script, main img, main b, a[href^="javascript:"]').length`); n != 0 {
+		t.Fatalf("stored markup became %d elements", n)
+	}
+	// Hovering the would-be element and opening every JSON node runs nothing either.
+	tb.run(chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('details').forEach(d => d.open = true)`))
+	if ran := eval[bool](tb, "window.__xss !== undefined"); ran {
+		t.Fatal("a stored payload ran")
+	}
+}
+
+func listAndView(t *testing.T, e *env) {
+	tb := newTab(t, e.srv.URL)
+	tb.signIn("", e.aliceKey)
+	tb.run(chromedp.Click(chromedp.CSS(`#projects a[href="/ui/p/alice/app/"]`)), chromedp.WaitVisible(chromedp.CSS("#traces")))
+	if n := eval[int](tb, "document.querySelectorAll('#traces tbody tr').length"); n != 2 {
+		t.Fatalf("trace list: %d rows", n)
+	}
+	// The filter form swaps the results in place and puts the view in the URL.
+	tb.run(
+		chromedp.SetValue(chromedp.CSS(`select[name="status"]`), "error"),
+		chromedp.Click(chromedp.CSS(`.filters button[type="submit"]`)),
+	)
+	value(tb, chromedp.Poll[bool](`document.querySelectorAll('#traces tbody tr').length === 1 && location.search.includes('status=error')`))
+	tb.settled()
+	if got := tb.text("#traces tbody tr"); !strings.Contains(got, "tool") || !strings.Contains(got, "error") {
+		t.Fatalf("filtered row: %q", got)
+	}
+	// The URL alone restores the view.
+	tb.open(tb.path())
+	if n := eval[int](tb, "document.querySelectorAll('#traces tbody tr').length"); n != 1 {
+		t.Fatalf("the view from its URL: %d rows", n)
+	}
+	tb.open("/ui/p/alice/app/")
+	tb.run(chromedp.Click(chromedp.CSS(`a.trace-link[href$="`+e.bigTrace+`"]`)), chromedp.WaitVisible(chromedp.CSS(".tree")))
+
+	children := `document.querySelectorAll('.tree > li > ul.children > li.node').length`
+	if n := eval[int](tb, children); n != 100 {
+		t.Fatalf("first page of children: %d", n)
+	}
+	tb.run(chromedp.Click(chromedp.CSS(".load-more")))
+	value(tb, chromedp.Poll[bool](children+` === 120 && !document.querySelector('.load-more')`))
+	tb.settled()
+
+	// Opening a node loads its children; opening the child shows its detail.
+	first := `li.node[data-call="` + id('c', 0) + `"]`
+	tb.run(chromedp.Click(chromedp.CSS(first + " > .node-row > .toggle")))
+	value(tb, chromedp.Poll[bool](`!!document.querySelector('`+first+` li.node[data-call="`+id('d', 0)+`"]')`))
+	tb.settled() // the new link works through htmx only once htmx has processed it
+	tb.run(chromedp.Click(chromedp.CSS(first + ` li.node[data-call="` + id('d', 0) + `"] .call-link`)))
+	value(tb, chromedp.Poll[bool](`document.querySelector('#detail .call-detail').dataset.call === '`+id('d', 0)+`'`))
+	if got := tb.text("#detail h2"); !strings.Contains(got, "lookup") {
+		t.Fatalf("detail of the grandchild: %q", got)
+	}
+	if p := tb.path(); !strings.Contains(p, "call="+id('d', 0)) {
+		t.Fatalf("the selection is not in the URL: %s", p)
+	}
+	// Closing the node hides its children again.
+	tb.run(chromedp.Click(chromedp.CSS(first + " > .node-row > .toggle")))
+	if open := eval[string](tb, `document.querySelector('`+first+`').getAttribute('aria-expanded')`); open != "false" {
+		t.Fatalf("closed node: aria-expanded=%s", open)
+	}
+}

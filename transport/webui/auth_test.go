@@ -1,0 +1,187 @@
+package webui_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/internal/testdb"
+	"github.com/weftlabs/weft/transport/webui"
+)
+
+func TestSignInAndOut(t *testing.T) {
+	t.Parallel()
+	testdb.ForEach(t, func(t *testing.T, db *weft.DB) {
+		s := newServer(t, db)
+		b := s.browser(t)
+
+		p := b.get("/ui/p/alice/p/?status=error")
+		if p.status != http.StatusSeeOther || p.header.Get("Location") != "/ui/signin?next="+url.QueryEscape("/ui/p/alice/p/?status=error") {
+			t.Fatalf("signed out: %d %v", p.status, p.header)
+		}
+		p = b.get("/ui/signin")
+		if p.status != http.StatusOK || !strings.Contains(p.header.Get("Content-Security-Policy"), "script-src 'self'") {
+			t.Fatalf("sign-in page: %d %v", p.status, p.header)
+		}
+		if p.header.Get("X-Frame-Options") != "DENY" || p.header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Fatalf("security headers: %v", p.header)
+		}
+
+		for _, bad := range []url.Values{
+			{"key": {"wf_0123456789abcdef_wrong"}},
+			{"key": {s.aliceKey}, "user": {"bob"}}, // a live key of another user
+			{"key": {"'; DROP TABLE users; --"}},
+		} {
+			if p := b.post("/ui/signin", bad); p.status != http.StatusUnauthorized {
+				t.Fatalf("bad sign-in %v: %d", bad, p.status)
+			} else {
+				p.mustContain(t, "do not match a live key")
+			}
+		}
+		if p := b.post("/ui/signin", url.Values{"key": {""}}); p.status != http.StatusBadRequest {
+			t.Fatalf("empty key: %d", p.status)
+		}
+		if p := b.post("/ui/signin", url.Values{"key": {s.aliceKey}}, "Sec-Fetch-Site", "cross-site"); p.status != http.StatusForbidden {
+			t.Fatalf("sign-in from another site: %d", p.status)
+		}
+
+		p = b.post("/ui/signin", url.Values{"user": {"alice"}, "key": {s.aliceKey}, "next": {"/ui/p/alice/p/?status=error"}})
+		if p.status != http.StatusSeeOther || p.header.Get("Location") != "/ui/p/alice/p/?status=error" {
+			t.Fatalf("sign-in: %d %v", p.status, p.header)
+		}
+		cookie := p.header.Get("Set-Cookie")
+		for _, attr := range []string{"weft_session=", "HttpOnly", "SameSite=Strict", "Path=/", "Max-Age="} {
+			if !strings.Contains(cookie, attr) {
+				t.Fatalf("cookie %q lacks %s", cookie, attr)
+			}
+		}
+		if strings.Contains(cookie, "Secure") {
+			t.Fatalf("cookie over plain HTTP is Secure: %q", cookie)
+		}
+		if p := b.post("/ui/signin", url.Values{"key": {s.aliceKey}, "next": {"//evil.example/x"}}); p.header.Get("Location") != "/" {
+			t.Fatalf("open redirect: %v", p.header.Get("Location"))
+		}
+		b.get("/").mustContain(t, "alice", "Sign out")
+
+		// Sign-out needs the session's CSRF token.
+		token := b.csrf()
+		if p := b.post("/ui/signout", url.Values{"csrf": {"0" + token[1:]}}); p.status != http.StatusForbidden {
+			t.Fatalf("sign-out with a wrong token: %d", p.status)
+		}
+		if p := b.post("/ui/signout", url.Values{}); p.status != http.StatusForbidden {
+			t.Fatalf("sign-out without a token: %d", p.status)
+		}
+		if p := b.post("/ui/signout", url.Values{"csrf": {token}}, "Sec-Fetch-Site", "cross-site"); p.status != http.StatusForbidden {
+			t.Fatalf("sign-out from another site: %d", p.status)
+		}
+		if p := b.get("/"); p.status != http.StatusOK {
+			t.Fatalf("refused sign-outs must leave the session: %d", p.status)
+		}
+		sessionURL, _ := url.Parse(s.URL)
+		stolen := b.client.Jar.Cookies(sessionURL)
+		if p := b.post("/ui/signout", url.Values{"csrf": {token}}); p.status != http.StatusSeeOther || p.header.Get("Location") != "/ui/signin" {
+			t.Fatalf("sign-out: %d %v", p.status, p.header)
+		}
+		if p := b.get("/"); p.status != http.StatusSeeOther {
+			t.Fatalf("after sign-out: %d", p.status)
+		}
+		// The server revoked the session: a copy of the cookie opens nothing.
+		replay := s.browser(t)
+		replay.client.Jar.SetCookies(sessionURL, stolen)
+		if p := replay.get("/"); p.status != http.StatusSeeOther {
+			t.Fatalf("revoked cookie still works: %d", p.status)
+		}
+		// htmx requests are told where to go instead of getting a page.
+		req, _ := http.NewRequest(http.MethodGet, s.URL+"/ui/p/alice/p/calls/x", nil)
+		req.Header.Set("HX-Request", "true")
+		if p := replay.do(req); p.status != http.StatusUnauthorized || !strings.HasPrefix(p.header.Get("HX-Redirect"), "/ui/signin") {
+			t.Fatalf("htmx without a session: %d %v", p.status, p.header)
+		}
+	})
+}
+
+func TestSessionEnds(t *testing.T) {
+	t.Parallel()
+	testdb.ForEach(t, func(t *testing.T, db *weft.DB) {
+		s := newServer(t, db)
+
+		expiring := s.browser(t)
+		expiring.signIn("", s.aliceKey)
+		s.clock.advance(webui.DefaultSessionTTL - time.Minute)
+		if p := expiring.get("/"); p.status != http.StatusOK {
+			t.Fatalf("before expiry: %d", p.status)
+		}
+		s.clock.advance(2 * time.Minute)
+		if p := expiring.get("/"); p.status != http.StatusSeeOther {
+			t.Fatalf("after expiry: %d", p.status)
+		}
+
+		// Revoking the API key ends the sessions opened with it.
+		revoked := s.browser(t)
+		revoked.signIn("", s.bobKey)
+		if p := revoked.get("/"); p.status != http.StatusOK {
+			t.Fatalf("bob: %d", p.status)
+		}
+		keyID := strings.SplitN(strings.TrimPrefix(s.bobKey, "wf_"), "_", 2)[0]
+		if err := s.identity.RevokeAPIKey(context.Background(), keyID); err != nil {
+			t.Fatal(err)
+		}
+		if p := revoked.get("/"); p.status != http.StatusSeeOther {
+			t.Fatalf("after the key was revoked: %d", p.status)
+		}
+	})
+}
+
+func TestIsolation(t *testing.T) {
+	t.Parallel()
+	testdb.ForEach(t, func(t *testing.T, db *weft.DB) {
+		s := newServer(t, db)
+		now := time.Now().UTC()
+		s.callStart(t, s.aliceKey, "alice/p", uuidN('a', 1), uuidN('a', 100), "", "alice_op", now, map[string]any{"secret": "alice-only"})
+		s.callStart(t, s.bobKey, "bob/q", uuidN('b', 1), uuidN('b', 100), "", "bob_op", now, map[string]any{"secret": "bob-only"})
+
+		alice := s.browser(t)
+		alice.signIn("alice", s.aliceKey)
+		home := alice.get("/")
+		home.mustContain(t, "alice/p")
+		home.mustNotContain(t, "bob/q")
+		for _, path := range []string{
+			"/ui/p/bob/q/",
+			"/ui/p/bob/q/traces/" + uuidN('b', 100),
+			"/ui/p/bob/q/calls/" + uuidN('b', 1),
+			"/ui/p/bob/q/calls/" + uuidN('b', 1) + "/children",
+			"/ui/p/bob/nothing-yet/",
+		} {
+			p := alice.get(path)
+			if p.status != http.StatusForbidden {
+				t.Fatalf("%s: %d", path, p.status)
+			}
+			p.mustContain(t, "403", "not a member of entity")
+			p.mustNotContain(t, "bob-only", "bob_op")
+		}
+		// Once bob adds alice to his entity, his projects are hers to see.
+		if err := s.identity.AddMember(context.Background(), "bob", "alice", "member"); err != nil {
+			t.Fatal(err)
+		}
+		alice.get("/").mustContain(t, "bob/q")
+		alice.get("/ui/p/bob/q/traces/"+uuidN('b', 100)).mustContain(t, "bob-only")
+
+		for path, want := range map[string]int{
+			"/ui/p/alice/p/traces/" + uuidN('a', 999): http.StatusNotFound,
+			"/ui/nowhere":                                      http.StatusNotFound,
+			"/ui/p/alice/p/?status=bogus":                      http.StatusBadRequest,
+			"/ui/p/alice/p/?sort=inputs":                       http.StatusBadRequest,
+			"/ui/p/alice/p/?from=yesterday":                    http.StatusBadRequest,
+			"/ui/p/alice/p/?offset=-1":                         http.StatusBadRequest,
+			"/ui/p/alice/p/traces/" + strings.Repeat("x", 200): http.StatusBadRequest,
+		} {
+			if p := alice.get(path); p.status != want {
+				t.Errorf("%s: %d, want %d", path, p.status, want)
+			}
+		}
+	})
+}

@@ -1,0 +1,3 @@
+package webui
+
+//go:generate go run ./internal/vendorgen

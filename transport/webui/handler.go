@@ -1,0 +1,171 @@
+package webui
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/feedback"
+	"github.com/weftlabs/weft/trace"
+	"github.com/weftlabs/weft/transport/httpapi"
+)
+
+// DefaultSessionTTL is how long a sign-in lasts when Config.SessionTTL is zero.
+const DefaultSessionTTL = 12 * time.Hour
+
+// Prefix starts the path of every page and asset of the UI except the home
+// page "/": requests outside "/" and Prefix go to Config.Fallback.
+const Prefix = "/ui/"
+
+// Config configures [New].
+type Config struct {
+	// DB holds the sessions table (migrated with weft.Migrate). Required.
+	DB *bun.DB
+	// Identity authenticates the API key given at sign-in, resolves a
+	// session's user afresh on every page and lists the caller's projects.
+	// Required.
+	Identity *weft.Identity
+	// Authorizer checks project access; it is the API's (httpapi.Config) so
+	// that a page shows exactly what the API would. Defaults to Identity.
+	Authorizer httpapi.Authorizer
+	// Trace serves the project and trace pages. Required.
+	Trace trace.Service
+	// Feedback, when set, shows the feedback of a call in the trace view.
+	Feedback feedback.Service
+
+	// Fallback serves every request whose path is neither "/" nor under
+	// Prefix: the place for the API handler. Defaults to a 404.
+	Fallback http.Handler
+	// SessionTTL is how long a sign-in lasts. Defaults to DefaultSessionTTL.
+	SessionTTL time.Duration
+	// SecureCookies marks the session cookie Secure on every response, for a
+	// server behind a TLS-terminating proxy. Requests that arrive over TLS get
+	// Secure cookies anyway. Off by default.
+	SecureCookies bool
+	// Logger receives internal errors. Defaults to slog.Default().
+	Logger *slog.Logger
+	// Now is the clock for sessions and relative times. Defaults to time.Now.
+	Now func() time.Time
+}
+
+// Handler serves the web UI. It is an http.Handler.
+type Handler struct {
+	cfg      Config
+	assets   *assets
+	pages    *pages
+	sessions *sessionStore
+	mux      *http.ServeMux
+	// crossOrigin refuses state-changing requests sent from other origins
+	// (Sec-Fetch-Site and Origin), before the CSRF token is even looked at.
+	crossOrigin *http.CrossOriginProtection
+}
+
+// New builds the UI handler for cfg.
+func New(cfg Config) (*Handler, error) {
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
+	}
+	a, err := loadAssets()
+	if err != nil {
+		return nil, err
+	}
+	p, err := loadPages(a)
+	if err != nil {
+		return nil, err
+	}
+	h := &Handler{
+		cfg: cfg, assets: a, pages: p,
+		sessions:    &sessionStore{db: cfg.DB, now: cfg.Now, ttl: cfg.SessionTTL},
+		mux:         http.NewServeMux(),
+		crossOrigin: http.NewCrossOriginProtection(),
+	}
+	h.crossOrigin.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.renderError(w, r, http.StatusForbidden, "This request came from another site and was refused.")
+	}))
+	h.routes()
+	return h, nil
+}
+
+func (cfg *Config) setDefaults() error {
+	if cfg.DB == nil {
+		return errors.New("webui: Config.DB is required")
+	}
+	if cfg.Identity == nil {
+		return errors.New("webui: Config.Identity is required")
+	}
+	if cfg.Trace == nil {
+		return errors.New("webui: Config.Trace is required")
+	}
+	if cfg.Authorizer == nil {
+		cfg.Authorizer = cfg.Identity
+	}
+	if cfg.Fallback == nil {
+		cfg.Fallback = http.NotFoundHandler()
+	}
+	if cfg.SessionTTL == 0 {
+		cfg.SessionTTL = DefaultSessionTTL
+	}
+	if cfg.SessionTTL < 0 {
+		return errors.New("webui: SessionTTL must not be negative")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return nil
+}
+
+// ServeHTTP implements http.Handler: "/" and paths under Prefix are the UI's,
+// everything else goes to Config.Fallback untouched.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/" && !strings.HasPrefix(r.URL.Path, Prefix) {
+		h.cfg.Fallback.ServeHTTP(w, r)
+		return
+	}
+	setSecurityHeaders(w.Header())
+	h.mux.ServeHTTP(w, r)
+}
+
+// routes registers every page. Pages that need a signed-in user are wrapped
+// by signedIn; pages of one project by inProject, which also authorizes.
+func (h *Handler) routes() {
+	h.mux.Handle("GET "+Prefix+"static/{name...}", http.HandlerFunc(h.assets.serve))
+	h.mux.HandleFunc("GET "+Prefix+"signin", h.signInPage)
+	h.mux.Handle("POST "+Prefix+"signin", h.crossOrigin.Handler(http.HandlerFunc(h.signIn)))
+	h.mux.Handle("POST "+Prefix+"signout", h.crossOrigin.Handler(h.signedIn(h.signOut)))
+	h.mux.Handle("GET /{$}", h.signedIn(h.projectsPage))
+	h.mux.Handle("GET "+Prefix+"{$}", http.RedirectHandler("/", http.StatusSeeOther))
+	h.mux.Handle("GET "+Prefix+"p/{entity}/{project}/{$}", h.inProject(h.tracesPage))
+	h.mux.Handle("GET "+Prefix+"p/{entity}/{project}/traces/{traceID}", h.inProject(h.tracePage))
+	h.mux.Handle("GET "+Prefix+"p/{entity}/{project}/calls/{callID}/children", h.inProject(h.callChildren))
+	h.mux.Handle("GET "+Prefix+"p/{entity}/{project}/calls/{callID}", h.inProject(h.callDetail))
+	h.mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
+		h.renderError(w, r, http.StatusNotFound, "There is no page here.")
+	})
+}
+
+// internalError logs err and answers a page that says the server failed
+// (503 when the database cannot be reached), without the error's text.
+func (h *Handler) internalError(w http.ResponseWriter, r *http.Request, err error) {
+	status := httpapi.StatusOf(err)
+	if status < 500 {
+		h.renderError(w, r, status, err.Error())
+		return
+	}
+	if !errors.Is(err, context.Canceled) {
+		h.cfg.Logger.ErrorContext(r.Context(), "webui: internal error", "path", r.URL.Path, "error", err)
+	}
+	msg := "Something went wrong on the server; it has been logged."
+	if status == http.StatusServiceUnavailable {
+		msg = "The server cannot reach its database right now. Try again in a moment."
+	}
+	h.renderError(w, r, status, msg)
+}

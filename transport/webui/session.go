@@ -1,0 +1,143 @@
+package webui
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// sessionCookie names the cookie that carries the session token.
+const sessionCookie = "weft_session"
+
+// sessionRow is a row of ui_sessions. The token itself is never stored.
+type sessionRow struct {
+	bun.BaseModel `bun:"table:ui_sessions"`
+
+	TokenHash string     `bun:"token_hash,pk"`
+	UserID    string     `bun:"user_id"`
+	KeyID     string     `bun:"key_id"`
+	CreatedAt time.Time  `bun:"created_at"`
+	ExpiresAt time.Time  `bun:"expires_at"`
+	RevokedAt *time.Time `bun:"revoked_at"`
+}
+
+// session is a live session as a request sees it.
+type session struct {
+	token  string // the cookie value
+	userID string
+	keyID  string
+	// csrf is the token forms and htmx requests of this session must echo.
+	csrf string
+}
+
+// sessionStore keeps sessions in ui_sessions.
+type sessionStore struct {
+	db  *bun.DB
+	now func() time.Time
+	ttl time.Duration
+}
+
+// errNoSession: the request carries no cookie, or one of no live session.
+var errNoSession = errors.New("no live session")
+
+// create opens a session for the user's key and returns it with its expiry.
+// Expired sessions of the same user are removed on the way, which keeps the
+// table as small as the number of live sign-ins.
+func (s *sessionStore) create(ctx context.Context, userID, keyID string) (session, time.Time, error) {
+	token := randomToken()
+	now := s.now().UTC()
+	row := sessionRow{TokenHash: hashToken(token), UserID: userID, KeyID: keyID, CreatedAt: now, ExpiresAt: now.Add(s.ttl)}
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewDelete().Model((*sessionRow)(nil)).Where("user_id = ?", userID).Where("expires_at < ?", now).Exec(ctx); err != nil {
+			return err
+		}
+		_, err := tx.NewInsert().Model(&row).Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return session{}, time.Time{}, err
+	}
+	return newSession(token, row), row.ExpiresAt, nil
+}
+
+// lookup returns the live session of a cookie token.
+func (s *sessionStore) lookup(ctx context.Context, token string) (session, error) {
+	if token == "" || len(token) > 100 {
+		return session{}, errNoSession
+	}
+	var row sessionRow
+	err := s.db.NewSelect().Model(&row).Where("token_hash = ?", hashToken(token)).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return session{}, errNoSession
+	}
+	if err != nil {
+		return session{}, err
+	}
+	if row.RevokedAt != nil || !s.now().Before(row.ExpiresAt) {
+		return session{}, errNoSession
+	}
+	return newSession(token, row), nil
+}
+
+// revoke ends a session at once; later lookups of its token fail.
+func (s *sessionStore) revoke(ctx context.Context, token string) error {
+	_, err := s.db.NewUpdate().Model((*sessionRow)(nil)).Set("revoked_at = ?", s.now().UTC()).
+		Where("token_hash = ?", hashToken(token)).Where("revoked_at IS NULL").Exec(ctx)
+	return err
+}
+
+func newSession(token string, row sessionRow) session {
+	return session{token: token, userID: row.UserID, keyID: row.KeyID, csrf: csrfToken(token)}
+}
+
+// csrfToken derives the session's CSRF token from its secret cookie value: a
+// page of this origin gets it in the HTML, a page of another origin can
+// neither read the cookie nor the HTML, so it cannot forge the token.
+func csrfToken(sessionToken string) string {
+	sum := sha256.Sum256([]byte("weft-csrf\x00" + sessionToken))
+	return hex.EncodeToString(sum[:])
+}
+
+// validCSRF compares a submitted CSRF token in constant time.
+func (s session) validCSRF(submitted string) bool {
+	return subtle.ConstantTimeCompare([]byte(submitted), []byte(s.csrf)) == 1
+}
+
+func hashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+func randomToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // crypto/rand does not fail on supported platforms
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// setSessionCookie sends the session cookie: HttpOnly (no script reads it),
+// SameSite=Strict (no other site's page makes the browser send it), Secure
+// over TLS, and expiring with the session.
+func (h *Handler) setSessionCookie(w http.ResponseWriter, r *http.Request, token string, expires time.Time) {
+	http.SetCookie(w, &http.Cookie{
+		Name: sessionCookie, Value: token, Path: "/",
+		Expires: expires, MaxAge: int(expires.Sub(h.cfg.Now()).Seconds()),
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil || h.cfg.SecureCookies,
+	})
+}
+
+// clearSessionCookie tells the browser to drop the session cookie.
+func (h *Handler) clearSessionCookie(w http.ResponseWriter, r *http.Request) {
+	http.SetCookie(w, &http.Cookie{
+		Name: sessionCookie, Value: "", Path: "/", MaxAge: -1,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil || h.cfg.SecureCookies,
+	})
+}
