@@ -181,7 +181,7 @@ func TestIdentityLookups(t *testing.T) {
 	t.Parallel()
 	testdb.ForEach(t, func(t *testing.T, db *weft.DB) {
 		ctx := context.Background()
-		id, err := weft.NewIdentity(weft.IdentityConfig{DB: db.DB, CacheTTL: -1})
+		id, err := weft.NewIdentity(weft.IdentityConfig{DB: db, CacheTTL: -1})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,37 +5,36 @@ import (
 	"strings"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/internal/database"
 )
 
 // statusCondition is the SQL condition that holds for calls whose status (as
 // rebuildSummary derives it) is one of statuses. It is built only from the
 // fixed fragments below: no request text reaches the SQL.
-func (s *Store) statusCondition(statuses []string) (string, error) {
+func (s *Store) statusCondition(statuses []string) (database.Expr, error) {
 	failed := "(c.exception IS NOT NULL AND c.exception <> '')"
 	// summary.status_counts.error > 0, read only when it is a JSON number,
 	// as rebuildSummary reads it.
-	descendantFailed := "COALESCE(CASE WHEN json_type(c.summary, '$.status_counts.error') IN ('integer', 'real') " +
-		"THEN json_extract(c.summary, '$.status_counts.error') END, 0) > 0"
-	if s.postgres {
-		descendantFailed = "COALESCE(CASE WHEN json_typeof(c.summary::json #> '{status_counts,error}') = 'number' " +
-			"THEN (c.summary::json #>> '{status_counts,error}')::double precision END, 0) > 0"
-	}
-	conditions := map[string]string{
-		StatusError:           failed,
-		StatusRunning:         "(NOT " + failed + " AND c.ended_at IS NULL)",
-		StatusDescendantError: "(NOT " + failed + " AND c.ended_at IS NOT NULL AND " + descendantFailed + ")",
-		StatusSuccess:         "(NOT " + failed + " AND c.ended_at IS NOT NULL AND NOT (" + descendantFailed + "))",
+	errors := s.dialect.JSONScalar(s.dialect.JSONDoc("c.summary"), []string{"status_counts", "error"}, "number")
+	descendantFailed := "COALESCE(" + errors.SQL + ", 0) > 0"
+	conditions := map[string]database.Expr{
+		StatusError:           {SQL: failed},
+		StatusRunning:         {SQL: "(NOT " + failed + " AND c.ended_at IS NULL)"},
+		StatusDescendantError: {SQL: "(NOT " + failed + " AND c.ended_at IS NOT NULL AND " + descendantFailed + ")", Args: errors.Args},
+		StatusSuccess:         {SQL: "(NOT " + failed + " AND c.ended_at IS NOT NULL AND NOT (" + descendantFailed + "))", Args: errors.Args},
 	}
 	var parts []string
+	var args []any
 	for _, status := range statuses {
 		cond, ok := conditions[status]
 		if !ok {
-			return "", weft.WithFields(ErrInvalidQuery, map[string]any{"param": "filter"},
+			return database.Expr{}, weft.WithFields(ErrInvalidQuery, map[string]any{"param": "filter"},
 				"unknown status %q; statuses: %s, %s, %s, %s", clip(status), StatusSuccess, StatusError, StatusRunning, StatusDescendantError)
 		}
-		if !slices.Contains(parts, cond) {
-			parts = append(parts, cond)
+		if !slices.Contains(parts, cond.SQL) {
+			parts = append(parts, cond.SQL)
+			args = append(args, cond.Args...)
 		}
 	}
-	return "(" + strings.Join(parts, " OR ") + ")", nil
+	return database.Expr{SQL: "(" + strings.Join(parts, " OR ") + ")", Args: args}, nil
 }

@@ -136,7 +136,7 @@ func (s *Store) filtered(q *bun.SelectQuery, projectID string, f *CallsFilter) (
 		if err != nil {
 			return nil, err
 		}
-		q = q.Where(cond)
+		q = q.Where(cond.SQL, cond.Args...)
 	}
 	for _, refs := range []struct {
 		column string

@@ -24,6 +24,6 @@
 // [Prefix], and passes everything else to Config.Fallback.
 //
 //	api, _ := httpapi.New(httpapi.Config{Identity: identity, Trace: traces})
-//	ui, _ := webui.New(webui.Config{DB: db.DB, Identity: identity, Trace: traces, Fallback: api})
+//	ui, _ := webui.New(webui.Config{DB: db, Identity: identity, Trace: traces, Fallback: api})
 //	http.ListenAndServe(":8080", ui)
 package webui

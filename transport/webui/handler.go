@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/feedback"
 	"github.com/weftlabs/weft/trace"
@@ -26,7 +24,7 @@ const Prefix = "/ui/"
 // Config configures [New].
 type Config struct {
 	// DB holds the sessions table (migrated with weft.Migrate). Required.
-	DB *bun.DB
+	DB *weft.DB
 	// Identity authenticates the API key given at sign-in, resolves a
 	// session's user afresh on every page and lists the caller's projects.
 	// Required.

@@ -49,7 +49,7 @@ func (c *clock) advance(d time.Duration) {
 func newServer(t *testing.T, db *weft.DB) *server {
 	t.Helper()
 	ctx := context.Background()
-	identity, err := weft.NewIdentity(weft.IdentityConfig{DB: db.DB, CacheTTL: -1})
+	identity, err := weft.NewIdentity(weft.IdentityConfig{DB: db, CacheTTL: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,11 +65,11 @@ func newServer(t *testing.T, db *weft.DB) *server {
 	if s.bobKey, err = identity.CreateAPIKey(ctx, "bob", "test"); err != nil {
 		t.Fatal(err)
 	}
-	traces, err := trace.New(trace.Config{DB: db.DB})
+	traces, err := trace.New(trace.Config{DB: db})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fb, err := feedback.New(feedback.Config{DB: db.DB})
+	fb, err := feedback.New(feedback.Config{DB: db})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func newServer(t *testing.T, db *weft.DB) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ui, err := webui.New(webui.Config{DB: db.DB, Identity: identity, Trace: traces, Feedback: fb, Fallback: api, Now: s.clock.Now})
+	ui, err := webui.New(webui.Config{DB: db, Identity: identity, Trace: traces, Feedback: fb, Fallback: api, Now: s.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

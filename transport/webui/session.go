@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/weftlabs/weft"
 )
 
 // sessionCookie names the cookie that carries the session token.
@@ -41,7 +42,7 @@ type session struct {
 
 // sessionStore keeps sessions in ui_sessions.
 type sessionStore struct {
-	db  *bun.DB
+	db  *weft.DB
 	now func() time.Time
 	ttl time.Duration
 }

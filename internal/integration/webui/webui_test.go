@@ -45,7 +45,7 @@ func startEnv(t *testing.T, dbURL string) *env {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	identity, err := weft.NewIdentity(weft.IdentityConfig{DB: db.DB})
+	identity, err := weft.NewIdentity(weft.IdentityConfig{DB: db})
 	if err != nil {
 		t.Fatal(err)
 	}
