@@ -56,7 +56,9 @@ type Sampler struct {
 	counts   []int32   // occurrences in the output, per token; zeroed after use
 	seen     []bool    // token in prompt or output; cleared after use
 	touched  []int
+	probs    []float32 // softmax of work, then truncated by top_p
 	order    []int32
+	keep     []float32
 }
 
 // New validates p for a vocabulary of vocabSize tokens and returns a Sampler
@@ -88,6 +90,7 @@ func New(p Params, vocabSize int) (*Sampler, error) {
 	s.rng = rand.New(rand.NewChaCha8(key))
 	s.work = make([]float32, vocabSize)
 	s.logprobs = make([]float32, vocabSize)
+	s.probs = make([]float32, vocabSize)
 	if s.penalised() {
 		s.counts = make([]int32, vocabSize)
 		s.seen = make([]bool, vocabSize)
@@ -128,8 +131,14 @@ func (s *Sampler) Next(logits []float32, history Tokens) (Choice, error) {
 		}
 		s.applyMinP(w)
 		s.applyTopK(w)
-		s.applyTopP(w)
-		token = s.draw(w)
+		token = -1
+		if maxOf(w) != negInf { // softmax of an all −Inf row is NaN
+			probs := s.probs
+			copy(probs, w)
+			tensor.Softmax(probs)
+			s.applyTopP(w, probs)
+			token = s.draw(probs)
+		}
 	}
 	if token < 0 {
 		// Every token was masked: the reference server's softmax is NaN
@@ -279,35 +288,32 @@ func (s *Sampler) applyTopK(w []float32) {
 
 // applyTopP keeps, in order of decreasing logit (ties by lower id), each
 // token whose more likely tokens hold less than TopP of the mass; the most
-// likely token is always kept. Only the tokens that can be kept are sorted:
-// candidates above a shrinking probability floor until they hold TopP.
-func (s *Sampler) applyTopP(w []float32) {
+// likely token is always kept. It zeroes the probabilities probs (softmax of
+// w) of the others. Only the tokens that can be kept are sorted: those above
+// a probability floor that shrinks until they hold TopP.
+func (s *Sampler) applyTopP(w, probs []float32) {
 	p := s.p.TopP
 	if p >= 1 {
 		return
 	}
-	m := float64(maxOf(w))
-	var z float64
-	for _, v := range w {
-		z += math.Exp(float64(v) - m)
-	}
 	order := s.order[:0]
-	for floor := 1e-3; ; floor *= 1e-3 {
+	for floor := float32(1e-3); ; floor *= 1e-3 {
 		if floor < 1e-30 {
 			floor = 0
 		}
 		order = order[:0]
 		var mass float64
-		for i, v := range w {
-			if r := math.Exp(float64(v) - m); r >= floor && v != negInf {
+		for i, q := range probs {
+			if q >= floor && w[i] != negInf {
 				order = append(order, int32(i))
-				mass += r
+				mass += float64(q)
 			}
 		}
-		if mass/z >= p || floor == 0 {
+		if mass >= p || floor == 0 {
 			break
 		}
 	}
+	s.order = order
 	slices.SortFunc(order, func(a, b int32) int {
 		if c := cmp.Compare(w[b], w[a]); c != 0 {
 			return c
@@ -317,45 +323,42 @@ func (s *Sampler) applyTopP(w []float32) {
 	var above float64
 	kept := len(order)
 	for i, id := range order {
-		if above/z >= p {
+		if above >= p {
 			kept = i
 			break
 		}
-		above += math.Exp(float64(w[id]) - m)
+		above += float64(probs[id])
 	}
-	keep := make([]float32, kept)
+	keep := s.keep[:0]
+	for _, id := range order[:kept] {
+		keep = append(keep, probs[id])
+	}
+	s.keep = keep
+	clear(probs)
 	for i, id := range order[:kept] {
-		keep[i] = w[id]
+		probs[id] = keep[i]
 	}
-	for i := range w {
-		w[i] = negInf
-	}
-	for i, id := range order[:kept] {
-		w[id] = keep[i]
-	}
-	s.order = order
 }
 
-// draw samples a token from softmax(w) with one uniform number from the
-// sequence's generator, walking the cumulative mass in id order. It returns
-// -1 when every token is masked.
-func (s *Sampler) draw(w []float32) int {
-	m := maxOf(w)
-	if m == negInf {
-		return -1
-	}
+// draw samples a token from probs (which need not sum to 1) with one
+// uniform number from the sequence's generator, walking the cumulative mass
+// in id order. It returns -1 when no token has any mass.
+func (s *Sampler) draw(probs []float32) int {
 	var z float64
-	for _, v := range w {
-		z += math.Exp(float64(v - m))
+	for _, q := range probs {
+		z += float64(q)
+	}
+	if !(z > 0) {
+		return -1
 	}
 	u := s.rng.Float64() * z
 	last := -1
 	var cum float64
-	for i, v := range w {
-		if v == negInf {
+	for i, q := range probs {
+		if q == 0 {
 			continue
 		}
-		cum += math.Exp(float64(v - m))
+		cum += float64(q)
 		last = i
 		if u < cum {
 			return i

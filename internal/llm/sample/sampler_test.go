@@ -312,18 +312,21 @@ func TestTruncationKeepsTheDocumentedSets(t *testing.T) {
 }
 
 func TestTopPOverALargeVocabulary(t *testing.T) {
-	// Many small tokens force the candidate floor to widen: 1000 tokens of
-	// equal logit and top_p 0.9 keep the 900 lowest ids... plus the one whose
-	// mass above is 899/1000 < 0.9: ids 0..899 (900 tokens).
+	// 1000 equally likely tokens leave no candidate above the first floors,
+	// so the floor widens to all of them; ties keep the lowest ids, and the
+	// 901st (id 900) still has only 0.900 < 0.9005 of the mass above it.
 	logits := make([]float32, 1000)
 	p := seeded(9)
 	p.TopP = 0.9005
 	s := newSampler(t, p, len(logits))
-	s.work = slices.Clone(logits)
-	s.applyTopP(s.work)
+	probs := make([]float32, len(logits))
+	for i := range probs {
+		probs[i] = 1.0 / 1000
+	}
+	s.applyTopP(logits, probs)
 	kept := 0
-	for i, v := range s.work {
-		if v != negInf {
+	for i, v := range probs {
+		if v != 0 {
 			kept++
 			if i > 900 {
 				t.Fatalf("kept id %d, want ids 0..900 (ties by lower id)", i)
