@@ -56,7 +56,8 @@ type Params struct {
 	// StopTokenIDs are the ids that end generation (the end-of-sequence id
 	// included, unless the request ignores it); only MinTokens uses them.
 	StopTokenIDs []int
-	// Seed seeds this sequence's random generator; nil draws a random seed.
+	// Seed seeds this sequence's random generator; nil or -1 draws a random
+	// seed.
 	Seed *int64
 	// TopLogprobs is how many most likely tokens Choice.Top lists (0 none,
 	// -1 the whole vocabulary).

@@ -80,7 +80,7 @@ func New(p Params, vocabSize int) (*Sampler, error) {
 		}
 	}
 	seed := rand.Uint64()
-	if p.Seed != nil {
+	if p.Seed != nil && *p.Seed != -1 {
 		seed = uint64(*p.Seed)
 	}
 	var key [32]byte

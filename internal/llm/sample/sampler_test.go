@@ -378,6 +378,9 @@ func TestSeedsReproduceAndSamplersAreIndependent(t *testing.T) {
 	if c := run(1235, nil); slices.Equal(a, c) {
 		t.Fatalf("different seeds gave the same 64 tokens %v", a)
 	}
+	if e, f := run(-1, nil), run(-1, nil); slices.Equal(e, f) {
+		t.Fatalf("seed -1 means no seed, yet two runs gave the same 64 tokens %v", e)
+	}
 	other := newSampler(t, seeded(1234), len(logits))
 	if d := run(1234, other); !slices.Equal(a, d) {
 		t.Fatalf("another sampler's use changed this one's tokens:\n%v\n%v", a, d)
