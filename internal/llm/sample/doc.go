@@ -38,7 +38,8 @@
 // its seed, options and logits, never on other sequences sampled alongside.
 // The reference draws exponential noise on the accelerator instead, so the
 // same seed gives the same distribution there but not the same tokens.
-// Masses are summed in float64, where the reference sorts and sums in
-// float32; sets can differ only where a cumulative mass lands within
-// rounding of top_p.
+// Probabilities are one float32 softmax of the processed row per token (as
+// the reference computes them) and their cumulative masses are summed in
+// float64, where the reference sums in float32; a top_p set can differ only
+// where a cumulative mass lands within rounding of top_p.
 package sample
