@@ -334,3 +334,30 @@ func TestEvictionReusesIdleBlocks(t *testing.T) {
 		t.Fatalf("after releasing everything: %+v", s)
 	}
 }
+
+// TestPrivateRewriteUnregisters rewrites positions of registered blocks
+// only their sequence maps: they are written in place and can no longer be
+// found under the content they held.
+func TestPrivateRewriteUnregisters(t *testing.T) {
+	cache, err := New(Config{Layers: 1, RowLen: 2, BlockSize: 4, BudgetBytes: 8 * 1 * 2 * 4 * 2 * 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt := tokens(16, 17, 50)
+	cache.Attach(1, "", prompt)
+	if err := cache.Prepare(1, 0, 16); err != nil {
+		t.Fatal(err)
+	}
+	if err := cache.Commit(1, prompt[:16]); err != nil {
+		t.Fatal(err)
+	}
+	if err := cache.Prepare(1, 6, 3); err != nil { // rewrites blocks 1 and 2, drops block 3
+		t.Fatal(err)
+	}
+	if s := cache.Stats(); s.InUse != 3 || s.Idle != 1 {
+		t.Fatalf("after the rewrite: %+v, want 3 in use and the dropped block idle", s)
+	}
+	if n, _ := cache.Attach(2, "", prompt); n != 4 {
+		t.Fatalf("attached %d positions, want 4: only the first block still holds the prompt", n)
+	}
+}
