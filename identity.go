@@ -259,16 +259,23 @@ func (id *Identity) Authenticate(ctx context.Context, username, key string) (Pri
 	return p, nil
 }
 
+// keyRow reads the API key with id keyID, revoked or not; ErrBadCredentials
+// when there is none.
+func (id *Identity) keyRow(ctx context.Context, keyID string) (apiKeyRow, error) {
+	var row apiKeyRow
+	err := id.db.NewSelect().Model(&row).Where("id = ?", keyID).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return row, ErrBadCredentials
+	}
+	return row, err
+}
+
 func (id *Identity) lookup(ctx context.Context, key, hash string) (Principal, error) {
 	keyID, ok := parseKeyID(key)
 	if !ok {
 		return Principal{}, ErrBadCredentials
 	}
-	var row apiKeyRow
-	err := id.db.NewSelect().Model(&row).Where("id = ?", keyID).Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Principal{}, ErrBadCredentials
-	}
+	row, err := id.keyRow(ctx, keyID)
 	if err != nil {
 		return Principal{}, err
 	}

@@ -2,8 +2,6 @@ package weft
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -15,11 +13,7 @@ import (
 // and a revoked or unknown key is ErrBadCredentials, so revoking a key ends
 // what was opened with it.
 func (id *Identity) PrincipalOfKey(ctx context.Context, keyID string) (Principal, error) {
-	var row apiKeyRow
-	err := id.db.NewSelect().Model(&row).Where("id = ?", keyID).Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Principal{}, ErrBadCredentials
-	}
+	row, err := id.keyRow(ctx, keyID)
 	if err != nil {
 		return Principal{}, err
 	}

@@ -163,14 +163,36 @@ type Server func(ctx context.Context) (url string, err error)
 
 var (
 	registered atomic.Pointer[Server]
-	serverOnce sync.Once
-	serverURL  string
-	serverErr  error
-
-	citusOnce sync.Once
-	citusURL  string
-	citusErr  error
+	postgres   lazyServer
+	citus      lazyServer
 )
+
+// A lazyServer is started by the first test that needs it and shared by the
+// rest of the test binary.
+type lazyServer struct {
+	once sync.Once
+	url  string
+	err  error
+}
+
+// get returns the server's URL, starting it on first use. When it cannot be
+// had the test is skipped (hint says how to provide one), except under
+// CI=true, where it fails.
+func (l *lazyServer) get(t testing.TB, what, hint string, start func(context.Context) (string, error)) string {
+	t.Helper()
+	l.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		l.url, l.err = start(ctx)
+	})
+	if l.err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("testdb: %s is required under CI=true: %v", what, l.err)
+		}
+		t.Skipf("testdb: no %s (%s): %v", what, hint, l.err)
+	}
+	return l.url
+}
 
 // SetServer registers a way to start PostgreSQL that is tried after
 // $TEST_DATABASE_URL and before local binaries. Call it from TestMain.
@@ -178,38 +200,17 @@ func SetServer(s Server) { registered.Store(&s) }
 
 func server(t testing.TB) string {
 	t.Helper()
-	serverOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		serverURL, serverErr = startServer(ctx)
-	})
-	if serverErr != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("testdb: PostgreSQL is required under CI=true: %v", serverErr)
-		}
-		t.Skipf("testdb: no PostgreSQL (set TEST_DATABASE_URL or install initdb/pg_ctl): %v", serverErr)
-	}
-	return serverURL
+	return postgres.get(t, "PostgreSQL", "set TEST_DATABASE_URL or install initdb/pg_ctl", startServer)
 }
 
 func citusServer(t testing.TB) string {
 	t.Helper()
-	citusOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
+	return citus.get(t, "Citus", "set TEST_CITUS_URL or install the citus extension", func(ctx context.Context) (string, error) {
 		if url := os.Getenv("TEST_CITUS_URL"); url != "" {
-			citusURL = url
-			return
+			return url, nil
 		}
-		citusURL, citusErr = StartCitus(ctx)
+		return StartCitus(ctx)
 	})
-	if citusErr != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("testdb: Citus is required under CI=true: %v", citusErr)
-		}
-		t.Skipf("testdb: no Citus (set TEST_CITUS_URL or install the citus extension): %v", citusErr)
-	}
-	return citusURL
 }
 
 func startServer(ctx context.Context) (string, error) {

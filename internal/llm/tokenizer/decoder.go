@@ -2,7 +2,6 @@ package tokenizer
 
 import (
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -30,17 +29,13 @@ func newDecoder(field string, raw json.RawMessage, alphabet *byteAlphabet) (deco
 		if err := decodeStrict(field, raw, &c); err != nil {
 			return nil, err
 		}
-		seq := make(decoderSequence, 0, len(c.Decoders))
-		for i, sub := range c.Decoders {
-			d, err := newDecoder(fmt.Sprintf("%s.decoders[%d]", field, i), sub, alphabet)
-			if err != nil {
-				return nil, err
-			}
-			if d != nil {
-				seq = append(seq, d)
-			}
+		seq, err := parts(field, "decoders", c.Decoders, func(field string, raw json.RawMessage) (decoder, error) {
+			return newDecoder(field, raw, alphabet)
+		})
+		if err != nil {
+			return nil, err
 		}
-		return seq, nil
+		return decoderSequence(seq), nil
 	case "ByteLevel":
 		return byteLevelDecoder{alphabet}, nil
 	case "Replace":

@@ -110,3 +110,19 @@ func configToken(field string, raw json.RawMessage) (string, error) {
 	}
 	return *obj.Content, nil
 }
+
+// parts builds the members of a Sequence component, each with build at the
+// field path "field.key[i]"; members that build to nothing (null) are left out.
+func parts[T any](field, key string, raws []json.RawMessage, build func(field string, raw json.RawMessage) (T, error)) ([]T, error) {
+	out := make([]T, 0, len(raws))
+	for i, raw := range raws {
+		p, err := build(fmt.Sprintf("%s.%s[%d]", field, key, i), raw)
+		if err != nil {
+			return nil, err
+		}
+		if any(p) != nil {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}

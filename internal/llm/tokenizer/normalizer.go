@@ -2,7 +2,6 @@ package tokenizer
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -32,17 +31,11 @@ func newNormalizer(field string, raw json.RawMessage) (normalizer, error) {
 		if err := decodeStrict(field, raw, &c); err != nil {
 			return nil, err
 		}
-		seq := make(normalizerSequence, 0, len(c.Normalizers))
-		for i, sub := range c.Normalizers {
-			n, err := newNormalizer(fmt.Sprintf("%s.normalizers[%d]", field, i), sub)
-			if err != nil {
-				return nil, err
-			}
-			if n != nil {
-				seq = append(seq, n)
-			}
+		seq, err := parts(field, "normalizers", c.Normalizers, newNormalizer)
+		if err != nil {
+			return nil, err
 		}
-		return seq, nil
+		return normalizerSequence(seq), nil
 	case "Prepend":
 		var c struct {
 			Prepend string `json:"prepend"`

@@ -27,17 +27,11 @@ func newPostProcessor(field string, raw json.RawMessage) (postProcessor, error) 
 		if err := decodeStrict(field, raw, &c); err != nil {
 			return nil, err
 		}
-		seq := make(postProcessorSequence, 0, len(c.Processors))
-		for i, sub := range c.Processors {
-			p, err := newPostProcessor(fmt.Sprintf("%s.processors[%d]", field, i), sub)
-			if err != nil {
-				return nil, err
-			}
-			if p != nil {
-				seq = append(seq, p)
-			}
+		seq, err := parts(field, "processors", c.Processors, newPostProcessor)
+		if err != nil {
+			return nil, err
 		}
-		return seq, nil
+		return postProcessorSequence(seq), nil
 	case "ByteLevel":
 		// It only trims offsets, which encodings here do not carry.
 		return nil, nil
