@@ -34,7 +34,7 @@
 //
 // # Using it from a decoder
 //
-//	vocab := constrain.NewVocabulary(tok, eosIDs)      // once per tokenizer
+//	vocab := constrain.NewVocabulary(tok, eosIDs, n)   // once per model
 //	compiler := constrain.NewCompiler(vocab, constrain.Config{})
 //	c, err := compiler.Compile(constrain.Spec{Kind: constrain.KindJSONSchema, Schema: schema})
 //	m := c.NewMatcher()                                 // per sequence

@@ -43,7 +43,7 @@ func loadFixture(tb testing.TB, name string) *fixture {
 		tb.Fatal(err)
 	}
 	end := []int{tok.SpecialTokens().EOS.ID}
-	f := &fixture{tok: tok, vocab: NewVocabulary(tok, end), end: end}
+	f := &fixture{tok: tok, vocab: NewVocabulary(tok, end, 0), end: end}
 	fixtures[name] = f
 	return f
 }

@@ -27,14 +27,16 @@ type Vocabulary struct {
 	ids     []int32
 }
 
-// NewVocabulary indexes tok's vocabulary. endIDs are the tokens that end a
-// sequence (the model's end-of-sequence and stop tokens): the mask allows
-// them exactly when the constraint is complete. Special tokens other than
-// those are never allowed; other added tokens count as their text.
-func NewVocabulary(tok *tokenizer.Tokenizer, endIDs []int) *Vocabulary {
-	n := tok.VocabSize()
+// NewVocabulary indexes tok's vocabulary for a model whose logits rows have
+// size entries (at least the tokenizer's size; ids the tokenizer does not
+// know are never allowed). endIDs are the tokens that end a sequence (the
+// model's end-of-sequence and stop tokens): the mask allows them exactly
+// when the constraint is complete. Special tokens other than those are
+// never allowed; other added tokens count as their text.
+func NewVocabulary(tok *tokenizer.Tokenizer, endIDs []int, size int) *Vocabulary {
+	n := max(size, tok.VocabSize())
 	spellings := make([][]byte, n)
-	for id := range n {
+	for id := range tok.VocabSize() {
 		if tok.IsSpecial(id) {
 			continue
 		}
