@@ -32,6 +32,12 @@
 // ignored, as validators ignore them. anyOf and oneOf are both compiled as
 // a choice between branches.
 //
+// # Grammars
+//
+// Grammars are EBNF as GBNF and Lark write it (see compileEBNF): rules,
+// alternatives, repetition, strings, character classes and regular
+// expressions; Lark directives and rule modifiers are refused by name.
+//
 // # Using it from a decoder
 //
 //	vocab := constrain.NewVocabulary(tok, eosIDs, n)   // once per model
