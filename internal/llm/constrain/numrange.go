@@ -237,21 +237,19 @@ func (s *schemaCompiler) integer(path string, n *node) (frag, error) {
 	if err != nil {
 		return frag{}, err
 	}
-	f := frag{}
-	if nb.open() {
-		f = s.j.integer()
-	} else {
-		lo, hi := nb.integers()
-		limit, err := digitLimit(path, s.j.cfg.IntegerDigits, lo, hi)
-		if err != nil {
-			return frag{}, err
-		}
-		lo, hi, ok := clamp(lo, hi, limit)
-		if !ok {
-			return frag{}, errorf(ErrInvalid, "%s: no integer lies within minimum and maximum", path)
-		}
-		f = s.b.integerRange(lo, hi)
+	if nb.open() && div == 1 {
+		return s.j.integer(), nil
 	}
+	lo, hi := nb.integers()
+	limit, err := digitLimit(path, s.j.cfg.IntegerDigits, lo, hi)
+	if err != nil {
+		return frag{}, err
+	}
+	lo, hi, ok := clamp(lo, hi, limit)
+	if !ok {
+		return frag{}, errorf(ErrInvalid, "%s: no integer lies within minimum and maximum", path)
+	}
+	f := s.b.integerRange(lo, hi)
 	if div > 1 {
 		multiples, ok := s.b.product(f, remainderCounter(div))
 		if s.b.err != nil {
@@ -285,7 +283,7 @@ func divisor(path string, n *node) (int, error) {
 
 // number compiles a number schema. Without bounds it is any number; with
 // them, integers in the range, and a fraction after an integer part n
-// only when all of [n, n+1) (or (-(n+1), -n] for "-n.") lies in the range.
+// only when all of (n, n+1) (or (-(n+1), -n) for "-n.") lies in the range.
 func (s *schemaCompiler) number(path string, n *node) (frag, error) {
 	if _, ok := n.get("multipleOf"); ok {
 		return frag{}, errorf(ErrUnsupported, "JSON Schema keyword %q at %s is not supported for numbers", "multipleOf", path)
@@ -307,29 +305,37 @@ func (s *schemaCompiler) number(path string, n *node) (frag, error) {
 	if ilo, ihi, ok := clamp(lo, hi, limit); ok {
 		alts = append(alts, b.integerRange(ilo, ihi))
 	}
-	// n.f for n >= 0 stays in [n, n+1): n meets the lower bound as an
-	// integer, n+1 is at most the upper bound.
+	// A fraction has a digit other than zero, so n.f lies strictly
+	// between n and n+1: n is at least the lower bound, n+1 at most the
+	// upper one.
 	posLo, posHi := new(big.Int), new(big.Int).Set(limit)
-	if lo != nil {
-		posLo = maxInt(lo, posLo)
+	if nb.lo != nil {
+		posLo = maxInt(ceilRat(nb.lo), posLo)
 	}
 	if nb.hi != nil {
 		posHi = minInt(posHi, new(big.Int).Sub(floorRat(nb.hi), one))
 	}
 	if posLo.Cmp(posHi) <= 0 {
-		alts = append(alts, b.seq(b.naturalRange(posLo, posHi), s.j.fraction()))
+		f, err := s.nonzeroFraction()
+		if err != nil {
+			return frag{}, err
+		}
+		alts = append(alts, b.seq(b.naturalRange(posLo, posHi), f))
 	}
-	// -n.f stays in (-(n+1), -n]: -n meets the upper bound as an integer,
-	// -(n+1) is at least the lower bound.
+	// Likewise -n.f lies strictly between -(n+1) and -n.
 	negLo, negHi := new(big.Int), new(big.Int).Set(limit)
-	if hi != nil {
-		negLo = maxInt(new(big.Int).Neg(hi), negLo)
+	if nb.hi != nil {
+		negLo = maxInt(new(big.Int).Neg(floorRat(nb.hi)), negLo)
 	}
 	if nb.lo != nil {
 		negHi = minInt(negHi, new(big.Int).Sub(new(big.Int).Neg(ceilRat(nb.lo)), one))
 	}
 	if negLo.Cmp(negHi) <= 0 {
-		alts = append(alts, b.seq(b.literal("-"), b.naturalRange(negLo, negHi), s.j.fraction()))
+		f, err := s.nonzeroFraction()
+		if err != nil {
+			return frag{}, err
+		}
+		alts = append(alts, b.seq(b.literal("-"), b.naturalRange(negLo, negHi), f))
 	}
 	if len(alts) == 0 {
 		return frag{}, errorf(ErrUnsupported, "JSON Schema keyword %q at %s: the range holds no integer and no whole unit interval, which is what fractions are written within", "minimum", path)
@@ -342,4 +348,16 @@ func minInt(a, c *big.Int) *big.Int {
 		return a
 	}
 	return c
+}
+
+// nonzeroFraction is a decimal point and up to Config.FractionDigits
+// digits, not all zero.
+func (s *schemaCompiler) nonzeroFraction() (frag, error) {
+	b := s.b
+	f := b.seq(b.literal("."), b.star(b.literal("0")), b.byteRange('1', '9'), b.star(b.byteRange('0', '9')))
+	bounded, ok := b.product(f, charCounter(2, s.j.cfg.FractionDigits+1))
+	if !ok {
+		return frag{}, b.err
+	}
+	return bounded, nil
 }

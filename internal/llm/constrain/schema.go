@@ -2,6 +2,7 @@ package constrain
 
 import (
 	"bytes"
+	"slices"
 	"net/url"
 	"strconv"
 	"strings"
@@ -77,9 +78,16 @@ func (s *schemaCompiler) schema(path string, n *node) (frag, error) {
 			constraining = append(constraining, k)
 		}
 	}
+	if _, ok := n.get("allOf"); ok {
+		merged, err := s.mergeAllOf(path, n)
+		if err != nil {
+			return frag{}, err
+		}
+		return s.schema(path, merged)
+	}
 	// Keywords that stand for the whole schema accept only annotations
 	// beside them.
-	for _, whole := range []string{"$ref", "const", "enum", "anyOf", "oneOf", "allOf"} {
+	for _, whole := range []string{"$ref", "const", "enum", "anyOf", "oneOf"} {
 		if _, ok := n.get(whole); !ok {
 			continue
 		}
@@ -91,10 +99,7 @@ func (s *schemaCompiler) schema(path string, n *node) (frag, error) {
 		switch whole {
 		case "$ref":
 			return s.ref(path, n)
-		case "const":
-			v, _ := n.get("const")
-			return s.literalValue(v), nil
-		case "enum":
+		case "const", "enum":
 			return s.enum(path, n)
 		default:
 			return s.anyOf(path+"/"+whole, n, whole)
@@ -573,27 +578,40 @@ func (s *schemaCompiler) literalValue(v *node) frag {
 	return s.b.literal(buf.String())
 }
 
+// enum compiles enum and const as a choice between literal values; with a
+// type beside them, values of other types are left out.
 func (s *schemaCompiler) enum(path string, n *node) (frag, error) {
-	e, _ := n.get("enum")
-	if e.kind != nodeArray || len(e.items) == 0 {
-		return frag{}, errorf(ErrInvalid, "%s/enum: must be a non-empty array", path)
+	values := []*node{}
+	if c, ok := n.get("const"); ok {
+		values = append(values, c)
+	} else {
+		e, _ := n.get("enum")
+		if e.kind != nodeArray || len(e.items) == 0 {
+			return frag{}, errorf(ErrInvalid, "%s/enum: must be a non-empty array", path)
+		}
+		values = e.items
 	}
-	alts := make([]frag, 0, len(e.items))
-	for _, v := range e.items {
-		alts = append(alts, s.literalValue(v))
+	types, err := schemaTypes(path, n)
+	if err != nil {
+		return frag{}, err
+	}
+	alts := make([]frag, 0, len(values))
+	for _, v := range values {
+		if types == nil || slices.Contains(types, v.typeName()) || v.typeName() == "integer" && slices.Contains(types, "number") {
+			alts = append(alts, s.literalValue(v))
+		}
+	}
+	if len(alts) == 0 {
+		return frag{}, errorf(ErrInvalid, "%s: no value of enum or const has the schema's type", path)
 	}
 	return s.b.alt(alts...), nil
 }
 
-// anyOf compiles anyOf and oneOf as a choice between branches, and allOf
-// of a single schema as that schema.
+// anyOf compiles anyOf and oneOf as a choice between branches.
 func (s *schemaCompiler) anyOf(path string, n *node, keyword string) (frag, error) {
 	list, _ := n.get(keyword)
 	if list.kind != nodeArray || len(list.items) == 0 {
 		return frag{}, errorf(ErrInvalid, "%s: must be a non-empty array", path)
-	}
-	if keyword == "allOf" && len(list.items) > 1 {
-		return frag{}, errorf(ErrUnsupported, "JSON Schema keyword %q at %s with more than one schema", keyword, path)
 	}
 	alts := make([]frag, 0, len(list.items))
 	for i, branch := range list.items {
