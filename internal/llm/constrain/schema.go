@@ -2,8 +2,8 @@ package constrain
 
 import (
 	"bytes"
-	"slices"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
