@@ -35,10 +35,18 @@ type dfaState struct {
 }
 
 // dfa is shared by every matcher of one compiled constraint; mu guards it.
+//
+// Its tables only grow as new positions are met, so they are bounded:
+// when an operation leaves more than maxStates states or stacks, all of
+// them are dropped and gen counts up. Matchers keep the tokens they
+// accepted and, finding their generation gone, walk them again from the
+// start; nothing they answer changes, only what is cached.
 type dfa struct {
-	mu      sync.Mutex
-	g       *grammar
-	maxNest int32
+	mu        sync.Mutex
+	g         *grammar
+	maxNest   int32
+	maxStates int
+	gen       uint64 // counts the resets
 	// afterRecursive[s]: s is where a call of a recursive rule returns to.
 	afterRecursive []bool
 
@@ -56,9 +64,9 @@ type dfa struct {
 	maxMask int
 }
 
-func newDFA(g *grammar, maxNest, maxMasks int) *dfa {
+func newDFA(g *grammar, maxNest, maxMasks, maxStates int) *dfa {
 	d := &dfa{
-		g: g, maxNest: int32(maxNest), maxMask: maxMasks,
+		g: g, maxNest: int32(maxNest), maxMask: maxMasks, maxStates: maxStates,
 		afterRecursive: make([]bool, len(g.edges)),
 		nodeIndex:      map[[2]int32]int32{},
 		stateKey:       map[string]int32{},
@@ -71,9 +79,29 @@ func newDFA(g *grammar, maxNest, maxMasks int) *dfa {
 			}
 		}
 	}
-	root := d.node(g.rules[g.root].start, -1)
-	d.start = d.closure([]int32{root})
+	d.begin()
 	return d
+}
+
+// begin interns the start state.
+func (d *dfa) begin() {
+	root := d.node(d.g.rules[d.g.root].start, -1)
+	d.start = d.closure([]int32{root})
+}
+
+// trim drops every table once they hold more than the budget; it runs at
+// the end of each operation, when no state id is held but the matchers'.
+func (d *dfa) trim() {
+	if len(d.states) <= d.maxStates && len(d.nodes) <= d.maxStates {
+		return
+	}
+	d.nodes = d.nodes[:0]
+	clear(d.nodeIndex)
+	d.states = nil // the old states hold transition tables and masks
+	clear(d.stateKey)
+	d.masks = 0
+	d.gen++
+	d.begin()
 }
 
 func (d *dfa) node(state, parent int32) int32 {
