@@ -4,7 +4,8 @@ package constrain
 // they admit is one a validator asserting the format accepts (real dates
 // with leap years, octets without leading zeros, labels and addresses
 // within their length limits), at the cost of some valid strings (leap
-// seconds, quoted e-mail local parts, percent escapes in a host).
+// seconds, quoted e-mail local parts, percent escapes in a host, host
+// names over 63 characters).
 
 const (
 	ipv4Octet = `(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)`
@@ -31,7 +32,7 @@ const (
 
 	uuid = `[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`
 
-	hostLabel = `[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?`
+	hostLabel = `[a-z0-9]([a-z0-9-]*[a-z0-9])?`
 	hostname  = hostLabel + `(\.` + hostLabel + `)*`
 	dotAtom   = "[\\w!#$%&'*+/=?^`{|}~-]+(\\.[\\w!#$%&'*+/=?^`{|}~-]+)*"
 
@@ -45,6 +46,9 @@ const (
 		`|/?(` + uriPchar + `+(/` + uriPchar + `*)*)?)` +
 		`(\?` + uriQuery + `)?(#` + uriQuery + `)?`
 )
+
+// maxHostname is the longest host name written, the limit of one label.
+const maxHostname = 63
 
 // formatPart is one piece of a format: a regular expression matched
 // whole, and a bound on its length in characters (hi 0: none).
@@ -61,10 +65,11 @@ var stringFormats = map[string][]formatPart{
 	"uuid":      {{expr: uuid}},
 	"ipv4":      {{expr: ipv4}},
 	"ipv6":      {{expr: ipv6}},
-	"hostname":  {{expr: hostname, lo: 1, hi: 253}},
-	// 64 characters of local part, and a domain short enough that the
-	// whole address stays within 254.
-	"email": {{expr: dotAtom, lo: 1, hi: 64}, {expr: `@`}, {expr: hostname, lo: 1, hi: 189}},
+	// Host names of up to 63 characters: every label is within its limit
+	// without counting labels apart, which would multiply the automaton.
+	"hostname": {{expr: hostname, lo: 1, hi: maxHostname}},
+	// 64 characters of local part and such a host name: within 254.
+	"email": {{expr: dotAtom, lo: 1, hi: 64}, {expr: `@`}, {expr: hostname, lo: 1, hi: maxHostname}},
 	"uri":   {{expr: uri}},
 }
 

@@ -210,7 +210,7 @@ func TestFormatEdges(t *testing.T) {
 		"time":      {"23:59:59Z": true, "12:00:00.5+01:30": true, "24:00:00Z": false, "12:00:60Z": false, "12:00:00": false},
 		"date-time": {"2024-02-29T00:00:00Z": true, "2023-02-29T00:00:00Z": false, "2024-01-01t00:00:00Z": false},
 		"uuid":      {"123e4567-e89b-12d3-a456-426614174000": true, "123e4567e89b12d3a456426614174000": false},
-		"hostname":  {"example.com": true, "a-b.c": true, "-a.com": false, "a-.com": false, strings.Repeat("a", 63): true, strings.Repeat("a", 64): false},
+		"hostname":  {"example.com": true, "a-b.c": true, "-a.com": false, "a-.com": false, strings.Repeat("a", 63): true, strings.Repeat("a", 64): false, "a." + strings.Repeat("b", 62): false},
 		"email":     {"a.b+c@example.com": true, ".a@example.com": false, "a..b@example.com": false, "a@-example.com": false, strings.Repeat("a", 64) + "@x.io": true, strings.Repeat("a", 65) + "@x.io": false},
 		"uri":       {"https://user@example.com:8080/a/b?q=1#f": true, "urn:isbn:0451450523": true, "mailto:a@b.c": true, "/relative": false, "http://a b": false, "http://%zz": false},
 	} {

@@ -19,7 +19,7 @@ const maxBoundDigits = 64
 
 // maxDivisor bounds multipleOf for integers: the automaton carries the
 // remainder, so its size grows with the divisor.
-const maxDivisor = 1000
+const maxDivisor = 100
 
 // numBounds is the range a numeric schema allows; nil ends are open.
 type numBounds struct {

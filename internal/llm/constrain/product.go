@@ -1,5 +1,11 @@
 package constrain
 
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
+
 // A counter runs beside a fragment's automaton: its value changes with
 // each byte consumed, and the fragment only ends where the value accepts.
 // The product of the two is a new fragment in which every state knows the
@@ -52,6 +58,9 @@ func remainderCounter(m int) counter {
 // mask never leads into a path that cannot finish; ok is false when no
 // output at all satisfies both.
 func (b *builder) product(f frag, k counter) (out frag, ok bool) {
+	// The counter multiplies the states; a deterministic fragment has far
+	// fewer than the one the compilers assemble.
+	f = b.determinize(f)
 	type key struct {
 		state int32
 		value int
@@ -161,4 +170,88 @@ func (b *builder) fail() {
 	if b.err == nil {
 		b.err = errorf(ErrTooComplex, "the constraint needs more than %d automaton states", b.maxStates)
 	}
+}
+
+// determinize is a deterministic copy of f (byte and empty moves only):
+// one state per set of f's states some input reaches, no empty moves, and
+// disjoint byte ranges out of each state.
+func (b *builder) determinize(f frag) frag {
+	closure := func(set []int32) []int32 {
+		seen := map[int32]bool{}
+		var out []int32
+		work := append([]int32(nil), set...)
+		for len(work) > 0 {
+			s := work[len(work)-1]
+			work = work[:len(work)-1]
+			if seen[s] {
+				continue
+			}
+			seen[s] = true
+			out = append(out, s)
+			for _, e := range b.g.edges[s] {
+				if e.kind == edgeEpsilon {
+					work = append(work, e.to)
+				}
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	keyOf := func(set []int32) string {
+		var sb strings.Builder
+		for _, s := range set {
+			sb.WriteString(strconv.Itoa(int(s)))
+			sb.WriteByte(',')
+		}
+		return sb.String()
+	}
+	end := b.state()
+	index := map[string]int32{}
+	var sets [][]int32
+	var states []int32
+	intern := func(set []int32) int32 {
+		k := keyOf(set)
+		if s, ok := index[k]; ok {
+			return s
+		}
+		s := b.state()
+		index[k] = s
+		sets = append(sets, set)
+		states = append(states, s)
+		if slices.Contains(set, f.end) {
+			b.link(s, end)
+		}
+		return s
+	}
+	start := intern(closure([]int32{f.start}))
+	for i := 0; i < len(sets) && b.err == nil; i++ {
+		// Cut the byte space where any edge starts or stops.
+		var cuts []int
+		for _, s := range sets[i] {
+			for _, e := range b.g.edges[s] {
+				if e.kind == edgeByte {
+					cuts = append(cuts, int(e.lo), int(e.hi)+1)
+				}
+			}
+		}
+		slices.Sort(cuts)
+		cuts = slices.Compact(cuts)
+		for j := 0; j+1 < len(cuts); j++ {
+			lo, hi := cuts[j], cuts[j+1]-1
+			var next []int32
+			for _, s := range sets[i] {
+				for _, e := range b.g.edges[s] {
+					if e.kind == edgeByte && int(e.lo) <= lo && hi <= int(e.hi) {
+						next = append(next, e.to)
+					}
+				}
+			}
+			if len(next) == 0 {
+				continue
+			}
+			to := intern(closure(next))
+			b.g.edges[states[i]] = append(b.g.edges[states[i]], edge{kind: edgeByte, lo: byte(lo), hi: byte(hi), to: to})
+		}
+	}
+	return frag{start, end}
 }
