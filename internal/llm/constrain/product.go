@@ -58,9 +58,11 @@ func remainderCounter(m int) counter {
 // mask never leads into a path that cannot finish; ok is false when no
 // output at all satisfies both.
 func (b *builder) product(f frag, k counter) (out frag, ok bool) {
-	// The counter multiplies the states; a deterministic fragment has far
-	// fewer than the one the compilers assemble.
-	f = b.determinize(f)
+	// The counter multiplies the states; a deterministic fragment usually
+	// has far fewer than the one the compilers assemble.
+	if d, ok := b.determinize(f); ok {
+		f = d
+	}
 	type key struct {
 		state int32
 		value int
@@ -172,10 +174,15 @@ func (b *builder) fail() {
 	}
 }
 
+// maxDeterminized bounds the sets determinize builds: a few expressions
+// have exponentially many, and the product copes with f as it is.
+const maxDeterminized = 4096
+
 // determinize is a deterministic copy of f (byte and empty moves only):
 // one state per set of f's states some input reaches, no empty moves, and
-// disjoint byte ranges out of each state.
-func (b *builder) determinize(f frag) frag {
+// disjoint byte ranges out of each state. ok is false when it would need
+// more than maxDeterminized states.
+func (b *builder) determinize(f frag) (d frag, ok bool) {
 	closure := func(set []int32) []int32 {
 		seen := map[int32]bool{}
 		var out []int32
@@ -225,6 +232,9 @@ func (b *builder) determinize(f frag) frag {
 	}
 	start := intern(closure([]int32{f.start}))
 	for i := 0; i < len(sets) && b.err == nil; i++ {
+		if len(sets) > maxDeterminized {
+			return frag{}, false
+		}
 		// Cut the byte space where any edge starts or stops.
 		var cuts []int
 		for _, s := range sets[i] {
@@ -253,5 +263,5 @@ func (b *builder) determinize(f frag) frag {
 			b.g.edges[states[i]] = append(b.g.edges[states[i]], edge{kind: edgeByte, lo: byte(lo), hi: byte(hi), to: to})
 		}
 	}
-	return frag{start, end}
+	return frag{start, end}, true
 }
