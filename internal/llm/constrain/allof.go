@@ -24,13 +24,14 @@ func (s *schemaCompiler) mergeAllOf(path string, n *node) (*node, error) {
 	}
 	var objects []*node
 	for _, p := range parts {
-		if p.kind == nodeBool {
-			if !p.bool {
-				return nil, errorf(ErrInvalid, "the schema at %s/allOf admits no value", path)
-			}
-			continue
+		switch {
+		case p.kind == nodeBool && !p.bool:
+			return nil, errorf(ErrInvalid, "the schema at %s/allOf admits no value", path)
+		case p.kind == nodeObject:
+			objects = append(objects, p)
+		case p.kind != nodeBool:
+			return nil, errorf(ErrInvalid, "%s/allOf: a schema must be an object or a boolean", path)
 		}
-		objects = append(objects, p)
 	}
 	merged := &node{kind: nodeObject}
 	put := func(k string, v *node) {
