@@ -49,7 +49,7 @@ type Config struct {
 	// ever new ones (string lengths, nesting). When a call leaves more,
 	// the tables are dropped and rebuilt as matchers need them, the
 	// matchers walking their tokens again; outputs do not change.
-	// Default 65,536.
+	// Default 16,384 (typical schemas settle below 2,000).
 	MaxDFAStates int
 	// MaxMasks is how many distinct allowed-token masks one constraint
 	// keeps (each is Vocabulary.MaskWords words). Default 512.
@@ -77,7 +77,7 @@ func (c Config) withDefaults() Config {
 	def(&c.MaxStates, 500_000)
 	def(&c.MaxNesting, 32)
 	def(&c.MaxMasks, 512)
-	def(&c.MaxDFAStates, 1<<16)
+	def(&c.MaxDFAStates, 1<<14)
 	def(&c.MaxWhitespace, 8)
 	if c.MaxWhitespace < 0 {
 		c.MaxWhitespace = 0
