@@ -83,6 +83,12 @@ func TestIntegerRangesAreExact(t *testing.T) {
 			t.Errorf("%s: got %v, want ErrInvalid", what, err)
 		}
 	}
+	for _, schema := range []string{`{"type":"integer","multipleOf":101}`, `{"type":"integer","minimum":1e70}`} {
+		_, err := c.Compile(Spec{Kind: KindJSONSchema, Schema: []byte(schema)})
+		if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), `"multipleOf"`) && !strings.Contains(err.Error(), `"minimum"`) {
+			t.Errorf("%s: got %v, want ErrUnsupported naming the keyword", schema, err)
+		}
+	}
 }
 
 func TestNumberRangesAreSound(t *testing.T) {

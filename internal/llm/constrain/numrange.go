@@ -124,17 +124,35 @@ func (nb numBounds) integers() (lo, hi *big.Int) {
 // digitLimit is the largest magnitude an output is given: Config's integer
 // digits, or more when a bound needs more (a minimum of 10^20).
 func digitLimit(path string, digits int, lo, hi *big.Int) (*big.Int, error) {
-	if lo != nil && lo.Sign() > 0 {
-		digits = max(digits, len(lo.String()))
-	}
-	if hi != nil && hi.Sign() < 0 {
-		digits = max(digits, len(hi.String())-1)
-	}
-	if digits > maxBoundDigits {
-		return nil, errorf(ErrUnsupported, "%s: numeric bounds beyond %d digits", path, maxBoundDigits)
+	for _, b := range []struct {
+		keyword string
+		need    int
+	}{
+		{"minimum", positiveDigits(lo)},
+		{"maximum", positiveDigits(new(big.Int).Neg(orZero(hi)))},
+	} {
+		if b.need > maxBoundDigits {
+			return nil, errorf(ErrUnsupported, "JSON Schema keyword %q at %s: bounds beyond %d digits", b.keyword, path, maxBoundDigits)
+		}
+		digits = max(digits, b.need)
 	}
 	limit := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(digits)), nil)
 	return limit.Sub(limit, one), nil
+}
+
+// positiveDigits is how many digits x has when above zero, else 0.
+func positiveDigits(x *big.Int) int {
+	if x == nil || x.Sign() <= 0 {
+		return 0
+	}
+	return len(x.String())
+}
+
+func orZero(x *big.Int) *big.Int {
+	if x == nil {
+		return new(big.Int)
+	}
+	return x
 }
 
 // clamp closes the open ends of [lo, hi] at ±limit; ok is false when the
