@@ -45,7 +45,8 @@ type Config struct {
 	MaxNesting int
 	// MaxDFAStates bounds the deterministic states, and as many interned
 	// stacks, that one compiled constraint keeps as it is used: each state
-	// costs up to 1 KiB of transitions, and a long-lived constraint meets
+	// costs 4 bytes of transitions per byte class (at most 1 KiB), plus a
+	// mask while it holds one, and a long-lived constraint meets
 	// ever new ones (string lengths, nesting). When a call leaves more,
 	// the tables are dropped and rebuilt as matchers need them, the
 	// matchers walking their tokens again; outputs do not change.

@@ -30,7 +30,7 @@ type stackNode struct {
 type dfaState struct {
 	stacks []int32 // sorted
 	accept bool
-	next   *[256]int32 // nil until the first transition is computed
+	next   []int32 // by byte class; nil until the first transition is computed
 	mask   []uint64    // allowed tokens, once computed for the vocabulary
 }
 
@@ -47,6 +47,10 @@ type dfa struct {
 	maxNest   int32
 	maxStates int
 	gen       uint64 // counts the resets
+	// Bytes that every edge of the grammar treats alike share a class, and
+	// a state's transitions are kept per class: far fewer than 256.
+	class    [256]uint8
+	nclasses int
 	// afterRecursive[s]: s is where a call of a recursive rule returns to.
 	afterRecursive []bool
 
@@ -79,8 +83,29 @@ func newDFA(g *grammar, maxNest, maxMasks, maxStates int) *dfa {
 			}
 		}
 	}
+	d.classify()
 	d.begin()
 	return d
+}
+
+// classify splits the bytes into classes at every edge's bounds.
+func (d *dfa) classify() {
+	var cut [257]bool
+	for _, edges := range d.g.edges {
+		for _, e := range edges {
+			if e.kind == edgeByte {
+				cut[e.lo], cut[int(e.hi)+1] = true, true
+			}
+		}
+	}
+	c := -1
+	for b := range 256 {
+		if b == 0 || cut[b] {
+			c++
+		}
+		d.class[b] = uint8(c)
+	}
+	d.nclasses = c + 1
 }
 
 // begin interns the start state.
@@ -186,8 +211,9 @@ func (d *dfa) closure(from []int32) int32 {
 // step is the DFA state after consuming byte c in state s.
 func (d *dfa) step(s int32, c byte) int32 {
 	st := &d.states[s]
+	k := d.class[c]
 	if st.next != nil {
-		if t := st.next[c]; t != transUnknown {
+		if t := st.next[k]; t != transUnknown {
 			return t
 		}
 	}
@@ -206,12 +232,12 @@ func (d *dfa) step(s int32, c byte) int32 {
 	}
 	st = &d.states[s] // closure may have grown d.states
 	if st.next == nil {
-		st.next = new([256]int32)
+		st.next = make([]int32, d.nclasses)
 		for i := range st.next {
 			st.next[i] = transUnknown
 		}
 	}
-	st.next[c] = t
+	st.next[k] = t
 	return t
 }
 
