@@ -30,8 +30,8 @@ type stackNode struct {
 type dfaState struct {
 	stacks []int32 // sorted
 	accept bool
-	next   []int32 // by byte class; nil until the first transition is computed
-	mask   []uint64    // allowed tokens, once computed for the vocabulary
+	next   []int32  // by byte class; nil until the first transition is computed
+	mask   []uint64 // allowed tokens, once computed for the vocabulary
 }
 
 // dfa is shared by every matcher of one compiled constraint; mu guards it.
