@@ -18,6 +18,7 @@ type scheduler struct {
 	waiting     []*sequence // sorted by sequence.less
 	queued      int         // waiting sequences whose request is not yet admitted
 	preemptions int
+	steps, rows int
 }
 
 // promptRowsBytes bounds the logits a prompt-logprobs chunk asks for.
@@ -285,6 +286,8 @@ func (s *scheduler) step() {
 	for i, w := range work {
 		batch.Seqs[i] = model.Sequence{ID: w.seq.id, Tokens: w.seq.tokens[w.start : w.start+w.n], Start: w.start, AllLogits: w.all}
 	}
+	s.steps++
+	s.rows += len(work)
 	logits, err := s.e.model.Forward(&batch, s.e.cache)
 	if err != nil {
 		for _, w := range work {
@@ -462,7 +465,7 @@ func (s *scheduler) shutdown() {
 // publish stores the load figures Stats reports.
 func (s *scheduler) publish() {
 	kv := s.e.cache.Stats()
-	st := Stats{Running: len(s.running), Waiting: len(s.waiting), Preemptions: s.preemptions,
+	st := Stats{Running: len(s.running), Waiting: len(s.waiting), Preemptions: s.preemptions, Steps: s.steps, Rows: s.rows,
 		KV: KVBlocks{Total: kv.Total, InUse: kv.InUse, Idle: kv.Idle, Free: kv.Free}}
 	s.e.statsMu.Lock()
 	s.e.stats = st
