@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/weftlabs/weft/internal/llm/kvcache"
 	"github.com/weftlabs/weft/internal/llm/model"
 	"github.com/weftlabs/weft/internal/llm/sample"
 	"github.com/weftlabs/weft/internal/llm/tokenizer"
@@ -29,26 +30,6 @@ func (e *Engine) loop() {
 	defer close(e.loopDone)
 	s := &scheduler{e: e}
 	for {
-		if len(s.running) == 0 {
-			var timeout <-chan time.Time
-			var timer *time.Timer
-			if d, ok := s.nextDeadline(); ok {
-				timer = time.NewTimer(time.Until(d))
-				timeout = timer.C
-			}
-			select {
-			case r := <-e.submit:
-				s.enqueue(r)
-			case <-e.wake:
-			case <-timeout:
-			case <-e.quit:
-				s.shutdown()
-				return
-			}
-			if timer != nil {
-				timer.Stop()
-			}
-		}
 	drain:
 		for {
 			select {
@@ -65,8 +46,30 @@ func (e *Engine) loop() {
 		s.admit()
 		if len(s.running) > 0 {
 			s.step()
+			s.publish()
+			continue
 		}
 		s.publish()
+		// Nothing runs, so nothing waiting can be admitted until a request
+		// arrives, one is cancelled or a queued one's patience runs out.
+		var timeout <-chan time.Time
+		var timer *time.Timer
+		if d, ok := s.nextDeadline(); ok {
+			timer = time.NewTimer(time.Until(d))
+			timeout = timer.C
+		}
+		select {
+		case r := <-e.submit:
+			s.enqueue(r)
+		case <-e.wake:
+		case <-timeout:
+		case <-e.quit:
+			s.shutdown()
+			return
+		}
+		if timer != nil {
+			timer.Stop()
+		}
 	}
 }
 
@@ -254,11 +257,20 @@ func (s *scheduler) plan() []planned {
 	return out
 }
 
+// reservedCache is the KV cache as the forward pass sees it: preparing
+// positions never gives back the blocks a sequence reserved beyond them
+// (its whole prompt, taken on admission), as a bare Prepare would.
+type reservedCache struct{ *kvcache.Cache }
+
+func (c reservedCache) Prepare(seq model.SeqID, start, n int) error {
+	return c.Cache.Prepare(seq, start, max(n, c.Len(seq)-start))
+}
+
 // grow makes room for n more positions of seq, preempting from the lowest
 // priority up. It reports false when seq itself was preempted.
 func (s *scheduler) grow(seq *sequence, n int) bool {
 	for {
-		err := s.e.cache.Prepare(seq.id, seq.computed, n)
+		err := reservedCache{s.e.cache}.Prepare(seq.id, seq.computed, n)
 		if err == nil {
 			return true
 		}
@@ -288,7 +300,7 @@ func (s *scheduler) step() {
 	}
 	s.steps++
 	s.rows += len(work)
-	logits, err := s.e.model.Forward(&batch, s.e.cache)
+	logits, err := s.e.model.Forward(&batch, reservedCache{s.e.cache})
 	if err != nil {
 		for _, w := range work {
 			s.fail(w.seq.req, fmt.Errorf("local engine: forward pass: %w", err))
