@@ -308,25 +308,48 @@ func (s *scheduler) step() {
 		return
 	}
 	vocab := s.e.VocabSize()
+	var ready []draw
 	for i, w := range work {
 		seq := w.seq
-		if !slices.Contains(s.running, seq) {
-			continue // its request failed earlier in this loop
-		}
 		rows := logits[i]
 		seq.computed += w.n
 		if w.all {
 			s.scorePromptRows(seq, w.start, w.n, rows)
 			rows = rows[(w.n-1)*vocab:]
 		}
-		promptLen := len(seq.req.prompt)
-		if seq.computed >= promptLen && !seq.committed {
+		if seq.computed >= len(seq.req.prompt) && !seq.committed {
 			s.promptDone(seq)
 		}
 		if seq.pending() == 0 {
-			s.sampleNext(seq, rows)
+			ready = append(ready, draw{seq: seq, row: rows})
 		}
 	}
+	// Each sequence's sampler is its own, so they run in parallel; what
+	// follows (stops, text, chunks) runs in order.
+	s.e.model.Pool().Parallel(len(ready), 1, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			d := &ready[i]
+			d.choice, d.err = d.seq.sampler.Next(d.row, sample.Tokens{Prompt: d.seq.req.prompt, Output: d.seq.output})
+		}
+	})
+	for _, d := range ready {
+		if !slices.Contains(s.running, d.seq) {
+			continue // its request failed earlier in this loop
+		}
+		if d.err != nil {
+			s.fail(d.seq.req, samplingError(d.err))
+			continue
+		}
+		s.emit(d.seq, d.choice)
+	}
+}
+
+// draw is a sequence whose next token is to be sampled from row.
+type draw struct {
+	seq    *sequence
+	row    []float32
+	choice sample.Choice
+	err    error
 }
 
 // scorePromptRows records the logprobs of the prompt tokens that rows
@@ -374,17 +397,11 @@ func (s *scheduler) promptDone(seq *sequence) {
 	}
 }
 
-// sampleNext picks seq's next token from its last row of logits, decides
-// whether the choice ends (vLLM's order: length, end-of-sequence, stop
-// token, then a stop string in the text) and hands the chunk to the
-// reader.
-func (s *scheduler) sampleNext(seq *sequence, row []float32) {
+// emit appends the sampled token to seq, decides whether the choice ends
+// (vLLM's order: length, end-of-sequence, stop token, then a stop string in
+// the text) and hands the chunk to the reader.
+func (s *scheduler) emit(seq *sequence, c sample.Choice) {
 	r := seq.req
-	c, err := seq.sampler.Next(row, sample.Tokens{Prompt: r.prompt, Output: seq.output})
-	if err != nil {
-		s.fail(r, samplingError(err))
-		return
-	}
 	tok := c.Token
 	seq.output = append(seq.output, tok)
 	seq.tokens = append(seq.tokens, int32(tok))
