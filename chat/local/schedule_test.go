@@ -284,3 +284,22 @@ func TestPrefixCacheReuseIsolatedBySalt(t *testing.T) {
 		t.Fatalf("salt a again: %d cached tokens", back.Usage.CachedTokens)
 	}
 }
+
+func TestChoicesSharePromptBlocks(t *testing.T) {
+	// A 72-token prompt fills 4 blocks and starts a fifth. Four choices that
+	// shared nothing would need 5 blocks each, so a budget of 8 would run
+	// them one at a time; sharing the 4 full blocks, all four fit (4 + 4×1).
+	e := open(t, llamaDir(t), ModelConfig{KVCacheBytes: 8 * tinyLlamaKVBlock})
+	before := e.Stats()
+	res := run(t, e, Request{Prompt: longPrompt(e, 72), N: 4, MaxTokens: 4, Temperature: ptr(1.0), Seed: ptr(int64(1)), IgnoreEOS: true})
+	after := e.Stats()
+	for _, c := range res.Choices {
+		if len(c.TokenIDs) != 4 {
+			t.Fatalf("choice %d: %d tokens", c.Index, len(c.TokenIDs))
+		}
+	}
+	steps, rows := after.Steps-before.Steps, after.Rows-before.Rows
+	if after.Preemptions != before.Preemptions || rows < 3*steps {
+		t.Fatalf("%d rows in %d steps, %d preemptions: the choices did not run together", rows, steps, after.Preemptions-before.Preemptions)
+	}
+}
