@@ -150,7 +150,7 @@ func TestGreedyBatchedEqualsAlone(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			// A small batch budget forces the longer prompts into chunks
 			// that share passes with other sequences' decode rows.
-			e := open(t, tc.dir(t), ModelConfig{MaxBatchTokens: 8})
+			e := open(t, tc.dir(t), ModelConfig{MaxBatchTokens: 12, MaxSeqs: 8})
 			var reqs []Request
 			for _, text := range texts {
 				reqs = append(reqs, Request{Prompt: prompt(e, text), MaxTokens: 24, Temperature: ptr(0.0),

@@ -90,7 +90,7 @@ func TestLogprobsAreLogSoftmaxOfTheModel(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := tc.dir(t)
 			// Prompts longer than a pass's budget are scored chunk by chunk.
-			e := open(t, dir, ModelConfig{MaxBatchTokens: 8})
+			e := open(t, dir, ModelConfig{MaxBatchTokens: 12, MaxSeqs: 8})
 			req := Request{Prompt: prompt(e, texts[7]), MaxTokens: 12, Temperature: ptr(0.8), Seed: ptr(int64(3)),
 				IgnoreEOS: true, Logprobs: true, TopLogprobs: 5, PromptLogprobs: true, PromptTopLogprobs: 3,
 				RepetitionPenalty: ptr(1.3), LogitBias: map[int]float64{7: 5}} // processing must not touch logprobs
