@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/internal/llm/llmtest"
 )
 
@@ -240,25 +241,27 @@ func TestInvalidRequests(t *testing.T) {
 	e := open(t, llamaDir(t), ModelConfig{MaxModelLen: 64})
 	p := prompt(e, "Hello")
 	for _, tc := range []struct {
-		name string
-		req  Request
-		want error
+		name  string
+		req   Request
+		want  error
+		param string
 	}{
-		{"empty prompt", Request{}, ErrInvalidRequest},
-		{"token outside the vocabulary", Request{Prompt: []int{1, 32000}}, ErrInvalidRequest},
-		{"greedy with n", Request{Prompt: p, N: 2, Temperature: ptr(0.0)}, ErrInvalidRequest},
-		{"empty stop", Request{Prompt: p, Stop: []string{""}}, ErrInvalidRequest},
-		{"stop id outside", Request{Prompt: p, StopTokenIDs: []int{-1}}, ErrInvalidRequest},
-		{"top_p", Request{Prompt: p, TopP: ptr(0.0)}, ErrInvalidRequest},
-		{"too many logprobs", Request{Prompt: p, Logprobs: true, TopLogprobs: 21}, ErrInvalidRequest},
-		{"min over max", Request{Prompt: p, MaxTokens: 4, MinTokens: 5}, ErrInvalidRequest},
-		{"prompt too long", Request{Prompt: make([]int, 64)}, ErrPromptTooLong},
-		{"max_tokens too large", Request{Prompt: p, MaxTokens: 64}, ErrPromptTooLong},
+		{"empty prompt", Request{}, ErrInvalidRequest, "prompt"},
+		{"token outside the vocabulary", Request{Prompt: []int{1, 32000}}, ErrInvalidRequest, "prompt"},
+		{"greedy with n", Request{Prompt: p, N: 2, Temperature: ptr(0.0)}, ErrInvalidRequest, "n"},
+		{"empty stop", Request{Prompt: p, Stop: []string{""}}, ErrInvalidRequest, "stop"},
+		{"stop id outside", Request{Prompt: p, StopTokenIDs: []int{-1}}, ErrInvalidRequest, "stop_token_ids"},
+		{"top_p", Request{Prompt: p, TopP: ptr(0.0)}, ErrInvalidRequest, "top_p"},
+		{"logit_bias outside", Request{Prompt: p, LogitBias: map[int]float64{40000: 1}}, ErrInvalidRequest, "logit_bias"},
+		{"too many logprobs", Request{Prompt: p, Logprobs: true, TopLogprobs: 21}, ErrInvalidRequest, "top_logprobs"},
+		{"min over max", Request{Prompt: p, MaxTokens: 4, MinTokens: 5}, ErrInvalidRequest, "min_tokens"},
+		{"prompt too long", Request{Prompt: make([]int, 64)}, ErrPromptTooLong, "input_tokens"},
+		{"max_tokens too large", Request{Prompt: p, MaxTokens: 64}, ErrPromptTooLong, "max_tokens"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := e.Generate(context.Background(), tc.req)
-			if !errors.Is(err, tc.want) {
-				t.Fatalf("got %v, want %v", err, tc.want)
+			if !errors.Is(err, tc.want) || weft.ErrorFields(err)["param"] != tc.param {
+				t.Fatalf("got %v (param %v), want %v naming %s", err, weft.ErrorFields(err)["param"], tc.want, tc.param)
 			}
 		})
 	}
