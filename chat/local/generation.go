@@ -102,6 +102,8 @@ type Generation struct {
 	usage   Usage
 	prompt  []int
 	plp     []*Logprobs
+	// admission is the request's place in the engine's order of admissions.
+	admission uint64
 }
 
 func newGeneration(ctx context.Context, prompt []int) *Generation {
@@ -236,9 +238,9 @@ func (g *Generation) setPromptLogprobs(plp []*Logprobs) {
 	g.mu.Unlock()
 }
 
-func (g *Generation) setCached(n int) {
+func (g *Generation) admit(cached int, admission uint64) {
 	g.mu.Lock()
-	g.usage.CachedTokens = n
+	g.usage.CachedTokens, g.admission = cached, admission
 	g.mu.Unlock()
 }
 
