@@ -40,9 +40,9 @@ type Logprobs struct {
 // Chunk is what one engine step produced for one choice: the new token ids,
 // the text they complete and, when asked, their logprobs. Text may be empty
 // while a token holds part of a character or text that could begin a stop
-// string; it never splits a character. The last chunk of a choice has
-// FinishReason set (and may carry no tokens, when a stop string completed
-// in held-back text).
+// string; it never splits a character. A choice's last chunk carries the
+// token that ended it, FinishReason and StopReason, and all text still held
+// back (cut at a stop string).
 type Chunk struct {
 	// Index is the choice, 0 ≤ Index < N.
 	Index    int
