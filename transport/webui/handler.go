@@ -34,8 +34,13 @@ type Config struct {
 	Authorizer httpapi.Authorizer
 	// Trace serves the project and trace pages. Required.
 	Trace trace.Service
-	// Feedback, when set, shows the feedback of a call in the trace view.
+	// Feedback, when set, shows the feedback of a call in the trace view and
+	// serves the annotation queue pages.
 	Feedback feedback.Service
+	// AnnotationSpecs reads the annotation specs a queue lists, to draw each
+	// as a form field of its schema (feedback.ObjectSpecs over the objects
+	// service). Without it every field takes its value typed as JSON.
+	AnnotationSpecs feedback.AnnotationSpecs
 
 	// Fallback serves every request whose path is neither "/" nor under
 	// Prefix: the place for the API handler. Defaults to a 404.
@@ -145,6 +150,7 @@ func (h *Handler) routes() {
 	h.mux.Handle("GET "+Prefix+"p/{entity}/{project}/traces/{traceID}", h.inProject(h.tracePage))
 	h.mux.Handle("GET "+Prefix+"p/{entity}/{project}/calls/{callID}/children", h.inProject(h.callChildren))
 	h.mux.Handle("GET "+Prefix+"p/{entity}/{project}/calls/{callID}", h.inProject(h.callDetail))
+	h.queueRoutes()
 	h.mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
 		h.renderError(w, r, http.StatusNotFound, "There is no page here.")
 	})

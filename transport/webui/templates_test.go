@@ -3,6 +3,7 @@ package webui
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"regexp"
 	"strings"
 	"testing"
@@ -52,7 +53,7 @@ func pageFixtures() map[string]page {
 		Feedback: []feedbackItem{{Type: "wandb.reaction.1", Emoji: "👍"}, {Type: "wandb.note.1", Note: xss}, {Type: "custom", Payload: jsonTree([]byte(`{"x":"` + "\\u003cscript\\u003e" + `"}`))}},
 	}
 	view, _ := parseListView(map[string][]string{"op": {xss}, "status": {"error"}, "from": {"2026-05-01T12:00"}})
-	return map[string]page{
+	fixtures := map[string]page{
 		"signin":   {Title: "Sign in", Body: signInForm{User: xss, Next: "/", Error: xss}},
 		"error":    {Title: "Forbidden", Viewer: v, Body: errorPage{Status: 403, Heading: "Forbidden", Message: xss}},
 		"projects": {Title: "Projects", Viewer: v, Body: projectsView{Projects: []projectRow{{ID: "team/" + xss, Calls: 12345, LastActivity: call.Started}, {ID: "team/empty"}}, More: 3}},
@@ -64,6 +65,8 @@ func pageFixtures() map[string]page {
 			Project: "team/p", TraceID: call.TraceID, Roots: []rootNode{{Call: call, Children: &children}}, Detail: detail,
 		}},
 	}
+	maps.Copy(fixtures, queueFixtures(v, detail))
+	return fixtures
 }
 
 var (
