@@ -76,12 +76,19 @@ function focusItem(item) {
   target.scrollIntoView({ block: "nearest" });
 }
 
+// move focuses the item step places after the focused one. Without a
+// focused item the first key shows where the page is: the selected item, else
+// the first (j) or last (k).
 function move(step) {
   const list = items();
   if (!list.length) return;
-  const at = list.indexOf(currentItem(list));
-  const next = at < 0 ? (step > 0 ? 0 : list.length - 1) : Math.min(Math.max(at + step, 0), list.length - 1);
-  focusItem(list[next]);
+  const current = currentItem(list);
+  if (!current || !current.contains(document.activeElement)) {
+    focusItem(current || (step > 0 ? list[0] : list[list.length - 1]));
+    return;
+  }
+  const at = list.indexOf(current);
+  focusItem(list[Math.min(Math.max(at + step, 0), list.length - 1)]);
 }
 
 // Tree: a node's toggle, children and parent.
