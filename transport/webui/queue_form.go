@@ -51,6 +51,9 @@ type annotationField struct {
 	Saved          bool   // the caller has saved a value
 	ID             string // DOM id of the control, unique on the page
 	SaveURL        string
+	// CSRF lets the form post without script too (htmx sends the token in
+	// a header).
+	CSRF string
 
 	// enum holds the JSON text of each choice, by option index.
 	enum []json.RawMessage

@@ -232,6 +232,9 @@ func (h *Handler) queueItem(ctx context.Context, v *viewer, projectID, queueID, 
 	if view.Fields, err = h.annotationFields(ctx, v, view.Queue, item); err != nil {
 		return nil, err
 	}
+	for _, f := range view.Fields {
+		f.CSRF = v.CSRF()
+	}
 	detail, err := h.detail(ctx, projectID, item.CallID)
 	if err != nil {
 		return nil, err

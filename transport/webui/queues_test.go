@@ -158,6 +158,18 @@ func TestAnnotationQueue(t *testing.T) {
 			t.Fatalf("cross-site: %d", p.status)
 		}
 
+		// Without script the same form posts and comes back to the item.
+		plain := b.post(save, url.Values{"spec": {f.score}, "value": {"3"}, "csrf": {csrf}})
+		if plain.status != http.StatusSeeOther || plain.header.Get("Location") != item1 {
+			t.Fatalf("plain form post: %d %v %s", plain.status, plain.header, plain.body)
+		}
+		b.get(item1).mustContain(t, `type="number" name="value" value="3"`)
+		if p := b.post(save, url.Values{"spec": {f.score}, "value": {"x"}, "csrf": {csrf}}); p.status != http.StatusUnprocessableEntity ||
+			!strings.Contains(p.body, "is not a number") {
+			t.Fatalf("plain form post of a bad value: %d %s", p.status, p.body)
+		}
+		b.htmxPost(save, csrf, url.Values{"spec": {f.score}, "value": {""}}).mustContain(t, `data-saved="cleared"`)
+
 		// Done: the queue goes on to its first unfinished item; so does a
 		// fresh visit of the queue.
 		done := b.post(item1+"/progress", url.Values{"csrf": {csrf}, "state": {"completed"}})
