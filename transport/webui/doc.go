@@ -37,9 +37,10 @@
 // markup, not code: [role=tree] with [role=treeitem] nodes and button.toggle,
 // [data-key-item] rows (else table.grid rows), [data-key-open] openers,
 // [data-key-search], fieldset[data-choices], and buttons marked
-// data-action="next-item", "next-error" or "keys-help". "e" first dispatches
-// a cancelable "weft:next-error" event on document, so a page that finds the
-// next error itself (say, in subtrees not loaded yet) handles it there.
+// data-action="next-item", "next-error" (or data-next-error) or
+// "keys-help". "e" first dispatches a cancelable "weft:next-error" event on
+// document, so a page that finds the next error itself (say, in subtrees not
+// loaded yet) handles it there.
 //
 // Mount the handler in front of the API: the UI answers "/" and paths under
 // [Prefix], and passes everything else to Config.Fallback.

@@ -32,15 +32,15 @@ type Config struct {
 	// Authorizer checks project access; it is the API's (httpapi.Config) so
 	// that a page shows exactly what the API would. Defaults to Identity.
 	Authorizer httpapi.Authorizer
-	// Trace serves the project and trace pages. Required.
-	Trace trace.Service
-	// Feedback, when set, shows the feedback of a call in the trace view and
-	// serves the annotation queue pages.
-	Feedback feedback.Service
 	// AnnotationSpecs reads the annotation specs a queue lists, to draw each
 	// as a form field of its schema (feedback.ObjectSpecs over the objects
-	// service). Without it every field takes its value typed as JSON.
+	// service). Without it every field takes its value typed as JSON. The
+	// queue pages need Feedback.
 	AnnotationSpecs feedback.AnnotationSpecs
+	// Trace serves the project and trace pages. Required.
+	Trace trace.Service
+	// Feedback, when set, shows the feedback of a call in the trace view.
+	Feedback feedback.Service
 
 	// Fallback serves every request whose path is neither "/" nor under
 	// Prefix: the place for the API handler. Defaults to a 404.
@@ -92,6 +92,7 @@ func New(cfg Config) (*Handler, error) {
 		h.renderError(w, r, http.StatusForbidden, "This request came from another site and was refused.")
 	}))
 	h.routes()
+	h.queueRoutes()
 	return h, nil
 }
 
@@ -150,7 +151,6 @@ func (h *Handler) routes() {
 	h.mux.Handle("GET "+Prefix+"p/{entity}/{project}/traces/{traceID}", h.inProject(h.tracePage))
 	h.mux.Handle("GET "+Prefix+"p/{entity}/{project}/calls/{callID}/children", h.inProject(h.callChildren))
 	h.mux.Handle("GET "+Prefix+"p/{entity}/{project}/calls/{callID}", h.inProject(h.callDetail))
-	h.queueRoutes()
 	h.mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
 		h.renderError(w, r, http.StatusNotFound, "There is no page here.")
 	})

@@ -21,7 +21,7 @@ import (
 var templates embed.FS
 
 // shared are the template files parsed into every page.
-var shared = []string{"templates/layout.html", "templates/partials.html", "templates/keys_help.html"}
+var shared = []string{"templates/layout.html", "templates/partials.html"}
 
 // pages holds each page's template set, by page name (its file name without
 // ".html").

@@ -53,7 +53,7 @@ func pageFixtures() map[string]page {
 		Feedback: []feedbackItem{{Type: "wandb.reaction.1", Emoji: "👍"}, {Type: "wandb.note.1", Note: xss}, {Type: "custom", Payload: jsonTree([]byte(`{"x":"` + "\\u003cscript\\u003e" + `"}`))}},
 	}
 	view, _ := parseListView(map[string][]string{"op": {xss}, "status": {"error"}, "from": {"2026-05-01T12:00"}})
-	fixtures := map[string]page{
+	return map[string]page{
 		"signin":   {Title: "Sign in", Body: signInForm{User: xss, Next: "/", Error: xss}},
 		"error":    {Title: "Forbidden", Viewer: v, Body: errorPage{Status: 403, Heading: "Forbidden", Message: xss}},
 		"projects": {Title: "Projects", Viewer: v, Body: projectsView{Projects: []projectRow{{ID: "team/" + xss, Calls: 12345, LastActivity: call.Started}, {ID: "team/empty"}}, More: 3}},
@@ -65,8 +65,6 @@ func pageFixtures() map[string]page {
 			Project: "team/p", TraceID: call.TraceID, Roots: []rootNode{{Call: call, Children: &children}}, Detail: detail,
 		}},
 	}
-	maps.Copy(fixtures, queueFixtures(v, detail))
-	return fixtures
 }
 
 var (
@@ -116,6 +114,7 @@ func TestTemplatesRender(t *testing.T) {
 		t.Fatal(err)
 	}
 	fixtures := pageFixtures()
+	maps.Copy(fixtures, queueFixtures(fixtures["trace"].Viewer, fixtures["trace"].Body.(traceView).Detail))
 	for name, tmpl := range p.byName {
 		fixture, ok := fixtures[name]
 		if !ok {

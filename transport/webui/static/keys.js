@@ -17,7 +17,8 @@
 //   - "e" dispatches a cancelable "weft:next-error" event on document. A page
 //     that finds the next error itself (for example on the server, through
 //     subtrees not loaded yet) calls preventDefault() on it, or marks a
-//     button [data-action="next-error"], which is then clicked. Otherwise the
+//     button [data-action="next-error"] (or button[data-next-error], the
+//     trace view's), which is then clicked. Otherwise the
 //     next item after the current one whose own row shows .status-error is
 //     focused.
 //   - Annotation queues: 1–9 check the n-th radio of the current
@@ -155,7 +156,7 @@ function hasError(item) {
 function nextError() {
   const event = new CustomEvent("weft:next-error", { cancelable: true });
   if (!document.dispatchEvent(event)) return;
-  const action = document.querySelector("[data-action=next-error]");
+  const action = document.querySelector("[data-action=next-error], button[data-next-error]");
   if (action) {
     action.click();
     return;
