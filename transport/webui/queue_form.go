@@ -15,10 +15,10 @@ import (
 
 // Kinds of annotation fields, chosen from the spec's JSON schema.
 const (
-	fieldChoice = "choice" // enum or boolean: one radio per value, keys 1–9
-	fieldNumber = "number" // number or integer, with the schema's bounds
-	fieldText   = "text"   // string
-	fieldJSON   = "json"   // any other schema: the value typed as JSON
+	annotationChoice = "choice" // enum or boolean: one radio per value, keys 1–9
+	annotationNumber = "number" // number or integer, with the schema's bounds
+	annotationText   = "text"   // string
+	annotationJSON   = "json"   // any other schema: the value typed as JSON
 )
 
 // maxChoices is the most enum values drawn as radios; a longer enum is typed.
@@ -43,10 +43,10 @@ type annotationField struct {
 	// ref); such a field is shown without a control.
 	Problem string
 
-	Options []choiceOption // fieldChoice
+	Options []choiceOption // annotationChoice
 	// Min, Max and Step are the number input's attributes ("" when unset).
 	Min, Max, Step string
-	MaxLength      int    // fieldText, 0 when unbounded
+	MaxLength      int    // annotationText, 0 when unbounded
 	Value          string // the saved value as the control shows it
 	Saved          bool   // the caller has saved a value
 	ID             string // DOM id of the control, unique on the page
@@ -94,7 +94,7 @@ type specValue struct {
 // fieldOfSpec builds the form field of one spec: specRef as the queue names
 // it, val the stored spec object (nil with problem when it cannot be read).
 func fieldOfSpec(specRef string, val json.RawMessage) *annotationField {
-	f := &annotationField{SpecRef: specRef, Kind: fieldJSON}
+	f := &annotationField{SpecRef: specRef, Kind: annotationJSON}
 	r, err := ref.Parse(specRef)
 	if err != nil || r.Kind != ref.KindObject || r.Name == "" || len(r.Extra) > 0 {
 		f.Label, f.Problem = specRef, "This is not a ref of an annotation spec object."
@@ -124,7 +124,7 @@ func fieldOfSpec(specRef string, val json.RawMessage) *annotationField {
 	}
 	s, _ := schema.(map[string]any)
 	if enum, ok := s["enum"].([]any); ok && len(enum) > 0 && len(enum) <= maxChoices {
-		f.Kind = fieldChoice
+		f.Kind = annotationChoice
 		for _, v := range enum {
 			raw, _ := json.Marshal(v)
 			label := string(raw)
@@ -137,17 +137,17 @@ func fieldOfSpec(specRef string, val json.RawMessage) *annotationField {
 	}
 	switch s["type"] {
 	case "boolean":
-		f.Kind = fieldChoice
+		f.Kind = annotationChoice
 		f.addOption(json.RawMessage("true"), "Yes")
 		f.addOption(json.RawMessage("false"), "No")
 	case "number", "integer":
-		f.Kind, f.integer, f.Step = fieldNumber, s["type"] == "integer", "any"
+		f.Kind, f.integer, f.Step = annotationNumber, s["type"] == "integer", "any"
 		if f.integer {
 			f.Step = "1"
 		}
 		f.Min, f.Max = numberText(s["minimum"]), numberText(s["maximum"])
 	case "string":
-		f.Kind = fieldText
+		f.Kind = annotationText
 		if n, err := strconv.Atoi(numberText(s["maxLength"])); err == nil && n > 0 {
 			f.MaxLength = n
 		}
@@ -177,13 +177,13 @@ func numberText(v any) string {
 func (f *annotationField) showSaved(value json.RawMessage) {
 	f.Saved = true
 	switch f.Kind {
-	case fieldChoice:
+	case annotationChoice:
 		for i, raw := range f.enum {
 			if sameJSON(raw, value) {
 				f.Options[i].Checked = true
 			}
 		}
-	case fieldText:
+	case annotationText:
 		var s string
 		if json.Unmarshal(value, &s) == nil {
 			f.Value = s
@@ -212,7 +212,7 @@ const maxAnnotationText = 64 << 10
 // submission means the value is cleared (nil, nil).
 func (f *annotationField) valueOf(choice, text string) (json.RawMessage, error) {
 	switch f.Kind {
-	case fieldChoice:
+	case annotationChoice:
 		if choice == "" {
 			return nil, nil
 		}
@@ -221,7 +221,7 @@ func (f *annotationField) valueOf(choice, text string) (json.RawMessage, error) 
 			return nil, weft.Errorf(errBadAnnotation, "%s: choose one of the %d options", f.Label, len(f.enum))
 		}
 		return f.enum[i], nil
-	case fieldNumber:
+	case annotationNumber:
 		text = strings.TrimSpace(text)
 		if text == "" {
 			return nil, nil
@@ -234,7 +234,7 @@ func (f *annotationField) valueOf(choice, text string) (json.RawMessage, error) 
 			return nil, weft.Errorf(errBadAnnotation, "%s: %q is not a whole number", f.Label, truncate(text, 40))
 		}
 		return json.RawMessage(text), nil
-	case fieldText:
+	case annotationText:
 		if text == "" {
 			return nil, nil
 		}

@@ -208,8 +208,8 @@ func TestAnnotationValues(t *testing.T) {
 			t.Errorf("%s (%q, %q): %s, want %s", tc.field.Name, tc.choice, tc.text, got, tc.want)
 		}
 	}
-	if label.Kind != fieldChoice || ok.Kind != fieldChoice || score.Kind != fieldNumber || ratio.Kind != fieldNumber ||
-		comment.Kind != fieldText || anything.Kind != fieldJSON || gone.Problem == "" || fields[7].Problem == "" {
+	if label.Kind != annotationChoice || ok.Kind != annotationChoice || score.Kind != annotationNumber || ratio.Kind != annotationNumber ||
+		comment.Kind != annotationText || anything.Kind != annotationJSON || gone.Problem == "" || fields[7].Problem == "" {
 		t.Fatalf("kinds: %s %s %s %s %s %s, problems %q %q", label.Kind, ok.Kind, score.Kind, ratio.Kind, comment.Kind, anything.Kind, gone.Problem, fields[7].Problem)
 	}
 	if label.Name != "label" || label.Label != xss || comment.MaxLength != 200 || score.Min != "1" || score.Max != "5" || !score.integer {
@@ -221,10 +221,10 @@ func TestAnnotationValues(t *testing.T) {
 		t.Fatalf("saved false: %+v", ok.Options)
 	}
 	// The spec's schema may also sit under json_schema, or be a bare enum.
-	if f := fieldOfSpec(specBase+"x:1", json.RawMessage(`{"json_schema":{"type":"boolean"}}`)); f.Kind != fieldChoice {
+	if f := fieldOfSpec(specBase+"x:1", json.RawMessage(`{"json_schema":{"type":"boolean"}}`)); f.Kind != annotationChoice {
 		t.Fatalf("json_schema: %s", f.Kind)
 	}
-	if f := fieldOfSpec(specBase+"x:1", json.RawMessage(`{"enum":[1,2,3]}`)); f.Kind != fieldChoice || f.Options[2].Label != "3" {
+	if f := fieldOfSpec(specBase+"x:1", json.RawMessage(`{"enum":[1,2,3]}`)); f.Kind != annotationChoice || f.Options[2].Label != "3" {
 		t.Fatalf("bare enum: %+v", f)
 	}
 }
