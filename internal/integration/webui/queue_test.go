@@ -352,9 +352,12 @@ func treeKeys(t *testing.T, e *sdkEnv) {
 	step("]", summarize) // the last sibling stays
 	step("[", flaky)
 	step("[", lookup)
-	// e finds the next call with an error.
+	// e finds the next call with an error (the trace view may ask the
+	// server, so the focus arrives when it has answered).
 	step("k", root)
-	step("e", flaky)
+	tb.key("e")
+	tb.poll(`(document.activeElement.closest('[data-call]') || {dataset: {}}).dataset.call === '` + flaky + `'`)
+	tb.settled()
 	// Enter opens the focused call in the detail pane.
 	tb.key("\r")
 	tb.poll(`document.querySelector('#detail .call-detail').dataset.call === '` + flaky + `'`)
