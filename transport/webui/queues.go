@@ -8,6 +8,8 @@ import (
 	"html/template"
 	"net/http"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/feedback"
@@ -143,13 +145,14 @@ func (h *Handler) queueItemPage(w http.ResponseWriter, r *http.Request, v *viewe
 	h.render(w, r, http.StatusOK, "queue_item", page{Title: view.Queue.Name, Viewer: v, Project: projectID, Body: view})
 }
 
-// pathIDs reads the named path values, each a bounded id; a bad one is
-// answered with 400 and ok false.
+// pathIDs reads the named path values, each a bounded id of UTF-8 text
+// without NUL (which no database column can hold); a bad one is answered
+// with 400 and ok false.
 func (h *Handler) pathIDs(w http.ResponseWriter, r *http.Request, names ...string) (ids []string, ok bool) {
 	for _, name := range names {
 		id := r.PathValue(name)
-		if id == "" || len(id) > maxIDLength {
-			h.refuse(w, r, weft.Errorf(errBadView, "%s: 1 to %d characters", name, maxIDLength))
+		if id == "" || len(id) > maxIDLength || !utf8.ValidString(id) || strings.ContainsRune(id, 0) {
+			h.refuse(w, r, weft.Errorf(errBadView, "%s: 1 to %d characters of text", name, maxIDLength))
 			return nil, false
 		}
 		ids = append(ids, id)

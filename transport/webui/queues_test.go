@@ -196,6 +196,9 @@ func TestAnnotationQueue(t *testing.T) {
 			queue + "/items/nothing":                     http.StatusNotFound,
 			"/ui/p/alice/p/queues/" + uuidN('9', 9):      http.StatusNotFound,
 			queue + "/items/" + strings.Repeat("x", 200): http.StatusBadRequest,
+			queue + "/items/x%00y":                       http.StatusBadRequest,
+			"/ui/p/alice/p/queues/x%00y":                 http.StatusBadRequest,
+			queue + "/items/%ff":                         http.StatusBadRequest,
 		} {
 			if p := b.get(path); p.status != status {
 				t.Errorf("%s: %d, want %d", path, p.status, status)
