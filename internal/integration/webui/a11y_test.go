@@ -56,9 +56,14 @@ func (tb *tab) checkAccessibility(what, axe string) {
 func accessibility(t *testing.T, e *sdkEnv) {
 	axe := axeSource(t)
 	tb := newTab(t, e.srv.URL)
+	tb.open("/ui/signin")
+	tb.checkAccessibility("sign-in page", axe)
 	tb.signIn("", e.adminKey)
+	missing := queuePathOf("no-such-queue")
+	tb.expect(missing, 404)
 	pages := []struct{ name, path, ready string }{
 		{"projects", "/", "#projects"},
+		{"error page", missing, ".error-page"},
 		{"trace list", projectPath(sdkProject), "#traces"},
 		{"trace view", projectPath(sdkProject, "traces/", e.seed.Traces[0]), "[role=tree]"},
 		{"queue list", projectPath(sdkProject, "queues"), "#queues"},
