@@ -138,5 +138,7 @@ type ModelCard struct {
 	Object      string `json:"object"`
 	Created     int64  `json:"created"`
 	OwnedBy     string `json:"owned_by"`
+	// Root is the model directory of a local model.
+	Root        string `json:"root,omitempty"`
 	MaxModelLen int64  `json:"max_model_len,omitempty"`
 }
