@@ -19,8 +19,8 @@ import (
 // Gateway is the [Service] over configured upstreams. It is safe for
 // concurrent use; Close flushes the trace queue.
 type Gateway struct {
-	cfg     Config
-	routes  map[string]*Route
+	cfg    Config
+	routes map[string]*Route
 	// local holds the open engines of the local routes, by route name.
 	local   map[string]*localModel
 	queue   *recordQueue
