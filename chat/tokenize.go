@@ -26,9 +26,9 @@ type DetokenizeResult struct {
 // tokenizeRequest is either of vLLM's tokenize requests: a prompt, or chat
 // messages (with the chat template's options).
 type tokenizeRequest struct {
-	Model           string          `json:"model"`
-	Prompt          *string         `json:"prompt"`
-	ReturnTokenStrs *bool           `json:"return_token_strs"`
+	Model           string  `json:"model"`
+	Prompt          *string `json:"prompt"`
+	ReturnTokenStrs *bool   `json:"return_token_strs"`
 	chatInput
 }
 
