@@ -151,12 +151,182 @@ func (s *localServer) stream(t *testing.T, body string) []string {
 
 const hello = `"messages":[{"role":"user","content":"Hello!"}]`
 
+// keys lists a JSON object's member names in order.
+func keys(t *testing.T, raw json.RawMessage) []string {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		t.Fatalf("not an object: %s", raw)
+	}
+	var out []string
+	for dec.More() {
+		k, _ := dec.Token()
+		out = append(out, k.(string))
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+func member(t *testing.T, raw json.RawMessage, path ...any) json.RawMessage {
+	t.Helper()
+	for _, p := range path {
+		switch p := p.(type) {
+		case string:
+			var m map[string]json.RawMessage
+			if err := json.Unmarshal(raw, &m); err != nil {
+				t.Fatalf("%v in %s", err, raw)
+			}
+			raw = m[p]
+		case int:
+			var l []json.RawMessage
+			if err := json.Unmarshal(raw, &l); err != nil || p >= len(l) {
+				t.Fatalf("no [%d] in %s", p, raw)
+			}
+			raw = l[p]
+		}
+	}
+	return raw
+}
+
+// The non-streamed answer has every member vLLM's ChatCompletionResponse
+// dumps, in its order, with the counts of what was generated.
 func TestLocalCompletionShape(t *testing.T) {
 	t.Parallel()
 	s := newLocalServer(t, 256)
 	c, raw := s.complete(t, `{"model":"tiny",`+hello+`,"max_tokens":5,"temperature":0}`)
-	t.Logf("%s", raw)
-	_ = c
-	payloads := s.stream(t, `{"model":"tiny",`+hello+`,"max_tokens":5,"temperature":0,"stream":true,"stream_options":{"include_usage":true}}`)
-	t.Logf("%s", strings.Join(payloads, "\n"))
+	want := map[string]string{
+		"":                  "id object created model choices service_tier system_fingerprint usage prompt_logprobs prompt_token_ids prompt_text kv_transfer_params ec_transfer_params metrics",
+		"choice":            "index message logprobs finish_reason stop_reason token_ids routed_experts",
+		"message":           "role content refusal annotations audio function_call reasoning",
+		"usage":             "prompt_tokens total_tokens completion_tokens prompt_tokens_details completion_tokens_details",
+		"prompt_tokens_det": "cached_tokens",
+	}
+	for what, got := range map[string][]string{
+		"":                  keys(t, raw),
+		"choice":            keys(t, member(t, raw, "choices", 0)),
+		"message":           keys(t, member(t, raw, "choices", 0, "message")),
+		"usage":             keys(t, member(t, raw, "usage")),
+		"prompt_tokens_det": keys(t, member(t, raw, "usage", "prompt_tokens_details")),
+	} {
+		if strings.Join(got, " ") != want[what] {
+			t.Errorf("%s members: %v, want %s", what, got, want[what])
+		}
+	}
+	_, _, tok := s.post(t, "/tokenize", `{"model":"tiny",`+hello+`}`)
+	var tokenized struct{ Count int }
+	_ = json.Unmarshal(tok, &tokenized)
+	if !strings.HasPrefix(c.ID, "chatcmpl-") || c.Object != "chat.completion" || c.Model != "tiny" || len(c.Choices) != 1 ||
+		c.Choices[0].Message.Role != "assistant" || c.Choices[0].Message.Content == nil || *c.Choices[0].Message.Content == "" ||
+		c.Choices[0].FinishReason != "length" || string(c.Choices[0].StopReason) != "null" ||
+		c.Usage.PromptTokens != tokenized.Count || c.Usage.CompletionTokens != 5 || c.Usage.TotalTokens != tokenized.Count+5 {
+		t.Errorf("answer %s (prompt of %d tokens)", raw, tokenized.Count)
+	}
+	// The same prompt again reads its first full KV block from the cache.
+	again, _ := s.complete(t, `{"model":"tiny","messages":[{"role":"user","content":"`+strings.Repeat("word ", 40)+`"}],"max_tokens":1}`)
+	again2, raw2 := s.complete(t, `{"model":"tiny","messages":[{"role":"user","content":"`+strings.Repeat("word ", 40)+`"}],"max_tokens":1}`)
+	if again.Usage.PromptTokensDetails.CachedTokens != 0 || again2.Usage.PromptTokensDetails.CachedTokens == 0 {
+		t.Errorf("cached tokens %d then %s", again.Usage.PromptTokensDetails.CachedTokens, raw2)
+	}
+}
+
+// chunk is the part of a chat.completion.chunk the tests read.
+type chunk struct {
+	Choices []struct {
+		Index int `json:"index"`
+		Delta struct {
+			Role    *string `json:"role"`
+			Content *string `json:"content"`
+		} `json:"delta"`
+		Logprobs *struct {
+			Content []json.RawMessage `json:"content"`
+		} `json:"logprobs"`
+		FinishReason *string         `json:"finish_reason"`
+		StopReason   json.RawMessage `json:"stop_reason"`
+		TokenIDs     []int           `json:"token_ids"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+		TotalTokens      int `json:"total_tokens"`
+	} `json:"usage"`
+	PromptTokenIDs []int `json:"prompt_token_ids"`
+}
+
+// A seeded stream says exactly what the same request says whole: the
+// chunks follow vLLM's sequence (a role chunk per choice, one choice per
+// chunk, a finish chunk per choice, the usage chunk, [DONE]).
+func TestLocalStreamEqualsWhole(t *testing.T) {
+	t.Parallel()
+	s := newLocalServer(t, 256)
+	req := `{"model":"tiny",` + hello + `,"max_tokens":12,"temperature":1,"seed":7,"n":2,"logprobs":true,"top_logprobs":2,"return_token_ids":true`
+	whole, _ := s.complete(t, req+`}`)
+	payloads := s.stream(t, req+`,"stream":true,"stream_options":{"include_usage":true}}`)
+	if payloads[len(payloads)-1] != "[DONE]" {
+		t.Fatalf("stream does not end with [DONE]: %v", payloads)
+	}
+	texts, ids, lps := map[int]string{}, map[int][]int{}, map[int]int{}
+	finished := map[int]string{}
+	var usage *chunk
+	for i, p := range payloads[:len(payloads)-1] {
+		var c chunk
+		if err := json.Unmarshal([]byte(p), &c); err != nil {
+			t.Fatalf("%v: %s", err, p)
+		}
+		if c.Usage != nil {
+			if i != len(payloads)-2 || len(c.Choices) != 0 {
+				t.Fatalf("usage chunk %d of %d: %s", i, len(payloads), p)
+			}
+			usage = &c
+			continue
+		}
+		if len(c.Choices) != 1 {
+			t.Fatalf("chunk with %d choices: %s", len(c.Choices), p)
+		}
+		ch := c.Choices[0]
+		if i < 2 {
+			if ch.Delta.Role == nil || *ch.Delta.Role != "assistant" || ch.Index != i || c.PromptTokenIDs == nil {
+				t.Fatalf("role chunk %d: %s", i, p)
+			}
+			continue
+		}
+		if _, done := finished[ch.Index]; done {
+			t.Fatalf("chunk after the finish chunk of choice %d: %s", ch.Index, p)
+		}
+		texts[ch.Index] += *ch.Delta.Content
+		ids[ch.Index] = append(ids[ch.Index], ch.TokenIDs...)
+		lps[ch.Index] += len(ch.Logprobs.Content)
+		if ch.FinishReason != nil {
+			finished[ch.Index] = *ch.FinishReason
+		}
+	}
+	for i, w := range whole.Choices {
+		if texts[i] != *w.Message.Content || fmt.Sprint(ids[i]) != fmt.Sprint(w.TokenIDs) || finished[i] != w.FinishReason || lps[i] != len(w.Logprobs.Content) {
+			t.Errorf("choice %d streamed %q %v %q (%d logprobs), whole %q %v %q", i, texts[i], ids[i], finished[i], lps[i], *w.Message.Content, w.TokenIDs, w.FinishReason)
+		}
+	}
+	if *whole.Choices[0].Message.Content == *whole.Choices[1].Message.Content {
+		t.Errorf("n=2 with a seed gave one text twice: %q", *whole.Choices[0].Message.Content)
+	}
+	if usage == nil || usage.Usage.CompletionTokens != whole.Usage.CompletionTokens || usage.Usage.PromptTokens != whole.Usage.PromptTokens || whole.Usage.CompletionTokens != 24 {
+		t.Errorf("usage chunk %+v, whole %+v", usage, whole.Usage)
+	}
+	if fmt.Sprint(whole.PromptTokenIDs) == "[]" || len(whole.PromptTokenIDs) != whole.Usage.PromptTokens {
+		t.Errorf("prompt_token_ids %v", whole.PromptTokenIDs)
+	}
+}
+
+// Same seed, same output; another seed, another output.
+func TestLocalSeed(t *testing.T) {
+	t.Parallel()
+	s := newLocalServer(t, 256)
+	text := func(seed int) string {
+		c, _ := s.complete(t, fmt.Sprintf(`{"model":"tiny",%s,"max_tokens":16,"temperature":1,"seed":%d}`, hello, seed))
+		return *c.Choices[0].Message.Content
+	}
+	if a, b, other := text(3), text(3), text(4); a != b || a == other {
+		t.Errorf("seed 3: %q then %q; seed 4: %q", a, b, other)
+	}
 }
