@@ -330,3 +330,200 @@ func TestLocalSeed(t *testing.T) {
 		t.Errorf("seed 3: %q then %q; seed 4: %q", a, b, other)
 	}
 }
+
+// Logprobs: one entry per generated token, top_logprobs entries each
+// (greedy: the chosen token is the most likely, and the list is sorted),
+// bytes are the token's UTF-8, and return_tokens_as_token_ids names ids.
+func TestLocalLogprobs(t *testing.T) {
+	t.Parallel()
+	s := newLocalServer(t, 256)
+	c, raw := s.complete(t, `{"model":"tiny",`+hello+`,"max_tokens":6,"temperature":0,"logprobs":true,"top_logprobs":3,"return_token_ids":true}`)
+	lp := c.Choices[0].Logprobs
+	if lp == nil || len(lp.Content) != 6 || len(c.Choices[0].TokenIDs) != 6 {
+		t.Fatalf("logprobs %s", raw)
+	}
+	for i, e := range lp.Content {
+		if len(e.TopLogprobs) != 3 || e.TopLogprobs[0].Token != e.Token || e.TopLogprobs[0].Logprob != e.Logprob ||
+			e.TopLogprobs[1].Logprob > e.TopLogprobs[0].Logprob || e.TopLogprobs[2].Logprob > e.TopLogprobs[1].Logprob || e.Logprob > 0 {
+			t.Errorf("entry %d: %+v", i, e)
+		}
+		var b []byte
+		for _, x := range e.Bytes {
+			b = append(b, byte(x))
+		}
+		if string(b) != e.Token {
+			t.Errorf("entry %d: bytes %v of %q", i, e.Bytes, e.Token)
+		}
+	}
+	var text strings.Builder
+	for _, e := range lp.Content {
+		text.WriteString(e.Token)
+	}
+	if text.String() != *c.Choices[0].Message.Content {
+		t.Errorf("tokens %q, content %q", text.String(), *c.Choices[0].Message.Content)
+	}
+	ids, _ := s.complete(t, `{"model":"tiny",`+hello+`,"max_tokens":6,"temperature":0,"logprobs":true,"top_logprobs":1,"return_tokens_as_token_ids":true}`)
+	for i, e := range ids.Choices[0].Logprobs.Content {
+		if want := fmt.Sprintf("token_id:%d", c.Choices[0].TokenIDs[i]); e.Token != want || e.TopLogprobs[0].Token != want || e.Logprob != lp.Content[i].Logprob {
+			t.Errorf("entry %d: %+v, want %s", i, e, want)
+		}
+	}
+	if status, _, body := s.post(t, "/v1/chat/completions", `{"model":"tiny",`+hello+`,"top_logprobs":2}`); status != 400 || !strings.Contains(string(body), `"param":"top_logprobs"`) {
+		t.Errorf("top_logprobs without logprobs: %d %s", status, body)
+	}
+	if status, _, body := s.post(t, "/v1/chat/completions", `{"model":"tiny",`+hello+`,"logprobs":true,"top_logprobs":21}`); status != 400 || !strings.Contains(string(body), "greater than max allowed: 20") {
+		t.Errorf("top_logprobs over max_logprobs: %d %s", status, body)
+	}
+}
+
+// prompt_logprobs: one entry per prompt token, null first, each keyed by
+// the prompt's own token id; echo asks for them too.
+func TestLocalPromptLogprobs(t *testing.T) {
+	t.Parallel()
+	s := newLocalServer(t, 256)
+	c, raw := s.complete(t, `{"model":"tiny",`+hello+`,"max_tokens":1,"prompt_logprobs":2,"return_token_ids":true}`)
+	if len(c.PromptLogprobs) != len(c.PromptTokenIDs) || string(c.PromptLogprobs[0]) != "null" {
+		t.Fatalf("prompt_logprobs %s", raw)
+	}
+	for i := 1; i < len(c.PromptLogprobs); i++ {
+		var entry map[string]struct {
+			Logprob      float64 `json:"logprob"`
+			Rank         int     `json:"rank"`
+			DecodedToken string  `json:"decoded_token"`
+		}
+		if err := json.Unmarshal(c.PromptLogprobs[i], &entry); err != nil {
+			t.Fatal(err)
+		}
+		own, ok := entry[fmt.Sprint(c.PromptTokenIDs[i])]
+		if !ok || len(entry) < 2 || len(entry) > 3 || own.Rank < 1 || own.Logprob > 0 {
+			t.Errorf("position %d (token %d): %s", i, c.PromptTokenIDs[i], c.PromptLogprobs[i])
+		}
+	}
+	if status, _, body := s.post(t, "/v1/chat/completions", `{"model":"tiny",`+hello+`,"prompt_logprobs":1,"stream":true}`); status != 400 || !strings.Contains(string(body), "`prompt_logprobs` are not available when `stream=True`.") {
+		t.Errorf("prompt_logprobs with stream: %d %s", status, body)
+	}
+}
+
+// echo with a prefilled assistant message (continue_final_message) repeats
+// it before the continuation, whole and streamed; with a generation prompt
+// a trailing user message is not echoed.
+func TestLocalEcho(t *testing.T) {
+	t.Parallel()
+	s := newLocalServer(t, 256)
+	prefill := `"messages":[{"role":"user","content":"Tell a story"},{"role":"assistant","content":"Once upon a time"}],"add_generation_prompt":false,"continue_final_message":true`
+	c, raw := s.complete(t, `{"model":"tiny",`+prefill+`,"echo":true,"max_tokens":3,"temperature":0}`)
+	plain, _ := s.complete(t, `{"model":"tiny",`+prefill+`,"max_tokens":3,"temperature":0}`)
+	if *c.Choices[0].Message.Content != "Once upon a time"+*plain.Choices[0].Message.Content || c.Choices[0].Message.Role != "assistant" || c.PromptLogprobs == nil {
+		t.Errorf("echo: %s, without echo %q", raw, *plain.Choices[0].Message.Content)
+	}
+	payloads := s.stream(t, `{"model":"tiny",`+prefill+`,"echo":true,"max_tokens":3,"temperature":0,"stream":true}`)
+	var echoed chunk
+	_ = json.Unmarshal([]byte(payloads[1]), &echoed)
+	if echoed.Choices[0].Delta.Content == nil || *echoed.Choices[0].Delta.Content != "Once upon a time" {
+		t.Errorf("second chunk %s", payloads[1])
+	}
+	user, _ := s.complete(t, `{"model":"tiny",`+hello+`,"echo":true,"max_tokens":3,"temperature":0}`)
+	again, _ := s.complete(t, `{"model":"tiny",`+hello+`,"max_tokens":3,"temperature":0}`)
+	if *user.Choices[0].Message.Content != *again.Choices[0].Message.Content {
+		t.Errorf("a user message was echoed: %q", *user.Choices[0].Message.Content)
+	}
+}
+
+// Stop strings and stop token ids end a choice with vLLM's finish and stop
+// reasons; include_stop_str_in_output keeps the string.
+func TestLocalStop(t *testing.T) {
+	t.Parallel()
+	s := newLocalServer(t, 256)
+	base, _ := s.complete(t, `{"model":"tiny",`+hello+`,"max_tokens":8,"temperature":0,"return_token_ids":true,"logprobs":true}`)
+	text := *base.Choices[0].Message.Content
+	tokens := base.Choices[0].Logprobs.Content
+	// Stop at the text of the third token.
+	stop := tokens[2].Token
+	cut := strings.Index(text, stop)
+	stopJSON, _ := json.Marshal(stop)
+	c, raw := s.complete(t, fmt.Sprintf(`{"model":"tiny",%s,"max_tokens":8,"temperature":0,"stop":[%s]}`, hello, stopJSON))
+	if *c.Choices[0].Message.Content != text[:cut] || c.Choices[0].FinishReason != "stop" || string(c.Choices[0].StopReason) != string(stopJSON) {
+		t.Errorf("stop %q in %q: %s", stop, text, raw)
+	}
+	with, raw := s.complete(t, fmt.Sprintf(`{"model":"tiny",%s,"max_tokens":8,"temperature":0,"stop":%s,"include_stop_str_in_output":true}`, hello, stopJSON))
+	if *with.Choices[0].Message.Content != text[:cut]+stop {
+		t.Errorf("include_stop_str_in_output: %s", raw)
+	}
+	id := base.Choices[0].TokenIDs[3]
+	byID, raw := s.complete(t, fmt.Sprintf(`{"model":"tiny",%s,"max_tokens":8,"temperature":0,"stop_token_ids":[%d],"return_token_ids":true}`, hello, id))
+	first := slicesIndex(base.Choices[0].TokenIDs, id)
+	if byID.Choices[0].FinishReason != "stop" || string(byID.Choices[0].StopReason) != fmt.Sprint(id) || len(byID.Choices[0].TokenIDs) != first+1 {
+		t.Errorf("stop_token_ids [%d] in %v: %s", id, base.Choices[0].TokenIDs, raw)
+	}
+}
+
+func slicesIndex(ids []int, id int) int {
+	for i, v := range ids {
+		if v == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// n choices, usage summed over them; ignore_eos with max_tokens gives
+// exactly max_tokens; min_tokens and penalties pass through.
+func TestLocalChoicesAndLengths(t *testing.T) {
+	t.Parallel()
+	s := newLocalServer(t, 64)
+	c, raw := s.complete(t, `{"model":"tiny",`+hello+`,"n":3,"max_tokens":4,"ignore_eos":true,"seed":1,"presence_penalty":0.5,"frequency_penalty":0.5,"repetition_penalty":1.2,"top_k":20,"top_p":0.9,"min_p":0.01,"min_tokens":2}`)
+	if len(c.Choices) != 3 || c.Usage.CompletionTokens != 12 {
+		t.Fatalf("n=3: %s", raw)
+	}
+	for i, ch := range c.Choices {
+		if ch.Index != i || ch.FinishReason != "length" {
+			t.Errorf("choice %d: %+v", i, ch)
+		}
+	}
+	// No max_tokens: as many as the context leaves.
+	all, raw := s.complete(t, `{"model":"tiny",`+hello+`,"ignore_eos":true}`)
+	if all.Usage.TotalTokens != 64 || all.Choices[0].FinishReason != "length" {
+		t.Errorf("default max_tokens: %s", raw)
+	}
+	// Greedy sampling with n > 1 is refused, as vLLM does.
+	if status, _, body := s.post(t, "/v1/chat/completions", `{"model":"tiny",`+hello+`,"n":2,"temperature":0}`); status != 400 || !strings.Contains(string(body), "n must be 1 when using greedy sampling") {
+		t.Errorf("greedy n=2: %d %s", status, body)
+	}
+}
+
+// The context length: vLLM's messages for a prompt or max_tokens that does
+// not fit, and truncate_prompt_tokens keeping the prompt's last tokens.
+func TestLocalContextLength(t *testing.T) {
+	t.Parallel()
+	s := newLocalServer(t, 64)
+	long := `"messages":[{"role":"user","content":"` + strings.Repeat("many words ", 40) + `"}]`
+	_, _, tok := s.post(t, "/tokenize", `{"model":"tiny",`+long+`}`)
+	var tokenized struct {
+		Count       int   `json:"count"`
+		MaxModelLen int   `json:"max_model_len"`
+		Tokens      []int `json:"tokens"`
+	}
+	_ = json.Unmarshal(tok, &tokenized)
+	if tokenized.MaxModelLen != 64 || tokenized.Count <= 64 {
+		t.Fatalf("tokenize: %s", tok)
+	}
+	for _, tc := range []struct{ body, want string }{
+		{`{"model":"tiny",` + long + `}`, fmt.Sprintf(`{"error":{"message":"You passed %d input tokens and requested 0 output tokens. However, the model's context length is only 64 tokens, resulting in a maximum input length of 64 tokens. Please reduce the length of the input prompt.","type":"BadRequestError","param":"input_tokens","code":400}}`, tokenized.Count)},
+		{`{"model":"tiny",` + hello + `,"max_tokens":60}`, `{"error":{"message":"You passed 10 input tokens and requested 60 output tokens. However, the model's context length is only 64 tokens, resulting in a maximum input length of 4 tokens. Please reduce the length of the input prompt.","type":"BadRequestError","param":"input_tokens","code":400}}`},
+		{`{"model":"tiny",` + hello + `,"max_completion_tokens":65}`, `{"error":{"message":"max_completion_tokens=65cannot be greater than max_model_len=max_total_tokens=64. Please request fewer output tokens.","type":"BadRequestError","param":"max_completion_tokens","code":400}}`},
+		{`{"model":"tiny",` + long + `,"max_tokens":10,"truncate_prompt_tokens":60}`, `{"error":{"message":"truncate_prompt_tokens=60 cannot be greater than max_model_len - max_tokens = 54. Please request a smaller truncation size.","type":"BadRequestError","param":"truncate_prompt_tokens","code":400}}`},
+	} {
+		status, _, body := s.post(t, "/v1/chat/completions", tc.body)
+		if status != 400 || strings.TrimSpace(string(body)) != tc.want {
+			t.Errorf("%s:\n%d %s\nwant %s", tc.body, status, body, tc.want)
+		}
+	}
+	c, raw := s.complete(t, `{"model":"tiny",`+long+`,"max_tokens":4,"truncate_prompt_tokens":20,"return_token_ids":true}`)
+	if c.Usage.PromptTokens != 20 || fmt.Sprint(c.PromptTokenIDs) != fmt.Sprint(tokenized.Tokens[len(tokenized.Tokens)-20:]) {
+		t.Errorf("truncated: %s", raw)
+	}
+	right, raw := s.complete(t, `{"model":"tiny",`+long+`,"max_tokens":4,"truncate_prompt_tokens":20,"truncation_side":"right","return_token_ids":true}`)
+	if fmt.Sprint(right.PromptTokenIDs) != fmt.Sprint(tokenized.Tokens[:20]) {
+		t.Errorf("truncated on the right: %s", raw)
+	}
+}
