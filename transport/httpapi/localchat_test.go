@@ -527,3 +527,201 @@ func TestLocalContextLength(t *testing.T) {
 		t.Errorf("truncated on the right: %s", raw)
 	}
 }
+
+// The chat template gets tools (tool_choice auto/none), documents and
+// chat_template_kwargs: /tokenize with the same messages shows the ids a
+// completion feeds the model.
+func TestLocalTemplateOptions(t *testing.T) {
+	t.Parallel()
+	s := newLocalServer(t, 1024)
+	tools := `"tools":[{"type":"function","function":{"name":"get_weather","description":"Weather in a city","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}]`
+	prompt := func(extra string) (completion, string) {
+		c, _ := s.complete(t, `{"model":"tiny",`+hello+extra+`,"max_tokens":1,"return_token_ids":true}`)
+		ids, _ := json.Marshal(c.PromptTokenIDs)
+		_, _, text := s.post(t, "/detokenize", `{"model":"tiny","tokens":`+string(ids)+`}`)
+		var d struct{ Prompt string }
+		_ = json.Unmarshal(text, &d)
+		return c, d.Prompt
+	}
+	_, plain := prompt("")
+	if plain != "<|im_start|>user\nHello!<|im_end|>\n<|im_start|>assistant\n" {
+		t.Errorf("plain prompt %q", plain)
+	}
+	withTools, text := prompt("," + tools)
+	if !strings.Contains(text, `"name": "get_weather"`) || !strings.Contains(text, "<tools>") {
+		t.Errorf("tools not rendered: %q", text)
+	}
+	_, _, tok := s.post(t, "/tokenize", `{"model":"tiny",`+hello+`,`+tools+`}`)
+	var tokenized struct{ Tokens []int }
+	_ = json.Unmarshal(tok, &tokenized)
+	if fmt.Sprint(tokenized.Tokens) != fmt.Sprint(withTools.PromptTokenIDs) {
+		t.Errorf("/tokenize %v, completion prompt %v", tokenized.Tokens, withTools.PromptTokenIDs)
+	}
+	if _, none := prompt("," + tools + `,"tool_choice":"none"`); none != text {
+		t.Errorf("tool_choice none renders %q", none)
+	}
+	if _, thinking := prompt(`,"chat_template_kwargs":{"enable_thinking":false}`); thinking != plain+"<think>\n\n</think>\n\n" {
+		t.Errorf("enable_thinking false: %q", thinking)
+	}
+	if _, custom := prompt(`,"chat_template":"{% for m in messages %}[{{ m.role }}] {{ m.content }}{% endfor %}"`); custom != "[user] Hello!" {
+		t.Errorf("request chat_template: %q", custom)
+	}
+	status, _, body := s.post(t, "/v1/chat/completions", `{"model":"tiny","messages":[{"role":"user","content":"hi"}],"chat_template":"{{ raise_exception('no users here') }}"}`)
+	if status != 400 || !strings.Contains(string(body), `"message":"no users here"`) {
+		t.Errorf("raise_exception: %d %s", status, body)
+	}
+	status, _, body = s.post(t, "/v1/chat/completions", `{"model":"tiny","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"http://x/y.png"}}]}]}`)
+	if status != 400 || !strings.Contains(string(body), `"param":"messages.0.content.0"`) {
+		t.Errorf("image content: %d %s", status, body)
+	}
+}
+
+// What local models cannot do yet is a 400 naming the field, never a
+// silently unconstrained answer.
+func TestLocalNotYetSupported(t *testing.T) {
+	t.Parallel()
+	s := newLocalServer(t, 256)
+	tools := `"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]`
+	for _, tc := range []struct{ extra, param string }{
+		{`"response_format":{"type":"json_object"}`, "response_format"},
+		{`"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{"type":"object"}}}`, "response_format"},
+		{`"structured_outputs":{"regex":"[a-z]+"}`, "structured_outputs"},
+		{`"guided_json":{"type":"object"}`, "guided_json"},
+		{`"guided_choice":["a","b"]`, "guided_choice"},
+		{tools + `,"tool_choice":"required"`, "tool_choice"},
+		{tools + `,"tool_choice":{"type":"function","function":{"name":"f"}}`, "tool_choice"},
+		{`"use_beam_search":true`, "use_beam_search"},
+	} {
+		status, _, body := s.post(t, "/v1/chat/completions", `{"model":"tiny",`+hello+`,`+tc.extra+`}`)
+		if status != 400 || !strings.Contains(string(body), `"param":"`+tc.param+`"`) || !strings.Contains(string(body), "not supported by local models yet") {
+			t.Errorf("%s: %d %s", tc.extra, status, body)
+		}
+	}
+	if status, _, body := s.post(t, "/v1/chat/completions", `{"model":"tiny",`+hello+`,"response_format":{"type":"text"},"max_tokens":1}`); status != 200 {
+		t.Errorf("response_format text: %d %s", status, body)
+	}
+}
+
+// POST /tokenize and /detokenize answer as vLLM's: prompt or messages,
+// add_special_tokens, token_strs; errors in vLLM's envelope; the same
+// authentication as every chat route.
+func TestLocalTokenizeRoutes(t *testing.T) {
+	t.Parallel()
+	s := newLocalServer(t, 256)
+	status, _, body := s.post(t, "/tokenize", `{"model":"tiny","prompt":"Hello world<|im_end|>","return_token_strs":true}`)
+	if status != 200 || string(bytes.TrimSpace(body)) != `{"count":3,"max_model_len":256,"tokens":[9707,1879,151645],"token_strs":["Hello","Ġworld","<|im_end|>"]}` {
+		t.Errorf("tokenize prompt: %d %s", status, body)
+	}
+	status, _, body = s.post(t, "/tokenize", `{"model":"tiny","prompt":"Hello"}`)
+	if status != 200 || !strings.Contains(string(body), `"token_strs":null`) {
+		t.Errorf("tokenize without token_strs: %d %s", status, body)
+	}
+	status, _, body = s.post(t, "/detokenize", `{"model":"tiny","tokens":[9707,1879,151645]}`)
+	if status != 200 || string(bytes.TrimSpace(body)) != `{"prompt":"Hello world<|im_end|>"}` {
+		t.Errorf("detokenize: %d %s", status, body)
+	}
+	status, _, body = s.post(t, "/tokenize", `{"model":"tiny",`+hello+`,"add_generation_prompt":false}`)
+	if status != 200 || !strings.Contains(string(body), `"count":7`) {
+		t.Errorf("tokenize messages without generation prompt: %d %s", status, body)
+	}
+	for _, tc := range []struct {
+		path, body string
+		status     int
+		want       string
+	}{
+		{"/tokenize", `{"model":"nope","prompt":"x"}`, 404, `{"error":{"message":"The model ` + "`nope`" + ` does not exist.","type":"NotFoundError","param":"model","code":404}}`},
+		{"/detokenize", `{"model":"nope","tokens":[1]}`, 404, `"type":"NotFoundError"`},
+		{"/tokenize", `{"model":"tiny",` + hello + `,"add_generation_prompt":true,"continue_final_message":true}`, 400, "Cannot set both `continue_final_message` and `add_generation_prompt` to True."},
+		{"/tokenize", `{"model":"tiny"}`, 400, `"param":"prompt"`},
+		{"/detokenize", `{"model":"tiny","tokens":[99999999]}`, 400, "out of vocabulary"},
+		{"/detokenize", `{"model":"tiny","tokens":"x"}`, 400, `"code":400`},
+	} {
+		status, _, body := s.post(t, tc.path, tc.body)
+		if status != tc.status || !strings.Contains(string(body), tc.want) {
+			t.Errorf("%s %s: %d %s", tc.path, tc.body, status, body)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodPost, s.server.URL+"/tokenize", strings.NewReader(`{"prompt":"x"}`))
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("tokenize without a key: %d", res.StatusCode)
+	}
+}
+
+// /v1/models lists a local model with its context length, and its
+// completions are traced like forwarded ones: the request, the answer (the
+// stream assembled) and the usage under the model's name.
+func TestLocalModelsAndTracing(t *testing.T) {
+	t.Parallel()
+	s := newLocalServer(t, 256)
+	req, _ := http.NewRequest(http.MethodGet, s.server.URL+"/v1/models", nil)
+	req.Header.Set("Authorization", "Bearer "+s.aliceKey)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if !strings.Contains(string(raw), `"id":"tiny"`) || !strings.Contains(string(raw), `"max_model_len":256`) {
+		t.Errorf("models: %s", raw)
+	}
+	status, header, whole := s.post(t, "/v1/chat/completions", `{"model":"tiny",`+hello+`,"max_tokens":3,"seed":5}`)
+	if status != 200 || header.Get(chat.CallIDHeader) == "" {
+		t.Fatalf("%d %v %s", status, header, whole)
+	}
+	payloads := s.stream(t, `{"model":"tiny",`+hello+`,"max_tokens":3,"seed":5,"stream":true,"stream_options":{"include_usage":true}}`)
+	if len(payloads) < 3 {
+		t.Fatalf("stream %v", payloads)
+	}
+	gateway := s.handler.cfg.Chat
+	if err := gateway.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s.calls.mu.Lock()
+	defer s.calls.mu.Unlock()
+	if len(s.calls.calls) != 2 {
+		t.Fatalf("%d calls traced", len(s.calls.calls))
+	}
+	first, second := s.calls.calls[0], s.calls.calls[1]
+	if first.OpName != chat.OpChatCompletion || first.ID != header.Get(chat.CallIDHeader) || first.ProjectID != "alice/chat" ||
+		string(first.Output) != strings.TrimSpace(string(whole)) || first.Exception != "" {
+		t.Errorf("traced %+v", first)
+	}
+	var summary map[string]map[string]map[string]int
+	_ = json.Unmarshal(first.Summary, &summary)
+	if u := summary["usage"]["tiny"]; u["completion_tokens"] != 3 || u["requests"] != 1 || u["prompt_tokens"] != 10 {
+		t.Errorf("summary %s", first.Summary)
+	}
+	var out completion
+	_ = json.Unmarshal(second.Output, &out)
+	var w completion
+	_ = json.Unmarshal(whole, &w)
+	if len(out.Choices) != 1 || *out.Choices[0].Message.Content != *w.Choices[0].Message.Content || out.Usage.TotalTokens != w.Usage.TotalTokens {
+		t.Errorf("streamed call output %s, whole %s", second.Output, whole)
+	}
+}
+
+// continuous_usage_stats puts the running usage of the chunk's choice on
+// every chunk.
+func TestLocalContinuousUsage(t *testing.T) {
+	t.Parallel()
+	s := newLocalServer(t, 256)
+	payloads := s.stream(t, `{"model":"tiny",`+hello+`,"max_tokens":4,"ignore_eos":true,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true}}`)
+	last := -1
+	for _, p := range payloads[:len(payloads)-1] {
+		var c chunk
+		_ = json.Unmarshal([]byte(p), &c)
+		if c.Usage == nil || c.Usage.CompletionTokens < last || c.Usage.TotalTokens != c.Usage.PromptTokens+c.Usage.CompletionTokens {
+			t.Fatalf("chunk %s", p)
+		}
+		last = c.Usage.CompletionTokens
+	}
+	if last != 4 {
+		t.Errorf("final completion tokens %d", last)
+	}
+}
