@@ -106,18 +106,26 @@ type LocalOptions struct {
 	// tokenizer_config.json and, when present, chat_template.jinja and
 	// generation_config.json. Required for kind local.
 	Path string `yaml:"path"`
-	// Threads is how many threads a forward pass uses. Default: the
+	// Threads is how many threads a forward pass uses. Default (0): the
 	// number of CPUs the process may use (GOMAXPROCS).
 	Threads int `yaml:"threads"`
 	// MaxSequences bounds the sequences decoded together (continuous
 	// batching); requests beyond it wait in a queue. Default:
-	// [DefaultLocalMaxSequences].
+	// local.DefaultMaxSeqs (16).
 	MaxSequences int `yaml:"max_sequences"`
 	// KVCacheBytes bounds the memory of the key-value cache, e.g. "512MiB"
 	// or "2GiB". A request that cannot get room waits; once the queue is
 	// full it is answered 503 with Retry-After. Default:
-	// [DefaultLocalKVCacheBytes].
+	// local.DefaultKVCacheBytes (1GiB).
 	KVCacheBytes ByteSize `yaml:"kv_cache_bytes"`
+	// MaxQueued bounds the requests waiting for admission; one more is
+	// answered 503 with Retry-After at once. Default:
+	// local.DefaultMaxQueued (256).
+	MaxQueued int `yaml:"max_queued"`
+	// MaxQueueWait bounds how long a request waits for admission (a free
+	// sequence slot and room in the KV cache) before it is answered 503
+	// with Retry-After. Default: local.DefaultMaxQueueWait (10s).
+	MaxQueueWait time.Duration `yaml:"max_queue_wait"`
 	// WeightType is how linear-layer weights are held: "f32" (default,
 	// exact) or "int8" (blocks of 32 weights with one scale each: a quarter
 	// of the memory traffic, for speed on larger models).
@@ -127,12 +135,6 @@ type LocalOptions struct {
 	// --enable-prompt-tokens-details. Default false: the field is null.
 	PromptTokensDetails bool `yaml:"prompt_tokens_details"`
 }
-
-// Defaults of [LocalOptions].
-const (
-	DefaultLocalMaxSequences = 16
-	DefaultLocalKVCacheBytes = 1 << 30
-)
 
 // ByteSize is a number of bytes, written in a routing file as an integer or
 // with a unit: "512MiB", "2GiB", "1.5GB".
@@ -255,8 +257,8 @@ func (u *Upstream) prepare(model string, lookupEnv func(string) (string, bool)) 
 	if u.Kind == KindLocal {
 		return u.prepareLocal(model)
 	}
-	if u.Path != "" || u.Threads != 0 || u.MaxSequences != 0 || u.KVCacheBytes != 0 || u.WeightType != "" || u.PromptTokensDetails {
-		return errors.New("path, threads, max_sequences, kv_cache_bytes, weight_type and prompt_tokens_details are for kind local only")
+	if u.LocalOptions != (LocalOptions{}) {
+		return errors.New("path, threads, max_sequences, kv_cache_bytes, max_queued, max_queue_wait, weight_type and prompt_tokens_details are for kind local only")
 	}
 	parsed, err := url.Parse(u.URL)
 	if err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
@@ -296,8 +298,8 @@ func (u *Upstream) prepareLocal(model string) error {
 		return errors.New("a local upstream takes a path, not url or api_key_env")
 	case u.Path == "":
 		return errors.New("path (the model directory) is required for kind local")
-	case u.Threads < 0 || u.MaxSequences < 0 || u.KVCacheBytes < 0:
-		return errors.New("threads, max_sequences and kv_cache_bytes must not be negative")
+	case u.Threads < 0 || u.MaxSequences < 0 || u.KVCacheBytes < 0 || u.MaxQueued < 0 || u.MaxQueueWait < 0:
+		return errors.New("threads, max_sequences, kv_cache_bytes, max_queued and max_queue_wait must not be negative")
 	}
 	switch u.WeightType {
 	case "":
@@ -308,12 +310,6 @@ func (u *Upstream) prepareLocal(model string) error {
 	}
 	if u.Model == "" {
 		u.Model = model
-	}
-	if u.MaxSequences == 0 {
-		u.MaxSequences = DefaultLocalMaxSequences
-	}
-	if u.KVCacheBytes == 0 {
-		u.KVCacheBytes = DefaultLocalKVCacheBytes
 	}
 	u.Weight = 1
 	return nil

@@ -725,3 +725,42 @@ func TestLocalContinuousUsage(t *testing.T) {
 		t.Errorf("final completion tokens %d", last)
 	}
 }
+
+// A request the engine cannot admit in time is answered 503 with
+// Retry-After, in vLLM's envelope, and traced as failed.
+func TestLocalOverloaded(t *testing.T) {
+	t.Parallel()
+	dir := llmtest.ModelDir{Dims: llmtest.TinyQwen3, Tokenizer: llmtest.TokenizerQwen3}.Write(t)
+	routing, err := chat.ParseRouting([]byte(fmt.Sprintf(`models:
+  - name: tiny
+    upstreams: [{kind: local, path: %q, threads: 1, max_sequences: 1, kv_cache_bytes: 64MiB, max_queue_wait: 200ms}]
+`, dir)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gateway, err := chat.New(chat.Config{Routing: routing, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = gateway.Close(context.Background()) })
+	s := &localServer{fixture: newFixture(t, testdb.SQLite(t), 1<<20, func(cfg *Config) { cfg.Chat = gateway })}
+
+	// A long stream holds the only sequence slot.
+	req, _ := http.NewRequest(http.MethodPost, s.server.URL+"/v1/chat/completions",
+		strings.NewReader(`{"model":"tiny",`+hello+`,"max_tokens":1000,"ignore_eos":true,"stream":true}`))
+	req.Header.Set("Authorization", "Bearer "+s.aliceKey)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if _, err := bufio.NewReader(res.Body).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	status, header, body := s.post(t, "/v1/chat/completions", `{"model":"tiny",`+hello+`,"max_tokens":2}`)
+	if status != http.StatusServiceUnavailable || header.Get("Retry-After") != "1" ||
+		!strings.Contains(string(body), `"type":"ServiceUnavailableError"`) || !strings.Contains(string(body), `"code":503`) {
+		t.Errorf("overloaded: %d Retry-After %q %s", status, header.Get("Retry-After"), body)
+	}
+}
