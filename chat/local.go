@@ -144,6 +144,9 @@ func (s *Gateway) attemptLocal(ctx context.Context, r *Route, req *CompletionReq
 	if err != nil {
 		return false, err
 	}
+	if d := lm.engine.SamplingDefaults().MaxTokens; requested == nil && d != nil {
+		maxTokens = min(maxTokens, *d) // generation_config.json's max_new_tokens
+	}
 	engineReq, err := engineRequest(req, ids, maxTokens)
 	if err != nil {
 		return false, err
