@@ -72,6 +72,9 @@ type Stats struct {
 	Running, Waiting int
 	// Preemptions counts sequences swapped out of the cache so far.
 	Preemptions int
+	// Steps counts forward passes so far, Rows the sequences they carried
+	// (Rows/Steps is the mean batch).
+	Steps, Rows int
 	// KV counts the cache's blocks by state.
 	KV KVBlocks
 }

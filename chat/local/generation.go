@@ -227,6 +227,7 @@ func (g *Generation) finish(err error) {
 	}
 	g.mu.Unlock()
 	g.signal()
+	g.cancel() // detach from the caller's context
 }
 
 func (g *Generation) setPromptLogprobs(plp []*Logprobs) {
