@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -39,25 +40,56 @@ func (l *callLog) RecordCalls(_ context.Context, calls []chat.Call) error {
 	return nil
 }
 
-func newLocalServer(t *testing.T, maxModelLen int) *localServer {
+// newLocalGateway opens a gateway serving the tiny model as "tiny" with a
+// context of maxModelLen tokens and the extra route options given.
+func newLocalGateway(t *testing.T, maxModelLen int, options string, recorder chat.CallRecorder) *chat.Gateway {
 	t.Helper()
-	dir := llmtest.ModelDir{Dims: llmtest.TinyQwen3, Tokenizer: llmtest.TokenizerQwen3}.Write(t)
+	dims := llmtest.TinyQwen3
+	dims.MaxPositions = max(dims.MaxPositions, maxModelLen)
+	dir := llmtest.ModelDir{Dims: dims, Tokenizer: llmtest.TokenizerQwen3}.Write(t)
 	routing, err := chat.ParseRouting([]byte(fmt.Sprintf(`models:
   - name: tiny
     max_model_len: %d
-    upstreams: [{kind: local, path: %q, threads: 1, max_sequences: 4, kv_cache_bytes: 64MiB, prompt_tokens_details: true}]
-`, maxModelLen, dir)), nil)
+    upstreams: [{kind: local, path: %q, threads: 1, kv_cache_bytes: 64MiB, %s}]
+`, maxModelLen, dir, options)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	calls := &callLog{}
-	gateway, err := chat.New(chat.Config{Routing: routing, Recorder: calls, Logger: slog.New(slog.DiscardHandler)})
+	gateway, err := chat.New(chat.Config{Routing: routing, Recorder: recorder, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = gateway.Close(context.Background()) })
-	f := newFixture(t, testdb.SQLite(t), 1<<20, func(cfg *Config) { cfg.Chat = gateway })
-	return &localServer{fixture: f, calls: calls}
+	return gateway
+}
+
+// sharedLocal is the gateway most wire tests share: opening a model takes
+// a while (the Qwen3 tokenizer), and these tests only read answers. It is
+// opened by the first test that needs it and stays open for the package's
+// run (its files may be removed once opened: the engine has read them, and
+// the weights stay mapped).
+var sharedLocal struct {
+	once    sync.Once
+	gateway *chat.Gateway
+	err     string
+}
+
+// newLocalServer is the real HTTP handler, on a database of its own, over
+// the shared gateway: a tiny random-weight Qwen3 (the real Qwen3 tokenizer
+// and chat template) served as "tiny" with max_model_len 256.
+func newLocalServer(t *testing.T) *localServer {
+	t.Helper()
+	sharedLocal.once.Do(func() {
+		defer func() {
+			if sharedLocal.gateway == nil {
+				sharedLocal.err = "opening the shared local model failed"
+			}
+		}()
+		sharedLocal.gateway = newLocalGateway(t, 256, "max_sequences: 8, prompt_tokens_details: true", nil)
+	})
+	if sharedLocal.gateway == nil {
+		t.Fatal(sharedLocal.err)
+	}
+	return &localServer{fixture: newFixture(t, testdb.SQLite(t), 1<<20, func(cfg *Config) { cfg.Chat = sharedLocal.gateway })}
 }
 
 // post sends a JSON body with alice's key and returns the status, headers
@@ -195,7 +227,7 @@ func member(t *testing.T, raw json.RawMessage, path ...any) json.RawMessage {
 // dumps, in its order, with the counts of what was generated.
 func TestLocalCompletionShape(t *testing.T) {
 	t.Parallel()
-	s := newLocalServer(t, 256)
+	s := newLocalServer(t)
 	c, raw := s.complete(t, `{"model":"tiny",`+hello+`,"max_tokens":5,"temperature":0}`)
 	want := map[string]string{
 		"":                  "id object created model choices service_tier system_fingerprint usage prompt_logprobs prompt_token_ids prompt_text kv_transfer_params ec_transfer_params metrics",
@@ -224,9 +256,11 @@ func TestLocalCompletionShape(t *testing.T) {
 		c.Usage.PromptTokens != tokenized.Count || c.Usage.CompletionTokens != 5 || c.Usage.TotalTokens != tokenized.Count+5 {
 		t.Errorf("answer %s (prompt of %d tokens)", raw, tokenized.Count)
 	}
-	// The same prompt again reads its first full KV block from the cache.
-	again, _ := s.complete(t, `{"model":"tiny","messages":[{"role":"user","content":"`+strings.Repeat("word ", 40)+`"}],"max_tokens":1}`)
-	again2, raw2 := s.complete(t, `{"model":"tiny","messages":[{"role":"user","content":"`+strings.Repeat("word ", 40)+`"}],"max_tokens":1}`)
+	// The same prompt again reads its first full KV block from the cache
+	// (a prompt of this run only: the model is shared).
+	long := `{"model":"tiny","messages":[{"role":"user","content":"` + rand.Text() + strings.Repeat(" word", 40) + `"}],"max_tokens":1}`
+	again, _ := s.complete(t, long)
+	again2, raw2 := s.complete(t, long)
 	if again.Usage.PromptTokensDetails.CachedTokens != 0 || again2.Usage.PromptTokensDetails.CachedTokens == 0 {
 		t.Errorf("cached tokens %d then %s", again.Usage.PromptTokensDetails.CachedTokens, raw2)
 	}
@@ -260,7 +294,7 @@ type chunk struct {
 // chunk, a finish chunk per choice, the usage chunk, [DONE]).
 func TestLocalStreamEqualsWhole(t *testing.T) {
 	t.Parallel()
-	s := newLocalServer(t, 256)
+	s := newLocalServer(t)
 	req := `{"model":"tiny",` + hello + `,"max_tokens":12,"temperature":1,"seed":7,"n":2,"logprobs":true,"top_logprobs":2,"return_token_ids":true`
 	whole, _ := s.complete(t, req+`}`)
 	payloads := s.stream(t, req+`,"stream":true,"stream_options":{"include_usage":true}}`)
@@ -321,7 +355,7 @@ func TestLocalStreamEqualsWhole(t *testing.T) {
 // Same seed, same output; another seed, another output.
 func TestLocalSeed(t *testing.T) {
 	t.Parallel()
-	s := newLocalServer(t, 256)
+	s := newLocalServer(t)
 	text := func(seed int) string {
 		c, _ := s.complete(t, fmt.Sprintf(`{"model":"tiny",%s,"max_tokens":16,"temperature":1,"seed":%d}`, hello, seed))
 		return *c.Choices[0].Message.Content
@@ -336,7 +370,7 @@ func TestLocalSeed(t *testing.T) {
 // bytes are the token's UTF-8, and return_tokens_as_token_ids names ids.
 func TestLocalLogprobs(t *testing.T) {
 	t.Parallel()
-	s := newLocalServer(t, 256)
+	s := newLocalServer(t)
 	c, raw := s.complete(t, `{"model":"tiny",`+hello+`,"max_tokens":6,"temperature":0,"logprobs":true,"top_logprobs":3,"return_token_ids":true}`)
 	lp := c.Choices[0].Logprobs
 	if lp == nil || len(lp.Content) != 6 || len(c.Choices[0].TokenIDs) != 6 {
@@ -380,7 +414,7 @@ func TestLocalLogprobs(t *testing.T) {
 // the prompt's own token id; echo asks for them too.
 func TestLocalPromptLogprobs(t *testing.T) {
 	t.Parallel()
-	s := newLocalServer(t, 256)
+	s := newLocalServer(t)
 	c, raw := s.complete(t, `{"model":"tiny",`+hello+`,"max_tokens":1,"prompt_logprobs":2,"return_token_ids":true}`)
 	if len(c.PromptLogprobs) != len(c.PromptTokenIDs) || string(c.PromptLogprobs[0]) != "null" {
 		t.Fatalf("prompt_logprobs %s", raw)
@@ -409,7 +443,7 @@ func TestLocalPromptLogprobs(t *testing.T) {
 // a trailing user message is not echoed.
 func TestLocalEcho(t *testing.T) {
 	t.Parallel()
-	s := newLocalServer(t, 256)
+	s := newLocalServer(t)
 	prefill := `"messages":[{"role":"user","content":"Tell a story"},{"role":"assistant","content":"Once upon a time"}],"add_generation_prompt":false,"continue_final_message":true`
 	c, raw := s.complete(t, `{"model":"tiny",`+prefill+`,"echo":true,"max_tokens":3,"temperature":0}`)
 	plain, _ := s.complete(t, `{"model":"tiny",`+prefill+`,"max_tokens":3,"temperature":0}`)
@@ -433,7 +467,7 @@ func TestLocalEcho(t *testing.T) {
 // reasons; include_stop_str_in_output keeps the string.
 func TestLocalStop(t *testing.T) {
 	t.Parallel()
-	s := newLocalServer(t, 256)
+	s := newLocalServer(t)
 	base, _ := s.complete(t, `{"model":"tiny",`+hello+`,"max_tokens":8,"temperature":0,"return_token_ids":true,"logprobs":true}`)
 	text := *base.Choices[0].Message.Content
 	tokens := base.Choices[0].Logprobs.Content
@@ -470,7 +504,7 @@ func slicesIndex(ids []int, id int) int {
 // exactly max_tokens; min_tokens and penalties pass through.
 func TestLocalChoicesAndLengths(t *testing.T) {
 	t.Parallel()
-	s := newLocalServer(t, 64)
+	s := newLocalServer(t)
 	c, raw := s.complete(t, `{"model":"tiny",`+hello+`,"n":3,"max_tokens":4,"ignore_eos":true,"seed":1,"presence_penalty":0.5,"frequency_penalty":0.5,"repetition_penalty":1.2,"top_k":20,"top_p":0.9,"min_p":0.01,"min_tokens":2}`)
 	if len(c.Choices) != 3 || c.Usage.CompletionTokens != 12 {
 		t.Fatalf("n=3: %s", raw)
@@ -482,7 +516,7 @@ func TestLocalChoicesAndLengths(t *testing.T) {
 	}
 	// No max_tokens: as many as the context leaves.
 	all, raw := s.complete(t, `{"model":"tiny",`+hello+`,"ignore_eos":true}`)
-	if all.Usage.TotalTokens != 64 || all.Choices[0].FinishReason != "length" {
+	if all.Usage.TotalTokens != 256 || all.Choices[0].FinishReason != "length" {
 		t.Errorf("default max_tokens: %s", raw)
 	}
 	// Greedy sampling with n > 1 is refused, as vLLM does.
@@ -495,8 +529,8 @@ func TestLocalChoicesAndLengths(t *testing.T) {
 // not fit, and truncate_prompt_tokens keeping the prompt's last tokens.
 func TestLocalContextLength(t *testing.T) {
 	t.Parallel()
-	s := newLocalServer(t, 64)
-	long := `"messages":[{"role":"user","content":"` + strings.Repeat("many words ", 40) + `"}]`
+	s := newLocalServer(t)
+	long := `"messages":[{"role":"user","content":"` + strings.Repeat("many words ", 150) + `"}]`
 	_, _, tok := s.post(t, "/tokenize", `{"model":"tiny",`+long+`}`)
 	var tokenized struct {
 		Count       int   `json:"count"`
@@ -504,14 +538,14 @@ func TestLocalContextLength(t *testing.T) {
 		Tokens      []int `json:"tokens"`
 	}
 	_ = json.Unmarshal(tok, &tokenized)
-	if tokenized.MaxModelLen != 64 || tokenized.Count <= 64 {
+	if tokenized.MaxModelLen != 256 || tokenized.Count <= 256 {
 		t.Fatalf("tokenize: %s", tok)
 	}
 	for _, tc := range []struct{ body, want string }{
-		{`{"model":"tiny",` + long + `}`, fmt.Sprintf(`{"error":{"message":"You passed %d input tokens and requested 0 output tokens. However, the model's context length is only 64 tokens, resulting in a maximum input length of 64 tokens. Please reduce the length of the input prompt.","type":"BadRequestError","param":"input_tokens","code":400}}`, tokenized.Count)},
-		{`{"model":"tiny",` + hello + `,"max_tokens":60}`, `{"error":{"message":"You passed 10 input tokens and requested 60 output tokens. However, the model's context length is only 64 tokens, resulting in a maximum input length of 4 tokens. Please reduce the length of the input prompt.","type":"BadRequestError","param":"input_tokens","code":400}}`},
-		{`{"model":"tiny",` + hello + `,"max_completion_tokens":65}`, `{"error":{"message":"max_completion_tokens=65cannot be greater than max_model_len=max_total_tokens=64. Please request fewer output tokens.","type":"BadRequestError","param":"max_completion_tokens","code":400}}`},
-		{`{"model":"tiny",` + long + `,"max_tokens":10,"truncate_prompt_tokens":60}`, `{"error":{"message":"truncate_prompt_tokens=60 cannot be greater than max_model_len - max_tokens = 54. Please request a smaller truncation size.","type":"BadRequestError","param":"truncate_prompt_tokens","code":400}}`},
+		{`{"model":"tiny",` + long + `}`, fmt.Sprintf(`{"error":{"message":"You passed %d input tokens and requested 0 output tokens. However, the model's context length is only 256 tokens, resulting in a maximum input length of 256 tokens. Please reduce the length of the input prompt.","type":"BadRequestError","param":"input_tokens","code":400}}`, tokenized.Count)},
+		{`{"model":"tiny",` + hello + `,"max_tokens":250}`, `{"error":{"message":"You passed 10 input tokens and requested 250 output tokens. However, the model's context length is only 256 tokens, resulting in a maximum input length of 6 tokens. Please reduce the length of the input prompt.","type":"BadRequestError","param":"input_tokens","code":400}}`},
+		{`{"model":"tiny",` + hello + `,"max_completion_tokens":257}`, `{"error":{"message":"max_completion_tokens=257cannot be greater than max_model_len=max_total_tokens=256. Please request fewer output tokens.","type":"BadRequestError","param":"max_completion_tokens","code":400}}`},
+		{`{"model":"tiny",` + long + `,"max_tokens":10,"truncate_prompt_tokens":250}`, `{"error":{"message":"truncate_prompt_tokens=250 cannot be greater than max_model_len - max_tokens = 246. Please request a smaller truncation size.","type":"BadRequestError","param":"truncate_prompt_tokens","code":400}}`},
 	} {
 		status, _, body := s.post(t, "/v1/chat/completions", tc.body)
 		if status != 400 || strings.TrimSpace(string(body)) != tc.want {
@@ -533,7 +567,7 @@ func TestLocalContextLength(t *testing.T) {
 // completion feeds the model.
 func TestLocalTemplateOptions(t *testing.T) {
 	t.Parallel()
-	s := newLocalServer(t, 1024)
+	s := newLocalServer(t)
 	tools := `"tools":[{"type":"function","function":{"name":"get_weather","description":"Weather in a city","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}]`
 	prompt := func(extra string) (completion, string) {
 		c, _ := s.complete(t, `{"model":"tiny",`+hello+extra+`,"max_tokens":1,"return_token_ids":true}`)
@@ -580,7 +614,7 @@ func TestLocalTemplateOptions(t *testing.T) {
 // silently unconstrained answer.
 func TestLocalNotYetSupported(t *testing.T) {
 	t.Parallel()
-	s := newLocalServer(t, 256)
+	s := newLocalServer(t)
 	tools := `"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]`
 	for _, tc := range []struct{ extra, param string }{
 		{`"response_format":{"type":"json_object"}`, "response_format"},
@@ -607,7 +641,7 @@ func TestLocalNotYetSupported(t *testing.T) {
 // authentication as every chat route.
 func TestLocalTokenizeRoutes(t *testing.T) {
 	t.Parallel()
-	s := newLocalServer(t, 256)
+	s := newLocalServer(t)
 	status, _, body := s.post(t, "/tokenize", `{"model":"tiny","prompt":"Hello world<|im_end|>","return_token_strs":true}`)
 	if status != 200 || string(bytes.TrimSpace(body)) != `{"count":3,"max_model_len":256,"tokens":[9707,1879,151645],"token_strs":["Hello","Ġworld","<|im_end|>"]}` {
 		t.Errorf("tokenize prompt: %d %s", status, body)
@@ -658,7 +692,9 @@ func TestLocalTokenizeRoutes(t *testing.T) {
 // stream assembled) and the usage under the model's name.
 func TestLocalModelsAndTracing(t *testing.T) {
 	t.Parallel()
-	s := newLocalServer(t, 256)
+	calls := &callLog{}
+	gateway := newLocalGateway(t, 256, "max_sequences: 2", calls)
+	s := &localServer{fixture: newFixture(t, testdb.SQLite(t), 1<<20, func(cfg *Config) { cfg.Chat = gateway }), calls: calls}
 	req, _ := http.NewRequest(http.MethodGet, s.server.URL+"/v1/models", nil)
 	req.Header.Set("Authorization", "Bearer "+s.aliceKey)
 	res, err := http.DefaultClient.Do(req)
@@ -678,7 +714,6 @@ func TestLocalModelsAndTracing(t *testing.T) {
 	if len(payloads) < 3 {
 		t.Fatalf("stream %v", payloads)
 	}
-	gateway := s.handler.cfg.Chat
 	if err := gateway.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -710,7 +745,7 @@ func TestLocalModelsAndTracing(t *testing.T) {
 // every chunk.
 func TestLocalContinuousUsage(t *testing.T) {
 	t.Parallel()
-	s := newLocalServer(t, 256)
+	s := newLocalServer(t)
 	payloads := s.stream(t, `{"model":"tiny",`+hello+`,"max_tokens":4,"ignore_eos":true,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true}}`)
 	last := -1
 	for _, p := range payloads[:len(payloads)-1] {
@@ -730,24 +765,14 @@ func TestLocalContinuousUsage(t *testing.T) {
 // Retry-After, in vLLM's envelope, and traced as failed.
 func TestLocalOverloaded(t *testing.T) {
 	t.Parallel()
-	dir := llmtest.ModelDir{Dims: llmtest.TinyQwen3, Tokenizer: llmtest.TokenizerQwen3}.Write(t)
-	routing, err := chat.ParseRouting([]byte(fmt.Sprintf(`models:
-  - name: tiny
-    upstreams: [{kind: local, path: %q, threads: 1, max_sequences: 1, kv_cache_bytes: 64MiB, max_queue_wait: 200ms}]
-`, dir)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gateway, err := chat.New(chat.Config{Routing: routing, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The long stream could not finish in many times the queue wait.
+	gateway := newLocalGateway(t, 16384, "max_sequences: 1, max_queue_wait: 200ms", nil)
 	t.Cleanup(func() { _ = gateway.Close(context.Background()) })
 	s := &localServer{fixture: newFixture(t, testdb.SQLite(t), 1<<20, func(cfg *Config) { cfg.Chat = gateway })}
 
 	// A long stream holds the only sequence slot.
 	req, _ := http.NewRequest(http.MethodPost, s.server.URL+"/v1/chat/completions",
-		strings.NewReader(`{"model":"tiny",`+hello+`,"max_tokens":1000,"ignore_eos":true,"stream":true}`))
+		strings.NewReader(`{"model":"tiny",`+hello+`,"max_tokens":16000,"ignore_eos":true,"stream":true}`))
 	req.Header.Set("Authorization", "Bearer "+s.aliceKey)
 	req.Header.Set("Content-Type", "application/json")
 	res, err := http.DefaultClient.Do(req)
