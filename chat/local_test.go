@@ -118,3 +118,31 @@ func TestLocalModelOpenError(t *testing.T) {
 		t.Fatalf("New: %v", err)
 	}
 }
+
+// An engine that stops mid-stream (here: closed) ends the stream as vLLM
+// does: one error event, then [DONE].
+func TestLocalStreamEngineFailure(t *testing.T) {
+	t.Parallel()
+	dims := llmtest.TinyQwen3
+	dims.MaxPositions = 32768
+	dir := llmtest.ModelDir{Dims: dims, Tokenizer: llmtest.TokenizerQwen3}.Write(t)
+	s := newTestService(t, fmt.Sprintf("models: [{name: tiny, upstreams: [{kind: local, path: %q, threads: 1, kv_cache_bytes: 64MiB}]}]", dir), nil)
+	ctx := weft.WithPrincipal(context.Background(), weft.Principal{UserID: "u1", DefaultEntity: "alice"})
+	c, err := s.Complete(ctx, "alice/chat", []byte(`{"model":"tiny","messages":[{"role":"user","content":"hi"}],"max_tokens":32000,"ignore_eos":true,"stream":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.local["tiny"].engine.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	if err := c.Relay(rec); err != nil {
+		t.Fatal(err)
+	}
+	body := rec.Body.String()
+	events := strings.Split(strings.TrimSuffix(body, "\n\n"), "\n\n")
+	last, errorEvent := events[len(events)-1], events[len(events)-2]
+	if last != "data: [DONE]" || !strings.HasPrefix(errorEvent, `data: {"error":{`) || !strings.Contains(errorEvent, `"code":500`) || strings.Count(body, `"error"`) != 1 {
+		t.Fatalf("stream:\n%s", body)
+	}
+}

@@ -91,9 +91,8 @@ func streamAnswer(w io.Writer, gen *local.Generation, o *answerOptions, n int) e
 			break
 		}
 		if err != nil {
-			if first {
-				s.opening(n)
-			}
+			// As vLLM: an engine failure before any output is the first
+			// event, with no role chunk.
 			s.event(map[string]any{"error": map[string]any{"message": err.Error(), "type": "InternalServerError", "param": nil, "code": 500}})
 			break
 		}
