@@ -52,6 +52,8 @@ func (s *Gateway) openLocalModels() error {
 			MaxLogprobs: route.MaxLogprobs, PriorityScheduling: true, countsPrompt: true,
 		}
 		s.local[route.Name] = lm
+		s.cfg.Logger.Info("chat: local model ready", "model", route.Name, "path", u.Path,
+			"max_model_len", engine.MaxModelLen(), "weight_type", u.WeightType)
 	}
 	return nil
 }

@@ -396,6 +396,22 @@ func TestLocalLogprobs(t *testing.T) {
 	if text.String() != *c.Choices[0].Message.Content {
 		t.Errorf("tokens %q, content %q", text.String(), *c.Choices[0].Message.Content)
 	}
+	// Sampled tokens: as vLLM, each position's list starts with the chosen
+	// token, then the most likely others, in order.
+	sampled, raw := s.complete(t, `{"model":"tiny",`+hello+`,"max_tokens":20,"temperature":2,"seed":9,"logprobs":true,"top_logprobs":4}`)
+	below := 0
+	for i, e := range sampled.Choices[0].Logprobs.Content {
+		top := e.TopLogprobs
+		if len(top) != 4 || top[0].Token != e.Token || top[0].Logprob != e.Logprob || top[2].Logprob > top[1].Logprob || top[3].Logprob > top[2].Logprob {
+			t.Errorf("sampled entry %d: %+v", i, e)
+		}
+		if e.Logprob < top[1].Logprob {
+			below++
+		}
+	}
+	if below == 0 {
+		t.Errorf("temperature 2 never chose a token below the most likely: %s", raw)
+	}
 	ids, _ := s.complete(t, `{"model":"tiny",`+hello+`,"max_tokens":6,"temperature":0,"logprobs":true,"top_logprobs":1,"return_tokens_as_token_ids":true}`)
 	for i, e := range ids.Choices[0].Logprobs.Content {
 		if want := fmt.Sprintf("token_id:%d", c.Choices[0].TokenIDs[i]); e.Token != want || e.TopLogprobs[0].Token != want || e.Logprob != lp.Content[i].Logprob {
