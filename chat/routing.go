@@ -113,6 +113,10 @@ type LocalOptions struct {
 	// batching); requests beyond it wait in a queue. Default:
 	// local.DefaultMaxSeqs (16).
 	MaxSequences int `yaml:"max_sequences"`
+	// MaxBatchTokens bounds the tokens of one forward pass (decode rows
+	// first, then prompt chunks); it must be at least MaxSequences.
+	// Default: local.DefaultMaxBatchTokens (512).
+	MaxBatchTokens int `yaml:"max_batch_tokens"`
 	// KVCacheBytes bounds the memory of the key-value cache, e.g. "512MiB"
 	// or "2GiB". A request that cannot get room waits; once the queue is
 	// full it is answered 503 with Retry-After. Default:
@@ -258,7 +262,7 @@ func (u *Upstream) prepare(model string, lookupEnv func(string) (string, bool)) 
 		return u.prepareLocal(model)
 	}
 	if u.LocalOptions != (LocalOptions{}) {
-		return errors.New("path, threads, max_sequences, kv_cache_bytes, max_queued, max_queue_wait, weight_type and prompt_tokens_details are for kind local only")
+		return errors.New("path, threads, max_sequences, max_batch_tokens, kv_cache_bytes, max_queued, max_queue_wait, weight_type and prompt_tokens_details are for kind local only")
 	}
 	parsed, err := url.Parse(u.URL)
 	if err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
@@ -298,8 +302,8 @@ func (u *Upstream) prepareLocal(model string) error {
 		return errors.New("a local upstream takes a path, not url or api_key_env")
 	case u.Path == "":
 		return errors.New("path (the model directory) is required for kind local")
-	case u.Threads < 0 || u.MaxSequences < 0 || u.KVCacheBytes < 0 || u.MaxQueued < 0 || u.MaxQueueWait < 0:
-		return errors.New("threads, max_sequences, kv_cache_bytes, max_queued and max_queue_wait must not be negative")
+	case u.Threads < 0 || u.MaxSequences < 0 || u.MaxBatchTokens < 0 || u.KVCacheBytes < 0 || u.MaxQueued < 0 || u.MaxQueueWait < 0:
+		return errors.New("threads, max_sequences, max_batch_tokens, kv_cache_bytes, max_queued and max_queue_wait must not be negative")
 	}
 	switch u.WeightType {
 	case "":
