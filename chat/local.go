@@ -149,10 +149,7 @@ func (s *Gateway) attemptLocal(ctx context.Context, r *Route, req *CompletionReq
 	if d := lm.engine.SamplingDefaults().MaxTokens; requested == nil && d != nil {
 		maxTokens = min(maxTokens, *d) // generation_config.json's max_new_tokens
 	}
-	engineReq, err := engineRequest(req, ids, maxTokens)
-	if err != nil {
-		return false, err
-	}
+	engineReq := engineRequest(req, ids, maxTokens)
 	opts := answerOptions{
 		id: "chatcmpl-" + requestID(req), model: r.Name, created: s.now().Unix(), role: prompt.role,
 		logprobs: req.Logprobs != nil && *req.Logprobs, asTokenIDs: req.ReturnTokensAsTokenIDs != nil && *req.ReturnTokensAsTokenIDs,
@@ -209,7 +206,7 @@ func requestID(req *CompletionRequest) string {
 // engineRequest turns the request's sampling options into the engine's,
 // every one passed through; the engine applies the model's defaults to
 // those left out.
-func engineRequest(req *CompletionRequest, prompt []int, maxTokens int) (local.Request, error) {
+func engineRequest(req *CompletionRequest, prompt []int, maxTokens int) local.Request {
 	er := local.Request{
 		Prompt: prompt, N: 1, MaxTokens: maxTokens,
 		Temperature: req.Temperature, TopP: req.TopP, MinP: req.MinP, RepetitionPenalty: req.RepetitionPenalty,
@@ -277,7 +274,7 @@ func engineRequest(req *CompletionRequest, prompt []int, maxTokens int) (local.R
 	if req.has("cache_salt") {
 		_ = json.Unmarshal(req.CacheSalt, &er.CacheSalt)
 	}
-	return er, nil
+	return er
 }
 
 func ints(ids []int64) []int {

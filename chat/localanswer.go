@@ -104,7 +104,7 @@ func (o *answerOptions) completionBody(res *local.Result) []byte {
 	out := wireCompletion{
 		ID: o.id, Object: "chat.completion", Created: o.created, Model: o.model,
 		Choices: make([]wireChoice, len(res.Choices)),
-		Usage:   o.usage(res.Usage, res.Usage.CompletionTokens, true),
+		Usage:   o.usage(res.Usage),
 	}
 	for i, ch := range res.Choices {
 		content := o.echo + ch.Text
@@ -147,11 +147,11 @@ func nonNil(ids []int) []int {
 	return ids
 }
 
-// usage builds the usage object; final ones carry prompt_tokens_details
-// when the model reports cached tokens.
-func (o *answerOptions) usage(u local.Usage, completion int, final bool) wireUsage {
-	w := wireUsage{PromptTokens: u.PromptTokens, CompletionTokens: completion, TotalTokens: u.PromptTokens + completion}
-	if final && o.promptDetails {
+// usage builds a request's usage; it carries prompt_tokens_details when the
+// model is configured to report cached tokens.
+func (o *answerOptions) usage(u local.Usage) wireUsage {
+	w := wireUsage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens}
+	if o.promptDetails {
 		w.PromptTokensDetails = &wireCachedTokens{CachedTokens: u.CachedTokens}
 	}
 	return w

@@ -104,7 +104,7 @@ func streamAnswer(w io.Writer, gen *local.Generation, o *answerOptions, n int) e
 	}
 	if s.err == nil && !first && o.includeUsage {
 		// vLLM writes this chunk with exclude_none.
-		u := o.usage(gen.Usage(), gen.Usage().CompletionTokens, true)
+		u := o.usage(gen.Usage())
 		b, _ := json.Marshal(struct {
 			PromptTokens        int               `json:"prompt_tokens"`
 			TotalTokens         int               `json:"total_tokens"`
