@@ -13,7 +13,8 @@ import (
 // Streams ./chat/local): llama2.c's 15M configuration with random weights
 // and the 32,000-token tokenizer, greedy, each stream a one-token prompt
 // decoding 200 tokens; 8 concurrent streams are batched into shared passes.
-// The 8-stream run reports its ratio to one stream measured in the same run.
+// The 8-stream run reports its ratio to one stream measured in the same run
+// (x_single: mean rates; best_x_single: best runs of each).
 
 const benchTokens = 200
 
@@ -58,8 +59,15 @@ func BenchmarkLlama15MStreams(b *testing.B) {
 		b.ReportMetric(best, "best_tok/s")
 	})
 	b.Run("streams=8", func(b *testing.B) {
+		// The single stream of the same run, for the ratio: its last
+		// measure, and its best of three (the least disturbed on a shared
+		// machine, to compare with the best 8-stream run).
 		b.StopTimer()
-		single := streamsPerSecond(b, e, 1) // the single stream of the same run, for the ratio
+		single, bestSingle := 0.0, 0.0
+		for range 3 {
+			single = streamsPerSecond(b, e, 1)
+			bestSingle = max(bestSingle, single)
+		}
 		b.StartTimer()
 		best := 0.0
 		for b.Loop() {
@@ -70,5 +78,6 @@ func BenchmarkLlama15MStreams(b *testing.B) {
 		b.ReportMetric(best, "best_tok/s")
 		b.ReportMetric(single, "single_tok/s")
 		b.ReportMetric(tps/single, "x_single")
+		b.ReportMetric(best/bestSingle, "best_x_single")
 	})
 }

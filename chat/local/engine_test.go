@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/internal/llm/llmtest"
@@ -66,7 +67,8 @@ func run(t testing.TB, e *Engine, req Request) *Result {
 	return res
 }
 
-// chunks generates req and returns every chunk, in order.
+// chunks generates req and returns every chunk, in order, checking that
+// none splits a character.
 func chunks(t testing.TB, e *Engine, req Request) []Chunk {
 	t.Helper()
 	g, err := e.Generate(context.Background(), req)
@@ -81,6 +83,9 @@ func chunks(t testing.TB, e *Engine, req Request) []Chunk {
 		}
 		if err != nil {
 			t.Fatal(err)
+		}
+		if !utf8.ValidString(c.Text) {
+			t.Fatalf("chunk text %q is not whole characters", c.Text)
 		}
 		out = append(out, c)
 	}
@@ -160,6 +165,16 @@ func TestGreedyBatchedEqualsAlone(t *testing.T) {
 			alone := make([]*Result, len(reqs))
 			for i, req := range reqs {
 				alone[i] = run(t, e, req)
+			}
+			// Streamed chunks (whole characters each) add up to the result.
+			for i := range 2 {
+				text := ""
+				for _, c := range chunks(t, e, reqs[i]) {
+					text += c.Text
+				}
+				if text != alone[i].Choices[0].Text {
+					t.Errorf("streamed %q, whole %q", text, alone[i].Choices[0].Text)
+				}
 			}
 			before := e.Stats()
 			together := concurrently(t, e, reqs)

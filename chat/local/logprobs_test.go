@@ -2,7 +2,7 @@ package local
 
 import (
 	"math"
-	"sort"
+	"slices"
 	"testing"
 
 	"github.com/weftlabs/weft/internal/llm/model"
@@ -67,11 +67,18 @@ func checkLogprobs(t *testing.T, e *Engine, what string, got *Logprobs, row []fl
 	if want := e.Tokenizer().Decode([]int{token}, tokenizer.DecodeOptions{}); got.Token != want {
 		t.Fatalf("%s: token text %q, want %q", what, got.Token, want)
 	}
-	order := make([]int, len(row))
-	for i := range order {
-		order[i] = i
+	// The top ids by a selection pass each (most likely first, lower id on
+	// ties).
+	var order []int
+	for range top {
+		best := -1
+		for id, lp := range row {
+			if !slices.Contains(order, id) && (best < 0 || lp > row[best]) {
+				best = id
+			}
+		}
+		order = append(order, best)
 	}
-	sort.SliceStable(order, func(a, b int) bool { return row[order[a]] > row[order[b]] })
 	if len(got.Top) != top {
 		t.Fatalf("%s: %d top logprobs, want %d", what, len(got.Top), top)
 	}

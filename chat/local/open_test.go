@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,5 +104,23 @@ func TestCloseEndsRequests(t *testing.T) {
 	}
 	if _, err := e.Generate(context.Background(), Request{Prompt: []int{1}}); !errors.Is(err, ErrClosed) {
 		t.Fatalf("after close: %v", err)
+	}
+}
+
+func TestInt8WeightsStayCloseToF32(t *testing.T) {
+	dir := llamaDir(t)
+	f32 := open(t, dir, ModelConfig{})
+	int8 := open(t, dir, ModelConfig{WeightType: WeightInt8})
+	req := Request{Prompt: prompt(f32, texts[7]), MaxTokens: 1, PromptLogprobs: true}
+	a, b := run(t, f32, req), run(t, int8, req)
+	sum, worst := 0.0, 0.0
+	for i := 1; i < len(req.Prompt); i++ {
+		d := math.Abs(float64(a.PromptLogprobs[i].Logprob - b.PromptLogprobs[i].Logprob))
+		sum, worst = sum+d, max(worst, d)
+	}
+	mean := sum / float64(len(req.Prompt)-1)
+	t.Logf("prompt logprobs, int8 vs f32: mean |Δ| %.4f, max %.4f", mean, worst)
+	if mean == 0 || mean > 0.05 {
+		t.Fatalf("mean |Δ| %g: int8 weights are either not used or too far from f32", mean)
 	}
 }

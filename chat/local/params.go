@@ -163,6 +163,8 @@ func (e *Engine) resolve(req Request) (*request, error) {
 	base.StopTokenIDs = allStops
 	if req.Logprobs {
 		base.TopLogprobs = req.TopLogprobs
+	} else {
+		base.NoLogprobs = true // spare the log_softmax pass over the vocabulary
 	}
 	bad, err := e.badWords(req.BadWords)
 	if err != nil {

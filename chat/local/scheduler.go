@@ -20,6 +20,7 @@ type scheduler struct {
 	queued      int         // waiting sequences whose request is not yet admitted
 	preemptions int
 	steps, rows int
+	admissions  uint64
 }
 
 // promptRowsBytes bounds the logits a prompt-logprobs chunk asks for.
@@ -162,7 +163,8 @@ func (s *scheduler) admit() {
 		if !seq.admitted {
 			seq.admitted = true
 			s.queued--
-			seq.req.gen.setCached(seq.computed)
+			s.admissions++
+			seq.req.gen.admit(seq.computed, s.admissions)
 			seq.req.admitted <- nil
 		}
 	}
