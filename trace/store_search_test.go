@@ -54,15 +54,15 @@ func TestStoreSearch(t *testing.T) {
 			want []string
 		}{
 			{"今天天气", []string{"cjk"}},
-			{"天气", []string{"cjk"}},          // shorter than a trigram
-			{"北京", []string{"cjk"}},          // in the output
+			{"天气", []string{"cjk"}},           // shorter than a trigram
+			{"北京", []string{"cjk"}},           // in the output
 			{"你好世界", []string{"cjk escaped"}}, // stored as \u escapes
 			{"الطقس", []string{"arabic"}},
 			{"مشمس", []string{"arabic"}},
 			{"🚀🔥", []string{"emoji"}},
 			{"🚀", []string{"emoji"}},
 			{"👍", []string{"emoji"}},
-			{"100%", []string{"percent"}},     // % is no wildcard: "100 percent" does not match
+			{"100%", []string{"percent"}},           // % is no wildcard: "100 percent" does not match
 			{"get_weather", []string{"underscore"}}, // _ is no wildcard: "getXweather" does not match
 			{`C:\temp`, []string{"backslash"}},
 			{`\`, []string{"backslash"}},
@@ -187,7 +187,7 @@ func TestStoreSortByFields(t *testing.T) {
 				Summary: json.RawMessage(`{"usage":{"m":{"total_tokens":30}}}`), Output: json.RawMessage(`{"score":0.9}`)}},
 			trace.BatchItem{Mode: trace.ModeEnd, End: &trace.EndedCall{ProjectID: project, ID: c2, EndedAt: t0.Add(2 * time.Second),
 				Summary: json.RawMessage(`{"usage":{"m":{"total_tokens":5},"n":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}}}`),
-				Output: json.RawMessage(`{"score":0.2}`), Exception: ptr("boom")}},
+				Output:  json.RawMessage(`{"score":0.2}`), Exception: ptr("boom")}},
 			trace.BatchItem{Mode: trace.ModeEnd, End: &trace.EndedCall{ProjectID: project, ID: c4, EndedAt: t0.Add(3*time.Second + 500*time.Millisecond),
 				Summary: json.RawMessage(`{}`), Output: json.RawMessage(`{"score":0.5}`)}},
 		)
