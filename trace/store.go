@@ -17,6 +17,7 @@ type Store struct {
 	db      *weft.DB
 	dialect database.Dialect
 	now     func() time.Time
+	feed    *Feed
 }
 
 var _ Service = (*Store)(nil)
@@ -26,7 +27,7 @@ func New(cfg Config) (*Store, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
 	}
-	return &Store{db: cfg.DB, dialect: database.DialectOf(cfg.DB), now: cfg.Now}, nil
+	return &Store{db: cfg.DB, dialect: database.DialectOf(cfg.DB), now: cfg.Now, feed: cfg.Feed}, nil
 }
 
 // callRow is a row of the calls table.
@@ -269,6 +270,7 @@ func (s *Store) CallStart(ctx context.Context, req *CallStartReq) (*CallStartRes
 	if err := s.flush(ctx, s.db, &w); err != nil {
 		return nil, err
 	}
+	s.feed.publishWrites(&w)
 	return &CallStartRes{ID: f.id, TraceID: f.traceID}, nil
 }
 
@@ -283,6 +285,7 @@ func (s *Store) CallEnd(ctx context.Context, req *CallEndReq) (*CallEndRes, erro
 	if err := s.flush(ctx, s.db, &w); err != nil {
 		return nil, err
 	}
+	s.feed.publishWrites(&w)
 	return &CallEndRes{}, nil
 }
 
@@ -328,6 +331,7 @@ func (s *Store) UpsertBatch(ctx context.Context, req *UpsertBatchReq) (*UpsertBa
 	if err != nil {
 		return nil, err
 	}
+	s.feed.publishWrites(&w)
 	return res, nil
 }
 
@@ -388,5 +392,6 @@ func (s *Store) CallUpdate(ctx context.Context, req *CallUpdateReq) (*CallUpdate
 	if err := s.flush(ctx, s.db, &w); err != nil {
 		return nil, err
 	}
+	s.feed.publishWrites(&w)
 	return &CallUpdateRes{}, nil
 }
