@@ -1,6 +1,8 @@
 package trace
 
 import (
+	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -53,25 +55,37 @@ func (s *Store) sortKeyOf(field string) (sortKey, error) {
 	case SortTotalTokens:
 		return sortKey{expr: database.Expr{SQL: s.dialect.JSONObjectArraySum("c.usage", 3)}, nullsLast: true}, nil
 	}
-	root, rest, _ := strings.Cut(field, ".")
-	column := map[string]string{"inputs": "c.inputs", "output": "c.output"}[root]
-	if column == "" || (root == "inputs" && rest == "") {
+	root, path, err := SplitField(field)
+	if err != nil {
 		return sortKey{}, weft.WithFields(ErrInvalidQuery, map[string]any{"param": "sort_by"},
-			"cannot sort by %q; sortable fields: %v, %s, %s, %s, inputs.<member> and output[.<member>]",
-			clip(field), slices.Sorted(maps.Keys(sortColumns)), SortLatency, SortStatus, SortTotalTokens)
+			"cannot sort by %q (%v); sortable fields: %v, %s, %s, %s, inputs.<member> and output[.<member>]",
+			clip(field), err, slices.Sorted(maps.Keys(sortColumns)), SortLatency, SortStatus, SortTotalTokens)
 	}
-	var path []string
-	if rest != "" {
+	column := map[string]string{"inputs": "c.inputs", "output": "c.output"}[root]
+	return sortKey{expr: s.dialect.JSONValue(s.dialect.JSONDoc(column), path), nullsLast: true}, nil
+}
+
+// SplitField splits a field of a call's JSON, "inputs.<member>[.<member>…]"
+// or "output[.<member>…]", into its root ("inputs" or "output") and its
+// member names. A member is not empty and holds no quote, backslash or NUL;
+// at most 16 of them. Any other field is an error saying why.
+func SplitField(field string) (root string, path []string, err error) {
+	root, rest, dotted := strings.Cut(field, ".")
+	switch {
+	case root != "inputs" && root != "output":
+		return "", nil, errors.New("a field is inputs.<member> or output[.<member>]")
+	case root == "inputs" && rest == "":
+		return "", nil, errors.New("inputs needs a member")
+	case dotted:
 		path = strings.Split(rest, ".")
 	}
 	if len(path) > maxSortPathDepth {
-		return sortKey{}, weft.WithFields(ErrInvalidQuery, map[string]any{"param": "sort_by"}, "sort field %q is deeper than %d members", clip(field), maxSortPathDepth)
+		return "", nil, fmt.Errorf("deeper than %d members", maxSortPathDepth)
 	}
 	for _, member := range path {
 		if member == "" || strings.ContainsAny(member, "\"\\\x00") {
-			return sortKey{}, weft.WithFields(ErrInvalidQuery, map[string]any{"param": "sort_by"},
-				"sort field %q: a member name is not empty and holds no quote, backslash or NUL", clip(field))
+			return "", nil, errors.New("a member name is not empty and holds no quote, backslash or NUL")
 		}
 	}
-	return sortKey{expr: s.dialect.JSONValue(s.dialect.JSONDoc(column), path), nullsLast: true}, nil
+	return root, path, nil
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/trace"
 	"github.com/weftlabs/weft/training"
 	"github.com/weftlabs/weft/transport/httpapi"
 	"github.com/weftlabs/weft/transport/webui"
@@ -95,7 +96,8 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 		Health:       db.PingContext,
 		RateLimit:    httpapi.RateLimit{PerSecond: opts.rateLimit, Burst: opts.rateBurst},
 	}
-	if cfg.Trace, err = newTraceService(db); err != nil {
+	feed := trace.NewFeed()
+	if cfg.Trace, err = newTraceService(db, feed); err != nil {
 		return err
 	}
 	if cfg.Objects, err = newObjectsService(db, opts.maxFileBytes); err != nil {
@@ -124,7 +126,7 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 		return err
 	}
 	// The web UI answers "/" and /ui/…; every other path is the API's.
-	handler, err := webui.New(webui.Config{DB: db, Identity: identity, Trace: cfg.Trace, Feedback: cfg.Feedback, Fallback: api, Logger: logger})
+	handler, err := webui.New(webui.Config{DB: db, Identity: identity, Trace: cfg.Trace, Feedback: cfg.Feedback, Feed: feed, Fallback: api, Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -134,6 +136,7 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 		return err
 	}
 	server := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	server.RegisterOnShutdown(handler.CloseStreams)
 	logger.Info("serving", "addr", listener.Addr().String(), "database", redact(opts.databaseURL))
 	fmt.Fprintf(out, "weft listening on http://%s\n", listener.Addr())
 
