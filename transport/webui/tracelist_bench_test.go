@@ -150,7 +150,7 @@ func seedBench(b *testing.B, ctx context.Context, traces *trace.Store, total int
 			start.ParentID = &parent
 		}
 		end := &trace.EndedCall{ProjectID: "bench/big", ID: benchID(n), EndedAt: at.Add(time.Duration(rng.IntN(5000)) * time.Millisecond),
-			Output: json.RawMessage(`{"answer":"ok ` + strconv.Itoa(n) + `"}`),
+			Output:  json.RawMessage(`{"answer":"ok ` + strconv.Itoa(n) + `"}`),
 			Summary: json.RawMessage(`{"usage":{"gpt-4o":{"prompt_tokens":` + strconv.Itoa(100+n%900) + `,"completion_tokens":20}}}`)}
 		if n == root && n%400 == 0 {
 			exception := "ValueError: boom"
