@@ -3,7 +3,9 @@ package trace
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/weftlabs/weft"
@@ -68,7 +70,7 @@ func searchText(doc []byte) string {
 			if isName || v == "" || strings.HasPrefix(v, "data:") {
 				continue
 			}
-			if !add(strings.ReplaceAll(v, "\x00", " ")) {
+			if !add(spellSymbols(strings.ReplaceAll(v, "\x00", " "))) {
 				return clipUTF8(b.String(), MaxSearchTextBytes)
 			}
 		case json.Number:
@@ -105,5 +107,34 @@ func (s *Store) searchCondition(term string) (database.Expr, error) {
 	if strings.ContainsRune(term, 0) { // no stored text holds NUL
 		return database.Expr{SQL: "1 = 0"}, nil
 	}
-	return s.dialect.TextSearch("calls", "c", searchColumns, term), nil
+	return s.dialect.TextSearch("calls", "c", searchColumns, spellSymbols(term)), nil
+}
+
+// spellSymbols writes every character outside ASCII that is neither a letter
+// nor a digit (emoji, symbols, marks, punctuation of other scripts) as
+// "zz<hex code point>zz". A trigram index keeps only runs of letters and
+// digits, so a term of emoji alone would have no trigram to look up and would
+// read the whole index; spelled out, it is found like a word. The stored text
+// and the term are spelled alike, so a substring of one is still a substring
+// of the other; only text that itself holds such a spelling could match by
+// accident.
+func spellSymbols(s string) string {
+	i := strings.IndexFunc(s, isSymbol)
+	if i < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.WriteString(s[:i])
+	for _, r := range s[i:] {
+		if isSymbol(r) {
+			fmt.Fprintf(&b, "zz%xzz", r)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func isSymbol(r rune) bool {
+	return r > unicode.MaxASCII && !unicode.IsLetter(r) && !unicode.IsDigit(r)
 }
