@@ -261,11 +261,13 @@ func keysetAfter(q *bun.SelectQuery, sortBy []SortBy, cursor *CallsCursor) (*bun
 	if len(sortBy) != 1 || sortBy[0].Field != "started_at" {
 		return nil, weft.WithFields(ErrInvalidQuery, map[string]any{"param": "sort_by"}, "a cursor pages only a query sorted by started_at alone")
 	}
+	// The first bound alone is a range of the index, where the database
+	// starts reading; the second drops the cursor's own instant up to its id.
 	at := cursor.StartedAt.UTC()
 	if sortBy[0].Direction == "desc" {
-		return q.Where("(c.started_at < ? OR (c.started_at = ? AND c.id > ?))", at, at, cursor.ID), nil
+		return q.Where("c.started_at <= ?", at).Where("(c.started_at < ? OR c.id > ?)", at, cursor.ID), nil
 	}
-	return q.Where("(c.started_at > ? OR (c.started_at = ? AND c.id > ?))", at, at, cursor.ID), nil
+	return q.Where("c.started_at >= ?", at).Where("(c.started_at > ? OR c.id > ?)", at, cursor.ID), nil
 }
 
 // cursorBatch is how many rows one FETCH of a streaming cursor reads.
