@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/internal/database"
@@ -67,7 +68,8 @@ func (s *Store) sortKeyOf(field string) (sortKey, error) {
 
 // SplitField splits a field of a call's JSON, "inputs.<member>[.<member>…]"
 // or "output[.<member>…]", into its root ("inputs" or "output") and its
-// member names. A member is not empty and holds no quote, backslash or NUL;
+// member names. A member is not empty, is UTF-8 and holds no quote,
+// backslash or NUL;
 // at most 16 of them. Any other field is an error saying why.
 func SplitField(field string) (root string, path []string, err error) {
 	root, rest, dotted := strings.Cut(field, ".")
@@ -83,8 +85,8 @@ func SplitField(field string) (root string, path []string, err error) {
 		return "", nil, fmt.Errorf("deeper than %d members", maxSortPathDepth)
 	}
 	for _, member := range path {
-		if member == "" || strings.ContainsAny(member, "\"\\\x00") {
-			return "", nil, errors.New("a member name is not empty and holds no quote, backslash or NUL")
+		if member == "" || strings.ContainsAny(member, "\"\\\x00") || !utf8.ValidString(member) {
+			return "", nil, errors.New("a member name is not empty, is UTF-8 and holds no quote, backslash or NUL")
 		}
 	}
 	return root, path, nil
