@@ -40,7 +40,9 @@ func exporter(t *testing.T, s *server, headers map[string]string, opts ...otlptr
 	return exp
 }
 
-func basic(key string) map[string]string { return map[string]string{"Authorization": "Basic " + b64("api:"+key)} }
+func basic(key string) map[string]string {
+	return map[string]string{"Authorization": "Basic " + b64("api:"+key)}
+}
 
 // projectResource names entity/project the way Weave's docs say.
 func projectResource(entity, project string) *resource.Resource {
@@ -57,9 +59,13 @@ func providerOf(exp sdktrace.SpanExporter, res *resource.Resource) *sdktrace.Tra
 
 var base = time.Date(2026, 3, 4, 5, 6, 7, 123456000, time.UTC)
 
-func at(ms int) oteltrace.SpanStartEventOption { return oteltrace.WithTimestamp(base.Add(time.Duration(ms) * time.Millisecond)) }
+func at(ms int) oteltrace.SpanStartEventOption {
+	return oteltrace.WithTimestamp(base.Add(time.Duration(ms) * time.Millisecond))
+}
 
-func ts(ms int) string { return base.Add(time.Duration(ms) * time.Millisecond).Format("2006-01-02T15:04:05.000000Z") }
+func ts(ms int) string {
+	return base.Add(time.Duration(ms) * time.Millisecond).Format("2006-01-02T15:04:05.000000Z")
+}
 
 // A three-level trace sent one span per request, children first, through
 // protobuf, gzipped protobuf and JSON: every call keeps its span's ids,
