@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -53,7 +54,7 @@ func newServer(t *testing.T, db *weft.DB, mutate func(*httpapi.Config)) *server 
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := httpapi.Config{Identity: identity, Trace: traces}
+	cfg := httpapi.Config{Identity: identity, Trace: traces, Logger: slog.New(slog.DiscardHandler)}
 	if mutate != nil {
 		mutate(&cfg)
 	}
