@@ -202,9 +202,6 @@ func opName(name string) string {
 
 func displayName(a attrs) string {
 	name := a.first(displayNameKeys)
-	if name == "" {
-		name = a.first([]string{keyGenAIToolName, keyAIToolCallName})
-	}
 	if utf8.RuneCountInString(name) > maxDisplayName {
 		name = string([]rune(name)[:maxDisplayName-1]) + "…"
 	}
@@ -234,7 +231,11 @@ func exception(span ptrace.Span, a attrs, events []event) *string {
 		default:
 			s = typ + msg
 		}
-		if stack := last.attrs.str("exception.stacktrace"); stack != "" {
+		// Stacks of some languages (JavaScript, Python's last line) already
+		// start with "type: message".
+		if stack := last.attrs.str("exception.stacktrace"); strings.HasPrefix(stack, s) {
+			s = stack
+		} else if stack != "" {
 			s += "\n" + stack
 		}
 	}

@@ -245,7 +245,7 @@ func openInferenceMessages(s *spanView) (map[string]any, any, bool) {
 	for i, g := range groups {
 		msgs[i] = flatMessage(g, "message.")
 	}
-	return inputs, s.chatOutput(msgs, nil), true
+	return inputs, s.chatOutput(msgs, []string{s.attrs.str(keyOIFinishReason)}), true
 }
 
 // openInferenceValues reads input.value and output.value, parsed when they
@@ -299,6 +299,9 @@ func vercelAI(s *spanView) (map[string]any, any, bool) {
 		m := message{"role": "assistant", "content": txt}
 		if tc := toolCallsOf(calls); len(tc) > 0 {
 			m["tool_calls"] = tc
+			if txt == "" {
+				m["content"] = nil
+			}
 		}
 		return inputs, s.chatOutput([]any{m}, []string{s.attrs.str(keyAIResponseFinish)}), true
 	}

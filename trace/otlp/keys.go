@@ -44,6 +44,7 @@ const (
 	keyOIInputMessagesPfx  = "llm.input_messages."
 	keyOIOutputMessagesPfx = "llm.output_messages."
 	keyOISessionID         = "session.id"
+	keyOIFinishReason      = "llm.finish_reason"
 
 	// OpenLLMetry (Traceloop).
 	keyTraceloopSpanKind     = "traceloop.span.kind"
@@ -114,9 +115,12 @@ var (
 
 // Other first-present lists.
 var (
-	modelKeys       = []string{keyGenAIResponseModel, keyAIResponseModel, keyGenAIRequestModel, keyOIModelName, keyAIModelID}
-	providerKeys    = []string{keyGenAIProvider, keyGenAISystem, keyOIProvider, keyOISystem, keyAIModelProvider}
-	kindKeys        = []string{keyOISpanKind, keyTraceloopSpanKind, keyGenAIOperation, keyLLMRequestType}
-	displayNameKeys = []string{keyWandbDisplayName, keyLogfireMsg, keyAIFunctionID, keyTraceloopEntityName}
-	threadKeys      = []string{keyWandbThreadID, keyGenAIConversationID, keyOISessionID, keyTraceloopSessionID, keyAISessionID}
+	modelKeys    = []string{keyGenAIResponseModel, keyAIResponseModel, keyGenAIRequestModel, keyOIModelName, keyAIModelID}
+	providerKeys = []string{keyGenAIProvider, keyGenAISystem, keyOIProvider, keyOISystem, keyAIModelProvider}
+	kindKeys     = []string{keyOISpanKind, keyTraceloopSpanKind, keyGenAIOperation, keyLLMRequestType, keyAIOperationID}
+	// Tool names come before the AI SDK's function id, which every span of
+	// a call repeats.
+	displayNameKeys = []string{keyWandbDisplayName, keyLogfireMsg, keyGenAIToolName, keyAIToolCallName, keyAIFunctionID,
+		keyGenAIAgentName, keyTraceloopEntityName}
+	threadKeys = []string{keyWandbThreadID, keyGenAIConversationID, keyOISessionID, keyTraceloopSessionID, keyAISessionID}
 )

@@ -200,8 +200,10 @@ func toolCallsOf(v any) []any {
 			continue
 		}
 		args := c["arguments"]
-		if args == nil {
-			args = c["args"]
+		for _, k := range []string{"args", "input"} {
+			if args == nil {
+				args = c[k]
+			}
 		}
 		out = append(out, toolCall(firstStr(c, "id", "toolCallId"), firstStr(c, "name", "toolName"), args))
 	}
