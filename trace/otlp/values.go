@@ -154,6 +154,8 @@ func number(v any) (float64, bool) {
 	switch n := v.(type) {
 	case int64:
 		return float64(n), true
+	case int:
+		return float64(n), true
 	case float64:
 		return n, true
 	case json.Number:
