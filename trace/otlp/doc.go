@@ -34,5 +34,16 @@
 // The project of a span is named by its resource's wandb.entity and
 // wandb.project attributes, else the default given to Convert. Logfire's
 // pending spans are dropped (counted, not returned); oversize attribute
-// values are truncated with a marker ([TruncationMarker]).
+// values are truncated with a marker ([TruncationMarker]). [New] takes a
+// [Config] whose zero fields are the documented defaults.
+//
+// A span that cannot be a call carries an error wrapping [ErrInvalidSpan]
+// (no ids, no times) or [ErrNoProject]; the calls of the others still go
+// through the trace service's own checks when stored.
+//
+// Files: config.go, errors.go, convert.go (a span to a call: ids, times,
+// exception, the raw span), extract.go (inputs and output per convention),
+// messages.go (chat messages to the OpenAI shape), usage.go (which spans
+// count usage, and the counters), values.go (attribute values), keys.go (the
+// attribute names read).
 package otlp

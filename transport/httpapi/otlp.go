@@ -7,7 +7,6 @@ import (
 	"compress/zlib"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -98,16 +97,14 @@ func (e otlpEncoding) contentType() string {
 	return "application/x-protobuf"
 }
 
-// otlpError is a refused request: an HTTP status and the google.rpc.Status
-// the body carries.
-type otlpError struct {
-	status     int
-	code       int32 // google.rpc.Code
-	msg        string
-	retryAfter int // seconds; 0 for none
-}
-
-func (e *otlpError) Error() string { return e.msg }
+// Refusals of the OTLP route; their classes decide the status (errors.go),
+// the body is a google.rpc.Status.
+var (
+	errOTLPMediaType = weft.DefineError(weft.ErrUnsupportedMedia, "UnsupportedMediaType", "unsupported media type")
+	errOTLPBody      = weft.DefineError(weft.ErrInvalid, "InvalidRequest", "cannot decode the OTLP body")
+	errOTLPTooLarge  = weft.DefineError(weft.ErrTooLarge, "RequestTooLarge", "request too large")
+	errOTLPBusy      = weft.DefineError(weft.ErrUnavailable, "ServiceUnavailable", "too many OpenTelemetry exports at once; retry later")
+)
 
 func (in *otlpIngest) serve(w http.ResponseWriter, r *http.Request) {
 	enc, encErr := requestEncoding(r.Header.Get("Content-Type"))
@@ -146,8 +143,7 @@ func (in *otlpIngest) export(r *http.Request, enc otlpEncoding, encErr error) (p
 	case in.inFlight <- struct{}{}:
 		defer func() { <-in.inFlight }()
 	default:
-		return ptraceotlp.ExportResponse{}, &otlpError{status: http.StatusServiceUnavailable, code: 14,
-			msg: "too many OpenTelemetry exports at once; retry later", retryAfter: otlpRetryAfterSeconds}
+		return ptraceotlp.ExportResponse{}, errOTLPBusy
 	}
 	raw, err := in.readBody(r)
 	if err != nil {
@@ -160,8 +156,7 @@ func (in *otlpIngest) export(r *http.Request, enc otlpEncoding, encErr error) (p
 		err = req.UnmarshalProto(raw)
 	}
 	if err != nil {
-		return ptraceotlp.ExportResponse{}, &otlpError{status: http.StatusBadRequest, code: 3,
-			msg: "cannot decode the OTLP " + enc.contentType() + " body: " + err.Error()}
+		return ptraceotlp.ExportResponse{}, weft.Errorf(errOTLPBody, "cannot decode the OTLP %s body: %v", enc.contentType(), err)
 	}
 	spans, _ := in.conv.Convert(req.Traces(), strings.TrimSpace(r.Header.Get("project_id")))
 
@@ -200,11 +195,8 @@ func (in *otlpIngest) authenticate(r *http.Request) (weft.Principal, error) {
 	if err != nil {
 		return weft.Principal{}, err
 	}
-	if in.h.limiter != nil {
-		if allowed, wait := in.h.limiter.allow(key); !allowed {
-			seconds := max(1, int((wait+999_999_999)/1_000_000_000))
-			return weft.Principal{}, weft.WithFields(errRateLimited, map[string]any{"retry_after": seconds}, "rate limit exceeded: retry in %d s", seconds)
-		}
+	if err := in.h.takeToken(key); err != nil {
+		return weft.Principal{}, err
 	}
 	return p, nil
 }
@@ -220,8 +212,7 @@ func requestEncoding(contentType string) (otlpEncoding, error) {
 	case mediaType == "application/json":
 		return otlpJSON, nil
 	}
-	return otlpProtobuf, &otlpError{status: http.StatusUnsupportedMediaType, code: 3,
-		msg: fmt.Sprintf("unsupported Content-Type %q: send application/x-protobuf or application/json", contentType)}
+	return otlpProtobuf, weft.Errorf(errOTLPMediaType, "unsupported Content-Type %q: send application/x-protobuf or application/json", contentType)
 }
 
 // readBody reads the body, inflating gzip or deflate, within the limits
@@ -250,8 +241,7 @@ func (in *otlpIngest) readBody(r *http.Request) ([]byte, error) {
 			body = zr
 		}
 	default:
-		return nil, &otlpError{status: http.StatusUnsupportedMediaType, code: 3,
-			msg: fmt.Sprintf("unsupported Content-Encoding %q: send gzip, deflate or none", encoding)}
+		return nil, weft.Errorf(errOTLPMediaType, "unsupported Content-Encoding %q: send gzip, deflate or none", encoding)
 	}
 	raw, err := readLimited(body, in.h.cfg.OTLP.MaxDecompressedBytes)
 	if err != nil {
@@ -272,9 +262,8 @@ func readLimited(r io.Reader, limit int64) ([]byte, error) {
 	return raw, nil
 }
 
-func tooLarge(limit int64) *otlpError {
-	return &otlpError{status: http.StatusRequestEntityTooLarge, code: 8,
-		msg: fmt.Sprintf("request too large: the OTLP body exceeds %d bytes", limit)}
+func tooLarge(limit int64) error {
+	return weft.Errorf(errOTLPTooLarge, "request too large: the OTLP body exceeds %d bytes", limit)
 }
 
 // tooLargeOr is 413 when err is the server's body limit, else 400 with msg.
@@ -283,7 +272,7 @@ func tooLargeOr(err error, msg string) error {
 	if errors.As(err, &maxErr) {
 		return tooLarge(maxErr.Limit)
 	}
-	return &otlpError{status: http.StatusBadRequest, code: 3, msg: msg}
+	return weft.Errorf(errOTLPBody, "%s", msg)
 }
 
 // authorizeProjects checks write access to every project the spans name. A
@@ -313,6 +302,8 @@ func (in *otlpIngest) authorizeProjects(ctx context.Context, spans []otlp.Span) 
 }
 
 // partialSuccess counts the spans not stored, with the first messages.
+// stored has a start and an end result per span without Err, in span order
+// (the batch export built).
 func partialSuccess(spans []otlp.Span, stored *trace.UpsertBatchRes) ptraceotlp.ExportResponse {
 	res := ptraceotlp.NewExportResponse()
 	var rejected int64
@@ -331,7 +322,7 @@ func partialSuccess(spans []otlp.Span, stored *trace.UpsertBatchRes) ptraceotlp.
 		}
 		start, end := stored.Res[item], stored.Res[item+1]
 		item += 2
-		if err := cmpErr(start.Err, end.Err); err != nil {
+		if err := firstErr(start.Err, end.Err); err != nil {
 			reject(s.SpanID, err)
 		}
 	}
@@ -342,7 +333,7 @@ func partialSuccess(spans []otlp.Span, stored *trace.UpsertBatchRes) ptraceotlp.
 	return res
 }
 
-func cmpErr(a, b error) error {
+func firstErr(a, b error) error {
 	if a != nil {
 		return a
 	}
@@ -350,33 +341,27 @@ func cmpErr(a, b error) error {
 }
 
 // writeError answers a refused request with a google.rpc.Status in the
-// request's encoding; the HTTP status of a domain error comes from the one
-// table (StatusOf).
+// request's encoding; the HTTP status comes from the one table (StatusOf).
+// 429 and 503 carry Retry-After, which exporters honour when they retry.
 func (in *otlpIngest) writeError(w http.ResponseWriter, r *http.Request, enc otlpEncoding, err error) {
-	oe, ok := err.(*otlpError)
-	if !ok {
-		oe = &otlpError{status: StatusOf(err), msg: err.Error()}
-		switch oe.status {
-		case http.StatusTooManyRequests:
-			if s, ok := weft.ErrorFields(err)["retry_after"]; ok {
-				oe.retryAfter, _ = strconv.Atoi(toString(s))
-			}
-		case http.StatusServiceUnavailable:
-			oe.retryAfter = otlpRetryAfterSeconds
-			oe.msg = "temporarily unavailable: the database cannot be reached; retry later"
-		case http.StatusInternalServerError:
-			loggerFrom(r.Context()).ErrorContext(r.Context(), "internal error", "error", err)
-			oe.msg = "internal server error"
-		}
-		oe.code = rpcCode(oe.status)
-	}
-	if oe.status == http.StatusUnauthorized {
+	status, msg := StatusOf(err), err.Error()
+	switch {
+	case status == http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", `Basic realm="weft", Bearer`)
+	case status == http.StatusTooManyRequests:
+		if retry, ok := weft.ErrorFields(err)["retry_after"]; ok {
+			w.Header().Set("Retry-After", toString(retry))
+		}
+	case status == http.StatusServiceUnavailable:
+		w.Header().Set("Retry-After", strconv.Itoa(otlpRetryAfterSeconds))
+		if weft.ClassOf(err) == nil {
+			msg = "temporarily unavailable: the database cannot be reached; retry later"
+		}
+	case status == http.StatusInternalServerError:
+		loggerFrom(r.Context()).ErrorContext(r.Context(), "internal error", "error", err)
+		msg = "internal server error"
 	}
-	if oe.retryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(oe.retryAfter))
-	}
-	st := &rpcstatus.Status{Code: oe.code, Message: oe.msg}
+	st := &rpcstatus.Status{Code: rpcCode(status), Message: msg}
 	var body []byte
 	if enc == otlpJSON {
 		body, _ = protojson.Marshal(st)
@@ -384,14 +369,14 @@ func (in *otlpIngest) writeError(w http.ResponseWriter, r *http.Request, enc otl
 		body, _ = proto.Marshal(st)
 	}
 	w.Header().Set("Content-Type", enc.contentType())
-	w.WriteHeader(oe.status)
+	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
 
 // rpcCode is the google.rpc.Code of an HTTP status.
 func rpcCode(status int) int32 {
 	switch status {
-	case http.StatusBadRequest, http.StatusUnprocessableEntity:
+	case http.StatusBadRequest, http.StatusUnprocessableEntity, http.StatusUnsupportedMediaType:
 		return 3 // INVALID_ARGUMENT
 	case http.StatusUnauthorized:
 		return 16 // UNAUTHENTICATED
