@@ -258,10 +258,15 @@ func TestFlattenedMessages(t *testing.T) {
 		"llm.input_messages.2.message.tool_calls.0.tool_call.id":                  "c1",
 		"llm.input_messages.2.message.tool_calls.0.tool_call.function.name":       "calc",
 		"llm.input_messages.2.message.tool_calls.0.tool_call.function.arguments":  `{"x":1}`,
+		"llm.input_messages.3.message.role":                                       "user",
+		"llm.input_messages.3.message.content":                                    "[1, 2]",
+		"llm.input_messages.4.message.role":                                       "user",
+		"llm.input_messages.4.message.content":                                    `[{"type":"text","text":"parts as text"}]`,
 	})
 	got := convertOne(t, td, "")
 	want := `{"messages":[{"content":[{"text":"what is this?","type":"text"},{"image_url":{"url":"https://x/y.png"},"type":"image_url"}],"role":"user"},` +
 		`{"content":null,"role":"assistant","tool_calls":[{"function":{"arguments":"{\"x\":1}","name":"calc"},"id":"c1","type":"function"}]},` +
+		`{"content":"[1, 2]","role":"user"},{"content":[{"text":"parts as text","type":"text"}],"role":"user"},` +
 		`{"content":"42","role":"tool","tool_call_id":"c1"}]}`
 	if string(got.Start.Inputs) != want {
 		t.Fatalf("inputs\n got %s\nwant %s", got.Start.Inputs, want)

@@ -63,13 +63,20 @@ func normalizeMessage(m map[string]any) []any {
 	return []any{out}
 }
 
-// contentOf keeps string content, parses a JSON array of parts sent as
-// text, and keeps other values.
+// contentOf keeps string content, parses a JSON array of typed parts sent
+// as text (what OpenLLMetry writes for multi-part messages), and keeps other
+// values: text that merely looks like a JSON array stays text.
 func contentOf(c any) any {
-	if l, ok := parseJSONText(c).([]any); ok {
-		return l
+	l, ok := parseJSONText(c).([]any)
+	if !ok || len(l) == 0 {
+		return c
 	}
-	return c
+	for _, p := range l {
+		if strOf(mapOf(p)["type"]) == "" {
+			return c
+		}
+	}
+	return l
 }
 
 func hasVercelParts(parts []any) bool {
