@@ -15,7 +15,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/weftlabs/weft/internal/llm/safetensors"
+	"github.com/weftlabs/weft/internal/llm/llmtest"
 	"github.com/weftlabs/weft/internal/llm/tokenizer"
 )
 
@@ -34,104 +34,38 @@ import (
 // test writes them to a temporary directory and checks them.
 var stories15MOut = flag.String("stories15m", "", "write the stories15M-shaped random model to this directory")
 
-// stories15MSeqLen is the configuration's seq_len (max_position_embeddings).
-const stories15MSeqLen = 256
-
-// llama2TokenizerDir holds the Llama 2 tokenizer files of the npm fixture
-// package (npm ci in internal/llm/testdata/oracle).
-func llama2TokenizerDir() string {
-	return filepath.Join("..", "testdata", "oracle", "node_modules", "@lenml", "tokenizer-llama2", "models")
-}
-
-// stories15MConfigJSON is the config.json of the Hugging Face directory.
-func stories15MConfigJSON(c *Config) ([]byte, error) {
-	return json.MarshalIndent(map[string]any{
-		"architectures":           []string{string(Llama)},
-		"model_type":              "llama",
-		"vocab_size":              c.VocabSize,
-		"hidden_size":             c.HiddenSize,
-		"intermediate_size":       c.IntermediateSize,
-		"num_hidden_layers":       c.Layers,
-		"num_attention_heads":     c.Heads,
-		"num_key_value_heads":     c.KVHeads,
-		"max_position_embeddings": stories15MSeqLen,
-		"rms_norm_eps":            c.RMSNormEps,
-		"rope_theta":              c.RopeTheta,
-		"tie_word_embeddings":     c.TiedEmbedding,
-		"hidden_act":              "silu",
-		"bos_token_id":            1,
-		"eos_token_id":            2,
-		"torch_dtype":             "float32",
-	}, "", "  ")
+// stories15M is the shape: llama2.c's 15M configuration with its seq_len,
+// 256, as max_position_embeddings (the benchmarks' shape allows 512 for
+// their prefill; the weights do not depend on it).
+func stories15M() llmtest.Dims {
+	d := llmtest.Llama15M
+	d.MaxPositions = 256
+	return d
 }
 
 // writeStories15M writes the Hugging Face directory dir/hf and the
 // reference checkpoint and tokenizer dir/model.bin, dir/tokenizer.bin.
 func writeStories15M(dir string, weights map[string][]float32) error {
-	cfg := llama15MConfig()
+	d := stories15M()
 	hf := filepath.Join(dir, "hf")
 	if err := os.MkdirAll(hf, 0o755); err != nil {
 		return err
 	}
-	configJSON, err := stories15MConfigJSON(cfg)
+	if err := (llmtest.ModelDir{Dims: d, Weights: weights, Tokenizer: llmtest.TokenizerLlama2}).WriteTo(hf); err != nil {
+		return err
+	}
+	cfg, err := ParseConfig(d.ConfigJSON())
 	if err != nil {
 		return err
-	}
-	if err := os.WriteFile(filepath.Join(hf, "config.json"), configJSON, 0o644); err != nil {
-		return err
-	}
-	names := make([]string, 0, len(weights))
-	for name := range weights {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	tensors := make([]safetensors.F32Tensor, len(names))
-	for i, name := range names {
-		v := weights[name]
-		shape := []int{len(v)}
-		if rows := weightRows(cfg, name); rows > 0 {
-			shape = []int{rows, len(v) / rows}
-		}
-		tensors[i] = safetensors.F32Tensor{Name: name, Shape: shape, Values: v}
-	}
-	if err := safetensors.WriteF32File(filepath.Join(hf, safetensors.SingleFile), tensors); err != nil {
-		return err
-	}
-	var tokenizerJSON []byte
-	for _, file := range []string{"tokenizer.json", "tokenizer_config.json"} {
-		data, err := os.ReadFile(filepath.Join(llama2TokenizerDir(), file))
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(hf, file), data, 0o644); err != nil {
-			return err
-		}
-		if file == "tokenizer.json" {
-			tokenizerJSON = data
-		}
 	}
 	if err := writeReferenceCheckpoint(filepath.Join(dir, "model.bin"), cfg, weights); err != nil {
 		return err
 	}
-	return writeReferenceTokenizer(filepath.Join(dir, "tokenizer.bin"), tokenizerJSON)
-}
-
-// weightRows is the number of rows of a matrix weight (its output size),
-// 0 for a vector.
-func weightRows(c *Config, name string) int {
-	switch {
-	case name == "model.embed_tokens.weight" || name == "lm_head.weight":
-		return c.VocabSize
-	case strings.HasSuffix(name, "q_proj.weight"):
-		return c.Heads * c.HeadDim
-	case strings.HasSuffix(name, "k_proj.weight"), strings.HasSuffix(name, "v_proj.weight"):
-		return c.KVHeads * c.HeadDim
-	case strings.HasSuffix(name, "o_proj.weight"), strings.HasSuffix(name, "down_proj.weight"):
-		return c.HiddenSize
-	case strings.HasSuffix(name, "gate_proj.weight"), strings.HasSuffix(name, "up_proj.weight"):
-		return c.IntermediateSize
+	tokenizerJSON, err := os.ReadFile(filepath.Join(hf, "tokenizer.json"))
+	if err != nil {
+		return err
 	}
-	return 0
+	return writeReferenceTokenizer(filepath.Join(dir, "tokenizer.bin"), tokenizerJSON)
 }
 
 // interleaveRoPERows reorders the rows of a query or key projection from
@@ -170,7 +104,7 @@ func writeReferenceCheckpoint(path string, c *Config, w map[string][]float32) er
 		return err
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
-	for _, v := range []int{c.HiddenSize, c.IntermediateSize, c.Layers, c.Heads, c.KVHeads, c.VocabSize, stories15MSeqLen} {
+	for _, v := range []int{c.HiddenSize, c.IntermediateSize, c.Layers, c.Heads, c.KVHeads, c.VocabSize, c.MaxPositions} {
 		binary.Write(bw, binary.LittleEndian, int32(v))
 	}
 	perLayer := func(suffix string, reorder func([]float32) []float32) {
@@ -196,7 +130,7 @@ func writeReferenceCheckpoint(path string, c *Config, w map[string][]float32) er
 	perLayer("mlp.down_proj.weight", nil)
 	perLayer("mlp.up_proj.weight", nil)
 	binary.Write(bw, binary.LittleEndian, w["model.norm.weight"])
-	binary.Write(bw, binary.LittleEndian, make([]float32, stories15MSeqLen*c.HeadDim))
+	binary.Write(bw, binary.LittleEndian, make([]float32, c.MaxPositions*c.HeadDim))
 	if err := bw.Flush(); err != nil {
 		f.Close()
 		return err
@@ -384,19 +318,13 @@ func referenceEncode(tokens []referenceToken, text string) []int {
 }
 
 func TestStories15MFiles(t *testing.T) {
-	if _, err := os.Stat(filepath.Join(llama2TokenizerDir(), "tokenizer.json")); err != nil {
-		msg := "fixture tokenizer files missing (run npm ci in internal/llm/testdata/oracle): " + err.Error()
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	llmtest.RequireTokenizer(t, llmtest.TokenizerLlama2)
 	dir := *stories15MOut
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	cfg := llama15MConfig()
-	weights := randomWeights(cfg, 1)
+	cfg := configOf(t, stories15M())
+	weights := llmtest.RandomWeights(stories15M(), 1)
 	if err := writeStories15M(dir, weights); err != nil {
 		t.Fatal(err)
 	}
@@ -407,10 +335,11 @@ func TestStories15MFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer loaded.Close()
-		if loaded.Config.MaxPositions != stories15MSeqLen {
-			t.Fatalf("max_position_embeddings %d, want %d", loaded.Config.MaxPositions, stories15MSeqLen)
+		if loaded.Config.MaxPositions != 256 {
+			t.Fatalf("max_position_embeddings %d, want 256", loaded.Config.MaxPositions)
 		}
-		inMemory := randomModel(t, cfg, Options{Threads: 1})
+		// The benchmarks' model (BenchmarkLlama15M) has these weights.
+		inMemory := randomModel(t, configOf(t, llmtest.Llama15M), Options{Threads: 1})
 		prompt := randomTokens(3, 12, cfg.VocabSize)
 		logits := func(m *Model) [][]float32 {
 			out, err := m.Forward(&Batch{Seqs: []Sequence{{ID: 1, Tokens: prompt, AllLogits: true}}}, NewContiguousCache(m.Config, 16))
@@ -474,7 +403,7 @@ func TestStories15MFiles(t *testing.T) {
 			arrays[a.name] = perLayer(a.n)
 		}
 		same("rms_final_weight", read(d), "model.norm.weight")
-		read(stories15MSeqLen * cfg.HeadDim) // the unused RoPE tables
+		read(cfg.MaxPositions * cfg.HeadDim) // the unused RoPE tables
 		if r.Len() != 0 {
 			t.Fatalf("%d bytes after the last array", r.Len())
 		}

@@ -15,7 +15,4 @@
 // memory elsewhere. A float32 tensor whose bytes are aligned is handed out
 // as a view of the mapping without a copy; f16 and bf16 tensors are widened
 // to float32 exactly.
-//
-// WriteF32 writes float32 tensors as one file, in the layout the reader
-// expects: the generators of test and benchmark models use it.
 package safetensors

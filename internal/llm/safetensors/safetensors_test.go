@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -188,52 +187,5 @@ func TestUnalignedBytesAreCopied(t *testing.T) {
 	}
 	if got := h.Float32(); got[0] != 1 {
 		t.Fatalf("h = %v", got)
-	}
-}
-
-func TestWriteF32RoundTrips(t *testing.T) {
-	dir := t.TempDir()
-	in := []F32Tensor{
-		{Name: "b", Shape: []int{3}, Values: []float32{1, -2.5, float32(math.Inf(1))}},
-		{Name: "a", Shape: []int{2, 2}, Values: []float32{0.125, 3, -0, 7}},
-		{Name: "empty", Shape: []int{0, 4}, Values: []float32{}},
-	}
-	if err := WriteF32File(filepath.Join(dir, SingleFile), in); err != nil {
-		t.Fatal(err)
-	}
-	c, err := OpenDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if got, want := strings.Join(c.Names(), ","), "a,b,empty"; got != want {
-		t.Fatalf("names %s, want %s", got, want)
-	}
-	for _, w := range in {
-		tt, err := c.Tensor(w.Name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if tt.DType != F32 || len(tt.Shape) != len(w.Shape) {
-			t.Fatalf("%s: dtype %s shape %v, want F32 %v", w.Name, tt.DType, tt.Shape, w.Shape)
-		}
-		for i, s := range w.Shape {
-			if tt.Shape[i] != s {
-				t.Fatalf("%s: shape %v, want %v", w.Name, tt.Shape, w.Shape)
-			}
-		}
-		got := tt.Float32()
-		for i, v := range w.Values {
-			if math.Float32bits(got[i]) != math.Float32bits(v) {
-				t.Fatalf("%s[%d] = %v, want %v", w.Name, i, got[i], v)
-			}
-		}
-	}
-}
-
-func TestWriteF32RejectsAShapeThatDoesNotFit(t *testing.T) {
-	err := WriteF32(io.Discard, []F32Tensor{{Name: "a", Shape: []int{2, 3}, Values: make([]float32, 5)}})
-	if err == nil || !strings.Contains(err.Error(), `"a"`) {
-		t.Fatalf("err = %v, want an error naming the tensor", err)
 	}
 }

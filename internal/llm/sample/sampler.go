@@ -149,8 +149,23 @@ func (s *Sampler) Next(logits []float32, history Tokens) (Choice, error) {
 		Token:   token,
 		Logprob: s.logprobs[token],
 		Rank:    rank(s.logprobs, s.logprobs[token]),
-		Top:     s.top(),
+		Top:     topLogprobs(s.logprobs, s.p.TopLogprobs),
 	}, nil
+}
+
+// Score reports a given token of one row of logits as Next reports the
+// token it picks: its log_softmax, its rank and the top most likely tokens
+// (0 none, -1 the whole vocabulary). It serves the logprobs of prompt tokens,
+// which are scored rather than sampled.
+func Score(logits []float32, token, top int) Choice {
+	logprobs := slices.Clone(logits)
+	tensor.LogSoftmax(logprobs)
+	return Choice{
+		Token:   token,
+		Logprob: logprobs[token],
+		Rank:    rank(logprobs, logprobs[token]),
+		Top:     topLogprobs(logprobs, top),
+	}
 }
 
 var negInf = float32(math.Inf(-1))
@@ -367,21 +382,21 @@ func (s *Sampler) draw(probs []float32) int {
 	return last // u within rounding of z
 }
 
-// top lists the TopLogprobs most likely tokens of the raw distribution.
-func (s *Sampler) top() []TokenLogprob {
-	n := s.p.TopLogprobs
+// topLogprobs lists the n most likely tokens of a row of log-probabilities
+// (0 none, -1 all), most likely first, ties by lower id.
+func topLogprobs(logprobs []float32, n int) []TokenLogprob {
 	if n == 0 {
 		return nil
 	}
-	if n < 0 || n > s.vocab {
-		n = s.vocab
+	if n < 0 || n > len(logprobs) {
+		n = len(logprobs)
 	}
 	better := func(a, b TokenLogprob) bool {
 		return a.Logprob > b.Logprob || (a.Logprob == b.Logprob && a.Token < b.Token)
 	}
 	if n > 64 { // insertion into a short list stops paying off
-		all := make([]TokenLogprob, len(s.logprobs))
-		for id, lp := range s.logprobs {
+		all := make([]TokenLogprob, len(logprobs))
+		for id, lp := range logprobs {
 			all[id] = TokenLogprob{id, lp}
 		}
 		slices.SortFunc(all, func(a, b TokenLogprob) int {
@@ -393,7 +408,7 @@ func (s *Sampler) top() []TokenLogprob {
 		return all[:n]
 	}
 	out := make([]TokenLogprob, 0, n)
-	for id, lp := range s.logprobs {
+	for id, lp := range logprobs {
 		t := TokenLogprob{id, lp}
 		if len(out) == n && !better(t, out[n-1]) {
 			continue
