@@ -18,6 +18,11 @@ import (
 //     concurrent streams batched, a 512-token prefill against peak FLOPs;
 //   - a Qwen3-0.6B-shaped model with random weights generated here (not
 //     stored), decode in f32 and int8.
+//
+// Rates are those of the median step (tok/s) and of the best (best_tok/s).
+// Shares of a bound (of_bw_bound, of_peak) pair each step with a probe of
+// the machine taken just before it (see pairedSteps); x_single pairs each
+// 8-stream step with a single-stream step.
 
 const decodeContext = 256 // the 15M model's seq_len
 
@@ -69,27 +74,34 @@ func (g *greedy) step(tb testing.TB) {
 	}
 }
 
-// readBandwidth is the best of single streaming passes over a buffer of
-// the given size: the least disturbed measure on a shared machine.
-func readBandwidth(p *tensor.Pool, bytes int) float64 {
+// probeBuffer is a buffer of the given size for the streaming-read probe,
+// written once so that its pages exist.
+func probeBuffer(bytes int) []float32 {
 	buf := make([]float32, bytes/4)
 	for i := range buf {
 		buf[i] = 1
 	}
-	best := 0.0
-	for range 30 {
-		best = max(best, p.ReadBandwidth(buf, 1))
+	return buf
+}
+
+// bestPeakFLOPs is the best of a few short peak-rate probes.
+func bestPeakFLOPs(p *tensor.Pool) float64 {
+	peak := 0.0
+	for range 3 {
+		peak = max(peak, p.PeakFLOPs(1<<18))
 	}
-	return best
+	return peak
 }
 
 // stepTimes records the duration of each of a benchmark's steps.
 type stepTimes []time.Duration
 
-func (s *stepTimes) time(step func()) {
+func (s *stepTimes) time(step func()) time.Duration {
 	start := time.Now()
 	step()
-	*s = append(*s, time.Since(start))
+	d := time.Since(start)
+	*s = append(*s, d)
+	return d
 }
 
 func (s stepTimes) best() time.Duration { return slices.Min(s) }
@@ -102,29 +114,58 @@ func (s stepTimes) median() time.Duration {
 	return sorted[len(sorted)/2]
 }
 
-// perSecond is the rate of count events over the benchmark's time.
-func perSecond(b *testing.B, count int) float64 { return float64(count) / b.Elapsed().Seconds() }
+// pairedSteps alternates a probe of the machine (its streaming-read rate, its
+// peak FLOP rate) with each step, so that both see the machine in the same
+// state. A step's share of the bound is its work ÷ its time ÷ the rate of the
+// probe just before it, and the figure quoted is the median share: it holds
+// while other work on a shared machine makes its speed drift, where a probe
+// taken once does not.
+type pairedSteps struct {
+	steps  stepTimes
+	probes []float64
+	shares []float64
+}
+
+// run probes (outside the benchmark's timer), then times step, whose work
+// is in the probe's unit per second (bytes, floating-point operations).
+func (p *pairedSteps) run(b *testing.B, probe func() float64, work float64, step func()) {
+	b.StopTimer()
+	rate := probe()
+	b.StartTimer()
+	d := p.steps.time(step)
+	p.probes = append(p.probes, rate)
+	p.shares = append(p.shares, work/d.Seconds()/rate)
+}
+
+func median(xs []float64) float64 {
+	sorted := slices.Clone(xs)
+	slices.Sort(sorted)
+	return sorted[len(sorted)/2]
+}
+
+// report adds the median probe (scaled by unit) and the median and best
+// shares of the bound to the benchmark's metrics.
+func (p *pairedSteps) report(b *testing.B, probeUnit string, scale float64, share string) {
+	b.ReportMetric(median(p.probes)/scale, probeUnit)
+	b.ReportMetric(median(p.shares), share)
+	b.ReportMetric(slices.Max(p.shares), "best_"+share)
+}
 
 func BenchmarkLlama15M(b *testing.B) {
 	cfg := configOf(b, llmtest.Llama15M)
 	m := randomModel(b, cfg, Options{})
-	bw := readBandwidth(m.Pool(), m.WeightBytes())
+	probeBuf := probeBuffer(m.WeightBytes())
 
 	b.Run("decode", func(b *testing.B) {
 		g := newGreedy(m, 1, decodeContext)
-		var steps stepTimes
+		var p pairedSteps
 		for b.Loop() {
-			steps.time(func() { g.step(b) })
+			p.run(b, func() float64 { return m.Pool().ReadBandwidth(probeBuf, 1) }, float64(m.WeightBytes()), func() { g.step(b) })
 		}
-		tps := perSecond(b, b.N)
-		b.ReportMetric(tps, "tok/s")
-		b.ReportMetric(1/steps.median().Seconds(), "median_tok/s")
-		b.ReportMetric(1/steps.best().Seconds(), "best_tok/s")
+		b.ReportMetric(1/p.steps.median().Seconds(), "tok/s")
+		b.ReportMetric(1/p.steps.best().Seconds(), "best_tok/s")
 		b.ReportMetric(float64(m.WeightBytes())/1e6, "MB/tok")
-		b.ReportMetric(bw/1e9, "probe_GB/s")
-		b.ReportMetric(tps*float64(m.WeightBytes())/bw, "of_bw_bound")
-		b.ReportMetric(float64(m.WeightBytes())/steps.median().Seconds()/bw, "median_of_bw_bound")
-		b.ReportMetric(float64(m.WeightBytes())/steps.best().Seconds()/bw, "best_of_bw_bound")
+		p.report(b, "probe_GB/s", 1e9, "of_bw_bound")
 	})
 
 	b.Run("decode8", func(b *testing.B) {
@@ -148,29 +189,20 @@ func BenchmarkLlama15M(b *testing.B) {
 		const n = 512
 		prompt := randomTokens(1, n, cfg.VocabSize)
 		cache := NewContiguousCache(cfg, n)
-		peak := 0.0
-		for range 5 {
-			peak = max(peak, m.Pool().PeakFLOPs(1<<20))
-		}
-		var steps stepTimes
+		flops := prefillFLOPs(cfg, n)
+		var p pairedSteps
 		for b.Loop() {
 			cache.Free(1)
-			steps.time(func() {
+			p.run(b, func() float64 { return bestPeakFLOPs(m.Pool()) }, flops, func() {
 				if _, err := m.Forward(&Batch{Seqs: []Sequence{{ID: 1, Tokens: prompt}}}, cache); err != nil {
 					b.Fatal(err)
 				}
 			})
 		}
-		tps := perSecond(b, n*b.N)
-		flops := prefillFLOPs(cfg, n)
-		b.ReportMetric(tps, "tok/s")
-		b.ReportMetric(n/steps.median().Seconds(), "median_tok/s")
-		b.ReportMetric(n/steps.best().Seconds(), "best_tok/s")
-		b.ReportMetric(flops/steps.median().Seconds()/peak, "median_of_peak")
-		b.ReportMetric(flops/steps.best().Seconds()/peak, "best_of_peak")
-		b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-		b.ReportMetric(peak/1e9, "peak_GFLOP/s")
-		b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/peak, "of_peak")
+		b.ReportMetric(n/p.steps.median().Seconds(), "tok/s")
+		b.ReportMetric(n/p.steps.best().Seconds(), "best_tok/s")
+		b.ReportMetric(flops/p.steps.median().Seconds()/1e9, "GFLOP/s")
+		p.report(b, "peak_GFLOP/s", 1e9, "of_peak")
 	})
 }
 
@@ -195,28 +227,21 @@ func BenchmarkQwen3Small(b *testing.B) {
 			}
 			defer m.Close()
 			runtime.GC()
-			bw := readBandwidth(m.Pool(), min(m.WeightBytes(), 1<<30))
+			// The probe reads a buffer as large as the weights (at most 1 GiB):
+			// DRAM's rate, which swings most with the machine's other work.
+			probeBuf := probeBuffer(min(m.WeightBytes(), 1<<30))
 			g := newGreedy(m, 1, 1024)
 			for range 2 {
 				g.step(b) // touch every weight once
 			}
-			b.ResetTimer()
-			var steps stepTimes
+			var p pairedSteps
 			for b.Loop() {
-				steps.time(func() { g.step(b) })
+				p.run(b, func() float64 { return m.Pool().ReadBandwidth(probeBuf, 1) }, float64(m.WeightBytes()), func() { g.step(b) })
 			}
-			b.StopTimer()
-			// The streaming rate of a buffer this large is DRAM's and swings
-			// with the machine's other work: keep the better of two probes.
-			bw = max(bw, readBandwidth(m.Pool(), min(m.WeightBytes(), 1<<30)))
-			tps := perSecond(b, b.N)
-			b.ReportMetric(tps, "tok/s")
-			b.ReportMetric(1/steps.median().Seconds(), "median_tok/s")
-			b.ReportMetric(1/steps.best().Seconds(), "best_tok/s")
+			b.ReportMetric(1/p.steps.median().Seconds(), "tok/s")
+			b.ReportMetric(1/p.steps.best().Seconds(), "best_tok/s")
 			b.ReportMetric(float64(m.WeightBytes())/1e6, "MB/tok")
-			b.ReportMetric(bw/1e9, "probe_GB/s")
-			b.ReportMetric(tps*float64(m.WeightBytes())/bw, "of_bw_bound")
-			b.ReportMetric(float64(m.WeightBytes())/steps.median().Seconds()/bw, "median_of_bw_bound")
+			p.report(b, "probe_GB/s", 1e9, "of_bw_bound")
 		})
 	}
 }
