@@ -84,13 +84,15 @@ func probeBuffer(bytes int) []float32 {
 	return buf
 }
 
-// bestPeakFLOPs is the best of a few short peak-rate probes.
-func bestPeakFLOPs(p *tensor.Pool) float64 {
-	peak := 0.0
-	for range 3 {
-		peak = max(peak, p.PeakFLOPs(1<<18))
-	}
-	return peak
+// peakProbe returns a probe of the pool's peak FLOP rate that runs for
+// about d: a probe as long as the step it is paired with is set aside by the
+// machine's other work about as much as the step is.
+func peakProbe(p *tensor.Pool, d time.Duration) func() float64 {
+	const calibration = 1 << 14
+	start := time.Now()
+	p.PeakFLOPs(calibration)
+	rounds := max(calibration, int(float64(calibration)*d.Seconds()/time.Since(start).Seconds()))
+	return func() float64 { return p.PeakFLOPs(rounds) }
 }
 
 // stepTimes records the duration of each of a benchmark's steps.
@@ -190,14 +192,18 @@ func BenchmarkLlama15M(b *testing.B) {
 		prompt := randomTokens(1, n, cfg.VocabSize)
 		cache := NewContiguousCache(cfg, n)
 		flops := prefillFLOPs(cfg, n)
+		prefill := func() {
+			cache.Free(1)
+			if _, err := m.Forward(&Batch{Seqs: []Sequence{{ID: 1, Tokens: prompt}}}, cache); err != nil {
+				b.Fatal(err)
+			}
+		}
+		start := time.Now()
+		prefill()
+		probe := peakProbe(m.Pool(), time.Since(start))
 		var p pairedSteps
 		for b.Loop() {
-			cache.Free(1)
-			p.run(b, func() float64 { return bestPeakFLOPs(m.Pool()) }, flops, func() {
-				if _, err := m.Forward(&Batch{Seqs: []Sequence{{ID: 1, Tokens: prompt}}}, cache); err != nil {
-					b.Fatal(err)
-				}
-			})
+			p.run(b, probe, flops, prefill)
 		}
 		b.ReportMetric(n/p.steps.median().Seconds(), "tok/s")
 		b.ReportMetric(n/p.steps.best().Seconds(), "best_tok/s")
