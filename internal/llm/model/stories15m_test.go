@@ -21,8 +21,9 @@ import (
 
 // The Llama configuration of llama2.c's "stories15M" model with the random
 // weights BenchmarkLlama15M runs, written to disk twice so that a whole
-// process of this engine and of the reference implementation (llama2.c's
-// run.c) can be timed on the same weights and vocabulary:
+// process of this engine and of the reference implementation (see the
+// README's Performance section) can be timed on the same weights and
+// vocabulary:
 //
 //	go test ./internal/llm/model -run '^TestStories15MFiles$' -args -stories15m /tmp/stories15m
 //
