@@ -69,7 +69,8 @@ type ModelConfig struct {
 	// sharing; 0 means DefaultBlockSize.
 	BlockSize int
 	// MaxBatchTokens bounds the tokens of one forward pass; 0 means
-	// DefaultMaxBatchTokens.
+	// DefaultMaxBatchTokens. It must be at least MaxSeqs, so that a pass of
+	// decoding sequences leaves room for a prompt chunk.
 	MaxBatchTokens int
 	// MaxQueued bounds the requests waiting for admission; 0 means
 	// DefaultMaxQueued.
@@ -104,6 +105,9 @@ func (c ModelConfig) withDefaults() (ModelConfig, error) {
 		if *f.v < 0 && !(f.name == "max_logprobs" && *f.v == -1) {
 			return c, fmt.Errorf("%w: %s must be positive, got %d", ErrModelDir, f.name, *f.v)
 		}
+	}
+	if c.MaxBatchTokens < c.MaxSeqs {
+		return c, fmt.Errorf("%w: max_batch_tokens %d must be at least max_seqs %d", ErrModelDir, c.MaxBatchTokens, c.MaxSeqs)
 	}
 	if c.KVCacheBytes == 0 {
 		c.KVCacheBytes = DefaultKVCacheBytes

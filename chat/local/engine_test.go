@@ -8,7 +8,9 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
+	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/internal/llm/llmtest"
 )
 
@@ -65,7 +67,8 @@ func run(t testing.TB, e *Engine, req Request) *Result {
 	return res
 }
 
-// chunks generates req and returns every chunk, in order.
+// chunks generates req and returns every chunk, in order, checking that
+// none splits a character.
 func chunks(t testing.TB, e *Engine, req Request) []Chunk {
 	t.Helper()
 	g, err := e.Generate(context.Background(), req)
@@ -80,6 +83,9 @@ func chunks(t testing.TB, e *Engine, req Request) []Chunk {
 		}
 		if err != nil {
 			t.Fatal(err)
+		}
+		if !utf8.ValidString(c.Text) {
+			t.Fatalf("chunk text %q is not whole characters", c.Text)
 		}
 		out = append(out, c)
 	}
@@ -150,7 +156,7 @@ func TestGreedyBatchedEqualsAlone(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			// A small batch budget forces the longer prompts into chunks
 			// that share passes with other sequences' decode rows.
-			e := open(t, tc.dir(t), ModelConfig{MaxBatchTokens: 8})
+			e := open(t, tc.dir(t), ModelConfig{MaxBatchTokens: 12, MaxSeqs: 8})
 			var reqs []Request
 			for _, text := range texts {
 				reqs = append(reqs, Request{Prompt: prompt(e, text), MaxTokens: 24, Temperature: ptr(0.0),
@@ -159,6 +165,16 @@ func TestGreedyBatchedEqualsAlone(t *testing.T) {
 			alone := make([]*Result, len(reqs))
 			for i, req := range reqs {
 				alone[i] = run(t, e, req)
+			}
+			// Streamed chunks (whole characters each) add up to the result.
+			for i := range 2 {
+				text := ""
+				for _, c := range chunks(t, e, reqs[i]) {
+					text += c.Text
+				}
+				if text != alone[i].Choices[0].Text {
+					t.Errorf("streamed %q, whole %q", text, alone[i].Choices[0].Text)
+				}
 			}
 			before := e.Stats()
 			together := concurrently(t, e, reqs)
@@ -240,25 +256,27 @@ func TestInvalidRequests(t *testing.T) {
 	e := open(t, llamaDir(t), ModelConfig{MaxModelLen: 64})
 	p := prompt(e, "Hello")
 	for _, tc := range []struct {
-		name string
-		req  Request
-		want error
+		name  string
+		req   Request
+		want  error
+		param string
 	}{
-		{"empty prompt", Request{}, ErrInvalidRequest},
-		{"token outside the vocabulary", Request{Prompt: []int{1, 32000}}, ErrInvalidRequest},
-		{"greedy with n", Request{Prompt: p, N: 2, Temperature: ptr(0.0)}, ErrInvalidRequest},
-		{"empty stop", Request{Prompt: p, Stop: []string{""}}, ErrInvalidRequest},
-		{"stop id outside", Request{Prompt: p, StopTokenIDs: []int{-1}}, ErrInvalidRequest},
-		{"top_p", Request{Prompt: p, TopP: ptr(0.0)}, ErrInvalidRequest},
-		{"too many logprobs", Request{Prompt: p, Logprobs: true, TopLogprobs: 21}, ErrInvalidRequest},
-		{"min over max", Request{Prompt: p, MaxTokens: 4, MinTokens: 5}, ErrInvalidRequest},
-		{"prompt too long", Request{Prompt: make([]int, 64)}, ErrPromptTooLong},
-		{"max_tokens too large", Request{Prompt: p, MaxTokens: 64}, ErrPromptTooLong},
+		{"empty prompt", Request{}, ErrInvalidRequest, "prompt"},
+		{"token outside the vocabulary", Request{Prompt: []int{1, 32000}}, ErrInvalidRequest, "prompt"},
+		{"greedy with n", Request{Prompt: p, N: 2, Temperature: ptr(0.0)}, ErrInvalidRequest, "n"},
+		{"empty stop", Request{Prompt: p, Stop: []string{""}}, ErrInvalidRequest, "stop"},
+		{"stop id outside", Request{Prompt: p, StopTokenIDs: []int{-1}}, ErrInvalidRequest, "stop_token_ids"},
+		{"top_p", Request{Prompt: p, TopP: ptr(0.0)}, ErrInvalidRequest, "top_p"},
+		{"logit_bias outside", Request{Prompt: p, LogitBias: map[int]float64{40000: 1}}, ErrInvalidRequest, "logit_bias"},
+		{"too many logprobs", Request{Prompt: p, Logprobs: true, TopLogprobs: 21}, ErrInvalidRequest, "top_logprobs"},
+		{"min over max", Request{Prompt: p, MaxTokens: 4, MinTokens: 5}, ErrInvalidRequest, "min_tokens"},
+		{"prompt too long", Request{Prompt: make([]int, 64)}, ErrPromptTooLong, "input_tokens"},
+		{"max_tokens too large", Request{Prompt: p, MaxTokens: 64}, ErrPromptTooLong, "max_tokens"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := e.Generate(context.Background(), tc.req)
-			if !errors.Is(err, tc.want) {
-				t.Fatalf("got %v, want %v", err, tc.want)
+			if !errors.Is(err, tc.want) || weft.ErrorFields(err)["param"] != tc.param {
+				t.Fatalf("got %v (param %v), want %v naming %s", err, weft.ErrorFields(err)["param"], tc.want, tc.param)
 			}
 		})
 	}

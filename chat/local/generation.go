@@ -40,9 +40,9 @@ type Logprobs struct {
 // Chunk is what one engine step produced for one choice: the new token ids,
 // the text they complete and, when asked, their logprobs. Text may be empty
 // while a token holds part of a character or text that could begin a stop
-// string; it never splits a character. The last chunk of a choice has
-// FinishReason set (and may carry no tokens, when a stop string completed
-// in held-back text).
+// string; it never splits a character. A choice's last chunk carries the
+// token that ended it, FinishReason and StopReason, and all text still held
+// back (cut at a stop string).
 type Chunk struct {
 	// Index is the choice, 0 ≤ Index < N.
 	Index    int
@@ -102,6 +102,8 @@ type Generation struct {
 	usage   Usage
 	prompt  []int
 	plp     []*Logprobs
+	// admission is the request's place in the engine's order of admissions.
+	admission uint64
 }
 
 func newGeneration(ctx context.Context, prompt []int) *Generation {
@@ -227,6 +229,7 @@ func (g *Generation) finish(err error) {
 	}
 	g.mu.Unlock()
 	g.signal()
+	g.cancel() // detach from the caller's context
 }
 
 func (g *Generation) setPromptLogprobs(plp []*Logprobs) {
@@ -235,9 +238,9 @@ func (g *Generation) setPromptLogprobs(plp []*Logprobs) {
 	g.mu.Unlock()
 }
 
-func (g *Generation) setCached(n int) {
+func (g *Generation) admit(cached int, admission uint64) {
 	g.mu.Lock()
-	g.usage.CachedTokens = n
+	g.usage.CachedTokens, g.admission = cached, admission
 	g.mu.Unlock()
 }
 

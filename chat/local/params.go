@@ -163,6 +163,8 @@ func (e *Engine) resolve(req Request) (*request, error) {
 	base.StopTokenIDs = allStops
 	if req.Logprobs {
 		base.TopLogprobs = req.TopLogprobs
+	} else {
+		base.NoLogprobs = true // spare the log_softmax pass over the vocabulary
 	}
 	bad, err := e.badWords(req.BadWords)
 	if err != nil {
@@ -191,7 +193,15 @@ func samplingError(err error) error {
 		return err
 	}
 	msg := strings.TrimPrefix(err.Error(), sample.ErrInvalidParams.Error()+": ")
-	param, _, _ := strings.Cut(msg, " ")
+	// The request fields package sample's messages name.
+	names := []string{"temperature", "top_p", "top_k", "min_p", "repetition_penalty", "presence_penalty",
+		"frequency_penalty", "min_tokens", "top_logprobs", "logit_bias", "allowed_token_ids", "bad_words", "stop_token_ids"}
+	param, at := "", len(msg)
+	for _, name := range names {
+		if i := strings.Index(msg, name); i >= 0 && i < at {
+			param, at = name, i
+		}
+	}
 	return weft.WithFields(ErrInvalidRequest, map[string]any{"param": param}, "%s", msg)
 }
 

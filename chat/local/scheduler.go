@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/weftlabs/weft/internal/llm/kvcache"
 	"github.com/weftlabs/weft/internal/llm/model"
 	"github.com/weftlabs/weft/internal/llm/sample"
 	"github.com/weftlabs/weft/internal/llm/tokenizer"
@@ -19,6 +20,7 @@ type scheduler struct {
 	queued      int         // waiting sequences whose request is not yet admitted
 	preemptions int
 	steps, rows int
+	admissions  uint64
 }
 
 // promptRowsBytes bounds the logits a prompt-logprobs chunk asks for.
@@ -29,26 +31,6 @@ func (e *Engine) loop() {
 	defer close(e.loopDone)
 	s := &scheduler{e: e}
 	for {
-		if len(s.running) == 0 {
-			var timeout <-chan time.Time
-			var timer *time.Timer
-			if d, ok := s.nextDeadline(); ok {
-				timer = time.NewTimer(time.Until(d))
-				timeout = timer.C
-			}
-			select {
-			case r := <-e.submit:
-				s.enqueue(r)
-			case <-e.wake:
-			case <-timeout:
-			case <-e.quit:
-				s.shutdown()
-				return
-			}
-			if timer != nil {
-				timer.Stop()
-			}
-		}
 	drain:
 		for {
 			select {
@@ -65,8 +47,30 @@ func (e *Engine) loop() {
 		s.admit()
 		if len(s.running) > 0 {
 			s.step()
+			s.publish()
+			continue
 		}
 		s.publish()
+		// Nothing runs, so nothing waiting can be admitted until a request
+		// arrives, one is cancelled or a queued one's patience runs out.
+		var timeout <-chan time.Time
+		var timer *time.Timer
+		if d, ok := s.nextDeadline(); ok {
+			timer = time.NewTimer(time.Until(d))
+			timeout = timer.C
+		}
+		select {
+		case r := <-e.submit:
+			s.enqueue(r)
+		case <-e.wake:
+		case <-timeout:
+		case <-e.quit:
+			s.shutdown()
+			return
+		}
+		if timer != nil {
+			timer.Stop()
+		}
 	}
 }
 
@@ -159,7 +163,8 @@ func (s *scheduler) admit() {
 		if !seq.admitted {
 			seq.admitted = true
 			s.queued--
-			seq.req.gen.setCached(seq.computed)
+			s.admissions++
+			seq.req.gen.admit(seq.computed, s.admissions)
 			seq.req.admitted <- nil
 		}
 	}
@@ -254,11 +259,20 @@ func (s *scheduler) plan() []planned {
 	return out
 }
 
+// reservedCache is the KV cache as the forward pass sees it: preparing
+// positions never gives back the blocks a sequence reserved beyond them
+// (its whole prompt, taken on admission), as a bare Prepare would.
+type reservedCache struct{ *kvcache.Cache }
+
+func (c reservedCache) Prepare(seq model.SeqID, start, n int) error {
+	return c.Cache.Prepare(seq, start, max(n, c.Len(seq)-start))
+}
+
 // grow makes room for n more positions of seq, preempting from the lowest
 // priority up. It reports false when seq itself was preempted.
 func (s *scheduler) grow(seq *sequence, n int) bool {
 	for {
-		err := s.e.cache.Prepare(seq.id, seq.computed, n)
+		err := reservedCache{s.e.cache}.Prepare(seq.id, seq.computed, n)
 		if err == nil {
 			return true
 		}
@@ -288,7 +302,7 @@ func (s *scheduler) step() {
 	}
 	s.steps++
 	s.rows += len(work)
-	logits, err := s.e.model.Forward(&batch, s.e.cache)
+	logits, err := s.e.model.Forward(&batch, reservedCache{s.e.cache})
 	if err != nil {
 		for _, w := range work {
 			s.fail(w.seq.req, fmt.Errorf("local engine: forward pass: %w", err))
@@ -296,25 +310,48 @@ func (s *scheduler) step() {
 		return
 	}
 	vocab := s.e.VocabSize()
+	var ready []draw
 	for i, w := range work {
 		seq := w.seq
-		if !slices.Contains(s.running, seq) {
-			continue // its request failed earlier in this loop
-		}
 		rows := logits[i]
 		seq.computed += w.n
 		if w.all {
 			s.scorePromptRows(seq, w.start, w.n, rows)
 			rows = rows[(w.n-1)*vocab:]
 		}
-		promptLen := len(seq.req.prompt)
-		if seq.computed >= promptLen && !seq.committed {
+		if seq.computed >= len(seq.req.prompt) && !seq.committed {
 			s.promptDone(seq)
 		}
 		if seq.pending() == 0 {
-			s.sampleNext(seq, rows)
+			ready = append(ready, draw{seq: seq, row: rows})
 		}
 	}
+	// Each sequence's sampler is its own, so they run in parallel; what
+	// follows (stops, text, chunks) runs in order.
+	s.e.model.Pool().Parallel(len(ready), 1, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			d := &ready[i]
+			d.choice, d.err = d.seq.sampler.Next(d.row, sample.Tokens{Prompt: d.seq.req.prompt, Output: d.seq.output})
+		}
+	})
+	for _, d := range ready {
+		if !slices.Contains(s.running, d.seq) {
+			continue // its request failed earlier in this loop
+		}
+		if d.err != nil {
+			s.fail(d.seq.req, samplingError(d.err))
+			continue
+		}
+		s.emit(d.seq, d.choice)
+	}
+}
+
+// draw is a sequence whose next token is to be sampled from row.
+type draw struct {
+	seq    *sequence
+	row    []float32
+	choice sample.Choice
+	err    error
 }
 
 // scorePromptRows records the logprobs of the prompt tokens that rows
@@ -362,17 +399,11 @@ func (s *scheduler) promptDone(seq *sequence) {
 	}
 }
 
-// sampleNext picks seq's next token from its last row of logits, decides
-// whether the choice ends (vLLM's order: length, end-of-sequence, stop
-// token, then a stop string in the text) and hands the chunk to the
-// reader.
-func (s *scheduler) sampleNext(seq *sequence, row []float32) {
+// emit appends the sampled token to seq, decides whether the choice ends
+// (vLLM's order: length, end-of-sequence, stop token, then a stop string in
+// the text) and hands the chunk to the reader.
+func (s *scheduler) emit(seq *sequence, c sample.Choice) {
 	r := seq.req
-	c, err := seq.sampler.Next(row, sample.Tokens{Prompt: r.prompt, Output: seq.output})
-	if err != nil {
-		s.fail(r, samplingError(err))
-		return
-	}
 	tok := c.Token
 	seq.output = append(seq.output, tok)
 	seq.tokens = append(seq.tokens, int32(tok))

@@ -121,11 +121,13 @@ func (s *Sampler) NextMasked(logits []float32, history Tokens, allowed []uint64)
 	if allowed != nil && len(allowed)*64 < s.vocab {
 		return Choice{}, fmt.Errorf("%w: mask of %d words for %d tokens", ErrVocabSize, len(allowed), s.vocab)
 	}
-	copy(s.logprobs, logits)
-	if allowed != nil {
-		applyMask(s.logprobs, allowed)
+	if !s.p.NoLogprobs {
+		copy(s.logprobs, logits)
+		if allowed != nil {
+			applyMask(s.logprobs, allowed)
+		}
+		tensor.LogSoftmax(s.logprobs)
 	}
-	tensor.LogSoftmax(s.logprobs)
 
 	w := s.work
 	copy(w, logits)
@@ -162,6 +164,9 @@ func (s *Sampler) NextMasked(logits []float32, history Tokens, allowed []uint64)
 		// Every token was masked: the reference server's softmax is NaN
 		// there and its argmax picks token 0; fail loudly instead.
 		return Choice{}, fmt.Errorf("%w: every token is masked", ErrInvalidParams)
+	}
+	if s.p.NoLogprobs {
+		return Choice{Token: token}, nil
 	}
 	return Choice{
 		Token:   token,
