@@ -10,6 +10,7 @@ import (
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/feedback"
+	"github.com/weftlabs/weft/objects"
 	"github.com/weftlabs/weft/trace"
 	"github.com/weftlabs/weft/transport/httpapi"
 )
@@ -36,6 +37,9 @@ type Config struct {
 	Trace trace.Service
 	// Feedback, when set, shows the feedback of a call in the trace view.
 	Feedback feedback.Service
+	// Objects, when set, serves the object version pages that refs link to
+	// and the files (images) a trace refers to.
+	Objects objects.Service
 
 	// Fallback serves every request whose path is neither "/" nor under
 	// Prefix: the place for the API handler. Defaults to a 404.
@@ -145,6 +149,7 @@ func (h *Handler) routes() {
 	h.mux.Handle("GET "+Prefix+"p/{entity}/{project}/traces/{traceID}", h.inProject(h.tracePage))
 	h.mux.Handle("GET "+Prefix+"p/{entity}/{project}/calls/{callID}/children", h.inProject(h.callChildren))
 	h.mux.Handle("GET "+Prefix+"p/{entity}/{project}/calls/{callID}", h.inProject(h.callDetail))
+	h.traceViewRoutes()
 	h.mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
 		h.renderError(w, r, http.StatusNotFound, "There is no page here.")
 	})
