@@ -67,10 +67,10 @@ func TestDiff(t *testing.T) {
 			counts: Counts{Added: 1},
 		},
 		{
-			name: "elements between matches are compared pairwise, deep",
-			left: `[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]`,
+			name:  "elements between matches are compared pairwise, deep",
+			left:  `[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]`,
 			right: `[{"role":"user","content":"hi"},{"role":"assistant","content":"hey"},{"role":"user","content":"bye"}]`,
-			root: Modified,
+			root:  Modified,
 			want: []string{
 				`/0 equal {"role":"user","content":"hi"}→{"role":"user","content":"hi"}`,
 				`/1 modified {"role":"assistant","content":"hello"}→{"role":"assistant","content":"hey"}`,
