@@ -11,6 +11,7 @@ import (
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/renderer"
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 )
@@ -21,7 +22,7 @@ import (
 const maxMarkdownBytes = 64 << 10
 
 // markdownRenderer turns message text into HTML for people. Raw HTML in the
-// text is dropped (goldmark's default), and safeLinks rewrites every link and
+// text is shown as text (htmlAsText), and safeLinks rewrites every link and
 // image so that nothing rendered can run code or fetch from another site.
 type markdownRenderer struct {
 	md goldmark.Markdown
@@ -31,6 +32,8 @@ func newMarkdownRenderer() *markdownRenderer {
 	return &markdownRenderer{md: goldmark.New(
 		goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.Linkify, extension.TaskList),
 		goldmark.WithParserOptions(parser.WithASTTransformers(util.Prioritized(safeLinks{}, 0))),
+		// Before the HTML renderer (1000): a lower value takes precedence.
+		goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(htmlAsText{}, 100))),
 	)}
 }
 
@@ -130,6 +133,41 @@ func (safeLinks) Transform(doc *ast.Document, reader text.Reader, _ parser.Conte
 			parent.ReplaceChild(parent, node, link)
 		}
 	}
+}
+
+// htmlAsText renders the raw HTML in a text as text: a message that
+// contains markup shows it, where the default renderer would drop it, and
+// none of it becomes markup of the page.
+type htmlAsText struct{}
+
+func (htmlAsText) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
+	reg.Register(ast.KindRawHTML, func(w util.BufWriter, source []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if entering {
+			segments := n.(*ast.RawHTML).Segments
+			for i := range segments.Len() {
+				seg := segments.At(i)
+				_, _ = w.Write(util.EscapeHTML(seg.Value(source)))
+			}
+		}
+		return ast.WalkSkipChildren, nil
+	})
+	reg.Register(ast.KindHTMLBlock, func(w util.BufWriter, source []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
+		block := n.(*ast.HTMLBlock)
+		if entering {
+			_, _ = w.WriteString(`<pre class="raw-html">`)
+			lines := block.Lines()
+			for i := range lines.Len() {
+				line := lines.At(i)
+				_, _ = w.Write(util.EscapeHTML(line.Value(source)))
+			}
+			return ast.WalkContinue, nil
+		}
+		if block.HasClosure() {
+			_, _ = w.Write(util.EscapeHTML(block.ClosureLine.Value(source)))
+		}
+		_, _ = w.WriteString("</pre>\n")
+		return ast.WalkContinue, nil
+	})
 }
 
 // unwrap replaces n by its children.

@@ -244,6 +244,13 @@ func (h *Handler) detail(ctx context.Context, projectID, callID string) (*callDe
 	for part, node := range map[string]*jsonNode{"inputs": d.Inputs, "output": d.Output, "attributes": d.Attributes} {
 		decorate(node, "", valueLinks{ShowAllBase: callValueBase(projectID, callID, part), Project: projectID})
 	}
+	// The members a chat view draws start closed in the JSON tree below it.
+	if d.ChatIn != nil {
+		closeMembers(d.Inputs, "messages", "contents", "system", "input")
+	}
+	if d.ChatOut != nil {
+		closeMembers(d.Output, "choices", "candidates", "content", "output")
+	}
 	decorateMessages(d.ChatIn, projectID)
 	decorateMessages(d.ChatOut, projectID)
 	if h.cfg.Feedback != nil {

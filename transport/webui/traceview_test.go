@@ -230,12 +230,13 @@ func TestMarkdownIsSafe(t *testing.T) {
 			t.Errorf("an image that fetches from elsewhere: %q", target)
 		}
 	}
-	for _, bad := range []string{"<script", "<img", "onerror", "<svg"} {
+	checkPage(t, "markdown", html) // no handler, no javascript: URL, no stored markup as markup
+	for _, bad := range []string{"<script", "<img", "<svg"} {
 		if strings.Contains(strings.ToLower(html), bad) {
 			t.Errorf("rendered Markdown carries %q:\n%s", bad, html)
 		}
 	}
-	for _, kept := range []string{"<strong>bold</strong> click case", ">px</a>", "javascript:alert(8)"} {
+	for _, kept := range []string{"<strong>bold</strong> click case", ">px</a>", "javascript:alert(8)", "&lt;script&gt;alert(9)&lt;/script&gt;&lt;img src=x onerror=alert(10)&gt;"} {
 		if !strings.Contains(html, kept) {
 			t.Errorf("the text %q is lost:\n%s", kept, html)
 		}
@@ -245,6 +246,9 @@ func TestMarkdownIsSafe(t *testing.T) {
 	}
 	if got := string(md.html("write to <a@b.example>")); !strings.Contains(got, `href="mailto:a@b.example"`) {
 		t.Errorf("an e-mail autolink: %s", got)
+	}
+	if got := string(md.html("<div onclick=\"alert(11)\">\nblock\n</div>")); !strings.Contains(got, `<pre class="raw-html">&lt;div onclick=&quot;alert(11)&quot;&gt;`) {
+		t.Errorf("an HTML block is shown as text: %s", got)
 	}
 	long := strings.Repeat("<b>x</b> ", maxMarkdownBytes/8)
 	if got := string(md.html(long)); !strings.HasPrefix(got, `<pre class="message-text">&lt;b&gt;`) {

@@ -327,3 +327,14 @@ func decorateMessages(msgs []chatMessage, projectID string) {
 		parts(m.Parts)
 	}
 }
+
+// closeMembers draws the named members of an object closed.
+func closeMembers(n *jsonNode, names ...string) {
+	for _, c := range n.Children {
+		for _, name := range names {
+			if c.Key == name {
+				c.Open = false
+			}
+		}
+	}
+}
