@@ -36,7 +36,7 @@ type viewEnv struct {
 const viewProject = "alice/views"
 
 // apiJSON posts body and decodes the answer into out.
-func (e *env) apiJSON(t *testing.T, key, path string, body, out any) {
+func (e *env) apiJSON(t testing.TB, key, path string, body, out any) {
 	t.Helper()
 	b, _ := json.Marshal(body)
 	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+path, bytes.NewReader(b))
