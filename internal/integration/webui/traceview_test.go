@@ -328,6 +328,10 @@ func chatRendering(t *testing.T, v *viewEnv) {
 	if got := tb.text("#detail .latency-value"); got != "2.00 s" {
 		t.Errorf("latency: %q", got)
 	}
+	// gpt-4o at the built-in prices: 100 × $2.50 and 20 × $10 per million tokens.
+	if got := tb.text("#detail .cost-value"); got != "$0.000450" {
+		t.Errorf("cost: %q", got)
+	}
 
 	// The Anthropic child: its image, tool use, failed tool result and thinking.
 	tb.run(chromedp.Click(chromedp.CSS(`li.node[data-call="` + id('1', 1) + `"] .call-link`)))
