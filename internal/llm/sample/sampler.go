@@ -106,14 +106,32 @@ func (s *Sampler) penalised() bool {
 // history, in the reference server's order (see the package documentation).
 // logits is not modified.
 func (s *Sampler) Next(logits []float32, history Tokens) (Choice, error) {
+	return s.NextMasked(logits, history, nil)
+}
+
+// NextMasked is Next for a step whose tokens a constraint narrows: allowed
+// is a bitset over the vocabulary (bit id%64 of word id/64 set: the token
+// may be picked), nil for no constraint. As in the reference server, the
+// mask applies to the logits before anything else, so reported
+// log-probabilities are those of the masked row (a masked token's is −Inf).
+func (s *Sampler) NextMasked(logits []float32, history Tokens, allowed []uint64) (Choice, error) {
 	if len(logits) != s.vocab {
 		return Choice{}, fmt.Errorf("%w: got %d, want %d", ErrVocabSize, len(logits), s.vocab)
 	}
+	if allowed != nil && len(allowed)*64 < s.vocab {
+		return Choice{}, fmt.Errorf("%w: mask of %d words for %d tokens", ErrVocabSize, len(allowed), s.vocab)
+	}
 	copy(s.logprobs, logits)
+	if allowed != nil {
+		applyMask(s.logprobs, allowed)
+	}
 	tensor.LogSoftmax(s.logprobs)
 
 	w := s.work
 	copy(w, logits)
+	if allowed != nil {
+		applyMask(w, allowed)
+	}
 	s.maskAllowed(w)
 	s.banBadWords(w, history.Output)
 	s.maskStopsBeforeMinTokens(w, len(history.Output))
@@ -154,6 +172,22 @@ func (s *Sampler) Next(logits []float32, history Tokens) (Choice, error) {
 }
 
 var negInf = float32(math.Inf(-1))
+
+// applyMask sets every token whose bit is clear to −Inf, a word at a time.
+func applyMask(w []float32, allowed []uint64) {
+	for i := 0; i < len(w); i += 64 {
+		word := allowed[i/64]
+		if word == ^uint64(0) {
+			continue
+		}
+		end := min(i+64, len(w))
+		for j := i; j < end; j++ {
+			if word&(1<<uint(j-i)) == 0 {
+				w[j] = negInf
+			}
+		}
+	}
+}
 
 func (s *Sampler) maskAllowed(w []float32) {
 	if s.allowed == nil {

@@ -1,0 +1,198 @@
+package constrain
+
+import (
+	"slices"
+	"sync"
+	"unsafe"
+)
+
+// The grammar runs as a lazily built deterministic automaton. A position in
+// the grammar is a stack: the state being matched on top, and below it the
+// states to continue at when each called rule ends. Stacks are interned as
+// linked nodes (state, parent), so a stack is one int32 and equal stacks
+// are equal ids. A DFA state is the set of stacks the bytes so far can have
+// led to, closed over moves that consume nothing and kept only where a byte
+// can be consumed next (or the output may end there). Its byte transitions
+// are computed on first use and remembered, so that a walk over the token
+// trie costs one table lookup per trie node once warm.
+
+const (
+	transUnknown = -2
+	transDead    = -1
+)
+
+type stackNode struct {
+	state  int32
+	parent int32 // -1 at the bottom
+	nest   int32 // calls of recursive rules open
+}
+
+type dfaState struct {
+	stacks []int32 // sorted
+	accept bool
+	next   *[256]int32 // nil until the first transition is computed
+	mask   []uint64    // allowed tokens, once computed for the vocabulary
+}
+
+// dfa is shared by every matcher of one compiled constraint; mu guards it.
+type dfa struct {
+	mu      sync.Mutex
+	g       *grammar
+	maxNest int32
+	// afterRecursive[s]: s is where a call of a recursive rule returns to.
+	afterRecursive []bool
+
+	nodes     []stackNode
+	nodeIndex map[[2]int32]int32
+	states    []dfaState
+	stateKey  map[string]int32
+	start     int32
+
+	// scratch for closures
+	seen    map[int32]struct{}
+	work    []int32
+	kept    []int32
+	masks   int // states holding a mask
+	maxMask int
+}
+
+func newDFA(g *grammar, maxNest, maxMasks int) *dfa {
+	d := &dfa{
+		g: g, maxNest: int32(maxNest), maxMask: maxMasks,
+		afterRecursive: make([]bool, len(g.edges)),
+		nodeIndex:      map[[2]int32]int32{},
+		stateKey:       map[string]int32{},
+		seen:           map[int32]struct{}{},
+	}
+	for _, edges := range g.edges {
+		for _, e := range edges {
+			if e.kind == edgeCall && g.rules[e.rule].recursive {
+				d.afterRecursive[e.to] = true
+			}
+		}
+	}
+	root := d.node(g.rules[g.root].start, -1)
+	d.start = d.closure([]int32{root})
+	return d
+}
+
+func (d *dfa) node(state, parent int32) int32 {
+	key := [2]int32{state, parent}
+	if id, ok := d.nodeIndex[key]; ok {
+		return id
+	}
+	nest := int32(0)
+	if parent >= 0 {
+		p := d.nodes[parent]
+		nest = p.nest
+		if d.afterRecursive[p.state] {
+			nest++
+		}
+	}
+	d.nodes = append(d.nodes, stackNode{state: state, parent: parent, nest: nest})
+	id := int32(len(d.nodes) - 1)
+	d.nodeIndex[key] = id
+	return id
+}
+
+// closure follows every move that consumes nothing from the given stacks
+// and interns the resulting DFA state (transDead when nothing is left).
+func (d *dfa) closure(from []int32) int32 {
+	clear(d.seen)
+	d.work = append(d.work[:0], from...)
+	d.kept = d.kept[:0]
+	accept := false
+	rootEnd := d.g.rules[d.g.root].end
+	for len(d.work) > 0 {
+		id := d.work[len(d.work)-1]
+		d.work = d.work[:len(d.work)-1]
+		if _, ok := d.seen[id]; ok {
+			continue
+		}
+		d.seen[id] = struct{}{}
+		n := d.nodes[id]
+		if d.g.ruleOfEnd[n.state] >= 0 {
+			if n.parent >= 0 {
+				d.work = append(d.work, n.parent) // the called rule returns
+			} else if n.state == rootEnd {
+				accept = true
+			}
+			continue
+		}
+		consumes := false
+		for _, e := range d.g.edges[n.state] {
+			switch e.kind {
+			case edgeByte:
+				consumes = true
+			case edgeEpsilon:
+				d.work = append(d.work, d.node(e.to, n.parent))
+			case edgeCall:
+				if d.g.rules[e.rule].recursive && n.nest >= d.maxNest {
+					continue // nesting beyond the bound is not offered
+				}
+				ret := d.node(e.to, n.parent)
+				d.work = append(d.work, d.node(d.g.rules[e.rule].start, ret))
+			}
+		}
+		if consumes {
+			d.kept = append(d.kept, id)
+		}
+	}
+	if len(d.kept) == 0 && !accept {
+		return transDead
+	}
+	slices.Sort(d.kept)
+	key := unsafe.String((*byte)(unsafe.Pointer(unsafe.SliceData(d.kept))), 4*len(d.kept))
+	if accept {
+		key += "$"
+	}
+	if id, ok := d.stateKey[key]; ok {
+		return id
+	}
+	d.states = append(d.states, dfaState{stacks: slices.Clone(d.kept), accept: accept})
+	id := int32(len(d.states) - 1)
+	d.stateKey[string([]byte(key))] = id
+	return id
+}
+
+// step is the DFA state after consuming byte c in state s.
+func (d *dfa) step(s int32, c byte) int32 {
+	st := &d.states[s]
+	if st.next != nil {
+		if t := st.next[c]; t != transUnknown {
+			return t
+		}
+	}
+	var moved []int32
+	for _, id := range st.stacks {
+		n := d.nodes[id]
+		for _, e := range d.g.edges[n.state] {
+			if e.kind == edgeByte && e.lo <= c && c <= e.hi {
+				moved = append(moved, d.node(e.to, n.parent))
+			}
+		}
+	}
+	t := int32(transDead)
+	if len(moved) > 0 {
+		t = d.closure(moved)
+	}
+	st = &d.states[s] // closure may have grown d.states
+	if st.next == nil {
+		st.next = new([256]int32)
+		for i := range st.next {
+			st.next[i] = transUnknown
+		}
+	}
+	st.next[c] = t
+	return t
+}
+
+// walk consumes bytes from state s; transDead if some byte is not allowed.
+func (d *dfa) walk(s int32, bytes []byte) int32 {
+	for _, c := range bytes {
+		if s = d.step(s, c); s == transDead {
+			return transDead
+		}
+	}
+	return s
+}

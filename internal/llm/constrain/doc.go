@@ -1,0 +1,53 @@
+// Package constrain makes a model's output follow a constraint — one of a
+// list of choices, a regular expression, a JSON Schema, any JSON object, a
+// grammar — by masking, at every decoding step, the tokens that could not
+// continue a valid output. Nothing is generated and then checked: every
+// output the mask lets through is valid by construction.
+//
+// # How
+//
+// A constraint compiles to a byte-level grammar: rules whose automata
+// consume bytes and call each other (so that recursive JSON Schemas work).
+// It runs as a deterministic automaton built lazily over sets of grammar
+// positions; a state's transitions are computed on first use and kept. The
+// Vocabulary arranges a tokenizer's tokens, as the raw bytes they write,
+// in a trie once; the allowed tokens of a state are found by one walk of
+// that trie, cutting every subtree whose prefix the automaton refuses, and
+// the resulting mask is kept per state, so that a state seen again (the
+// middle of a string, the next array item) costs a copy. Compiled
+// constraints are cached by their canonical text.
+//
+// # JSON output
+//
+// Output follows the schema's order: properties as written, every required
+// one present, optional ones possibly left out. With properties declared
+// and additionalProperties unset, no other member is generated (the strict
+// reading serving stacks use); an undeclared member's name is printable
+// ASCII without escapes and never one of the declared names, so no output
+// has a duplicate key. White space between tokens is bounded
+// (Config.MaxWhitespace), numbers' digits too (integers are written without
+// a fraction), and \u escapes never name surrogates. A JSON Schema keyword
+// the compiler cannot enforce is an error naming it (ErrUnsupported), never
+// silently dropped; annotations and keywords outside the specification are
+// ignored, as validators ignore them. anyOf and oneOf are both compiled as
+// a choice between branches.
+//
+// # Grammars
+//
+// Grammars are EBNF as GBNF and Lark write it (see compileEBNF): rules,
+// alternatives, repetition, strings, character classes and regular
+// expressions; Lark directives and rule modifiers are refused by name.
+//
+// # Using it from a decoder
+//
+//	vocab := constrain.NewVocabulary(tok, eosIDs, n)   // once per model
+//	compiler := constrain.NewCompiler(vocab, constrain.Config{})
+//	c, err := compiler.Compile(constrain.Spec{Kind: constrain.KindJSONSchema, Schema: schema})
+//	m := c.NewMatcher()                                 // per sequence
+//	mask := make([]uint64, vocab.MaskWords())
+//	for {
+//		m.Mask(mask)                                    // before sampling
+//		id := sampler.NextMasked(logits, history, mask)
+//		m.Advance(id)
+//	}
+package constrain

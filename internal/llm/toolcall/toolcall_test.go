@@ -1,0 +1,174 @@
+package toolcall
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+func counter() func() string {
+	n := 0
+	return func() string { n++; return fmt.Sprintf("id-%d", n) }
+}
+
+// streamed feeds text in random pieces and gathers the deltas, checking the
+// wire rule that a call's id and name come once, first, before arguments.
+func streamed(t *testing.T, p Parser, text string, rng *rand.Rand) ([]Call, string) {
+	t.Helper()
+	var calls []Call
+	var content strings.Builder
+	add := func(d Delta) {
+		content.WriteString(d.Content)
+		for _, c := range d.ToolCalls {
+			if c.Name != "" {
+				if c.Index != len(calls) {
+					t.Fatalf("call %d named out of order", c.Index)
+				}
+				calls = append(calls, Call{ID: c.ID, Name: c.Name})
+				continue
+			}
+			if c.Index >= len(calls) {
+				t.Fatalf("arguments for call %d before its name", c.Index)
+			}
+			calls[c.Index].Arguments += c.Arguments
+		}
+	}
+	for len(text) > 0 {
+		n := min(len(text), 1+rng.IntN(6))
+		add(p.Feed(text[:n]))
+		text = text[n:]
+	}
+	add(p.Finish())
+	return calls, content.String()
+}
+
+func ptr(s string) *string { return &s }
+
+func TestHermes(t *testing.T) {
+	cases := []struct {
+		text    string
+		content *string
+		calls   []Call
+	}{
+		{ // the reference server's documented example shape
+			text:  "<tool_call>\n{\"name\": \"get_current_weather\", \"arguments\": {\"city\": \"Dallas\", \"state\": \"TX\", \"unit\": \"fahrenheit\"}}\n</tool_call>",
+			calls: []Call{{ID: "id-1", Name: "get_current_weather", Arguments: `{"city": "Dallas", "state": "TX", "unit": "fahrenheit"}`}},
+		},
+		{
+			text:    "Let me check both.\n<tool_call>\n{\"name\": \"a\", \"arguments\": {\"x\": [1, {\"y\": \"}\"}]}}\n</tool_call>\n<tool_call>\n{\"name\": \"b\", \"arguments\": {}}\n</tool_call>",
+			content: ptr("Let me check both.\n"),
+			calls:   []Call{{ID: "id-1", Name: "a", Arguments: `{"x": [1, {"y": "}"}]}`}, {ID: "id-2", Name: "b", Arguments: `{}`}},
+		},
+		{ // unclosed block at the end of output still counts
+			text:  "<tool_call>{\"arguments\": {\"q\": \"é\"}, \"name\": \"search\"}",
+			calls: []Call{{ID: "id-1", Name: "search", Arguments: `{"q": "é"}`}},
+		},
+		{text: "No tools needed: 2 < 3.", content: ptr("No tools needed: 2 < 3.")},
+		{text: "<tool_call>{\"name\": \"a\", \"arguments\": {\"x\": }</tool_call>", content: ptr("<tool_call>{\"name\": \"a\", \"arguments\": {\"x\": }</tool_call>")},
+	}
+	for i, c := range cases {
+		r := ParseHermes(c.text, counter())
+		if fmt.Sprint(r.ToolCalls) != fmt.Sprint(c.calls) || !samePtr(r.Content, c.content) {
+			t.Errorf("case %d: got %v content %s; want %v content %s", i, r.ToolCalls, show(r.Content), c.calls, show(c.content))
+		}
+		if len(c.calls) == 0 {
+			continue
+		}
+		for seed := range uint64(20) {
+			calls, content := streamed(t, NewHermes(counter()), c.text, rand.New(rand.NewPCG(seed, 1)))
+			if fmt.Sprint(calls) != fmt.Sprint(c.calls) || content != deref(c.content) {
+				t.Errorf("case %d seed %d: streamed %v %q; whole %v %q", i, seed, calls, content, c.calls, deref(c.content))
+			}
+		}
+	}
+}
+
+func TestLlama3(t *testing.T) {
+	cases := []struct {
+		text    string
+		content *string
+		calls   []Call
+	}{
+		{
+			text:  `{"name": "get_weather", "parameters": {"location": "Paris", "days": 3}}`,
+			calls: []Call{{ID: "id-1", Name: "get_weather", Arguments: `{"location": "Paris", "days": 3}`}},
+		},
+		{
+			text: `<|python_tag|>{"name": "a", "arguments": {"n": 1}}; {"name": "b", "parameters": {"s": "x;y"}}`,
+			calls: []Call{{ID: "id-1", Name: "a", Arguments: `{"n": 1}`},
+				{ID: "id-2", Name: "b", Arguments: `{"s": "x;y"}`}},
+		},
+		{text: "The weather is fine.", content: ptr("The weather is fine.")},
+		{text: `{"name": "a", "parameters": {"n": 1`, content: ptr(`{"name": "a", "parameters": {"n": 1`)},
+	}
+	for i, c := range cases {
+		r := ParseLlama3(c.text, counter())
+		if fmt.Sprint(r.ToolCalls) != fmt.Sprint(c.calls) || !samePtr(r.Content, c.content) {
+			t.Errorf("case %d: got %v content %s; want %v content %s", i, r.ToolCalls, show(r.Content), c.calls, show(c.content))
+		}
+		for seed := range uint64(20) {
+			calls, content := streamed(t, NewLlama3(counter()), c.text, rand.New(rand.NewPCG(seed, 2)))
+			if len(c.calls) > 0 && (fmt.Sprint(calls) != fmt.Sprint(c.calls) || content != "") {
+				t.Errorf("case %d seed %d: streamed %v %q", i, seed, calls, content)
+			}
+			if len(c.calls) == 0 && c.content != nil && strings.HasPrefix(c.text, "The") && content != c.text {
+				t.Errorf("case %d seed %d: streamed content %q", i, seed, content)
+			}
+		}
+	}
+}
+
+func TestReasoning(t *testing.T) {
+	cases := []struct {
+		text               string
+		thinking           bool
+		reasoning, content *string
+	}{
+		{"<think>\nThe user greets.\n</think>\n\nHello!", true, ptr("\nThe user greets.\n"), ptr("\n\nHello!")},
+		{"Thinking in the prompt.</think>Answer", true, ptr("Thinking in the prompt."), ptr("Answer")},
+		{"<think>cut off mid-thought", true, ptr("cut off mid-thought"), nil},
+		{"<think>done</think>", true, ptr("done"), nil},
+		{"Plain answer, thinking off.", false, nil, ptr("Plain answer, thinking off.")},
+		{"a < b </thin k> c", true, ptr("a < b </thin k> c"), nil},
+	}
+	for i, c := range cases {
+		r, ct := SplitReasoning(c.text, c.thinking)
+		if !samePtr(r, c.reasoning) || !samePtr(ct, c.content) {
+			t.Errorf("case %d: got %s / %s, want %s / %s", i, show(r), show(ct), show(c.reasoning), show(c.content))
+		}
+		for seed := range uint64(20) {
+			rng := rand.New(rand.NewPCG(seed, 3))
+			p := NewReasoning(c.thinking)
+			var rs, cs strings.Builder
+			text := c.text
+			for len(text) > 0 {
+				n := min(len(text), 1+rng.IntN(4))
+				d := p.Feed(text[:n])
+				rs.WriteString(d.Reasoning)
+				cs.WriteString(d.Content)
+				text = text[n:]
+			}
+			d := p.Finish()
+			rs.WriteString(d.Reasoning)
+			cs.WriteString(d.Content)
+			if rs.String() != deref(c.reasoning) || cs.String() != deref(c.content) {
+				t.Errorf("case %d seed %d: streamed %q / %q", i, seed, rs.String(), cs.String())
+			}
+		}
+	}
+}
+
+func samePtr(a, b *string) bool { return (a == nil) == (b == nil) && deref(a) == deref(b) }
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+func show(s *string) string {
+	if s == nil {
+		return "null"
+	}
+	return fmt.Sprintf("%q", *s)
+}
