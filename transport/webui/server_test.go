@@ -18,6 +18,7 @@ import (
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/feedback"
+	"github.com/weftlabs/weft/objects"
 	"github.com/weftlabs/weft/trace"
 	"github.com/weftlabs/weft/transport/httpapi"
 	"github.com/weftlabs/weft/transport/webui"
@@ -73,11 +74,15 @@ func newServer(t *testing.T, db *weft.DB) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api, err := httpapi.New(httpapi.Config{Identity: identity, Trace: traces, Feedback: fb})
+	objs, err := objects.New(objects.Config{DB: db})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ui, err := webui.New(webui.Config{DB: db, Identity: identity, Trace: traces, Feedback: fb, Fallback: api, Now: s.clock.Now})
+	api, err := httpapi.New(httpapi.Config{Identity: identity, Trace: traces, Feedback: fb, Objects: objs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ui, err := webui.New(webui.Config{DB: db, Identity: identity, Trace: traces, Feedback: fb, Objects: objs, Fallback: api, Now: s.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
