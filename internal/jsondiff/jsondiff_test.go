@@ -153,3 +153,28 @@ func TestAlign(t *testing.T) {
 		t.Fatal("empty side")
 	}
 }
+
+// FuzzDiff checks, for any two documents, that comparing succeeds or reports
+// invalid JSON, that a document equals itself, and that a comparison is
+// Equal exactly when nothing was counted as different.
+func FuzzDiff(f *testing.F) {
+	f.Add([]byte(`{"a":[1,2,{"b":null}]}`), []byte(`{"a":[1,{"b":false},2],"c":"x"}`))
+	f.Add([]byte(`[1,1,1]`), []byte(`[1]`))
+	f.Add([]byte(`"s"`), []byte(`1e400`))
+	f.Fuzz(func(t *testing.T, left, right []byte) {
+		d, err := Diff(left, right)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidJSON) {
+				t.Fatalf("error of another kind: %v", err)
+			}
+			return
+		}
+		if (d.Op == Equal) != (d.Counts() == Counts{}) {
+			t.Fatalf("op %s with counts %+v", d.Op, d.Counts())
+		}
+		self, err := Diff(left, left)
+		if err != nil || self.Op != Equal {
+			t.Fatalf("a document differs from itself: %v %v", self, err)
+		}
+	})
+}
