@@ -460,6 +460,8 @@ func orNull(raw json.RawMessage) json.RawMessage {
 type imageSource struct {
 	Src      template.URL
 	External string
+	// File links to stored content that is not drawn (Note names it).
+	File template.URL
 	// Note says why an image is not drawn (too large, unknown type).
 	Note string
 }

@@ -290,6 +290,11 @@ func TestValueDecoration(t *testing.T) {
 	if img := byKey["img"].Image; img == nil || img.Src != template.URL("/ui/p/team/p/files/D1g") {
 		t.Errorf("weave image: %+v", byKey["img"].Image)
 	}
+	content := jsonTree([]byte(`{"_type":"CustomWeaveType","weave_type":{"type":"weave.type_wrappers.Content.content.Content"},"files":{"content":"C1","metadata.json":"M1"}}`))
+	decorate(content, "", valueLinks{Project: "team/p"})
+	if img := content.Image; img == nil || img.Src != "" || img.File != "/ui/p/team/p/files/C1" {
+		t.Errorf("weave content: %+v", content.Image)
+	}
 	if img := byKey["inline"].Image; img == nil || !strings.HasPrefix(string(img.Src), "data:image/png;base64,") {
 		t.Errorf("inline image: %+v", byKey["inline"].Image)
 	}

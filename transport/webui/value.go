@@ -87,16 +87,20 @@ func objectVersionPath(projectID, name, version string) string {
 	return projectPath(projectID, "objects/", pathSegment(name), "/versions/", pathSegment(version))
 }
 
-// weaveImageTypes are the weave_type names of images the SDKs store as a
-// file beside a small object.
-var weaveImageTypes = map[string]bool{"PIL.Image.Image": true, "weave.type_wrappers.Content.content.Content": true}
+// weaveFileTypes are the weave_type names of values the SDKs store as files
+// beside a small object: images, drawn, and content of any other type,
+// linked.
+var weaveFileTypes = map[string]bool{"PIL.Image.Image": true, "weave.type_wrappers.Content.content.Content": true}
+
+// imageExtensions name the files of a weave object drawn as pictures.
+var imageExtensions = []string{".png", ".jpg", ".jpeg", ".gif", ".webp"}
 
 // weaveImage is the picture of a weave image object ({"_type":
 // "CustomWeaveType", "weave_type": {"type": "PIL.Image.Image"}, "files":
-// {"image.png": <digest>}}), served by the project's file route; nil for any
-// other object.
+// {"image.png": <digest>}}), served by the project's file route, or a link to
+// the file of other stored content; nil for any other object.
 func weaveImage(n *jsonNode, projectID string) *imageSource {
-	var isCustom, isImage bool
+	var isCustom, isFile bool
 	var files *jsonNode
 	for _, c := range n.Children {
 		switch c.Key {
@@ -104,15 +108,15 @@ func weaveImage(n *jsonNode, projectID string) *imageSource {
 			isCustom = c.Kind == "string" && c.Text == "CustomWeaveType"
 		case "weave_type":
 			for _, t := range c.Children {
-				if t.Key == "type" && weaveImageTypes[t.Text] {
-					isImage = true
+				if t.Key == "type" && weaveFileTypes[t.Text] {
+					isFile = true
 				}
 			}
 		case "files":
 			files = c
 		}
 	}
-	if !isCustom || !isImage || files == nil || projectID == "" {
+	if !isCustom || !isFile || files == nil || projectID == "" {
 		return nil
 	}
 	for _, f := range files.Children {
@@ -120,7 +124,14 @@ func weaveImage(n *jsonNode, projectID string) *imageSource {
 		if f.Kind != "string" || f.Text == "" || name == "metadata.json" {
 			continue
 		}
-		return &imageSource{Src: template.URL(projectPath(projectID, "files/", pathSegment(f.Text)))} //nolint:gosec // a path of this server
+		// A path of this server, authorized like the page.
+		src := template.URL(projectPath(projectID, "files/", pathSegment(f.Text))) //nolint:gosec // see above
+		for _, ext := range imageExtensions {
+			if strings.HasSuffix(name, ext) {
+				return &imageSource{Src: src}
+			}
+		}
+		return &imageSource{File: src, Note: f.Key}
 	}
 	return nil
 }
