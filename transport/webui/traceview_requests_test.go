@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +23,11 @@ func TestTraceViewRequests(t *testing.T) {
 		s := newServer(t, db)
 		t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 		root, traceID := uuidN('a', 0), uuidN('f', 0)
-		s.callStart(t, s.aliceKey, "alice/p", root, traceID, "", "agent", t0, map[string]any{"long": strings.Repeat("é", 5000) + "END"})
+		many := make([]int, 2500)
+		for i := range many {
+			many[i] = i
+		}
+		s.callStart(t, s.aliceKey, "alice/p", root, traceID, "", "agent", t0, map[string]any{"long": strings.Repeat("é", 5000) + "END", "many": many})
 		// Children 0–2; child 1 failed, and child 0's own child failed.
 		for i := range 3 {
 			s.callStart(t, s.aliceKey, "alice/p", uuidN('c', i), traceID, root, "step", t0.Add(time.Duration(i+1)*time.Second), map[string]any{})
@@ -72,6 +78,23 @@ func TestTraceViewRequests(t *testing.T) {
 			t.Fatalf("show all: %d characters", strings.Count(p.body, "é"))
 		}
 
+		// The detail pane cuts the long array and offers the rest, which
+		// comes as list items from the first member left out.
+		detail := b.get(base + "calls/" + root)
+		if detail.status != http.StatusSeeOther {
+			t.Fatalf("a plain load of a call goes to its trace: %d", detail.status)
+		}
+		pane := b.get(base + "traces/" + traceID)
+		cut := regexp.MustCompile(`hx-get="([^"]*path=%2Fmany&amp;from=(\d+))"`).FindStringSubmatch(pane.body)
+		if cut == nil {
+			t.Fatalf("no show all for the long array:\n%s", pane.body)
+		}
+		p = b.get(strings.ReplaceAll(cut[1], "&amp;", "&"))
+		from, _ := strconv.Atoi(cut[2])
+		if n := strings.Count(p.body, "<li>"); p.status != http.StatusOK || n != 2500-from || !strings.Contains(p.body, `<span class="json-key">2499</span>`) {
+			t.Fatalf("the rest of the array from %d: %d items (%d)", from, n, p.status)
+		}
+
 		// Feedback from a plain form (no script) goes back to the call.
 		token := b.csrf()
 		p = b.post(base+"calls/"+uuidN('c', 2)+"/feedback", url.Values{"csrf": {token}, "note": {"checked <b>by hand</b>"}})
@@ -104,6 +127,7 @@ func TestTraceViewRequests(t *testing.T) {
 			{"GET", base + "calls/" + root + "/value?part=inputs&path=%2Fnope", nil, 404},
 			{"GET", base + "calls/" + root + "/value?part=inputs&path=%2Flong%2F0", nil, 404},
 			{"GET", base + "calls/" + root + "/value?part=inputs&from=-1", nil, 400},
+			{"GET", base + "calls/" + root + "/value?part=inputs&path=%2Flong&from=3", nil, 400},
 			{"GET", base + "calls/nope/value?part=inputs", nil, 404},
 			{"GET", base + "calls/" + strings.Repeat("x", 200) + "/value?part=inputs", nil, 400},
 			{"GET", base + "traces/" + strings.Repeat("x", 200) + "/next-error", nil, 400},

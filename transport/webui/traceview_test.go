@@ -356,7 +356,7 @@ func TestFragmentsRender(t *testing.T) {
 	}
 	renderFragment(t, p, "trace", "value_member", valueMember{IsString: true, Key: xss, Text: xss})
 	node := jsonTree([]byte(`[1,"` + xssJSON + `"]`))
-	renderFragment(t, p, "trace", "value_member", valueMember{Node: node, From: 1})
+	renderFragment(t, p, "trace", "value_member", valueMember{Node: node, Members: true})
 	renderFragment(t, p, "trace", "value_member", valueMember{Node: node})
 	exc := fixtureChatCall(`{}`, `null`)
 	exc.Exception = exceptionOf("Traceback (most recent call last):\n  File \"a.py\", line 1\nValueError: " + xss)

@@ -147,9 +147,9 @@ type valueMember struct {
 	// Text is a string member in full (Node is nil then).
 	Text     string
 	IsString bool
-	// From > 0 draws the members of a container from that index on, as
+	// Members draws the members of a container from index "from" on, as
 	// list items that take the place of the "more" line.
-	From int
+	Members bool
 }
 
 // maxShowAllChars bounds a string drawn by "show all".
@@ -190,18 +190,25 @@ func (h *Handler) callValue(w http.ResponseWriter, r *http.Request, v *viewer, p
 		h.refuse(w, r, err)
 		return
 	}
-	data := valueMember{From: from}
+	data := valueMember{Members: q.Has("from")}
 	if i := strings.LastIndex(pointer, "/"); i >= 0 {
 		data.Key = strings.ReplaceAll(strings.ReplaceAll(pointer[i+1:], "~1", "/"), "~0", "~")
 	}
-	if s, ok := jsonString(member); ok {
+	if s, ok := jsonString(member); ok && !data.Members {
 		data.IsString = true
 		data.Text = s
 		if utf8.RuneCountInString(s) > maxShowAllChars {
 			data.Text = string([]rune(s)[:maxShowAllChars])
 		}
 	} else {
-		node := jsonTreeFrom(member, from)
+		node := jsonTree(member)
+		if data.Members {
+			node = jsonTreeFrom(member, from)
+		}
+		if data.Members && node.Kind != "object" && node.Kind != "array" {
+			h.refuse(w, r, weft.Errorf(errBadView, "from: the path names no object or array"))
+			return
+		}
 		decorate(node, pointer, valueLinks{ShowAllBase: callValueBase(projectID, callID, part), Project: projectID})
 		data.Node = node
 	}
@@ -277,7 +284,7 @@ func objectMember(obj json.RawMessage, key string) (json.RawMessage, bool) {
 // from on (the rest of a container cut by the node budget).
 func jsonTreeFrom(raw json.RawMessage, from int) *jsonNode {
 	n := jsonTree(raw)
-	if from > 0 && (n.Kind == "object" || n.Kind == "array") {
+	if from >= 0 && (n.Kind == "object" || n.Kind == "array") {
 		// Draw the members after from with a fresh budget: re-encode only them.
 		var members []json.RawMessage
 		var keys []string
