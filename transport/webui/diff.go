@@ -134,16 +134,13 @@ func (h *Handler) diffSideOf(ctx context.Context, projectID, kind, id string) (*
 			return nil, weft.Errorf(errNoCall, "There is no trace %q in %s.", truncate(id, 40), projectID)
 		}
 	}
-	res, err := h.cfg.Trace.CallRead(ctx, &trace.CallReadReq{ProjectID: projectID, ID: callID, IncludeCosts: true})
+	c, err := h.readCall(ctx, projectID, callID)
 	if err != nil {
 		return nil, err
 	}
-	if res.Call == nil {
-		return nil, weft.Errorf(errNoCall, "There is no call %q in %s.", truncate(callID, 40), projectID)
-	}
-	side := &diffSide{Call: viewOf(res.Call)}
-	_, side.Cost, side.HasCost = callCosts(res.Call)
-	side.Href = projectPath(projectID, "traces/", pathSegment(res.Call.TraceID)) + "?call=" + url.QueryEscape(res.Call.ID)
+	side := &diffSide{Call: viewOf(c)}
+	_, side.Cost, side.HasCost = callCosts(c)
+	side.Href = projectPath(projectID, "traces/", pathSegment(c.TraceID)) + "?call=" + url.QueryEscape(c.ID)
 	return side, nil
 }
 

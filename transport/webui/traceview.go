@@ -226,14 +226,10 @@ func (h *Handler) children(ctx context.Context, projectID, parentID string, offs
 
 // detail reads one call for the detail pane, with its feedback.
 func (h *Handler) detail(ctx context.Context, projectID, callID string) (*callDetail, error) {
-	res, err := h.cfg.Trace.CallRead(ctx, &trace.CallReadReq{ProjectID: projectID, ID: callID, IncludeCosts: true})
+	c, err := h.readCall(ctx, projectID, callID)
 	if err != nil {
 		return nil, err
 	}
-	if res.Call == nil {
-		return nil, weft.Errorf(errNoCall, "There is no call %q in %s.", truncate(callID, 40), projectID)
-	}
-	c := res.Call
 	d := &callDetail{
 		Project: projectID, Call: viewOf(c),
 		Inputs: jsonTree(c.Inputs), Output: jsonTree(c.Output), Attributes: jsonTree(c.Attributes),
@@ -272,6 +268,19 @@ func (h *Handler) detail(ctx context.Context, projectID, callID string) (*callDe
 		d.Feedback[i].Username = names[d.Feedback[i].UserID]
 	}
 	return d, nil
+}
+
+// readCall reads one call with its costs; a call that is not visible is
+// errNoCall.
+func (h *Handler) readCall(ctx context.Context, projectID, callID string) (*trace.Call, error) {
+	res, err := h.cfg.Trace.CallRead(ctx, &trace.CallReadReq{ProjectID: projectID, ID: callID, IncludeCosts: true})
+	if err != nil {
+		return nil, err
+	}
+	if res.Call == nil {
+		return nil, weft.Errorf(errNoCall, "There is no call %q in %s.", truncate(callID, 40), projectID)
+	}
+	return res.Call, nil
 }
 
 // maxFeedbackShown bounds the feedback listed on one call.

@@ -69,12 +69,13 @@ func (h *Handler) addFeedback(w http.ResponseWriter, r *http.Request, v *viewer,
 	}
 	// The call must be one this project shows; feedback on a call that is
 	// not there would be invisible.
-	if _, err := h.detail(r.Context(), projectID, callID); err != nil {
+	call, err := h.readCall(r.Context(), projectID, callID)
+	if err != nil {
 		h.refuse(w, r, err)
 		return
 	}
 	body, _ := json.Marshal(payload)
-	_, err := h.cfg.Feedback.Create(r.Context(), feedback.CreateReq{
+	_, err = h.cfg.Feedback.Create(r.Context(), feedback.CreateReq{
 		ProjectID: projectID, WeaveRef: ref.Call(projectID, callID).WithScheme(ref.SchemeWeave).String(),
 		FeedbackType: feedbackType, Payload: body,
 	})
@@ -83,12 +84,7 @@ func (h *Handler) addFeedback(w http.ResponseWriter, r *http.Request, v *viewer,
 		return
 	}
 	if r.Header.Get("HX-Request") != "true" {
-		d, err := h.detail(r.Context(), projectID, callID)
-		if err != nil {
-			h.refuse(w, r, err)
-			return
-		}
-		http.Redirect(w, r, projectPath(projectID, "traces/", pathSegment(d.Call.TraceID))+"?call="+url.QueryEscape(callID), http.StatusSeeOther)
+		http.Redirect(w, r, projectPath(projectID, "traces/", pathSegment(call.TraceID))+"?call="+url.QueryEscape(callID), http.StatusSeeOther)
 		return
 	}
 	d, err := h.detail(r.Context(), projectID, callID)

@@ -178,12 +178,11 @@ func (h *Handler) callValue(w http.ResponseWriter, r *http.Request, v *viewer, p
 		}
 		from = n
 	}
-	detail, err := h.detail(r.Context(), projectID, callID)
+	c, err := h.readCall(r.Context(), projectID, callID)
 	if err != nil {
 		h.refuse(w, r, err)
 		return
 	}
-	c := detail.Call.call
 	raw := map[string]json.RawMessage{"inputs": c.Inputs, "output": c.Output, "attributes": c.Attributes, "summary": c.Summary}[part]
 	member, err := jsonPointer(raw, pointer)
 	if err != nil {
