@@ -230,6 +230,15 @@ func TestTraceView(t *testing.T) {
 	})
 }
 
+// loaded waits until the document shown has finished loading. After a click
+// that navigates, a WaitVisible proves the new page is there; a large page
+// is then still parsed in pieces on a busy machine, and its end (with the
+// module that places the timeline bars) may come later.
+func (tb *tab) loaded() {
+	tb.t.Helper()
+	value(tb, chromedp.Poll[bool](`document.readyState === 'complete'`))
+}
+
 func traceURL(traceID string) string { return "/ui/p/" + viewProject + "/traces/" + traceID }
 
 // bar returns the left and width of a row's timeline bar, in percent of the
@@ -379,6 +388,7 @@ func refsAndShowAll(t *testing.T, v *viewEnv) {
 	ref := "weave:///" + viewProject + "/object/my_prompt:" + v.promptDigest
 	tb.run(chromedp.Click(chromedp.CSS(`#detail a.ref-link[href$="/objects/my_prompt/versions/` + v.promptDigest + `"]`)))
 	tb.run(chromedp.WaitVisible(chromedp.CSS(".object-version")))
+	tb.loaded()
 	if got := tb.text(".object-version"); !strings.Contains(got, "Say hi to {name}") || !strings.Contains(got, ref) || !strings.Contains(got, scriptPayload) {
 		t.Fatalf("object version page: %q", got)
 	}
@@ -511,11 +521,13 @@ func diffPage(t *testing.T, v *viewEnv) {
 	// From the trace view's link, fill in the other trace.
 	tb.open(traceURL(v.leftTrace))
 	tb.run(chromedp.Click(chromedp.CSS(".tree-tools a.compare-link")), chromedp.WaitVisible(chromedp.CSS(".diff-form")))
+	tb.loaded()
 	tb.run(
 		chromedp.SendKeys(chromedp.CSS("#diff-right"), v.rightTrace),
 		chromedp.Click(chromedp.CSS(".diff-form button[type=submit]")),
 		chromedp.WaitVisible(chromedp.CSS("#diff-summary")),
 	)
+	tb.loaded()
 	if got := tb.text("#diff-summary .diff-latency .delta"); got != "+2.00 s" {
 		t.Errorf("latency delta: %q", got)
 	}
@@ -541,6 +553,7 @@ func diffPage(t *testing.T, v *viewEnv) {
 	}
 	// An aligned pair opens its own diff.
 	tb.run(chromedp.Click(chromedp.CSS("#diff-children tr.aligned a.pair-diff")), chromedp.WaitVisible(chromedp.CSS("#diff-summary")))
+	tb.loaded()
 	if got := tb.text("#diff-summary"); !strings.Contains(got, "plan") {
 		t.Errorf("pair diff: %q", got)
 	}

@@ -196,6 +196,7 @@ func listAndView(t *testing.T, e *env) {
 	tb := newTab(t, e.srv.URL)
 	tb.signIn("", e.aliceKey)
 	tb.run(chromedp.Click(chromedp.CSS(`#projects a[href="/ui/p/alice/app/"]`)), chromedp.WaitVisible(chromedp.CSS("#traces")))
+	tb.loaded()
 	if n := eval[int](tb, "document.querySelectorAll('#traces tbody tr').length"); n != 2 {
 		t.Fatalf("trace list: %d rows", n)
 	}
@@ -216,6 +217,7 @@ func listAndView(t *testing.T, e *env) {
 	}
 	tb.open("/ui/p/alice/app/")
 	tb.run(chromedp.Click(chromedp.CSS(`a.trace-link[href$="`+e.bigTrace+`"]`)), chromedp.WaitVisible(chromedp.CSS(".tree")))
+	tb.loaded()
 
 	children := `document.querySelectorAll('.tree > li > ul.children > li.node').length`
 	if n := eval[int](tb, children); n != 100 {
