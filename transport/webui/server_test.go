@@ -70,11 +70,12 @@ func newServer(t *testing.T, db *weft.DB) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fb, err := feedback.New(feedback.Config{DB: db})
+	objs, err := objects.New(objects.Config{DB: db})
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs, err := objects.New(objects.Config{DB: db})
+	specs := feedback.ObjectSpecs(objs)
+	fb, err := feedback.New(feedback.Config{DB: db, Calls: feedback.TraceCalls(traces), AnnotationSpecs: specs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func newServer(t *testing.T, db *weft.DB) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ui, err := webui.New(webui.Config{DB: db, Identity: identity, Trace: traces, Feedback: fb, Objects: objs, Fallback: api, Now: s.clock.Now})
+	ui, err := webui.New(webui.Config{DB: db, Identity: identity, Trace: traces, Feedback: fb, Objects: objs, AnnotationSpecs: specs, Fallback: api, Now: s.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

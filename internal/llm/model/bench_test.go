@@ -2,11 +2,11 @@ package model
 
 import (
 	"math"
-	"math/rand/v2"
 	"runtime"
 	"testing"
 	"time"
 
+	"github.com/weftlabs/weft/internal/llm/llmtest"
 	"github.com/weftlabs/weft/internal/llm/tensor"
 )
 
@@ -18,25 +18,6 @@ import (
 //     concurrent streams batched, a 512-token prefill against peak FLOPs;
 //   - a Qwen3-0.6B-shaped model with random weights generated here (not
 //     stored), decode in f32 and int8.
-
-// llama15MConfig is llama2.c's 15M configuration; max_position_embeddings
-// is 512 so that the 512-token prefill fits (decode stays within 256).
-func llama15MConfig() *Config {
-	return &Config{
-		Architecture: Llama, VocabSize: 32000, HiddenSize: 288, IntermediateSize: 768,
-		Layers: 6, Heads: 6, KVHeads: 6, HeadDim: 48, MaxPositions: 512,
-		RMSNormEps: 1e-5, RopeTheta: 10000, PartialRotary: 1, TiedEmbedding: true,
-	}
-}
-
-// qwen3Small is the shape of Qwen3-0.6B.
-func qwen3Small() *Config {
-	return &Config{
-		Architecture: Qwen3, VocabSize: 151936, HiddenSize: 1024, IntermediateSize: 3072,
-		Layers: 28, Heads: 16, KVHeads: 8, HeadDim: 128, MaxPositions: 40960,
-		RMSNormEps: 1e-6, RopeTheta: 1e6, PartialRotary: 1, TiedEmbedding: true, QKNorm: true,
-	}
-}
 
 const decodeContext = 256 // the 15M model's seq_len
 
@@ -106,7 +87,7 @@ func readBandwidth(p *tensor.Pool, bytes int) float64 {
 func perSecond(b *testing.B, count int) float64 { return float64(count) / b.Elapsed().Seconds() }
 
 func BenchmarkLlama15M(b *testing.B) {
-	cfg := llama15MConfig()
+	cfg := configOf(b, llmtest.Llama15M)
 	m := randomModel(b, cfg, Options{})
 	bw := readBandwidth(m.Pool(), m.WeightBytes())
 
@@ -189,36 +170,11 @@ func prefillFLOPs(c *Config, n int) float64 {
 	return 2 * (float64(c.Layers)*(float64(n*perToken)+float64(attention)) + float64(d*c.VocabSize))
 }
 
-// fastRandomWeights fills the weights of cfg with uniform values of the
-// scale randomWeights uses, quickly enough for a 0.6B-parameter model.
-func fastRandomWeights(cfg *Config) map[string][]float32 {
-	shapes := randomWeights(&Config{ // the names and shapes, from a one-layer, tiny-vocab twin
-		Architecture: cfg.Architecture, VocabSize: 8, HiddenSize: cfg.HiddenSize,
-		IntermediateSize: cfg.IntermediateSize, Layers: cfg.Layers, Heads: cfg.Heads,
-		KVHeads: cfg.KVHeads, HeadDim: cfg.HeadDim, QKNorm: cfg.QKNorm, TiedEmbedding: cfg.TiedEmbedding,
-	}, 1)
-	r := rand.New(rand.NewPCG(2, 2))
-	w := make(map[string][]float32, len(shapes))
-	for name, small := range shapes {
-		n := len(small)
-		if name == "model.embed_tokens.weight" || name == "lm_head.weight" {
-			n = n / 8 * cfg.VocabSize
-		}
-		v := make([]float32, n)
-		const scale = 1.0 / (1 << 32) * 0.1
-		for i := range v {
-			v[i] = float32(float64(int32(r.Uint32())) * scale)
-		}
-		w[name] = v
-	}
-	return w
-}
-
 func BenchmarkQwen3Small(b *testing.B) {
-	cfg := qwen3Small()
+	cfg := configOf(b, llmtest.Qwen3Small)
 	for _, wt := range []WeightType{F32, Int8} {
 		b.Run(string(wt)+"/decode", func(b *testing.B) {
-			m, err := FromWeights(cfg, fastRandomWeights(cfg), Options{WeightType: wt, MaxLen: 1024})
+			m, err := FromWeights(cfg, llmtest.FastRandomWeights(llmtest.Qwen3Small), Options{WeightType: wt, MaxLen: 1024})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -1,62 +1,35 @@
 package model
 
 import (
-	"fmt"
-	"math"
-	"math/rand/v2"
 	"testing"
+
+	"github.com/weftlabs/weft/internal/llm/llmtest"
 )
 
-// randomWeights returns weights for cfg drawn from a fixed seed, scaled as
-// the generator of testdata/torch scales them (unit embeddings, linear
-// weights of variance 1/in, norms near 1).
-func randomWeights(cfg *Config, seed uint64) map[string][]float32 {
-	r := rand.New(rand.NewPCG(seed, 0))
-	w := map[string][]float32{}
-	fill := func(name string, n int, mean, std float64) {
-		v := make([]float32, n)
-		for i := range v {
-			v[i] = float32(mean + std*r.NormFloat64())
-		}
-		w[name] = v
+// dims is the shape of cfg as package llmtest describes it.
+func dims(cfg *Config) llmtest.Dims {
+	return llmtest.Dims{
+		Architecture: string(cfg.Architecture), VocabSize: cfg.VocabSize, HiddenSize: cfg.HiddenSize,
+		IntermediateSize: cfg.IntermediateSize, Layers: cfg.Layers, Heads: cfg.Heads, KVHeads: cfg.KVHeads,
+		HeadDim: cfg.HeadDim, MaxPositions: cfg.MaxPositions, RMSNormEps: float64(cfg.RMSNormEps),
+		RopeTheta: cfg.RopeTheta, TiedEmbedding: cfg.TiedEmbedding, AttentionBias: cfg.AttentionBias,
 	}
-	d, f, hd := cfg.HiddenSize, cfg.IntermediateSize, cfg.HeadDim
-	mat := func(name string, out, in int) { fill(name, out*in, 0, 1/math.Sqrt(float64(in))) }
-	fill("model.embed_tokens.weight", cfg.VocabSize*d, 0, 1)
-	qkvBias := cfg.AttentionBias || cfg.Architecture == Qwen2
-	for l := range cfg.Layers {
-		p := fmt.Sprintf("model.layers.%d.", l)
-		fill(p+"input_layernorm.weight", d, 1, 0.1)
-		fill(p+"post_attention_layernorm.weight", d, 1, 0.1)
-		for _, proj := range []struct {
-			name string
-			out  int
-		}{{"q_proj", cfg.Heads * hd}, {"k_proj", cfg.KVHeads * hd}, {"v_proj", cfg.KVHeads * hd}} {
-			mat(p+"self_attn."+proj.name+".weight", proj.out, d)
-			if qkvBias {
-				fill(p+"self_attn."+proj.name+".bias", proj.out, 0, 0.1)
-			}
-		}
-		mat(p+"self_attn.o_proj.weight", d, cfg.Heads*hd)
-		if cfg.QKNorm {
-			fill(p+"self_attn.q_norm.weight", hd, 1, 0.1)
-			fill(p+"self_attn.k_norm.weight", hd, 1, 0.1)
-		}
-		mat(p+"mlp.gate_proj.weight", f, d)
-		mat(p+"mlp.up_proj.weight", f, d)
-		mat(p+"mlp.down_proj.weight", d, f)
+}
+
+// configOf parses the config.json of a shape.
+func configOf(tb testing.TB, d llmtest.Dims) *Config {
+	tb.Helper()
+	cfg, err := ParseConfig(d.ConfigJSON())
+	if err != nil {
+		tb.Fatal(err)
 	}
-	fill("model.norm.weight", d, 1, 0.1)
-	if !cfg.TiedEmbedding {
-		mat("lm_head.weight", cfg.VocabSize, d)
-	}
-	return w
+	return cfg
 }
 
 // randomModel builds a model of cfg with random weights.
 func randomModel(tb testing.TB, cfg *Config, opts Options) *Model {
 	tb.Helper()
-	m, err := FromWeights(cfg, randomWeights(cfg, 1), opts)
+	m, err := FromWeights(cfg, llmtest.RandomWeights(dims(cfg), 1), opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -65,11 +38,4 @@ func randomModel(tb testing.TB, cfg *Config, opts Options) *Model {
 }
 
 // randomTokens returns n token ids below vocab from seed.
-func randomTokens(seed uint64, n, vocab int) []int32 {
-	r := rand.New(rand.NewPCG(seed, 1))
-	ids := make([]int32, n)
-	for i := range ids {
-		ids[i] = int32(r.IntN(vocab))
-	}
-	return ids
-}
+func randomTokens(seed uint64, n, vocab int) []int32 { return llmtest.RandomTokens(seed, n, vocab) }

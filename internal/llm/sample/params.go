@@ -62,6 +62,10 @@ type Params struct {
 	// TopLogprobs is how many most likely tokens Choice.Top lists (0 none,
 	// -1 the whole vocabulary).
 	TopLogprobs int
+	// NoLogprobs skips the log_softmax pass over the vocabulary for a
+	// caller that reports no logprobs: Choice.Logprob, Rank and Top stay
+	// zero, and TopLogprobs must be 0. The token picked is the same.
+	NoLogprobs bool
 }
 
 // DefaultParams are the OpenAI defaults: temperature 1, no truncation, no
@@ -101,6 +105,8 @@ func (p *Params) validate(vocabSize int) error {
 		return invalid("min_tokens must be greater than or equal to 0, got %d.", p.MinTokens)
 	case p.TopLogprobs < -1:
 		return invalid("top_logprobs must be a positive value or -1, got %d.", p.TopLogprobs)
+	case p.NoLogprobs && p.TopLogprobs != 0:
+		return invalid("top_logprobs must be 0 when no logprobs are reported, got %d.", p.TopLogprobs)
 	}
 	var outside []int
 	for id, b := range p.LogitBias {

@@ -121,11 +121,13 @@ func (s *Sampler) NextMasked(logits []float32, history Tokens, allowed []uint64)
 	if allowed != nil && len(allowed)*64 < s.vocab {
 		return Choice{}, fmt.Errorf("%w: mask of %d words for %d tokens", ErrVocabSize, len(allowed), s.vocab)
 	}
-	copy(s.logprobs, logits)
-	if allowed != nil {
-		applyMask(s.logprobs, allowed)
+	if !s.p.NoLogprobs {
+		copy(s.logprobs, logits)
+		if allowed != nil {
+			applyMask(s.logprobs, allowed)
+		}
+		tensor.LogSoftmax(s.logprobs)
 	}
-	tensor.LogSoftmax(s.logprobs)
 
 	w := s.work
 	copy(w, logits)
@@ -163,12 +165,30 @@ func (s *Sampler) NextMasked(logits []float32, history Tokens, allowed []uint64)
 		// there and its argmax picks token 0; fail loudly instead.
 		return Choice{}, fmt.Errorf("%w: every token is masked", ErrInvalidParams)
 	}
+	if s.p.NoLogprobs {
+		return Choice{Token: token}, nil
+	}
 	return Choice{
 		Token:   token,
 		Logprob: s.logprobs[token],
 		Rank:    rank(s.logprobs, s.logprobs[token]),
-		Top:     s.top(),
+		Top:     topLogprobs(s.logprobs, s.p.TopLogprobs),
 	}, nil
+}
+
+// Score reports a given token of one row of logits as Next reports the
+// token it picks: its log_softmax, its rank and the top most likely tokens
+// (0 none, -1 the whole vocabulary). It serves the logprobs of prompt tokens,
+// which are scored rather than sampled.
+func Score(logits []float32, token, top int) Choice {
+	logprobs := slices.Clone(logits)
+	tensor.LogSoftmax(logprobs)
+	return Choice{
+		Token:   token,
+		Logprob: logprobs[token],
+		Rank:    rank(logprobs, logprobs[token]),
+		Top:     topLogprobs(logprobs, top),
+	}
 }
 
 var negInf = float32(math.Inf(-1))
@@ -401,21 +421,21 @@ func (s *Sampler) draw(probs []float32) int {
 	return last // u within rounding of z
 }
 
-// top lists the TopLogprobs most likely tokens of the raw distribution.
-func (s *Sampler) top() []TokenLogprob {
-	n := s.p.TopLogprobs
+// topLogprobs lists the n most likely tokens of a row of log-probabilities
+// (0 none, -1 all), most likely first, ties by lower id.
+func topLogprobs(logprobs []float32, n int) []TokenLogprob {
 	if n == 0 {
 		return nil
 	}
-	if n < 0 || n > s.vocab {
-		n = s.vocab
+	if n < 0 || n > len(logprobs) {
+		n = len(logprobs)
 	}
 	better := func(a, b TokenLogprob) bool {
 		return a.Logprob > b.Logprob || (a.Logprob == b.Logprob && a.Token < b.Token)
 	}
 	if n > 64 { // insertion into a short list stops paying off
-		all := make([]TokenLogprob, len(s.logprobs))
-		for id, lp := range s.logprobs {
+		all := make([]TokenLogprob, len(logprobs))
+		for id, lp := range logprobs {
 			all[id] = TokenLogprob{id, lp}
 		}
 		slices.SortFunc(all, func(a, b TokenLogprob) int {
@@ -427,7 +447,7 @@ func (s *Sampler) top() []TokenLogprob {
 		return all[:n]
 	}
 	out := make([]TokenLogprob, 0, n)
-	for id, lp := range s.logprobs {
+	for id, lp := range logprobs {
 		t := TokenLogprob{id, lp}
 		if len(out) == n && !better(t, out[n-1]) {
 			continue

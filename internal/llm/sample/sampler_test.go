@@ -433,3 +433,28 @@ func TestParamsValidation(t *testing.T) {
 		t.Fatal("every token masked: want an error, got a token")
 	}
 }
+
+func TestNoLogprobsPicksTheSameTokens(t *testing.T) {
+	logits := logs(0.05, 0.3, 0.1, 0.25, 0.2, 0.1)
+	for _, base := range []Params{greedy(), seeded(99)} {
+		with, without := base, base
+		with.TopLogprobs = 2
+		without.NoLogprobs = true
+		a, b := newSampler(t, with, len(logits)), newSampler(t, without, len(logits))
+		var outA, outB []int
+		for range 32 {
+			ca := next(t, a, logits, Tokens{Output: outA})
+			cb := next(t, b, logits, Tokens{Output: outB})
+			if ca.Token != cb.Token {
+				t.Fatalf("tokens differ: %d with logprobs, %d without", ca.Token, cb.Token)
+			}
+			if cb.Logprob != 0 || cb.Rank != 0 || cb.Top != nil {
+				t.Fatalf("logprobs reported without being asked: %+v", cb)
+			}
+			outA, outB = append(outA, ca.Token), append(outB, cb.Token)
+		}
+	}
+	if _, err := New(Params{Temperature: 1, TopP: 1, RepetitionPenalty: 1, NoLogprobs: true, TopLogprobs: 1}, 4); !errors.Is(err, ErrInvalidParams) {
+		t.Fatalf("top_logprobs with NoLogprobs: %v", err)
+	}
+}

@@ -1,0 +1,135 @@
+package local
+
+import (
+	"fmt"
+	"time"
+)
+
+// Defaults of [ModelConfig], exported so that a command line or a routing
+// file can show and reuse them.
+const (
+	// DefaultThreads (0) runs the matrix products on GOMAXPROCS threads.
+	DefaultThreads = 0
+	// DefaultMaxSeqs bounds the sequences (choices) decoded together.
+	DefaultMaxSeqs = 16
+	// DefaultKVCacheBytes is the KV cache budget: 1 GiB.
+	DefaultKVCacheBytes = 1 << 30
+	// DefaultBlockSize is the number of positions a KV cache block holds.
+	DefaultBlockSize = 16
+	// DefaultMaxBatchTokens bounds the tokens of one forward pass: decode
+	// rows first, then prompt chunks (a longer prompt is prefilled in
+	// chunks across steps).
+	DefaultMaxBatchTokens = 512
+	// DefaultMaxQueued bounds the requests waiting for admission; one more
+	// is refused at once with ErrOverloaded.
+	DefaultMaxQueued = 256
+	// DefaultMaxQueueWait bounds the time a request waits for admission
+	// before ErrOverloaded.
+	DefaultMaxQueueWait = 10 * time.Second
+	// DefaultMaxLogprobs bounds top_logprobs and prompt_logprobs, as vLLM's
+	// max_logprobs does.
+	DefaultMaxLogprobs = 20
+)
+
+// WeightType is how the engine holds the model's linear-layer weights.
+type WeightType string
+
+const (
+	// WeightF32 computes with float32 weights: f32 checkpoints are used in
+	// place from the memory-mapped file, f16 and bf16 are widened exactly.
+	WeightF32 WeightType = "f32"
+	// WeightInt8 quantises the linear layers to int8 in blocks of 32 weights
+	// with a scale each: a quarter of the memory traffic per token, at a
+	// small loss of accuracy. Opt-in.
+	WeightInt8 WeightType = "int8"
+)
+
+// ModelConfig tunes one served model. The zero value of every field is its
+// documented default.
+type ModelConfig struct {
+	// Name is the model's served name; empty means the directory's base name.
+	Name string
+	// Threads runs the matrix products; 0 means GOMAXPROCS.
+	Threads int
+	// MaxSeqs bounds the sequences running at once (each of a request's n
+	// choices is one); 0 means DefaultMaxSeqs.
+	MaxSeqs int
+	// KVCacheBytes is the memory budget of the KV cache; 0 means
+	// DefaultKVCacheBytes. Requests beyond it queue, then fail with
+	// ErrOverloaded: the engine never allocates past it.
+	KVCacheBytes int64
+	// WeightType is WeightF32 (the default, "") or WeightInt8.
+	WeightType WeightType
+	// MaxModelLen bounds prompt plus output tokens of a sequence. 0 means
+	// config.json's max_position_embeddings, lowered to what KVCacheBytes
+	// holds for one sequence; an explicit value the budget cannot hold is
+	// an error of Open.
+	MaxModelLen int
+	// BlockSize is the positions per KV cache block, the unit of prefix
+	// sharing; 0 means DefaultBlockSize.
+	BlockSize int
+	// MaxBatchTokens bounds the tokens of one forward pass; 0 means
+	// DefaultMaxBatchTokens. It must be at least MaxSeqs, so that a pass of
+	// decoding sequences leaves room for a prompt chunk.
+	MaxBatchTokens int
+	// MaxQueued bounds the requests waiting for admission; 0 means
+	// DefaultMaxQueued.
+	MaxQueued int
+	// MaxQueueWait bounds how long a request waits for admission; 0 means
+	// DefaultMaxQueueWait.
+	MaxQueueWait time.Duration
+	// MaxLogprobs bounds top_logprobs and prompt_logprobs; 0 means
+	// DefaultMaxLogprobs, -1 no bound.
+	MaxLogprobs int
+}
+
+// withDefaults fills zero fields and checks the others.
+func (c ModelConfig) withDefaults() (ModelConfig, error) {
+	if c.Threads < 0 {
+		return c, fmt.Errorf("%w: threads must not be negative, got %d", ErrModelDir, c.Threads)
+	}
+	for _, f := range []struct {
+		name  string
+		v     *int
+		value int
+	}{
+		{"max_seqs", &c.MaxSeqs, DefaultMaxSeqs},
+		{"block_size", &c.BlockSize, DefaultBlockSize},
+		{"max_batch_tokens", &c.MaxBatchTokens, DefaultMaxBatchTokens},
+		{"max_queued", &c.MaxQueued, DefaultMaxQueued},
+		{"max_logprobs", &c.MaxLogprobs, DefaultMaxLogprobs},
+	} {
+		if *f.v == 0 {
+			*f.v = f.value
+		}
+		if *f.v < 0 && !(f.name == "max_logprobs" && *f.v == -1) {
+			return c, fmt.Errorf("%w: %s must be positive, got %d", ErrModelDir, f.name, *f.v)
+		}
+	}
+	if c.MaxBatchTokens < c.MaxSeqs {
+		return c, fmt.Errorf("%w: max_batch_tokens %d must be at least max_seqs %d", ErrModelDir, c.MaxBatchTokens, c.MaxSeqs)
+	}
+	if c.KVCacheBytes == 0 {
+		c.KVCacheBytes = DefaultKVCacheBytes
+	}
+	if c.KVCacheBytes < 0 {
+		return c, fmt.Errorf("%w: kv_cache_bytes must be positive, got %d", ErrModelDir, c.KVCacheBytes)
+	}
+	if c.MaxQueueWait == 0 {
+		c.MaxQueueWait = DefaultMaxQueueWait
+	}
+	if c.MaxQueueWait < 0 {
+		return c, fmt.Errorf("%w: max_queue_wait must be positive, got %s", ErrModelDir, c.MaxQueueWait)
+	}
+	if c.MaxModelLen < 0 {
+		return c, fmt.Errorf("%w: max_model_len must be positive, got %d", ErrModelDir, c.MaxModelLen)
+	}
+	switch c.WeightType {
+	case "":
+		c.WeightType = WeightF32
+	case WeightF32, WeightInt8:
+	default:
+		return c, fmt.Errorf("%w: weight_type %q: want %q or %q", ErrModelDir, c.WeightType, WeightF32, WeightInt8)
+	}
+	return c, nil
+}

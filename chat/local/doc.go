@@ -1,0 +1,68 @@
+// Package local is weft's in-process model server: it loads a Hugging Face
+// model directory and generates completions for already tokenized prompts on
+// the CPU, with every sampling option of vLLM's SamplingParams, continuous
+// batching and a paged prefix KV cache. It knows nothing of HTTP: the chat
+// gateway renders the chat template, tokenizes, calls [Engine.Generate] and
+// writes the OpenAI/vLLM wire format from the [Chunk]s it reads.
+//
+// # Using it
+//
+//	e, err := local.Open("models/Qwen3-0.6B", local.ModelConfig{})
+//	defer e.Close()
+//	ids := e.Tokenizer().Encode(prompt, false)
+//	g, err := e.Generate(ctx, local.Request{Prompt: ids, MaxTokens: 64, Stop: []string{"\n\n"}})
+//	for {
+//		c, err := g.Next() // one chunk per choice per step; io.EOF at the end
+//		...
+//	}
+//	usage := g.Usage()
+//
+// [ModelConfig]'s zero fields are the documented defaults ([DefaultMaxSeqs],
+// [DefaultKVCacheBytes], ...). Errors wrap this package's sentinels, each of a
+// weft error class that decides the HTTP status: [ErrInvalidRequest] and
+// [ErrPromptTooLong] (400, with vLLM's messages), [ErrOverloaded] (503, with a
+// retry-after in [OverloadedError]), [ErrClosed], [ErrModelDir].
+//
+// # Semantics (vLLM's)
+//
+//   - Sampling follows package sample (vLLM's order of logits processors);
+//     a nil option takes generation_config.json's default. With a seed, choice
+//     i of n samples with seed+i, as vLLM's parallel sampling does.
+//   - A choice ends with finish_reason "length" when it has max_tokens tokens
+//     or reaches MaxModelLen (checked first), else "stop" on the tokenizer's
+//     end-of-sequence token (stop_reason nil) or a stop token id (stop_reason
+//     the id; generation_config.json's other eos ids count as stop ids unless
+//     ignore_eos), else "stop" when its text contains a stop string
+//     (stop_reason the string), which wins even over "length".
+//   - Text is detokenized incrementally (never splitting a character); the
+//     stop token's text is left out, and a stop string cut off, unless
+//     include_stop_str_in_output; while a choice runs, text that could be the
+//     beginning of a stop string is held back. min_tokens suppresses stop
+//     tokens (masked) and stop strings (not searched) in its first tokens.
+//   - Logprobs are log_softmax of the raw logits; prompt logprobs likewise,
+//     for every prompt token after the first.
+//
+// # Scheduling
+//
+// One goroutine per engine runs steps: each step is one batched forward pass
+// of every running sequence's next tokens — one for a decoding sequence, a
+// chunk of the prompt for a prefilling one (decode rows first, then prompt
+// chunks within MaxBatchTokens). Sequences join and leave between steps.
+// A request is admitted when a slot (MaxSeqs) is free and the KV cache can
+// hold its prompt, in priority order (lower value first, then arrival); it
+// reuses the cached blocks of the longest prefix computed before under the
+// same cache_salt. Its n choices share the prompt's blocks. When a running
+// sequence cannot grow, the lowest-priority running sequence is preempted:
+// its blocks go back to the pool and it is recomputed later (its random
+// generator keeps its state). A request the cache cannot take waits at most
+// MaxQueueWait (and at most MaxQueued wait) before ErrOverloaded; the engine
+// never allocates past KVCacheBytes. Cancelling a request's context frees its
+// slots and blocks before the next step.
+//
+// # Determinism
+//
+// A sequence's logits are the same bits whatever else is batched with it and
+// however its prompt is chunked (package model), and its sampler draws only
+// from its own seeded generator, so a seeded request gives the same tokens,
+// text and logprobs alone or under load.
+package local
