@@ -27,6 +27,22 @@
 // checks the session and project rights again before each update. Call
 // [Handler.CloseStreams] on shutdown.
 //
+// The trace view draws the call tree with children loaded a page of 100 at a
+// time, each row with a bar on the trace's timeline (placed by
+// static/traceview.js from the start and end the server writes on the row).
+// Its detail pane reads chat messages in the OpenAI (chat and Responses),
+// Anthropic and Gemini shapes (chat.go) and renders their text as Markdown
+// with raw HTML shown as text and only http, https and mailto links kept
+// (render_markdown.go); pictures are drawn only from inline raster data URLs
+// or from the project's files through an authorized route, so no page
+// fetches from another site. Refs link to the object version page, long
+// values load in full on request, and feedback (reactions and notes) is added
+// through the feedback service with the API's write authorization. "Next
+// error" asks the server for the next failed call in the tree's order and
+// opens the nodes on its path. The diff page compares two calls or two
+// traces: children aligned by op name, latency, token and cost deltas, and
+// inputs and outputs compared by internal/jsondiff.
+//
 // Annotation queues (/ui/p/<entity>/<project>/queues) list their progress;
 // opening one goes to its first unfinished item, whose page draws each
 // annotation spec the queue lists as a form field of the spec's JSON schema

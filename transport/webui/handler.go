@@ -11,6 +11,7 @@ import (
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/feedback"
+	"github.com/weftlabs/weft/objects"
 	"github.com/weftlabs/weft/trace"
 	"github.com/weftlabs/weft/transport/httpapi"
 )
@@ -46,6 +47,9 @@ type Config struct {
 	// written calls (trace.Config.Feed), streamed to open lists as
 	// server-sent events. Without it lists show what was there when loaded.
 	Feed *trace.Feed
+	// Objects, when set, serves the object version pages that refs link to
+	// and the files (images) a trace refers to.
+	Objects objects.Service
 
 	// Fallback serves every request whose path is neither "/" nor under
 	// Prefix: the place for the API handler. Defaults to a 404.
@@ -161,6 +165,7 @@ func (h *Handler) routes() {
 	h.mux.Handle("GET "+Prefix+"p/{entity}/{project}/traces/{traceID}", h.inProject(h.tracePage))
 	h.mux.Handle("GET "+Prefix+"p/{entity}/{project}/calls/{callID}/children", h.inProject(h.callChildren))
 	h.mux.Handle("GET "+Prefix+"p/{entity}/{project}/calls/{callID}", h.inProject(h.callDetail))
+	h.traceViewRoutes()
 	h.mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
 		h.renderError(w, r, http.StatusNotFound, "There is no page here.")
 	})

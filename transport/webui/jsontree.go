@@ -21,6 +21,16 @@ type jsonNode struct {
 	Children []*jsonNode
 	// Open marks containers drawn expanded: the first levels.
 	Open bool
+
+	// Set by decorate for the detail pane (value.go): the member's JSON
+	// pointer, the page a ref links to, a picture to draw, and the URL that
+	// loads what was cut ("show all").
+	Path    string
+	Href    string
+	Image   *imageSource
+	ShowAll string
+	// From is, for a "more" node, the index of the first member left out.
+	From int
 }
 
 // Limits of one drawn document, so that a huge input cannot make a huge page.
@@ -94,7 +104,7 @@ func (b *treeBuilder) value(key string, depth int) (*jsonNode, error) {
 			return nil, err
 		}
 		if skipped > 0 {
-			n.Children = append(n.Children, &jsonNode{Kind: "more", Text: strconv.Itoa(skipped) + " more not shown"})
+			n.Children = append(n.Children, &jsonNode{Kind: "more", Text: strconv.Itoa(skipped) + " more not shown", From: len(n.Children)})
 		}
 		return n, nil
 	case string:

@@ -21,7 +21,7 @@ import (
 var templates embed.FS
 
 // shared are the template files parsed into every page.
-var shared = []string{"templates/layout.html", "templates/partials.html"}
+var shared = []string{"templates/layout.html", "templates/partials.html", "templates/traceview/*.html"}
 
 // pages holds each page's template set, by page name (its file name without
 // ".html").
@@ -53,6 +53,9 @@ func loadPages(a *assets) (*pages, error) {
 		"statusLabel": statusLabel,
 		"dict":        dict,
 	}
+	for name, f := range traceViewFuncs(newMarkdownRenderer()) {
+		funcs[name] = f
+	}
 	files, err := fs.Glob(templates, "templates/*.html")
 	if err != nil {
 		return nil, err
@@ -74,7 +77,7 @@ func loadPages(a *assets) (*pages, error) {
 
 func isShared(file string) bool {
 	for _, s := range shared {
-		if s == file {
+		if ok, _ := path.Match(s, file); ok {
 			return true
 		}
 	}

@@ -84,7 +84,7 @@ func newServer(t *testing.T, db *weft.DB) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ui, err := webui.New(webui.Config{DB: db, Identity: identity, Trace: traces, Feedback: fb, AnnotationSpecs: specs, Feed: feed, Fallback: api, Now: s.clock.Now})
+	ui, err := webui.New(webui.Config{DB: db, Identity: identity, Trace: traces, Feedback: fb, Objects: objs, AnnotationSpecs: specs, Feed: feed, Fallback: api, Now: s.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,7 +52,8 @@ func pageFixtures() map[string]page {
 		Usage:    usageRows(call.call),
 		Feedback: []feedbackItem{{Type: "wandb.reaction.1", Emoji: "👍"}, {Type: "wandb.note.1", Note: xss}, {Type: "custom", Payload: jsonTree([]byte(`{"x":"` + "\\u003cscript\\u003e" + `"}`))}},
 	}
-	return map[string]page{
+	traceViewPages := traceViewFixtures(v, detail)
+	pages := map[string]page{
 		"signin":   {Title: "Sign in", Body: signInForm{User: xss, Next: "/", Error: xss}},
 		"error":    {Title: "Forbidden", Viewer: v, Body: errorPage{Status: 403, Heading: "Forbidden", Message: xss}},
 		"projects": {Title: "Projects", Viewer: v, Body: projectsView{Projects: []projectRow{{ID: "team/" + xss, Calls: 12345, LastActivity: call.Started}, {ID: "team/empty"}}, More: 3}},
@@ -61,6 +62,10 @@ func pageFixtures() map[string]page {
 			Project: "team/p", TraceID: call.TraceID, Roots: []rootNode{{Call: call, Children: &children}}, Detail: detail,
 		}},
 	}
+	for name, p := range traceViewPages {
+		pages[name] = p
+	}
+	return pages
 }
 
 var (
@@ -185,19 +190,5 @@ func TestJSONTree(t *testing.T) {
 	}
 	if n := jsonTree([]byte("not json")); n.Kind != "string" || n.Text != "not json" {
 		t.Fatalf("text that is not JSON: %+v", n)
-	}
-}
-
-func TestChatShapes(t *testing.T) {
-	in := chatInputs(json.RawMessage(`{"messages":[{"role":"system","content":"be brief"},{"role":"user","content":[{"type":"text","text":"hi"},{"type":"image_url","image_url":{"url":"data:"}}]}]}`))
-	if len(in) != 2 || in[1].Text != "hi" || in[1].OtherParts != 1 {
-		t.Fatalf("OpenAI inputs: %+v", in)
-	}
-	out := chatOutput(json.RawMessage(`{"role":"assistant","type":"message","content":[{"type":"text","text":"hello"},{"type":"tool_use","name":"get","input":{"q":1}}]}`))
-	if len(out) != 1 || out[0].Text != "hello" || len(out[0].ToolCalls) != 1 || out[0].ToolCalls[0] != `get({"q":1})` {
-		t.Fatalf("Anthropic output: %+v", out)
-	}
-	if chatInputs(json.RawMessage(`{"messages":[{"content":"no role"}]}`)) != nil || chatOutput(json.RawMessage(`"text"`)) != nil {
-		t.Fatal("shapes that are no chat must not be drawn as one")
 	}
 }

@@ -222,36 +222,11 @@ func compactJSON(raw json.RawMessage) string {
 // costOf is the priced cost of a call's own usage (summary.weave.costs), in
 // dollars, "" when nothing is priced.
 func costOf(c *trace.Call) string {
-	var s struct {
-		Weave struct {
-			Costs map[string]trace.Usage `json:"costs"`
-		} `json:"weave"`
-	}
-	if json.Unmarshal(c.Summary, &s) != nil || len(s.Weave.Costs) == 0 {
+	_, total, ok := callCosts(c)
+	if !ok {
 		return ""
 	}
-	total := 0.0
-	for _, u := range s.Weave.Costs {
-		for _, part := range []*float64{u.PromptTokensTotalCost, u.CompletionTokensTotalCost,
-			u.CacheReadInputTokensTotalCost, u.CacheCreationInputTokensTotalCost} {
-			if part != nil {
-				total += *part
-			}
-		}
-	}
 	return formatCost(total)
-}
-
-// formatCost writes dollars with the precision small sums need.
-func formatCost(dollars float64) string {
-	switch {
-	case dollars == 0:
-		return "$0"
-	case dollars < 0.01:
-		return "$" + strconv.FormatFloat(dollars, 'f', 6, 64)
-	default:
-		return "$" + strconv.FormatFloat(dollars, 'f', 4, 64)
-	}
 }
 
 // suggestions are the top-level members of the shown rows' inputs and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -40,6 +41,8 @@ type traceView struct {
 	// Roots are the trace's root calls, each with its first page of children.
 	Roots  []rootNode
 	Detail *callDetail
+	// Timeline is the span of the trace the tree's time bars are drawn in.
+	Timeline timelineSpan
 }
 
 type rootNode struct {
@@ -59,18 +62,33 @@ type callDetail struct {
 	ChatIn, ChatOut []chatMessage
 	Usage           []usageRow
 	Feedback        []feedbackItem
+
+	// Costs are the call's own costs per model, when priced.
+	Costs     []costRow
+	CostTotal float64
+	HasCost   bool
+	Exception *exceptionView
+	// CSRF is the session's token, for the feedback forms when a page is
+	// used without scripts (htmx sends it as a header).
+	CSRF string
+	// CanWrite says whether the viewer may add feedback.
+	CanWrite bool
 }
 
 // feedbackItem is one feedback row shown on a call.
 type feedbackItem struct {
-	Type     string
-	Emoji    string // reactions
-	Note     string // notes
-	Payload  *jsonNode
-	Creator  string // the creator the client named, else
-	UserID   string // the user who stored it
-	Username string
-	Created  time.Time
+	Type    string
+	Emoji   string // reactions
+	Note    string // notes
+	Payload *jsonNode
+	// Annotation is the name of an annotation ("wandb.annotation.<name>"),
+	// whose payload's value is Value.
+	Annotation string
+	Value      *jsonNode
+	Creator    string // the creator the client named, else
+	UserID     string // the user who stored it
+	Username   string
+	Created    time.Time
 }
 
 // stringField reads a text column of a feedback row, nullable or not.
@@ -128,6 +146,8 @@ func (h *Handler) tracePage(w http.ResponseWriter, r *http.Request, v *viewer, p
 		return
 	}
 	data.Detail = detail
+	h.forViewer(r, v, projectID, detail)
+	data.Timeline = timelineOf(roots, h.cfg.Now())
 	h.render(w, r, http.StatusOK, "trace", page{Title: roots[0].Name, Viewer: v, Project: projectID, Body: data})
 }
 
@@ -169,9 +189,10 @@ func (h *Handler) callDetail(w http.ResponseWriter, r *http.Request, v *viewer, 
 		return
 	}
 	if r.Header.Get("HX-Request") != "true" {
-		http.Redirect(w, r, projectPath(projectID, "traces/", detail.Call.TraceID)+"?call="+callID, http.StatusSeeOther)
+		http.Redirect(w, r, projectPath(projectID, "traces/", detail.Call.TraceID)+"?call="+url.QueryEscape(callID), http.StatusSeeOther)
 		return
 	}
+	h.forViewer(r, v, projectID, detail)
 	h.renderFragment(w, r, "trace", "call_detail", detail)
 }
 
@@ -205,19 +226,29 @@ func (h *Handler) children(ctx context.Context, projectID, parentID string, offs
 
 // detail reads one call for the detail pane, with its feedback.
 func (h *Handler) detail(ctx context.Context, projectID, callID string) (*callDetail, error) {
-	res, err := h.cfg.Trace.CallRead(ctx, &trace.CallReadReq{ProjectID: projectID, ID: callID})
+	c, err := h.readCall(ctx, projectID, callID)
 	if err != nil {
 		return nil, err
 	}
-	if res.Call == nil {
-		return nil, weft.Errorf(errNoCall, "There is no call %q in %s.", truncate(callID, 40), projectID)
-	}
-	c := res.Call
 	d := &callDetail{
 		Project: projectID, Call: viewOf(c),
 		Inputs: jsonTree(c.Inputs), Output: jsonTree(c.Output), Attributes: jsonTree(c.Attributes),
 		ChatIn: chatInputs(c.Inputs), ChatOut: chatOutput(c.Output), Usage: usageRows(c),
 	}
+	d.Exception = exceptionOf(d.Call.Exception)
+	d.Costs, d.CostTotal, d.HasCost = callCosts(c)
+	for part, node := range map[string]*jsonNode{"inputs": d.Inputs, "output": d.Output, "attributes": d.Attributes} {
+		decorate(node, "", valueLinks{ShowAllBase: callValueBase(projectID, callID, part), Project: projectID})
+	}
+	// The members a chat view draws start closed in the JSON tree below it.
+	if d.ChatIn != nil {
+		closeMembers(d.Inputs, "messages", "contents", "system", "input")
+	}
+	if d.ChatOut != nil {
+		closeMembers(d.Output, "choices", "candidates", "content", "output")
+	}
+	decorateMessages(d.ChatIn, projectID)
+	decorateMessages(d.ChatOut, projectID)
 	if h.cfg.Feedback != nil {
 		if d.Feedback, err = h.feedbackOf(ctx, projectID, callID); err != nil {
 			return nil, err
@@ -237,6 +268,19 @@ func (h *Handler) detail(ctx context.Context, projectID, callID string) (*callDe
 		d.Feedback[i].Username = names[d.Feedback[i].UserID]
 	}
 	return d, nil
+}
+
+// readCall reads one call with its costs; a call that is not visible is
+// errNoCall.
+func (h *Handler) readCall(ctx context.Context, projectID, callID string) (*trace.Call, error) {
+	res, err := h.cfg.Trace.CallRead(ctx, &trace.CallReadReq{ProjectID: projectID, ID: callID, IncludeCosts: true})
+	if err != nil {
+		return nil, err
+	}
+	if res.Call == nil {
+		return nil, weft.Errorf(errNoCall, "There is no call %q in %s.", truncate(callID, 40), projectID)
+	}
+	return res.Call, nil
 }
 
 // maxFeedbackShown bounds the feedback listed on one call.
@@ -277,8 +321,18 @@ func (h *Handler) feedbackOf(ctx context.Context, projectID, callID string) ([]f
 		}
 		_ = json.Unmarshal(payload, &p)
 		item.Emoji, item.Note = p.Emoji, p.Note
-		if item.Emoji == "" && item.Note == "" {
+		if name, ok := annotationName(item.Type); ok {
+			var a struct {
+				Value json.RawMessage `json:"value"`
+			}
+			if json.Unmarshal(payload, &a) == nil && a.Value != nil {
+				item.Annotation, item.Value = name, jsonTree(a.Value)
+				decorate(item.Value, "", valueLinks{Project: projectID})
+			}
+		}
+		if item.Emoji == "" && item.Note == "" && item.Value == nil {
 			item.Payload = jsonTree(payload)
+			decorate(item.Payload, "", valueLinks{Project: projectID})
 		}
 		items = append(items, item)
 	}

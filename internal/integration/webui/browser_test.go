@@ -81,7 +81,7 @@ func runWithBrowser(m *testing.M) int {
 // dialog and failed or refused request on it fails the test, unless the
 // test said it expects that response status for that path.
 type tab struct {
-	t    *testing.T
+	t    testing.TB
 	ctx  context.Context
 	base string
 
@@ -90,7 +90,7 @@ type tab struct {
 	allowed  map[string]int // path → status the test expects
 }
 
-func newTab(t *testing.T, base string) *tab {
+func newTab(t testing.TB, base string) *tab {
 	t.Helper()
 	if noBrowser != "" {
 		t.Skip(noBrowser)

@@ -2,7 +2,6 @@ package webui_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/internal/integration/serverproc"
 	"github.com/weftlabs/weft/internal/testdb"
 )
@@ -37,32 +35,8 @@ const (
 func startEnv(t *testing.T, dbURL string) *env {
 	t.Helper()
 	e := &env{srv: serverproc.Start(t, serverproc.Options{DatabaseURL: dbURL})}
-	// Users and keys are made in the database as the admin commands make
-	// them; everything else goes through the API.
-	ctx := context.Background()
-	db, err := weft.Open(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	identity, err := weft.NewIdentity(weft.IdentityConfig{DB: db})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, user := range []string{"alice", "bob"} {
-		if _, err := identity.CreateUser(ctx, user, false); err != nil {
-			t.Fatal(err)
-		}
-		key, err := identity.CreateAPIKey(ctx, user, "browser test")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if user == "alice" {
-			e.aliceKey = key
-		} else {
-			e.bobKey = key
-		}
-	}
+	keys := createUsers(t, dbURL, "alice", "bob")
+	e.aliceKey, e.bobKey = keys[0], keys[1]
 
 	t0 := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
 	e.bigTrace, e.errTrace, e.bobTrace = id('f', 1), id('f', 2), id('f', 3)
@@ -224,6 +198,7 @@ func listAndView(t *testing.T, e *env) {
 	tb := newTab(t, e.srv.URL)
 	tb.signIn("", e.aliceKey)
 	tb.run(chromedp.Click(chromedp.CSS(`#projects a[href="/ui/p/alice/app/"]`)), chromedp.WaitVisible(chromedp.CSS("#traces")))
+	tb.loaded()
 	if n := eval[int](tb, "document.querySelectorAll('#traces tbody tr').length"); n != 2 {
 		t.Fatalf("trace list: %d rows", n)
 	}
@@ -244,6 +219,7 @@ func listAndView(t *testing.T, e *env) {
 	}
 	tb.open("/ui/p/alice/app/")
 	tb.run(chromedp.Click(chromedp.CSS(`a.trace-link[href$="`+e.bigTrace+`"]`)), chromedp.WaitVisible(chromedp.CSS(".tree")))
+	tb.loaded()
 
 	children := `document.querySelectorAll('.tree > li > ul.children > li.node').length`
 	if n := eval[int](tb, children); n != 100 {

@@ -1,0 +1,96 @@
+package webui
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/objects"
+)
+
+// maxObjectNameLength bounds object names and versions taken from a URL.
+const maxObjectNameLength = 256
+
+// objectVersionView is the data of the object version page: one version's
+// metadata and value (refs in it link on to their versions).
+type objectVersionView struct {
+	Project      string
+	Name         string
+	Digest       string
+	Kind         string
+	Class        string
+	VersionIndex int
+	IsLatest     bool
+	Created      time.Time
+	Value        *jsonNode
+	// Ref is the version's own ref, to copy into code.
+	Ref string
+}
+
+// objectVersionPage answers GET …/objects/{name}/versions/{version}: the
+// page every object and op ref of a trace links to. version is a digest,
+// "latest" or "v<N>".
+func (h *Handler) objectVersionPage(w http.ResponseWriter, r *http.Request, v *viewer, projectID string) {
+	if h.cfg.Objects == nil {
+		h.renderError(w, r, http.StatusNotFound, "This server keeps no objects.")
+		return
+	}
+	name, version := r.PathValue("name"), r.PathValue("version")
+	if len(name) > maxObjectNameLength || len(version) > maxObjectNameLength {
+		h.refuse(w, r, weft.Errorf(errBadView, "object name and version: at most %d characters", maxObjectNameLength))
+		return
+	}
+	res, err := h.cfg.Objects.ObjRead(r.Context(), &objects.ObjReadReq{ProjectID: projectID, ObjectID: name, Digest: version})
+	if err != nil {
+		h.refuse(w, r, err)
+		return
+	}
+	o := res.Obj
+	view := objectVersionView{
+		Project: projectID, Name: o.ObjectID, Digest: o.Digest, Kind: o.Kind, VersionIndex: o.VersionIndex,
+		IsLatest: o.IsLatest == 1, Created: o.CreatedAt, Value: jsonTree(o.Val),
+		Ref: "weave:///" + projectID + "/" + o.Kind + "/" + o.ObjectID + ":" + o.Digest,
+	}
+	if o.BaseObjectClass != nil {
+		view.Class = *o.BaseObjectClass
+	}
+	decorate(view.Value, "", valueLinks{Project: projectID})
+	title := o.ObjectID + ":v" + strconv.Itoa(o.VersionIndex)
+	h.render(w, r, http.StatusOK, "object", page{Title: title, Viewer: v, Project: projectID, Body: view})
+}
+
+// imageTypes are the content types the file route serves for display; any
+// other file is served as a download, never as a document of this origin.
+var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
+
+// fileContent answers GET …/files/{digest}: a file of the project, such as
+// the picture of a weave image, authorized like every page of the project.
+func (h *Handler) fileContent(w http.ResponseWriter, r *http.Request, _ *viewer, projectID string) {
+	if h.cfg.Objects == nil {
+		h.renderError(w, r, http.StatusNotFound, "This server keeps no files.")
+		return
+	}
+	digest := r.PathValue("digest")
+	if len(digest) > maxObjectNameLength {
+		h.refuse(w, r, weft.Errorf(errBadView, "digest: at most %d characters", maxObjectNameLength))
+		return
+	}
+	res, err := h.cfg.Objects.FileContent(r.Context(), &objects.FileContentReq{ProjectID: projectID, Digest: digest})
+	if err != nil {
+		h.refuse(w, r, err)
+		return
+	}
+	header := w.Header()
+	contentType := http.DetectContentType(res.Content)
+	if !imageTypes[contentType] {
+		contentType = "application/octet-stream"
+		header.Set("Content-Disposition", "attachment")
+	}
+	header.Set("Content-Type", contentType)
+	// A file's digest names its content: it never changes.
+	header.Set("Cache-Control", "private, max-age=31536000, immutable")
+	header.Set("Content-Security-Policy", "default-src 'none'; sandbox")
+	header.Set("Content-Length", strconv.Itoa(len(res.Content)))
+	_, _ = w.Write(res.Content)
+}
