@@ -1,7 +1,9 @@
 package local
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -10,8 +12,10 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/internal/llm/constrain"
 	"github.com/weftlabs/weft/internal/llm/llmtest"
+	"github.com/weftlabs/weft/internal/llm/tokenizer"
 )
 
 // The proof of structured outputs through the engine: random-weight models
@@ -190,5 +194,195 @@ func TestStructuredChoiceRegexAndJSONObject(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// nestedSchema is the nested object the scheduling tests constrain to.
+const nestedSchema = `{"type":"object","properties":{"id":{"type":"integer"},"name":{"type":"string","maxLength":8},"address":{"type":"object","properties":{"city":{"type":"string","maxLength":6},"zip":{"type":"string","pattern":"^[0-9]{5}$"}},"required":["city","zip"]},"tags":{"type":"array","items":{"enum":["a","b","c"]},"maxItems":3},"active":{"type":"boolean"}},"required":["id","name","address","active"]}`
+
+func TestStructuredSameAloneAndAmongSeven(t *testing.T) {
+	e := openStructured(t, structuredModels[0], ModelConfig{})
+	sch := schemaValidator(t, nestedSchema)
+	c := compile(t, e, constrain.Spec{Kind: constrain.KindJSONSchema, Schema: []byte(nestedSchema)})
+	target := Request{Prompt: prompt(e, texts[0]), MaxTokens: 400, Temperature: ptr(1.0), Seed: ptr(int64(42)),
+		Constraint: c, Logprobs: true, TopLogprobs: 2}
+	alone := run(t, e, target)
+	finished(t, "alone", alone.Choices[0])
+	if err := validJSON(sch, alone.Choices[0].Text); err != nil {
+		t.Fatalf("%v\n%q", err, alone.Choices[0].Text)
+	}
+	reqs := []Request{target}
+	for i, text := range texts[1:] {
+		reqs = append(reqs, Request{Prompt: prompt(e, text), MaxTokens: 64, Temperature: ptr(1.0),
+			Seed: ptr(int64(100 + i)), IgnoreEOS: true})
+	}
+	before := e.Stats()
+	together := concurrently(t, e, reqs)
+	after := e.Stats()
+	if err := sameChoice(alone.Choices[0], together[0].Choices[0]); err != nil {
+		t.Fatalf("constrained alone vs among 7 unconstrained: %v", err)
+	}
+	if rows, steps := after.Rows-before.Rows, after.Steps-before.Steps; rows < 2*steps {
+		t.Errorf("%d rows in %d steps: the requests were hardly batched", rows, steps)
+	}
+	// The unconstrained neighbours were not masked: 64 tokens each, and
+	// not JSON.
+	for i, res := range together[1:] {
+		if n := len(res.Choices[0].TokenIDs); n != 64 {
+			t.Errorf("unconstrained request %d: %d tokens", i, n)
+		}
+		if json.Valid([]byte(res.Choices[0].Text)) {
+			t.Errorf("unconstrained request %d wrote JSON: %q", i, res.Choices[0].Text)
+		}
+	}
+}
+
+func TestStructuredChoicesFollowTheirOwnMatcher(t *testing.T) {
+	e := openStructured(t, structuredModels[1], ModelConfig{})
+	sch := schemaValidator(t, nestedSchema)
+	c := compile(t, e, constrain.Spec{Kind: constrain.KindJSONSchema, Schema: []byte(nestedSchema)})
+	req := Request{Prompt: prompt(e, texts[3]), N: 3, MaxTokens: 400, Temperature: ptr(1.0), Seed: ptr(int64(5)), Constraint: c}
+	res := run(t, e, req)
+	if len(res.Choices) != 3 {
+		t.Fatalf("%d choices", len(res.Choices))
+	}
+	for i, ch := range res.Choices {
+		finished(t, fmt.Sprintf("choice %d", i), ch)
+		if err := validJSON(sch, ch.Text); err != nil {
+			t.Fatalf("choice %d: %v\n%q", i, err, ch.Text)
+		}
+		// Choice i samples with seed+i: the same as a request of its own.
+		one := req
+		one.N, one.Seed = 1, ptr(int64(5+i))
+		if err := sameChoice(run(t, e, one).Choices[0], ch); err != nil {
+			t.Errorf("choice %d vs seed %d alone: %v", i, 5+i, err)
+		}
+	}
+}
+
+func TestStructuredPreemptedChoiceKeepsItsConstraint(t *testing.T) {
+	// 7 blocks for two sequences that each grow to 4: Qwen3 writes digits
+	// one token each, so \d{50} is 50 tokens, and the choice ends on the
+	// last digit, the output complete, without an end-of-sequence token.
+	e := openStructured(t, structuredModels[0], ModelConfig{KVCacheBytes: 7 * structuredKVBlock, MaxModelLen: 64})
+	const digits = 50
+	c := compile(t, e, constrain.Spec{Kind: constrain.KindRegex, Regex: fmt.Sprintf(`\d{%d}`, digits)})
+	oracle := regexp.MustCompile(fmt.Sprintf(`^\d{%d}$`, digits))
+	req := func(text string, priority int) Request {
+		p := prompt(e, text)
+		return Request{Prompt: p, MaxTokens: 64 - len(p), Temperature: ptr(1.0), Seed: ptr(int64(priority)),
+			Priority: priority, Constraint: c, Logprobs: true}
+	}
+	low, high := req(texts[0], 10), req(texts[6], 0)
+	aloneLow, aloneHigh := run(t, e, low), run(t, e, high)
+	before := e.Stats().Preemptions
+	gLow, err := e.Generate(context.Background(), low)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gHigh, err := e.Generate(context.Background(), high)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resLow, err := gLow.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resHigh, err := gHigh.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Stats().Preemptions == before {
+		t.Fatal("no preemption")
+	}
+	for _, tc := range []struct {
+		name        string
+		alone, load Choice
+	}{{"preempted", aloneLow.Choices[0], resLow.Choices[0]}, {"high priority", aloneHigh.Choices[0], resHigh.Choices[0]}} {
+		if err := sameChoice(tc.alone, tc.load); err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+		ch := tc.load
+		if !oracle.MatchString(ch.Text) || len(ch.TokenIDs) != digits || ch.FinishReason != FinishStop || ch.StopReason != nil {
+			t.Errorf("%s: %q in %d tokens, finish %q (%v)", tc.name, ch.Text, len(ch.TokenIDs), ch.FinishReason, ch.StopReason)
+		}
+	}
+}
+
+// reasoningBias raises </think>'s logit during the reasoning.
+const reasoningBias = 16
+
+func TestStructuredAnswerAfterReasoning(t *testing.T) {
+	e := openStructured(t, structuredModels[0], ModelConfig{})
+	end, ok := e.ReasoningEnd()
+	if !ok || e.Tokenizer().Decode([]int{end}, tokenizer.DecodeOptions{}) != "</think>" {
+		t.Fatalf("reasoning end %d, %v", end, ok)
+	}
+	// Strings would let </think> in as text; this answer has none.
+	schema := `{"type":"object","properties":{"answer":{"type":"integer"},"unit":{"enum":["c","f"]},"sure":{"type":"boolean"}},"required":["answer","unit","sure"]}`
+	sch := schemaValidator(t, schema)
+	c := compile(t, e, constrain.Spec{Kind: constrain.KindJSONSchema, Schema: []byte(schema)})
+	reqs := seeded(e, c, texts[4], 600)
+	for i := range reqs {
+		reqs[i].ConstrainAfterReasoning = true
+		// Random weights rarely pick </think>; a bias makes the reasoning
+		// short but not empty.
+		reqs[i].LogitBias = map[int]float64{end: reasoningBias}
+	}
+	free := 0
+	for seed, res := range concurrently(t, e, reqs) {
+		out := res.Choices[0]
+		finished(t, "reasoning", out)
+		reasoning, answer, ok := strings.Cut(out.Text, "</think>")
+		if !ok {
+			t.Fatalf("seed %d: no </think> in %q", seed, out.Text)
+		}
+		if err := validJSON(sch, answer); err != nil {
+			t.Fatalf("seed %d: answer %v\n%q", seed, err, out.Text)
+		}
+		if t := strings.TrimSpace(reasoning); t != "" && t[0] != '{' {
+			free++
+		}
+	}
+	if free == 0 {
+		t.Error("every reasoning looked like the constrained answer: the constraint did not wait")
+	}
+	// Without the option the constraint applies from the first token.
+	res := run(t, e, Request{Prompt: reqs[0].Prompt, MaxTokens: 400, Temperature: ptr(1.0), Seed: ptr(int64(1)),
+		Constraint: c, LogitBias: map[int]float64{end: reasoningBias}})
+	if err := validJSON(sch, res.Choices[0].Text); err != nil {
+		t.Fatalf("%v\n%q", err, res.Choices[0].Text)
+	}
+}
+
+func TestStructuredCompileErrorsAndCache(t *testing.T) {
+	e := openStructured(t, structuredModels[2], ModelConfig{})
+	for keyword, schema := range map[string]string{
+		"uniqueItems": `{"type":"array","uniqueItems":true}`,
+		"not":         `{"type":"object","properties":{"a":{"not":{"type":"string"}}}}`,
+	} {
+		_, err := e.Compile(constrain.Spec{Kind: constrain.KindJSONSchema, Schema: []byte(schema)})
+		if !errors.Is(err, ErrInvalidRequest) || !errors.Is(err, constrain.ErrUnsupported) || !errors.Is(err, weft.ErrInvalid) ||
+			!strings.Contains(err.Error(), `"`+keyword+`"`) {
+			t.Errorf("%s: got %v, want a request error naming the keyword", keyword, err)
+		}
+	}
+	if _, err := e.Compile(constrain.Spec{Kind: constrain.KindRegex, Regex: "a(b"}); !errors.Is(err, ErrInvalidRequest) || !errors.Is(err, constrain.ErrInvalid) {
+		t.Errorf("bad regex: got %v", err)
+	}
+	// The same schema, however spaced, is compiled once.
+	cached := e.Compiler().Cached()
+	a := compile(t, e, constrain.Spec{Kind: constrain.KindJSONSchema, Schema: []byte(nestedSchema)})
+	b := compile(t, e, constrain.Spec{Kind: constrain.KindJSONSchema, Schema: []byte(" \n" + strings.ReplaceAll(nestedSchema, ",", ", "))})
+	if a != b || e.Compiler().Cached() != cached+1 {
+		t.Errorf("recompiled: %p %p, %d cached", a, b, e.Compiler().Cached())
+	}
+	// A model without </think> cannot hold a constraint back for it.
+	if _, ok := e.ReasoningEnd(); ok {
+		t.Fatal("the Llama 2 vocabulary has a reasoning end")
+	}
+	_, err := e.Generate(context.Background(), Request{Prompt: prompt(e, "Hi"), Constraint: a, ConstrainAfterReasoning: true})
+	if !errors.Is(err, ErrInvalidRequest) || weft.ErrorFields(err)["param"] != "structured_outputs" {
+		t.Errorf("got %v", err)
 	}
 }
