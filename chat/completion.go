@@ -99,15 +99,21 @@ func (s *Gateway) forward(ctx context.Context, req *CompletionRequest, route *Ro
 			}
 			i := pickUpstream(r.Upstreams, failed)
 			u := r.Upstreams[i]
-			key := u.Kind + "\x00" + u.Model
-			if body[key] == nil {
-				b, err := upstreamBody(req, u)
-				if err != nil {
-					return err
+			var retry bool
+			var err error
+			if u.Kind == KindLocal {
+				retry, err = s.attemptLocal(ctx, r, req, c)
+			} else {
+				key := u.Kind + "\x00" + u.Model
+				if body[key] == nil {
+					b, err := upstreamBody(req, u)
+					if err != nil {
+						return err
+					}
+					body[key] = b
 				}
-				body[key] = b
+				retry, err = s.attempt(ctx, r, u, body[key], req.Streaming(), c)
 			}
-			retry, err := s.attempt(ctx, r, u, body[key], req.Streaming(), c)
 			if err == nil {
 				s.attempts.WithLabelValues(r.Name, "ok").Inc()
 				return nil

@@ -29,6 +29,23 @@
 // status and body. Other upstream errors (4xx) are relayed unchanged. All
 // upstream requests share one keep-alive transport ([NewTransport]).
 //
+// # Local models
+//
+// A route whose upstream is of kind local (or a directory given to the
+// server's -model flag, see [Routing.AddLocalModels]) is served in-process
+// by the engine of package chat/local, opened once by [New] and closed by
+// [Gateway.Close]. The gateway renders the request with the model's chat
+// template, tokenizes it, applies vLLM's context-length rules (its exact
+// 400 messages) and shapes the engine's output as vLLM's
+// ChatCompletionResponse or chunk stream, written as the bytes a vLLM
+// upstream would send: relaying and tracing are the ones every upstream
+// goes through. Fields a local model cannot honour yet (structured
+// outputs, tool_choice required or named, beam search) are a 400 naming
+// the field. POST /tokenize and /detokenize ([Gateway.Tokenize],
+// [Gateway.Detokenize]) serve local models. An overloaded engine answers
+// 503 with Retry-After (after the route's fallbacks); a client that
+// disconnects stops its generation.
+//
 // # Streaming
 //
 // Upstream server-sent events are relayed as they arrive, flushed event by
@@ -72,5 +89,7 @@
 // follow the layout every domain shares (see package weft): service.go,
 // errors.go, types.go, config.go and gateway.go, beside the routing file
 // (routing.go) and the request's way through (validate.go, completion.go,
-// stream.go, record.go).
+// stream.go, record.go); local models add local.go (the engines and the
+// attempt), localprompt.go (request to prompt tokens), localanswer.go and
+// localstream.go (vLLM's answer shapes) and tokenize.go.
 package chat

@@ -19,8 +19,10 @@ import (
 // Gateway is the [Service] over configured upstreams. It is safe for
 // concurrent use; Close flushes the trace queue.
 type Gateway struct {
-	cfg     Config
-	routes  map[string]*Route
+	cfg    Config
+	routes map[string]*Route
+	// local holds the open engines of the local routes, by route name.
+	local   map[string]*localModel
 	queue   *recordQueue
 	started time.Time
 	// loaded remembers the LoRA adapters already loaded into Routing.LoRA.
@@ -58,9 +60,12 @@ func New(cfg Config) (*Gateway, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
 	}
-	s := &Gateway{cfg: cfg, routes: map[string]*Route{}, started: cfg.Now()}
+	s := &Gateway{cfg: cfg, routes: map[string]*Route{}, local: map[string]*localModel{}, started: cfg.Now()}
 	for i := range cfg.Routing.Models {
 		s.routes[cfg.Routing.Models[i].Name] = &cfg.Routing.Models[i]
+	}
+	if err := s.openLocalModels(); err != nil {
+		return nil, err
 	}
 	s.attempts = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "weft_chat_upstream_attempts_total", Help: "Upstream attempts by route and outcome (ok, retry, error).",
@@ -72,8 +77,10 @@ func New(cfg Config) (*Gateway, error) {
 	return s, nil
 }
 
-// Close stops tracing after writing the calls still queued, or when ctx ends.
+// Close stops tracing after writing the calls still queued, or when ctx
+// ends, and closes the local models' engines.
 func (s *Gateway) Close(ctx context.Context) error {
+	defer s.closeLocalModels()
 	if s.queue == nil {
 		return nil
 	}
@@ -99,7 +106,11 @@ func (s *Gateway) ProjectFor(p weft.Principal, header string) string {
 func (s *Gateway) Models() []ModelCard {
 	models := make([]ModelCard, 0, len(s.cfg.Routing.Models))
 	for _, r := range s.cfg.Routing.Models {
-		models = append(models, ModelCard{ID: r.Name, Object: "model", Created: s.started.Unix(), OwnedBy: "weft", MaxModelLen: r.MaxModelLen})
+		card := ModelCard{ID: r.Name, Object: "model", Created: s.started.Unix(), OwnedBy: "weft", MaxModelLen: r.MaxModelLen}
+		if u := r.Upstreams[0]; u.Kind == KindLocal {
+			card.Root = u.Path
+		}
+		models = append(models, card)
 	}
 	return models
 }

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +23,9 @@ const (
 	// KindOpenAI translates vLLM extensions to OpenAI's fields where a
 	// translation exists and refuses the request with a 400 where none does.
 	KindOpenAI = "openai"
+	// KindLocal runs the model in-process from a Hugging Face model
+	// directory (Path): no server behind it. See [LocalOptions].
+	KindLocal = "local"
 )
 
 // Routing maps public model names to upstream servers. It is read from a YAML
@@ -39,9 +45,22 @@ const (
 //	        kind: vllm                 # vllm (default) or openai
 //	        api_key_env: VLLM_A_KEY    # environment variable holding its API key
 //	        weight: 3                  # load-balancing weight; default 1
+//	  - name: qwen3-0.6b               # a model weft runs itself
+//	    max_model_len: 4096            # caps the model's context; default: its config's
+//	    upstreams:
+//	      - kind: local
+//	        path: models/Qwen3-0.6B    # config.json, model.safetensors, tokenizer.json, ...
+//	        threads: 2                 # see LocalOptions for these knobs and their defaults
+//	        max_sequences: 8
+//	        kv_cache_bytes: 1GiB
+//	        weight_type: int8
 //	lora:                              # where trained LoRA adapters are served
 //	  url: http://vllm-lora:8000/v1
 //	  api_key_env: VLLM_LORA_KEY
+//
+// A local upstream is the only upstream of its route (it may still have
+// fallbacks); its model is opened once when the gateway starts and closed
+// with it.
 type Routing struct {
 	Models []Route `yaml:"models"`
 	// LoRA is the vLLM server (run with --enable-lora and runtime LoRA
@@ -62,9 +81,10 @@ type Route struct {
 	ModelInfo    `yaml:",inline"`
 }
 
-// Upstream is one OpenAI-compatible server.
+// Upstream is one OpenAI-compatible server, or a model run in-process
+// (kind local).
 type Upstream struct {
-	// URL is the base URL up to and including /v1.
+	// URL is the base URL up to and including /v1 (not for kind local).
 	URL   string `yaml:"url"`
 	Model string `yaml:"model"`
 	Kind  string `yaml:"kind"`
@@ -72,8 +92,79 @@ type Upstream struct {
 	// read once when the routing is loaded.
 	APIKeyEnv string `yaml:"api_key_env"`
 	Weight    int    `yaml:"weight"`
+	// LocalOptions configure a local upstream (kind local).
+	LocalOptions `yaml:",inline"`
 
 	apiKey string
+}
+
+// LocalOptions are the knobs of a model run in-process. Zero values are the
+// documented defaults.
+type LocalOptions struct {
+	// Path is the model directory: config.json, model.safetensors (or
+	// shards with model.safetensors.index.json), tokenizer.json,
+	// tokenizer_config.json and, when present, chat_template.jinja and
+	// generation_config.json. Required for kind local.
+	Path string `yaml:"path"`
+	// Threads is how many threads a forward pass uses. Default (0): the
+	// number of CPUs the process may use (GOMAXPROCS).
+	Threads int `yaml:"threads"`
+	// MaxSequences bounds the sequences decoded together (continuous
+	// batching); requests beyond it wait in a queue. Default:
+	// local.DefaultMaxSeqs (16).
+	MaxSequences int `yaml:"max_sequences"`
+	// MaxBatchTokens bounds the tokens of one forward pass (decode rows
+	// first, then prompt chunks); it must be at least MaxSequences.
+	// Default: local.DefaultMaxBatchTokens (512).
+	MaxBatchTokens int `yaml:"max_batch_tokens"`
+	// KVCacheBytes bounds the memory of the key-value cache, e.g. "512MiB"
+	// or "2GiB". A request that cannot get room waits; once the queue is
+	// full it is answered 503 with Retry-After. Default:
+	// local.DefaultKVCacheBytes (1GiB).
+	KVCacheBytes ByteSize `yaml:"kv_cache_bytes"`
+	// MaxQueued bounds the requests waiting for admission; one more is
+	// answered 503 with Retry-After at once. Default:
+	// local.DefaultMaxQueued (256).
+	MaxQueued int `yaml:"max_queued"`
+	// MaxQueueWait bounds how long a request waits for admission (a free
+	// sequence slot and room in the KV cache) before it is answered 503
+	// with Retry-After. Default: local.DefaultMaxQueueWait (10s).
+	MaxQueueWait time.Duration `yaml:"max_queue_wait"`
+	// WeightType is how linear-layer weights are held: "f32" (default,
+	// exact) or "int8" (blocks of 32 weights with one scale each: a quarter
+	// of the memory traffic, for speed on larger models).
+	WeightType string `yaml:"weight_type"`
+	// PromptTokensDetails reports usage.prompt_tokens_details.cached_tokens
+	// (prompt tokens served from the prefix cache), as vLLM does with
+	// --enable-prompt-tokens-details. Default false: the field is null.
+	PromptTokensDetails bool `yaml:"prompt_tokens_details"`
+}
+
+// ByteSize is a number of bytes, written in a routing file as an integer or
+// with a unit: "512MiB", "2GiB", "1.5GB".
+type ByteSize int64
+
+// UnmarshalYAML reads an integer or a size with a unit (B, KB, MB, GB,
+// KiB, MiB, GiB).
+func (b *ByteSize) UnmarshalYAML(node *yaml.Node) error {
+	text := strings.TrimSpace(node.Value)
+	units := []struct {
+		suffix string
+		scale  float64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}}
+	scale := 1.0
+	for _, u := range units {
+		if number, ok := strings.CutSuffix(text, u.suffix); ok {
+			text, scale = strings.TrimSpace(number), u.scale
+			break
+		}
+	}
+	n, err := strconv.ParseFloat(text, 64)
+	if err != nil || n < 0 || math.IsInf(n, 0) {
+		return fmt.Errorf("line %d: %q is not a size (an integer number of bytes or e.g. 512MiB, 2GiB)", node.Line, node.Value)
+	}
+	*b = ByteSize(n * scale)
+	return nil
 }
 
 // Default route settings.
@@ -112,29 +203,12 @@ func (r *Routing) prepare(lookupEnv func(string) (string, bool)) error {
 	names := map[string]bool{}
 	for i := range r.Models {
 		route := &r.Models[i]
-		if route.Name == "" {
-			return fmt.Errorf("models[%d]: name is required", i)
-		}
 		if names[route.Name] {
 			return fmt.Errorf("model %q is listed twice", route.Name)
 		}
 		names[route.Name] = true
-		if len(route.Upstreams) == 0 {
-			return fmt.Errorf("model %q: at least one upstream is required", route.Name)
-		}
-		if route.Timeout == 0 {
-			route.Timeout = DefaultTimeout
-		}
-		if route.RetryBackoff == 0 {
-			route.RetryBackoff = DefaultRetryBackoff
-		}
-		if route.Retries < 0 || route.Timeout < 0 || route.RetryBackoff < 0 {
-			return fmt.Errorf("model %q: retries, timeout and retry_backoff must not be negative", route.Name)
-		}
-		for j := range route.Upstreams {
-			if err := route.Upstreams[j].prepare(route.Name, lookupEnv); err != nil {
-				return fmt.Errorf("model %q: upstreams[%d]: %w", route.Name, j, err)
-			}
+		if err := route.prepare(i, lookupEnv); err != nil {
+			return err
 		}
 	}
 	for _, route := range r.Models {
@@ -155,7 +229,41 @@ func (r *Routing) prepare(lookupEnv func(string) (string, bool)) error {
 	return nil
 }
 
+// prepare fills a route's defaults and checks it; i is its place in the list.
+func (route *Route) prepare(i int, lookupEnv func(string) (string, bool)) error {
+	if route.Name == "" {
+		return fmt.Errorf("models[%d]: name is required", i)
+	}
+	if len(route.Upstreams) == 0 {
+		return fmt.Errorf("model %q: at least one upstream is required", route.Name)
+	}
+	if route.Timeout == 0 {
+		route.Timeout = DefaultTimeout
+	}
+	if route.RetryBackoff == 0 {
+		route.RetryBackoff = DefaultRetryBackoff
+	}
+	if route.Retries < 0 || route.Timeout < 0 || route.RetryBackoff < 0 {
+		return fmt.Errorf("model %q: retries, timeout and retry_backoff must not be negative", route.Name)
+	}
+	for j := range route.Upstreams {
+		if err := route.Upstreams[j].prepare(route.Name, lookupEnv); err != nil {
+			return fmt.Errorf("model %q: upstreams[%d]: %w", route.Name, j, err)
+		}
+		if route.Upstreams[j].Kind == KindLocal && len(route.Upstreams) > 1 {
+			return fmt.Errorf("model %q: a local upstream must be the only upstream of its model", route.Name)
+		}
+	}
+	return nil
+}
+
 func (u *Upstream) prepare(model string, lookupEnv func(string) (string, bool)) error {
+	if u.Kind == KindLocal {
+		return u.prepareLocal(model)
+	}
+	if u.LocalOptions != (LocalOptions{}) {
+		return errors.New("path, threads, max_sequences, max_batch_tokens, kv_cache_bytes, max_queued, max_queue_wait, weight_type and prompt_tokens_details are for kind local only")
+	}
 	parsed, err := url.Parse(u.URL)
 	if err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
 		return fmt.Errorf("url %q must be an http(s) URL", u.URL)
@@ -169,7 +277,7 @@ func (u *Upstream) prepare(model string, lookupEnv func(string) (string, bool)) 
 		u.Kind = KindVLLM
 	case KindVLLM, KindOpenAI:
 	default:
-		return fmt.Errorf("kind %q must be %q or %q", u.Kind, KindVLLM, KindOpenAI)
+		return fmt.Errorf("kind %q must be %q, %q or %q", u.Kind, KindVLLM, KindOpenAI, KindLocal)
 	}
 	if u.Weight == 0 {
 		u.Weight = 1
@@ -183,6 +291,53 @@ func (u *Upstream) prepare(model string, lookupEnv func(string) (string, bool)) 
 			return fmt.Errorf("api_key_env %s is not set", u.APIKeyEnv)
 		}
 		u.apiKey = key
+	}
+	return nil
+}
+
+// prepareLocal checks a local upstream and fills its defaults.
+func (u *Upstream) prepareLocal(model string) error {
+	switch {
+	case u.URL != "" || u.APIKeyEnv != "":
+		return errors.New("a local upstream takes a path, not url or api_key_env")
+	case u.Path == "":
+		return errors.New("path (the model directory) is required for kind local")
+	case u.Threads < 0 || u.MaxSequences < 0 || u.MaxBatchTokens < 0 || u.KVCacheBytes < 0 || u.MaxQueued < 0 || u.MaxQueueWait < 0:
+		return errors.New("threads, max_sequences, max_batch_tokens, kv_cache_bytes, max_queued and max_queue_wait must not be negative")
+	}
+	switch u.WeightType {
+	case "":
+		u.WeightType = "f32"
+	case "f32", "int8":
+	default:
+		return fmt.Errorf("weight_type %q must be f32 or int8", u.WeightType)
+	}
+	if u.Model == "" {
+		u.Model = model
+	}
+	u.Weight = 1
+	return nil
+}
+
+// AddLocalModels serves each model directory under its folder name (the
+// server's -model flag), with the default LocalOptions. A name already
+// routed is an error.
+func (r *Routing) AddLocalModels(dirs ...string) error {
+	for _, dir := range dirs {
+		name := filepath.Base(filepath.Clean(dir))
+		if name == "." || name == string(filepath.Separator) {
+			return fmt.Errorf("chat routing: model directory %q has no folder name to serve it under", dir)
+		}
+		for _, route := range r.Models {
+			if route.Name == name {
+				return fmt.Errorf("chat routing: model %q (from %s) is already routed", name, dir)
+			}
+		}
+		route := Route{Name: name, Upstreams: []Upstream{{Kind: KindLocal, LocalOptions: LocalOptions{Path: dir}}}}
+		if err := route.prepare(len(r.Models), nil); err != nil {
+			return fmt.Errorf("chat routing: %w", err)
+		}
+		r.Models = append(r.Models, route)
 	}
 	return nil
 }

@@ -18,6 +18,13 @@ type Service interface {
 	// ErrModelNotFound (404, naming the model), ErrUnsupportedField (400),
 	// ErrUpstreamUnavailable (502) when nothing that serves the model answered.
 	Complete(ctx context.Context, projectID string, raw []byte) (*Completion, error)
+	// Tokenize and Detokenize answer vLLM's POST /tokenize and POST
+	// /detokenize (raw JSON bodies) with a local model's tokenizer and chat
+	// template: ErrModelNotFound (404) for an unknown model, ErrMalformed /
+	// ErrBadRequest (400) for a bad body, ErrUnsupportedField (400) for a
+	// model served by a remote upstream.
+	Tokenize(ctx context.Context, raw []byte) (*TokenizeResult, error)
+	Detokenize(ctx context.Context, raw []byte) (*DetokenizeResult, error)
 	// CreateImage generates images and reports failures inside the result, as
 	// the /image/create route answers them.
 	CreateImage(ctx context.Context, req ImageRequest) ImageResult

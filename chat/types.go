@@ -134,9 +134,11 @@ type ImageResult struct {
 
 // ModelCard is one entry of GET /v1/models.
 type ModelCard struct {
-	ID          string `json:"id"`
-	Object      string `json:"object"`
-	Created     int64  `json:"created"`
-	OwnedBy     string `json:"owned_by"`
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Created int64  `json:"created"`
+	OwnedBy string `json:"owned_by"`
+	// Root is the model directory of a local model.
+	Root        string `json:"root,omitempty"`
 	MaxModelLen int64  `json:"max_model_len,omitempty"`
 }

@@ -23,6 +23,11 @@ type ModelInfo struct {
 	// PriorityScheduling tells that the upstream runs with
 	// --scheduling-policy priority; without it a non-zero priority is refused.
 	PriorityScheduling bool `yaml:"priority_scheduling" json:"priority_scheduling,omitempty"`
+
+	// countsPrompt tells that the route tokenizes the prompt itself (a local
+	// model): the context-length checks then use the real prompt length and
+	// vLLM's exact messages, after rendering.
+	countsPrompt bool
 }
 
 // maxN is vLLM's VLLM_MAX_N_SEQUENCES default.
@@ -452,7 +457,7 @@ func checkModelLimits(r *CompletionRequest, info ModelInfo) error {
 	if maxTokens == nil {
 		maxTokens = r.MaxTokens
 	}
-	if info.MaxModelLen > 0 && maxTokens != nil && *maxTokens >= info.MaxModelLen {
+	if info.MaxModelLen > 0 && !info.countsPrompt && maxTokens != nil && *maxTokens >= info.MaxModelLen {
 		return invalid("max_tokens", "'max_tokens' or 'max_completion_tokens' is too large: %d. This model's maximum context length is %d tokens and your request has at least 1 input token (%d > %d - 1).", *maxTokens, info.MaxModelLen, *maxTokens, info.MaxModelLen)
 	}
 	return nil

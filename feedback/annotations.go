@@ -104,7 +104,7 @@ func (v *valueSchemas) compile(ctx context.Context, specRef string) (*jsonschema
 	if err != nil {
 		return nil, weft.Errorf(ErrAnnotationSpec, "annotation spec %s is not valid JSON: %v", truncate(specRef), err)
 	}
-	schema, found := specSchema(doc)
+	schema, found := SpecSchema(doc)
 	if !found {
 		return nil, nil
 	}
@@ -122,10 +122,12 @@ func (v *valueSchemas) compile(ctx context.Context, specRef string) (*jsonschema
 	return compiled, nil
 }
 
-// specSchema finds the JSON schema in a spec's value. AnnotationSpec keeps it
-// in field_schema; json_schema (alone or inside field_schema) and a bare enum
-// list are accepted too. A spec without any constrains nothing.
-func specSchema(doc any) (any, bool) {
+// SpecSchema finds the JSON schema in a spec's value (decoded with numbers as
+// json.Number). AnnotationSpec keeps it in field_schema; json_schema (alone or
+// inside field_schema) and a bare enum list are accepted too. A spec without
+// any constrains nothing. The web UI builds its annotation form from the same
+// schema the values are checked against.
+func SpecSchema(doc any) (any, bool) {
 	spec, ok := doc.(map[string]any)
 	if !ok {
 		return nil, false

@@ -15,19 +15,26 @@ import (
 	"github.com/weftlabs/weft/trace"
 )
 
-// newChatService builds the chat gateway from the routing file at path (nil
-// when path is empty: the handler then serves the chat routes with no
-// models), tracing completions into db, keeping generated images
+// newChatService builds the chat gateway from the routing file at path and
+// the model directories served in-process (nil when there are neither: the
+// handler then serves the chat routes with no models), tracing completions
+// into db, keeping generated images
 // there as files and serving trained models as LoRA adapters, and the metrics
 // registry it shares with the HTTP handler.
-func newChatService(path string, db *weft.DB, trained chatstore.CheckpointResolver, logger *slog.Logger) (chat.Service, *prometheus.Registry, error) {
+func newChatService(path string, models []string, db *weft.DB, trained chatstore.CheckpointResolver, logger *slog.Logger) (chat.Service, *prometheus.Registry, error) {
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	if path == "" {
+	if path == "" && len(models) == 0 {
 		return nil, registry, nil
 	}
-	routing, err := chat.LoadRouting(path)
-	if err != nil {
+	routing := &chat.Routing{}
+	if path != "" {
+		var err error
+		if routing, err = chat.LoadRouting(path); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := routing.AddLocalModels(models...); err != nil {
 		return nil, nil, err
 	}
 	traces, err := trace.New(trace.Config{DB: db})

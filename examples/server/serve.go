@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/feedback"
 	"github.com/weftlabs/weft/training"
 	"github.com/weftlabs/weft/transport/httpapi"
 	"github.com/weftlabs/weft/transport/webui"
@@ -29,6 +30,7 @@ type serveOptions struct {
 	adminUser     string
 	shutdownGrace time.Duration
 	chatConfig    string
+	models        modelDirs
 	rateLimit     float64
 	rateBurst     int
 	training      *trainingOptions
@@ -57,6 +59,7 @@ func serveFlags(fs *flag.FlagSet) *serveOptions {
 	logLevelFlag(fs, &opts.logLevel)
 	fs.StringVar(&opts.adminUser, "admin-user", "admin", "name of the admin user created on first start with an empty database")
 	fs.StringVar(&opts.chatConfig, "chat-config", "", "routing file (YAML or JSON) mapping chat model names to upstream servers; empty serves no models (the chat routes answer that a model does not exist)")
+	fs.Var(&opts.models, "model", "a Hugging Face model directory to serve in-process under its folder name, beside -chat-config's models (repeat the flag for several; the environment variable takes a "+string(os.PathListSeparator)+"-separated list)")
 	fs.DurationVar(&opts.shutdownGrace, "shutdown-grace", 30*time.Second, "how long in-flight requests may take to finish on shutdown")
 	fs.Float64Var(&opts.rateLimit, "rate-limit", 0, "requests per second allowed per API key (0: unlimited); over it, 429 with Retry-After")
 	fs.IntVar(&opts.rateBurst, "rate-burst", 0, "requests one key may send at once (default: the rate, rounded up)")
@@ -110,7 +113,7 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 	}
 	defer trainingService.Stop(context.WithoutCancel(ctx)) //nolint:errcheck // shutting down
 	cfg.Training = trainingService
-	if cfg.Chat, cfg.Registry, err = newChatService(opts.chatConfig, db, trainingService, logger); err != nil {
+	if cfg.Chat, cfg.Registry, err = newChatService(opts.chatConfig, opts.models, db, trainingService, logger); err != nil {
 		return err
 	}
 	if cfg.Chat != nil {
@@ -124,7 +127,8 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 		return err
 	}
 	// The web UI answers "/" and /ui/…; every other path is the API's.
-	handler, err := webui.New(webui.Config{DB: db, Identity: identity, Trace: cfg.Trace, Feedback: cfg.Feedback, Fallback: api, Logger: logger})
+	handler, err := webui.New(webui.Config{DB: db, Identity: identity, Trace: cfg.Trace, Feedback: cfg.Feedback,
+		AnnotationSpecs: feedback.ObjectSpecs(cfg.Objects), Fallback: api, Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -206,4 +210,20 @@ func redact(url string) string {
 	}
 	user, _, _ := strings.Cut(userinfo, ":")
 	return scheme + "://" + user + ":***@" + host
+}
+
+// modelDirs is the repeatable -model flag.
+type modelDirs []string
+
+func (m *modelDirs) String() string { return strings.Join(*m, string(os.PathListSeparator)) }
+
+// Set adds one directory, or several separated by the path list separator
+// (as the environment variable gives them).
+func (m *modelDirs) Set(v string) error {
+	for _, dir := range filepath.SplitList(v) {
+		if dir != "" {
+			*m = append(*m, dir)
+		}
+	}
+	return nil
 }

@@ -76,6 +76,7 @@ func (h *Handler) registerChat() {
 		out.Body.Data = h.cfg.Chat.Models()
 		return out, nil
 	})
+	h.registerTokenize()
 	route(h, huma.Operation{
 		OperationID: "image-create", Method: http.MethodPost, Path: "/image/create", Tags: []string{"images"},
 		Summary: "Generate images, store them as files and trace the call",
@@ -88,8 +89,8 @@ func (h *Handler) registerChat() {
 }
 
 func (h *Handler) createChatCompletion(ctx context.Context, in *chatCompletionInput) (*huma.StreamResponse, error) {
-	if mediaType, _, err := mime.ParseMediaType(in.ContentType); err != nil || mediaType != "application/json" {
-		return nil, errUnsupportedMediaType
+	if err := requireJSON(in.ContentType); err != nil {
+		return nil, err
 	}
 	p, _ := weft.PrincipalFrom(ctx)
 	project := h.cfg.Chat.ProjectFor(p, in.Project)
@@ -106,4 +107,56 @@ func (h *Handler) createChatCompletion(ctx context.Context, in *chatCompletionIn
 			loggerFrom(ctx).DebugContext(ctx, "chat: relay ended early", "error", err)
 		}
 	}}, nil
+}
+
+// rawJSONInput is a body read raw, with its content type (vLLM accepts only
+// application/json).
+type rawJSONInput struct {
+	ContentType string `header:"Content-Type"`
+	RawBody     []byte
+}
+
+type tokenizeOutput struct{ Body *chat.TokenizeResult }
+
+type detokenizeOutput struct{ Body *chat.DetokenizeResult }
+
+// registerTokenize serves vLLM's POST /tokenize and POST /detokenize for
+// local models, authenticated like the other chat routes.
+func (h *Handler) registerTokenize() {
+	huma.Register(h.api, *h.operation(styleOpenAI, huma.Operation{
+		OperationID: "tokenize", Method: http.MethodPost, Path: "/tokenize", Tags: []string{"chat"},
+		Summary:     "Tokenize a prompt or chat messages with a local model's tokenizer (vLLM's /tokenize)",
+		Description: "Body {model, prompt, add_special_tokens=true, return_token_strs=false} or {model, messages, add_generation_prompt=true, continue_final_message=false, add_special_tokens=false, chat_template, chat_template_kwargs, tools, return_token_strs}; answers {count, max_model_len, tokens, token_strs}.",
+	}), func(ctx context.Context, in *rawJSONInput) (*tokenizeOutput, error) {
+		if err := requireJSON(in.ContentType); err != nil {
+			return nil, err
+		}
+		res, err := h.cfg.Chat.Tokenize(ctx, in.RawBody)
+		if err != nil {
+			return nil, err
+		}
+		return &tokenizeOutput{Body: res}, nil
+	})
+	huma.Register(h.api, *h.operation(styleOpenAI, huma.Operation{
+		OperationID: "detokenize", Method: http.MethodPost, Path: "/detokenize", Tags: []string{"chat"},
+		Summary:     "Turn token ids back into text with a local model's tokenizer (vLLM's /detokenize)",
+		Description: "Body {model, tokens}; answers {prompt}.",
+	}), func(ctx context.Context, in *rawJSONInput) (*detokenizeOutput, error) {
+		if err := requireJSON(in.ContentType); err != nil {
+			return nil, err
+		}
+		res, err := h.cfg.Chat.Detokenize(ctx, in.RawBody)
+		if err != nil {
+			return nil, err
+		}
+		return &detokenizeOutput{Body: res}, nil
+	})
+}
+
+// requireJSON refuses a body that is not application/json, as vLLM does.
+func requireJSON(contentType string) error {
+	if mediaType, _, err := mime.ParseMediaType(contentType); err != nil || mediaType != "application/json" {
+		return errUnsupportedMediaType
+	}
+	return nil
 }

@@ -20,6 +20,28 @@
 // request that changes state carries a CSRF token derived from the session,
 // and requests from other origins are refused before it is checked.
 //
+// Annotation queues (/ui/p/<entity>/<project>/queues) list their progress;
+// opening one goes to its first unfinished item, whose page draws each
+// annotation spec the queue lists as a form field of the spec's JSON schema
+// (an enum or boolean as labelled radios, a number with its bounds, a string
+// as text, anything else as JSON) beside the item's call. A field saves
+// itself when it changes: the value is stored as feedback of type
+// "wandb.annotation.<spec>" on the call, with the spec as annotation_ref and
+// the queue as queue_id, exactly as through the API, replacing the user's
+// earlier value; "Done" and "Skip" record the user's progress on the item.
+//
+// The keyboard works every page (static/keys.js, "?" lists the keys): j/k
+// move through rows or tree nodes, Enter opens, h/l collapse and expand,
+// [ and ] move between siblings, "/" focuses the search, e goes to the next
+// error, 1–9 pick a label and n finishes a queue item. Pages opt in through
+// markup, not code: [role=tree] with [role=treeitem] nodes and button.toggle,
+// [data-key-item] rows (else table.grid rows), [data-key-open] openers,
+// [data-key-search], fieldset[data-choices], and buttons marked
+// data-action="next-item", "next-error" (or data-next-error) or
+// "keys-help". "e" first dispatches a cancelable "weft:next-error" event on
+// document, so a page that finds the next error itself (say, in subtrees not
+// loaded yet) handles it there.
+//
 // Mount the handler in front of the API: the UI answers "/" and paths under
 // [Prefix], and passes everything else to Config.Fallback.
 //

@@ -32,6 +32,11 @@ type Config struct {
 	// Authorizer checks project access; it is the API's (httpapi.Config) so
 	// that a page shows exactly what the API would. Defaults to Identity.
 	Authorizer httpapi.Authorizer
+	// AnnotationSpecs reads the annotation specs a queue lists, to draw each
+	// as a form field of its schema (feedback.ObjectSpecs over the objects
+	// service). Without it every field takes its value typed as JSON. The
+	// queue pages need Feedback.
+	AnnotationSpecs feedback.AnnotationSpecs
 	// Trace serves the project and trace pages. Required.
 	Trace trace.Service
 	// Feedback, when set, shows the feedback of a call in the trace view.
@@ -87,6 +92,7 @@ func New(cfg Config) (*Handler, error) {
 		h.renderError(w, r, http.StatusForbidden, "This request came from another site and was refused.")
 	}))
 	h.routes()
+	h.queueRoutes()
 	return h, nil
 }
 

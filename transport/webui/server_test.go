@@ -18,6 +18,7 @@ import (
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/feedback"
+	"github.com/weftlabs/weft/objects"
 	"github.com/weftlabs/weft/trace"
 	"github.com/weftlabs/weft/transport/httpapi"
 	"github.com/weftlabs/weft/transport/webui"
@@ -69,15 +70,20 @@ func newServer(t *testing.T, db *weft.DB) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fb, err := feedback.New(feedback.Config{DB: db})
+	objs, err := objects.New(objects.Config{DB: db})
 	if err != nil {
 		t.Fatal(err)
 	}
-	api, err := httpapi.New(httpapi.Config{Identity: identity, Trace: traces, Feedback: fb})
+	specs := feedback.ObjectSpecs(objs)
+	fb, err := feedback.New(feedback.Config{DB: db, Calls: feedback.TraceCalls(traces), AnnotationSpecs: specs})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ui, err := webui.New(webui.Config{DB: db, Identity: identity, Trace: traces, Feedback: fb, Fallback: api, Now: s.clock.Now})
+	api, err := httpapi.New(httpapi.Config{Identity: identity, Trace: traces, Feedback: fb, Objects: objs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ui, err := webui.New(webui.Config{DB: db, Identity: identity, Trace: traces, Feedback: fb, AnnotationSpecs: specs, Fallback: api, Now: s.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

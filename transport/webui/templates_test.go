@@ -3,6 +3,7 @@ package webui
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"regexp"
 	"strings"
 	"testing"
@@ -113,6 +114,7 @@ func TestTemplatesRender(t *testing.T) {
 		t.Fatal(err)
 	}
 	fixtures := pageFixtures()
+	maps.Copy(fixtures, queueFixtures(fixtures["trace"].Viewer, fixtures["trace"].Body.(traceView).Detail))
 	for name, tmpl := range p.byName {
 		fixture, ok := fixtures[name]
 		if !ok {

@@ -20,7 +20,7 @@ func TestVendoredFiles(t *testing.T) {
 	}
 	var m struct {
 		Files []struct {
-			Package, Version, File, Dest, SHA256 string
+			Package, Version, File, Dest, SHA256, Dir string
 		} `json:"files"`
 	}
 	if err := json.Unmarshal(raw, &m); err != nil {
@@ -34,16 +34,22 @@ func TestVendoredFiles(t *testing.T) {
 		if f.Version == "" || f.Package == "" || len(f.SHA256) != 64 {
 			t.Errorf("%+v: package, exact version and sha256 are required", f)
 		}
-		content, err := os.ReadFile(filepath.Join("static", "vendor", f.Dest))
+		dir := filepath.Join("static", "vendor")
+		if f.Dir != "" {
+			dir = filepath.FromSlash(f.Dir)
+		}
+		content, err := os.ReadFile(filepath.Join(dir, f.Dest))
 		if err != nil {
 			t.Errorf("%s@%s %s: %v (run go generate ./transport/webui)", f.Package, f.Version, f.File, err)
 			continue
 		}
 		sum := sha256.Sum256(content)
 		if got := hex.EncodeToString(sum[:]); got != f.SHA256 {
-			t.Errorf("static/vendor/%s: sha256 %s, vendor.json pins %s", f.Dest, got, f.SHA256)
+			t.Errorf("%s: sha256 %s, vendor.json pins %s", filepath.Join(dir, f.Dest), got, f.SHA256)
 		}
-		listed = append(listed, f.Dest)
+		if f.Dir == "" {
+			listed = append(listed, f.Dest)
+		}
 	}
 	entries, err := os.ReadDir(filepath.Join("static", "vendor"))
 	if err != nil {

@@ -99,7 +99,8 @@ const xssKey = `<b onmouseover="window.__xss = 4">key</b>`
 
 func id(prefix byte, n int) string { return fmt.Sprintf("0000000%c-0000-7000-8000-%012d", prefix, n) }
 
-func (e *env) api(t *testing.T, key, path string, body any) {
+// api posts body to the API with key and returns the answer's body.
+func (e *env) api(t *testing.T, key, path string, body any) []byte {
 	t.Helper()
 	b, _ := json.Marshal(body)
 	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+path, bytes.NewReader(b))
@@ -110,10 +111,11 @@ func (e *env) api(t *testing.T, key, path string, body any) {
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
 	if res.StatusCode != http.StatusOK {
-		raw, _ := io.ReadAll(res.Body)
 		t.Fatalf("POST %s: %d %s", path, res.StatusCode, raw)
 	}
+	return raw
 }
 
 func (e *env) start(t *testing.T, key, project, callID, traceID, parent, op string, at time.Time, inputs any) {

@@ -43,6 +43,15 @@ type Config struct {
 	// MaxNesting bounds how deeply rules may call each other, which bounds
 	// the nesting of recursive schemas and of generic JSON values. Default 32.
 	MaxNesting int
+	// MaxDFAStates bounds the deterministic states, and as many interned
+	// stacks, that one compiled constraint keeps as it is used: each state
+	// costs 4 bytes of transitions per byte class (at most 1 KiB), plus a
+	// mask while it holds one, and a long-lived constraint meets
+	// ever new ones (string lengths, nesting). When a call leaves more,
+	// the tables are dropped and rebuilt as matchers need them, the
+	// matchers walking their tokens again; outputs do not change.
+	// Default 16,384 (typical schemas settle below 2,000).
+	MaxDFAStates int
 	// MaxMasks is how many distinct allowed-token masks one constraint
 	// keeps (each is Vocabulary.MaskWords words). Default 512.
 	MaxMasks int
@@ -69,6 +78,7 @@ func (c Config) withDefaults() Config {
 	def(&c.MaxStates, 500_000)
 	def(&c.MaxNesting, 32)
 	def(&c.MaxMasks, 512)
+	def(&c.MaxDFAStates, 1<<14)
 	def(&c.MaxWhitespace, 8)
 	if c.MaxWhitespace < 0 {
 		c.MaxWhitespace = 0
@@ -116,7 +126,7 @@ func (c *Compiler) Compile(spec Spec) (*Constraint, error) {
 	if err != nil {
 		return nil, err
 	}
-	con := &Constraint{dfa: newDFA(g, c.cfg.MaxNesting, c.cfg.MaxMasks), vocab: c.vocab, key: key}
+	con := &Constraint{dfa: newDFA(g, c.cfg.MaxNesting, c.cfg.MaxMasks, c.cfg.MaxDFAStates), vocab: c.vocab, key: key}
 
 	c.mu.Lock()
 	defer c.mu.Unlock()

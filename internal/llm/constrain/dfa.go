@@ -30,15 +30,27 @@ type stackNode struct {
 type dfaState struct {
 	stacks []int32 // sorted
 	accept bool
-	next   *[256]int32 // nil until the first transition is computed
-	mask   []uint64    // allowed tokens, once computed for the vocabulary
+	next   []int32  // by byte class; nil until the first transition is computed
+	mask   []uint64 // allowed tokens, once computed for the vocabulary
 }
 
 // dfa is shared by every matcher of one compiled constraint; mu guards it.
+//
+// Its tables only grow as new positions are met, so they are bounded:
+// when an operation leaves more than maxStates states or stacks, all of
+// them are dropped and gen counts up. Matchers keep the tokens they
+// accepted and, finding their generation gone, walk them again from the
+// start; nothing they answer changes, only what is cached.
 type dfa struct {
-	mu      sync.Mutex
-	g       *grammar
-	maxNest int32
+	mu        sync.Mutex
+	g         *grammar
+	maxNest   int32
+	maxStates int
+	gen       uint64 // counts the resets
+	// Bytes that every edge of the grammar treats alike share a class, and
+	// a state's transitions are kept per class: far fewer than 256.
+	class    [256]uint8
+	nclasses int
 	// afterRecursive[s]: s is where a call of a recursive rule returns to.
 	afterRecursive []bool
 
@@ -56,9 +68,9 @@ type dfa struct {
 	maxMask int
 }
 
-func newDFA(g *grammar, maxNest, maxMasks int) *dfa {
+func newDFA(g *grammar, maxNest, maxMasks, maxStates int) *dfa {
 	d := &dfa{
-		g: g, maxNest: int32(maxNest), maxMask: maxMasks,
+		g: g, maxNest: int32(maxNest), maxMask: maxMasks, maxStates: maxStates,
 		afterRecursive: make([]bool, len(g.edges)),
 		nodeIndex:      map[[2]int32]int32{},
 		stateKey:       map[string]int32{},
@@ -71,9 +83,50 @@ func newDFA(g *grammar, maxNest, maxMasks int) *dfa {
 			}
 		}
 	}
-	root := d.node(g.rules[g.root].start, -1)
-	d.start = d.closure([]int32{root})
+	d.classify()
+	d.begin()
 	return d
+}
+
+// classify splits the bytes into classes at every edge's bounds.
+func (d *dfa) classify() {
+	var cut [257]bool
+	for _, edges := range d.g.edges {
+		for _, e := range edges {
+			if e.kind == edgeByte {
+				cut[e.lo], cut[int(e.hi)+1] = true, true
+			}
+		}
+	}
+	c := -1
+	for b := range 256 {
+		if b == 0 || cut[b] {
+			c++
+		}
+		d.class[b] = uint8(c)
+	}
+	d.nclasses = c + 1
+}
+
+// begin interns the start state.
+func (d *dfa) begin() {
+	root := d.node(d.g.rules[d.g.root].start, -1)
+	d.start = d.closure([]int32{root})
+}
+
+// trim drops every table once they hold more than the budget; it runs at
+// the end of each operation, when no state id is held but the matchers'.
+func (d *dfa) trim() {
+	if len(d.states) <= d.maxStates && len(d.nodes) <= d.maxStates {
+		return
+	}
+	d.nodes = d.nodes[:0]
+	clear(d.nodeIndex)
+	d.states = nil // the old states hold transition tables and masks
+	clear(d.stateKey)
+	d.masks = 0
+	d.gen++
+	d.begin()
 }
 
 func (d *dfa) node(state, parent int32) int32 {
@@ -158,8 +211,9 @@ func (d *dfa) closure(from []int32) int32 {
 // step is the DFA state after consuming byte c in state s.
 func (d *dfa) step(s int32, c byte) int32 {
 	st := &d.states[s]
+	k := d.class[c]
 	if st.next != nil {
-		if t := st.next[c]; t != transUnknown {
+		if t := st.next[k]; t != transUnknown {
 			return t
 		}
 	}
@@ -178,12 +232,12 @@ func (d *dfa) step(s int32, c byte) int32 {
 	}
 	st = &d.states[s] // closure may have grown d.states
 	if st.next == nil {
-		st.next = new([256]int32)
+		st.next = make([]int32, d.nclasses)
 		for i := range st.next {
 			st.next[i] = transUnknown
 		}
 	}
-	st.next[c] = t
+	st.next[k] = t
 	return t
 }
 

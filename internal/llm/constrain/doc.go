@@ -9,7 +9,9 @@
 // A constraint compiles to a byte-level grammar: rules whose automata
 // consume bytes and call each other (so that recursive JSON Schemas work).
 // It runs as a deterministic automaton built lazily over sets of grammar
-// positions; a state's transitions are computed on first use and kept. The
+// positions; a state's transitions are computed on first use and kept,
+// within a budget (Config.MaxDFAStates): past it the tables are dropped
+// and rebuilt, each matcher walking its tokens again. The
 // Vocabulary arranges a tokenizer's tokens, as the raw bytes they write,
 // in a trie once; the allowed tokens of a state are found by one walk of
 // that trie, cutting every subtree whose prefix the automaton refuses, and
@@ -30,7 +32,15 @@
 // the compiler cannot enforce is an error naming it (ErrUnsupported), never
 // silently dropped; annotations and keywords outside the specification are
 // ignored, as validators ignore them. anyOf and oneOf are both compiled as
-// a choice between branches.
+// a choice between branches; allOf by merging its schemas (see mergeAllOf).
+//
+// Integer ranges are exact: the digits run through an automaton of the
+// range, and multipleOf through a remainder beside it. Number ranges are
+// sound: integers in the range, and fractions only after an integer part
+// whose whole unit interval lies in the range (no exponent). String
+// formats (date-time, date, time, email, uuid, ipv4, ipv6, uri, hostname)
+// are regular languages every validator accepts; a pattern or format with
+// minLength or maxLength runs beside a count of characters.
 //
 // # Grammars
 //

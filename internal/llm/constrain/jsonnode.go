@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math/big"
 	"strconv"
 )
 
@@ -146,4 +147,25 @@ func writeJSONString(buf *bytes.Buffer, s string) {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s)           // a string always encodes
 	buf.Truncate(buf.Len() - 1) // Encode's newline
+}
+
+// typeName is the JSON Schema type of the value; a number with no
+// fractional part is an integer, as validators count it.
+func (n *node) typeName() string {
+	switch n.kind {
+	case nodeNull:
+		return "null"
+	case nodeBool:
+		return "boolean"
+	case nodeString:
+		return "string"
+	case nodeArray:
+		return "array"
+	case nodeObject:
+		return "object"
+	}
+	if r, ok := new(big.Rat).SetString(n.num.String()); ok && r.IsInt() {
+		return "integer"
+	}
+	return "number"
 }

@@ -20,15 +20,45 @@ type Constraint struct {
 // for concurrent use; Clone gives an independent copy (for n > 1 or
 // speculative branches) and Rollback undoes tokens.
 type Matcher struct {
-	c       *Constraint
-	state   int32
-	ended   bool    // an end-of-sequence token was accepted
-	history []int32 // states before each accepted token
+	c      *Constraint
+	gen    uint64 // the automaton generation state and history belong to
+	state  int32
+	ended  bool    // an end-of-sequence token was accepted
+	tokens []int32 // accepted, the end token included
+	// history[i] is the state before tokens[i] (of generation gen).
+	history []int32
 }
 
 // NewMatcher starts a sequence at the beginning of the constraint.
 func (c *Constraint) NewMatcher() *Matcher {
-	return &Matcher{c: c, state: c.dfa.start}
+	c.dfa.mu.Lock()
+	defer c.dfa.mu.Unlock()
+	return &Matcher{c: c, gen: c.dfa.gen, state: c.dfa.start}
+}
+
+// lock takes the automaton and brings the matcher's states up to its
+// generation, walking the accepted tokens again after a reset.
+func (m *Matcher) lock() *dfa {
+	d := m.c.dfa
+	d.mu.Lock()
+	if m.gen == d.gen {
+		return d
+	}
+	s := d.start
+	for i, id := range m.tokens {
+		m.history[i] = s
+		if !m.c.vocab.isEnd(int(id)) {
+			s = d.walk(s, m.c.vocab.spellings[id]) // accepted before: never dead
+		}
+	}
+	m.state, m.gen = s, d.gen
+	return d
+}
+
+// unlock keeps the automaton within its budget and releases it.
+func unlock(d *dfa) {
+	d.trim()
+	d.mu.Unlock()
 }
 
 // Mask writes the allowed next tokens into mask as a bitset (bit id%64 of
@@ -40,7 +70,10 @@ func (m *Matcher) Mask(mask []uint64) {
 		clear(mask)
 		return
 	}
-	copy(mask, m.c.mask(m.state))
+	d := m.lock()
+	shared := m.c.mask(m.state)
+	unlock(d)
+	copy(mask, shared) // masks are never modified once made
 }
 
 // Advance moves past token id. It returns an error wrapping ErrRejected,
@@ -50,29 +83,43 @@ func (m *Matcher) Advance(id int) error {
 		return fmt.Errorf("%w: token %d after the end of the output", ErrRejected, id)
 	}
 	v := m.c.vocab
-	if slices.Contains(v.end, id) {
-		if !m.c.accepting(m.state) {
+	d := m.lock()
+	defer unlock(d)
+	if v.isEnd(id) {
+		if !d.states[m.state].accept {
 			return fmt.Errorf("%w: end of sequence before the output is complete", ErrRejected)
 		}
-		m.history = append(m.history, m.state)
+		m.accept(id, m.state)
 		m.ended = true
 		return nil
 	}
 	if id < 0 || id >= len(v.spellings) || len(v.spellings[id]) == 0 {
 		return fmt.Errorf("%w: token %d writes no text", ErrRejected, id)
 	}
-	next := m.c.walk(m.state, v.spellings[id])
+	next := d.walk(m.state, v.spellings[id])
 	if next == transDead {
 		return fmt.Errorf("%w: token %d (%q)", ErrRejected, id, v.spellings[id])
 	}
+	m.accept(id, next)
+	return nil
+}
+
+func (m *Matcher) accept(id int, next int32) {
+	m.tokens = append(m.tokens, int32(id))
 	m.history = append(m.history, m.state)
 	m.state = next
-	return nil
 }
 
 // Complete reports whether the output so far is a whole match: an
 // end-of-sequence token may come now.
-func (m *Matcher) Complete() bool { return m.ended || m.c.accepting(m.state) }
+func (m *Matcher) Complete() bool {
+	if m.ended {
+		return true
+	}
+	d := m.lock()
+	defer unlock(d)
+	return d.states[m.state].accept
+}
 
 // Ended reports whether an end-of-sequence token has been accepted.
 func (m *Matcher) Ended() bool { return m.ended }
@@ -81,55 +128,46 @@ func (m *Matcher) Ended() bool { return m.ended }
 // constraint is complete and admits nothing longer: the engine may stop
 // without waiting for the model's end-of-sequence token).
 func (m *Matcher) CanContinue() bool {
-	return !m.ended && m.c.canContinue(m.state)
+	if m.ended {
+		return false
+	}
+	d := m.lock()
+	defer unlock(d)
+	return len(d.states[m.state].stacks) > 0
 }
 
 // Tokens is how many tokens have been accepted.
-func (m *Matcher) Tokens() int { return len(m.history) }
+func (m *Matcher) Tokens() int { return len(m.tokens) }
 
-// Rollback undoes the last n accepted tokens (all of them when n is larger).
+// Rollback undoes the last n accepted tokens (all of them when n is
+// larger). After a reset of the automaton the history is stale, and the
+// next call walks the remaining tokens again.
 func (m *Matcher) Rollback(n int) {
-	n = min(n, len(m.history))
+	n = min(n, len(m.tokens))
 	if n <= 0 {
 		return
 	}
-	m.state = m.history[len(m.history)-n]
-	m.history = m.history[:len(m.history)-n]
+	keep := len(m.tokens) - n
+	m.state = m.history[keep]
+	m.tokens = m.tokens[:keep]
+	m.history = m.history[:keep]
 	m.ended = false
 }
 
 // Clone is an independent matcher at the same point.
 func (m *Matcher) Clone() *Matcher {
 	c := *m
+	c.tokens = slices.Clone(m.tokens)
 	c.history = slices.Clone(m.history)
 	return &c
-}
-
-func (c *Constraint) accepting(s int32) bool {
-	c.dfa.mu.Lock()
-	defer c.dfa.mu.Unlock()
-	return c.dfa.states[s].accept
-}
-
-func (c *Constraint) canContinue(s int32) bool {
-	c.dfa.mu.Lock()
-	defer c.dfa.mu.Unlock()
-	return len(c.dfa.states[s].stacks) > 0
-}
-
-func (c *Constraint) walk(s int32, b []byte) int32 {
-	c.dfa.mu.Lock()
-	defer c.dfa.mu.Unlock()
-	return c.dfa.walk(s, b)
 }
 
 // mask is the allowed-token bitset of DFA state s, computed by one walk of
 // the vocabulary trie and kept while the state count is within bounds. The
 // returned slice is shared and must not be modified.
+// The automaton must be locked.
 func (c *Constraint) mask(s int32) []uint64 {
 	d := c.dfa
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	if m := d.states[s].mask; m != nil {
 		return m
 	}

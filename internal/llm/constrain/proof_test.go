@@ -44,6 +44,7 @@ func validator(t *testing.T, schema string) *jsonschema.Schema {
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat() // formats are checked, not only annotations
 	if err := c.AddResource("schema.json", doc); err != nil {
 		t.Fatal(err)
 	}
@@ -77,20 +78,30 @@ func TestJSONSchemaOutputsValidate(t *testing.T) {
 		// Strings the schema leaves unbounded (member names under
 		// additionalProperties) get a bound, as a random model needs.
 		c := NewCompiler(f.vocab, Config{MaxStringLength: 16})
-		for i, schema := range proofSchemas {
-			sch := validator(t, schema)
-			for seed := range uint64(seedsPerCase) {
-				out := generate(t, f, c, Spec{Kind: KindJSONSchema, Schema: []byte(schema)}, seed)
-				inst, err := jsonschema.UnmarshalJSON(strings.NewReader(out))
-				if err != nil {
-					t.Fatalf("%s schema %d seed %d: output does not parse: %v\n%q", name, i, seed, err, out)
-				}
-				if err := sch.Validate(inst); err != nil {
-					t.Fatalf("%s schema %d seed %d: output does not validate: %v\n%q", name, i, seed, err, out)
-				}
-			}
+		for _, schema := range proofSchemas {
+			validOutputs(t, f, c, schema, seedsPerCase)
 		}
 	}
+}
+
+// validOutputs draws seeds outputs under schema and fails unless each
+// parses and validates; it returns the outputs.
+func validOutputs(t *testing.T, f *fixture, c *Compiler, schema string, seeds int) []string {
+	t.Helper()
+	sch := validator(t, schema)
+	var outs []string
+	for seed := range uint64(seeds) {
+		out := generate(t, f, c, Spec{Kind: KindJSONSchema, Schema: []byte(schema)}, seed)
+		inst, err := jsonschema.UnmarshalJSON(strings.NewReader(out))
+		if err != nil {
+			t.Fatalf("%s seed %d: output does not parse: %v\n%s\n%q", f.name, seed, err, schema, out)
+		}
+		if err := sch.Validate(inst); err != nil {
+			t.Fatalf("%s seed %d: output does not validate: %v\n%s\n%q", f.name, seed, err, schema, out)
+		}
+		outs = append(outs, out)
+	}
+	return outs
 }
 
 func TestJSONObjectOutputsParse(t *testing.T) {
@@ -155,8 +166,10 @@ func TestUnsupportedKeywordIsNamed(t *testing.T) {
 	f := loadFixture(t, "qwen3")
 	c := NewCompiler(f.vocab, Config{})
 	for keyword, schema := range map[string]string{
-		"minimum":           `{"type":"object","properties":{"n":{"type":"integer","minimum":3}}}`,
-		"format":            `{"type":"string","format":"email"}`,
+		"multipleOf":        `{"type":"object","properties":{"n":{"type":"number","multipleOf":0.5}}}`,
+		"format":            `{"type":"string","format":"duration"}`,
+		"allOf":             `{"allOf":[{"type":"string","pattern":"a"},{"type":"string","pattern":"b"}]}`,
+		"pattern":           `{"type":"string","pattern":"a","format":"email"}`,
 		"not":               `{"not":{"type":"string"}}`,
 		"patternProperties": `{"type":"object","patternProperties":{"^x":{}}}`,
 		"uniqueItems":       `{"type":"array","uniqueItems":true}`,

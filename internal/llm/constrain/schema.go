@@ -3,6 +3,7 @@ package constrain
 import (
 	"bytes"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -40,12 +41,12 @@ var (
 	handledKeywords = set("type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref",
 		"properties", "required", "additionalProperties",
 		"items", "prefixItems", "minItems", "maxItems",
-		"minLength", "maxLength", "pattern")
+		"minLength", "maxLength", "pattern", "format",
+		"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
 	refusedKeywords = set("not", "if", "then", "else", "dependentRequired", "dependentSchemas",
 		"dependencies", "patternProperties", "propertyNames", "unevaluatedProperties",
 		"unevaluatedItems", "additionalItems", "contains", "minContains", "maxContains",
-		"uniqueItems", "minProperties", "maxProperties", "minimum", "maximum",
-		"exclusiveMinimum", "exclusiveMaximum", "multipleOf", "format", "contentEncoding",
+		"uniqueItems", "minProperties", "maxProperties", "contentEncoding",
 		"contentMediaType", "contentSchema", "$dynamicRef", "$dynamicAnchor", "$recursiveRef",
 		"$recursiveAnchor", "$vocabulary")
 )
@@ -77,9 +78,16 @@ func (s *schemaCompiler) schema(path string, n *node) (frag, error) {
 			constraining = append(constraining, k)
 		}
 	}
+	if _, ok := n.get("allOf"); ok {
+		merged, err := s.mergeAllOf(path, n)
+		if err != nil {
+			return frag{}, err
+		}
+		return s.schema(path, merged)
+	}
 	// Keywords that stand for the whole schema accept only annotations
 	// beside them.
-	for _, whole := range []string{"$ref", "const", "enum", "anyOf", "oneOf", "allOf"} {
+	for _, whole := range []string{"$ref", "const", "enum", "anyOf", "oneOf"} {
 		if _, ok := n.get(whole); !ok {
 			continue
 		}
@@ -91,10 +99,7 @@ func (s *schemaCompiler) schema(path string, n *node) (frag, error) {
 		switch whole {
 		case "$ref":
 			return s.ref(path, n)
-		case "const":
-			v, _ := n.get("const")
-			return s.literalValue(v), nil
-		case "enum":
+		case "const", "enum":
 			return s.enum(path, n)
 		default:
 			return s.anyOf(path+"/"+whole, n, whole)
@@ -137,8 +142,10 @@ func schemaTypes(path string, n *node) ([]string, error) {
 				return []string{"object"}, nil
 			case "items", "prefixItems", "minItems", "maxItems":
 				return []string{"array"}, nil
-			case "minLength", "maxLength", "pattern":
+			case "minLength", "maxLength", "pattern", "format":
 				return []string{"string"}, nil
+			case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf":
+				return []string{"number"}, nil
 			}
 		}
 		return nil, nil
@@ -173,16 +180,16 @@ func schemaTypes(path string, n *node) ([]string, error) {
 }
 
 func (s *schemaCompiler) typed(path string, n *node, t string) (frag, error) {
-	b, j := s.b, s.j
+	b := s.b
 	switch t {
 	case "null":
 		return b.literal("null"), nil
 	case "boolean":
 		return b.alt(b.literal("true"), b.literal("false")), nil
 	case "integer":
-		return j.integer(), nil
+		return s.integer(path, n)
 	case "number":
-		return j.number(), nil
+		return s.number(path, n)
 	case "string":
 		return s.str(path, n)
 	case "array":
@@ -223,28 +230,43 @@ func (s *schemaCompiler) str(path string, n *node) (frag, error) {
 	if hi > maxRegexRepeat || lo > maxRegexRepeat {
 		return frag{}, errorf(ErrUnsupported, "%s: string lengths above %d", path, maxRegexRepeat)
 	}
-	p, ok := n.get("pattern")
-	if !ok {
+	content, hasFormat, err := s.format(path, n)
+	if err != nil {
+		return frag{}, err
+	}
+	p, hasPattern := n.get("pattern")
+	switch {
+	case hasPattern && hasFormat:
+		return frag{}, errorf(ErrUnsupported, "JSON Schema keyword %q at %s together with %q", "pattern", path, "format")
+	case hasPattern:
+		if p.kind != nodeString {
+			return frag{}, errorf(ErrInvalid, "%s/pattern: must be a string", path)
+		}
+		re, err := parseRegex(path+"/pattern", p.str)
+		if err != nil {
+			return frag{}, err
+		}
+		// Characters that would need escaping are left out, so the raw
+		// text between the quotes is the string the pattern sees.
+		rc := &regexCompiler{b: s.b, keep: stringChars}
+		if content, err = rc.search(path+"/pattern", re); err != nil {
+			return frag{}, err
+		}
+	case !hasFormat:
 		return s.j.str(lo, hi), nil
 	}
 	if lo > 0 || hi >= 0 {
-		return frag{}, errorf(ErrUnsupported, "JSON Schema keyword %q at %s together with minLength or maxLength", "pattern", path)
+		// The pattern's automaton runs beside a count of characters.
+		bounded, ok := s.b.product(content, charCounter(lo, hi))
+		if s.b.err != nil {
+			return frag{}, s.b.err
+		}
+		if !ok {
+			return frag{}, errorf(ErrInvalid, "%s: no string of the pattern or format has a length within minLength and maxLength", path)
+		}
+		content = bounded
 	}
-	if p.kind != nodeString {
-		return frag{}, errorf(ErrInvalid, "%s/pattern: must be a string", path)
-	}
-	re, err := parseRegex(path+"/pattern", p.str)
-	if err != nil {
-		return frag{}, err
-	}
-	// Characters that would need escaping are left out, so the raw text
-	// between the quotes is the string the pattern sees.
-	rc := &regexCompiler{b: s.b, keep: stringChars}
-	body, err := rc.search(path+"/pattern", re)
-	if err != nil {
-		return frag{}, err
-	}
-	return s.b.seq(s.b.literal(`"`), body, s.b.literal(`"`)), nil
+	return s.b.seq(s.b.literal(`"`), content, s.b.literal(`"`)), nil
 }
 
 func (s *schemaCompiler) array(path string, n *node) (frag, error) {
@@ -556,27 +578,40 @@ func (s *schemaCompiler) literalValue(v *node) frag {
 	return s.b.literal(buf.String())
 }
 
+// enum compiles enum and const as a choice between literal values; with a
+// type beside them, values of other types are left out.
 func (s *schemaCompiler) enum(path string, n *node) (frag, error) {
-	e, _ := n.get("enum")
-	if e.kind != nodeArray || len(e.items) == 0 {
-		return frag{}, errorf(ErrInvalid, "%s/enum: must be a non-empty array", path)
+	values := []*node{}
+	if c, ok := n.get("const"); ok {
+		values = append(values, c)
+	} else {
+		e, _ := n.get("enum")
+		if e.kind != nodeArray || len(e.items) == 0 {
+			return frag{}, errorf(ErrInvalid, "%s/enum: must be a non-empty array", path)
+		}
+		values = e.items
 	}
-	alts := make([]frag, 0, len(e.items))
-	for _, v := range e.items {
-		alts = append(alts, s.literalValue(v))
+	types, err := schemaTypes(path, n)
+	if err != nil {
+		return frag{}, err
+	}
+	alts := make([]frag, 0, len(values))
+	for _, v := range values {
+		if types == nil || slices.Contains(types, v.typeName()) || v.typeName() == "integer" && slices.Contains(types, "number") {
+			alts = append(alts, s.literalValue(v))
+		}
+	}
+	if len(alts) == 0 {
+		return frag{}, errorf(ErrInvalid, "%s: no value of enum or const has the schema's type", path)
 	}
 	return s.b.alt(alts...), nil
 }
 
-// anyOf compiles anyOf and oneOf as a choice between branches, and allOf
-// of a single schema as that schema.
+// anyOf compiles anyOf and oneOf as a choice between branches.
 func (s *schemaCompiler) anyOf(path string, n *node, keyword string) (frag, error) {
 	list, _ := n.get(keyword)
 	if list.kind != nodeArray || len(list.items) == 0 {
 		return frag{}, errorf(ErrInvalid, "%s: must be a non-empty array", path)
-	}
-	if keyword == "allOf" && len(list.items) > 1 {
-		return frag{}, errorf(ErrUnsupported, "JSON Schema keyword %q at %s with more than one schema", keyword, path)
 	}
 	alts := make([]frag, 0, len(list.items))
 	for i, branch := range list.items {

@@ -107,3 +107,6 @@ func (v *Vocabulary) Size() int { return v.size }
 
 // MaskWords is the length of a mask in 64-bit words.
 func (v *Vocabulary) MaskWords() int { return (v.size + 63) / 64 }
+
+// isEnd reports whether id is an end-of-sequence token.
+func (v *Vocabulary) isEnd(id int) bool { return slices.Contains(v.end, id) }

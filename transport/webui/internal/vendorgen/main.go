@@ -38,9 +38,13 @@ type vendoredFile struct {
 	Version string `json:"version"`
 	// File is the path inside the package (without npm's "package/" prefix).
 	File string `json:"file"`
-	// Dest is the name under static/vendor/.
+	// Dest is the file name under Dir.
 	Dest   string `json:"dest"`
 	SHA256 string `json:"sha256"`
+	// Dir is where Dest goes, relative to the webui package; static/vendor
+	// (embedded and served) when empty. Files only the tests load go
+	// elsewhere, so that the binary neither carries nor serves them.
+	Dir string `json:"dir,omitempty"`
 }
 
 func main() {
@@ -85,10 +89,20 @@ func run(manifestPath, destDir string) error {
 		if got := hex.EncodeToString(sum[:]); got != f.SHA256 {
 			return fmt.Errorf("%s %s: sha256 is %s, vendor.json says %s", spec, f.File, got, f.SHA256)
 		}
-		if err := os.WriteFile(filepath.Join(destDir, f.Dest), content, 0o644); err != nil {
+		dir := destDir
+		if f.Dir != "" {
+			if !filepath.IsLocal(f.Dir) {
+				return fmt.Errorf("%s: dir %q must be a relative path inside the package", f.Package, f.Dir)
+			}
+			dir = filepath.FromSlash(f.Dir)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
-		fmt.Printf("%s %s -> %s\n", spec, f.File, filepath.Join(destDir, f.Dest))
+		if err := os.WriteFile(filepath.Join(dir, f.Dest), content, 0o644); err != nil {
+			return err
+		}
+		fmt.Printf("%s %s -> %s\n", spec, f.File, filepath.Join(dir, f.Dest))
 	}
 	return nil
 }

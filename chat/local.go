@@ -1,0 +1,289 @@
+package chat
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/chat/local"
+)
+
+// localModel is a model the gateway runs in-process (a route of kind
+// local): its engine and what rendering a prompt for it takes.
+type localModel struct {
+	engine        *local.Engine
+	prompt        promptModel
+	promptDetails bool
+}
+
+// openLocalModels opens the engine of every local route, once, and fills
+// the route's model metadata from the model itself.
+func (s *Gateway) openLocalModels() error {
+	for i := range s.cfg.Routing.Models {
+		route := &s.cfg.Routing.Models[i]
+		if len(route.Upstreams) != 1 || route.Upstreams[0].Kind != KindLocal {
+			continue
+		}
+		u := route.Upstreams[0]
+		engine, err := local.Open(u.Path, local.ModelConfig{
+			Name: route.Name, Threads: u.Threads, MaxSeqs: u.MaxSequences, KVCacheBytes: int64(u.KVCacheBytes),
+			WeightType: local.WeightType(u.WeightType), MaxModelLen: int(route.MaxModelLen), MaxLogprobs: int(route.MaxLogprobs),
+			MaxBatchTokens: u.MaxBatchTokens, MaxQueued: u.MaxQueued, MaxQueueWait: u.MaxQueueWait,
+		})
+		if err != nil {
+			s.closeLocalModels()
+			return fmt.Errorf("chat: model %q: %w", route.Name, err)
+		}
+		lm := &localModel{
+			engine:        engine,
+			prompt:        promptModel{tokenizer: engine.Tokenizer(), template: engine.ChatTemplate(), maxModelLen: engine.MaxModelLen()},
+			promptDetails: u.PromptTokensDetails,
+		}
+		route.ModelInfo = ModelInfo{
+			MaxModelLen: int64(engine.MaxModelLen()), VocabSize: int64(engine.VocabSize()),
+			MaxLogprobs: route.MaxLogprobs, PriorityScheduling: true, countsPrompt: true,
+		}
+		s.local[route.Name] = lm
+		s.cfg.Logger.Info("chat: local model ready", "model", route.Name, "path", u.Path,
+			"max_model_len", engine.MaxModelLen(), "weight_type", u.WeightType)
+	}
+	return nil
+}
+
+// closeLocalModels stops every local engine.
+func (s *Gateway) closeLocalModels() {
+	for name, lm := range s.local {
+		if err := lm.engine.Close(); err != nil {
+			s.cfg.Logger.Warn("chat: closing a local model", "model", name, "error", err)
+		}
+		delete(s.local, name)
+	}
+}
+
+// notYetLocal lists the request fields local models refuse for now, with
+// the value that means "not used": structured outputs and tool-call
+// parsing are not implemented yet, and neither are beam search and the
+// other engine extensions below.
+var notYetLocal = []struct{ field, unused string }{
+	{"structured_outputs", ""}, {"guided_json", ""}, {"guided_regex", ""}, {"guided_choice", ""},
+	{"guided_grammar", ""}, {"guided_decoding_backend", ""}, {"guided_whitespace_pattern", ""},
+	{"use_beam_search", "false"}, {"logprob_token_ids", ""}, {"thinking_token_budget", ""},
+	{"repetition_detection", ""}, {"logits_processors", "[]"},
+}
+
+// refuseNotYetLocal answers 400 for a field a local model cannot honour
+// yet, naming it, rather than silently ignoring it.
+func refuseNotYetLocal(req *CompletionRequest) error {
+	if rf := req.ResponseFormat; rf != nil && rf.Type != "text" {
+		return weft.WithFields(ErrUnsupportedField, map[string]any{"param": "response_format"},
+			"`response_format` of type %q is not supported by local models yet (structured outputs).", rf.Type)
+	}
+	for _, f := range notYetLocal {
+		v, ok := req.field(f.field)
+		if !ok || isNull(v) || (f.unused != "" && strings.TrimSpace(string(v)) == f.unused) {
+			continue
+		}
+		return weft.WithFields(ErrUnsupportedField, map[string]any{"param": f.field}, "`%s` is not supported by local models yet.", f.field)
+	}
+	if req.has("tool_choice") {
+		var choice any
+		_ = json.Unmarshal(req.ToolChoice, &choice)
+		if choice != "none" && choice != "auto" {
+			return weft.WithFields(ErrUnsupportedField, map[string]any{"param": "tool_choice"},
+				"`tool_choice` %s is not supported by local models yet (tool-call parsing); use \"auto\" or \"none\": tools are shown to the model through its chat template.", pythonRepr(choice))
+		}
+	}
+	return nil
+}
+
+// attemptLocal answers a request with a local model: it renders and fits
+// the prompt, starts the generation and fills c with the bytes a vLLM
+// upstream would have sent (a JSON body, or an event stream read as it is
+// generated), so that relaying and tracing are those of every upstream.
+// retry is true when the engine was overloaded (the route's fallbacks may
+// answer instead).
+func (s *Gateway) attemptLocal(ctx context.Context, r *Route, req *CompletionRequest, c *Completion) (retry bool, err error) {
+	lm := s.local[r.Name]
+	if lm == nil {
+		return false, weft.Errorf(ErrUpstreamUnavailable, "model %s is not open", r.Name)
+	}
+	if err := refuseNotYetLocal(req); err != nil {
+		return false, err
+	}
+	var in chatInput
+	if err := json.Unmarshal(req.raw, &in); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			return false, typeError(typeErr)
+		}
+		return false, malformed("body", "json_invalid", "JSON decode error")
+	}
+	prompt, err := lm.prompt.render(&in)
+	if err != nil {
+		return false, err
+	}
+	requested, param := req.MaxCompletionTokens, "max_completion_tokens"
+	if requested == nil {
+		requested, param = req.MaxTokens, "max_tokens"
+	}
+	var side *string
+	if raw, ok := req.field("truncation_side"); ok && !isNull(raw) {
+		var v string
+		if json.Unmarshal(raw, &v) != nil || (v != "left" && v != "right") {
+			return false, malformed("truncation_side", "literal_error", "Input should be 'left' or 'right'")
+		}
+		side = &v
+	}
+	ids, maxTokens, err := lm.prompt.fitPrompt(prompt.ids, requested, param, req.TruncatePromptTokens, side)
+	if err != nil {
+		return false, err
+	}
+	if d := lm.engine.SamplingDefaults().MaxTokens; requested == nil && d != nil {
+		maxTokens = min(maxTokens, *d) // generation_config.json's max_new_tokens
+	}
+	engineReq := engineRequest(req, ids, maxTokens)
+	opts := answerOptions{
+		id: "chatcmpl-" + requestID(req), model: r.Name, created: s.now().Unix(), role: prompt.role,
+		logprobs: req.Logprobs != nil && *req.Logprobs, asTokenIDs: req.ReturnTokensAsTokenIDs != nil && *req.ReturnTokensAsTokenIDs,
+		tokenIDs: req.ReturnTokenIDs != nil && *req.ReturnTokenIDs, promptIDs: ids,
+		includeUsage: req.IncludeUsage(), promptDetails: lm.promptDetails,
+	}
+	if req.TopLogprobs != nil {
+		opts.topLogprobs = int(*req.TopLogprobs)
+	}
+	opts.continuousUsage = opts.includeUsage && req.StreamOptions["continuous_usage_stats"] == true
+	if req.Echo != nil && *req.Echo && prompt.lastRole == prompt.role {
+		opts.echo = prompt.lastContent
+	}
+
+	genCtx, cancel := context.WithCancel(ctx)
+	gen, err := lm.engine.Generate(genCtx, engineReq)
+	if err != nil {
+		cancel()
+		var overloaded *local.OverloadedError
+		if errors.As(err, &overloaded) {
+			return true, weft.WithFields(local.ErrOverloaded, map[string]any{"retry_after": overloaded.RetryAfterSeconds()}, "%s", local.ErrOverloaded.Error())
+		}
+		return false, err
+	}
+	n := engineReq.N
+	if req.Streaming() {
+		pr, pw := io.Pipe()
+		go func() {
+			defer gen.Close()
+			pw.CloseWithError(streamAnswer(pw, gen, &opts, n))
+		}()
+		c.Status, c.contentType, c.Streaming, c.stream, c.cancel = http.StatusOK, "text/event-stream", true, pr, cancel
+		return false, nil
+	}
+	defer cancel()
+	defer gen.Close()
+	res, err := gen.Wait()
+	if err != nil {
+		return false, err
+	}
+	c.Status, c.contentType, c.body = http.StatusOK, "application/json", opts.completionBody(res)
+	return false, nil
+}
+
+// requestID is the request's request_id, else a random one as vLLM makes
+// them (32 hex digits).
+func requestID(req *CompletionRequest) string {
+	if req.RequestID != nil && *req.RequestID != "" {
+		return *req.RequestID
+	}
+	return strings.ReplaceAll(uuid.NewString(), "-", "")
+}
+
+// engineRequest turns the request's sampling options into the engine's,
+// every one passed through; the engine applies the model's defaults to
+// those left out.
+func engineRequest(req *CompletionRequest, prompt []int, maxTokens int) local.Request {
+	er := local.Request{
+		Prompt: prompt, N: 1, MaxTokens: maxTokens,
+		Temperature: req.Temperature, TopP: req.TopP, MinP: req.MinP, RepetitionPenalty: req.RepetitionPenalty,
+		Seed: req.Seed, BadWords: req.BadWords,
+		SkipSpecialTokens: req.SkipSpecialTokens, SpacesBetweenSpecialTokens: req.SpacesBetweenSpecialTokens,
+	}
+	if req.N != nil {
+		er.N = int(*req.N)
+	}
+	if req.TopK != nil {
+		k := int(*req.TopK)
+		er.TopK = &k
+	}
+	if req.PresencePenalty != nil {
+		er.PresencePenalty = *req.PresencePenalty
+	}
+	if req.FrequencyPenalty != nil {
+		er.FrequencyPenalty = *req.FrequencyPenalty
+	}
+	if len(req.LogitBias) > 0 {
+		er.LogitBias = make(map[int]float64, len(req.LogitBias))
+		for k, v := range req.LogitBias {
+			id, _ := strconv.Atoi(strings.TrimSpace(k))
+			er.LogitBias[id] = v
+		}
+	}
+	if req.AllowedTokenIDs != nil {
+		er.AllowedTokenIDs = ints(req.AllowedTokenIDs)
+	}
+	er.StopTokenIDs = ints(req.StopTokenIDs)
+	if req.MinTokens != nil {
+		er.MinTokens = int(*req.MinTokens)
+	}
+	if req.has("stop") {
+		if req.Stop[0] == '"' {
+			var one string
+			_ = json.Unmarshal(req.Stop, &one)
+			er.Stop = []string{one}
+		} else {
+			_ = json.Unmarshal(req.Stop, &er.Stop)
+		}
+	}
+	er.IncludeStopStrInOutput = req.IncludeStopStrInOutput != nil && *req.IncludeStopStrInOutput
+	er.IgnoreEOS = req.IgnoreEOS != nil && *req.IgnoreEOS
+	if req.Logprobs != nil && *req.Logprobs {
+		er.Logprobs = true
+		if req.TopLogprobs != nil {
+			er.TopLogprobs = int(*req.TopLogprobs)
+		}
+	}
+	// echo asks for the prompt's logprobs too, with top_logprobs of them,
+	// when prompt_logprobs is not given.
+	switch {
+	case req.PromptLogprobs != nil:
+		er.PromptLogprobs, er.PromptTopLogprobs = true, int(*req.PromptLogprobs)
+	case req.Echo != nil && *req.Echo:
+		er.PromptLogprobs = true
+		if req.TopLogprobs != nil {
+			er.PromptTopLogprobs = int(*req.TopLogprobs)
+		}
+	}
+	if req.Priority != nil {
+		er.Priority = int(*req.Priority)
+	}
+	if req.has("cache_salt") {
+		_ = json.Unmarshal(req.CacheSalt, &er.CacheSalt)
+	}
+	return er
+}
+
+func ints(ids []int64) []int {
+	if ids == nil {
+		return nil
+	}
+	out := make([]int, len(ids))
+	for i, id := range ids {
+		out[i] = int(id)
+	}
+	return out
+}

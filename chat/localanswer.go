@@ -1,0 +1,251 @@
+package chat
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strconv"
+
+	"github.com/weftlabs/weft/chat/local"
+)
+
+// The answers of a local model, shaped field for field as vLLM's
+// ChatCompletionResponse (every field present, null when unset) and
+// ChatCompletionStreamResponse (only the fields vLLM sets). They are written
+// as the bytes a vLLM upstream would send, so that relaying and tracing are
+// the ones forwarded completions go through.
+
+// answerOptions are the request's choices about the shape of the answer.
+type answerOptions struct {
+	id, model   string
+	created     int64
+	role        string
+	logprobs    bool
+	topLogprobs int // -1: every entry the engine returned
+	asTokenIDs  bool
+	tokenIDs    bool
+	// echo is the text prepended to each choice (the last message's, when
+	// echo is asked and it has the answer's role).
+	echo string
+	// promptIDs are the prompt tokens (return_token_ids).
+	promptIDs []int
+	// usage: the final usage chunk, usage on every chunk, cached tokens.
+	includeUsage, continuousUsage, promptDetails bool
+}
+
+type wireLogprob struct {
+	Token   string  `json:"token"`
+	Logprob float64 `json:"logprob"`
+	Bytes   []int   `json:"bytes"`
+}
+
+type wireLogprobEntry struct {
+	Token       string        `json:"token"`
+	Logprob     float64       `json:"logprob"`
+	Bytes       []int         `json:"bytes"`
+	TopLogprobs []wireLogprob `json:"top_logprobs"`
+}
+
+type wireLogprobs struct {
+	Content []wireLogprobEntry `json:"content"`
+}
+
+type wireMessageOut struct {
+	Role         string          `json:"role"`
+	Content      *string         `json:"content"`
+	Refusal      *string         `json:"refusal"`
+	Annotations  json.RawMessage `json:"annotations"`
+	Audio        json.RawMessage `json:"audio"`
+	FunctionCall json.RawMessage `json:"function_call"`
+	Reasoning    *string         `json:"reasoning"`
+}
+
+type wireChoice struct {
+	Index         int             `json:"index"`
+	Message       wireMessageOut  `json:"message"`
+	Logprobs      *wireLogprobs   `json:"logprobs"`
+	FinishReason  string          `json:"finish_reason"`
+	StopReason    any             `json:"stop_reason"`
+	TokenIDs      []int           `json:"token_ids"`
+	RoutedExperts json.RawMessage `json:"routed_experts"`
+}
+
+type wireCachedTokens struct {
+	CachedTokens int `json:"cached_tokens"`
+}
+
+type wireUsage struct {
+	PromptTokens            int               `json:"prompt_tokens"`
+	TotalTokens             int               `json:"total_tokens"`
+	CompletionTokens        int               `json:"completion_tokens"`
+	PromptTokensDetails     *wireCachedTokens `json:"prompt_tokens_details"`
+	CompletionTokensDetails json.RawMessage   `json:"completion_tokens_details"`
+}
+
+type wireCompletion struct {
+	ID                string          `json:"id"`
+	Object            string          `json:"object"`
+	Created           int64           `json:"created"`
+	Model             string          `json:"model"`
+	Choices           []wireChoice    `json:"choices"`
+	ServiceTier       json.RawMessage `json:"service_tier"`
+	SystemFingerprint json.RawMessage `json:"system_fingerprint"`
+	Usage             wireUsage       `json:"usage"`
+	PromptLogprobs    []any           `json:"prompt_logprobs"`
+	PromptTokenIDs    []int           `json:"prompt_token_ids"`
+	PromptText        json.RawMessage `json:"prompt_text"`
+	KVTransferParams  json.RawMessage `json:"kv_transfer_params"`
+	ECTransferParams  json.RawMessage `json:"ec_transfer_params"`
+	Metrics           json.RawMessage `json:"metrics"`
+}
+
+// completionBody is the non-streamed answer.
+func (o *answerOptions) completionBody(res *local.Result) []byte {
+	out := wireCompletion{
+		ID: o.id, Object: "chat.completion", Created: o.created, Model: o.model,
+		Choices: make([]wireChoice, len(res.Choices)),
+		Usage:   o.usage(res.Usage),
+	}
+	for i, ch := range res.Choices {
+		content := o.echo + ch.Text
+		c := wireChoice{
+			Index:        ch.Index,
+			Message:      wireMessageOut{Role: o.role, Content: &content},
+			FinishReason: finishReason(ch.FinishReason),
+			StopReason:   ch.StopReason,
+		}
+		if o.logprobs {
+			c.Logprobs = o.logprobsOf(ch.Logprobs)
+		}
+		if o.tokenIDs {
+			c.TokenIDs = nonNil(ch.TokenIDs)
+		}
+		out.Choices[i] = c
+	}
+	if res.PromptLogprobs != nil {
+		out.PromptLogprobs = promptLogprobs(res.PromptLogprobs)
+	}
+	if o.tokenIDs {
+		out.PromptTokenIDs = nonNil(o.promptIDs)
+	}
+	b, _ := json.Marshal(out)
+	return b
+}
+
+// finishReason is vLLM's: the engine's, "stop" when it gave none.
+func finishReason(r local.FinishReason) string {
+	if r == "" {
+		return "stop"
+	}
+	return string(r)
+}
+
+func nonNil(ids []int) []int {
+	if ids == nil {
+		return []int{}
+	}
+	return ids
+}
+
+// usage builds a request's usage; it carries prompt_tokens_details when the
+// model is configured to report cached tokens.
+func (o *answerOptions) usage(u local.Usage) wireUsage {
+	w := wireUsage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens}
+	if o.promptDetails {
+		w.PromptTokensDetails = &wireCachedTokens{CachedTokens: u.CachedTokens}
+	}
+	return w
+}
+
+// logprobsOf renders a choice's token logprobs as vLLM does: the token's
+// text (or "token_id:N"), its logprob (-inf as -9999.0), the UTF-8 bytes
+// of its text, and the first top_logprobs entries of the position's
+// logprob map, which holds the chosen token first and then the most likely
+// ones.
+func (o *answerOptions) logprobsOf(lps []local.Logprobs) *wireLogprobs {
+	out := &wireLogprobs{Content: make([]wireLogprobEntry, len(lps))}
+	for i, lp := range lps {
+		entry := wireLogprobEntry{
+			Token:   o.tokenText(lp.ID, lp.Token),
+			Logprob: clampLogprob(lp.Logprob),
+			Bytes:   utf8Bytes(lp.Token),
+		}
+		ranked := append([]local.TokenLogprob{lp.TokenLogprob}, lp.Top...)
+		entry.TopLogprobs = []wireLogprob{}
+		seen := map[int]bool{}
+		for _, t := range ranked {
+			if seen[t.ID] {
+				continue
+			}
+			seen[t.ID] = true
+			if o.topLogprobs >= 0 && len(entry.TopLogprobs) >= o.topLogprobs {
+				break
+			}
+			text := o.tokenText(t.ID, t.Token)
+			entry.TopLogprobs = append(entry.TopLogprobs, wireLogprob{Token: text, Logprob: clampLogprob(t.Logprob), Bytes: utf8Bytes(text)})
+		}
+		out.Content[i] = entry
+	}
+	return out
+}
+
+func (o *answerOptions) tokenText(id int, text string) string {
+	if o.asTokenIDs {
+		return "token_id:" + strconv.Itoa(id)
+	}
+	return text
+}
+
+// clampLogprob writes -inf (and anything below) as vLLM's floor -9999.0.
+func clampLogprob(lp float32) float64 {
+	v := float64(lp)
+	if math.IsInf(v, -1) || v < -9999 {
+		return -9999
+	}
+	return v
+}
+
+// utf8Bytes is Python's list(text.encode("utf-8", errors="replace")).
+func utf8Bytes(text string) []int {
+	b := []byte(string([]rune(text)))
+	out := make([]int, len(b))
+	for i, c := range b {
+		out[i] = int(c)
+	}
+	return out
+}
+
+// promptLogprobs renders the prompt's logprobs as vLLM does: null for the
+// first token, then per position {"<id>": {logprob, rank, decoded_token}}
+// with the prompt's own token first and the most likely ones after it.
+func promptLogprobs(plp []*local.Logprobs) []any {
+	out := make([]any, len(plp))
+	for i, lp := range plp {
+		if lp == nil {
+			continue
+		}
+		var b bytes.Buffer
+		b.WriteByte('{')
+		seen := map[int]bool{}
+		for _, t := range append([]local.TokenLogprob{lp.TokenLogprob}, lp.Top...) {
+			if seen[t.ID] {
+				continue
+			}
+			seen[t.ID] = true
+			if b.Len() > 1 {
+				b.WriteByte(',')
+			}
+			entry, _ := json.Marshal(struct {
+				Logprob      float64 `json:"logprob"`
+				Rank         int     `json:"rank"`
+				DecodedToken string  `json:"decoded_token"`
+			}{clampLogprob(t.Logprob), t.Rank, t.Token})
+			b.WriteString(strconv.Quote(strconv.Itoa(t.ID)))
+			b.WriteByte(':')
+			b.Write(entry)
+		}
+		b.WriteByte('}')
+		out[i] = json.RawMessage(b.Bytes())
+	}
+	return out
+}

@@ -1,0 +1,167 @@
+package chat
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+
+	"github.com/weftlabs/weft/chat/local"
+)
+
+// The streamed answer of a local model: vLLM's chunk sequence, written as
+// server-sent events. Each chunk is dumped as vLLM dumps it with
+// exclude_unset: only the members vLLM sets, explicit nulls kept.
+
+type streamDelta struct {
+	Role    string  `json:"role,omitempty"`
+	Content *string `json:"content,omitempty"`
+}
+
+type streamChoice struct {
+	Index        int             `json:"index"`
+	Delta        streamDelta     `json:"delta"`
+	Logprobs     *wireLogprobs   `json:"logprobs"`
+	FinishReason *string         `json:"finish_reason"`
+	StopReason   json.RawMessage `json:"stop_reason,omitempty"`
+	TokenIDs     json.RawMessage `json:"token_ids,omitempty"`
+}
+
+type streamChunk struct {
+	ID             string          `json:"id"`
+	Object         string          `json:"object"`
+	Created        int64           `json:"created"`
+	Model          string          `json:"model"`
+	Choices        []streamChoice  `json:"choices"`
+	Usage          json.RawMessage `json:"usage,omitempty"`
+	PromptTokenIDs json.RawMessage `json:"prompt_token_ids,omitempty"`
+	PromptText     json.RawMessage `json:"prompt_text,omitempty"`
+}
+
+var jsonNull = json.RawMessage("null")
+
+// streamWriter writes one generation's events.
+type streamWriter struct {
+	w         io.Writer
+	o         *answerOptions
+	prompt    int
+	generated []int // tokens per choice so far
+	err       error // the first write error (the client went away)
+}
+
+func (s *streamWriter) chunk(choices []streamChoice, usage json.RawMessage) streamChunk {
+	return streamChunk{ID: s.o.id, Object: "chat.completion.chunk", Created: s.o.created, Model: s.o.model, Choices: choices, Usage: usage}
+}
+
+// continuousUsage is the running usage of one choice on every chunk with
+// stream_options.continuous_usage_stats.
+func (s *streamWriter) continuousUsage(i int) json.RawMessage {
+	if !s.o.continuousUsage {
+		return nil
+	}
+	b, _ := json.Marshal(struct {
+		PromptTokens            int             `json:"prompt_tokens"`
+		TotalTokens             int             `json:"total_tokens"`
+		CompletionTokens        int             `json:"completion_tokens"`
+		CompletionTokensDetails json.RawMessage `json:"completion_tokens_details"`
+	}{s.prompt, s.prompt + s.generated[i], s.generated[i], jsonNull})
+	return b
+}
+
+func (s *streamWriter) event(v any) {
+	if s.err != nil {
+		return
+	}
+	b, _ := json.Marshal(v)
+	frame := make([]byte, 0, len(b)+8)
+	frame = append(append(append(frame, "data: "...), b...), '\n', '\n')
+	_, s.err = s.w.Write(frame)
+}
+
+// streamAnswer writes the whole stream of gen: a role chunk per choice, the
+// echoed text, a chunk per engine step and choice, each choice's finish
+// chunk, the usage chunk when asked, then data: [DONE]. An engine failure
+// becomes one error event before [DONE]. It returns the write error that
+// ended it early (the client went away), nil otherwise.
+func streamAnswer(w io.Writer, gen *local.Generation, o *answerOptions, n int) error {
+	s := &streamWriter{w: w, o: o, prompt: len(gen.PromptTokens()), generated: make([]int, n)}
+	first := true
+	for s.err == nil {
+		c, err := gen.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			// As vLLM: an engine failure before any output is the first
+			// event, with no role chunk.
+			s.event(map[string]any{"error": map[string]any{"message": err.Error(), "type": "InternalServerError", "param": nil, "code": 500}})
+			break
+		}
+		if first {
+			s.opening(n)
+			first = false
+		}
+		s.step(c)
+	}
+	if s.err == nil && !first && o.includeUsage {
+		// vLLM writes this chunk with exclude_none.
+		u := o.usage(gen.Usage())
+		b, _ := json.Marshal(struct {
+			PromptTokens        int               `json:"prompt_tokens"`
+			TotalTokens         int               `json:"total_tokens"`
+			CompletionTokens    int               `json:"completion_tokens"`
+			PromptTokensDetails *wireCachedTokens `json:"prompt_tokens_details,omitempty"`
+		}{u.PromptTokens, u.TotalTokens, u.CompletionTokens, u.PromptTokensDetails})
+		s.event(s.chunk([]streamChoice{}, b))
+	}
+	if s.err == nil {
+		_, s.err = w.Write(doneFrame)
+	}
+	return s.err
+}
+
+// opening writes the role chunk of every choice and the echoed text.
+func (s *streamWriter) opening(n int) {
+	empty := ""
+	for i := range n {
+		c := s.chunk([]streamChoice{{Index: i, Delta: streamDelta{Role: s.o.role, Content: &empty}}}, s.continuousUsage(i))
+		c.PromptTokenIDs, c.PromptText = jsonNull, jsonNull
+		if s.o.tokenIDs {
+			c.PromptTokenIDs, _ = json.Marshal(nonNil(s.o.promptIDs))
+		}
+		s.event(c)
+	}
+	if s.o.echo == "" {
+		return
+	}
+	for i := range n {
+		echo := s.o.echo
+		s.event(s.chunk([]streamChoice{{Index: i, Delta: streamDelta{Content: &echo}}}, s.continuousUsage(i)))
+	}
+}
+
+// step writes one engine chunk: its text, token ids and logprobs, and the
+// finish reason on a choice's last one. An empty step before any token
+// (nothing to say yet) is skipped, as vLLM skips it.
+func (s *streamWriter) step(c local.Chunk) {
+	if c.Index < 0 || c.Index >= len(s.generated) {
+		return
+	}
+	if c.Text == "" && len(c.TokenIDs) == 0 && s.generated[c.Index] == 0 && c.FinishReason == "" {
+		return
+	}
+	s.generated[c.Index] += len(c.TokenIDs)
+	text := c.Text
+	choice := streamChoice{Index: c.Index, Delta: streamDelta{Content: &text}, TokenIDs: jsonNull}
+	if s.o.logprobs {
+		choice.Logprobs = s.o.logprobsOf(c.Logprobs)
+	}
+	if s.o.tokenIDs {
+		choice.TokenIDs, _ = json.Marshal(nonNil(c.TokenIDs))
+	}
+	if c.FinishReason != "" {
+		reason := finishReason(c.FinishReason)
+		choice.FinishReason = &reason
+		choice.StopReason, _ = json.Marshal(c.StopReason)
+	}
+	s.event(s.chunk([]streamChoice{choice}, s.continuousUsage(c.Index)))
+}

@@ -1,0 +1,189 @@
+package chat_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/weftlabs/weft/internal/integration/e2e"
+	"github.com/weftlabs/weft/internal/integration/serverproc"
+	"github.com/weftlabs/weft/internal/llm/llmtest"
+	"github.com/weftlabs/weft/internal/testdb"
+)
+
+// localModel is the name the tiny model is served under: its folder's name.
+const localModel = "qwen3-tiny"
+
+// startLocal runs the real server with -model serving a tiny random-weight
+// Qwen3 (the real Qwen3 tokenizer and chat template) and no routing file.
+func startLocal(t *testing.T) (*serverproc.Server, openai.Client) {
+	t.Helper()
+	written := llmtest.ModelDir{Dims: llmtest.TinyQwen3, Tokenizer: llmtest.TokenizerQwen3}.Write(t)
+	dir := filepath.Join(t.TempDir(), localModel)
+	if err := os.Rename(written, dir); err != nil {
+		t.Fatal(err)
+	}
+	srv := serverproc.Start(t, serverproc.Options{DatabaseURL: testdb.SQLiteURL(t), Args: []string{"-model", dir}})
+	return srv, openai.NewClient(option.WithBaseURL(srv.URL+"/v1/"), option.WithAPIKey(srv.Key), option.WithMaxRetries(0))
+}
+
+// openai-go against a model weft serves itself: completions whole and
+// streamed (the same text for a seed), n, logprobs, stop, usage, vLLM's
+// /tokenize and /detokenize, and the calls traced into the project.
+func TestLocalModelWithOpenAIGo(t *testing.T) {
+	t.Parallel()
+	srv, client := startLocal(t)
+	ctx := context.Background()
+	messages := userMessage("Hello!")
+
+	var models struct {
+		Data []struct {
+			ID          string `json:"id"`
+			MaxModelLen int    `json:"max_model_len"`
+		} `json:"data"`
+	}
+	e2e.Admin(srv).Call(t, http.MethodGet, "/v1/models", nil, &models)
+	if len(models.Data) != 1 || models.Data[0].ID != localModel || models.Data[0].MaxModelLen != llmtest.TinyQwen3.MaxPositions {
+		t.Fatalf("models %+v", models)
+	}
+
+	var whole *http.Response
+	params := openai.ChatCompletionNewParams{
+		Model: localModel, Messages: messages, MaxTokens: openai.Int(12), Seed: openai.Int(11), N: openai.Int(2),
+		Temperature: openai.Float(1), Logprobs: openai.Bool(true), TopLogprobs: openai.Int(2),
+	}
+	res, err := client.Chat.Completions.New(ctx, params, option.WithProject("admin/local"), option.WithResponseInto(&whole))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Choices) != 2 || res.Usage.CompletionTokens != 24 || res.Usage.PromptTokens != 10 || res.Model != localModel {
+		t.Fatalf("whole: %s", res.RawJSON())
+	}
+	for _, ch := range res.Choices {
+		if len(ch.Logprobs.Content) != 12 || len(ch.Logprobs.Content[0].TopLogprobs) != 2 || ch.FinishReason != "length" || ch.Message.Content == "" {
+			t.Fatalf("choice %d: %s", ch.Index, ch.RawJSON())
+		}
+	}
+
+	var streamed *http.Response
+	params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
+	stream := client.Chat.Completions.NewStreaming(ctx, params, option.WithProject("admin/local"), option.WithResponseInto(&streamed))
+	acc := openai.ChatCompletionAccumulator{}
+	first := true
+	for stream.Next() {
+		chunk := stream.Current()
+		if first && (len(chunk.Choices) != 1 || chunk.Choices[0].Delta.Role != "assistant") {
+			t.Fatalf("first chunk %s", chunk.RawJSON())
+		}
+		first = false
+		acc.AddChunk(chunk)
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range res.Choices {
+		if acc.Choices[i].Message.Content != res.Choices[i].Message.Content || acc.Choices[i].FinishReason != "length" {
+			t.Errorf("choice %d streamed %q, whole %q", i, acc.Choices[i].Message.Content, res.Choices[i].Message.Content)
+		}
+	}
+	if acc.Usage.TotalTokens != res.Usage.TotalTokens {
+		t.Errorf("streamed usage %+v, whole %+v", acc.Usage, res.Usage)
+	}
+
+	// A stop string taken from the greedy text ends it there.
+	greedy, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: localModel, Messages: messages, MaxTokens: openai.Int(8), Temperature: openai.Float(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := greedy.Choices[0].Message.Content
+	stop := string([]rune(text)[len([]rune(text))/2:])
+	stopped, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
+		Model: localModel, Messages: messages, MaxTokens: openai.Int(8), Temperature: openai.Float(0),
+		Stop: openai.ChatCompletionNewParamsStopUnion{OfStringArray: []string{stop}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := text[:strings.Index(text, stop)]; stopped.Choices[0].Message.Content != want || stopped.Choices[0].FinishReason != "stop" {
+		t.Errorf("stop %q in %q: %s", stop, text, stopped.RawJSON())
+	}
+
+	// What local models cannot do yet is a 400 naming the field.
+	_, err = client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: localModel, Messages: messages},
+		option.WithJSONSet("response_format", map[string]any{"type": "json_object"}))
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Param != "response_format" {
+		t.Errorf("json_object: %v", err)
+	}
+
+	// /tokenize gives the completion's prompt tokens; /detokenize reads them back.
+	var tokens struct {
+		Count  int   `json:"count"`
+		Tokens []int `json:"tokens"`
+	}
+	e2e.Admin(srv).Call(t, http.MethodPost, "/tokenize", map[string]any{"model": localModel, "messages": []map[string]string{{"role": "user", "content": "Hello!"}}}, &tokens)
+	var detok struct{ Prompt string }
+	e2e.Admin(srv).Call(t, http.MethodPost, "/detokenize", map[string]any{"model": localModel, "tokens": tokens.Tokens}, &detok)
+	if tokens.Count != int(res.Usage.PromptTokens) || detok.Prompt != "<|im_start|>user\nHello!<|im_end|>\n<|im_start|>assistant\n" {
+		t.Errorf("tokenize %+v, detokenize %q", tokens, detok.Prompt)
+	}
+
+	// Both completions are traced into the project with their usage.
+	want := map[string]int64{whole.Header.Get("Weft-Call-Id"): res.Usage.TotalTokens, streamed.Header.Get("Weft-Call-Id"): res.Usage.TotalTokens}
+	ids, _ := json.Marshal([]string{whole.Header.Get("Weft-Call-Id"), streamed.Header.Get("Weft-Call-Id")})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var usage struct {
+			CallUsage map[string]map[string]struct {
+				Requests    int64 `json:"requests"`
+				TotalTokens int64 `json:"total_tokens"`
+			} `json:"call_usage"`
+		}
+		e2e.Admin(srv).Call(t, http.MethodPost, "/calls/usage", fmt.Sprintf(`{"project_id":"admin/local","call_ids":%s}`, ids), &usage)
+		found := 0
+		for id, total := range want {
+			if u, ok := usage.CallUsage[id][localModel]; ok && u.TotalTokens == total && u.Requests == 1 {
+				found++
+			}
+		}
+		if found == len(want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("usage %+v, want totals %v", usage.CallUsage, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// The official openai npm client, under Node, against a model weft serves
+// itself.
+func TestLocalModelWithOpenAINode(t *testing.T) {
+	t.Parallel()
+	js, err := filepath.Abs("../js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(js, "node_modules", "openai")); err != nil {
+		t.Fatalf("run `npm ci` in internal/integration/js first (scripts/test does): %v", err)
+	}
+	srv, _ := startLocal(t)
+	cmd := exec.Command("node", "local.mjs")
+	cmd.Dir = js
+	cmd.Env = append(os.Environ(), "WEFT_URL="+srv.URL, "WEFT_KEY="+srv.Key, "WEFT_MODEL="+localModel)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), `"ok":true`) {
+		t.Fatalf("node local.mjs: %v\n%s", err, out)
+	}
+}

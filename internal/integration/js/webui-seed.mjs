@@ -1,0 +1,130 @@
+// Seed data of the web UI's browser tests, written with the official Weave
+// TypeScript SDK as a user's program would: ops with nested calls (one child
+// failing inside a parent that recovers), a failing root, annotation specs
+// published as AnnotationSpec objects, and reactions and notes on calls.
+//
+// Run by internal/integration/webui with WF_TRACE_SERVER_URL, WANDB_API_KEY
+// and WEFT_PROJECT (entity/project) set. It prints one JSON line with the ids
+// and refs it made, and exits non-zero on anything the SDK reports (it logs
+// and swallows some failures).
+import * as weave from "weave";
+
+const sdkErrors = [];
+const consoleError = console.error.bind(console);
+console.error = (...args) => {
+  sdkErrors.push(args.map((a) => (a instanceof Error ? a.stack : typeof a === "string" ? a : JSON.stringify(a))).join(" "));
+  consoleError(...args);
+};
+process.on("unhandledRejection", (reason) => {
+  consoleError("unhandled rejection", reason instanceof Error ? reason.stack : String(reason?.status ?? reason));
+  process.exit(1);
+});
+
+const project = process.env.WEFT_PROJECT;
+await weave.login(process.env.WANDB_API_KEY, new URL(process.env.WF_TRACE_SERVER_URL).host);
+const client = await weave.init(project);
+
+// An annotation spec, as Weave's AnnotationSpec object class: its name and
+// description for people, field_schema the JSON schema of its values.
+class AnnotationSpec extends weave.WeaveObject {
+  constructor({ name, description, fieldSchema }) {
+    super({ name, description });
+    this.field_schema = fieldSchema;
+  }
+}
+
+// An agent that runs three steps; the second fails and the agent carries on.
+const lookup = weave.op(async function lookup(query) {
+  return { query, hits: 3 };
+});
+const flakyTool = weave.op(async function flakyTool(input) {
+  throw new Error(`tool failed on ${input}`);
+});
+const countWords = weave.op(async function countWords(text) {
+  return text.split(/\s+/).length;
+});
+const summarize = weave.op(async function summarize(text) {
+  return `summary of ${text} in ${await countWords(text)} words`;
+});
+const agent = weave.op(
+  async function agent(question) {
+    const found = await lookup(question);
+    let tool = null;
+    try {
+      await flakyTool(question);
+    } catch (err) {
+      tool = err.message;
+    }
+    const answer = await summarize(`${question} (${found.hits} hits)`);
+    return { answer, tool };
+  },
+  { callDisplayName: (question) => `agent: ${question}` },
+);
+const explode = weave.op(async function explode(reason) {
+  throw new Error(`exploded: ${reason}`);
+});
+
+const agentCalls = [];
+for (const question of ["weather in Paris", "capital of Peru", "tallest mountain"]) {
+  const [, call] = await agent.invoke(question);
+  agentCalls.push(call.id);
+}
+let explodeID = null;
+try {
+  await explode("on purpose");
+} catch {
+  // expected: the failed call is recorded
+}
+
+// The specs a queue will list.
+const quality = await client.publish(
+  new AnnotationSpec({ name: "Quality", description: "Is the answer right?", fieldSchema: { type: "string", enum: ["good", "acceptable", "bad"] } }),
+  "quality",
+);
+const score = await client.publish(
+  new AnnotationSpec({ name: "Score", description: "1 is poor, 5 is perfect", fieldSchema: { type: "integer", minimum: 1, maximum: 5 } }),
+  "score",
+);
+const comment = await client.publish(
+  new AnnotationSpec({ name: "Comment", description: "Anything to add", fieldSchema: { type: "string", maxLength: 200 } }),
+  "comment",
+);
+
+await client.waitForBatchProcessing();
+
+// Reactions and notes on the first agent call, through the SDK's own client.
+const callRef = `weave:///${project}/call/${agentCalls[0]}`;
+for (const [type, payload] of [["wandb.reaction.1", { emoji: "👍" }], ["wandb.note.1", { note: "checked by hand" }]]) {
+  const res = await client.traceServerApi.feedback.feedbackCreateFeedbackCreatePost({
+    project_id: project, weave_ref: callRef, feedback_type: type, payload,
+  });
+  if (!res.ok) {
+    consoleError(`feedback ${type}: ${res.status}`);
+    process.exit(1);
+  }
+}
+
+const roots = await client.getCalls({ trace_roots_only: true });
+explodeID = roots.find((c) => c.op_name.includes("/op/explode:"))?.id;
+const agents = await client.getCalls({ call_ids: agentCalls });
+const children = await client.getCalls({ parent_ids: [agentCalls[0]] });
+if (!explodeID || agents.length !== 3 || children.length !== 3) {
+  consoleError(`unexpected calls: explode ${explodeID}, ${agents.length} agents, ${children.length} children`);
+  process.exit(1);
+}
+if (sdkErrors.length) {
+  consoleError(`the SDK reported errors: ${JSON.stringify(sdkErrors)}`);
+  process.exit(1);
+}
+const failed = children.find((c) => c.op_name.includes("/op/flakyTool:"));
+
+console.log(JSON.stringify({
+  ok: true,
+  agents: agentCalls,
+  traces: agentCalls.map((id) => agents.find((c) => c.id === id).trace_id),
+  children: ["lookup", "flakyTool", "summarize"].map((name) => children.find((c) => c.op_name.includes(`/op/${name}:`)).id),
+  grandchild: (await client.getCalls({ parent_ids: [children.find((c) => c.op_name.includes("/op/summarize:")).id] }))[0]?.id,
+  failedChild: failed.id,
+  explode: explodeID,
+  specs: [quality.uri(), score.uri(), comment.uri()],
+}));
