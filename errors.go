@@ -24,6 +24,9 @@ var (
 	ErrConflict = errors.New("conflict")
 	// ErrTooLarge: the request asks for more than a limit allows (HTTP 413).
 	ErrTooLarge = errors.New("request too large")
+	// ErrUnsupportedMedia: the body is of a media type or content encoding
+	// the route does not read (HTTP 415).
+	ErrUnsupportedMedia = errors.New("unsupported media type")
 	// ErrRateLimited: the caller sent too much too fast (HTTP 429).
 	ErrRateLimited = errors.New("rate limited")
 	// ErrUnavailable: a dependency (the database, an upstream) cannot answer now (HTTP 503).
@@ -99,7 +102,7 @@ func ErrorFields(err error) map[string]any {
 
 // classes lists the error classes, for ClassOf.
 var classes = []error{ErrInvalid, ErrValidation, ErrUnauthenticated, ErrForbidden, ErrNotFound,
-	ErrConflict, ErrTooLarge, ErrRateLimited, ErrUnavailable, ErrUpstream}
+	ErrConflict, ErrTooLarge, ErrUnsupportedMedia, ErrRateLimited, ErrUnavailable, ErrUpstream}
 
 // ClassOf returns the class err wraps (ErrInvalid, ErrNotFound, ...), or nil when
 // err is not a weft error: an unexpected failure rather than a refusal.

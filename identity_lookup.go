@@ -69,3 +69,19 @@ func (id *Identity) Usernames(ctx context.Context, userIDs []string) (map[string
 	}
 	return names, nil
 }
+
+// UserIDs maps the given user names to user ids; unknown names are left out.
+func (id *Identity) UserIDs(ctx context.Context, usernames []string) (map[string]string, error) {
+	ids := map[string]string{}
+	if len(usernames) == 0 {
+		return ids, nil
+	}
+	var users []User
+	if err := id.db.NewSelect().Model(&users).Column("id", "username").Where("username IN (?)", bun.In(usernames)).Scan(ctx); err != nil {
+		return nil, err
+	}
+	for _, u := range users {
+		ids[u.Username] = u.ID
+	}
+	return ids, nil
+}

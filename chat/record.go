@@ -65,7 +65,12 @@ type recordQueue struct {
 	logger   *slog.Logger
 	calls    chan pendingCall
 	done     chan struct{}
-	once     sync.Once
+	// mu orders enqueue against close: a stream still relaying when the
+	// gateway closes (its shutdown grace ran out) ends after the channel is
+	// closed, and its call is then dropped rather than sent on a closed
+	// channel.
+	mu     sync.RWMutex
+	closed bool
 
 	dropped     prometheus.Counter
 	writeErrors prometheus.Counter
@@ -99,6 +104,12 @@ func newRecordQueue(recorder CallRecorder, size int, logger *slog.Logger, reg pr
 
 // enqueue hands a call to the writer without ever waiting.
 func (q *recordQueue) enqueue(p pendingCall) {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	if q.closed {
+		q.dropped.Inc()
+		return
+	}
 	select {
 	case q.calls <- p:
 	default:
@@ -138,7 +149,12 @@ func (q *recordQueue) run() {
 // close stops accepting calls and waits until the queued ones are written or
 // ctx ends.
 func (q *recordQueue) close(ctx context.Context) error {
-	q.once.Do(func() { close(q.calls) })
+	q.mu.Lock()
+	if !q.closed {
+		q.closed = true
+		close(q.calls)
+	}
+	q.mu.Unlock()
 	select {
 	case <-q.done:
 		return nil

@@ -14,6 +14,9 @@ type Config struct {
 	// Now is the clock that stamps deletions and prices. Defaults to
 	// time.Now; times are stored in UTC.
 	Now func() time.Time
+	// Feed, when set, is told of every call this store writes, after the
+	// write commits (live views subscribe to it). None by default.
+	Feed *Feed
 }
 
 func (cfg *Config) setDefaults() error {

@@ -16,9 +16,19 @@
 //	calls, err := trace.New(trace.Config{DB: db})
 //	res, err := calls.CallStart(weft.WithPrincipal(ctx, p), &trace.CallStartReq{Start: ...})
 //
+// The Go-only members of [CallsFilter] serve views such as the web UI's trace
+// list: status, time range, user, has-feedback, and Search, a case-insensitive
+// substring search over the text of inputs and outputs in any script (a
+// trigram index on PostgreSQL, FTS5 with the trigram tokenizer on SQLite).
+// Queries sort by stored columns, by derived fields ([SortLatency],
+// [SortStatus], [SortTotalTokens]) and by any inputs.* / output.* member. A
+// [Feed] given in Config tells subscribers which calls each write touched, for
+// live views.
+//
 // Errors wrap this package's sentinels ([ErrInvalidCall], [ErrInvalidQuery],
 // ...), each of a weft error class that decides its HTTP status. The files
 // follow the layout every domain shares (see package weft): service.go,
 // errors.go, types.go, config.go, store.go (the writes), store_query.go,
-// store_usage.go and store_costs.go.
+// store_usage.go and store_costs.go; search.go (the searchable text and its
+// condition), sort.go (sort fields), status.go and feed.go.
 package trace

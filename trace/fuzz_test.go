@@ -22,6 +22,7 @@ func FuzzCallsQuery(f *testing.F) {
 		{"started_at", "asc", "inputs", "op"},
 		{"summary.weave.latency_ms", "desc", "output", "weave:///e/p/op/x:1"},
 		{"inputs.prompt", "DESC", "attributes.x", "0190b0f2-0000-7000-8000-000000000001"},
+		{"inputs.\xff", "desc", "output", "🚀 100%_\\"}, {"output.a.b", "asc", "output", "天气"},
 		{"id; DROP TABLE calls", "asc'", "inputs') --", "' OR '1'='1"},
 		{"", "", "", ""}, {"summary.", "sideways", "?", "\x00"},
 		{"id\x00", "asc", "inputs\x00", "weave:///e/p/object/n\x00ul:0"},
@@ -44,8 +45,9 @@ func FuzzCallsQuery(f *testing.F) {
 			ProjectID: "e/p",
 			SortBy:    []trace.SortBy{{Field: sortField, Direction: direction}},
 			Columns:   []string{column},
-			Filter:    trace.CallsFilter{OpNames: []string{value}, InputRefs: []string{value}, TraceIDs: []string{value}},
-			Limit:     5,
+			Filter: trace.CallsFilter{OpNames: []string{value}, InputRefs: []string{value}, TraceIDs: []string{value},
+				UserIDs: []string{value}, Search: value},
+			Limit: 5,
 		}
 		quoted, _ := json.Marshal(value)
 		// The value as sent, inside a string: a JSON escape (\u0000, \ud800) or

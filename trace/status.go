@@ -12,10 +12,8 @@ import (
 // rebuildSummary derives it) is one of statuses. It is built only from the
 // fixed fragments below: no request text reaches the SQL.
 func (s *Store) statusCondition(statuses []string) (database.Expr, error) {
-	failed := "(c.exception IS NOT NULL AND c.exception <> '')"
-	// summary.status_counts.error > 0, read only when it is a JSON number,
-	// as rebuildSummary reads it.
-	errors := s.dialect.JSONScalar(s.dialect.JSONDoc("c.summary"), []string{"status_counts", "error"}, "number")
+	failed := failedCondition
+	errors := s.descendantErrors()
 	descendantFailed := "COALESCE(" + errors.SQL + ", 0) > 0"
 	conditions := map[string]database.Expr{
 		StatusError:           {SQL: failed},
@@ -37,4 +35,24 @@ func (s *Store) statusCondition(statuses []string) (database.Expr, error) {
 		}
 	}
 	return database.Expr{SQL: "(" + strings.Join(parts, " OR ") + ")", Args: args}, nil
+}
+
+// statusExpr is the status of a call as SQL text, for sorting: the same
+// derivation as statusCondition's.
+func (s *Store) statusExpr() database.Expr {
+	errors := s.descendantErrors()
+	return database.Expr{
+		SQL: "(CASE WHEN " + failedCondition + " THEN '" + StatusError + "' WHEN c.ended_at IS NULL THEN '" + StatusRunning +
+			"' WHEN COALESCE(" + errors.SQL + ", 0) > 0 THEN '" + StatusDescendantError + "' ELSE '" + StatusSuccess + "' END)",
+		Args: errors.Args,
+	}
+}
+
+// failedCondition holds for a call that raised.
+const failedCondition = "(c.exception IS NOT NULL AND c.exception <> '')"
+
+// descendantErrors is summary.status_counts.error, read only when it is a
+// JSON number, as rebuildSummary reads it.
+func (s *Store) descendantErrors() database.Expr {
+	return s.dialect.JSONScalar(s.dialect.JSONDoc("c.summary"), []string{"status_counts", "error"}, "number")
 }

@@ -17,6 +17,7 @@ type Store struct {
 	db      *weft.DB
 	dialect database.Dialect
 	now     func() time.Time
+	feed    *Feed
 }
 
 var _ Service = (*Store)(nil)
@@ -26,7 +27,7 @@ func New(cfg Config) (*Store, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
 	}
-	return &Store{db: cfg.DB, dialect: database.DialectOf(cfg.DB), now: cfg.Now}, nil
+	return &Store{db: cfg.DB, dialect: database.DialectOf(cfg.DB), now: cfg.Now, feed: cfg.Feed}, nil
 }
 
 // callRow is a row of the calls table.
@@ -58,14 +59,18 @@ type callRow struct {
 	DeletedAt    *time.Time `bun:"deleted_at"`
 	// Usage is derived from Summary when the end is written (see storedUsage).
 	Usage *string `bun:"usage"`
+	// InputsText and OutputText are the searchable text of Inputs and Output
+	// (see searchText), derived when the start and the end are written.
+	InputsText *string `bun:"inputs_text"`
+	OutputText *string `bun:"output_text"`
 }
 
 // Column groups written by each kind of write. A start never touches end
 // columns and the other way round, which is what lets them arrive in any order.
 var (
 	startColumns = []string{"trace_id", "parent_id", "thread_id", "turn_id", "op_name", "started_at",
-		"attributes", "inputs", "otel_dump", "input_refs", "pf_user_id", "pf_run_id", "pf_run_step"}
-	endColumns = []string{"ended_at", "output", "output_refs", "summary", "exception", "pf_run_step_end", "usage"}
+		"attributes", "inputs", "otel_dump", "input_refs", "pf_user_id", "pf_run_id", "pf_run_step", "inputs_text"}
+	endColumns = []string{"ended_at", "output", "output_refs", "summary", "exception", "pf_run_step_end", "usage", "output_text"}
 )
 
 // pending is what one batch writes to one call: the merge, in order, of the
@@ -104,6 +109,7 @@ func (w *writeSet) addStart(s *startFields) {
 	r.OpName, r.StartedAt = &s.opName, &s.startedAt
 	r.Attributes, r.Inputs, r.OtelDump, r.InputRefs = &s.attributes, &s.inputs, s.otelDump, s.inputRefs
 	r.PfUserID, r.PfRunID, r.PfRunStep = s.userID, s.runID, s.runStep
+	r.InputsText = &s.inputsText
 	if s.displayName != nil {
 		r.DisplayName = s.displayName
 	}
@@ -115,6 +121,7 @@ func (w *writeSet) addEnd(e *endFields) {
 	r := &p.row
 	r.EndedAt, r.Output, r.OutputRefs, r.Summary, r.Usage = &e.endedAt, &e.output, e.outputRefs, &e.summary, &e.usage
 	r.Exception, r.PfRunStepEnd = e.exception, e.runStepEnd
+	r.OutputText = &e.outputText
 	if e.displayName != nil {
 		r.DisplayName = e.displayName
 	}
@@ -172,7 +179,7 @@ func (s *Store) flush(ctx context.Context, db bun.IDB, w *writeSet) error {
 // copyColumns are the calls columns a COPY fills, in callRow order.
 var copyColumns = []string{"project_id", "id", "trace_id", "parent_id", "thread_id", "turn_id", "op_name", "display_name",
 	"started_at", "ended_at", "attributes", "inputs", "otel_dump", "input_refs", "output", "output_refs", "summary",
-	"exception", "pf_user_id", "pf_run_id", "pf_run_step", "pf_run_step_end", "usage"}
+	"exception", "pf_user_id", "pf_run_id", "pf_run_step", "pf_run_step_end", "usage", "inputs_text", "output_text"}
 
 // flushPostgres writes the set in one PostgreSQL transaction on the pgx
 // connection under bun. Calls whose start and end come together (what the
@@ -231,7 +238,7 @@ func copyNew(ctx context.Context, tx pgx.Tx, rows []callRow) (copied bool, err e
 		r := &rows[i]
 		values[i] = []any{r.ProjectID, r.ID, r.TraceID, r.ParentID, r.ThreadID, r.TurnID, r.OpName, r.DisplayName,
 			r.StartedAt, r.EndedAt, r.Attributes, r.Inputs, r.OtelDump, r.InputRefs, r.Output, r.OutputRefs, r.Summary,
-			r.Exception, r.PfUserID, r.PfRunID, r.PfRunStep, r.PfRunStepEnd, r.Usage}
+			r.Exception, r.PfUserID, r.PfRunID, r.PfRunStep, r.PfRunStepEnd, r.Usage, r.InputsText, r.OutputText}
 	}
 	_, err = tx.CopyFrom(ctx, pgx.Identifier{"calls"}, copyColumns, pgx.CopyFromRows(values))
 	if database.UniqueViolation(err) {
@@ -263,6 +270,7 @@ func (s *Store) CallStart(ctx context.Context, req *CallStartReq) (*CallStartRes
 	if err := s.flush(ctx, s.db, &w); err != nil {
 		return nil, err
 	}
+	s.feed.publishWrites(&w)
 	return &CallStartRes{ID: f.id, TraceID: f.traceID}, nil
 }
 
@@ -277,6 +285,7 @@ func (s *Store) CallEnd(ctx context.Context, req *CallEndReq) (*CallEndRes, erro
 	if err := s.flush(ctx, s.db, &w); err != nil {
 		return nil, err
 	}
+	s.feed.publishWrites(&w)
 	return &CallEndRes{}, nil
 }
 
@@ -322,6 +331,7 @@ func (s *Store) UpsertBatch(ctx context.Context, req *UpsertBatchReq) (*UpsertBa
 	if err != nil {
 		return nil, err
 	}
+	s.feed.publishWrites(&w)
 	return res, nil
 }
 
@@ -382,5 +392,6 @@ func (s *Store) CallUpdate(ctx context.Context, req *CallUpdateReq) (*CallUpdate
 	if err := s.flush(ctx, s.db, &w); err != nil {
 		return nil, err
 	}
+	s.feed.publishWrites(&w)
 	return &CallUpdateRes{}, nil
 }

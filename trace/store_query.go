@@ -84,7 +84,7 @@ func (s *Store) CallRead(ctx context.Context, req *CallReadReq) (*CallReadRes, e
 		return nil, err
 	}
 	var row callRow
-	err := visible(s.db.NewSelect().Model(&row), req.ProjectID).Where("c.id = ?", req.ID).Scan(ctx)
+	err := visible(s.db.NewSelect().Model(&row).ExcludeColumn(searchColumns...), req.ProjectID).Where("c.id = ?", req.ID).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return &CallReadRes{}, nil
 	}
@@ -98,13 +98,6 @@ func (s *Store) CallRead(ctx context.Context, req *CallReadReq) (*CallReadRes, e
 	return &CallReadRes{Call: row.toCall(book)}, nil
 }
 
-// sortColumns are the fields calls may be sorted by.
-var sortColumns = map[string]string{
-	"id": "c.id", "trace_id": "c.trace_id", "parent_id": "c.parent_id", "op_name": "c.op_name",
-	"display_name": "c.display_name", "started_at": "c.started_at", "ended_at": "c.ended_at",
-	"thread_id": "c.thread_id", "turn_id": "c.turn_id",
-}
-
 // filtered builds the select of a query's calls, without order or paging.
 func (s *Store) filtered(q *bun.SelectQuery, projectID string, f *CallsFilter) (*bun.SelectQuery, error) {
 	if _, _, err := weft.ParseProjectID(projectID); err != nil {
@@ -116,7 +109,7 @@ func (s *Store) filtered(q *bun.SelectQuery, projectID string, f *CallsFilter) (
 		values []string
 	}{
 		{"c.id", f.CallIDs}, {"c.trace_id", f.TraceIDs}, {"c.parent_id", f.ParentIDs},
-		{"c.op_name", f.OpNames}, {"c.thread_id", f.ThreadIDs},
+		{"c.op_name", f.OpNames}, {"c.thread_id", f.ThreadIDs}, {"c.pf_user_id", f.UserIDs},
 	} {
 		if len(in.values) > 0 {
 			q = whereIn(q, "? IN (?)", in.column, in.values)
@@ -138,6 +131,16 @@ func (s *Store) filtered(q *bun.SelectQuery, projectID string, f *CallsFilter) (
 		}
 		q = q.Where(cond.SQL, cond.Args...)
 	}
+	if f.Search != "" {
+		cond, err := s.searchCondition(f.Search)
+		if err != nil {
+			return nil, err
+		}
+		q = q.Where(cond.SQL, cond.Args...)
+	}
+	if f.HasFeedback {
+		q = q.Where(hasFeedback)
+	}
 	for _, refs := range []struct {
 		column string
 		values []string
@@ -149,6 +152,13 @@ func (s *Store) filtered(q *bun.SelectQuery, projectID string, f *CallsFilter) (
 	}
 	return q, nil
 }
+
+// hasFeedback holds for calls with feedback: a feedback row of the same
+// project whose trace_ref is the call's ref in either scheme (feedback keeps
+// refs as sent). It reads the feedback table through its (project_id,
+// trace_ref) index, in the call's own project (colocated on Citus).
+const hasFeedback = `EXISTS (SELECT 1 FROM feedback AS f WHERE f.project_id = c.project_id
+	AND f.trace_ref IN ('weave:///' || c.project_id || '/call/' || c.id, 'trace:///' || c.project_id || '/call/' || c.id))`
 
 // whereIn adds cond, whose placeholders are column and the list of values.
 // A value holding NUL names nothing stored (no stored text holds one) and
@@ -164,7 +174,7 @@ func whereIn(q *bun.SelectQuery, cond, column string, values []string) *bun.Sele
 
 // CallsQuery implements [Service].
 func (s *Store) CallsQuery(ctx context.Context, req *CallsQueryReq, yield func(*Call) error) error {
-	q, err := s.filtered(s.db.NewSelect().Model((*callRow)(nil)), req.ProjectID, &req.Filter)
+	q, err := s.filtered(s.db.NewSelect().Model((*callRow)(nil)).ExcludeColumn(searchColumns...), req.ProjectID, &req.Filter)
 	if err != nil {
 		return err
 	}
@@ -174,19 +184,23 @@ func (s *Store) CallsQuery(ctx context.Context, req *CallsQueryReq, yield func(*
 	}
 	hasID := false
 	for _, sb := range sortBy {
-		col, ok := sortColumns[sb.Field]
-		if !ok {
-			return weft.WithFields(ErrInvalidQuery, map[string]any{"param": "sort_by"},
-				"cannot sort by %q; sortable fields: %v", clip(sb.Field), slices.Sorted(maps.Keys(sortColumns)))
+		key, err := s.sortKeyOf(sb.Field)
+		if err != nil {
+			return err
 		}
+		var order string
 		switch sb.Direction {
 		case "", "asc":
-			q = q.OrderExpr("? ASC", bun.Safe(col))
+			order = " ASC"
 		case "desc":
-			q = q.OrderExpr("? DESC", bun.Safe(col))
+			order = " DESC"
 		default:
 			return weft.WithFields(ErrInvalidQuery, map[string]any{"param": "sort_by"}, "sort direction must be asc or desc")
 		}
+		if key.nullsLast {
+			order += " NULLS LAST"
+		}
+		q = q.OrderExpr(key.expr.SQL+order, key.expr.Args...)
 		hasID = hasID || sb.Field == "id"
 	}
 	if !hasID {
@@ -247,11 +261,13 @@ func keysetAfter(q *bun.SelectQuery, sortBy []SortBy, cursor *CallsCursor) (*bun
 	if len(sortBy) != 1 || sortBy[0].Field != "started_at" {
 		return nil, weft.WithFields(ErrInvalidQuery, map[string]any{"param": "sort_by"}, "a cursor pages only a query sorted by started_at alone")
 	}
+	// The first bound alone is a range of the index, where the database
+	// starts reading; the second drops the cursor's own instant up to its id.
 	at := cursor.StartedAt.UTC()
 	if sortBy[0].Direction == "desc" {
-		return q.Where("(c.started_at < ? OR (c.started_at = ? AND c.id > ?))", at, at, cursor.ID), nil
+		return q.Where("c.started_at <= ?", at).Where("(c.started_at < ? OR c.id > ?)", at, cursor.ID), nil
 	}
-	return q.Where("(c.started_at > ? OR (c.started_at = ? AND c.id > ?))", at, at, cursor.ID), nil
+	return q.Where("c.started_at >= ?", at).Where("(c.started_at > ? OR c.id > ?)", at, cursor.ID), nil
 }
 
 // cursorBatch is how many rows one FETCH of a streaming cursor reads.
@@ -349,6 +365,7 @@ func (s *Store) CallsDelete(ctx context.Context, req *CallsDeleteReq) (*CallsDel
 	if err != nil {
 		return nil, err
 	}
+	s.feed.publish(req.ProjectID, tree)
 	n := len(requested)
 	for _, id := range tree {
 		if !requested[id] {

@@ -336,6 +336,17 @@ type CallsFilter struct {
 	StartedFrom *time.Time `json:"-"`
 	// StartedBefore keeps calls started before it.
 	StartedBefore *time.Time `json:"-"`
+	// Search keeps calls whose inputs or output hold this text, compared
+	// without regard to case: a substring of a string value (or a number as
+	// written) in any script, LIKE metacharacters included literally. Only
+	// the first MaxSearchTextBytes of each side's text are searched; a term
+	// longer than MaxSearchLength is ErrInvalidQuery.
+	Search string `json:"-"`
+	// UserIDs keeps calls made by one of these users (pf_user_id).
+	UserIDs []string `json:"-"`
+	// HasFeedback keeps calls that have feedback attached (a feedback row
+	// whose trace_ref is the call's trace:/// or weave:/// ref).
+	HasFeedback bool `json:"-"`
 }
 
 // SortBy orders a query by one field, "asc" or "desc".

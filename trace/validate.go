@@ -19,6 +19,7 @@ type startFields struct {
 	displayName                    *string
 	startedAt                      time.Time
 	attributes, inputs             string
+	inputsText                     string // searchText of inputs
 	otelDump, inputRefs            *string
 	userID, runID                  *string
 	runStep                        *int64
@@ -30,6 +31,7 @@ type endFields struct {
 	endedAt         time.Time
 	output, summary string
 	usage           string // storedUsage of summary
+	outputText      string // searchText of output
 	outputRefs      *string
 	exception       *string
 	displayName     *string
@@ -103,6 +105,7 @@ func checkStart(ctx context.Context, in *StartedCall) (*startFields, error) {
 		f.otelDump = &dump
 	}
 	f.inputRefs = refsOf([]byte(f.inputs))
+	f.inputsText = searchText([]byte(f.inputs))
 	if uid := weft.UserID(ctx); uid != "" {
 		f.userID = &uid
 	}
@@ -147,6 +150,7 @@ func checkEnd(in *EndedCall) (*endFields, error) {
 		f.output = string(in.Output)
 	}
 	f.outputRefs = refsOf(in.Output)
+	f.outputText = searchText([]byte(f.output))
 	return f, nil
 }
 

@@ -218,8 +218,8 @@ func TestUnknownCommandListsTheKnownOnes(t *testing.T) {
 		where string
 		known []string
 	}{
-		{[]string{"bogus"}, "weft: ", []string{"serve", "worker", "user", "key", "member", "distribute", "version", "help"}},
-		{[]string{"help", "bogus"}, "weft: ", []string{"serve", "worker", "user", "key", "member", "distribute", "version", "help"}},
+		{[]string{"bogus"}, "weft: ", []string{"serve", "worker", "user", "key", "member", "distribute", "generate", "version", "help"}},
+		{[]string{"help", "bogus"}, "weft: ", []string{"serve", "worker", "user", "key", "member", "distribute", "generate", "version", "help"}},
 		{[]string{"user", "bogus"}, "weft user: ", []string{"create", "help"}},
 		{[]string{"help", "user", "bogus"}, "weft user: ", []string{"create", "help"}},
 		{[]string{"key", "bogus", "-h"}, "weft key: ", []string{"create", "revoke", "help"}},

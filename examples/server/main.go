@@ -43,6 +43,7 @@ func commands() *command {
 			keyCommand(),
 			memberCommand(),
 			distributeCommand(),
+			generateCommand(),
 			versionCommand(),
 		},
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/feedback"
+	"github.com/weftlabs/weft/trace"
 	"github.com/weftlabs/weft/training"
 	"github.com/weftlabs/weft/transport/httpapi"
 	"github.com/weftlabs/weft/transport/webui"
@@ -98,7 +99,8 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 		Health:       db.PingContext,
 		RateLimit:    httpapi.RateLimit{PerSecond: opts.rateLimit, Burst: opts.rateBurst},
 	}
-	if cfg.Trace, err = newTraceService(db); err != nil {
+	feed := trace.NewFeed()
+	if cfg.Trace, err = newTraceService(db, feed); err != nil {
 		return err
 	}
 	if cfg.Objects, err = newObjectsService(db, opts.maxFileBytes); err != nil {
@@ -128,7 +130,7 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 	}
 	// The web UI answers "/" and /ui/…; every other path is the API's.
 	handler, err := webui.New(webui.Config{DB: db, Identity: identity, Trace: cfg.Trace, Feedback: cfg.Feedback,
-		AnnotationSpecs: feedback.ObjectSpecs(cfg.Objects), Fallback: api, Logger: logger})
+		AnnotationSpecs: feedback.ObjectSpecs(cfg.Objects), Feed: feed, Fallback: api, Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -138,6 +140,7 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 		return err
 	}
 	server := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	server.RegisterOnShutdown(handler.CloseStreams)
 	logger.Info("serving", "addr", listener.Addr().String(), "database", redact(opts.databaseURL))
 	fmt.Fprintf(out, "weft listening on http://%s\n", listener.Addr())
 

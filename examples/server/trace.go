@@ -5,7 +5,8 @@ import (
 	"github.com/weftlabs/weft/trace"
 )
 
-// newTraceService builds the calls store the trace routes serve.
-func newTraceService(db *weft.DB) (*trace.Store, error) {
-	return trace.New(trace.Config{DB: db})
+// newTraceService builds the calls store the trace routes serve; it tells
+// feed of every call it writes (the web UI's live lists).
+func newTraceService(db *weft.DB, feed *trace.Feed) (*trace.Store, error) {
+	return trace.New(trace.Config{DB: db, Feed: feed})
 }

@@ -3,6 +3,7 @@ package database
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
@@ -150,4 +151,62 @@ func sqlitePath(path []string) string {
 		fmt.Fprintf(&b, `."%s"`, seg)
 	}
 	return b.String()
+}
+
+// minTrigramRunes is the shortest term a trigram index can look up.
+const minTrigramRunes = 3
+
+// TextSearch is the condition that holds when term occurs, case-insensitively,
+// in any of columns of table (read under alias). It is served by the table's
+// text index: on PostgreSQL a pg_trgm GIN index on each column (ILIKE with the
+// term's LIKE metacharacters escaped); on SQLite the FTS5 table
+// "<table>_search" with the trigram tokenizer, an external-content index of
+// the same columns keyed by rowid (a trigram phrase is a substring match).
+// Terms shorter than a trigram scan the columns of the one project the query
+// names. table, alias and columns are trusted text; term is only ever a bound
+// value, and must not be empty.
+func (d Dialect) TextSearch(table, alias string, columns []string, term string) Expr {
+	var parts []string
+	var args []any
+	if d.postgres {
+		pattern := "%" + likeEscaper.Replace(term) + "%"
+		for _, c := range columns {
+			parts = append(parts, alias+"."+c+" ILIKE ?")
+			args = append(args, pattern)
+		}
+		return Expr{SQL: "(" + strings.Join(parts, " OR ") + ")", Args: args}
+	}
+	if utf8.RuneCountInString(term) >= minTrigramRunes {
+		phrase := `"` + strings.ReplaceAll(term, `"`, `""`) + `"`
+		return Expr{SQL: alias + ".rowid IN (SELECT rowid FROM " + table + "_search WHERE " + table + "_search MATCH ?)", Args: []any{phrase}}
+	}
+	for _, c := range columns {
+		parts = append(parts, "instr(lower("+alias+"."+c+"), lower(?)) > 0")
+		args = append(args, term)
+	}
+	return Expr{SQL: "(" + strings.Join(parts, " OR ") + ")", Args: args}
+}
+
+// likeEscaper escapes LIKE's metacharacters with PostgreSQL's default escape
+// character, the backslash.
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+
+// Elapsed is the time from the timestamp column from to the timestamp column
+// to, as a value that sorts by length (NULL when either is NULL). from and to
+// are trusted text.
+func (d Dialect) Elapsed(from, to string) string {
+	if d.postgres {
+		return "(" + to + " - " + from + ")"
+	}
+	return "(julianday(" + to + ") - julianday(" + from + "))"
+}
+
+// JSONObjectArraySum is the sum, over the members of the JSON object text in
+// column (each an array of numbers), of the element at index; NULL for an
+// empty object or NULL column. column is trusted text.
+func (d Dialect) JSONObjectArraySum(column string, index int) string {
+	if d.postgres {
+		return fmt.Sprintf("(SELECT sum((u.v ->> %d)::double precision) FROM jsonb_each(%s::jsonb) AS u(k, v))", index, column)
+	}
+	return fmt.Sprintf("(SELECT sum(json_extract(u.value, '$[%d]')) FROM json_each(%s) AS u)", index, column)
 }

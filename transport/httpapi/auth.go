@@ -31,15 +31,24 @@ func (h *Handler) authenticate(ctx huma.Context, next func(huma.Context)) {
 		_ = huma.WriteErr(h.api, ctx, http.StatusUnauthorized, "Not authenticated", err)
 		return
 	}
-	if h.limiter != nil {
-		if ok, wait := h.limiter.allow(key); !ok {
-			seconds := max(1, int(math.Ceil(wait.Seconds())))
-			_ = huma.WriteErr(h.api, ctx, http.StatusTooManyRequests, "rate limited",
-				weft.WithFields(errRateLimited, map[string]any{"retry_after": seconds}, "rate limit exceeded: retry in %d s", seconds))
-			return
-		}
+	if err := h.takeToken(key); err != nil {
+		_ = huma.WriteErr(h.api, ctx, http.StatusTooManyRequests, "rate limited", err)
+		return
 	}
 	next(huma.WithContext(ctx, weft.WithPrincipal(ctx.Context(), p)))
+}
+
+// takeToken takes one request of key's rate limit; over it, the error says
+// when to retry (retry_after, whole seconds).
+func (h *Handler) takeToken(key string) error {
+	if h.limiter == nil {
+		return nil
+	}
+	if ok, wait := h.limiter.allow(key); !ok {
+		seconds := max(1, int(math.Ceil(wait.Seconds())))
+		return weft.WithFields(errRateLimited, map[string]any{"retry_after": seconds}, "rate limit exceeded: retry in %d s", seconds)
+	}
+	return nil
 }
 
 var errRateLimited = weft.DefineError(weft.ErrRateLimited, "RateLimitError", "rate limit exceeded")

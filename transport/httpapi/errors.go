@@ -38,6 +38,7 @@ var errorStatus = []struct {
 	{weft.ErrNotFound, http.StatusNotFound, "NotFoundError"},
 	{weft.ErrConflict, http.StatusConflict, "Conflict"},
 	{weft.ErrTooLarge, http.StatusRequestEntityTooLarge, "RequestTooLarge"},
+	{weft.ErrUnsupportedMedia, http.StatusUnsupportedMediaType, "UnsupportedMediaType"},
 	{weft.ErrRateLimited, http.StatusTooManyRequests, "RateLimitError"},
 	{weft.ErrUpstream, http.StatusBadGateway, "UpstreamError"},
 	{weft.ErrUnavailable, http.StatusServiceUnavailable, "ServiceUnavailable"},

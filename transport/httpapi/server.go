@@ -103,6 +103,9 @@ type Config struct {
 
 	// Training serves the /v1/preview model and training-job routes.
 	Training training.Service
+	// OTLP configures OpenTelemetry trace ingest at /otel/v1/traces, served
+	// with Trace.
+	OTLP OTLPConfig
 }
 
 // Authenticator checks an API key. username is the user part of a Basic
@@ -176,6 +179,7 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if cfg.Trace != nil {
 		h.registerTrace()
+		h.registerOTLP()
 	}
 	if cfg.Training != nil {
 		h.registerTraining()
@@ -217,6 +221,9 @@ func (cfg *Config) setDefaults() error {
 	}
 	if cfg.BodyReadTimeout == 0 {
 		cfg.BodyReadTimeout = DefaultBodyReadTimeout
+	}
+	if err := cfg.OTLP.setDefaults(); err != nil {
+		return err
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

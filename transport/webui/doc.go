@@ -20,6 +20,13 @@
 // request that changes state carries a CSRF token derived from the session,
 // and requests from other origins are refused before it is checked.
 //
+// The trace list is a view held whole in its URL (filters, search, chosen
+// inputs.* / output.* columns, sort, page), and live when Config.Feed is set:
+// the page keeps a server-sent event stream open that re-sends its results
+// whenever a call it shows, or one its filters keep, is written; the stream
+// checks the session and project rights again before each update. Call
+// [Handler.CloseStreams] on shutdown.
+//
 // Annotation queues (/ui/p/<entity>/<project>/queues) list their progress;
 // opening one goes to its first unfinished item, whose page draws each
 // annotation spec the queue lists as a form field of the spec's JSON schema

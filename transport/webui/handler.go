@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/weftlabs/weft"
@@ -41,6 +42,10 @@ type Config struct {
 	Trace trace.Service
 	// Feedback, when set, shows the feedback of a call in the trace view.
 	Feedback feedback.Service
+	// Feed, when set, makes the trace list live: the trace store's feed of
+	// written calls (trace.Config.Feed), streamed to open lists as
+	// server-sent events. Without it lists show what was there when loaded.
+	Feed *trace.Feed
 
 	// Fallback serves every request whose path is neither "/" nor under
 	// Prefix: the place for the API handler. Defaults to a 404.
@@ -67,6 +72,9 @@ type Handler struct {
 	// crossOrigin refuses state-changing requests sent from other origins
 	// (Sec-Fetch-Site and Origin), before the CSRF token is even looked at.
 	crossOrigin *http.CrossOriginProtection
+	// closing ends the live streams (CloseStreams).
+	closing   chan struct{}
+	closeOnce sync.Once
 }
 
 // New builds the UI handler for cfg.
@@ -87,6 +95,7 @@ func New(cfg Config) (*Handler, error) {
 		sessions:    &sessionStore{db: cfg.DB, now: cfg.Now, ttl: cfg.SessionTTL},
 		mux:         http.NewServeMux(),
 		crossOrigin: http.NewCrossOriginProtection(),
+		closing:     make(chan struct{}),
 	}
 	h.crossOrigin.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.renderError(w, r, http.StatusForbidden, "This request came from another site and was refused.")
@@ -148,6 +157,7 @@ func (h *Handler) routes() {
 	h.mux.Handle("GET /{$}", h.signedIn(h.projectsPage))
 	h.mux.Handle("GET "+Prefix+"{$}", http.RedirectHandler("/", http.StatusSeeOther))
 	h.mux.Handle("GET "+Prefix+"p/{entity}/{project}/{$}", h.inProject(h.tracesPage))
+	h.mux.Handle("GET "+Prefix+"p/{entity}/{project}/live", h.inProject(h.traceListLive))
 	h.mux.Handle("GET "+Prefix+"p/{entity}/{project}/traces/{traceID}", h.inProject(h.tracePage))
 	h.mux.Handle("GET "+Prefix+"p/{entity}/{project}/calls/{callID}/children", h.inProject(h.callChildren))
 	h.mux.Handle("GET "+Prefix+"p/{entity}/{project}/calls/{callID}", h.inProject(h.callDetail))

@@ -66,7 +66,8 @@ func newServer(t *testing.T, db *weft.DB) *server {
 	if s.bobKey, err = identity.CreateAPIKey(ctx, "bob", "test"); err != nil {
 		t.Fatal(err)
 	}
-	traces, err := trace.New(trace.Config{DB: db})
+	feed := trace.NewFeed()
+	traces, err := trace.New(trace.Config{DB: db, Feed: feed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func newServer(t *testing.T, db *weft.DB) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ui, err := webui.New(webui.Config{DB: db, Identity: identity, Trace: traces, Feedback: fb, AnnotationSpecs: specs, Fallback: api, Now: s.clock.Now})
+	ui, err := webui.New(webui.Config{DB: db, Identity: identity, Trace: traces, Feedback: fb, AnnotationSpecs: specs, Feed: feed, Fallback: api, Now: s.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

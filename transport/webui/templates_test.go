@@ -52,15 +52,11 @@ func pageFixtures() map[string]page {
 		Usage:    usageRows(call.call),
 		Feedback: []feedbackItem{{Type: "wandb.reaction.1", Emoji: "👍"}, {Type: "wandb.note.1", Note: xss}, {Type: "custom", Payload: jsonTree([]byte(`{"x":"` + "\\u003cscript\\u003e" + `"}`))}},
 	}
-	view, _ := parseListView(map[string][]string{"op": {xss}, "status": {"error"}, "from": {"2026-05-01T12:00"}})
 	return map[string]page{
 		"signin":   {Title: "Sign in", Body: signInForm{User: xss, Next: "/", Error: xss}},
 		"error":    {Title: "Forbidden", Viewer: v, Body: errorPage{Status: 403, Heading: "Forbidden", Message: xss}},
 		"projects": {Title: "Projects", Viewer: v, Body: projectsView{Projects: []projectRow{{ID: "team/" + xss, Calls: 12345, LastActivity: call.Started}, {ID: "team/empty"}}, More: 3}},
-		"traces": {Title: "team/p", Viewer: v, Project: "team/p", Body: tracesView{
-			Project: "team/p", View: view, Rows: []*callView{call}, Count: 10_001, Prev: "/ui/p/team/p/?offset=0", Next: "/ui/p/team/p/?offset=100", FirstPage: "/ui/p/team/p/", First: 51,
-			Statuses: []string{trace.StatusSuccess, trace.StatusError}, SortLinks: map[string]string{"op_name": "/a", "started_at": "/b", "display_name": "/c"},
-		}},
+		"traces":   tracesFixture(v, fixtureCall()),
 		"trace": {Title: xss, Viewer: v, Project: "team/p", Body: traceView{
 			Project: "team/p", TraceID: call.TraceID, Roots: []rootNode{{Call: call, Children: &children}}, Detail: detail,
 		}},

@@ -2,8 +2,8 @@ package webui
 
 import (
 	"fmt"
-	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,18 +15,26 @@ import (
 // tracesPageSize is the number of traces a list page shows.
 const tracesPageSize = 50
 
+// maxListColumns bounds the inputs.* / output.* columns a list shows.
+const maxListColumns = 12
+
 // errBadView: a trace-list URL parameter that cannot be read (HTTP 400).
 var errBadView = weft.DefineError(weft.ErrInvalid, "InvalidRequest", "invalid view")
 
 // listView is the whole state of a trace list, read from and written to its
 // URL, so that a view is a link.
 type listView struct {
-	Op     string // exact op name
-	Status string // one of the trace.Status* values, or ""
-	From   string // start of the time window as typed (UTC), or ""
-	To     string // end of the window, or ""
-	Sort   string // a sortable field
-	Dir    string // "asc" or "desc"
+	Op       string // exact op name
+	Status   string // one of the trace.Status* values, or ""
+	From     string // start of the time window as typed (UTC), or ""
+	To       string // end of the window, or ""
+	Q        string // full-text search over inputs and outputs
+	User     string // user name of the caller
+	Feedback bool   // only traces with feedback
+	// Cols are the chosen inputs.* / output.* columns, in order.
+	Cols []string
+	Sort string // a sortable field
+	Dir  string // "asc" or "desc"
 	// After is the keyset cursor of a page sorted by started_at
 	// ("<started_at RFC 3339>_<call id>": the last row of the page before);
 	// other sorts page by Offset.
@@ -37,9 +45,10 @@ type listView struct {
 	after    *trace.CallsCursor
 }
 
-// sortableFields are the list's sortable columns: the trace service's sort
-// fields that the list shows.
-var sortableFields = map[string]bool{"started_at": true, "op_name": true, "display_name": true}
+// sortableColumns are the list's fixed sortable columns: the trace
+// service's sort fields the list shows. A chosen field column sorts by its
+// field.
+var sortableColumns = []string{"op_name", trace.SortStatus, trace.SortTotalTokens, trace.SortLatency, "started_at", "wb_user_id"}
 
 // timeLayouts are the forms a time filter is read in: what a datetime-local
 // input sends, and RFC 3339.
@@ -51,21 +60,49 @@ func parseListView(q url.Values) (listView, error) {
 	v := listView{
 		Op: strings.TrimSpace(q.Get("op")), Status: q.Get("status"),
 		From: strings.TrimSpace(q.Get("from")), To: strings.TrimSpace(q.Get("to")),
+		Q: strings.TrimSpace(q.Get("q")), User: strings.TrimSpace(q.Get("user")),
 		Sort: q.Get("sort"), Dir: q.Get("dir"), After: q.Get("after"),
 	}
-	if len(v.Op) > 512 {
-		return v, weft.Errorf(errBadView, "op: at most 512 characters")
+	for _, text := range []struct{ name, value string }{{"op", v.Op}, {"user", v.User}} {
+		if len(text.value) > 512 {
+			return v, weft.Errorf(errBadView, "%s: at most 512 characters", text.name)
+		}
+	}
+	if len(v.Q) > trace.MaxSearchLength {
+		return v, weft.Errorf(errBadView, "q: at most %d bytes", trace.MaxSearchLength)
+	}
+	switch q.Get("feedback") {
+	case "":
+	case "1", "on":
+		v.Feedback = true
+	default:
+		return v, weft.Errorf(errBadView, "feedback: 1 or nothing")
 	}
 	switch v.Status {
 	case "", trace.StatusSuccess, trace.StatusError, trace.StatusRunning, trace.StatusDescendantError:
 	default:
 		return v, weft.Errorf(errBadView, "status: %q is not a status", truncate(v.Status, 40))
 	}
+	if cols := strings.TrimSpace(q.Get("cols")); cols != "" {
+		for _, col := range strings.Split(cols, ",") {
+			col = strings.TrimSpace(col)
+			if col == "" || slices.Contains(v.Cols, col) {
+				continue
+			}
+			if _, _, err := trace.SplitField(col); err != nil || len(col) > 256 {
+				return v, weft.Errorf(errBadView, "cols: %q is not a column like inputs.question or output.answer", truncate(col, 40))
+			}
+			v.Cols = append(v.Cols, col)
+		}
+		if len(v.Cols) > maxListColumns {
+			return v, weft.Errorf(errBadView, "cols: at most %d columns", maxListColumns)
+		}
+	}
 	if v.Sort == "" {
 		v.Sort = "started_at"
 	}
-	if !sortableFields[v.Sort] {
-		return v, weft.Errorf(errBadView, "sort: cannot sort by %q", truncate(v.Sort, 40))
+	if !slices.Contains(sortableColumns, v.Sort) && !slices.Contains(v.Cols, v.Sort) {
+		return v, weft.Errorf(errBadView, "sort: cannot sort by %q (sort by a shown column)", truncate(v.Sort, 40))
 	}
 	switch v.Dir {
 	case "":
@@ -116,15 +153,17 @@ func parseTime(s string) (time.Time, bool) {
 }
 
 // query is the trace service query of the view: root calls only, one page
-// plus one row that tells whether a next page exists.
-func (v listView) query(projectID string) *trace.CallsQueryReq {
+// plus one row that tells whether a next page exists. userID is the id of
+// the view's user filter.
+func (v listView) query(projectID, userID string) *trace.CallsQueryReq {
 	return &trace.CallsQueryReq{
-		ProjectID: projectID,
-		Filter:    v.filter(),
-		SortBy:    []trace.SortBy{{Field: v.Sort, Direction: v.Dir}},
-		Limit:     tracesPageSize + 1,
-		Offset:    v.Offset,
-		After:     v.after,
+		ProjectID:    projectID,
+		Filter:       v.filter(userID),
+		SortBy:       []trace.SortBy{{Field: v.Sort, Direction: v.Dir}},
+		Limit:        tracesPageSize + 1,
+		Offset:       v.Offset,
+		After:        v.after,
+		IncludeCosts: true,
 	}
 }
 
@@ -137,19 +176,28 @@ func cursorOf(c *callView) string {
 	return c.Started.UTC().Format(time.RFC3339Nano) + "_" + c.ID
 }
 
-func (v listView) filter() trace.CallsFilter {
-	f := trace.CallsFilter{TraceRootsOnly: true, StartedFrom: v.from, StartedBefore: v.to}
+// filter is the calls filter of the view; userID is the id of its user
+// filter ("" for none).
+func (v listView) filter(userID string) trace.CallsFilter {
+	f := trace.CallsFilter{TraceRootsOnly: true, StartedFrom: v.from, StartedBefore: v.to, Search: v.Q, HasFeedback: v.Feedback}
 	if v.Op != "" {
 		f.OpNames = []string{v.Op}
 	}
 	if v.Status != "" {
 		f.Statuses = []string{v.Status}
 	}
+	if userID != "" {
+		f.UserIDs = []string{userID}
+	}
 	return f
 }
 
-// url is the view's link, with changes applied ("key", "value" pairs).
-func (v listView) url(projectID string, changes ...string) string {
+// ColsParam is the view's columns as its URL writes them.
+func (v listView) ColsParam() string { return strings.Join(v.Cols, ",") }
+
+// values is the view as URL query values, with changes applied ("key",
+// "value" pairs; an empty value removes the key).
+func (v listView) values(changes ...string) url.Values {
 	q := url.Values{}
 	set := func(k, val, zero string) {
 		if val != zero {
@@ -160,6 +208,12 @@ func (v listView) url(projectID string, changes ...string) string {
 	set("status", v.Status, "")
 	set("from", v.From, "")
 	set("to", v.To, "")
+	set("q", v.Q, "")
+	set("user", v.User, "")
+	if v.Feedback {
+		q.Set("feedback", "1")
+	}
+	set("cols", v.ColsParam(), "")
 	set("sort", v.Sort, "started_at")
 	set("dir", v.Dir, "desc")
 	set("after", v.After, "")
@@ -171,102 +225,30 @@ func (v listView) url(projectID string, changes ...string) string {
 			q.Set(changes[i], changes[i+1])
 		}
 	}
+	return q
+}
+
+// url is the view's link, with changes applied (see values).
+func (v listView) url(projectID string, changes ...string) string {
+	return withQuery(projectPath(projectID), v.values(changes...))
+}
+
+// withQuery is path with q, when q has any value.
+func withQuery(path string, q url.Values) string {
 	if len(q) == 0 {
-		return projectPath(projectID)
+		return path
 	}
-	return projectPath(projectID) + "?" + q.Encode()
+	return path + "?" + q.Encode()
 }
 
-// tracesView is the data of the trace list page.
-type tracesView struct {
-	Project string
-	View    listView
-	Rows    []*callView
-	Count   int64 // matching traces, capped at countCap+1
-	// Prev and Next link the neighbouring pages ("" when there is none);
-	// a page reached by cursor links back to the first page instead.
-	Prev, Next, FirstPage string
-	First                 int // 1-based number of the first row shown, 0 when unknown (cursor pages)
-	Statuses              []string
-	// SortLinks gives each sortable column the link that sorts by it
-	// (descending first, flipping when it is already the sort).
-	SortLinks map[string]string
-}
-
-func (h *Handler) tracesPage(w http.ResponseWriter, r *http.Request, v *viewer, projectID string) {
-	view, err := parseListView(r.URL.Query())
-	if err != nil {
-		h.refuse(w, r, err)
-		return
+// withColumns is the view's link with cols in place of its columns, on the
+// first page (a column change can change the sort).
+func (v listView) withColumns(projectID string, cols []string) string {
+	changes := []string{"cols", strings.Join(cols, ","), "after", "", "offset", ""}
+	if !slices.Contains(sortableColumns, v.Sort) && !slices.Contains(cols, v.Sort) {
+		changes = append(changes, "sort", "", "dir", "")
 	}
-	ctx := r.Context()
-	data := tracesView{Project: projectID, View: view, First: view.Offset + 1,
-		Statuses:  []string{trace.StatusSuccess, trace.StatusError, trace.StatusRunning, trace.StatusDescendantError},
-		SortLinks: map[string]string{}}
-	err = h.cfg.Trace.CallsQuery(ctx, view.query(projectID), func(c *trace.Call) error {
-		data.Rows = append(data.Rows, viewOf(c))
-		return nil
-	})
-	if err != nil {
-		h.refuse(w, r, err)
-		return
-	}
-	stats, err := h.cfg.Trace.CallsQueryStats(ctx, &trace.CallsQueryStatsReq{ProjectID: projectID, Filter: view.filter(), Limit: countCap + 1})
-	if err != nil {
-		h.refuse(w, r, err)
-		return
-	}
-	data.Count = stats.Count
-	more := len(data.Rows) > tracesPageSize
-	if more {
-		data.Rows = data.Rows[:tracesPageSize]
-	}
-	switch {
-	case view.keyset():
-		if more {
-			data.Next = view.url(projectID, "after", cursorOf(data.Rows[len(data.Rows)-1]), "offset", "")
-		}
-		if view.After != "" || view.Offset > 0 {
-			data.FirstPage, data.First = view.url(projectID, "after", "", "offset", ""), 0
-		}
-	default:
-		if more {
-			data.Next = view.url(projectID, "offset", strconv.Itoa(view.Offset+tracesPageSize))
-		}
-		if view.Offset > 0 {
-			data.Prev = view.url(projectID, "offset", strconv.Itoa(max(0, view.Offset-tracesPageSize)))
-		}
-	}
-	for field := range sortableFields {
-		dir := "desc"
-		if view.Sort == field && view.Dir == "desc" {
-			dir = "asc"
-		}
-		data.SortLinks[field] = view.url(projectID, "sort", field, "dir", dir, "offset", "", "after", "")
-	}
-	if err := h.fillUsernames(r, data.Rows); err != nil {
-		h.internalError(w, r, err)
-		return
-	}
-	h.render(w, r, http.StatusOK, "traces", page{Title: projectID, Viewer: v, Project: projectID, Body: data})
-}
-
-// fillUsernames names the users of calls.
-func (h *Handler) fillUsernames(r *http.Request, rows []*callView) error {
-	var ids []string
-	for _, c := range rows {
-		if c.UserID != "" {
-			ids = append(ids, c.UserID)
-		}
-	}
-	names, err := h.cfg.Identity.Usernames(r.Context(), ids)
-	if err != nil {
-		return err
-	}
-	for _, c := range rows {
-		c.Username = names[c.UserID]
-	}
-	return nil
+	return v.url(projectID, changes...)
 }
 
 // truncate shortens s for messages.

@@ -59,17 +59,25 @@ type ModelDir struct {
 // files and the extra files.
 func (m ModelDir) Write(tb testing.TB) string {
 	tb.Helper()
-	src := RequireTokenizer(tb, m.Tokenizer)
+	RequireTokenizer(tb, m.Tokenizer)
 	dir := tb.TempDir()
+	if err := m.WriteTo(dir); err != nil {
+		tb.Fatal(err)
+	}
+	return dir
+}
+
+// WriteTo writes the directory's files into dir, which must exist.
+func (m ModelDir) WriteTo(dir string) error {
 	weights := m.Weights
 	if weights == nil {
 		weights = RandomWeights(m.Dims, 1)
 	}
 	files := map[string][]byte{"config.json": m.Dims.ConfigJSON()}
 	for _, name := range []string{"tokenizer.json", "tokenizer_config.json"} {
-		raw, err := os.ReadFile(filepath.Join(src, name))
+		raw, err := os.ReadFile(filepath.Join(TokenizerDir(m.Tokenizer), name))
 		if err != nil {
-			tb.Fatal(err)
+			return err
 		}
 		files[name] = raw
 	}
@@ -78,13 +86,10 @@ func (m ModelDir) Write(tb testing.TB) string {
 	}
 	for name, raw := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), raw, 0o644); err != nil {
-			tb.Fatal(err)
+			return err
 		}
 	}
-	if err := WriteSafetensors(filepath.Join(dir, "model.safetensors"), weights, m.Dims.Shapes()); err != nil {
-		tb.Fatal(err)
-	}
-	return dir
+	return WriteSafetensors(filepath.Join(dir, "model.safetensors"), weights, m.Dims.Shapes())
 }
 
 // WriteSafetensors writes float32 tensors in the safetensors format with

@@ -1,8 +1,8 @@
 package model
 
 import (
-	"math"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -18,6 +18,11 @@ import (
 //     concurrent streams batched, a 512-token prefill against peak FLOPs;
 //   - a Qwen3-0.6B-shaped model with random weights generated here (not
 //     stored), decode in f32 and int8.
+//
+// Rates are those of the median step (tok/s) and of the best (best_tok/s).
+// Shares of a bound (of_bw_bound, of_peak) pair each step with a probe of
+// the machine taken just before it (see pairedSteps); x_single pairs each
+// 8-stream step with a single-stream step.
 
 const decodeContext = 256 // the 15M model's seq_len
 
@@ -69,93 +74,141 @@ func (g *greedy) step(tb testing.TB) {
 	}
 }
 
-// readBandwidth is the best of single streaming passes over a buffer of
-// the given size: the least disturbed measure on a shared machine.
-func readBandwidth(p *tensor.Pool, bytes int) float64 {
+// probeBuffer is a buffer of the given size for the streaming-read probe,
+// written once so that its pages exist.
+func probeBuffer(bytes int) []float32 {
 	buf := make([]float32, bytes/4)
 	for i := range buf {
 		buf[i] = 1
 	}
-	best := 0.0
-	for range 30 {
-		best = max(best, p.ReadBandwidth(buf, 1))
-	}
-	return best
+	return buf
 }
 
-// perSecond is the rate of count events over the benchmark's time.
-func perSecond(b *testing.B, count int) float64 { return float64(count) / b.Elapsed().Seconds() }
+// peakProbe returns a probe of the pool's peak FLOP rate that runs for
+// about d: a probe as long as the step it is paired with is set aside by the
+// machine's other work about as much as the step is.
+func peakProbe(p *tensor.Pool, d time.Duration) func() float64 {
+	const calibration = 1 << 14
+	start := time.Now()
+	p.PeakFLOPs(calibration)
+	rounds := max(calibration, int(float64(calibration)*d.Seconds()/time.Since(start).Seconds()))
+	return func() float64 { return p.PeakFLOPs(rounds) }
+}
+
+// stepTimes records the duration of each of a benchmark's steps.
+type stepTimes []time.Duration
+
+func (s *stepTimes) time(step func()) time.Duration {
+	start := time.Now()
+	step()
+	d := time.Since(start)
+	*s = append(*s, d)
+	return d
+}
+
+func (s stepTimes) best() time.Duration { return slices.Min(s) }
+
+// median is the middle step: on a shared machine it moves less with other
+// work than the mean does.
+func (s stepTimes) median() time.Duration {
+	sorted := slices.Clone(s)
+	slices.Sort(sorted)
+	return sorted[len(sorted)/2]
+}
+
+// pairedSteps alternates a probe of the machine (its streaming-read rate, its
+// peak FLOP rate) with each step, so that both see the machine in the same
+// state. A step's share of the bound is its work ÷ its time ÷ the rate of the
+// probe just before it, and the figure quoted is the median share: it holds
+// while other work on a shared machine makes its speed drift, where a probe
+// taken once does not.
+type pairedSteps struct {
+	steps  stepTimes
+	probes []float64
+	shares []float64
+}
+
+// run probes (outside the benchmark's timer), then times step, whose work
+// is in the probe's unit per second (bytes, floating-point operations).
+func (p *pairedSteps) run(b *testing.B, probe func() float64, work float64, step func()) {
+	b.StopTimer()
+	rate := probe()
+	b.StartTimer()
+	d := p.steps.time(step)
+	p.probes = append(p.probes, rate)
+	p.shares = append(p.shares, work/d.Seconds()/rate)
+}
+
+func median(xs []float64) float64 {
+	sorted := slices.Clone(xs)
+	slices.Sort(sorted)
+	return sorted[len(sorted)/2]
+}
+
+// report adds the median probe (scaled by unit) and the median and best
+// shares of the bound to the benchmark's metrics.
+func (p *pairedSteps) report(b *testing.B, probeUnit string, scale float64, share string) {
+	b.ReportMetric(median(p.probes)/scale, probeUnit)
+	b.ReportMetric(median(p.shares), share)
+	b.ReportMetric(slices.Max(p.shares), "best_"+share)
+}
 
 func BenchmarkLlama15M(b *testing.B) {
 	cfg := configOf(b, llmtest.Llama15M)
 	m := randomModel(b, cfg, Options{})
-	bw := readBandwidth(m.Pool(), m.WeightBytes())
+	probeBuf := probeBuffer(m.WeightBytes())
 
 	b.Run("decode", func(b *testing.B) {
 		g := newGreedy(m, 1, decodeContext)
-		best := time.Duration(math.MaxInt64)
+		var p pairedSteps
 		for b.Loop() {
-			start := time.Now()
-			g.step(b)
-			best = min(best, time.Since(start))
+			p.run(b, func() float64 { return m.Pool().ReadBandwidth(probeBuf, 1) }, float64(m.WeightBytes()), func() { g.step(b) })
 		}
-		tps := perSecond(b, b.N)
-		b.ReportMetric(tps, "tok/s")
-		b.ReportMetric(1/best.Seconds(), "best_tok/s")
+		b.ReportMetric(1/p.steps.median().Seconds(), "tok/s")
+		b.ReportMetric(1/p.steps.best().Seconds(), "best_tok/s")
 		b.ReportMetric(float64(m.WeightBytes())/1e6, "MB/tok")
-		b.ReportMetric(bw/1e9, "probe_GB/s")
-		b.ReportMetric(tps*float64(m.WeightBytes())/bw, "of_bw_bound")
-		b.ReportMetric(float64(m.WeightBytes())/best.Seconds()/bw, "best_of_bw_bound")
+		p.report(b, "probe_GB/s", 1e9, "of_bw_bound")
 	})
 
 	b.Run("decode8", func(b *testing.B) {
-		// The single stream of the same run, for the ratio.
-		single := newGreedy(m, 1, decodeContext)
-		start := time.Now()
-		for range 200 {
-			single.step(b)
-		}
-		singleTPS := 200 / time.Since(start).Seconds()
-		g := newGreedy(m, 8, decodeContext)
-		b.ResetTimer()
-		best := time.Duration(math.MaxInt64)
+		// A single stream's step alternates with the 8 streams' step, so
+		// that the machine's other work weighs on both alike; the ratio is
+		// that of the median steps.
+		single, eight := newGreedy(m, 1, decodeContext), newGreedy(m, 8, decodeContext)
+		var singleSteps, eightSteps stepTimes
 		for b.Loop() {
-			start := time.Now()
-			g.step(b)
-			best = min(best, time.Since(start))
+			singleSteps.time(func() { single.step(b) })
+			eightSteps.time(func() { eight.step(b) })
 		}
-		tps := perSecond(b, 8*b.N)
-		b.ReportMetric(tps, "tok/s")
-		b.ReportMetric(8/best.Seconds(), "best_tok/s")
-		b.ReportMetric(singleTPS, "single_tok/s")
-		b.ReportMetric(tps/singleTPS, "x_single")
+		singleTPS, eightTPS := 1/singleSteps.median().Seconds(), 8/eightSteps.median().Seconds()
+		b.ReportMetric(eightTPS, "median_tok/s")
+		b.ReportMetric(8/eightSteps.best().Seconds(), "best_tok/s")
+		b.ReportMetric(singleTPS, "single_median_tok/s")
+		b.ReportMetric(eightTPS/singleTPS, "x_single")
 	})
 
 	b.Run("prefill512", func(b *testing.B) {
 		const n = 512
 		prompt := randomTokens(1, n, cfg.VocabSize)
 		cache := NewContiguousCache(cfg, n)
-		peak := 0.0
-		for range 5 {
-			peak = max(peak, m.Pool().PeakFLOPs(1<<20))
-		}
-		best := time.Duration(math.MaxInt64)
-		for b.Loop() {
+		flops := prefillFLOPs(cfg, n)
+		prefill := func() {
 			cache.Free(1)
-			start := time.Now()
 			if _, err := m.Forward(&Batch{Seqs: []Sequence{{ID: 1, Tokens: prompt}}}, cache); err != nil {
 				b.Fatal(err)
 			}
-			best = min(best, time.Since(start))
 		}
-		tps := perSecond(b, n*b.N)
-		flops := prefillFLOPs(cfg, n)
-		b.ReportMetric(tps, "tok/s")
-		b.ReportMetric(n/best.Seconds(), "best_tok/s")
-		b.ReportMetric(flops/best.Seconds()/peak, "best_of_peak")
-		b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-		b.ReportMetric(peak/1e9, "peak_GFLOP/s")
-		b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/peak, "of_peak")
+		start := time.Now()
+		prefill()
+		probe := peakProbe(m.Pool(), time.Since(start))
+		var p pairedSteps
+		for b.Loop() {
+			p.run(b, probe, flops, prefill)
+		}
+		b.ReportMetric(n/p.steps.median().Seconds(), "tok/s")
+		b.ReportMetric(n/p.steps.best().Seconds(), "best_tok/s")
+		b.ReportMetric(flops/p.steps.median().Seconds()/1e9, "GFLOP/s")
+		p.report(b, "peak_GFLOP/s", 1e9, "of_peak")
 	})
 }
 
@@ -180,29 +233,21 @@ func BenchmarkQwen3Small(b *testing.B) {
 			}
 			defer m.Close()
 			runtime.GC()
-			bw := readBandwidth(m.Pool(), min(m.WeightBytes(), 1<<30))
+			// The probe reads a buffer as large as the weights (at most 1 GiB):
+			// DRAM's rate, which swings most with the machine's other work.
+			probeBuf := probeBuffer(min(m.WeightBytes(), 1<<30))
 			g := newGreedy(m, 1, 1024)
 			for range 2 {
 				g.step(b) // touch every weight once
 			}
-			b.ResetTimer()
-			best := time.Duration(math.MaxInt64)
+			var p pairedSteps
 			for b.Loop() {
-				start := time.Now()
-				g.step(b)
-				best = min(best, time.Since(start))
+				p.run(b, func() float64 { return m.Pool().ReadBandwidth(probeBuf, 1) }, float64(m.WeightBytes()), func() { g.step(b) })
 			}
-			b.StopTimer()
-			// The streaming rate of a buffer this large is DRAM's and swings
-			// with the machine's other work: keep the better of two probes.
-			bw = max(bw, readBandwidth(m.Pool(), min(m.WeightBytes(), 1<<30)))
-			tps := perSecond(b, b.N)
-			b.ReportMetric(tps, "tok/s")
-			b.ReportMetric(1/best.Seconds(), "best_tok/s")
+			b.ReportMetric(1/p.steps.median().Seconds(), "tok/s")
+			b.ReportMetric(1/p.steps.best().Seconds(), "best_tok/s")
 			b.ReportMetric(float64(m.WeightBytes())/1e6, "MB/tok")
-			b.ReportMetric(bw/1e9, "probe_GB/s")
-			b.ReportMetric(tps*float64(m.WeightBytes())/bw, "of_bw_bound")
-			b.ReportMetric(float64(m.WeightBytes())/best.Seconds()/bw, "best_of_bw_bound")
+			p.report(b, "probe_GB/s", 1e9, "of_bw_bound")
 		})
 	}
 }

@@ -1,0 +1,393 @@
+package httpapi
+
+import (
+	"bytes"
+	"compress/flate"
+	"compress/gzip"
+	"compress/zlib"
+	"context"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/trace"
+	"github.com/weftlabs/weft/trace/otlp"
+)
+
+// Defaults of [OTLPConfig].
+const (
+	// DefaultOTLPMaxDecompressedBytes bounds an OTLP body after
+	// decompression.
+	DefaultOTLPMaxDecompressedBytes = 64 << 20
+	// DefaultOTLPMaxInFlight bounds the OTLP requests served at once.
+	DefaultOTLPMaxInFlight = 16
+	// otlpRetryAfterSeconds is the Retry-After of a 503: exporters back off
+	// and retry, and one second is enough for a request in flight to end.
+	otlpRetryAfterSeconds = 1
+	// otlpMaxMessages bounds the span errors joined into a partial_success
+	// message.
+	otlpMaxMessages = 20
+)
+
+// OTLPConfig configures POST /otel/v1/traces, OpenTelemetry trace ingest.
+type OTLPConfig struct {
+	// MaxDecompressedBytes bounds a body after gzip or deflate (the body as
+	// sent is bounded by Config.MaxBodyBytes); larger gets 413. Defaults to
+	// [DefaultOTLPMaxDecompressedBytes].
+	MaxDecompressedBytes int64
+	// MaxInFlight bounds the requests served at once; more get 503 with
+	// Retry-After, which OTLP exporters retry. Defaults to
+	// [DefaultOTLPMaxInFlight].
+	MaxInFlight int
+	// MaxValueBytes bounds one attribute value; longer values are truncated
+	// with a marker. Defaults to otlp.DefaultMaxValueBytes.
+	MaxValueBytes int
+}
+
+func (cfg *OTLPConfig) setDefaults() error {
+	if cfg.MaxDecompressedBytes == 0 {
+		cfg.MaxDecompressedBytes = DefaultOTLPMaxDecompressedBytes
+	}
+	if cfg.MaxInFlight == 0 {
+		cfg.MaxInFlight = DefaultOTLPMaxInFlight
+	}
+	if cfg.MaxDecompressedBytes < 0 || cfg.MaxInFlight < 0 {
+		return errors.New("httpapi: OTLP limits must not be negative")
+	}
+	return nil
+}
+
+// otlpIngest serves POST /otel/v1/traces: OTLP/HTTP in protobuf or JSON,
+// answered in the request's encoding as the OTLP specification asks.
+type otlpIngest struct {
+	h        *Handler
+	conv     *otlp.Converter
+	inFlight chan struct{}
+}
+
+// registerOTLP mounts the route at Weave's path; SDKs given <base>/otel as
+// their OTLP endpoint append /v1/traces themselves.
+func (h *Handler) registerOTLP() {
+	in := &otlpIngest{h: h, conv: otlp.New(otlp.Config{MaxValueBytes: h.cfg.OTLP.MaxValueBytes}),
+		inFlight: make(chan struct{}, h.cfg.OTLP.MaxInFlight)}
+	h.router.Post("/otel/v1/traces", in.serve)
+}
+
+// otlpEncoding is the encoding of a request and of its answer.
+type otlpEncoding int
+
+const (
+	otlpProtobuf otlpEncoding = iota
+	otlpJSON
+)
+
+func (e otlpEncoding) contentType() string {
+	if e == otlpJSON {
+		return "application/json"
+	}
+	return "application/x-protobuf"
+}
+
+// Refusals of the OTLP route; their classes decide the status (errors.go),
+// the body is a google.rpc.Status.
+var (
+	errOTLPMediaType = weft.DefineError(weft.ErrUnsupportedMedia, "UnsupportedMediaType", "unsupported media type")
+	errOTLPBody      = weft.DefineError(weft.ErrInvalid, "InvalidRequest", "cannot decode the OTLP body")
+	errOTLPTooLarge  = weft.DefineError(weft.ErrTooLarge, "RequestTooLarge", "request too large")
+	errOTLPBusy      = weft.DefineError(weft.ErrUnavailable, "ServiceUnavailable", "too many OpenTelemetry exports at once; retry later")
+)
+
+func (in *otlpIngest) serve(w http.ResponseWriter, r *http.Request) {
+	enc, encErr := requestEncoding(r.Header.Get("Content-Type"))
+	res, err := in.export(r, enc, encErr)
+	if err != nil {
+		in.writeError(w, r, enc, err)
+		return
+	}
+	var body []byte
+	if enc == otlpJSON {
+		body, err = res.MarshalJSON()
+	} else {
+		body, err = res.MarshalProto()
+	}
+	if err != nil {
+		in.writeError(w, r, enc, err)
+		return
+	}
+	w.Header().Set("Content-Type", enc.contentType())
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+}
+
+// export runs the request's steps in order: credentials, rate and load
+// limits, media type, body, decoding, projects, one transaction.
+func (in *otlpIngest) export(r *http.Request, enc otlpEncoding, encErr error) (ptraceotlp.ExportResponse, error) {
+	ctx := r.Context()
+	p, err := in.authenticate(r)
+	if err != nil {
+		return ptraceotlp.ExportResponse{}, err
+	}
+	if encErr != nil {
+		return ptraceotlp.ExportResponse{}, encErr
+	}
+	select {
+	case in.inFlight <- struct{}{}:
+		defer func() { <-in.inFlight }()
+	default:
+		return ptraceotlp.ExportResponse{}, errOTLPBusy
+	}
+	raw, err := in.readBody(r)
+	if err != nil {
+		return ptraceotlp.ExportResponse{}, err
+	}
+	req := ptraceotlp.NewExportRequest()
+	if enc == otlpJSON {
+		err = req.UnmarshalJSON(raw)
+	} else {
+		err = req.UnmarshalProto(raw)
+	}
+	if err != nil {
+		return ptraceotlp.ExportResponse{}, weft.Errorf(errOTLPBody, "cannot decode the OTLP %s body: %v", enc.contentType(), err)
+	}
+	spans, _ := in.conv.Convert(req.Traces(), strings.TrimSpace(r.Header.Get("project_id")))
+
+	ctx = weft.WithPrincipal(ctx, p)
+	if err := in.authorizeProjects(ctx, spans); err != nil {
+		return ptraceotlp.ExportResponse{}, err
+	}
+	batch := make([]trace.BatchItem, 0, 2*len(spans))
+	for _, s := range spans {
+		if s.Err == nil {
+			batch = append(batch, trace.BatchItem{Mode: trace.ModeStart, Start: s.Start}, trace.BatchItem{Mode: trace.ModeEnd, End: s.End})
+		}
+	}
+	var stored *trace.UpsertBatchRes
+	if len(batch) > 0 {
+		if stored, err = in.h.cfg.Trace.UpsertBatch(ctx, &trace.UpsertBatchReq{Batch: batch}); err != nil {
+			return ptraceotlp.ExportResponse{}, err
+		}
+	}
+	return partialSuccess(spans, stored), nil
+}
+
+// authenticate reads the API key from Authorization (Basic api:<key> or
+// Bearer <key>) or Weave's wandb-api-key header, and takes a token of the
+// key's rate limit.
+func (in *otlpIngest) authenticate(r *http.Request) (weft.Principal, error) {
+	username, key, ok := credentials(r.Header.Get("Authorization"))
+	if !ok {
+		key = strings.TrimSpace(r.Header.Get("wandb-api-key"))
+		ok = key != ""
+	}
+	if !ok {
+		return weft.Principal{}, weft.ErrBadCredentials
+	}
+	p, err := in.h.cfg.Authenticator.Authenticate(r.Context(), username, key)
+	if err != nil {
+		return weft.Principal{}, err
+	}
+	if err := in.h.takeToken(key); err != nil {
+		return weft.Principal{}, err
+	}
+	return p, nil
+}
+
+// requestEncoding reads the Content-Type: protobuf or JSON, anything else
+// 415.
+func requestEncoding(contentType string) (otlpEncoding, error) {
+	mediaType, _, err := mime.ParseMediaType(contentType)
+	switch {
+	case err != nil:
+	case mediaType == "application/x-protobuf" || mediaType == "application/protobuf":
+		return otlpProtobuf, nil
+	case mediaType == "application/json":
+		return otlpJSON, nil
+	}
+	return otlpProtobuf, weft.Errorf(errOTLPMediaType, "unsupported Content-Type %q: send application/x-protobuf or application/json", contentType)
+}
+
+// readBody reads the body, inflating gzip or deflate, within the limits
+// before (Config.MaxBodyBytes) and after decompression.
+func (in *otlpIngest) readBody(r *http.Request) ([]byte, error) {
+	var body io.Reader = r.Body
+	switch encoding := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); encoding {
+	case "", "identity":
+	case "gzip":
+		zr, err := gzip.NewReader(r.Body)
+		if err != nil {
+			return nil, tooLargeOr(err, "the gzip body is not gzip: "+err.Error())
+		}
+		defer zr.Close()
+		body = zr
+	case "deflate":
+		// HTTP's deflate is zlib; some clients send the bare stream.
+		raw, err := readLimited(r.Body, in.h.cfg.MaxBodyBytes)
+		if err != nil {
+			return nil, err
+		}
+		zr, err := zlib.NewReader(bytes.NewReader(raw))
+		if err != nil {
+			body = flate.NewReader(bytes.NewReader(raw))
+		} else {
+			body = zr
+		}
+	default:
+		return nil, weft.Errorf(errOTLPMediaType, "unsupported Content-Encoding %q: send gzip, deflate or none", encoding)
+	}
+	raw, err := readLimited(body, in.h.cfg.OTLP.MaxDecompressedBytes)
+	if err != nil {
+		return nil, err
+	}
+	return raw, nil
+}
+
+// readLimited reads r whole, or fails with 413 past limit bytes.
+func readLimited(r io.Reader, limit int64) ([]byte, error) {
+	raw, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, tooLargeOr(err, "cannot read the body: "+err.Error())
+	}
+	if int64(len(raw)) > limit {
+		return nil, tooLarge(limit)
+	}
+	return raw, nil
+}
+
+func tooLarge(limit int64) error {
+	return weft.Errorf(errOTLPTooLarge, "request too large: the OTLP body exceeds %d bytes", limit)
+}
+
+// tooLargeOr is 413 when err is the server's body limit, else 400 with msg.
+func tooLargeOr(err error, msg string) error {
+	var maxErr *http.MaxBytesError
+	if errors.As(err, &maxErr) {
+		return tooLarge(maxErr.Limit)
+	}
+	return weft.Errorf(errOTLPBody, "%s", msg)
+}
+
+// authorizeProjects checks write access to every project the spans name. A
+// malformed project fails its spans alone; a project the caller may not
+// write refuses the whole request, as on every route.
+func (in *otlpIngest) authorizeProjects(ctx context.Context, spans []otlp.Span) error {
+	checked := map[string]error{}
+	for i := range spans {
+		s := &spans[i]
+		if s.Err != nil {
+			continue
+		}
+		err, seen := checked[s.ProjectID]
+		if !seen {
+			if _, _, err = weft.ParseProjectID(s.ProjectID); err == nil {
+				if err = in.h.authorize(ctx, s.ProjectID, true); err != nil {
+					return err
+				}
+			}
+			checked[s.ProjectID] = err
+		}
+		if err != nil {
+			s.Err, s.Start, s.End = err, nil, nil
+		}
+	}
+	return nil
+}
+
+// partialSuccess counts the spans not stored, with the first messages.
+// stored has a start and an end result per span without Err, in span order
+// (the batch export built).
+func partialSuccess(spans []otlp.Span, stored *trace.UpsertBatchRes) ptraceotlp.ExportResponse {
+	res := ptraceotlp.NewExportResponse()
+	var rejected int64
+	var msgs []string
+	reject := func(spanID string, err error) {
+		rejected++
+		if len(msgs) < otlpMaxMessages {
+			msgs = append(msgs, "span "+spanID+": "+err.Error())
+		}
+	}
+	item := 0
+	for _, s := range spans {
+		if s.Err != nil {
+			reject(s.SpanID, s.Err)
+			continue
+		}
+		start, end := stored.Res[item], stored.Res[item+1]
+		item += 2
+		if err := firstErr(start.Err, end.Err); err != nil {
+			reject(s.SpanID, err)
+		}
+	}
+	if rejected > 0 {
+		res.PartialSuccess().SetRejectedSpans(rejected)
+		res.PartialSuccess().SetErrorMessage(strings.Join(msgs, "; "))
+	}
+	return res
+}
+
+func firstErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// writeError answers a refused request with a google.rpc.Status in the
+// request's encoding; the HTTP status comes from the one table (StatusOf).
+// 429 and 503 carry Retry-After, which exporters honour when they retry.
+func (in *otlpIngest) writeError(w http.ResponseWriter, r *http.Request, enc otlpEncoding, err error) {
+	status, msg := StatusOf(err), err.Error()
+	switch {
+	case status == http.StatusUnauthorized:
+		w.Header().Set("WWW-Authenticate", `Basic realm="weft", Bearer`)
+	case status == http.StatusTooManyRequests:
+		if retry, ok := weft.ErrorFields(err)["retry_after"]; ok {
+			w.Header().Set("Retry-After", toString(retry))
+		}
+	case status == http.StatusServiceUnavailable:
+		w.Header().Set("Retry-After", strconv.Itoa(otlpRetryAfterSeconds))
+		if weft.ClassOf(err) == nil {
+			msg = "temporarily unavailable: the database cannot be reached; retry later"
+		}
+	case status == http.StatusInternalServerError:
+		loggerFrom(r.Context()).ErrorContext(r.Context(), "internal error", "error", err)
+		msg = "internal server error"
+	}
+	st := &rpcstatus.Status{Code: rpcCode(status), Message: msg}
+	var body []byte
+	if enc == otlpJSON {
+		body, _ = protojson.Marshal(st)
+	} else {
+		body, _ = proto.Marshal(st)
+	}
+	w.Header().Set("Content-Type", enc.contentType())
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// rpcCode is the google.rpc.Code of an HTTP status.
+func rpcCode(status int) int32 {
+	switch status {
+	case http.StatusBadRequest, http.StatusUnprocessableEntity, http.StatusUnsupportedMediaType:
+		return 3 // INVALID_ARGUMENT
+	case http.StatusUnauthorized:
+		return 16 // UNAUTHENTICATED
+	case http.StatusForbidden:
+		return 7 // PERMISSION_DENIED
+	case http.StatusNotFound:
+		return 5 // NOT_FOUND
+	case http.StatusRequestEntityTooLarge, http.StatusTooManyRequests:
+		return 8 // RESOURCE_EXHAUSTED
+	case http.StatusServiceUnavailable:
+		return 14 // UNAVAILABLE
+	}
+	return 13 // INTERNAL
+}

@@ -1,0 +1,182 @@
+package webui
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/weftlabs/weft/trace"
+)
+
+// Timing of a live list stream.
+const (
+	// liveSettle is how long a stream waits after a write for more writes
+	// before it re-reads the page, so that a burst costs one read.
+	liveSettle = 250 * time.Millisecond
+	// liveHeartbeat is how often an idle stream sends a comment, so that
+	// proxies keep the connection open and a closed one is noticed.
+	liveHeartbeat = 20 * time.Second
+)
+
+// traceListLive streams a trace list view as server-sent events: whenever a
+// call that is on the page, or that the view's filters keep, is written, the
+// page is read again and sent as one "results" event (the inner HTML of the
+// list's results, which htmx's sse extension swaps in). The caller's session
+// and project rights are checked again before each event: a revoked session
+// or membership ends the stream.
+func (h *Handler) traceListLive(w http.ResponseWriter, r *http.Request, _ *viewer, projectID string) {
+	if h.cfg.Feed == nil {
+		h.renderError(w, r, http.StatusNotFound, "This server has no live updates.")
+		return
+	}
+	view, err := parseListView(r.URL.Query())
+	if err != nil {
+		h.refuse(w, r, err)
+		return
+	}
+	ctx := r.Context()
+	sub := h.cfg.Feed.Subscribe(projectID)
+	defer sub.Close()
+	// What the page shows now: a write to one of these calls changes it even
+	// when the call no longer matches the filters.
+	current, err := h.listData(ctx, projectID, view, nil)
+	if err != nil {
+		h.refuse(w, r, err)
+		return
+	}
+	shown := shownCalls(current)
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	if _, err := fmt.Fprint(w, ": live\n\n"); err != nil || rc.Flush() != nil {
+		return
+	}
+	heartbeat := time.NewTicker(liveHeartbeat)
+	defer heartbeat.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-h.closing:
+			return
+		case <-heartbeat.C:
+			if _, err := fmt.Fprint(w, ": ping\n\n"); err != nil || rc.Flush() != nil {
+				return
+			}
+			continue
+		case <-sub.Ready():
+		}
+		select {
+		case <-time.After(liveSettle):
+		case <-ctx.Done():
+			return
+		}
+		ids, overflow := sub.Take()
+		changed, err := h.touchesView(ctx, projectID, view, ids, overflow, shown)
+		if err != nil || !changed {
+			if err != nil {
+				h.cfg.Logger.WarnContext(ctx, "webui: live list", "project", projectID, "error", err)
+			}
+			continue
+		}
+		if !h.stillAllowed(r, projectID) {
+			return
+		}
+		fresh := map[string]bool{}
+		for _, id := range ids {
+			fresh[id] = true
+		}
+		data, err := h.listData(ctx, projectID, view, fresh)
+		if err != nil {
+			h.cfg.Logger.WarnContext(ctx, "webui: live list", "project", projectID, "error", err)
+			continue
+		}
+		shown = shownCalls(data)
+		var body bytes.Buffer
+		if err := h.pages.byName["traces"].ExecuteTemplate(&body, "results_body", data); err != nil {
+			h.cfg.Logger.ErrorContext(ctx, "webui: live list", "error", err)
+			return
+		}
+		if err := writeEvent(w, "results", body.String()); err != nil || rc.Flush() != nil {
+			return
+		}
+	}
+}
+
+// touchesView reports whether writes to ids can change the view's page: one
+// of them is on the page, or the view's filters keep one of them (read by
+// id, through the primary key). Past a subscription's bound (overflow) the
+// page is read again anyway.
+func (h *Handler) touchesView(ctx context.Context, projectID string, view listView, ids []string, overflow bool, shown map[string]bool) (bool, error) {
+	if overflow {
+		return true, nil
+	}
+	for _, id := range ids {
+		if shown[id] {
+			return true, nil
+		}
+	}
+	if len(ids) == 0 {
+		return false, nil
+	}
+	userID := ""
+	if view.User != "" {
+		found, err := h.cfg.Identity.UserIDs(ctx, []string{view.User})
+		if err != nil || found[view.User] == "" {
+			return false, err
+		}
+		userID = found[view.User]
+	}
+	filter := view.filter(userID)
+	filter.CallIDs = ids
+	stats, err := h.cfg.Trace.CallsQueryStats(ctx, &trace.CallsQueryStatsReq{ProjectID: projectID, Filter: filter, Limit: 1})
+	if err != nil {
+		return false, err
+	}
+	return stats.Count > 0, nil
+}
+
+// stillAllowed checks the stream's session and project rights afresh.
+func (h *Handler) stillAllowed(r *http.Request, projectID string) bool {
+	v, err := h.viewerOf(r)
+	if err != nil {
+		return false
+	}
+	return h.cfg.Authorizer.Authorize(r.Context(), v.principal, projectID, false) == nil
+}
+
+// shownCalls is the set of calls on a page.
+func shownCalls(data tracesView) map[string]bool {
+	shown := make(map[string]bool, len(data.Rows))
+	for _, row := range data.Rows {
+		shown[row.ID] = true
+	}
+	return shown
+}
+
+// writeEvent writes one server-sent event; each line of data is one data
+// field (the browser joins them with newlines).
+func writeEvent(w http.ResponseWriter, event, data string) error {
+	var b strings.Builder
+	b.WriteString("event: " + event + "\n")
+	data = strings.ReplaceAll(strings.ReplaceAll(data, "\r\n", "\n"), "\r", "\n") // a lone CR also ends a line
+	for line := range strings.SplitSeq(data, "\n") {
+		b.WriteString("data: " + line + "\n")
+	}
+	b.WriteString("\n")
+	_, err := fmt.Fprint(w, b.String())
+	return err
+}
+
+// CloseStreams ends every live stream, now and from now on: call it when the
+// server shuts down (http.Server.RegisterOnShutdown), which otherwise waits
+// for the streams, open until the browser leaves.
+func (h *Handler) CloseStreams() {
+	h.closeOnce.Do(func() { close(h.closing) })
+}
