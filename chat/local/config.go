@@ -3,6 +3,8 @@ package local
 import (
 	"fmt"
 	"time"
+
+	"github.com/weftlabs/weft/internal/llm/constrain"
 )
 
 // Defaults of [ModelConfig], exported so that a command line or a routing
@@ -81,6 +83,11 @@ type ModelConfig struct {
 	// MaxLogprobs bounds top_logprobs and prompt_logprobs; 0 means
 	// DefaultMaxLogprobs, -1 no bound.
 	MaxLogprobs int
+	// Structured bounds what compiling and following output constraints
+	// may cost (the compiled-constraint cache, automaton and mask sizes,
+	// JSON white space and string lengths); its zero fields are package
+	// constrain's documented defaults.
+	Structured constrain.Config
 }
 
 // withDefaults fills zero fields and checks the others.

@@ -42,6 +42,32 @@
 //   - Logprobs are log_softmax of the raw logits; prompt logprobs likewise,
 //     for every prompt token after the first.
 //
+// # Structured outputs
+//
+// A request's Constraint (a choice, a regular expression, a JSON Schema,
+// any JSON object or a grammar) is compiled by the engine's [Engine.Compile]
+// — one compiler per engine over the model's vocabulary, built on first
+// use, caching compiled constraints by their canonical text — and masks,
+// at every step, the tokens that could not continue a valid output before
+// sampling (package sample's NextMasked: the mask applies before penalties,
+// bias and temperature, and reported logprobs are those of the masked
+// row). Each choice follows the constraint with a matcher of its own,
+// which lives with the sequence: preemption recomputes the KV cache and
+// keeps it. End-of-sequence tokens are allowed exactly when the output is
+// complete; a choice whose output is complete and admits nothing longer
+// ends there with finish_reason "stop" and a nil stop_reason, without an
+// end-of-sequence token. max_tokens still bounds it ("length", the output
+// then cut short), and stop strings and stop token ids still apply. With
+// ConstrainAfterReasoning the constraint waits until the choice generates
+// the reasoning end ([Engine.ReasoningEnd], Qwen3's </think>): the
+// reasoning is free text, the answer after it constrained. The mask
+// depends only on the choice's own tokens, so determinism holds as below.
+// Compile errors wrap ErrInvalidRequest and package constrain's sentinel,
+// naming the unsupported keyword.
+//
+//	c, err := e.Compile(constrain.Spec{Kind: constrain.KindJSONSchema, Schema: schema})
+//	g, err := e.Generate(ctx, local.Request{Prompt: ids, Constraint: c, ConstrainAfterReasoning: thinking})
+//
 // # Scheduling
 //
 // One goroutine per engine runs steps: each step is one batched forward pass

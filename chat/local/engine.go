@@ -28,16 +28,20 @@ const (
 // every admitted request's sequences in shared forward passes. Its methods
 // are safe for concurrent use.
 type Engine struct {
-	name, dir   string
-	cfg         ModelConfig
-	model       *model.Model
-	cache       *kvcache.Cache
-	tok         *tokenizer.Tokenizer
-	tmpl        *chattemplate.Template
-	defaults    SamplingDefaults
-	eos         int   // the tokenizer's end-of-sequence id, -1 when none
-	extraEOS    []int // generation_config.json's other end-of-sequence ids
-	maxModelLen int
+	name, dir string
+	cfg       ModelConfig
+	model     *model.Model
+	cache     *kvcache.Cache
+	tok       *tokenizer.Tokenizer
+	tmpl      *chattemplate.Template
+	defaults  SamplingDefaults
+	eos       int   // the tokenizer's end-of-sequence id, -1 when none
+	extraEOS  []int // generation_config.json's other end-of-sequence ids
+	// reasoningEnd is the token that ends a thinking model's reasoning, -1
+	// when the vocabulary has none.
+	reasoningEnd int
+	constraints  constraints
+	maxModelLen  int
 
 	submit   chan *request
 	wake     chan struct{}
@@ -96,7 +100,7 @@ func Open(dir string, cfg ModelConfig) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{dir: dir, cfg: cfg, name: cfg.Name, eos: -1}
+	e := &Engine{dir: dir, cfg: cfg, name: cfg.Name, eos: -1, reasoningEnd: -1}
 	if e.name == "" {
 		abs, err := filepath.Abs(dir)
 		if err != nil {
@@ -127,6 +131,9 @@ func Open(dir string, cfg ModelConfig) (*Engine, error) {
 	}
 	if id := e.tok.SpecialTokens().EOS.ID; id >= 0 {
 		e.eos = id
+	}
+	if id, ok := e.tok.TokenToID(reasoningEndText); ok {
+		e.reasoningEnd = id
 	}
 	if e.defaults, e.extraEOS, err = loadGenerationConfig(dir, e.eos, mc.VocabSize); err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/internal/llm/constrain"
 	"github.com/weftlabs/weft/internal/llm/sample"
 )
 
@@ -25,6 +26,9 @@ type request struct {
 	eos       int   // ends the choice with a nil stop_reason; -1 with ignore_eos or none
 	include   bool
 	minTokens int
+
+	constraint   *constrain.Constraint
+	reasoningEnd int // the constraint waits for this token; -1: it applies from the start
 
 	logprobs    bool
 	skipSpecial bool
@@ -54,7 +58,14 @@ func (e *Engine) resolve(req Request) (*request, error) {
 	}
 	r := &request{priority: req.Priority, salt: req.CacheSalt, prompt: req.Prompt, n: req.choices(),
 		include: req.IncludeStopStrInOutput, minTokens: req.MinTokens, logprobs: req.Logprobs,
-		skipSpecial: req.SkipSpecialTokens == nil || *req.SkipSpecialTokens, promptTop: noPromptLogprobs, eos: -1}
+		skipSpecial: req.SkipSpecialTokens == nil || *req.SkipSpecialTokens, promptTop: noPromptLogprobs, eos: -1,
+		constraint: req.Constraint, reasoningEnd: -1}
+	if req.ConstrainAfterReasoning && req.Constraint != nil {
+		if e.reasoningEnd < 0 {
+			return nil, invalid("structured_outputs", "the model has no %s token to end its reasoning, so the constraint cannot wait for it.", reasoningEndText)
+		}
+		r.reasoningEnd = e.reasoningEnd
+	}
 
 	// Context length.
 	p, m := len(req.Prompt), e.maxModelLen

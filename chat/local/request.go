@@ -1,5 +1,7 @@
 package local
 
+import "github.com/weftlabs/weft/internal/llm/constrain"
+
 // Request is one completion for the engine: a prompt already rendered and
 // tokenized by the caller, and the options of a vLLM SamplingParams. The zero
 // value of each field is vLLM's default, except where a pointer is nil: a nil
@@ -71,6 +73,24 @@ type Request struct {
 	// tokenizer.json tokenizers (vLLM's "fast" ones) it changes nothing, as
 	// in vLLM. nil means true.
 	SpacesBetweenSpecialTokens *bool
+
+	// Constraint, when not nil, narrows every choice's output to text it
+	// accepts (structured outputs: a choice, a regular expression, a JSON
+	// Schema, any JSON object, a grammar): at each step the tokens that
+	// could not continue a valid output are masked before sampling. It must
+	// come from this engine's [Engine.Compile]. Each choice follows it with
+	// a matcher of its own; a choice whose output is complete and admits
+	// nothing longer ends with finish_reason "stop" (stop_reason nil)
+	// without waiting for an end-of-sequence token, which the mask allows
+	// only once the output is complete.
+	Constraint *constrain.Constraint
+	// ConstrainAfterReasoning holds the Constraint back until the choice
+	// has generated the model's reasoning end token ([Engine.ReasoningEnd],
+	// Qwen3's </think>): the reasoning is free text and the answer after it
+	// is constrained. Set it only when the prompt leaves the model thinking
+	// (a template that thinks, with thinking enabled); a model without such
+	// a token refuses it.
+	ConstrainAfterReasoning bool
 
 	// Priority orders admission and preemption: lower values first (vLLM's
 	// priority scheduling); ties go by arrival.

@@ -326,12 +326,13 @@ func (s *scheduler) step() {
 			ready = append(ready, draw{seq: seq, row: rows})
 		}
 	}
-	// Each sequence's sampler is its own, so they run in parallel; what
-	// follows (stops, text, chunks) runs in order.
+	// Each sequence's sampler and constraint matcher are its own, so they
+	// run in parallel; what follows (stops, text, chunks) runs in order.
 	s.e.model.Pool().Parallel(len(ready), 1, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			d := &ready[i]
-			d.choice, d.err = d.seq.sampler.Next(d.row, sample.Tokens{Prompt: d.seq.req.prompt, Output: d.seq.output})
+			d.choice, d.err = d.seq.sampler.NextMasked(d.row, sample.Tokens{Prompt: d.seq.req.prompt, Output: d.seq.output},
+				d.seq.allowed())
 		}
 	})
 	for _, d := range ready {
@@ -401,10 +402,20 @@ func (s *scheduler) promptDone(seq *sequence) {
 
 // emit appends the sampled token to seq, decides whether the choice ends
 // (vLLM's order: length, end-of-sequence, stop token, then a stop string in
-// the text) and hands the chunk to the reader.
+// the text, then the end of a constrained output) and hands the chunk to
+// the reader.
 func (s *scheduler) emit(seq *sequence, c sample.Choice) {
 	r := seq.req
 	tok := c.Token
+	guideDone := false
+	if seq.guide != nil {
+		var err error
+		if guideDone, err = seq.follow(tok); err != nil {
+			// The mask let through only tokens the constraint accepts.
+			s.fail(r, fmt.Errorf("local engine: structured output: %w", err))
+			return
+		}
+	}
 	seq.output = append(seq.output, tok)
 	seq.tokens = append(seq.tokens, int32(tok))
 
@@ -420,6 +431,9 @@ func (s *scheduler) emit(seq *sequence, c sample.Choice) {
 	}
 	if str, ok := seq.detok.update(tok, finish == FinishStop); ok {
 		finish, stopReason = FinishStop, str
+	}
+	if finish == "" && guideDone {
+		finish = FinishStop
 	}
 	chunk := Chunk{Index: seq.index, TokenIDs: []int{tok}, Text: seq.detok.delta(finish != ""),
 		FinishReason: finish, StopReason: stopReason}

@@ -1,6 +1,7 @@
 package local
 
 import (
+	"github.com/weftlabs/weft/internal/llm/constrain"
 	"github.com/weftlabs/weft/internal/llm/model"
 	"github.com/weftlabs/weft/internal/llm/sample"
 	"github.com/weftlabs/weft/internal/llm/tokenizer"
@@ -21,6 +22,14 @@ type sequence struct {
 	sampler  *sample.Sampler
 	detok    *detokenizer
 
+	// guide follows the request's constraint over the generated tokens
+	// (nil without one); it lives with the sequence, so preemption, which
+	// recomputes only the KV cache, keeps its state. guided says the
+	// constraint applies: from the start, or once the reasoning ended.
+	guide  *constrain.Matcher
+	guided bool
+	mask   []uint64 // the step's allowed tokens, one bit per id
+
 	// scorePrompt: the prompt's logprobs are still to be computed, so the
 	// sequence neither reads the prefix cache nor skips a prompt row.
 	scorePrompt bool
@@ -39,6 +48,11 @@ func newSequence(r *request, index int, tok *tokenizer.Tokenizer, vocab int) (*s
 		return nil, samplingError(err)
 	}
 	s.detok = newDetokenizer(tok, r.prompt, r.skipSpecial, r.stops, r.include, r.minTokens)
+	if r.constraint != nil {
+		s.guide = r.constraint.NewMatcher()
+		s.guided = r.reasoningEnd < 0
+		s.mask = make([]uint64, (vocab+63)/64)
+	}
 	if index == 0 && r.promptTop != noPromptLogprobs {
 		s.scorePrompt = true
 		s.plp = make([]*Logprobs, len(r.prompt))

@@ -197,10 +197,17 @@ var negInf = float32(math.Inf(-1))
 func applyMask(w []float32, allowed []uint64) {
 	for i := 0; i < len(w); i += 64 {
 		word := allowed[i/64]
-		if word == ^uint64(0) {
+		end := min(i+64, len(w))
+		switch word {
+		case ^uint64(0):
+			continue
+		case 0: // most words of a narrow mask
+			row := w[i:end]
+			for j := range row {
+				row[j] = negInf
+			}
 			continue
 		}
-		end := min(i+64, len(w))
 		for j := i; j < end; j++ {
 			if word&(1<<uint(j-i)) == 0 {
 				w[j] = negInf
