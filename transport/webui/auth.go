@@ -75,6 +75,10 @@ func (h *Handler) signedIn(page func(http.ResponseWriter, *http.Request, *viewer
 // project, 400 for a malformed name).
 func (h *Handler) inProject(page func(http.ResponseWriter, *http.Request, *viewer, string)) http.Handler {
 	return h.signedIn(func(w http.ResponseWriter, r *http.Request, v *viewer) {
+		if err := checkRequestText(r); err != nil {
+			h.refuse(w, r, err)
+			return
+		}
 		projectID := r.PathValue("entity") + "/" + r.PathValue("project")
 		if err := h.cfg.Authorizer.Authorize(r.Context(), v.principal, projectID, false); err != nil {
 			h.refuse(w, r, err)
