@@ -42,8 +42,18 @@ type Config struct {
 	// Blobs stores checkpoint files. Defaults to the directory
 	// [DefaultCheckpointDir] under the working directory.
 	Blobs blob.Store
-	// Trainer runs jobs in this process. Required when Workers > 0.
+	// Trainer runs jobs in this process. Required when Workers > 0. A
+	// [*TrainerSet] chooses the trainer by the model's base model and also
+	// decides which jobs this process accepts: a job whose base model it runs
+	// none for fails at once with training_failed (unless OtherWorkers). Any
+	// other Trainer runs every base model. nil (a process that only accepts
+	// jobs) leaves every job to workers in other processes.
 	Trainer Trainer
+	// OtherWorkers says that processes other than this one run jobs too (weft
+	// worker), possibly with trainers this one lacks: a job this process's
+	// TrainerSet does not run is then left queued for them, not failed.
+	// Default false.
+	OtherWorkers bool
 	// Workers is how many jobs this process runs at once. 0 (the default) makes
 	// a process that only accepts jobs; workers elsewhere run them.
 	Workers int

@@ -71,12 +71,17 @@ func parseDataURL(raw string) (dataRef, error) {
 }
 
 // dataError is a problem with the training data: it fails the job at once (a
-// retry would read the same data).
-type dataError struct{ msg string }
+// retry would read the same data). The same holds for a job no trainer runs,
+// which wraps [ErrNoTrainer].
+type dataError struct {
+	msg  string
+	kind error
+}
 
 func (e *dataError) Error() string { return e.msg }
+func (e *dataError) Unwrap() error { return e.kind }
 
-func dataErrorf(format string, args ...any) error { return &dataError{fmt.Sprintf(format, args...)} }
+func dataErrorf(format string, args ...any) error { return &dataError{msg: fmt.Sprintf(format, args...)} }
 
 // fetchSFTData writes the training data named by ref to file and returns the
 // number of conversations in it.

@@ -33,3 +33,7 @@ func (e *FieldError) Unwrap() error { return ErrInvalidRequest }
 func fieldErrorf(path, format string, args ...any) error {
 	return &FieldError{Path: path, Msg: fmt.Sprintf(format, args...)}
 }
+
+// ErrNoTrainer is wrapped by the failure of a job whose base model no
+// configured trainer runs; it ends the job (training_failed), never a request.
+var ErrNoTrainer = weft.DefineError(weft.ErrValidation, "InvalidFieldError", "no trainer runs the model's base model")

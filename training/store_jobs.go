@@ -96,6 +96,15 @@ func (m *Store) enqueueJob(ctx context.Context, modelID, kind, input, config str
 	if err != nil {
 		return nil, err
 	}
+	if err := m.unrunnable(model.Base); err != nil {
+		// The client learns it from the events at once instead of polling a job
+		// that nothing will ever run.
+		if _, ferr := m.finish(ctx, row, StatusFailed, err.Error()); ferr != nil {
+			return nil, ferr
+		}
+		m.cfg.Logger.WarnContext(ctx, "training job failed", "job_id", row.ID, "error", err)
+		return m.GetJob(ctx, row.ID)
+	}
 	return row.job(), nil
 }
 

@@ -46,6 +46,11 @@ func (m *Store) work(ctx context.Context, rj *river.Job[jobArgs]) error {
 	if busy {
 		return river.JobSnooze(m.cfg.PollInterval)
 	}
+	if set, ok := m.cfg.Trainer.(baseModelRunner); ok && m.cfg.OtherWorkers {
+		if model, err := m.modelRow(ctx, m.db, job.ModelID); err == nil && !set.Runs(model.Base) {
+			return river.JobSnooze(m.cfg.PollInterval) // another process's trainer runs it
+		}
+	}
 	if _, err := m.db.NewUpdate().Model((*jobRow)(nil)).Set("status = ?", StatusRunning).
 		Set("started_at = COALESCE(started_at, ?)", m.now()).
 		Where("project_id = ? AND id = ? AND status IN (?)", job.ProjectID, job.ID, bun.In([]JobStatus{StatusQueued, StatusRunning})).Exec(ctx); err != nil {
@@ -111,11 +116,11 @@ func (m *Store) train(ctx context.Context, job *jobRow, attempt int) (*TrainResu
 	case KindSFT:
 		var in sftInput
 		if err := json.Unmarshal([]byte(job.Input), &in); err != nil {
-			return nil, nil, &dataError{"stored job input is unreadable: " + err.Error()}
+			return nil, nil, &dataError{msg: "stored job input is unreadable: " + err.Error()}
 		}
 		ref, err := parseDataURL(in.TrainingDataURL)
 		if err != nil {
-			return nil, nil, &dataError{err.Error()}
+			return nil, nil, &dataError{msg: err.Error()}
 		}
 		tj.SFTConfig = in.Config
 		tj.SFTDataFile = filepath.Join(work, "train.jsonl")
