@@ -81,7 +81,9 @@ type dataError struct {
 func (e *dataError) Error() string { return e.msg }
 func (e *dataError) Unwrap() error { return e.kind }
 
-func dataErrorf(format string, args ...any) error { return &dataError{msg: fmt.Sprintf(format, args...)} }
+func dataErrorf(format string, args ...any) error {
+	return &dataError{msg: fmt.Sprintf(format, args...)}
+}
 
 // fetchSFTData writes the training data named by ref to file and returns the
 // number of conversations in it.
