@@ -1,7 +1,6 @@
 package chat
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,28 +50,10 @@ type chatInput struct {
 // prompt (vLLM's --response-role default).
 const responseRole = "assistant"
 
-// wireMessage is one message of a request.
-type wireMessage struct {
-	Role             string          `json:"role"`
-	Content          json.RawMessage `json:"content"`
-	Name             *string         `json:"name"`
-	ToolCallID       *string         `json:"tool_call_id"`
-	Reasoning        *string         `json:"reasoning"`
-	ReasoningContent *string         `json:"reasoning_content"`
-	ToolCalls        []struct {
-		ID       string `json:"id"`
-		Type     string `json:"type"`
-		Function struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"function"`
-	} `json:"tool_calls"`
-}
-
 // render renders the conversation with the model's chat template and
 // tokenizes it: the ids a completion feeds the model, before truncation.
 func (m *promptModel) render(in *chatInput) (chatPrompt, error) {
-	var wire []wireMessage
+	var wire []chattemplate.WireMessage
 	if err := json.Unmarshal(in.Messages, &wire); err != nil {
 		return chatPrompt{}, malformed("messages", "list_type", "Input should be a valid list of messages: "+err.Error())
 	}
@@ -123,74 +104,22 @@ func (m *promptModel) render(in *chatInput) (chatPrompt, error) {
 	return p, nil
 }
 
-// templateMessage reads one request message as the template sees it.
-// Content that is not text (images, audio, ...) is refused: local models
-// read text only.
-func templateMessage(i int, w wireMessage) (chattemplate.Message, error) {
-	msg := chattemplate.Message{Role: w.Role}
+// templateMessage reads one request message as the template sees it, with
+// the request error a bad message gets.
+func templateMessage(i int, w chattemplate.WireMessage) (chattemplate.Message, error) {
+	msg, err := w.Message()
+	var ce *chattemplate.ContentError
 	switch {
-	case len(w.Content) == 0 || bytes.Equal(w.Content, []byte("null")):
-		msg.NullContent = true
-	case w.Content[0] == '"':
-		_ = json.Unmarshal(w.Content, &msg.Content)
-	case w.Content[0] == '[':
-		var parts []json.RawMessage
-		if err := json.Unmarshal(w.Content, &parts); err != nil {
-			return msg, malformed(fmt.Sprintf("messages.%d.content", i), "list_type", "Input should be a valid list")
-		}
-		msg.Parts = make([]chattemplate.ContentPart, 0, len(parts))
-		for j, raw := range parts {
-			part, err := textPart(raw)
-			if err != nil {
-				return msg, invalid(fmt.Sprintf("messages.%d.content.%d", i, j), "%v", err)
-			}
-			msg.Parts = append(msg.Parts, part)
-		}
-	default:
-		return msg, malformed(fmt.Sprintf("messages.%d.content", i), "string_type", "Input should be a valid string or list of content parts")
+	case err == nil:
+		return msg, nil
+	case !errors.As(err, &ce):
+		return msg, err
+	case ce.Part >= 0:
+		return msg, invalid(fmt.Sprintf("messages.%d.content.%d", i, ce.Part), "%v", ce.Err)
+	case ce.List:
+		return msg, malformed(fmt.Sprintf("messages.%d.content", i), "list_type", "Input should be a valid list")
 	}
-	if w.Name != nil {
-		msg.Name = *w.Name
-	}
-	if w.ToolCallID != nil {
-		msg.ToolCallID = *w.ToolCallID
-	}
-	msg.Reasoning = w.Reasoning
-	if msg.Reasoning == nil {
-		msg.Reasoning = w.ReasoningContent
-	}
-	for _, tc := range w.ToolCalls {
-		msg.ToolCalls = append(msg.ToolCalls, chattemplate.ToolCall{ID: tc.ID, Type: tc.Type, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
-	}
-	return msg, nil
-}
-
-// textPart reads a content part: {"type": "text", "text": ...}, a refusal,
-// or a bare string.
-func textPart(raw json.RawMessage) (chattemplate.ContentPart, error) {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return chattemplate.ContentPart{Type: "text", Text: s}, nil
-	}
-	var p struct {
-		Type    string  `json:"type"`
-		Text    *string `json:"text"`
-		Refusal *string `json:"refusal"`
-	}
-	if err := json.Unmarshal(raw, &p); err != nil {
-		return chattemplate.ContentPart{}, errors.New("a content part must be a string or an object")
-	}
-	switch {
-	case (p.Type == "text" || p.Type == "") && p.Text != nil:
-		return chattemplate.ContentPart{Type: "text", Text: *p.Text}, nil
-	case p.Type == "refusal" && p.Refusal != nil:
-		return chattemplate.ContentPart{Type: "text", Text: *p.Refusal}, nil
-	}
-	kind := p.Type
-	if kind == "" {
-		kind = "untyped"
-	}
-	return chattemplate.ContentPart{}, fmt.Errorf("content of type %q is not supported: local models read text only", kind)
+	return msg, malformed(fmt.Sprintf("messages.%d.content", i), "string_type", "Input should be a valid string or list of content parts")
 }
 
 // messageText is a message's content as text (parts joined with "\n"), as
@@ -206,48 +135,15 @@ func messageText(m chattemplate.Message) string {
 	return strings.Join(texts, "\n")
 }
 
-// templateTools dumps tools as vLLM hands them to templates:
-// {"type": "function", "function": {"name", "description", "parameters"}},
-// absent members as null, in that order.
+// templateTools dumps tools as vLLM hands them to templates (see
+// chattemplate.WireTools), with the request error a bad tool gets.
 func templateTools(tools []json.RawMessage) ([]json.RawMessage, error) {
-	if tools == nil {
-		return nil, nil
+	out, err := chattemplate.WireTools(tools)
+	var te *chattemplate.ToolError
+	if errors.As(err, &te) {
+		return nil, malformed(fmt.Sprintf("tools.%d.function", te.Index), "missing", "Field required: a tool is {\"type\": \"function\", \"function\": {\"name\", ...}}")
 	}
-	out := make([]json.RawMessage, len(tools))
-	for i, raw := range tools {
-		var t struct {
-			Type     string `json:"type"`
-			Function *struct {
-				Name        *string         `json:"name"`
-				Description json.RawMessage `json:"description"`
-				Parameters  json.RawMessage `json:"parameters"`
-			} `json:"function"`
-		}
-		if err := json.Unmarshal(raw, &t); err != nil || t.Function == nil || t.Function.Name == nil {
-			return nil, malformed(fmt.Sprintf("tools.%d.function", i), "missing", "Field required: a tool is {\"type\": \"function\", \"function\": {\"name\", ...}}")
-		}
-		if t.Type == "" {
-			t.Type = "function"
-		}
-		orNull := func(v json.RawMessage) json.RawMessage {
-			if len(v) == 0 {
-				return json.RawMessage("null")
-			}
-			return v
-		}
-		var b bytes.Buffer
-		b.WriteString(`{"type":`)
-		b.WriteString(strconvQuote(t.Type))
-		b.WriteString(`,"function":{"name":`)
-		b.WriteString(strconvQuote(*t.Function.Name))
-		b.WriteString(`,"description":`)
-		b.Write(orNull(t.Function.Description))
-		b.WriteString(`,"parameters":`)
-		b.Write(orNull(t.Function.Parameters))
-		b.WriteString("}}")
-		out[i] = b.Bytes()
-	}
-	return out, nil
+	return out, err
 }
 
 // templateError maps a render failure to the 400 vLLM answers: the
