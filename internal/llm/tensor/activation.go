@@ -126,3 +126,30 @@ func Add(dst, a, b []float32) {
 		dst[i] = v + b[i]
 	}
 }
+
+// SwiGLUBackward sets dGate and dUp to the gradients of a loss with respect
+// to the inputs of SwiGLU(gate, up), given dAct, its gradient with respect
+// to the output: with s = sigmoid(gate), dUp = dAct·gate·s and dGate =
+// dAct·up·s·(1 + gate·(1 − s)). It panics if the lengths differ.
+func SwiGLUBackward(dGate, dUp, dAct, gate, up []float32) {
+	n := len(gate)
+	if len(up) != n || len(dAct) != n || len(dGate) != n || len(dUp) != n {
+		panic(fmt.Sprintf("tensor.SwiGLUBackward: gate %d, up %d, dAct %d, dGate %d, dUp %d elements", n, len(up), len(dAct), len(dGate), len(dUp)))
+	}
+	var buf [expChunk]float32
+	for lo := 0; lo < n; lo += expChunk {
+		g := gate[lo:min(lo+expChunk, n)]
+		e := buf[:len(g)]
+		for i, v := range g {
+			e[i] = -v
+		}
+		asm.Exp(e, e)
+		for i, v := range g {
+			j := lo + i
+			s := 1 / (1 + e[i])
+			da := dAct[j]
+			dUp[j] = da * v * s
+			dGate[j] = da * up[j] * s * (1 + v*(1-s))
+		}
+	}
+}
