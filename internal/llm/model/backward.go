@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 
+	"github.com/weftlabs/weft/internal/llm/lora"
 	"github.com/weftlabs/weft/internal/llm/tensor"
 )
 
@@ -16,9 +17,10 @@ import (
 // through the weight itself the pass adds.
 type LinearGradients interface {
 	// Linear is called once per linear layer and pass, from the goroutine
-	// that called Backward. x is [rows × lin.In], dy and dx [rows ×
-	// lin.Out] and [rows × lin.In]; layer is the block's index.
-	Linear(layer int, lin *Linear, x, dy, dx []float32, rows int)
+	// that called Backward, which holds the model: it may use the model's
+	// pool, not call the model. t names the projection of block layer; x is
+	// [rows × lin.In], dy [rows × lin.Out] and dx [rows × lin.In].
+	Linear(layer int, t lora.Target, lin *Linear, x, dy, dx []float32, rows int)
 }
 
 // backwardWeights are the transposes of the model's weights that the
@@ -176,12 +178,12 @@ func (m *Model) mlpBackward(li int, a *LayerActivations, bw *backwardWeights, dx
 	d, f := c.HiddenSize, c.IntermediateSize
 	T := len(dx) / d
 	m.pool.MatMulT(s.dAct, dx, lt.down, T, f, d)
-	grads.Linear(li, ly.Down, a.Act, dx, s.dAct, T)
+	grads.Linear(li, lora.Down, ly.Down, a.Act, dx, s.dAct, T)
 	tensor.SwiGLUBackward(s.dGate, s.dUp, s.dAct, a.Gate, a.Up)
 	concatRows(s.dGateUp, T, s.dGate, s.dUp)
 	m.pool.MatMulT(s.dNormed, s.dGateUp, lt.gateUp, T, d, 2*f)
-	grads.Linear(li, ly.Gate, a.MLPNormed, s.dGate, s.dNormed, T)
-	grads.Linear(li, ly.Up, a.MLPNormed, s.dUp, s.dNormed, T)
+	grads.Linear(li, lora.Gate, ly.Gate, a.MLPNormed, s.dGate, s.dNormed, T)
+	grads.Linear(li, lora.Up, ly.Up, a.MLPNormed, s.dUp, s.dNormed, T)
 	tensor.RMSNormBackward(dx, s.dNormed, a.Mid, ly.PostAttentionNorm, c.RMSNormEps)
 }
 
@@ -196,7 +198,7 @@ func (p *Pass) attentionBackward(li int, bw *backwardWeights, dx []float32, s *b
 	qd, kvd := c.Heads*hd, c.KVHeads*hd
 	T := len(dx) / d
 	m.pool.MatMulT(s.dAttnOut, dx, lt.o, T, qd, d)
-	grads.Linear(li, ly.O, a.AttnOut, dx, s.dAttnOut, T)
+	grads.Linear(li, lora.O, ly.O, a.AttnOut, dx, s.dAttnOut, T)
 	p.attentionCoreBackward(a, s)
 	for t, r := range p.rows {
 		p.ropes[r.seq].ApplyTranspose(s.dQ[t*qd:(t+1)*qd], hd, r.pos)
@@ -212,8 +214,8 @@ func (p *Pass) attentionBackward(li int, bw *backwardWeights, dx []float32, s *b
 	}
 	concatRows(s.dQKV, T, dQ, dK, s.dV)
 	m.pool.MatMulT(s.dNormed, s.dQKV, lt.qkv, T, d, qd+2*kvd)
-	grads.Linear(li, ly.Q, a.AttnNormed, dQ, s.dNormed, T)
-	grads.Linear(li, ly.K, a.AttnNormed, dK, s.dNormed, T)
-	grads.Linear(li, ly.V, a.AttnNormed, s.dV, s.dNormed, T)
+	grads.Linear(li, lora.Q, ly.Q, a.AttnNormed, dQ, s.dNormed, T)
+	grads.Linear(li, lora.K, ly.K, a.AttnNormed, dK, s.dNormed, T)
+	grads.Linear(li, lora.V, ly.V, a.AttnNormed, s.dV, s.dNormed, T)
 	tensor.RMSNormBackward(dx, s.dNormed, a.Input, ly.InputNorm, c.RMSNormEps)
 }
