@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 
+	"github.com/weftlabs/weft/internal/llm/lora"
 	"github.com/weftlabs/weft/internal/llm/tensor"
 )
 
@@ -42,11 +43,12 @@ type Pass struct {
 	Logprobs [][]float32
 }
 
-// TrainForward runs a training micro-batch through the model — the same
-// forward pass as Forward, recording its activations — and returns the
-// log-probabilities of the targets. The pass keeps nothing in the model:
-// several may be alive at once, each backward-ed once or dropped.
-func (m *Model) TrainForward(seqs []TrainSequence) (*Pass, error) {
+// TrainForward runs a training micro-batch through the model under adapter
+// (nil for the base model) — the same forward pass as Forward, recording
+// its activations — and returns the log-probabilities of the targets. The
+// pass keeps nothing in the model: several may be alive at once, each
+// backward-ed once or dropped.
+func (m *Model) TrainForward(adapter *lora.Adapter, seqs []TrainSequence) (*Pass, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p := &Pass{m: m, batch: Batch{Record: &Activations{}}}
@@ -60,7 +62,7 @@ func (m *Model) TrainForward(seqs []TrainSequence) (*Pass, error) {
 				return nil, fmt.Errorf("%w: sequence %d: target %d at position %d outside the vocabulary of %d", ErrBatch, i, id, t, m.Config.VocabSize)
 			}
 		}
-		p.batch.Seqs = append(p.batch.Seqs, Sequence{ID: SeqID(i), Tokens: s.Tokens})
+		p.batch.Seqs = append(p.batch.Seqs, Sequence{ID: SeqID(i), Tokens: s.Tokens, Adapter: adapter})
 		longest = max(longest, len(s.Tokens))
 	}
 	rows, err := m.checkBatch(&p.batch)

@@ -28,39 +28,17 @@ import json
 import math
 import os
 
-import numpy as np
 import torch
 
 import generate
+import generate_lora
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = ["llama3-rope", "llama-linear-tied", "qwen2-bf16", "qwen3-f16"]
-TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+TARGETS = list(generate_lora.MODULES)
 RANK, ALPHA = 4, 8.0
 LENGTHS = [19, 9]  # 19 passes qwen2-bf16's max_position_embeddings (dynamic RoPE)
 ADAMW = {"lr": 0.01, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.1}
-
-
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        n = int.from_bytes(f.read(8), "little")
-        header = json.loads(f.read(n))
-        data = f.read()
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        lo, hi = info["data_offsets"]
-        raw = data[lo:hi]
-        if info["dtype"] == "F32":
-            t = torch.from_numpy(np.frombuffer(raw, dtype="<f4").copy())
-        elif info["dtype"] == "F16":
-            t = torch.from_numpy(np.frombuffer(raw, dtype="<f2").astype(np.float32))
-        else:
-            bits = np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16
-            t = torch.from_numpy(bits.view(np.float32).copy())
-        out[name] = t.reshape(info["shape"]).float()
-    return out
 
 
 def load_model(name):
@@ -70,39 +48,16 @@ def load_model(name):
     w = {}
     for file in sorted(os.listdir(d)):
         if file.endswith(".safetensors"):
-            w.update(read_safetensors(os.path.join(d, file)))
+            w.update(generate_lora.read_safetensors(os.path.join(d, file)))
     return cfg, w
 
 
-def module_of(prefix):
-    """(layer, target) of a linear layer's prefix, or None."""
-    parts = prefix.split(".")
-    if len(parts) == 5 and parts[0] == "model" and parts[1] == "layers" and parts[4] in TARGETS:
-        return int(parts[2]), parts[4]
-    return None
-
-
-def with_lora(lora, scale):
-    """generate.linear with the LoRA delta added to the adapted layers."""
-    base = generate.linear
-
-    def linear(x, w, prefix):
-        y = base(x, w, prefix)
-        key = module_of(prefix)
-        if key is None:
-            return y
-        a, b = lora[key]
-        return y + scale * torch.nn.functional.linear(torch.nn.functional.linear(x, a), b)
-
-    return linear
-
-
-def logprobs(cfg, w, seqs):
+def logprobs(cfg, w, adapter, seqs):
     """Per sequence, log p(target) at every position (0 where none)."""
     out = []
     for tokens, targets in seqs:
         cache = [None] * cfg["num_hidden_layers"]
-        logits = generate.forward(cfg, w, generate.Rotary(cfg), tokens, 0, cache)
+        logits = generate.forward(cfg, w, generate.Rotary(cfg), tokens, 0, cache, adapter)
         lp = torch.log_softmax(logits, dim=-1)
         idx = torch.tensor([max(t, 0) for t in targets])
         mask = torch.tensor([t >= 0 for t in targets], dtype=torch.float32)
@@ -120,20 +75,16 @@ def grads_of(loss, params):
 def write(name, seed):
     cfg, w = load_model(name)
     gen = torch.Generator().manual_seed(seed)
-    d, f = cfg["hidden_size"], cfg["intermediate_size"]
-    hd = cfg.get("head_dim") or d // cfg["num_attention_heads"]
-    qd, kvd = cfg["num_attention_heads"] * hd, cfg["num_key_value_heads"] * hd
-    shapes = {"q_proj": (d, qd), "k_proj": (d, kvd), "v_proj": (d, kvd), "o_proj": (qd, d),
-              "gate_proj": (d, f), "up_proj": (d, f), "down_proj": (f, d)}
+    shapes = generate_lora.dims(cfg)
     lora, params = {}, []
     for layer in range(cfg["num_hidden_layers"]):
         for t in TARGETS:
             inp, out = shapes[t]
             a = ((torch.rand(RANK, inp, generator=gen) * 2 - 1) / math.sqrt(inp)).requires_grad_()
             b = (torch.randn(out, RANK, generator=gen) * 0.2).requires_grad_()
-            lora[(layer, t)] = (a, b)
+            lora[f"model.layers.{layer}.{generate_lora.MODULES[t]}.{t}"] = (a, b)
             params += [a, b]
-    generate.linear = with_lora(lora, ALPHA / RANK)
+    adapter = {"factors": lora, "scaling": ALPHA / RANK}
     seqs = []
     for n in LENGTHS:
         tokens = torch.randint(0, cfg["vocab_size"], (n,), generator=gen).tolist()
@@ -142,11 +93,11 @@ def write(name, seed):
         seqs.append((tokens, targets))
     coefs = [torch.randn(n, generator=gen) for n in LENGTHS]
 
-    lps = logprobs(cfg, w, seqs)
+    lps = logprobs(cfg, w, adapter, seqs)
     count = sum(int((torch.tensor(t) >= 0).sum()) for _, t in seqs)
     sft = -sum(lp.sum() for lp in lps) / count
     sft_grads = grads_of(sft, params)
-    weighted = sum((c * lp).sum() for c, lp in zip(coefs, logprobs(cfg, w, seqs)))
+    weighted = sum((c * lp).sum() for c, lp in zip(coefs, logprobs(cfg, w, adapter, seqs)))
     weighted_grads = grads_of(weighted, params)
 
     def factors(values):
@@ -189,9 +140,7 @@ def write(name, seed):
 
 def main():
     torch.manual_seed(0)
-    base = generate.linear
     for i, name in enumerate(MODELS):
-        generate.linear = base
         write(name, 100 + i)
 
 
