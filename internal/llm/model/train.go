@@ -120,16 +120,14 @@ func (p *Pass) targetLogits(x []float32) {
 	if n > 0 {
 		m.project(normed, n, []*Linear{m.LMHead}, [][]float32{p.probs})
 	}
-	logp := make([]float32, v)
 	p.targetLogprobs = make([]float32, n)
 	for i := range n {
 		row := p.probs[i*v : (i+1)*v]
 		// The log-probability from the log-softmax, not the log of the
 		// probability, which underflows for unlikely targets.
-		copy(logp, row)
-		tensor.LogSoftmax(logp)
-		p.targetLogprobs[i] = logp[p.targets[i]]
-		tensor.Softmax(row)
+		logit := row[p.targets[i]]
+		mx, logSum := tensor.SoftmaxLogZ(row)
+		p.targetLogprobs[i] = (logit - mx) - logSum
 	}
 	rec := p.batch.Record
 	rec.Hidden, rec.Normed, rec.LogitRows = x, normed, p.targetRows

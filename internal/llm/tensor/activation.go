@@ -20,6 +20,20 @@ func Softmax(x []float32) {
 	if len(x) == 0 {
 		return
 	}
+	softmax(x)
+}
+
+// SoftmaxLogZ is Softmax returning the maximum of x and log Σ e^(x−max):
+// the log-probability of element j is (x[j] − max) − logSum with x[j] its
+// value before the call, as LogSoftmax computes it, without a second pass
+// of exponentials. x must not be empty.
+func SoftmaxLogZ(x []float32) (max, logSum float32) {
+	m, sum := softmax(x)
+	return m, float32(math.Log(sum))
+}
+
+// softmax is Softmax returning the maximum and the sum of exponentials.
+func softmax(x []float32) (float32, float64) {
 	m := maxOf(x)
 	for i := range x {
 		x[i] -= m
@@ -33,6 +47,7 @@ func Softmax(x []float32) {
 	for i, e := range x {
 		x[i] = float32(float64(e) * inv)
 	}
+	return m, sum
 }
 
 // LogSoftmax replaces x by log(softmax(x)) = (x − max) − log Σ e^(x−max), the
