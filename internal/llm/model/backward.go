@@ -23,6 +23,11 @@ type LinearGradients interface {
 	Linear(layer int, t lora.Target, lin *Linear, x, dy, dx []float32, rows int)
 }
 
+// LongKChunk is the chunk of the inner dimension in which the backward
+// pass sums products over a vocabulary or over a batch's tokens
+// (tensor.Pool.MatMulTLongK): 1024 float32s of a row of each operand.
+const LongKChunk = 1024
+
 // backwardWeights are the transposes of the model's weights that the
 // backward pass multiplies gradients by (dx = dy·W is a MatMulT against
 // Wᵀ), the projections that share an input fused as in the forward pass:
@@ -116,16 +121,19 @@ func (p *Pass) logitsBackward(dLogprobs [][]float32, bw *backwardWeights, dx []f
 		return
 	}
 	dLogits := make([]float32, n*v)
-	for at, tp := range p.targetPos {
-		lp := dLogprobs[tp.seq][tp.pos]
-		row, probs := dLogits[at*v:(at+1)*v], p.probs[at*v:(at+1)*v]
-		for j, q := range probs {
-			row[j] = -lp * q
+	m.pool.Parallel(n, 1, func(lo, hi int) {
+		for at := lo; at < hi; at++ {
+			tp := p.targetPos[at]
+			lp := dLogprobs[tp.seq][tp.pos]
+			row, probs := dLogits[at*v:(at+1)*v], p.probs[at*v:(at+1)*v]
+			for j, q := range probs {
+				row[j] = -lp * q
+			}
+			row[p.targets[at]] += lp
 		}
-		row[p.targets[at]] += lp
-	}
+	})
 	dNormed := make([]float32, n*d)
-	m.pool.MatMulT(dNormed, dLogits, bw.lmHead, n, d, v)
+	m.pool.MatMulTLongK(dNormed, dLogits, bw.lmHead, n, d, v, LongKChunk)
 	rec := p.batch.Record
 	for i, r := range p.targetRows {
 		tensor.RMSNormBackward(dx[r*d:(r+1)*d], dNormed[i*d:(i+1)*d], rec.Hidden[r*d:(r+1)*d], m.Norm, c.RMSNormEps)

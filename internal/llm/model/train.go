@@ -121,14 +121,16 @@ func (p *Pass) targetLogits(x []float32) {
 		m.project(normed, n, []*Linear{m.LMHead}, [][]float32{p.probs})
 	}
 	p.targetLogprobs = make([]float32, n)
-	for i := range n {
-		row := p.probs[i*v : (i+1)*v]
-		// The log-probability from the log-softmax, not the log of the
-		// probability, which underflows for unlikely targets.
-		logit := row[p.targets[i]]
-		mx, logSum := tensor.SoftmaxLogZ(row)
-		p.targetLogprobs[i] = (logit - mx) - logSum
-	}
+	m.pool.Parallel(n, 1, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			row := p.probs[i*v : (i+1)*v]
+			// The log-probability from the log-softmax, not the log of
+			// the probability, which underflows for unlikely targets.
+			logit := row[p.targets[i]]
+			mx, logSum := tensor.SoftmaxLogZ(row)
+			p.targetLogprobs[i] = (logit - mx) - logSum
+		}
+	})
 	rec := p.batch.Record
 	rec.Hidden, rec.Normed, rec.LogitRows = x, normed, p.targetRows
 }

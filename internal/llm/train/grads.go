@@ -60,20 +60,16 @@ func pairs(a *lora.Adapter, g *Gradients) (params, grads [][]float32) {
 //
 //	dB += s·dyᵀ·u    dA += duᵀ·x    dx += du·A
 //
-// Each product runs on the model's pool with the long dimension (rows, or
-// the layer's width) as its output columns, so all threads share it; the
-// rank-r side is the short one. x·Aᵀ is recomputed from the recorded input
-// rather than kept from the forward pass.
+// x·Aᵀ is recomputed from the recorded input rather than kept from the
+// forward pass. The products run on the model's pool with the long
+// dimension (the rows, or the layer's width) split over threads; the sums
+// over rows are tensor.Pool.AddMatMulTransA, which needs no transposed copy
+// of x or dy.
 type loraBackward struct {
 	adapter *lora.Adapter
 	grads   *Gradients
 	pool    *tensor.Pool
-
-	// xT is the transpose of the last input seen: q, k and v (and gate and
-	// up) share one.
-	xT     []float32
-	xOf    *float32
-	buffer map[string][]float32
+	buffer  map[string][]float32
 }
 
 // scratch returns a buffer of n values named name, reused across calls.
@@ -94,45 +90,29 @@ func (b *loraBackward) Linear(layer int, t lora.Target, lin *model.Linear, x, dy
 	g := b.grads.Layers[layer][t]
 	r, in, out := f.Rank, f.In, f.Out
 	s := b.adapter.Scale
-	if b.xOf != &x[0] || len(b.xT) != rows*in {
-		b.xT = b.scratch("xT", rows*in)
-		tensor.Transpose(b.xT, x[:rows*in], rows, in)
-		b.xOf = &x[0]
-	}
-	uT := b.scratch("uT", r*rows)
+	x, dy, dx = x[:rows*in], dy[:rows*out], dx[:rows*in]
+	// uᵀ = A·xᵀ and duᵀ = s·Bᵀ·dyᵀ, [r × rows], and their transposes.
+	uT, u := b.scratch("uT", r*rows), b.scratch("u", rows*r)
 	b.pool.MatMulT(uT, f.A, x, r, rows, in)
+	tensor.Transpose(u, uT, r, rows)
 	bT := b.scratch("bT", r*out)
 	tensor.Transpose(bT, f.B, out, r)
-	duT := b.scratch("duT", r*rows)
+	duT, du := b.scratch("duT", r*rows), b.scratch("du", rows*r)
 	b.pool.MatMulT(duT, bT, dy, r, rows, out)
-	scale(duT, s)
-	// dB += s·dyᵀ·u, computed as its transpose uᵀ·dy = uT·(dyT)ᵀ.
-	dyT := b.scratch("dyT", out*rows)
-	tensor.Transpose(dyT, dy[:rows*out], rows, out)
+	for i := range duT {
+		duT[i] *= s
+	}
+	tensor.Transpose(du, duT, r, rows)
+	// dBᵀ = uᵀ·dy, added to B's gradient scaled by s.
 	dBT := b.scratch("dBT", r*out)
-	b.pool.MatMulT(dBT, uT, dyT, r, out, rows)
+	clear(dBT)
+	b.pool.AddMatMulTransA(dBT, u, dy, r, out, rows)
 	for o := range out {
 		row := g.B[o*r : (o+1)*r]
 		for k := range r {
 			row[k] += s * dBT[k*out+o]
 		}
 	}
-	// dA += duᵀ·x = duT·(xT)ᵀ.
-	dA := b.scratch("dA", r*in)
-	b.pool.MatMulT(dA, duT, b.xT, r, in, rows)
-	tensor.Add(g.A, g.A, dA)
-	// dx += du·A = du·(Aᵀ)ᵀ.
-	du := b.scratch("du", rows*r)
-	tensor.Transpose(du, duT, r, rows)
-	aT := b.scratch("aT", in*r)
-	tensor.Transpose(aT, f.A, r, in)
-	tmp := b.scratch("dxAdd", rows*in)
-	b.pool.MatMulT(tmp, du, aT, rows, in, r)
-	tensor.Add(dx[:rows*in], dx[:rows*in], tmp)
-}
-
-func scale(x []float32, s float32) {
-	for i := range x {
-		x[i] *= s
-	}
+	b.pool.AddMatMulTransA(g.A, du, x, r, in, rows)
+	b.pool.AddMatMulTransA(dx, duT, f.A, rows, in, r)
 }

@@ -121,7 +121,6 @@ func (t *Trainer) Forward(seqs []model.TrainSequence) (*model.Pass, error) {
 // respect to each of the pass's log-probabilities is dLogprobs (shaped as
 // pass.Logprobs; positions without a target are ignored).
 func (t *Trainer) Backward(pass *model.Pass, dLogprobs [][]float32) error {
-	t.back.xOf = nil
 	_, err := pass.Backward(dLogprobs, t.back)
 	return err
 }
