@@ -37,3 +37,9 @@ func fieldErrorf(path, format string, args ...any) error {
 // ErrNoTrainer is wrapped by the failure of a job whose base model no
 // configured trainer runs; it ends the job (training_failed), never a request.
 var ErrNoTrainer = weft.DefineError(weft.ErrValidation, "InvalidFieldError", "no trainer runs the model's base model")
+
+// ErrUntrainable is wrapped by a trainer's error about the job's own data or
+// config (a conversation the model's template cannot render, a learning-rate
+// schedule of the wrong length, ...): the job fails at once, since a retry
+// would fail the same way.
+var ErrUntrainable = weft.DefineError(weft.ErrValidation, "InvalidFieldError", "the job's data cannot be trained")

@@ -60,9 +60,10 @@ func (m *Store) work(ctx context.Context, rj *river.Job[jobArgs]) error {
 	res, rows, err := m.train(ctx, job, rj.Attempt)
 	if err != nil {
 		var dataErr *dataError
-		if errors.As(err, &dataErr) || rj.Attempt >= rj.MaxAttempts {
+		permanent := errors.As(err, &dataErr) || errors.Is(err, ErrUntrainable)
+		if permanent || rj.Attempt >= rj.MaxAttempts {
 			msg := err.Error()
-			if rj.MaxAttempts > 1 && !errors.As(err, &dataErr) {
+			if rj.MaxAttempts > 1 && !permanent {
 				msg = fmt.Sprintf("%s (after %d attempts)", msg, rj.Attempt)
 			}
 			if _, ferr := m.finish(context.WithoutCancel(ctx), job, StatusFailed, msg); ferr != nil {

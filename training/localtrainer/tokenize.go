@@ -2,7 +2,6 @@ package localtrainer
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/weftlabs/weft/internal/llm/chattemplate"
 	"github.com/weftlabs/weft/internal/llm/tokenizer"
+	"github.com/weftlabs/weft/training"
 )
 
 // Template is what turning conversations into training sequences needs of the
@@ -58,9 +58,11 @@ func (s *Sequence) add(ids []int, trained bool, logprobs []float64) {
 	}
 }
 
-// ErrConversation is wrapped by every error about a conversation that cannot
-// be tokenised for training.
-var ErrConversation = errors.New("conversation cannot be trained")
+// ErrConversation is wrapped by every error about a job's data or config that
+// cannot be trained (a conversation the template cannot render, an unknown
+// token, a bad schedule); it wraps training.ErrUntrainable, so such a job
+// fails at once instead of being retried.
+var ErrConversation = training.ErrUntrainable
 
 // turn is one entry of a conversation: a message as the template sees it,
 // and for a sampled choice the tokens and log-probabilities the sampler

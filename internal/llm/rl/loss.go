@@ -73,12 +73,21 @@ type Result struct {
 // Loss computes the loss of one row given the current policy's
 // log-probabilities newLogprob, and its gradient with respect to them.
 func (c *Config) Loss(row *Row, newLogprob []float64) (*Result, error) {
+	return c.LossPart(row, newLogprob, row.AssistantTokens())
+}
+
+// LossPart is [Config.Loss] of some whole sequences of a row that has
+// rowTokens assistant positions in all: the row's loss and gradient are the
+// sums of those of its parts, so a trainer can run a long row in pieces and
+// keep only one piece's activations at a time. Its ProbsCorr is that of the
+// part.
+func (c *Config) LossPart(row *Row, newLogprob []float64, rowTokens int) (*Result, error) {
 	if err := row.check(len(newLogprob)); err != nil {
 		return nil, err
 	}
 	lo, hi := c.Bounds()
 	n := row.Len()
-	res := &Result{Grad: make([]float64, n), ProbsCorr: probsCorr(row, newLogprob),
+	res := &Result{Grad: make([]float64, n), ProbsCorr: ProbsCorr(row.OldLogprob, newLogprob),
 		ImportanceRatioMin: math.Inf(1), ImportanceRatioMax: math.Inf(-1)}
 
 	// δ_t = ℓ_t − ℓ°_t; ℓ° is a constant, so dδ_t/dℓ_t = 1 even when ℓ° is
@@ -97,7 +106,7 @@ func (c *Config) Loss(row *Row, newLogprob []float64) (*Result, error) {
 		seqSum[row.Seq[t]] += delta[t]
 		seqCount[row.Seq[t]]++
 	}
-	denom := float64(res.AssistantTokens) + 1e-6
+	denom := float64(rowTokens) + 1e-6
 
 	// seqGrad[s] gathers dLoss/d(mean δ of sequence s) ÷ |s|, added to every
 	// assistant position of s afterwards.
@@ -174,11 +183,12 @@ func (c *Config) Loss(row *Row, newLogprob []float64) (*Result, error) {
 	return res, nil
 }
 
-// probsCorr is the Pearson correlation of exp(ℓ°) and exp(ℓ) over the
-// positions whose old log-probability is known.
-func probsCorr(row *Row, newLogprob []float64) float64 {
+// ProbsCorr is the Pearson correlation of exp(ℓ°) and exp(ℓ) over the
+// positions whose old log-probability is known (NaN when fewer than two): how
+// well the sampler's probabilities agree with the trainer's.
+func ProbsCorr(oldLogprob, newLogprob []float64) float64 {
 	var xs, ys []float64
-	for t, old := range row.OldLogprob {
+	for t, old := range oldLogprob {
 		if !math.IsNaN(old) {
 			xs = append(xs, math.Exp(old))
 			ys = append(ys, math.Exp(newLogprob[t]))

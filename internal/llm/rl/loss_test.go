@@ -218,6 +218,31 @@ func TestLossSequenceLevel(t *testing.T) {
 	near(t, "mismatch kl", res.MismatchKL, (1-ln2)/2)
 }
 
+func TestLossPartsSumToRow(t *testing.T) {
+	// A row of two sequences run as two parts: the parts' losses and
+	// gradients are the row's.
+	row := &Row{Mask: []bool{false, true, true, false, true}, OldLogprob: []float64{math.NaN(), -1, -0.5, math.NaN(), -2},
+		Advantage: []float64{0, 1, 1, 0, -0.5}, Weight: []float64{0, 0.8, 0.8, 0, 1.4}, Seq: []int{0, 0, 0, 1, 1}}
+	newLP := []float64{-3, -0.7, -0.9, -1, -1.5}
+	cfg := Config{PPO: true, Level: LevelSequence}
+	whole, err := cfg.Loss(row, newLP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part := func(lo, hi int) *Row {
+		return &Row{Mask: row.Mask[lo:hi], OldLogprob: row.OldLogprob[lo:hi], Advantage: row.Advantage[lo:hi], Weight: row.Weight[lo:hi], Seq: row.Seq[lo:hi]}
+	}
+	a, _ := cfg.LossPart(part(0, 3), newLP[:3], 3)
+	b, _ := cfg.LossPart(part(3, 5), newLP[3:], 3)
+	near(t, "loss", a.Loss+b.Loss, whole.Loss)
+	for i, g := range append(a.Grad, b.Grad...) {
+		near(t, "grad", g, whole.Grad[i])
+	}
+	if whole.Loss == 0 {
+		t.Fatal("degenerate case")
+	}
+}
+
 func TestLossRejectsRaggedRow(t *testing.T) {
 	cfg := DefaultConfig()
 	if _, err := cfg.Loss(one(1, -1), []float64{-1, -2}); err == nil {
