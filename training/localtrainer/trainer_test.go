@@ -1,0 +1,237 @@
+package localtrainer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/weftlabs/weft/internal/llm/chattemplate"
+	"github.com/weftlabs/weft/internal/llm/llmtest"
+	"github.com/weftlabs/weft/internal/llm/lora"
+	"github.com/weftlabs/weft/internal/llm/model"
+	"github.com/weftlabs/weft/training"
+)
+
+// events records what a trainer reports.
+type events struct {
+	mu      sync.Mutex
+	started int
+	steps   []map[string]any
+}
+
+func (e *events) Started(_ context.Context, n int) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.started = n
+	return nil
+}
+
+func (e *events) Step(_ context.Context, m map[string]any) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.steps = append(e.steps, m)
+	return nil
+}
+
+// tinyTrainer is a trainer of a tiny random Qwen3 ("tiny", the real Qwen3
+// tokenizer and template) and that model loaded for checking results.
+func tinyTrainer(t *testing.T) (*Trainer, *model.Model) {
+	t.Helper()
+	tp := qwen3(t)
+	dir := llmtest.ModelDir{Dims: llmtest.TinyQwen3, Tokenizer: llmtest.TokenizerQwen3}.Write(t)
+	tr, err := New(Config{Models: map[string]BaseModel{"tiny": {Dir: dir, Template: tp, MaxLen: 256}},
+		LoRA: lora.Config{Rank: 4}, Threads: 1, Seed: 7, MicroBatchTokens: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tr.Close() })
+	m, err := model.Load(dir, model.Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	return tr, m
+}
+
+// replyLogprob is the summed log-probability of reply (the tokens of the
+// assistant's turn) after the engine's prompt for messages, under adapter
+// (nil: the base model), and the per-token log-probabilities.
+func replyLogprob(t *testing.T, m *model.Model, adapter *lora.Adapter, tp *Template, prompt string, reply string) (float64, []float64) {
+	t.Helper()
+	text, err := tp.Chat.Render(chattemplate.Input{Messages: []chattemplate.Message{{Role: "user", Content: prompt}}, AddGenerationPrompt: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := tp.Tokenizer.Encode(text, false)
+	ids := append(append([]int(nil), ctx...), tp.Tokenizer.Encode(reply, false)...)
+	s := Sequence{IDs: ids, Trained: make([]bool, len(ids)), Logprobs: make([]float64, len(ids))}
+	for i := len(ctx); i < len(ids); i++ {
+		s.Trained[i] = true
+	}
+	pass, err := m.TrainForward(adapter, []model.TrainSequence{trainSequence(s)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	var each []float64
+	for i := len(ctx) - 1; i < len(ids)-1; i++ {
+		lp := float64(pass.Logprobs[0][i])
+		sum += lp
+		each = append(each, lp)
+	}
+	return sum, each
+}
+
+// sampledChoice is a choice of reply with the base model's log-probabilities
+// as the sampler reports them.
+func sampledChoice(t *testing.T, m *model.Model, tp *Template, prompt, reply string) map[string]any {
+	_, lps := replyLogprob(t, m, nil, tp, prompt, reply)
+	var entries []any
+	for i, id := range tp.Tokenizer.Encode(reply, false) {
+		entries = append(entries, map[string]any{"token": fmt.Sprintf("token_id:%d", id), "logprob": lps[i]})
+	}
+	return map[string]any{"finish_reason": "stop", "index": 0, "message": map[string]any{"role": "assistant", "content": reply},
+		"logprobs": map[string]any{"content": entries}}
+}
+
+// An RL job over one group: the rewarded reply becomes likelier, the
+// unrewarded one less likely; every step reports finite numbers.
+func TestTrainRL(t *testing.T) {
+	tr, m := tinyTrainer(t)
+	tp := qwen3(t)
+	prompt := "Pick a colour."
+	good, bad := "blue blue blue<|im_end|>", "red red red<|im_end|>"
+	reward := func(r float64) *float64 { return &r }
+	user := json.RawMessage(`{"role":"user","content":"Pick a colour."}`)
+	group := training.TrajectoryGroup{Trajectories: []training.Trajectory{
+		{MessagesAndChoices: append([]json.RawMessage{user}, raws(t, sampledChoice(t, m, tp, prompt, good))...), Reward: reward(1)},
+		{MessagesAndChoices: append([]json.RawMessage{user}, raws(t, sampledChoice(t, m, tp, prompt, bad))...), Reward: reward(0)},
+		// Equal rewards: a group that trains nothing.
+	}}
+	flat := training.TrajectoryGroup{Trajectories: []training.Trajectory{group.Trajectories[0], group.Trajectories[0]}}
+	groups, _ := json.Marshal([]training.TrajectoryGroup{group, flat})
+	job := &training.TrainJob{ID: "job-rl", Kind: training.KindRL, BaseModel: "tiny", WorkDir: t.TempDir(),
+		TrajectoryGroups: groups, ExperimentalConfig: json.RawMessage(`{"learning_rate": 0.02}`)}
+	rep := &events{}
+	res, err := tr.Train(context.Background(), job, rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.started != 1 || len(rep.steps) != 1 {
+		t.Fatalf("started %d, %d steps", rep.started, len(rep.steps))
+	}
+	step := rep.steps[0]
+	for _, k := range []string{"loss", "policy_loss", "grad_norm", "learning_rate", "num_trainable_tokens", "num_tokens",
+		"importance_ratio_mean", "mismatch_kl", "num_groups_submitted", "num_groups_trainable", "num_trajectories"} {
+		v, ok := step[k]
+		if !ok {
+			t.Errorf("step lacks %s", k)
+			continue
+		}
+		if f, isFloat := v.(float64); isFloat && (math.IsNaN(f) || math.IsInf(f, 0)) {
+			t.Errorf("%s = %v", k, f)
+		}
+	}
+	// Both replies' tokens (4 each, through <|im_end|>) are trained; the
+	// first forward pass is the sampler's policy, so every ratio is 1.
+	if step["num_trainable_tokens"] != 8 || step["num_groups_submitted"] != 2 || step["num_groups_trainable"] != 1 || step["num_trajectories"] != 2 {
+		t.Errorf("step = %v", step)
+	}
+	if r := step["importance_ratio_mean"].(float64); math.Abs(r-1) > 1e-4 {
+		t.Errorf("importance ratio %v on the sampler's own policy", r)
+	}
+	if g := step["grad_norm"].(float64); !(g > 0) {
+		t.Errorf("grad_norm %v", g)
+	}
+	adapter, err := lora.Load(res.CheckpointDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	goodBefore, _ := replyLogprob(t, m, nil, tp, prompt, good)
+	badBefore, _ := replyLogprob(t, m, nil, tp, prompt, bad)
+	goodAfter, _ := replyLogprob(t, m, adapter, tp, prompt, good)
+	badAfter, _ := replyLogprob(t, m, adapter, tp, prompt, bad)
+	if !(goodAfter > goodBefore) || !(badAfter < badBefore) {
+		t.Errorf("log p(good) %v → %v, log p(bad) %v → %v", goodBefore, goodAfter, badBefore, badAfter)
+	}
+
+	// A second job continues from the checkpoint.
+	job2 := *job
+	job2.ID, job2.WorkDir, job2.PreviousCheckpointDir = "job-rl-2", t.TempDir(), res.CheckpointDir
+	job2.ExperimentalConfig = json.RawMessage(`{"learning_rate": 0.02, "ppo": true, "importance_sampling_level": "sequence", "precalculate_logprobs": true}`)
+	res2, err := tr.Train(context.Background(), &job2, &events{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	adapter2, err := lora.Load(res2.CheckpointDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	goodAfter2, _ := replyLogprob(t, m, adapter2, tp, prompt, good)
+	if !(goodAfter2 > goodAfter) {
+		t.Errorf("second job: log p(good) %v → %v", goodAfter, goodAfter2)
+	}
+}
+
+// An SFT job: batches of batch_size conversations with one learning rate
+// each; the trained answer becomes likelier; a schedule of the wrong length
+// fails as untrainable.
+func TestTrainSFT(t *testing.T) {
+	tr, m := tinyTrainer(t)
+	tp := qwen3(t)
+	answer := "The capital is Paris."
+	var lines []byte
+	for range 3 {
+		line, _ := json.Marshal(map[string]any{"messages": []any{
+			map[string]any{"role": "user", "content": "Capital of France?"},
+			map[string]any{"role": "assistant", "content": answer}}})
+		lines = append(append(lines, line...), '\n')
+	}
+	data := filepath.Join(t.TempDir(), "train.jsonl")
+	if err := os.WriteFile(data, lines, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	job := &training.TrainJob{ID: "job-sft", Kind: training.KindSFT, BaseModel: "tiny", WorkDir: t.TempDir(),
+		SFTDataFile: data, SFTConfig: json.RawMessage(`{"batch_size": 2, "learning_rate": [0.02, 0.01]}`)}
+	rep := &events{}
+	res, err := tr.Train(context.Background(), job, rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.started != 2 || len(rep.steps) != 2 {
+		t.Fatalf("started %d, %d steps", rep.started, len(rep.steps))
+	}
+	if rep.steps[0]["learning_rate"] != 0.02 || rep.steps[1]["learning_rate"] != 0.01 {
+		t.Errorf("learning rates %v, %v", rep.steps[0]["learning_rate"], rep.steps[1]["learning_rate"])
+	}
+	// The first batch's loss is the base model's mean negative log-likelihood
+	// of the trained tokens: the answer through <|im_end|>, after the empty
+	// reasoning block the template writes.
+	reply := "<think>\n\n</think>\n\n" + answer + "<|im_end|>"
+	base, each := replyLogprob(t, m, nil, tp, "Capital of France?", reply)
+	if got, want := rep.steps[0]["loss"].(float64), -base/float64(len(each)); math.Abs(got-want) > 1e-4*math.Abs(want) {
+		t.Errorf("first loss %v, want %v", got, want)
+	}
+	if rep.steps[0]["num_trainable_tokens"] != 2*len(each) {
+		t.Errorf("trainable tokens %v, want %d", rep.steps[0]["num_trainable_tokens"], 2*len(each))
+	}
+	adapter, err := lora.Load(res.CheckpointDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := replyLogprob(t, m, adapter, tp, "Capital of France?", reply); !(after > base) {
+		t.Errorf("log p(answer) %v → %v", base, after)
+	}
+
+	job.SFTConfig = json.RawMessage(`{"batch_size": 2, "learning_rate": [0.02]}`)
+	job.WorkDir = t.TempDir()
+	if _, err := tr.Train(context.Background(), job, &events{}); !errors.Is(err, training.ErrUntrainable) {
+		t.Fatalf("a schedule of the wrong length: %v", err)
+	}
+}
