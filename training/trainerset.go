@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // TrainerSet is a [Trainer] that runs each job with the trainer configured for
@@ -15,6 +16,7 @@ import (
 //
 // The zero TrainerSet runs nothing: every job given to it fails at once.
 type TrainerSet struct {
+	mu       sync.RWMutex // Add may run while jobs are routed
 	routes   []trainerRoute
 	fallback *trainerRoute
 }
@@ -30,6 +32,8 @@ type trainerRoute struct {
 // most; a later one replaces it). name says which trainer it is in messages.
 func (s *TrainerSet) Add(name string, t Trainer, baseModels ...string) {
 	r := trainerRoute{name: name, trainer: t, baseModels: slices.Clone(baseModels)}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if len(baseModels) == 0 {
 		s.fallback = &r
 		return
@@ -40,6 +44,8 @@ func (s *TrainerSet) Add(name string, t Trainer, baseModels ...string) {
 // For returns the trainer of a base model: the first entry that names it,
 // else the entry for every other base model, else nil.
 func (s *TrainerSet) For(baseModel string) Trainer {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	for _, r := range s.routes {
 		if slices.Contains(r.baseModels, baseModel) {
 			return r.trainer
@@ -67,6 +73,8 @@ func (s *TrainerSet) Train(ctx context.Context, job *TrainJob, report Reporter) 
 // noTrainer is the error (and training_failed message) for a base model the
 // set does not run: it says what the set does run.
 func (s *TrainerSet) noTrainer(baseModel string) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	var runs []string
 	for _, r := range s.routes {
 		runs = append(runs, fmt.Sprintf("%s trains %s", r.name, strings.Join(quoteAll(r.baseModels), ", ")))

@@ -42,8 +42,8 @@ func serveCommand() *command {
 		name:    "serve",
 		summary: "run the server (the default command)",
 		about: "Run the HTTP server. On first start with an empty database it creates the admin\n" +
-			"user and prints its API key once. It also works training jobs when given\n" +
-			"-trainer-command.",
+			"user and prints its API key once. It also works training jobs: those of the\n" +
+			"models it serves in-process with its built-in trainer, others with -trainer-command.",
 		setup: func(fs *flag.FlagSet) action {
 			opts := serveFlags(fs)
 			return func(ctx context.Context, out io.Writer, _ []string) error { return serve(ctx, out, opts) }
@@ -106,14 +106,10 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 	if cfg.Objects, err = newObjectsService(db, opts.maxFileBytes); err != nil {
 		return err
 	}
-	trainingService, err := newTrainingService(db, opts.training, cfg.Objects, logger)
+	trainingService, trainers, err := newTrainingService(db, opts.training, cfg.Objects, logger)
 	if err != nil {
 		return err
 	}
-	if err := trainingService.Start(ctx); err != nil {
-		return err
-	}
-	defer trainingService.Stop(context.WithoutCancel(ctx)) //nolint:errcheck // shutting down
 	cfg.Training = trainingService
 	if cfg.Chat, cfg.Registry, err = newChatService(opts.chatConfig, opts.models, db, trainingService, logger); err != nil {
 		return err
@@ -121,6 +117,18 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 	if cfg.Chat != nil {
 		defer closeChat(cfg.Chat, logger)
 	}
+	// The models served in-process are trained here too, with no flag.
+	localTrainer, err := addLocalTrainer(trainers, cfg.Chat, logger)
+	if err != nil {
+		return err
+	}
+	if localTrainer != nil {
+		defer localTrainer.Close() //nolint:errcheck // shutting down
+	}
+	if err := trainingService.Start(ctx); err != nil {
+		return err
+	}
+	defer trainingService.Stop(context.WithoutCancel(ctx)) //nolint:errcheck // shutting down
 	if cfg.Feedback, err = newFeedbackService(db, cfg.Trace, cfg.Objects); err != nil {
 		return err
 	}

@@ -10,17 +10,22 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/chat"
+	"github.com/weftlabs/weft/chat/local"
 	"github.com/weftlabs/weft/objects"
 	"github.com/weftlabs/weft/training"
 	"github.com/weftlabs/weft/training/blob"
 	"github.com/weftlabs/weft/training/exectrainer"
+	"github.com/weftlabs/weft/training/localtrainer"
 )
 
 // trainingOptions are the flags of the training service, shared by serve and
 // worker.
 type trainingOptions struct {
-	trainerCommand string
-	checkpointDir  string
+	trainerCommand    string
+	trainerBaseModels string
+	otherWorkers      bool
+	checkpointDir     string
 	workers        int
 	maxAttempts    int
 	rescueAfter    time.Duration
@@ -29,7 +34,9 @@ type trainingOptions struct {
 
 func trainingFlags(fs *flag.FlagSet, defaultWorkers int) *trainingOptions {
 	o := &trainingOptions{}
-	fs.StringVar(&o.trainerCommand, "trainer-command", "", "program run per training job (exec trainer protocol; space-separated arguments); empty = this process runs no jobs")
+	fs.StringVar(&o.trainerCommand, "trainer-command", "", "program run per training job (exec trainer protocol; space-separated arguments), for the base models of -trainer-base-models")
+	fs.StringVar(&o.trainerBaseModels, "trainer-base-models", "", "comma-separated base models -trainer-command trains; empty = every base model the built-in trainer does not (it trains the models this server serves in-process)")
+	fs.BoolVar(&o.otherWorkers, "training-other-workers", false, "other processes (weft worker) run jobs too: leave a job this process has no trainer for queued for them instead of failing it")
 	fs.StringVar(&o.checkpointDir, "checkpoint-dir", training.DefaultCheckpointDir, "directory holding checkpoint files")
 	fs.IntVar(&o.workers, "training-workers", defaultWorkers, "training jobs this process runs at once (needs -trainer-command)")
 	fs.IntVar(&o.maxAttempts, "training-max-attempts", training.DefaultMaxAttempts, "attempts per training job before it fails")
@@ -39,22 +46,57 @@ func trainingFlags(fs *flag.FlagSet, defaultWorkers int) *trainingOptions {
 }
 
 // newTrainingService builds the training manager for db from o; SFT data
-// given as object references is read from files.
-func newTrainingService(db *weft.DB, o *trainingOptions, files objects.Service, logger *slog.Logger) (*training.Store, error) {
+// given as object references is read from files. Its trainers are a
+// TrainerSet holding the exec trainer of -trainer-command (for
+// -trainer-base-models, or every base model nothing else trains); serve adds
+// the built-in trainer for the models it serves (addLocalTrainer) before
+// starting the workers. A job whose base model no trainer of the set runs
+// fails at once, unless other processes may run it.
+func newTrainingService(db *weft.DB, o *trainingOptions, files objects.Service, logger *slog.Logger) (*training.Store, *training.TrainerSet, error) {
 	blobs, err := blob.NewDir(o.checkpointDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	trainers := &training.TrainerSet{}
+	cfg := training.Config{DB: db, Blobs: blobs, Objects: training.ObjectFiles(files), MaxAttempts: o.maxAttempts,
+		JobTimeout: o.jobTimeout, RescueAfter: o.rescueAfter, Logger: logger,
+		Trainer: trainers, Workers: o.workers, OtherWorkers: o.otherWorkers || o.workers == 0}
+	if command := strings.Fields(o.trainerCommand); len(command) > 0 {
+		trainer, err := exectrainer.New(exectrainer.Config{Command: command})
+		if err != nil {
+			return nil, nil, err
+		}
+		var bases []string
+		for _, b := range strings.Split(o.trainerBaseModels, ",") {
+			if b = strings.TrimSpace(b); b != "" {
+				bases = append(bases, b)
+			}
+		}
+		trainers.Add("exec", trainer, bases...)
+	}
+	store, err := training.New(cfg)
+	return store, trainers, err
+}
+
+// addLocalTrainer adds the built-in trainer of the models the chat service
+// runs in-process (none when it runs none); the caller closes it.
+func addLocalTrainer(trainers *training.TrainerSet, service chat.Service, logger *slog.Logger) (*localtrainer.Trainer, error) {
+	gateway, ok := service.(interface {
+		LocalEngines() map[string]*local.Engine
+	})
+	if !ok || len(gateway.LocalEngines()) == 0 {
+		return nil, nil
+	}
+	models := map[string]localtrainer.BaseModel{}
+	for name, engine := range gateway.LocalEngines() {
+		models[name] = localtrainer.Served(engine)
+	}
+	trainer, err := localtrainer.New(localtrainer.Config{Models: models, Logger: logger})
 	if err != nil {
 		return nil, err
 	}
-	cfg := training.Config{DB: db, Blobs: blobs, Objects: training.ObjectFiles(files), MaxAttempts: o.maxAttempts,
-		JobTimeout: o.jobTimeout, RescueAfter: o.rescueAfter, Logger: logger}
-	if command := strings.Fields(o.trainerCommand); len(command) > 0 && o.workers > 0 {
-		trainer, err := exectrainer.New(exectrainer.Config{Command: command})
-		if err != nil {
-			return nil, err
-		}
-		cfg.Trainer, cfg.Workers = trainer, o.workers
-	}
-	return training.New(cfg)
+	trainers.Add("local", trainer, trainer.BaseModels()...)
+	return trainer, nil
 }
 
 func workerCommand() *command {
@@ -93,7 +135,7 @@ func work(ctx context.Context, out io.Writer, dbURL, logLevel string, opts *trai
 	if err != nil {
 		return err
 	}
-	manager, err := newTrainingService(db, opts, files, logger)
+	manager, _, err := newTrainingService(db, opts, files, logger)
 	if err != nil {
 		return err
 	}
