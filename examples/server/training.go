@@ -26,10 +26,10 @@ type trainingOptions struct {
 	trainerBaseModels string
 	otherWorkers      bool
 	checkpointDir     string
-	workers        int
-	maxAttempts    int
-	rescueAfter    time.Duration
-	jobTimeout     time.Duration
+	workers           int
+	maxAttempts       int
+	rescueAfter       time.Duration
+	jobTimeout        time.Duration
 }
 
 func trainingFlags(fs *flag.FlagSet, defaultWorkers int) *trainingOptions {
