@@ -78,6 +78,13 @@ var sharedLocal struct {
 // and chat template) served as "tiny" with max_model_len 256.
 func newLocalServer(t *testing.T) *localServer {
 	t.Helper()
+	gateway := sharedGateway(t)
+	return &localServer{fixture: newFixture(t, testdb.SQLite(t), 1<<20, func(cfg *Config) { cfg.Chat = gateway })}
+}
+
+// sharedGateway opens the shared gateway once and returns it.
+func sharedGateway(t *testing.T) *chat.Gateway {
+	t.Helper()
 	sharedLocal.once.Do(func() {
 		defer func() {
 			if sharedLocal.gateway == nil {
@@ -89,7 +96,7 @@ func newLocalServer(t *testing.T) *localServer {
 	if sharedLocal.gateway == nil {
 		t.Fatal(sharedLocal.err)
 	}
-	return &localServer{fixture: newFixture(t, testdb.SQLite(t), 1<<20, func(cfg *Config) { cfg.Chat = sharedLocal.gateway })}
+	return sharedLocal.gateway
 }
 
 // post sends a JSON body with alice's key and returns the status, headers
