@@ -42,4 +42,24 @@ func BenchmarkLlama15MAdapter(b *testing.B) {
 			b.ReportMetric(adaptedTPS/baseTPS, "x_base")
 		})
 	}
+	b.Run("prefill512", func(b *testing.B) {
+		const n = 512
+		prompt := randomTokens(1, n, cfg.VocabSize)
+		cache := NewContiguousCache(cfg, n)
+		prefill := func(a *lora.Adapter) {
+			cache.Free(1)
+			if _, err := m.Forward(&Batch{Seqs: []Sequence{{ID: 1, Tokens: prompt, Adapter: a}}}, cache); err != nil {
+				b.Fatal(err)
+			}
+		}
+		var baseSteps, adaptedSteps stepTimes
+		for b.Loop() {
+			baseSteps.time(func() { prefill(nil) })
+			adaptedSteps.time(func() { prefill(first) })
+		}
+		baseTPS, adaptedTPS := n/baseSteps.median().Seconds(), n/adaptedSteps.median().Seconds()
+		b.ReportMetric(adaptedTPS, "lora_tok/s")
+		b.ReportMetric(baseTPS, "base_tok/s")
+		b.ReportMetric(adaptedTPS/baseTPS, "x_base")
+	})
 }
