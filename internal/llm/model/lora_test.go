@@ -145,3 +145,26 @@ func TestForwardRejectsAnAdapterOfAnotherShape(t *testing.T) {
 		t.Fatal("an adapter of another model's shape was applied")
 	}
 }
+
+// TestAdapterOverThreadsIsTheSerialResult runs a prompt long enough that
+// the adapter's products are split over threads: the logits are the bits
+// of the one-thread pass (whose arithmetic the reference goldens check).
+func TestAdapterOverThreadsIsTheSerialResult(t *testing.T) {
+	serial := loadGolden(t, "llama3-rope", Options{Threads: 1})
+	parallel := loadGolden(t, "llama3-rope", Options{Threads: 2})
+	a := weftAdapter(serial, lora.Config{}, 5)
+	tokens := make([]int32, 60)
+	for i := range tokens {
+		tokens[i] = int32(i * 7 % serial.Config.VocabSize)
+	}
+	run := func(m *Model) []float32 {
+		out, err := m.Forward(&Batch{Seqs: []Sequence{{ID: 1, Tokens: tokens, AllLogits: true, Adapter: a}}}, NewContiguousCache(m.Config, 64))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out[0]
+	}
+	if one, two := run(serial), run(parallel); !slices.Equal(one, two) {
+		t.Fatalf("two threads differ from one by %g", maxDiff(t, one, two))
+	}
+}
