@@ -66,7 +66,18 @@ func (m *Model) adapt(runs []adapterRun, li int, x []float32, targets []lora.Tar
 				continue
 			}
 			ax, tmp := m.loraScratch(n*f.Rank, n*f.Out)
-			f.Apply(outs[i][r.lo*f.Out:r.hi*f.Out], x[r.lo*f.In:r.hi*f.In], n, r.adapter.Scale, ax, tmp)
+			y, in := outs[i][r.lo*f.Out:r.hi*f.Out], x[r.lo*f.In:r.hi*f.In]
+			band := func(lo, hi int) {
+				f.Apply(y[lo*f.Out:hi*f.Out], in[lo*f.In:hi*f.In], hi-lo, r.adapter.Scale, ax[lo*f.Rank:hi*f.Rank], tmp[lo*f.Out:hi*f.Out])
+			}
+			// Rows are independent: bands of them go to the threads once
+			// there is enough work (prompts, training), one row's values
+			// not depending on the split.
+			if n*f.Rank*(f.In+f.Out) < 1<<15 {
+				band(0, n)
+			} else {
+				m.pool.Parallel(n, 4, band)
+			}
 		}
 	}
 }

@@ -2,12 +2,12 @@ package model
 
 import (
 	"bytes"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/weftlabs/weft/internal/llm/llmtest"
 	"github.com/weftlabs/weft/internal/llm/lora"
 )
 
@@ -27,25 +27,9 @@ var loraFixtures = []struct {
 
 func loraDir(name string) string { return filepath.Join("..", "testdata", "torch", "lora", name) }
 
-// weftAdapter is the adapter the -weft fixture holds: New's initialisation
-// from seed, with B drawn too so that the delta is not zero.
-func weftAdapter(t *testing.T, m *Model, cfg lora.Config, seed uint64) *lora.Adapter {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(seed, 0))
-	a, err := lora.New(cfg, m.LoRAShape(), rng)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ly := range a.Layers {
-		for _, f := range ly {
-			if f != nil {
-				for i := range f.B {
-					f.B[i] = float32(0.2 * rng.NormFloat64())
-				}
-			}
-		}
-	}
-	return a
+// weftAdapter is the adapter the -weft fixture holds.
+func weftAdapter(m *Model, cfg lora.Config, seed uint64) *lora.Adapter {
+	return llmtest.RandomAdapter(m.LoRAShape(), cfg, seed, 0.2)
 }
 
 // runGoldenAdapter is runGolden with every sequence under adapter a.
@@ -78,7 +62,7 @@ func TestAdapterLogitsMatchReference(t *testing.T) {
 	for _, fx := range loraFixtures {
 		t.Run(fx.model, func(t *testing.T) {
 			m := loadGolden(t, fx.model, Options{})
-			ours := weftAdapter(t, m, fx.cfg, fx.seed)
+			ours := weftAdapter(m, fx.cfg, fx.seed)
 			weftDir := loraDir(fx.model + "-weft")
 			if os.Getenv("WEFT_WRITE_LORA_FIXTURES") == "1" {
 				if err := lora.Save(weftDir, ours); err != nil {
@@ -127,7 +111,7 @@ func TestAdaptersBatchTogether(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	second := weftAdapter(t, m, loraFixtures[0].cfg, 99)
+	second := weftAdapter(m, loraFixtures[0].cfg, 99)
 	adapters := []*lora.Adapter{first, nil, second, second, first}
 	var seqs []Sequence
 	for i, a := range adapters {
@@ -155,9 +139,32 @@ func TestAdaptersBatchTogether(t *testing.T) {
 func TestForwardRejectsAnAdapterOfAnotherShape(t *testing.T) {
 	m := loadGolden(t, "llama3-rope", Options{})
 	other := loadGolden(t, "qwen3-f16", Options{})
-	a := weftAdapter(t, other, lora.Config{}, 1)
+	a := weftAdapter(other, lora.Config{}, 1)
 	_, err := m.Forward(&Batch{Seqs: []Sequence{{ID: 1, Tokens: []int32{1}, Adapter: a}}}, NewContiguousCache(m.Config, 8))
 	if err == nil {
 		t.Fatal("an adapter of another model's shape was applied")
+	}
+}
+
+// TestAdapterOverThreadsIsTheSerialResult runs a prompt long enough that
+// the adapter's products are split over threads: the logits are the bits
+// of the one-thread pass (whose arithmetic the reference goldens check).
+func TestAdapterOverThreadsIsTheSerialResult(t *testing.T) {
+	serial := loadGolden(t, "llama3-rope", Options{Threads: 1})
+	parallel := loadGolden(t, "llama3-rope", Options{Threads: 2})
+	a := weftAdapter(serial, lora.Config{}, 5)
+	tokens := make([]int32, 60)
+	for i := range tokens {
+		tokens[i] = int32(i * 7 % serial.Config.VocabSize)
+	}
+	run := func(m *Model) []float32 {
+		out, err := m.Forward(&Batch{Seqs: []Sequence{{ID: 1, Tokens: tokens, AllLogits: true, Adapter: a}}}, NewContiguousCache(m.Config, 64))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out[0]
+	}
+	if one, two := run(serial), run(parallel); !slices.Equal(one, two) {
+		t.Fatalf("two threads differ from one by %g", maxDiff(t, one, two))
 	}
 }
