@@ -86,6 +86,7 @@ def main():
     ap.add_argument("--seqs", type=int, default=4)
     ap.add_argument("--len", type=int, default=128)
     ap.add_argument("--steps", type=int, default=4)
+    ap.add_argument("--warmup", type=int, default=1)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     gen = torch.Generator().manual_seed(1)
@@ -108,7 +109,8 @@ def main():
         torch.nn.utils.clip_grad_norm_(lora, 0.1)
         opt.step()
 
-    step()  # warm-up
+    for _ in range(args.warmup):
+        step()
     times = []
     for _ in range(args.steps):
         start = time.perf_counter()
