@@ -30,8 +30,11 @@ type Batch struct {
 	Seqs []Sequence
 	// Record, when not nil, receives every layer's activations (see
 	// Activations); the pass then allocates them instead of reusing
-	// buffers.
-	Record *Activations
+	// buffers. A recording pass is a training pass: adapters with dropout
+	// drop their inputs' elements, with masks drawn from DropoutSeed
+	// (lora.DropoutMask), which a trainer varies from pass to pass.
+	Record      *Activations
+	DropoutSeed uint64
 }
 
 // Activations are the intermediate values of a forward pass, row t being

@@ -20,6 +20,10 @@ type TrainSequence struct {
 // NoTarget marks a position of TrainSequence.Targets that the loss ignores.
 const NoTarget int32 = -1
 
+// DropoutSeed is the seed of the pass's adapter dropout masks: a backward
+// pass regenerates them with lora.DropoutMask over all the batch's rows.
+func (p *Pass) DropoutSeed() uint64 { return p.batch.DropoutSeed }
+
 // Pass is the recorded forward pass of a training micro-batch: the
 // log-probabilities of its targets and the activations Backward multiplies
 // gradients by. Its memory grows with the batch's tokens (every layer's
@@ -45,13 +49,14 @@ type Pass struct {
 
 // TrainForward runs a training micro-batch through the model under adapter
 // (nil for the base model) — the same forward pass as Forward, recording
-// its activations — and returns the log-probabilities of the targets. The
-// pass keeps nothing in the model: several may be alive at once, each
-// backward-ed once or dropped.
-func (m *Model) TrainForward(adapter *lora.Adapter, seqs []TrainSequence) (*Pass, error) {
+// its activations — and returns the log-probabilities of the targets. An
+// adapter with dropout drops its inputs with masks drawn from dropoutSeed
+// (see Batch.DropoutSeed). The pass keeps nothing in the model: several
+// may be alive at once, each backward-ed once or dropped.
+func (m *Model) TrainForward(adapter *lora.Adapter, seqs []TrainSequence, dropoutSeed uint64) (*Pass, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	p := &Pass{m: m, batch: Batch{Record: &Activations{}}}
+	p := &Pass{m: m, batch: Batch{Record: &Activations{}, DropoutSeed: dropoutSeed}}
 	longest := 0
 	for i, s := range seqs {
 		if len(s.Targets) != len(s.Tokens) {

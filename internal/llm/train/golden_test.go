@@ -147,29 +147,6 @@ func (g *trainGolden) batch() []model.TrainSequence {
 	return seqs
 }
 
-// sftCoefficients is the derivative of the mean cross-entropy over the
-// targets with respect to each log-probability: −1/count.
-func (g *trainGolden) sftCoefficients() [][]float32 {
-	count := 0
-	for _, s := range g.Sequences {
-		for _, tg := range s.Targets {
-			if tg != model.NoTarget {
-				count++
-			}
-		}
-	}
-	out := make([][]float32, len(g.Sequences))
-	for i, s := range g.Sequences {
-		out[i] = make([]float32, len(s.Targets))
-		for j, tg := range s.Targets {
-			if tg != model.NoTarget {
-				out[i][j] = -1 / float32(count)
-			}
-		}
-	}
-	return out
-}
-
 // TestLoRAGradientsMatchReference: on each architecture, the
 // log-probabilities of the targets and the gradients of every A and B —
 // for the SFT cross-entropy and for a loss given by arbitrary per-position
@@ -193,7 +170,12 @@ func TestLoRAGradientsMatchReference(t *testing.T) {
 					t.Fatalf("sequence %d: log-probabilities off by %.3g relative: %v, want %v", i, e, pass.Logprobs[i], want)
 				}
 			}
-			if err := tr.Backward(pass, g.sftCoefficients()); err != nil {
+			batch := g.batch()
+			loss, dLogprobs := CrossEntropy(pass, batch, CountTargets(batch))
+			if math.Abs(loss-g.SFTLoss) > 1e-5*math.Abs(g.SFTLoss) {
+				t.Fatalf("cross-entropy %g, reference %g", loss, g.SFTLoss)
+			}
+			if err := tr.Backward(pass, dLogprobs); err != nil {
 				t.Fatal(err)
 			}
 			sft := compareFactors(t, "sft gradient", tr.Gradients().Layers, g.SFT, gradTolerance)
@@ -257,4 +239,34 @@ func TestAdamWStepsMatchReference(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAccumulatedMicroBatchesMatchReference: the batch split into one
+// micro-batch per sequence, the cross-entropy and its gradients accumulated
+// over them, gives the reference's loss and gradients of the whole batch.
+func TestAccumulatedMicroBatchesMatchReference(t *testing.T) {
+	g := readTrainGolden(t, "qwen3-f16")
+	m := loadTiny(t, "qwen3-f16")
+	tr, err := New(m, goldenAdapter(t, m, g), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := g.batch()
+	total, loss := CountTargets(batch), 0.0
+	for i := range batch {
+		micro := batch[i : i+1]
+		pass, err := tr.Forward(micro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, d := CrossEntropy(pass, micro, total)
+		loss += l
+		if err := tr.Backward(pass, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if math.Abs(loss-g.SFTLoss) > 1e-5*math.Abs(g.SFTLoss) {
+		t.Fatalf("accumulated cross-entropy %g, reference %g", loss, g.SFTLoss)
+	}
+	compareFactors(t, "accumulated gradient", tr.Gradients().Layers, g.SFT, gradTolerance)
 }

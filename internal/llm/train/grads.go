@@ -70,6 +70,8 @@ type loraBackward struct {
 	grads   *Gradients
 	pool    *tensor.Pool
 	buffer  map[string][]float32
+	// dropoutSeed is the seed of the pass being backward-ed.
+	dropoutSeed uint64
 }
 
 // scratch returns a buffer of n values named name, reused across calls.
@@ -91,6 +93,17 @@ func (b *loraBackward) Linear(layer int, t lora.Target, lin *model.Linear, x, dy
 	r, in, out := f.Rank, f.In, f.Out
 	s := b.adapter.Scale
 	x, dy, dx = x[:rows*in], dy[:rows*out], dx[:rows*in]
+	var mask []float32
+	if p := b.adapter.Config.Dropout; p > 0 {
+		// The forward pass's mask, regenerated: the adapter saw x·mask.
+		mask = b.scratch("mask", rows*in)
+		lora.DropoutMask(mask, p, b.dropoutSeed, layer, t)
+		dropped := b.scratch("dropped", rows*in)
+		for i, v := range x {
+			dropped[i] = v * mask[i]
+		}
+		x = dropped
+	}
 	// uᵀ = A·xᵀ and duᵀ = s·Bᵀ·dyᵀ, [r × rows], and their transposes.
 	uT, u := b.scratch("uT", r*rows), b.scratch("u", rows*r)
 	b.pool.MatMulT(uT, f.A, x, r, rows, in)
@@ -114,5 +127,14 @@ func (b *loraBackward) Linear(layer int, t lora.Target, lin *model.Linear, x, dy
 		}
 	}
 	b.pool.AddMatMulTransA(g.A, du, x, r, in, rows)
-	b.pool.AddMatMulTransA(dx, duT, f.A, rows, in, r)
+	if mask == nil {
+		b.pool.AddMatMulTransA(dx, duT, f.A, rows, in, r)
+		return
+	}
+	dxAdapter := b.scratch("dxAdapter", rows*in)
+	clear(dxAdapter)
+	b.pool.AddMatMulTransA(dxAdapter, duT, f.A, rows, in, r)
+	for i, v := range dxAdapter {
+		dx[i] += v * mask[i]
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 
 	"github.com/weftlabs/weft/internal/llm/lora"
 	"github.com/weftlabs/weft/internal/llm/model"
@@ -31,6 +32,9 @@ type Config struct {
 	Beta1, Beta2, Eps float64
 	WeightDecay       float64
 	MaxGradNorm       float64
+	// Seed seeds the adapter's dropout masks (lora.Config.Dropout), a new
+	// mask every forward pass.
+	Seed uint64
 }
 
 // WithDefaults returns c with its zero fields set to the defaults and the
@@ -87,6 +91,7 @@ type Trainer struct {
 	opt     *AdamW
 	cfg     Config
 	back    *loraBackward
+	rng     *rand.Rand // seeds of dropout masks
 }
 
 // New returns a trainer of adapter on m with cfg.
@@ -102,6 +107,7 @@ func New(m *model.Model, adapter *lora.Adapter, cfg Config) (*Trainer, error) {
 	return &Trainer{
 		model: m, adapter: adapter, grads: g, opt: NewAdamW(cfg), cfg: cfg,
 		back: &loraBackward{adapter: adapter, grads: g, pool: m.Pool(), buffer: map[string][]float32{}},
+		rng:  rand.New(rand.NewPCG(cfg.Seed, 0x5eed)),
 	}, nil
 }
 
@@ -114,13 +120,14 @@ func (t *Trainer) Gradients() *Gradients { return t.grads }
 // Forward runs a micro-batch under the adapter and returns its pass, whose
 // Logprobs are the targets' log-probabilities.
 func (t *Trainer) Forward(seqs []model.TrainSequence) (*model.Pass, error) {
-	return t.model.TrainForward(t.adapter, seqs)
+	return t.model.TrainForward(t.adapter, seqs, t.rng.Uint64())
 }
 
 // Backward adds to the gradients those of a loss whose derivative with
 // respect to each of the pass's log-probabilities is dLogprobs (shaped as
 // pass.Logprobs; positions without a target are ignored).
 func (t *Trainer) Backward(pass *model.Pass, dLogprobs [][]float32) error {
+	t.back.dropoutSeed = pass.DropoutSeed()
 	_, err := pass.Backward(dLogprobs, t.back)
 	return err
 }
