@@ -30,18 +30,6 @@ func (s *step) tokens() int {
 	return n
 }
 
-func (s *step) trainedTokens() int {
-	n := 0
-	for _, q := range s.seqs {
-		for _, t := range q.Targets {
-			if t != model.NoTarget {
-				n++
-			}
-		}
-	}
-	return n
-}
-
 // rlPlan is an RL job made ready to train.
 type rlPlan struct {
 	steps []*step

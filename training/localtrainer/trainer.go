@@ -264,7 +264,7 @@ func (t *Trainer) precalculate(ctx context.Context, tr *train.Trainer, steps []*
 // the step's trained tokens.
 func (t *Trainer) runStep(tr *train.Trainer, st *step, lossCfg *rl.Config) (map[string]any, error) {
 	start := time.Now()
-	trained := st.trainedTokens()
+	trained := train.CountTargets(st.seqs)
 	batches, offsets := t.microBatches(st)
 	var loss, ratioSum, klSum float64
 	ratioMin, ratioMax := math.Inf(1), math.Inf(-1)
@@ -274,10 +274,17 @@ func (t *Trainer) runStep(tr *train.Trainer, st *step, lossCfg *rl.Config) (map[
 		if err != nil {
 			return nil, err
 		}
+		if lossCfg == nil {
+			part, d := train.CrossEntropy(pass, mb, trained)
+			loss += part
+			if err := tr.Backward(pass, d); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		newLP := flatten(pass.Logprobs)
 		newAll = append(newAll, newLP...)
-		grad := make([]float64, len(newLP))
-		if lossCfg != nil {
+		{
 			lo, hi := offsets[b], offsets[b]+len(newLP)
 			part := rl.Row{Mask: st.loss.Mask[lo:hi], OldLogprob: st.loss.OldLogprob[lo:hi], Advantage: st.loss.Advantage[lo:hi],
 				Weight: st.loss.Weight[lo:hi], Seq: st.loss.Seq[lo:hi]}
@@ -286,26 +293,14 @@ func (t *Trainer) runStep(tr *train.Trainer, st *step, lossCfg *rl.Config) (map[
 				return nil, err
 			}
 			loss += res.Loss
-			grad = res.Grad
 			if res.AssistantTokens > 0 {
 				ratioSum += res.ImportanceRatioMean * float64(res.AssistantTokens)
 				klSum += res.MismatchKL * float64(res.AssistantTokens)
 				ratioMin, ratioMax = min(ratioMin, res.ImportanceRatioMin), max(ratioMax, res.ImportanceRatioMax)
 			}
-		} else {
-			i := 0
-			for _, q := range mb {
-				for _, target := range q.Targets {
-					if target != model.NoTarget {
-						loss -= newLP[i] / float64(trained)
-						grad[i] = -1 / float64(trained)
-					}
-					i++
-				}
+			if err := tr.Backward(pass, unflatten(res.Grad, mb)); err != nil {
+				return nil, err
 			}
-		}
-		if err := tr.Backward(pass, unflatten(grad, mb)); err != nil {
-			return nil, err
 		}
 	}
 	res, err := tr.Step(st.lr)

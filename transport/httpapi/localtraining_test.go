@@ -1,58 +1,72 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/chat"
+	"github.com/weftlabs/weft/chat/chatstore"
+	"github.com/weftlabs/weft/internal/llm/llmtest"
 	"github.com/weftlabs/weft/internal/llm/lora"
-	"github.com/weftlabs/weft/internal/llm/model"
 	"github.com/weftlabs/weft/internal/testdb"
 	"github.com/weftlabs/weft/training"
 	"github.com/weftlabs/weft/training/blob"
 	"github.com/weftlabs/weft/training/localtrainer"
 )
 
-// The whole loop in one process over HTTP: completions sampled from the
-// locally served tiny model (with their token ids and log-probabilities),
-// graded, sent back as an RL job for a model whose base model is the served
-// one; the built-in trainer works it with no other program, the events carry
-// real numbers per gradient step, the checkpoint is listed, and its adapter
-// makes the graded replies likelier in proportion to their advantage. A job
-// for a base model nothing here trains fails at once.
-func TestLocalTrainingEndToEnd(t *testing.T) {
-	gateway := sharedGateway(t) // serves "tiny"
-	engine := gateway.LocalEngines()["tiny"]
-	if engine == nil {
-		t.Fatal("the shared gateway serves no local model tiny")
-	}
+// localTraining is a server that serves a tiny random Qwen3 as "tiny" (the
+// real Qwen3 tokenizer and template), trains it with the built-in trainer
+// and serves its checkpoints, all in one process, as examples/server wires
+// them.
+type localTraining struct {
+	*localServer
+	tf      *trainingFixture
+	manager *training.Store
+}
+
+func newLocalTraining(t *testing.T) *localTraining {
+	t.Helper()
 	db := testdb.SQLite(t)
 	ctx := context.Background()
 	if err := weft.Migrate(ctx, db, training.MigrateQueue(db)); err != nil {
 		t.Fatal(err)
 	}
-	trainer, err := localtrainer.New(localtrainer.Config{Models: map[string]localtrainer.BaseModel{"tiny": localtrainer.Served(engine)},
-		LoRA: lora.Config{Rank: 4}, Threads: 1, Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = trainer.Close() })
-	trainers := &training.TrainerSet{}
-	trainers.Add("local", trainer, trainer.BaseModels()...)
 	blobs, err := blob.NewDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
+	trainers := &training.TrainerSet{}
 	manager, err := training.New(training.Config{DB: db, Blobs: blobs, Trainer: trainers, Workers: 1,
 		PollInterval: 20 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	dir := llmtest.ModelDir{Dims: llmtest.TinyQwen3, Tokenizer: llmtest.TokenizerQwen3}.Write(t)
+	routing, err := chat.ParseRouting(fmt.Appendf(nil, "models: [{name: tiny, max_model_len: 256, upstreams: [{kind: local, path: %q, threads: 1, kv_cache_bytes: 64MiB, max_sequences: 8}]}]", dir), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gateway, err := chat.New(chat.Config{Routing: routing, Adapters: chatstore.Adapters{Training: manager}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = gateway.Close(context.Background()) })
+	trainer, err := localtrainer.New(localtrainer.Config{Models: map[string]localtrainer.BaseModel{"tiny": localtrainer.Served(gateway.LocalEngines()["tiny"])},
+		Threads: 1, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = trainer.Close() })
+	trainers.Add("local", trainer, trainer.BaseModels()...)
 	if err := manager.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -62,163 +76,154 @@ func TestLocalTrainingEndToEnd(t *testing.T) {
 		_ = manager.Stop(stopCtx)
 	})
 	s := &localServer{fixture: newFixture(t, db, 1<<22, func(cfg *Config) { cfg.Chat = gateway; cfg.Training = manager })}
-	tf := &trainingFixture{url: s.server.URL, aliceKey: s.aliceKey, adminKey: s.adminKey}
+	return &localTraining{localServer: s, manager: manager, tf: &trainingFixture{url: s.server.URL, aliceKey: s.aliceKey, adminKey: s.adminKey}}
+}
 
+// sample completes prompt n times with the named model (temperature 1) and
+// returns the choices as a trajectory carries them with their token ids.
+func (lt *localTraining) sample(t *testing.T, modelName, prompt string, n, seed int) (choices []json.RawMessage, ids [][]int) {
+	t.Helper()
+	for i := range n {
+		c, raw := lt.complete(t, fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":%q}],"max_tokens":6,"temperature":1,"seed":%d,"logprobs":true,"return_tokens_as_token_ids":true,"return_token_ids":true}`,
+			modelName, prompt, seed+i))
+		choices = append(choices, member(t, raw, "choices", 0))
+		ids = append(ids, c.Choices[0].TokenIDs)
+	}
+	return choices, ids
+}
+
+// The whole loop in one process over HTTP, with no other program: replies
+// sampled from the served model are graded by the share of their tokens that
+// are one chosen token, which the untrained model rarely produces; RL jobs
+// for a model whose base model is the served one are trained by the
+// built-in trainer, and within a bounded number of jobs the served latest
+// checkpoint earns a mean grade above 0.8. Every gradient_step carries
+// numbers, every job's checkpoint is listed before its end. A job for a base
+// model nothing here trains fails on the first poll.
+func TestLocalTrainingEndToEnd(t *testing.T) {
+	lt := newLocalTraining(t)
 	var served, foreign struct {
 		ID string `json:"id"`
 	}
-	tf.call(t, s.aliceKey, http.MethodPost, "/v1/preview/models", map[string]any{"project": "loop", "name": "agent", "base_model": "tiny"}, &served)
-	tf.call(t, s.aliceKey, http.MethodPost, "/v1/preview/models", map[string]any{"project": "loop", "name": "big", "base_model": "Qwen/Qwen3-8B"}, &foreign)
-
-	// Rollouts: two prompts, four sampled replies each. The grade is the
-	// share of the reply's tokens that are the first token ever sampled.
-	type rollout struct {
-		prompt, reply []int
-		reward        float64
-		group         int
-	}
-	var rollouts []rollout
-	var groups []map[string]any
-	chosen := -1
-	for g, prompt := range []string{"Name a colour.", "Name a fruit."} {
-		var trajectories []any
-		for i := range 4 {
-			c, raw := s.complete(t, fmt.Sprintf(`{"model":"tiny","messages":[{"role":"user","content":%q}],"max_tokens":6,"temperature":1,"seed":%d,"logprobs":true,"return_tokens_as_token_ids":true,"return_token_ids":true}`, prompt, 10*g+i))
-			choice := member(t, raw, "choices", 0)
-			ids := c.Choices[0].TokenIDs
-			if chosen < 0 {
-				chosen = ids[0]
-			}
-			hits := 0
-			for _, id := range ids {
-				if id == chosen {
-					hits++
-				}
-			}
-			r := rollout{prompt: c.PromptTokenIDs, reply: ids, reward: float64(hits) / float64(len(ids)), group: g}
-			rollouts = append(rollouts, r)
-			trajectories = append(trajectories, map[string]any{
-				"messages_and_choices": []any{map[string]any{"role": "user", "content": prompt}, choice},
-				"reward":               r.reward, "tools": nil, "additional_histories": []any{}, "metrics": map[string]any{}, "metadata": map[string]any{}, "logs": []any{},
-			})
-		}
-		groups = append(groups, map[string]any{"trajectories": trajectories, "exceptions": []any{}})
-	}
+	lt.tf.call(t, lt.aliceKey, http.MethodPost, "/v1/preview/models", map[string]any{"project": "loop", "name": "agent", "base_model": "tiny"}, &served)
+	lt.tf.call(t, lt.aliceKey, http.MethodPost, "/v1/preview/models", map[string]any{"project": "loop", "name": "big", "base_model": "Qwen/Qwen3-8B"}, &foreign)
 	experimental := map[string]any{"advantage_balance": 0.0, "epsilon": nil, "epsilon_high": nil, "importance_sampling_level": "token",
-		"kimi_k2_tau": nil, "learning_rate": 0.05, "mask_prob_ratio": false, "max_negative_advantage_importance_sampling_weight": nil,
+		"kimi_k2_tau": nil, "learning_rate": 0.02, "mask_prob_ratio": false, "max_negative_advantage_importance_sampling_weight": nil,
 		"ppo": false, "precalculate_logprobs": false, "scale_rewards": true}
+	prompts := []string{"Name a colour.", "Name a fruit.", "Name a city."}
+
+	// The chosen token: the commonest among the untrained model's replies.
+	counts := map[int]int{}
+	for _, p := range prompts {
+		_, ids := lt.sample(t, "tiny", p, 4, 1000)
+		for _, reply := range ids {
+			for _, id := range reply {
+				counts[id]++
+			}
+		}
+	}
+	chosen := -1
+	for id, n := range counts {
+		if chosen < 0 || n > counts[chosen] || (n == counts[chosen] && id < chosen) {
+			chosen = id
+		}
+	}
+	grade := func(reply []int) float64 {
+		hits := 0
+		for _, id := range reply {
+			if id == chosen {
+				hits++
+			}
+		}
+		return float64(hits) / float64(len(reply))
+	}
+	meanGrade := func(modelName string, seed int) float64 {
+		var sum float64
+		n := 0
+		for _, p := range prompts {
+			_, ids := lt.sample(t, modelName, p, 4, seed)
+			for _, reply := range ids {
+				sum += grade(reply)
+				n++
+			}
+		}
+		return sum / float64(n)
+	}
+	untrained := meanGrade("alice/loop/agent", 2000)
+	t.Logf("untrained: mean grade %.3f (token %d)", untrained, chosen)
+	if untrained > 0.3 {
+		t.Fatalf("the untrained model already earns %v", untrained)
+	}
 
 	// A base model nothing here trains: training_failed on the first poll.
 	var job struct {
 		ID string `json:"id"`
 	}
-	tf.call(t, s.aliceKey, http.MethodPost, "/v1/preview/training-jobs", map[string]any{"model_id": foreign.ID, "trajectory_groups": groups, "experimental_config": experimental}, &job)
-	events := pollEvents(t, tf, job.ID, time.Nanosecond)
-	if len(events) != 1 || events[0].Type != training.EventTrainingFailed {
+	lt.tf.call(t, lt.aliceKey, http.MethodPost, "/v1/preview/training-jobs", map[string]any{"model_id": foreign.ID, "trajectory_groups": []any{}, "experimental_config": experimental}, &job)
+	if events := pollEvents(t, lt.tf, job.ID, time.Nanosecond); len(events) != 1 || events[0].Type != training.EventTrainingFailed {
 		t.Fatalf("job for an untrained base model: %+v", events)
 	}
 
-	tf.call(t, s.aliceKey, http.MethodPost, "/v1/preview/training-jobs", map[string]any{"model_id": served.ID, "trajectory_groups": groups, "experimental_config": experimental}, &job)
-	events = pollEvents(t, tf, job.ID, time.Minute)
-	if events[0].Type != training.EventTrainingStarted || events[len(events)-1].Type != training.EventTrainingEnded {
-		t.Fatalf("events %+v", events)
-	}
-	var started struct {
-		NumSequences int `json:"num_sequences"`
-	}
-	_ = json.Unmarshal(events[0].Data, &started)
-	steps := events[1 : len(events)-1]
-	if started.NumSequences < 1 || len(steps) != started.NumSequences {
-		t.Fatalf("training_started %s then %d gradient steps", events[0].Data, len(steps))
-	}
-	for _, e := range steps {
-		var data map[string]float64 // every value a number
-		if err := json.Unmarshal(e.Data, &data); err != nil {
-			t.Fatalf("gradient_step %s: %v", e.Data, err)
+	const maxJobs = 12
+	final := untrained
+	for step := 1; step <= maxJobs && final <= 0.8; step++ {
+		var groups []map[string]any
+		for g, p := range prompts {
+			choices, ids := lt.sample(t, "alice/loop/agent", p, 4, 100*step+10*g)
+			var trajectories []any
+			for i, c := range choices {
+				trajectories = append(trajectories, map[string]any{
+					"messages_and_choices": []any{map[string]any{"role": "user", "content": p}, c},
+					"reward":               grade(ids[i]), "tools": nil, "additional_histories": []any{}, "metrics": map[string]any{}, "metadata": map[string]any{}, "logs": []any{},
+				})
+			}
+			groups = append(groups, map[string]any{"trajectories": trajectories, "exceptions": []any{}})
 		}
-		if data["learning_rate"] != 0.05 || !(data["grad_norm"] > 0) || data["num_trainable_tokens"] < 1 {
-			t.Errorf("gradient_step %s", e.Data)
+		lt.tf.call(t, lt.aliceKey, http.MethodPost, "/v1/preview/training-jobs", map[string]any{"model_id": served.ID, "trajectory_groups": groups, "experimental_config": experimental}, &job)
+		events := pollEvents(t, lt.tf, job.ID, time.Minute)
+		if events[0].Type != training.EventTrainingStarted || events[len(events)-1].Type != training.EventTrainingEnded {
+			t.Fatalf("job %d: events %+v", step, events)
 		}
-		if _, ok := data["policy_loss"]; !ok {
-			t.Errorf("gradient_step lacks policy_loss: %s", e.Data)
+		var started struct {
+			NumSequences int `json:"num_sequences"`
 		}
+		_ = json.Unmarshal(events[0].Data, &started)
+		if steps := events[1 : len(events)-1]; len(steps) != started.NumSequences {
+			t.Fatalf("job %d: training_started %s then %d gradient steps", step, events[0].Data, len(steps))
+		}
+		for _, e := range events[1 : len(events)-1] {
+			var data map[string]float64 // every value a number
+			if err := json.Unmarshal(e.Data, &data); err != nil {
+				t.Fatalf("gradient_step %s: %v", e.Data, err)
+			}
+			if data["learning_rate"] != 0.02 || !(data["grad_norm"] > 0) || data["num_trainable_tokens"] < 1 {
+				t.Errorf("gradient_step %s", e.Data)
+			}
+		}
+		var checkpoints struct {
+			Data []struct {
+				Step int64 `json:"step"`
+			} `json:"data"`
+		}
+		lt.tf.call(t, lt.aliceKey, http.MethodGet, "/v1/preview/models/"+served.ID+"/checkpoints?order=desc&limit=1", nil, &checkpoints)
+		if len(checkpoints.Data) != 1 || checkpoints.Data[0].Step != int64(step) {
+			t.Fatalf("after job %d: checkpoints %+v", step, checkpoints)
+		}
+		final = meanGrade(fmt.Sprintf("alice/loop/agent:step%d", step), 5000+step)
+		t.Logf("job %d: mean grade %.3f", step, final)
 	}
-	var checkpoints struct {
-		Data []struct {
-			Step    int64              `json:"step"`
-			Metrics map[string]float64 `json:"metrics"`
-		} `json:"data"`
+	if final <= 0.8 {
+		t.Fatalf("mean grade %v untrained, %v after %d jobs", untrained, final, maxJobs)
 	}
-	tf.call(t, s.aliceKey, http.MethodGet, "/v1/preview/models/"+served.ID+"/checkpoints?order=desc&limit=1", nil, &checkpoints)
-	if len(checkpoints.Data) != 1 || checkpoints.Data[0].Step != 1 {
-		t.Fatalf("checkpoints %+v", checkpoints)
-	}
-	if _, ok := checkpoints.Data[0].Metrics["grad_norm"]; !ok {
-		t.Errorf("checkpoint metrics %v lack the steps' averages", checkpoints.Data[0].Metrics)
-	}
-
-	// The adapter in the standard layout, scored on the sampled replies: the
-	// policy objective Σ A·log p(reply) rose.
-	adapter, found, err := manager.ResolveAdapter(ctx, "alice/loop/agent:step1")
-	if err != nil || !found || adapter.Path == "" {
+	// The trained checkpoint is in the standard adapter layout.
+	// (The SFT half follows.)
+	adapter, found, err := lt.manager.ResolveAdapter(context.Background(), "alice/loop/agent")
+	if err != nil || !found {
 		t.Fatalf("ResolveAdapter = %+v %v %v", adapter, found, err)
 	}
-	trained, err := lora.Load(adapter.Path)
-	if err != nil {
+	if _, err := lora.Load(adapter.Path); err != nil {
 		t.Fatal(err)
 	}
-	m, err := model.Load(engine.Dir(), model.Options{Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	objective := func(a *lora.Adapter) float64 {
-		var sum float64
-		for g := range 2 {
-			var rewards []float64
-			var members []rollout
-			for _, r := range rollouts {
-				if r.group == g {
-					rewards = append(rewards, r.reward)
-					members = append(members, r)
-				}
-			}
-			mean := 0.0
-			for _, r := range rewards {
-				mean += r / float64(len(rewards))
-			}
-			for _, r := range members {
-				tokens := append(append([]int32(nil), toInt32(r.prompt)...), toInt32(r.reply)...)
-				targets := make([]int32, len(tokens))
-				for i := range targets {
-					targets[i] = model.NoTarget
-					if i+1 >= len(r.prompt) && i+1 < len(tokens) {
-						targets[i] = tokens[i+1]
-					}
-				}
-				pass, err := m.TrainForward(a, []model.TrainSequence{{Tokens: tokens, Targets: targets}})
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, lp := range pass.Logprobs[0] {
-					sum += (r.reward - mean) * float64(lp)
-				}
-			}
-		}
-		return sum
-	}
-	before, after := objective(nil), objective(trained)
-	if !(after > before) {
-		t.Errorf("Σ advantage·log p(reply): %v before training, %v after", before, after)
-	}
-}
-
-func toInt32(ids []int) []int32 {
-	out := make([]int32, len(ids))
-	for i, id := range ids {
-		out[i] = int32(id)
-	}
-	return out
 }
 
 type polledEvent struct {
@@ -245,4 +250,59 @@ func pollEvents(t *testing.T, f *trainingFixture, jobID string, wait time.Durati
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// SFT over HTTP: the data is a JSON-lines file at a URL; the built-in trainer
+// runs one step per batch with the schedule's learning rates, the loss falls,
+// and the served checkpoint answers the trained answer.
+func TestLocalSFTEndToEnd(t *testing.T) {
+	lt := newLocalTraining(t)
+	var m struct {
+		ID string `json:"id"`
+	}
+	lt.tf.call(t, lt.aliceKey, http.MethodPost, "/v1/preview/models", map[string]any{"project": "loop", "name": "sft", "base_model": "tiny"}, &m)
+	const question, answer = "What is the password?", "The password is swordfish."
+	var data bytes.Buffer
+	const lines = 16
+	for range lines {
+		line, _ := json.Marshal(map[string]any{"messages": []any{map[string]any{"role": "user", "content": question},
+			map[string]any{"role": "assistant", "content": answer}}})
+		data.Write(append(line, '\n'))
+	}
+	files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(data.Bytes()) }))
+	defer files.Close()
+	rates := make([]float64, lines)
+	for i := range rates {
+		rates[i] = 0.02
+	}
+	var job struct {
+		ID string `json:"id"`
+	}
+	lt.tf.call(t, lt.aliceKey, http.MethodPost, "/v1/preview/sft-training-jobs", map[string]any{"model_id": m.ID,
+		"training_data_url": files.URL + "/train.jsonl", "config": map[string]any{"batch_size": 1, "learning_rate": rates}}, &job)
+	events := pollEvents(t, lt.tf, job.ID, time.Minute)
+	if events[len(events)-1].Type != training.EventTrainingEnded || len(events) != 2+lines {
+		t.Fatalf("events %+v", events)
+	}
+	var first, last map[string]float64
+	_ = json.Unmarshal(events[1].Data, &first)
+	_ = json.Unmarshal(events[len(events)-2].Data, &last)
+	if !(last["loss"] < first["loss"]/2) {
+		t.Errorf("loss %v at the first step, %v at the last", first["loss"], last["loss"])
+	}
+	c, _ := lt.complete(t, fmt.Sprintf(`{"model":"alice/loop/sft:step1","messages":[{"role":"user","content":%q}],"max_tokens":24,"temperature":0}`, question))
+	if got := c.Choices[0].Message.Content; got == nil || !strings.HasSuffix(*got, answer) || c.Choices[0].FinishReason != "stop" {
+		t.Errorf("the trained checkpoint answers %q (%s)", derefString(got), c.Choices[0].FinishReason)
+	}
+	base, _ := lt.complete(t, fmt.Sprintf(`{"model":"tiny","messages":[{"role":"user","content":%q}],"max_tokens":24,"temperature":0}`, question))
+	if got := base.Choices[0].Message.Content; got != nil && strings.Contains(*got, answer) {
+		t.Errorf("the base model already answers %q", *got)
+	}
+}
+
+func derefString(s *string) string {
+	if s == nil {
+		return "<nil>"
+	}
+	return *s
 }
