@@ -106,25 +106,25 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 	if cfg.Objects, err = newObjectsService(db, opts.maxFileBytes); err != nil {
 		return err
 	}
-	trainingService, trainers, err := newTrainingService(db, opts.training, cfg.Objects, logger)
-	if err != nil {
-		return err
-	}
-	cfg.Training = trainingService
-	if cfg.Chat, cfg.Registry, err = newChatService(opts.chatConfig, opts.models, db, trainingService, logger); err != nil {
+	// Chat serves trained checkpoints from the training service, which
+	// trains the models chat serves in-process: chat is opened first and
+	// reads checkpoints through checkpoints once the service exists.
+	checkpoints := &lateCheckpoints{}
+	if cfg.Chat, cfg.Registry, err = newChatService(opts.chatConfig, opts.models, db, checkpoints, logger); err != nil {
 		return err
 	}
 	if cfg.Chat != nil {
 		defer closeChat(cfg.Chat, logger)
 	}
-	// The models served in-process are trained here too, with no flag.
-	localTrainer, err := addLocalTrainer(trainers, cfg.Chat, logger)
+	trainingService, localTrainer, err := newTrainingService(db, opts.training, cfg.Objects, cfg.Chat, logger)
 	if err != nil {
 		return err
 	}
 	if localTrainer != nil {
 		defer localTrainer.Close() //nolint:errcheck // shutting down
 	}
+	checkpoints.store = trainingService
+	cfg.Training = trainingService
 	if err := trainingService.Start(ctx); err != nil {
 		return err
 	}

@@ -47,20 +47,18 @@ func trainingFlags(fs *flag.FlagSet, defaultWorkers int) *trainingOptions {
 
 // newTrainingService builds the training manager for db from o; SFT data
 // given as object references is read from files. Its trainers are a
-// TrainerSet holding the exec trainer of -trainer-command (for
-// -trainer-base-models, or every base model nothing else trains); serve adds
-// the built-in trainer for the models it serves (addLocalTrainer) before
-// starting the workers. A job whose base model no trainer of the set runs
-// fails at once, unless other processes may run it.
-func newTrainingService(db *weft.DB, o *trainingOptions, files objects.Service, logger *slog.Logger) (*training.Store, *training.TrainerSet, error) {
+// TrainerSet: the built-in trainer for the models served (in-process by
+// served, which may be nil) and the exec trainer of -trainer-command (for
+// -trainer-base-models, or every other base model). A job whose base model
+// no trainer of the set runs fails at once, unless other processes may run
+// it. A process with no trainer runs no workers.
+func newTrainingService(db *weft.DB, o *trainingOptions, files objects.Service, served chat.Service, logger *slog.Logger) (*training.Store, *localtrainer.Trainer, error) {
 	blobs, err := blob.NewDir(o.checkpointDir)
 	if err != nil {
 		return nil, nil, err
 	}
 	trainers := &training.TrainerSet{}
-	cfg := training.Config{DB: db, Blobs: blobs, Objects: training.ObjectFiles(files), MaxAttempts: o.maxAttempts,
-		JobTimeout: o.jobTimeout, RescueAfter: o.rescueAfter, Logger: logger,
-		Trainer: trainers, Workers: o.workers, OtherWorkers: o.otherWorkers || o.workers == 0}
+	runs := false
 	if command := strings.Fields(o.trainerCommand); len(command) > 0 {
 		trainer, err := exectrainer.New(exectrainer.Config{Command: command})
 		if err != nil {
@@ -73,14 +71,32 @@ func newTrainingService(db *weft.DB, o *trainingOptions, files objects.Service, 
 			}
 		}
 		trainers.Add("exec", trainer, bases...)
+		runs = true
 	}
-	store, err := training.New(cfg)
-	return store, trainers, err
+	local, err := localTrainer(served, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	if local != nil {
+		trainers.Add("local", local, local.BaseModels()...)
+		runs = true
+	}
+	workers := o.workers
+	if !runs {
+		workers = 0
+	}
+	store, err := training.New(training.Config{DB: db, Blobs: blobs, Objects: training.ObjectFiles(files), MaxAttempts: o.maxAttempts,
+		JobTimeout: o.jobTimeout, RescueAfter: o.rescueAfter, Logger: logger,
+		Trainer: trainers, Workers: workers, OtherWorkers: o.otherWorkers || o.workers == 0})
+	if err != nil && local != nil {
+		_ = local.Close()
+	}
+	return store, local, err
 }
 
-// addLocalTrainer adds the built-in trainer of the models the chat service
-// runs in-process (none when it runs none); the caller closes it.
-func addLocalTrainer(trainers *training.TrainerSet, service chat.Service, logger *slog.Logger) (*localtrainer.Trainer, error) {
+// localTrainer is the built-in trainer of the models service runs
+// in-process, or nil when it runs none.
+func localTrainer(service chat.Service, logger *slog.Logger) (*localtrainer.Trainer, error) {
 	gateway, ok := service.(interface {
 		LocalEngines() map[string]*local.Engine
 	})
@@ -91,12 +107,18 @@ func addLocalTrainer(trainers *training.TrainerSet, service chat.Service, logger
 	for name, engine := range gateway.LocalEngines() {
 		models[name] = localtrainer.Served(engine)
 	}
-	trainer, err := localtrainer.New(localtrainer.Config{Models: models, Logger: logger})
-	if err != nil {
-		return nil, err
+	return localtrainer.New(localtrainer.Config{Models: models, Logger: logger})
+}
+
+// lateCheckpoints resolves checkpoints with the training service created
+// after the chat service that reads them (nothing resolves before).
+type lateCheckpoints struct{ store *training.Store }
+
+func (l *lateCheckpoints) ResolveAdapter(ctx context.Context, model string) (training.Adapter, bool, error) {
+	if l.store == nil {
+		return training.Adapter{}, false, nil
 	}
-	trainers.Add("local", trainer, trainer.BaseModels()...)
-	return trainer, nil
+	return l.store.ResolveAdapter(ctx, model)
 }
 
 func workerCommand() *command {
@@ -135,7 +157,7 @@ func work(ctx context.Context, out io.Writer, dbURL, logLevel string, opts *trai
 	if err != nil {
 		return err
 	}
-	manager, _, err := newTrainingService(db, opts, files, logger)
+	manager, _, err := newTrainingService(db, opts, files, nil, logger)
 	if err != nil {
 		return err
 	}
