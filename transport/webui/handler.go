@@ -13,6 +13,7 @@ import (
 	"github.com/weftlabs/weft/feedback"
 	"github.com/weftlabs/weft/objects"
 	"github.com/weftlabs/weft/trace"
+	"github.com/weftlabs/weft/training"
 	"github.com/weftlabs/weft/transport/httpapi"
 )
 
@@ -50,6 +51,8 @@ type Config struct {
 	// Objects, when set, serves the object version pages that refs link to
 	// and the files (images) a trace refers to.
 	Objects objects.Service
+	// Training, when set, serves the models and training pages.
+	Training training.Service
 
 	// Fallback serves every request whose path is neither "/" nor under
 	// Prefix: the place for the API handler. Defaults to a 404.
@@ -106,6 +109,7 @@ func New(cfg Config) (*Handler, error) {
 	}))
 	h.routes()
 	h.queueRoutes()
+	h.trainingRoutes()
 	return h, nil
 }
 

@@ -21,7 +21,8 @@ import (
 var templates embed.FS
 
 // shared are the template files parsed into every page.
-var shared = []string{"templates/layout.html", "templates/partials.html", "templates/traceview/*.html"}
+var shared = []string{"templates/layout.html", "templates/partials.html", "templates/traceview/*.html",
+	"templates/training/*.html"}
 
 // pages holds each page's template set, by page name (its file name without
 // ".html").
@@ -54,6 +55,9 @@ func loadPages(a *assets) (*pages, error) {
 		"dict":        dict,
 	}
 	for name, f := range traceViewFuncs(newMarkdownRenderer()) {
+		funcs[name] = f
+	}
+	for name, f := range trainingFuncs() {
 		funcs[name] = f
 	}
 	files, err := fs.Glob(templates, "templates/*.html")
