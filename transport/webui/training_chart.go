@@ -58,7 +58,7 @@ func buildChart(runs []chartRun, markers []int64) chartData {
 			}
 		}
 	}
-	d := chartData{X: make([]int64, 0, len(steps)), Markers: markers, Runs: make([]string, len(runs))}
+	d := chartData{X: make([]int64, 0, len(steps)), Markers: markers, Runs: make([]string, len(runs)), Metrics: []chartMetric{}}
 	for s := range steps {
 		d.X = append(d.X, s)
 	}

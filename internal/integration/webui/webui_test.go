@@ -34,7 +34,8 @@ const (
 
 func startEnv(t *testing.T, dbURL string) *env {
 	t.Helper()
-	e := &env{srv: serverproc.Start(t, serverproc.Options{DatabaseURL: dbURL})}
+	args, trainerEnv := trainerArgs(t)
+	e := &env{srv: serverproc.Start(t, serverproc.Options{DatabaseURL: dbURL, Args: args, Env: trainerEnv})}
 	keys := createUsers(t, dbURL, "alice", "bob")
 	e.aliceKey, e.bobKey = keys[0], keys[1]
 
@@ -121,6 +122,7 @@ func TestWebUI(t *testing.T) {
 		t.Run("another entity is refused", func(t *testing.T) { isolation(t, e) })
 		t.Run("stored markup is inert", func(t *testing.T) { inertMarkup(t, e) })
 		t.Run("trace list and trace view", func(t *testing.T) { listAndView(t, e) })
+		t.Run("models and training", func(t *testing.T) { trainingPages(t, e) })
 	})
 }
 
