@@ -65,7 +65,7 @@ func artGroups(n int, tag string) []map[string]any {
 
 // artFlow is what ART's client does for one training step: log the train
 // and val trajectories of the current step, then train on the train groups.
-func artFlow(t *testing.T, c e2e.Client, modelID string, groups int, tag string) string {
+func artFlow(t testing.TB, c e2e.Client, modelID string, groups int, tag string) string {
 	t.Helper()
 	c.Call(t, http.MethodPost, "/v1/preview/models/"+modelID+"/log", map[string]any{"split": "train", "trajectory_groups": artGroups(groups, tag)}, nil)
 	c.Call(t, http.MethodPost, "/v1/preview/models/"+modelID+"/log", map[string]any{"split": "val", "trajectory_groups": artGroups(1, tag+" val")}, nil)
@@ -74,32 +74,32 @@ func artFlow(t *testing.T, c e2e.Client, modelID string, groups int, tag string)
 	return job.ID
 }
 
-// artEvents waits for a job's terminal event and returns all its events.
-func artEvents(t *testing.T, c e2e.Client, jobID string) []artEvent {
+// artEvents follows a job's events with the cursor, as ART polls, until the
+// terminal event (within timeout), and returns all of them.
+func artEvents(t testing.TB, c e2e.Client, jobID string, timeout time.Duration) []artEvent {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(timeout)
+	var all []artEvent
+	after := ""
 	for {
-		var all []artEvent
-		after := ""
-		for {
-			var page struct {
-				Data    []artEvent `json:"data"`
-				HasMore bool       `json:"has_more"`
-			}
-			c.Call(t, http.MethodGet, "/v1/preview/training-jobs/"+jobID+"/events?limit=100&after="+after, nil, &page)
-			all = append(all, page.Data...)
-			if !page.HasMore {
-				break
-			}
-			after = page.Data[len(page.Data)-1].ID
+		var page struct {
+			Data    []artEvent `json:"data"`
+			HasMore bool       `json:"has_more"`
 		}
-		if n := len(all); n > 0 && (all[n-1].Type == "training_ended" || all[n-1].Type == "training_failed") {
-			return all
+		c.Call(t, http.MethodGet, "/v1/preview/training-jobs/"+jobID+"/events?limit=100&after="+after, nil, &page)
+		all = append(all, page.Data...)
+		if n := len(page.Data); n > 0 {
+			after = page.Data[n-1].ID
+			if last := page.Data[n-1].Type; !page.HasMore && (last == "training_ended" || last == "training_failed") {
+				return all
+			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("job %s has not ended: %+v", jobID, all)
+			t.Fatalf("job %s has not ended after %s (%d events)", jobID, timeout, len(all))
 		}
-		time.Sleep(100 * time.Millisecond)
+		if !page.HasMore {
+			time.Sleep(50 * time.Millisecond)
+		}
 	}
 }
 
@@ -130,10 +130,10 @@ func seedTraining(t *testing.T, e *env) *trainingEnv {
 	te.b = register(te.c, "alice", "art", "agent-002")
 	te.bobModelID = register(e2e.Client{URL: e.srv.URL, Auth: e2e.Bearer(e.bobKey)}, "bob", "secret", "bob-agent").ID
 	te.jobs = append(te.jobs, artFlow(t, te.c, te.a.ID, 2, "first"))
-	artEvents(t, te.c, te.jobs[0])
+	artEvents(t, te.c, te.jobs[0], time.Minute)
 	te.jobs = append(te.jobs, artFlow(t, te.c, te.a.ID, 1, "second"))
-	artEvents(t, te.c, artFlow(t, te.c, te.b.ID, 1, "other"))
-	artEvents(t, te.c, te.jobs[1])
+	artEvents(t, te.c, artFlow(t, te.c, te.b.ID, 1, "other"), time.Minute)
+	artEvents(t, te.c, te.jobs[1], time.Minute)
 	return te
 }
 
@@ -258,7 +258,7 @@ func trainingPages(t *testing.T, e *env) {
 	tb.checkAccessibility("step page", axe)
 
 	// A finished job: status, every event, and its gradient steps charted.
-	events := artEvents(t, te.c, te.jobs[0])
+	events := artEvents(t, te.c, te.jobs[0], time.Minute)
 	tb.open("/ui/p/" + artProject + "/training-jobs/" + te.jobs[0])
 	tb.poll(`!!document.querySelector('.charts[data-chart]')?.charts`)
 	if got := tb.text("#job-status"); got != "COMPLETED" {
@@ -277,7 +277,7 @@ func trainingPages(t *testing.T, e *env) {
 	tb.poll(`document.querySelector('#job-live')?.dataset.following === 'true'`)
 	first := eval[int](tb, `Number(document.querySelector('.charts[data-chart]').dataset.drawn)`)
 	tb.poll(`document.querySelector('#job-live').dataset.following === 'ended'`)
-	liveEvents := artEvents(t, te.c, live)
+	liveEvents := artEvents(t, te.c, live, time.Minute)
 	if first >= 8 {
 		t.Fatalf("the job's 8 steps were all there when the page loaded: nothing arrived live")
 	}
