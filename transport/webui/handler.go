@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/chat"
 	"github.com/weftlabs/weft/feedback"
 	"github.com/weftlabs/weft/objects"
 	"github.com/weftlabs/weft/trace"
@@ -53,6 +54,9 @@ type Config struct {
 	Objects objects.Service
 	// Training, when set, serves the models and training pages.
 	Training training.Service
+	// Chat, when set, serves the playground: completions sent through the
+	// gateway, traced into the page's project.
+	Chat chat.Service
 
 	// Fallback serves every request whose path is neither "/" nor under
 	// Prefix: the place for the API handler. Defaults to a 404.
@@ -110,6 +114,7 @@ func New(cfg Config) (*Handler, error) {
 	h.routes()
 	h.queueRoutes()
 	h.trainingRoutes()
+	h.playgroundRoutes()
 	return h, nil
 }
 

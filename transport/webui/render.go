@@ -60,6 +60,7 @@ func loadPages(a *assets) (*pages, error) {
 	for name, f := range trainingFuncs() {
 		funcs[name] = f
 	}
+	funcs["roles"] = func() []string { return roles }
 	files, err := fs.Glob(templates, "templates/*.html")
 	if err != nil {
 		return nil, err
