@@ -33,8 +33,8 @@ type playgroundView struct {
 	Messages []playgroundMessage
 	// The options, as text for their fields ("" when not set); Tools,
 	// ResponseFormat and Stop are JSON.
-	Tools, ResponseFormat, Stop               string
-	Temperature, TopP, MaxTokens, Seed        string
+	Tools, ResponseFormat, Stop        string
+	Temperature, TopP, MaxTokens, Seed string
 	// Original is the traced call the form was filled from, if any.
 	Original *playgroundOriginal
 	RunURL   string
