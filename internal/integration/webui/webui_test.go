@@ -12,6 +12,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/weftlabs/weft/internal/integration/modelserver"
 	"github.com/weftlabs/weft/internal/integration/serverproc"
 	"github.com/weftlabs/weft/internal/testdb"
 )
@@ -23,6 +24,10 @@ type env struct {
 	aliceKey, bobKey   string
 	bigTrace, errTrace string // traces of alice/app
 	bobTrace           string // the trace of bob/secret
+	// upstream is the model server the gateway routes "test-model" to.
+	upstream *modelserver.Server
+	// localModel is whether the built-in engine serves a model (localModel).
+	localModel bool
 }
 
 // xssInputs are stored values that would run if a page did not escape them.
@@ -35,7 +40,10 @@ const (
 func startEnv(t *testing.T, dbURL string) *env {
 	t.Helper()
 	args, trainerEnv := trainerArgs(t)
-	e := &env{srv: serverproc.Start(t, serverproc.Options{DatabaseURL: dbURL, Args: args, Env: trainerEnv})}
+	upstream := modelserver.New(t)
+	chat, local := chatArgs(t, upstream)
+	args = append(args, chat...)
+	e := &env{srv: serverproc.Start(t, serverproc.Options{DatabaseURL: dbURL, Args: args, Env: trainerEnv}), upstream: upstream, localModel: local}
 	keys := createUsers(t, dbURL, "alice", "bob")
 	e.aliceKey, e.bobKey = keys[0], keys[1]
 
@@ -123,6 +131,7 @@ func TestWebUI(t *testing.T) {
 		t.Run("stored markup is inert", func(t *testing.T) { inertMarkup(t, e) })
 		t.Run("trace list and trace view", func(t *testing.T) { listAndView(t, e) })
 		t.Run("models and training", func(t *testing.T) { trainingPages(t, e) })
+		t.Run("playground", func(t *testing.T) { playground(t, e) })
 	})
 }
 

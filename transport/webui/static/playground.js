@@ -110,6 +110,7 @@ async function run(event) {
     body = request();
   } catch (e) {
     showError(e.message);
+    form.dataset.state = "failed";
     return;
   }
   const output = document.getElementById("pg-output");
