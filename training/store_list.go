@@ -11,7 +11,7 @@ import (
 )
 
 // eventBatch is how many events EachEvent reads per statement.
-const eventBatch = 1000
+const eventBatch = 5000
 
 // maxStepLogs bounds StepLogs: a step holds one log per client call, and a
 // page about one step reads them all at once.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/weftlabs/weft"
@@ -61,19 +62,28 @@ func (h *Handler) jobPage(w http.ResponseWriter, r *http.Request, v *viewer, pro
 		return
 	}
 	view := jobView{Project: projectID, Job: job, Model: model}
-	events, run, lastID, err := h.jobEvents(ctx, job, model.Name)
+	from, err := eventsFrom(r.URL.Query().Get("from"))
 	if err != nil {
 		h.refuse(w, r, err)
 		return
 	}
-	view.Total, view.TotalSteps = len(events), len(run.Points)
+	events, total, run, lastID, err := h.jobEvents(ctx, job, model.Name, from)
+	if err != nil {
+		h.refuse(w, r, err)
+		return
+	}
+	if from > total {
+		h.refuse(w, r, weft.Errorf(errBadView, "from: an event number from 0 to %d", total))
+		return
+	}
+	view.Total, view.TotalSteps = total, len(run.Points)
 	runs := []chartRun{run}
 	if withID := r.URL.Query().Get("with"); withID != "" && withID != job.ID {
 		with, ok := h.projectJob(w, r, projectID, withID)
 		if !ok {
 			return
 		}
-		_, theirs, _, err := h.jobEvents(ctx, with, "job "+shortID(with.ID))
+		_, _, theirs, _, err := h.jobEvents(ctx, with, "job "+shortID(with.ID), 0)
 		if err != nil {
 			h.refuse(w, r, err)
 			return
@@ -82,21 +92,14 @@ func (h *Handler) jobPage(w http.ResponseWriter, r *http.Request, v *viewer, pro
 		runs = append(runs, theirs)
 	}
 	view.Chart = buildChart(runs, nil)
-	from := 0
-	if f := r.URL.Query().Get("from"); f != "" {
-		if _, err := fmt.Sscanf(f, "%d", &from); err != nil || from < 0 || from > len(events) {
-			h.refuse(w, r, weft.Errorf(errBadView, "from: an event number from 0 to %d", len(events)))
-			return
-		}
-	}
-	end := min(from+maxEventRows, len(events))
-	view.Events, view.EventsFrom = events[from:end], from
+	end := from + len(events)
+	view.Events, view.EventsFrom = events, from
 	query := func(f int) string {
 		q := r.URL.Query()
 		q.Set("from", fmt.Sprint(f))
 		return jobPath(projectID, job.ID) + "?" + q.Encode()
 	}
-	if end < len(events) {
+	if end < total {
 		view.NextURL = query(end)
 	}
 	if from > 0 {
@@ -117,6 +120,18 @@ func (h *Handler) jobPage(w http.ResponseWriter, r *http.Request, v *viewer, pro
 	}
 	title := "Training job " + shortID(job.ID)
 	h.render(w, r, http.StatusOK, "training_job", page{Title: title, Viewer: v, Project: projectID, Body: view})
+}
+
+// eventsFrom reads ?from=, the number of the first event listed ("" is 0).
+func eventsFrom(s string) (int, error) {
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return 0, weft.Errorf(errBadView, "from: an event number ≥ 0")
+	}
+	return n, nil
 }
 
 // projectJob reads a job of the project; a job of another project is not
@@ -141,23 +156,28 @@ func (h *Handler) projectJob(w http.ResponseWriter, r *http.Request, projectID, 
 	return job, true
 }
 
-// jobEvents reads a job's events whole: the rows to list, its gradient steps
-// as a chart run (step n is the n-th gradient_step) and the last event's id.
-func (h *Handler) jobEvents(ctx context.Context, job *training.Job, label string) ([]eventRow, chartRun, string, error) {
+// jobEvents reads a job's events whole: the rows of the listed window (at
+// most maxEventRows from event number from), how many there are, its
+// gradient steps as a chart run (step n is the n-th gradient_step) and the
+// last event's id.
+func (h *Handler) jobEvents(ctx context.Context, job *training.Job, label string, from int) ([]eventRow, int, chartRun, string, error) {
 	run := chartRun{Label: label, Points: map[int64]map[string]float64{}}
 	var rows []eventRow
-	last := ""
+	n, last := 0, ""
 	err := h.cfg.Training.EachEvent(ctx, job.ID, "", func(e training.Event) error {
-		row := eventRow{Seq: len(rows) + 1, Type: e.Type, Data: string(e.Data)}
+		step := 0
 		if e.Type == training.EventGradientStep {
-			row.Step = len(run.Points) + 1
-			run.Points[int64(row.Step)] = numbers(e.Data)
+			step = len(run.Points) + 1
+			run.Points[int64(step)] = numbers(e.Data)
 		}
-		rows = append(rows, row)
+		if n >= from && n < from+maxEventRows {
+			rows = append(rows, eventRow{Seq: n + 1, Type: e.Type, Step: step, Data: string(e.Data)})
+		}
+		n++
 		last = e.ID
 		return nil
 	})
-	return rows, run, last, err
+	return rows, n, run, last, err
 }
 
 // numbers keeps the numeric members of an event's data.

@@ -123,7 +123,10 @@ func playground(t *testing.T, e *env) {
 	// The traced call opens with its request as the form.
 	tb.open("/ui/p/" + project + "/")
 	tb.run(chromedp.Click(chromedp.CSS(`a[data-nav=playground]`)), chromedp.WaitVisible(chromedp.CSS("#pg-form")))
-	tb.open("/ui/p/" + project + "/playground?call=" + original)
+	// Opened from the call in the trace view.
+	tb.open("/ui/p/" + project + "/calls/" + original)
+	tb.run(chromedp.Click(chromedp.CSS(".call-detail .playground-link")))
+	tb.waitPath(func(p string) bool { return p == "/ui/p/"+project+"/playground?call="+original })
 	tb.poll(`document.getElementById('pg-form').dataset.ready === 'true'`)
 	form := eval[map[string]any](tb, `({
 	  model: document.getElementById('pg-model').value,

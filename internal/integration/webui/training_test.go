@@ -270,6 +270,13 @@ func trainingPages(t *testing.T, e *env) {
 	checkSteps(t, "finished job", chartOf(tb, "loss"), events, "loss")
 	checkSteps(t, "finished job", chartOf(tb, "grad_norm"), events, "grad_norm")
 	tb.checkAccessibility("job page", axe)
+	// Events are listed in pages: from the 6th on, with a link back.
+	tb.open("/ui/p/" + artProject + "/training-jobs/" + te.jobs[0] + "?from=5")
+	if n, first := eval[int](tb, `document.querySelectorAll('#events tbody tr').length`), tb.text("#events tbody td"); n != len(events)-5 || first != "6" {
+		t.Fatalf("events from the 6th: %d rows, first #%s", n, first)
+	}
+	tb.run(chromedp.Click(chromedp.CSS(`.pager a[rel=prev]`)))
+	tb.waitPath(func(p string) bool { return strings.HasSuffix(p, "?from=0") })
 
 	// A running job's page follows its events as they are written.
 	live := artFlow(t, te.c, te.a.ID, 2, "third")
@@ -293,11 +300,13 @@ func trainingPages(t *testing.T, e *env) {
 	// Other projects' models and jobs are not found under alice's project;
 	// bob's project is refused.
 	for path, status := range map[string]int{
-		"/ui/p/" + artProject + "/models/" + te.bobModelID:        http.StatusNotFound,
-		"/ui/p/bob/secret/models":                                 http.StatusForbidden,
-		"/ui/p/" + artProject + "/models/" + te.a.ID + "/steps/x": http.StatusBadRequest,
+		"/ui/p/" + artProject + "/models/" + te.bobModelID:                   http.StatusNotFound,
+		"/ui/p/bob/secret/models":                                            http.StatusForbidden,
+		"/ui/p/" + artProject + "/models/" + te.a.ID + "/steps/x":            http.StatusBadRequest,
+		"/ui/p/" + artProject + "/training-jobs/" + te.jobs[0] + "?from=999": http.StatusBadRequest,
 	} {
-		tb.expect(path, status)
+		bare, _, _ := strings.Cut(path, "?")
+		tb.expect(bare, status)
 		tb.open(path)
 		if got := tb.text(".error-page"); !strings.Contains(got, fmt.Sprint(status)) || strings.Contains(got, "bob-agent") {
 			t.Fatalf("%s: %q", path, got)
