@@ -39,11 +39,24 @@ const (
 
 func startEnv(t *testing.T, dbURL string) *env {
 	t.Helper()
+	return seedEnv(t, dbURL, &env{srv: serverproc.Start(t, serverproc.Options{DatabaseURL: dbURL})})
+}
+
+// startServingEnv is startEnv with the server also working training jobs
+// (the stand-in trainer) and serving chat models (a test upstream and, when
+// its tokenizer is installed, a tiny model on the built-in engine).
+func startServingEnv(t *testing.T, dbURL string) *env {
+	t.Helper()
 	args, trainerEnv := trainerArgs(t)
 	upstream := modelserver.New(t)
 	chat, local := chatArgs(t, upstream)
-	args = append(args, chat...)
-	e := &env{srv: serverproc.Start(t, serverproc.Options{DatabaseURL: dbURL, Args: args, Env: trainerEnv}), upstream: upstream, localModel: local}
+	srv := serverproc.Start(t, serverproc.Options{DatabaseURL: dbURL, Args: append(args, chat...), Env: trainerEnv})
+	return seedEnv(t, dbURL, &env{srv: srv, upstream: upstream, localModel: local})
+}
+
+// seedEnv creates alice and bob and seeds their traces through e's server.
+func seedEnv(t *testing.T, dbURL string, e *env) *env {
+	t.Helper()
 	keys := createUsers(t, dbURL, "alice", "bob")
 	e.aliceKey, e.bobKey = keys[0], keys[1]
 
@@ -125,7 +138,7 @@ func TestWebUI(t *testing.T) {
 		if noBrowser != "" {
 			t.Skip(noBrowser)
 		}
-		e := startEnv(t, dbURL)
+		e := startServingEnv(t, dbURL)
 		t.Run("sign in and out", func(t *testing.T) { signInAndOut(t, e) })
 		t.Run("another entity is refused", func(t *testing.T) { isolation(t, e) })
 		t.Run("stored markup is inert", func(t *testing.T) { inertMarkup(t, e) })
