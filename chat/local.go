@@ -58,34 +58,6 @@ func (s *Gateway) openLocalModels() error {
 	return nil
 }
 
-// localAdapter is a trained checkpoint of a local model: its adapter
-// directory ("" for the untrained step 0, which the base model serves) and
-// the route whose engine applies it.
-type localAdapter struct {
-	path, base string
-}
-
-// localAdapterRoute routes a trained checkpoint over a local base model to
-// that model's engine, which applies the adapter per request: every
-// checkpoint of every model trained on it shares the engine's weights and
-// forward passes.
-func localAdapterRoute(base *Route, adapter LoRAAdapter) *Route {
-	u := base.Upstreams[0]
-	u.localAdapter = &localAdapter{path: adapter.Path, base: base.Name}
-	r := *base
-	r.Name, r.Upstreams, r.Fallbacks = adapter.Name, []Upstream{u}, nil
-	return &r
-}
-
-// localModelOf is the local model serving route r: its own, or its base
-// model's for a trained checkpoint.
-func (s *Gateway) localModelOf(r *Route) *localModel {
-	if a := r.Upstreams[0].localAdapter; a != nil {
-		return s.local[a.base]
-	}
-	return s.local[r.Name]
-}
-
 // closeLocalModels stops every local engine.
 func (s *Gateway) closeLocalModels() {
 	for name, lm := range s.local {
@@ -178,9 +150,6 @@ func (s *Gateway) attemptLocal(ctx context.Context, r *Route, req *CompletionReq
 		maxTokens = min(maxTokens, *d) // generation_config.json's max_new_tokens
 	}
 	engineReq := engineRequest(req, ids, maxTokens)
-	if a := r.Upstreams[0].localAdapter; a != nil {
-		engineReq.Adapter = a.path
-	}
 	opts := answerOptions{
 		id: "chatcmpl-" + requestID(req), model: r.Name, created: s.now().Unix(), role: prompt.role,
 		logprobs: req.Logprobs != nil && *req.Logprobs, asTokenIDs: req.ReturnTokensAsTokenIDs != nil && *req.ReturnTokensAsTokenIDs,
@@ -195,6 +164,9 @@ func (s *Gateway) attemptLocal(ctx context.Context, r *Route, req *CompletionReq
 		opts.echo = prompt.lastContent
 	}
 
+	if a := r.Upstreams[0].localAdapter; a != nil {
+		engineReq.Adapter = a.path // a trained checkpoint: its adapter applies
+	}
 	genCtx, cancel := context.WithCancel(ctx)
 	gen, err := lm.engine.Generate(genCtx, engineReq)
 	if err != nil {
