@@ -192,9 +192,7 @@ func checkRun(t *testing.T, what string, c drawnChart, r int, checkpoints []artC
 }
 
 func trainingPages(t *testing.T, e *env) {
-	t0 := time.Now()
 	te := seedTraining(t, e)
-	t.Logf("seeded in %s", time.Since(t0))
 	axe := axeSource(t)
 	tb := newTab(t, e.srv.URL)
 	tb.signIn("", e.aliceKey)
