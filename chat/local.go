@@ -27,8 +27,9 @@ type localModel struct {
 	// vocabulary has both, as Qwen3's does), when enable_thinking is on.
 	thinks bool
 	// toolFormat is how the model writes tool calls of its own accord,
-	// told by its vocabulary: Hermes' <tool_call> or Llama 3's
-	// <|python_tag|>.
+	// told by its vocabulary: Hermes' <tool_call>, or Llama 3's JSON
+	// (a Llama 3 vocabulary: <|python_tag|>, or <|start_header_id|> and
+	// <|eot_id|>).
 	toolFormat toolFormat
 }
 
@@ -48,6 +49,7 @@ func (s *Gateway) openLocalModels() error {
 			Structured: constrain.Config{
 				CacheSize: u.StructuredOutputs.CacheSize, MaxMasks: u.StructuredOutputs.MaxMasks,
 				MaxWhitespace: u.StructuredOutputs.MaxWhitespace, MaxStringLength: u.StructuredOutputs.MaxStringLength,
+				MaxNesting: u.StructuredOutputs.MaxNesting,
 			},
 		})
 		if err != nil {
@@ -90,7 +92,7 @@ func (lm *localModel) readFormats(parseReasoning bool) {
 	switch {
 	case has("<tool_call>") && has("</tool_call>"):
 		lm.toolFormat = formatHermes
-	case has("<|python_tag|>"):
+	case has("<|python_tag|>") || has("<|start_header_id|>") && has("<|eot_id|>"):
 		lm.toolFormat = formatLlama3
 	}
 }

@@ -338,9 +338,11 @@ func (p *outputPlan) toolSchema(req *CompletionRequest) (namedSpec, error) {
 			defs[name] = def
 		}
 		name, _ := json.Marshal(t.Function.Name)
-		branches[i] = json.RawMessage(fmt.Sprintf(`{"properties":{"name":{"type":"string","enum":[%s]},"parameters":%s},"required":["name","parameters"]}`, name, params(t)))
+		// vLLM writes "type": "object" beside the anyOf; each branch
+		// holds it here, which admits the same values.
+		branches[i] = json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"name":{"type":"string","enum":[%s]},"parameters":%s},"required":["name","parameters"]}`, name, params(t)))
 	}
-	schema := map[string]any{"type": "array", "minItems": 1, "items": map[string]any{"type": "object", "anyOf": branches}}
+	schema := map[string]any{"type": "array", "minItems": 1, "items": map[string]any{"anyOf": branches}}
 	if !p.parallel {
 		schema["maxItems"] = 1
 	}

@@ -175,9 +175,9 @@ func (r *streamReader) feed(text string, final bool) streamDeltaText {
 			continue
 		}
 		r.called = true
-		if n := len(out.calls); n > 0 && out.calls[n-1].Index == c.Index {
-			// One entry per call and chunk: the fragment joins the
-			// call's previous piece.
+		if n := len(out.calls); n > 0 && out.calls[n-1].Index == c.Index && out.calls[n-1].ID == "" && c.Name == "" {
+			// One fragment entry per call and chunk (a call's opening
+			// entry keeps its empty arguments).
 			args := *out.calls[n-1].Function.Arguments + c.Arguments
 			out.calls[n-1].Function.Arguments = &args
 			continue

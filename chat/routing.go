@@ -155,9 +155,9 @@ type StructuredOptions struct {
 	// CacheSize is how many compiled constraints are kept, so that a
 	// repeated schema is compiled once. Default 128.
 	CacheSize int `yaml:"cache_size"`
-	// MaxMasks is how many allowed-token masks one compiled constraint
-	// keeps (one per automaton state met; each is vocabulary/8 bytes).
-	// Default 4096.
+	// MaxMasks is how many distinct allowed-token masks one compiled
+	// constraint keeps (states allowing the same tokens share one; each
+	// is vocabulary/8 bytes). Default 512.
 	MaxMasks int `yaml:"max_masks"`
 	// MaxWhitespace is how many bytes of white space JSON output may have
 	// between two of its tokens. Default 8; -1 allows none.
@@ -165,6 +165,9 @@ type StructuredOptions struct {
 	// MaxStringLength bounds the characters of JSON strings whose schema
 	// sets no maxLength. Default 0: unbounded.
 	MaxStringLength int `yaml:"max_string_length"`
+	// MaxNesting bounds the nesting of recursive schemas and of generic
+	// JSON values (json_object). Default 32.
+	MaxNesting int `yaml:"max_nesting"`
 }
 
 // ByteSize is a number of bytes, written in a routing file as an integer or
@@ -346,8 +349,8 @@ func (u *Upstream) prepareLocal(model string) error {
 	default:
 		return fmt.Errorf("reasoning_parser %q must be auto or none", u.ReasoningParser)
 	}
-	if so := u.StructuredOutputs; so.CacheSize < 0 || so.MaxMasks < 0 || so.MaxStringLength < 0 || so.MaxWhitespace < -1 {
-		return errors.New("structured_outputs: cache_size, max_masks and max_string_length must not be negative, max_whitespace not below -1")
+	if so := u.StructuredOutputs; so.CacheSize < 0 || so.MaxMasks < 0 || so.MaxStringLength < 0 || so.MaxNesting < 0 || so.MaxWhitespace < -1 {
+		return errors.New("structured_outputs: cache_size, max_masks, max_string_length and max_nesting must not be negative, max_whitespace not below -1")
 	}
 	if u.Model == "" {
 		u.Model = model
