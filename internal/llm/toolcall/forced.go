@@ -28,24 +28,27 @@ func NewNamed(name string, newID func() string) *Named {
 	return &Named{name: name, newID: newID}
 }
 
-// Feed takes the next piece of the model's text.
+// Feed takes the next piece of the model's text. The call opens with its
+// first text (a thinking model's reasoning comes first, and may never
+// end).
 func (n *Named) Feed(text string) Delta {
 	var d Delta
+	if text == "" {
+		return d
+	}
 	if !n.begun {
 		n.begun = true
 		d.ToolCalls = append(d.ToolCalls, CallDelta{Index: 0, ID: n.newID(), Name: n.name})
 	}
-	if text != "" {
-		d.ToolCalls = append(d.ToolCalls, CallDelta{Index: 0, Arguments: text})
-	}
+	d.ToolCalls = append(d.ToolCalls, CallDelta{Index: 0, Arguments: text})
 	return d
 }
 
-// Finish sends the call's opening when no text came at all.
-func (n *Named) Finish() Delta { return n.Feed("") }
+// Finish sends nothing more: no text is held back.
+func (n *Named) Finish() Delta { return Delta{} }
 
 // ParseNamed is the non-streaming answer for a named function's output:
-// one call whose arguments are the whole output.
+// one call whose arguments are the whole output (none for no output).
 func ParseNamed(name, text string, newID func() string) Result {
 	calls, _ := collect(NewNamed(name, newID), text)
 	return Result{ToolCalls: calls}
