@@ -292,7 +292,7 @@ func (u *Upstream) prepare(model string, lookupEnv func(string) (string, bool)) 
 		return u.prepareLocal(model)
 	}
 	if u.LocalOptions != (LocalOptions{}) {
-		return errors.New("path, threads, max_sequences, max_batch_tokens, kv_cache_bytes, max_queued, max_queue_wait, weight_type and prompt_tokens_details are for kind local only")
+		return errors.New("path, threads, max_sequences, max_batch_tokens, kv_cache_bytes, max_queued, max_queue_wait, weight_type, prompt_tokens_details, reasoning_parser and structured_outputs are for kind local only")
 	}
 	parsed, err := url.Parse(u.URL)
 	if err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
