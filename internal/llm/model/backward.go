@@ -98,6 +98,10 @@ func (p *Pass) Backward(dLogprobs [][]float32, grads LinearGradients) ([]float32
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if p.done {
+		return nil, fmt.Errorf("%w: the pass was backward-ed already", ErrBatch)
+	}
+	p.done = true
 	bw := m.transposes()
 	T, d := len(p.rows), c.HiddenSize
 	dx := make([]float32, T*d)
@@ -120,13 +124,16 @@ func (p *Pass) logitsBackward(dLogprobs [][]float32, bw *backwardWeights, dx []f
 	if n == 0 {
 		return
 	}
-	dLogits := make([]float32, n*v)
+	// The softmax rows become the logits' gradients in place: a pass is
+	// backward-ed once.
+	dLogits := p.probs
+	p.probs = nil
 	m.pool.Parallel(n, 1, func(lo, hi int) {
 		for at := lo; at < hi; at++ {
 			tp := p.targetPos[at]
 			lp := dLogprobs[tp.seq][tp.pos]
-			row, probs := dLogits[at*v:(at+1)*v], p.probs[at*v:(at+1)*v]
-			for j, q := range probs {
+			row := dLogits[at*v : (at+1)*v]
+			for j, q := range row {
 				row[j] = -lp * q
 			}
 			row[p.targets[at]] += lp

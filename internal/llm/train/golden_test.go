@@ -2,6 +2,7 @@ package train
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -177,6 +178,9 @@ func TestLoRAGradientsMatchReference(t *testing.T) {
 			}
 			if err := tr.Backward(pass, dLogprobs); err != nil {
 				t.Fatal(err)
+			}
+			if err := tr.Backward(pass, dLogprobs); !errors.Is(err, model.ErrBatch) {
+				t.Fatalf("a second backward pass of one forward pass: %v, want ErrBatch", err)
 			}
 			sft := compareFactors(t, "sft gradient", tr.Gradients().Layers, g.SFT, gradTolerance)
 			tr.Gradients().Zero()
