@@ -42,7 +42,7 @@ type Pass struct {
 	probs      []float32
 	// targetLogprobs are the log-probabilities of targets.
 	targetLogprobs []float32
-	done bool // backward-ed: the activations are spent
+	done           bool // backward-ed: the activations are spent
 	// Logprobs[s][i] is log p(Targets[i] | Tokens[:i+1]) of sequence s, 0
 	// where Targets[i] is NoTarget.
 	Logprobs [][]float32
