@@ -22,6 +22,10 @@ func (m *Model) LoRAShape() lora.Shape {
 type adapterRun struct {
 	adapter *lora.Adapter
 	lo, hi  int
+	// dropout is the adapter's dropout probability in a training pass
+	// (0 when serving), its masks drawn from dropoutSeed.
+	dropout     float64
+	dropoutSeed uint64
 }
 
 // adapterRuns groups the batch's rows by adapter: consecutive sequences
@@ -47,7 +51,11 @@ func (m *Model) adapterRuns(b *Batch) ([]adapterRun, error) {
 			runs[n-1].hi = row
 			continue
 		}
-		runs = append(runs, adapterRun{s.Adapter, lo, row})
+		run := adapterRun{adapter: s.Adapter, lo: lo, hi: row}
+		if b.Record != nil {
+			run.dropout, run.dropoutSeed = s.Adapter.Config.Dropout, b.DropoutSeed
+		}
+		runs = append(runs, run)
 	}
 	return runs, nil
 }
@@ -67,6 +75,16 @@ func (m *Model) adapt(runs []adapterRun, li int, x []float32, targets []lora.Tar
 			}
 			ax, tmp := m.loraScratch(n*f.Rank, n*f.Out)
 			y, in := outs[i][r.lo*f.Out:r.hi*f.Out], x[r.lo*f.In:r.hi*f.In]
+			if r.dropout > 0 {
+				// Training drops elements of the adapter's input (and
+				// only there): the rows of the run, masked.
+				dropped := make([]float32, len(in))
+				lora.DropoutMask(dropped, r.dropout, r.dropoutSeed, li, t)
+				for j, v := range in {
+					dropped[j] *= v
+				}
+				in = dropped
+			}
 			band := func(lo, hi int) {
 				f.Apply(y[lo*f.Out:hi*f.Out], in[lo*f.In:hi*f.In], hi-lo, r.adapter.Scale, ax[lo*f.Rank:hi*f.Rank], tmp[lo*f.Out:hi*f.Out])
 			}

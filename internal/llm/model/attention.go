@@ -63,6 +63,10 @@ func (m *Model) attentionBlock(li int, ly *Layer, a *LayerActivations, x []float
 	m.project(a.AttnNormed, T, []*Linear{ly.Q, ly.K, ly.V}, [][]float32{a.Q, a.K, a.V})
 	m.adapt(runs, li, a.AttnNormed, []lora.Target{lora.Q, lora.K, lora.V}, [][]float32{a.Q, a.K, a.V})
 	if c.QKNorm {
+		if a.QProj != nil {
+			copy(a.QProj, a.Q)
+			copy(a.KProj, a.K)
+		}
 		tensor.RMSNorm(a.Q, a.Q, ly.QNorm, c.RMSNormEps)
 		tensor.RMSNorm(a.K, a.K, ly.KNorm, c.RMSNormEps)
 	}

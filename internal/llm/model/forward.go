@@ -30,8 +30,11 @@ type Batch struct {
 	Seqs []Sequence
 	// Record, when not nil, receives every layer's activations (see
 	// Activations); the pass then allocates them instead of reusing
-	// buffers.
-	Record *Activations
+	// buffers. A recording pass is a training pass: adapters with dropout
+	// drop their inputs' elements, with masks drawn from DropoutSeed
+	// (lora.DropoutMask), which a trainer varies from pass to pass.
+	Record      *Activations
+	DropoutSeed uint64
 }
 
 // Activations are the intermediate values of a forward pass, row t being
@@ -53,11 +56,15 @@ type LayerActivations struct {
 	Input      []float32 // residual stream entering the block
 	AttnNormed []float32 // input_layernorm(Input)
 	Q, K, V    []float32 // projections; Q and K after q/k norm and RoPE
-	AttnOut    []float32 // attention output, before o_proj
-	Mid        []float32 // residual stream after attention
-	MLPNormed  []float32 // post_attention_layernorm(Mid)
-	Gate, Up   []float32 // gate_proj and up_proj outputs, before SwiGLU
-	Act        []float32 // SwiGLU(Gate, Up), the input of down_proj
+	// QProj and KProj are the q and k projections before the q/k norm
+	// (Qwen3, when recording; nil otherwise): what the norm's derivative
+	// is taken at.
+	QProj, KProj []float32
+	AttnOut      []float32 // attention output, before o_proj
+	Mid          []float32 // residual stream after attention
+	MLPNormed    []float32 // post_attention_layernorm(Mid)
+	Gate, Up     []float32 // gate_proj and up_proj outputs, before SwiGLU
+	Act          []float32 // SwiGLU(Gate, Up), the input of down_proj
 }
 
 // workspace holds the buffers of a forward pass that records nothing,
@@ -87,6 +94,9 @@ func (m *Model) buffers(rows int, record bool) *LayerActivations {
 	if record {
 		a := alloc()
 		a.Act = make([]float32, rows*f)
+		if c.QKNorm {
+			a.QProj, a.KProj = make([]float32, rows*qd), make([]float32, rows*kvd)
+		}
 		return &a
 	}
 	if m.ws.tokens < rows {
@@ -114,6 +124,18 @@ type rowInfo struct {
 func (m *Model) Forward(b *Batch, cache KVCache) ([][]float32, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	x, err := m.decoderLayers(b, cache)
+	if err != nil {
+		return nil, err
+	}
+	return m.logits(b, x, b.Record != nil), nil
+}
+
+// decoderLayers runs the batch through the embedding and every decoder
+// block, reading and extending cache, and returns the residual stream after
+// the last block, [tokens × hidden] (the workspace's unless recording).
+// m.mu is held.
+func (m *Model) decoderLayers(b *Batch, cache KVCache) ([]float32, error) {
 	c := m.Config
 	rows, err := m.checkBatch(b)
 	if err != nil {
@@ -158,7 +180,7 @@ func (m *Model) Forward(b *Batch, cache KVCache) ([][]float32, error) {
 			b.Record.Layers = append(b.Record.Layers, *a)
 		}
 	}
-	return m.logits(b, x, record), nil
+	return x, nil
 }
 
 // checkBatch validates the batch and places its rows.
