@@ -141,6 +141,9 @@ func (s *Store) filtered(q *bun.SelectQuery, projectID string, f *CallsFilter) (
 	if f.HasFeedback {
 		q = q.Where(hasFeedback)
 	}
+	if f.HasChildren {
+		q = q.Where(hasChildren)
+	}
 	for _, refs := range []struct {
 		column string
 		values []string
@@ -159,6 +162,11 @@ func (s *Store) filtered(q *bun.SelectQuery, projectID string, f *CallsFilter) (
 // trace_ref) index, in the call's own project (colocated on Citus).
 const hasFeedback = `EXISTS (SELECT 1 FROM feedback AS f WHERE f.project_id = c.project_id
 	AND f.trace_ref IN ('weave:///' || c.project_id || '/call/' || c.id, 'trace:///' || c.project_id || '/call/' || c.id))`
+
+// hasChildren holds for calls with a visible child, found through the
+// (project_id, parent_id) index in the call's own project.
+const hasChildren = `EXISTS (SELECT 1 FROM calls AS ch WHERE ch.project_id = c.project_id
+	AND ch.parent_id = c.id AND ch.started_at IS NOT NULL AND ch.deleted_at IS NULL)`
 
 // whereIn adds cond, whose placeholders are column and the list of values.
 // A value holding NUL names nothing stored (no stored text holds one) and

@@ -347,6 +347,10 @@ type CallsFilter struct {
 	// HasFeedback keeps calls that have feedback attached (a feedback row
 	// whose trace_ref is the call's trace:/// or weave:/// ref).
 	HasFeedback bool `json:"-"`
+	// HasChildren keeps calls that have at least one child (a started,
+	// undeleted call whose parent_id is theirs): what a tree needs to know
+	// of a page of calls to draw which of them expand, in one query.
+	HasChildren bool `json:"-"`
 }
 
 // SortBy orders a query by one field, "asc" or "desc".
