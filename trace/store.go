@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"database/sql"
 	"context"
 	"time"
 
@@ -63,6 +64,9 @@ type callRow struct {
 	// (see searchText), derived when the start and the end are written.
 	InputsText *string `bun:"inputs_text"`
 	OutputText *string `bun:"output_text"`
+	// SortKey is the value of a query's numeric sort key, read for the
+	// cursor of the next page; never stored.
+	SortKey sql.NullFloat64 `bun:"sort_key,scanonly"`
 }
 
 // Column groups written by each kind of write. A start never touches end

@@ -310,7 +310,12 @@ type Call struct {
 	DeletedAt    *time.Time      `json:"deleted_at"`
 
 	columns map[string]bool // fields to encode, from CallsQueryReq.Columns; nil: all
+	cursor  CallsCursor     // set by CallsQuery
 }
+
+// Cursor is the cursor that starts the page after this call, in the order
+// of the CallsQuery that returned it (CallsQueryReq.After).
+func (c *Call) Cursor() CallsCursor { return c.cursor }
 
 // CallsFilter selects calls; every set field must match (lists match any of
 // their values).
@@ -373,8 +378,10 @@ type CallsQueryReq struct {
 	IncludeCosts bool        `json:"include_costs,omitempty"`
 	// After, for Go callers (it is no member of the wire request), keeps the
 	// calls that come after the cursor in the query's order, which must be
-	// started_at alone (either direction; id ascending breaks ties): the
-	// next page by keyset rather than by offset. With any other sort it is
+	// one field (either direction; id ascending breaks ties): started_at or
+	// a numeric one (SortLatency, SortTotalTokens, SortCost, SortReactions).
+	// It is the next page by keyset rather than by offset; take the cursor
+	// of a page's last call from [Call.Cursor]. With any other sort it is
 	// ErrInvalidQuery.
 	After *CallsCursor `json:"-"`
 }
@@ -383,6 +390,10 @@ type CallsQueryReq struct {
 type CallsCursor struct {
 	StartedAt time.Time
 	ID        string
+	// Key is the call's value of a numeric sort key, as the query read it;
+	// nil when the call has none (it sorts last). Unused when sorting by
+	// started_at.
+	Key *float64
 }
 
 // CallsQueryStatsReq counts calls.
