@@ -1,8 +1,8 @@
 package trace
 
 import (
-	"database/sql"
 	"context"
+	"database/sql"
 	"time"
 
 	"github.com/jackc/pgx/v5"

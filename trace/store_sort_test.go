@@ -54,16 +54,16 @@ func TestStoreSortNumeric(t *testing.T) {
 		}{
 			{0, 3 * time.Second, usage("gpt-4o", tokens(1000, 100, 0))},
 			{time.Second, time.Second, usage("gpt-4o-2024-08-06", tokens(500, 0, 200))}, // priced as gpt-4o
-			{10 * time.Second, 2 * time.Second, usage("my-model", tokens(10, 10, 0))},      // the older price
-			{60 * time.Second, 2 * time.Second, usage("my-model", tokens(10, 10, 0))},      // the newer price
+			{10 * time.Second, 2 * time.Second, usage("my-model", tokens(10, 10, 0))},   // the older price
+			{60 * time.Second, 2 * time.Second, usage("my-model", tokens(10, 10, 0))},   // the newer price
 			{61 * time.Second, 5 * time.Second, usage("unknown-model", tokens(9999, 1, 0))},
 			{62 * time.Second, 0, `{}`},
 			{63 * time.Second, time.Second, usage("gpt-4o-mini", tokens(100, 100, 0), "my-model", tokens(1, 1, 1))},
-			{64 * time.Second, 4 * time.Second, usage("gpt-4o", tokens(0, 0, 0))},                                   // priced at $0
-			{65 * time.Second, 3 * time.Second, usage("gpt-4o", tokens(1000, 100, 0))},                               // after gpt-4o's project price
-			{66 * time.Second, 3 * time.Second, usage("gpt-4o", tokens(1000, 100, 0))},                               // a tie with the one before
-			{67 * time.Second, 0, ""},                                                                                // running
-			{68 * time.Second, time.Second, usage("claude-3-5-sonnet-2024-10-22", tokens(300, 30, 100))},             // dated default
+			{64 * time.Second, 4 * time.Second, usage("gpt-4o", tokens(0, 0, 0))},      // priced at $0
+			{65 * time.Second, 3 * time.Second, usage("gpt-4o", tokens(1000, 100, 0))}, // after gpt-4o's project price
+			{66 * time.Second, 3 * time.Second, usage("gpt-4o", tokens(1000, 100, 0))}, // a tie with the one before
+			{67 * time.Second, 0, ""}, // running
+			{68 * time.Second, time.Second, usage("claude-3-5-sonnet-2024-10-22", tokens(300, 30, 100))},                // dated default
 			{69 * time.Second, time.Second, usage("gpt-4o-2024-08-06x", tokens(300, 30, 0), "gpt-4o", tokens(1, 0, 0))}, // not a date suffix
 		}
 		var items []trace.BatchItem
