@@ -274,7 +274,7 @@ func (s *Store) CallStart(ctx context.Context, req *CallStartReq) (*CallStartRes
 	if err := s.flush(ctx, s.db, &w); err != nil {
 		return nil, err
 	}
-	s.feed.publishWrites(&w)
+	s.published(ctx, writtenCalls(&w))
 	return &CallStartRes{ID: f.id, TraceID: f.traceID}, nil
 }
 
@@ -289,7 +289,7 @@ func (s *Store) CallEnd(ctx context.Context, req *CallEndReq) (*CallEndRes, erro
 	if err := s.flush(ctx, s.db, &w); err != nil {
 		return nil, err
 	}
-	s.feed.publishWrites(&w)
+	s.published(ctx, writtenCalls(&w))
 	return &CallEndRes{}, nil
 }
 
@@ -335,7 +335,7 @@ func (s *Store) UpsertBatch(ctx context.Context, req *UpsertBatchReq) (*UpsertBa
 	if err != nil {
 		return nil, err
 	}
-	s.feed.publishWrites(&w)
+	s.published(ctx, writtenCalls(&w))
 	return res, nil
 }
 
@@ -396,6 +396,6 @@ func (s *Store) CallUpdate(ctx context.Context, req *CallUpdateReq) (*CallUpdate
 	if err := s.flush(ctx, s.db, &w); err != nil {
 		return nil, err
 	}
-	s.feed.publishWrites(&w)
+	s.published(ctx, writtenCalls(&w))
 	return &CallUpdateRes{}, nil
 }

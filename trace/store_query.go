@@ -412,7 +412,7 @@ func (s *Store) CallsDelete(ctx context.Context, req *CallsDeleteReq) (*CallsDel
 	if err != nil {
 		return nil, err
 	}
-	s.feed.publish(req.ProjectID, tree)
+	s.published(ctx, map[string][]string{req.ProjectID: tree})
 	n := len(requested)
 	for _, id := range tree {
 		if !requested[id] {
