@@ -345,7 +345,10 @@ type CallsFilter struct {
 	// without regard to case: a substring of a string value (or a number as
 	// written) in any script, LIKE metacharacters included literally. Only
 	// the first MaxSearchTextBytes of each side's text are searched; a term
-	// longer than MaxSearchLength is ErrInvalidQuery.
+	// longer than MaxSearchLength is ErrInvalidQuery. Every call is searched,
+	// but on PostgreSQL only trace roots are indexed (what a trace list
+	// searches): with TraceRootsOnly a search reads the trigram index, without
+	// it the project's calls are read one by one.
 	Search string `json:"-"`
 	// UserIDs keeps calls made by one of these users (pf_user_id).
 	UserIDs []string `json:"-"`
