@@ -70,8 +70,12 @@
 //
 // A model name that no route serves but that names a trained model
 // ("<entity>/<project>/<name>", "…:step<N>" or "wandb-artifact:///…") is asked
-// of an [AdapterResolver]; a resolved LoRA adapter is loaded into the
-// configured LoRA-capable vLLM upstream on first use and then addressed by name.
+// of an [AdapterResolver]. A checkpoint whose base model is a route of kind
+// local is served by that route's engine with the checkpoint's adapter
+// applied to each of its requests (package local: many adapters over one
+// copy of the weights, batched together); the untrained step 0 is the base
+// model. Any other resolved LoRA adapter is loaded into the configured
+// LoRA-capable vLLM upstream on first use and then addressed by name.
 //
 // # Using it
 //

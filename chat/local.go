@@ -111,7 +111,7 @@ func refuseNotYetLocal(req *CompletionRequest) error {
 // retry is true when the engine was overloaded (the route's fallbacks may
 // answer instead).
 func (s *Gateway) attemptLocal(ctx context.Context, r *Route, req *CompletionRequest, c *Completion) (retry bool, err error) {
-	lm := s.local[r.Name]
+	lm := s.localModelOf(r)
 	if lm == nil {
 		return false, weft.Errorf(ErrUpstreamUnavailable, "model %s is not open", r.Name)
 	}
@@ -164,6 +164,9 @@ func (s *Gateway) attemptLocal(ctx context.Context, r *Route, req *CompletionReq
 		opts.echo = prompt.lastContent
 	}
 
+	if a := r.Upstreams[0].localAdapter; a != nil {
+		engineReq.Adapter = a.path // a trained checkpoint: its adapter applies
+	}
 	genCtx, cancel := context.WithCancel(ctx)
 	gen, err := lm.engine.Generate(genCtx, engineReq)
 	if err != nil {

@@ -96,6 +96,9 @@ type Upstream struct {
 	LocalOptions `yaml:",inline"`
 
 	apiKey string
+	// localAdapter is set on the upstream of a trained checkpoint served
+	// by a local model (see Gateway.localAdapterRoute).
+	localAdapter *localAdapter
 }
 
 // LocalOptions are the knobs of a model run in-process. Zero values are the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/weftlabs/weft/internal/llm/lora"
 	"github.com/weftlabs/weft/internal/llm/tensor"
 )
 
@@ -17,6 +18,10 @@ type Sequence struct {
 	// AllLogits asks for the logits of every token (prompt logprobs,
 	// training); otherwise only the last token's are computed.
 	AllLogits bool
+	// Adapter, when not nil, is applied to the sequence's projections (see
+	// package lora); sequences under different adapters, or none, share
+	// one pass and the base model's products.
+	Adapter *lora.Adapter
 }
 
 // Batch is the work of one forward pass: any mix of prompts and decode
@@ -62,6 +67,8 @@ type workspace struct {
 	layer  LayerActivations
 	proj   []float32 // o_proj and down_proj outputs before the residual sum
 	hidden []float32
+	// loraAx and loraTmp are adapters' scratch: x·Aᵀ and (x·Aᵀ)·Bᵀ.
+	loraAx, loraTmp []float32
 }
 
 // buffers returns the activations of one layer for rows tokens: the
@@ -83,7 +90,8 @@ func (m *Model) buffers(rows int, record bool) *LayerActivations {
 		return &a
 	}
 	if m.ws.tokens < rows {
-		m.ws = workspace{tokens: rows, layer: alloc(), proj: make([]float32, rows*d), hidden: make([]float32, rows*d)}
+		m.ws = workspace{tokens: rows, layer: alloc(), proj: make([]float32, rows*d), hidden: make([]float32, rows*d),
+			loraAx: m.ws.loraAx, loraTmp: m.ws.loraTmp}
 		m.ws.layer.Act = m.ws.layer.Gate // SwiGLU in place: nothing reads the gate afterwards
 	}
 	a := &m.ws.layer
@@ -108,6 +116,10 @@ func (m *Model) Forward(b *Batch, cache KVCache) ([][]float32, error) {
 	defer m.mu.Unlock()
 	c := m.Config
 	rows, err := m.checkBatch(b)
+	if err != nil {
+		return nil, err
+	}
+	runs, err := m.adapterRuns(b)
 	if err != nil {
 		return nil, err
 	}
@@ -137,11 +149,11 @@ func (m *Model) Forward(b *Batch, cache KVCache) ([][]float32, error) {
 		if record {
 			a.Input = slices.Clone(x)
 		}
-		m.attentionBlock(li, ly, a, x, b, rows, ropes, cache)
+		m.attentionBlock(li, ly, a, x, b, rows, ropes, cache, runs)
 		if record {
 			a.Mid = slices.Clone(x)
 		}
-		m.mlpBlock(ly, a, x, T)
+		m.mlpBlock(li, ly, a, x, T, runs)
 		if record {
 			b.Record.Layers = append(b.Record.Layers, *a)
 		}
@@ -193,13 +205,15 @@ func (m *Model) ropeTables(b *Batch) []*tensor.RoPE {
 }
 
 // mlpBlock adds the SwiGLU MLP of x's post-attention norm to x.
-func (m *Model) mlpBlock(ly *Layer, a *LayerActivations, x []float32, T int) {
+func (m *Model) mlpBlock(li int, ly *Layer, a *LayerActivations, x []float32, T int, runs []adapterRun) {
 	c := m.Config
 	tensor.RMSNorm(a.MLPNormed, x, ly.PostAttentionNorm, c.RMSNormEps)
 	m.project(a.MLPNormed, T, []*Linear{ly.Gate, ly.Up}, [][]float32{a.Gate, a.Up})
+	m.adapt(runs, li, a.MLPNormed, []lora.Target{lora.Gate, lora.Up}, [][]float32{a.Gate, a.Up})
 	tensor.SwiGLU(a.Act, a.Gate, a.Up)
 	proj := m.ws.proj[:T*c.HiddenSize]
 	m.project(a.Act, T, []*Linear{ly.Down}, [][]float32{proj})
+	m.adapt(runs, li, a.Act, []lora.Target{lora.Down}, [][]float32{proj})
 	tensor.Add(x, x, proj)
 }
 
