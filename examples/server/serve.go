@@ -100,6 +100,11 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 		RateLimit:    httpapi.RateLimit{PerSecond: opts.rateLimit, Burst: opts.rateBurst},
 	}
 	feed := trace.NewFeed()
+	// Live views see the calls other servers on the same PostgreSQL
+	// database write, too.
+	if err := feed.ListenPostgres(ctx, db, logger); err != nil {
+		return fmt.Errorf("live updates: %w", err)
+	}
 	if cfg.Trace, err = newTraceService(db, feed); err != nil {
 		return err
 	}
@@ -115,7 +120,7 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 	}
 	defer trainingService.Stop(context.WithoutCancel(ctx)) //nolint:errcheck // shutting down
 	cfg.Training = trainingService
-	if cfg.Chat, cfg.Registry, err = newChatService(opts.chatConfig, opts.models, db, trainingService, logger); err != nil {
+	if cfg.Chat, cfg.Registry, err = newChatService(opts.chatConfig, opts.models, db, cfg.Trace, trainingService, logger); err != nil {
 		return err
 	}
 	if cfg.Chat != nil {

@@ -24,8 +24,10 @@
 // inputs.* / output.* columns, sort, page), and live when Config.Feed is set:
 // the page keeps a server-sent event stream open that re-sends its results
 // whenever a call it shows, or one its filters keep, is written; the stream
-// checks the session and project rights again before each update. Call
-// [Handler.CloseStreams] on shutdown.
+// checks the session and project rights again before each update. To see the
+// writes of other server processes on the same PostgreSQL database, let the
+// feed listen ([trace.Feed.ListenPostgres]). Call [Handler.CloseStreams] on
+// shutdown.
 //
 // The trace view draws the call tree with children loaded a page of 100 at a
 // time, each row with a bar on the trace's timeline (placed by

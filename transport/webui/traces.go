@@ -2,6 +2,7 @@ package webui
 
 import (
 	"fmt"
+	"math"
 	"net/url"
 	"slices"
 	"strconv"
@@ -35,9 +36,10 @@ type listView struct {
 	Cols []string
 	Sort string // a sortable field
 	Dir  string // "asc" or "desc"
-	// After is the keyset cursor of a page sorted by started_at
-	// ("<started_at RFC 3339>_<call id>": the last row of the page before);
-	// other sorts page by Offset.
+	// After is the keyset cursor of the page (the last row of the page
+	// before): "<started_at RFC 3339>_<call id>" sorted by started time,
+	// "<value>_<call id>" sorted by a numeric column (the value "none" for a
+	// row without one); other sorts page by Offset.
 	After  string
 	Offset int
 
@@ -48,7 +50,15 @@ type listView struct {
 // sortableColumns are the list's fixed sortable columns: the trace
 // service's sort fields the list shows. A chosen field column sorts by its
 // field.
-var sortableColumns = []string{"op_name", trace.SortStatus, trace.SortTotalTokens, trace.SortLatency, "started_at", "wb_user_id"}
+var sortableColumns = []string{"op_name", trace.SortStatus, trace.SortReactions, trace.SortTotalTokens, trace.SortCost, trace.SortLatency, "started_at", "wb_user_id"}
+
+// keysetColumns are the columns whose pages follow each other by cursor:
+// started time and the numeric columns, whose values the trace service pages
+// by (trace.CallsQueryReq.After).
+var keysetColumns = []string{"started_at", trace.SortReactions, trace.SortTotalTokens, trace.SortCost, trace.SortLatency}
+
+// noValue is a cursor's value for a row that has none in its sort column.
+const noValue = "none"
 
 // timeLayouts are the forms a time filter is read in: what a datetime-local
 // input sends, and RFC 3339.
@@ -126,12 +136,11 @@ func parseListView(q url.Values) (listView, error) {
 		*bound.into = &t
 	}
 	if v.After != "" {
-		at, callID, _ := strings.Cut(v.After, "_")
-		t, err := time.Parse(time.RFC3339Nano, at)
-		if err != nil || callID == "" || len(callID) > maxIDLength || v.Sort != "started_at" {
-			return v, weft.Errorf(errBadView, "after: a cursor of a list sorted by started time is <time>_<call id>")
+		cursor, err := parseCursor(v.After, v.Sort)
+		if err != nil {
+			return v, err
 		}
-		v.after = &trace.CallsCursor{StartedAt: t, ID: callID}
+		v.after = cursor
 	}
 	if off := q.Get("offset"); off != "" {
 		n, err := strconv.Atoi(off)
@@ -141,6 +150,35 @@ func parseListView(q url.Values) (listView, error) {
 		v.Offset = n
 	}
 	return v, nil
+}
+
+// parseCursor reads the after parameter of a list sorted by sort.
+func parseCursor(after, sort string) (*trace.CallsCursor, error) {
+	if !slices.Contains(keysetColumns, sort) {
+		return nil, weft.Errorf(errBadView, "after: only a list sorted by started time or a numeric column pages by cursor")
+	}
+	i := strings.LastIndex(after, "_")
+	if i < 0 || i == len(after)-1 || len(after)-i-1 > maxIDLength {
+		return nil, weft.Errorf(errBadView, "after: a cursor is <value>_<call id>")
+	}
+	value, cursor := after[:i], &trace.CallsCursor{ID: after[i+1:]}
+	if sort == "started_at" {
+		t, err := time.Parse(time.RFC3339Nano, value)
+		if err != nil {
+			return nil, weft.Errorf(errBadView, "after: a cursor of a list sorted by started time is <time>_<call id>")
+		}
+		cursor.StartedAt = t
+		return cursor, nil
+	}
+	if value == noValue {
+		return cursor, nil
+	}
+	n, err := strconv.ParseFloat(value, 64)
+	if err != nil || math.IsInf(n, 0) || math.IsNaN(n) {
+		return nil, weft.Errorf(errBadView, "after: a cursor of a list sorted by a number is <number>_<call id> or none_<call id>")
+	}
+	cursor.Key = &n
+	return cursor, nil
 }
 
 func parseTime(s string) (time.Time, bool) {
@@ -167,13 +205,22 @@ func (v listView) query(projectID, userID string) *trace.CallsQueryReq {
 	}
 }
 
-// keyset reports whether the view pages by cursor: sorted by started time,
-// where the trace service's index leads straight to any page.
-func (v listView) keyset() bool { return v.Sort == "started_at" }
+// keyset reports whether the view pages by cursor: sorted by started time or
+// a numeric column, where the next page starts at the last row's value
+// however deep it is.
+func (v listView) keyset() bool { return slices.Contains(keysetColumns, v.Sort) }
 
-// cursorOf is the after value that starts the page following c.
-func cursorOf(c *callView) string {
-	return c.Started.UTC().Format(time.RFC3339Nano) + "_" + c.ID
+// cursorOf is the after value that starts the page following c, in the
+// order of the query that read c.
+func (v listView) cursorOf(c *callView) string {
+	cursor := c.call.Cursor()
+	switch {
+	case v.Sort == "started_at":
+		return cursor.StartedAt.UTC().Format(time.RFC3339Nano) + "_" + c.ID
+	case cursor.Key == nil:
+		return noValue + "_" + c.ID
+	}
+	return strconv.FormatFloat(*cursor.Key, 'g', -1, 64) + "_" + c.ID
 }
 
 // filter is the calls filter of the view; userID is the id of its user
