@@ -190,3 +190,24 @@ func hasF16C() bool {
 	const f16cBit = 1 << 29
 	return cpuidECX1()&f16cBit != 0
 }
+
+// matmulTQ8Q8 runs the one-row kernel over every row of a; with several
+// rows it takes the columns in blocks that stay in the per-core cache while
+// every row passes over them, so b is read from memory once.
+func matmulTQ8Q8(dst []float32, ldd int, a []int8, as []float32, b []int8, bs []float32, m, n, k int) {
+	if !useAVX2 {
+		matmulTQ8Q8Generic(dst, ldd, a, as, b, bs, m, n, k)
+		return
+	}
+	nbk := k / Q8Block
+	cols := n
+	if m > 1 {
+		cols = max(colBlockBytes/k/4*4, 4)
+	}
+	for j0 := 0; j0 < n; j0 += cols {
+		w := min(cols, n-j0)
+		for i := 0; i < m; i++ {
+			matmulTQ8Q8Row(&dst[i*ldd+j0], &a[i*k], &as[i*nbk], &b[j0*k], &bs[j0*nbk], w, k)
+		}
+	}
+}
