@@ -62,6 +62,7 @@ type workspace struct {
 	layer  LayerActivations
 	proj   []float32 // o_proj and down_proj outputs before the residual sum
 	hidden []float32
+	act    tensor.Q8 // int8 activations of the projection being computed
 }
 
 // buffers returns the activations of one layer for rows tokens: the
