@@ -23,7 +23,8 @@
 // memory once; more rows (prefill) sweep blocks of b that stay in L2 with
 // every group of 4 rows (of 8 where the CPU has AVX-512: that tile keeps two
 // rows' 8-lane accumulators in each 16-lane register, so it sums in exactly
-// the same order as the AVX2 tiles). MatMulTStrided takes row strides for a,
+// the same order as the AVX2 tiles, and prefetches the next tile's b rows;
+// with it, 8 to 16 rows take this order too). MatMulTStrided takes row strides for a,
 // b and dst; they change no sum.
 //
 // # Summation order
