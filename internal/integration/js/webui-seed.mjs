@@ -1,7 +1,10 @@
 // Seed data of the web UI's browser tests, written with the official Weave
 // TypeScript SDK as a user's program would: ops with nested calls (one child
 // failing inside a parent that recovers), a failing root, annotation specs
-// published as AnnotationSpec objects, and reactions and notes on calls.
+// published as AnnotationSpec objects, reactions and notes on calls, and the
+// objects of the object and evaluation pages: a dataset and a prompt in two
+// versions each, an op in two versions, and an evaluation with two scorers
+// run for two models.
 //
 // Run by internal/integration/webui with WF_TRACE_SERVER_URL, WANDB_API_KEY
 // and WEFT_PROJECT (entity/project) set. It prints one JSON line with the ids
@@ -90,6 +93,52 @@ const comment = await client.publish(
   "comment",
 );
 
+// Two versions of an op: the same name, another body.
+const greetV0 = weave.op(async function greet(name) {
+  return `hi ${name}`;
+});
+await greetV0("Ada");
+const greetV1 = weave.op(async function greet(name) {
+  const polite = `hello ${name}`;
+  return polite;
+});
+await greetV1("Ada");
+
+// A prompt in two versions.
+await client.publish(new weave.StringPrompt({ name: "greeting", content: "Hello {name}" }), "greeting");
+await client.publish(new weave.StringPrompt({ name: "greeting", content: "Good morning {name}" }), "greeting");
+
+// A dataset, evaluated by two models with two scorers; then its second version.
+const rows = [
+  { id: "q1", question: "2 + 2", expected: "4" },
+  { id: "q2", question: "capital of France", expected: "Paris" },
+  { id: "q3", question: "colour of the sky", expected: "blue" },
+];
+const dataset = new weave.Dataset({ name: "qa", rows });
+const exactMatch = weave.op(function exactMatch({ modelOutput, datasetRow }) {
+  return modelOutput === datasetRow.expected;
+});
+const closeness = weave.op(function closeness({ modelOutput, datasetRow }) {
+  return 1 / (1 + Math.abs(String(modelOutput).length - datasetRow.expected.length));
+});
+const evaluation = new weave.Evaluation({ name: "qa-eval", dataset, scorers: [exactMatch, closeness] });
+const oracleModel = weave.op(async function oracleModel({ datasetRow }) {
+  return datasetRow.expected;
+});
+// It gets q2 wrong: the regression the comparison finds.
+const guessModel = weave.op(async function guessModel({ datasetRow }) {
+  return datasetRow.id === "q2" ? "Lyon" : datasetRow.expected;
+});
+const log = console.log;
+console.log = () => {}; // the evaluation prints its progress
+await evaluation.evaluate({ model: oracleModel });
+await evaluation.evaluate({ model: guessModel });
+console.log = log;
+const datasetV1 = await dataset.save();
+const datasetV2 = await client.publish(
+  new weave.Dataset({ name: "qa", rows: [rows[0], { ...rows[1], expected: "Paris, France" }, { id: "q4", question: "3 * 3", expected: "9" }] }),
+);
+
 await client.waitForBatchProcessing();
 
 // Reactions and notes on the first agent call, through the SDK's own client.
@@ -116,6 +165,13 @@ if (sdkErrors.length) {
   consoleError(`the SDK reported errors: ${JSON.stringify(sdkErrors)}`);
   process.exit(1);
 }
+const evalRuns = roots.filter((c) => c.op_name.includes("/op/Evaluation.evaluate:"));
+const runOf = (model) => evalRuns.find((c) => JSON.stringify(c.inputs.model ?? "").includes(model))?.id;
+const runs = [runOf("oracleModel"), runOf("guessModel")];
+if (evalRuns.length !== 2 || runs.includes(undefined)) {
+  consoleError(`unexpected evaluation runs: ${JSON.stringify(evalRuns.map((c) => [c.id, c.inputs]))}`);
+  process.exit(1);
+}
 const failed = children.find((c) => c.op_name.includes("/op/flakyTool:"));
 
 console.log(JSON.stringify({
@@ -127,4 +183,6 @@ console.log(JSON.stringify({
   failedChild: failed.id,
   explode: explodeID,
   specs: [quality.uri(), score.uri(), comment.uri()],
+  datasets: [datasetV1.uri(), datasetV2.uri()],
+  evalRuns: runs,
 }));
