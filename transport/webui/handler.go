@@ -106,6 +106,7 @@ func New(cfg Config) (*Handler, error) {
 	}))
 	h.routes()
 	h.queueRoutes()
+	h.objectRoutes()
 	return h, nil
 }
 
