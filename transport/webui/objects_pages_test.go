@@ -121,7 +121,7 @@ func TestObjectPages(t *testing.T) {
 		datasets := b.get(base + "objects?kind=datasets")
 		datasets.mustContain(t, `data-object="qa"`)
 		datasets.mustNotContain(t, `data-object="my_op"`)
-		b.get(base + "objects?kind=ops").mustNotContain(t, `data-object="qa"`)
+		b.get(base+"objects?kind=ops").mustNotContain(t, `data-object="qa"`)
 
 		history := b.get(base + "objects/qa/versions")
 		history.mustContain(t, `data-version="1"`, `data-version="0"`, `href="/ui/p/alice/p/objects/qa/diff?a=v0&amp;b=v1"`,
@@ -147,16 +147,16 @@ func TestObjectPages(t *testing.T) {
 		sorted.mustContain(t, `aria-sort="descending"`, "3 rows")
 
 		for path, status := range map[string]int{
-			"objects?kind=bogus":                         http.StatusBadRequest,
-			"objects?offset=-1":                          http.StatusBadRequest,
-			"objects/nothing/versions":                   http.StatusNotFound,
-			"objects/qa/diff?a=v0&b=v9":                  http.StatusNotFound,
-			"tables/" + f.tables[0] + "?sort=a..b":       http.StatusBadRequest,
-			"tables/" + f.tables[0] + "?dir=up":          http.StatusBadRequest,
-			"tables/nothing":                             http.StatusNotFound,
-			"?ref=" + url.QueryEscape("weave:///alice"):  http.StatusBadRequest,
-			"evaluations/compare?run=" + f.runA:          http.StatusBadRequest,
-			"evaluations/compare?run=x&run=" + f.runA:    http.StatusNotFound,
+			"objects?kind=bogus":                                                    http.StatusBadRequest,
+			"objects?offset=-1":                                                     http.StatusBadRequest,
+			"objects/nothing/versions":                                              http.StatusNotFound,
+			"objects/qa/diff?a=v0&b=v9":                                             http.StatusNotFound,
+			"tables/" + f.tables[0] + "?sort=a..b":                                  http.StatusBadRequest,
+			"tables/" + f.tables[0] + "?dir=up":                                     http.StatusBadRequest,
+			"tables/nothing":                                                        http.StatusNotFound,
+			"?ref=" + url.QueryEscape("weave:///alice"):                             http.StatusBadRequest,
+			"evaluations/compare?run=" + f.runA:                                     http.StatusBadRequest,
+			"evaluations/compare?run=x&run=" + f.runA:                               http.StatusNotFound,
 			"evaluations/compare?run=" + f.runA + "&run=" + f.runB + "&baseline=zz": http.StatusBadRequest,
 		} {
 			if got := b.get(base + path); got.status != status {
