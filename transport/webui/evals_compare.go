@@ -17,10 +17,12 @@ import (
 	"github.com/weftlabs/weft/trace"
 )
 
-// Comparison bounds: runs compared at once, and rows per page.
+// Comparison bounds: runs compared at once, and rows per page (by
+// default, and at most).
 const (
 	maxCompareRuns  = 5
 	comparePageSize = 50
+	maxComparePage  = 200
 )
 
 // compareParams is the state of a comparison in its URL.
@@ -29,11 +31,19 @@ type compareParams struct {
 	Baseline    string
 	Regressions bool
 	Offset      int
+	Limit       int
 }
 
-// parseCompareParams reads ?run=<id>&run=<id>…&baseline=<id>&regressions=1&offset=<n>.
+// parseCompareParams reads ?run=<id>&run=<id>…&baseline=<id>&regressions=1&offset=<n>&limit=<n>.
 func parseCompareParams(q url.Values) (compareParams, error) {
-	p := compareParams{Baseline: q.Get("baseline")}
+	p := compareParams{Baseline: q.Get("baseline"), Limit: comparePageSize}
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > maxComparePage {
+			return p, weft.Errorf(errBadView, "limit: rows per page, from 1 to %d", maxComparePage)
+		}
+		p.Limit = n
+	}
 	for _, id := range q["run"] {
 		if id = strings.TrimSpace(id); id != "" && !slices.Contains(p.Runs, id) {
 			if len(id) > maxIDLength {
@@ -71,6 +81,9 @@ func (p compareParams) values(changes ...string) url.Values {
 	}
 	if p.Offset > 0 {
 		q.Set("offset", strconv.Itoa(p.Offset))
+	}
+	if p.Limit != comparePageSize {
+		q.Set("limit", strconv.Itoa(p.Limit))
 	}
 	for i := 0; i+1 < len(changes); i += 2 {
 		if changes[i+1] == "" {
@@ -115,27 +128,40 @@ type exampleResult struct {
 	Scores          map[string]float64
 }
 
-// compareRuns loads each run's per-example calls and aligns them.
-func (h *Handler) compareRuns(ctx context.Context, projectID string, p compareParams) (*comparison, error) {
+// loadRuns reads the runs compared (their root calls) and the refs of the
+// per-example op, the start of every comparison.
+func (h *Handler) loadRuns(ctx context.Context, projectID string, p compareParams) (*comparison, []string, error) {
 	cmp := &comparison{}
 	predict, err := h.opRefs(ctx, projectID, predictOps...)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, id := range p.Runs {
+		res, err := h.cfg.Trace.CallRead(ctx, &trace.CallReadReq{ProjectID: projectID, ID: id})
+		if err != nil {
+			return nil, nil, err
+		}
+		if res.Call == nil {
+			return nil, nil, weft.Errorf(errNoRun, "no evaluation run %s in this project", truncate(id, 40))
+		}
+		cmp.Runs = append(cmp.Runs, runOf(projectID, res.Call))
+		if id == p.Baseline {
+			cmp.BaselineIndex = i
+		}
+	}
+	return cmp, predict, nil
+}
+
+// compareRuns loads each run's per-example calls and aligns them: every
+// example of every run.
+func (h *Handler) compareRuns(ctx context.Context, projectID string, p compareParams) (*comparison, error) {
+	cmp, predict, err := h.loadRuns(ctx, projectID, p)
 	if err != nil {
 		return nil, err
 	}
 	byKey := map[string]*compareExample{}
 	metrics := map[string]bool{}
 	for i, id := range p.Runs {
-		res, err := h.cfg.Trace.CallRead(ctx, &trace.CallReadReq{ProjectID: projectID, ID: id})
-		if err != nil {
-			return nil, err
-		}
-		if res.Call == nil {
-			return nil, weft.Errorf(errNoRun, "no evaluation run %s in this project", truncate(id, 40))
-		}
-		cmp.Runs = append(cmp.Runs, runOf(projectID, res.Call))
-		if id == p.Baseline {
-			cmp.BaselineIndex = i
-		}
 		if len(predict) == 0 {
 			continue
 		}
@@ -173,6 +199,119 @@ func (h *Handler) compareRuns(ctx context.Context, projectID string, p comparePa
 		ex.Regression = ex.regressed(b, cmp.Metrics)
 	}
 	return cmp, nil
+}
+
+// compareWindow is what one page of a comparison shows: the page's
+// examples, and how many there are in all (-1 when the page was found
+// without counting them).
+type compareWindow struct {
+	*comparison
+	Total, All int
+	// BaselineCount is the number of the baseline's examples, when known.
+	BaselineCount int
+	HasNext       bool
+}
+
+// compareWindowOf loads one page of a comparison. A page of all examples
+// that lies within the baseline's examples is found without reading every
+// example: the baseline's page of calls, then each other run's calls for
+// those examples' row refs (the input refs filter). Any other page (the
+// regressions, the examples only other runs have, inline examples) aligns
+// every example first.
+func (h *Handler) compareWindowOf(ctx context.Context, projectID string, p compareParams) (*compareWindow, error) {
+	if !p.Regressions {
+		win, ok, err := h.baselineWindow(ctx, projectID, p)
+		if err != nil || ok {
+			return win, err
+		}
+	}
+	cmp, err := h.compareRuns(ctx, projectID, p)
+	if err != nil {
+		return nil, err
+	}
+	examples := cmp.Examples
+	all := len(examples)
+	if p.Regressions {
+		examples = filterRegressions(examples)
+	}
+	win := &compareWindow{comparison: cmp, Total: len(examples), All: all, BaselineCount: -1}
+	cmp.Examples = pageOf(examples, p.Offset, p.Limit)
+	win.HasNext = p.Offset+len(cmp.Examples) < len(examples)
+	return win, nil
+}
+
+// baselineWindow is compareWindowOf's path for a page inside the
+// baseline's examples; ok is false when the page is not one (it reaches
+// the baseline's last example, or an example is no row ref).
+func (h *Handler) baselineWindow(ctx context.Context, projectID string, p compareParams) (*compareWindow, bool, error) {
+	cmp, predict, err := h.loadRuns(ctx, projectID, p)
+	if err != nil || len(predict) == 0 {
+		return nil, false, err
+	}
+	b := cmp.BaselineIndex
+	filter := trace.CallsFilter{ParentIDs: []string{p.Baseline}, OpNames: predict}
+	stats, err := h.cfg.Trace.CallsQueryStats(ctx, &trace.CallsQueryStatsReq{ProjectID: projectID, Filter: filter})
+	if err != nil {
+		return nil, false, err
+	}
+	if int64(p.Offset+p.Limit) >= stats.Count {
+		return nil, false, nil
+	}
+	byKey := map[string]*compareExample{}
+	var refs []string
+	notRef := false
+	req := &trace.CallsQueryReq{ProjectID: projectID, Filter: filter, Limit: p.Limit, Offset: p.Offset}
+	err = h.cfg.Trace.CallsQuery(ctx, req, func(c *trace.Call) error {
+		key, example, result := exampleOf(c)
+		var s string
+		if key == "" || json.Unmarshal(example, &s) != nil || !ref.IsRef(s) {
+			notRef = true
+			return nil
+		}
+		ex := byKey[key]
+		if ex == nil {
+			ex = &compareExample{Key: key, Example: example, Results: make([]*exampleResult, len(p.Runs))}
+			ex.Results[b] = result
+			byKey[key] = ex
+			cmp.Examples = append(cmp.Examples, ex)
+			refs = append(refs, s)
+		}
+		return nil
+	})
+	if err != nil || notRef {
+		return nil, false, err
+	}
+	for i, id := range p.Runs {
+		if i == b {
+			continue
+		}
+		req := &trace.CallsQueryReq{ProjectID: projectID, Filter: trace.CallsFilter{ParentIDs: []string{id}, OpNames: predict, InputRefs: refs}}
+		err := h.cfg.Trace.CallsQuery(ctx, req, func(c *trace.Call) error {
+			key, _, result := exampleOf(c)
+			if ex := byKey[key]; ex != nil && ex.Results[i] == nil {
+				ex.Results[i] = result
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, false, err
+		}
+	}
+	metrics := map[string]bool{}
+	for _, ex := range cmp.Examples {
+		for _, r := range ex.Results {
+			if r != nil {
+				for m := range r.Scores {
+					metrics[m] = true
+				}
+			}
+		}
+	}
+	cmp.Metrics = sortedKeys(metrics)
+	for _, ex := range cmp.Examples {
+		ex.Regression = ex.regressed(b, cmp.Metrics)
+	}
+	return &compareWindow{comparison: cmp, Total: -1, All: -1, BaselineCount: int(stats.Count), HasNext: true}, true, nil
 }
 
 var errNoRun = weft.DefineError(weft.ErrNotFound, "NotFoundError", "no such evaluation run")

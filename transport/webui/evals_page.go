@@ -16,8 +16,11 @@ type compareView struct {
 	// Baseline is the index of the baseline in Runs.
 	Baseline int
 	Metrics  []string
-	// Total counts the examples shown by the filter; All every example.
-	Total, All int
+	// Total counts the examples shown by the filter; All every example
+	// (both -1 when the page was found without counting them, and then
+	// BaselineCount is the baseline's number of examples).
+	Total, All    int
+	BaselineCount int
 	Rows       []compareRow
 	First      int
 	Prev, Next string
@@ -68,14 +71,15 @@ func (h *Handler) evalComparePage(w http.ResponseWriter, r *http.Request, v *vie
 		return
 	}
 	ctx := r.Context()
-	cmp, err := h.compareRuns(ctx, projectID, p)
+	win, err := h.compareWindowOf(ctx, projectID, p)
 	if err != nil {
 		h.refuse(w, r, err)
 		return
 	}
+	cmp := win.comparison
 	view := compareView{
 		Project: projectID, Params: p, Runs: cmp.Runs, Baseline: cmp.BaselineIndex, Metrics: cmp.Metrics,
-		All: len(cmp.Examples), First: p.Offset + 1,
+		Total: win.Total, All: win.All, BaselineCount: win.BaselineCount, First: p.Offset + 1,
 		RegressionsOn:  p.url(projectID, "regressions", "1", "offset", ""),
 		RegressionsOff: p.url(projectID, "regressions", "", "offset", ""),
 		CSRF:           v.CSRF(),
@@ -85,17 +89,12 @@ func (h *Handler) evalComparePage(w http.ResponseWriter, r *http.Request, v *vie
 	for _, run := range cmp.Runs {
 		view.BaselineLinks = append(view.BaselineLinks, p.url(projectID, "baseline", run.ID, "offset", ""))
 	}
-	examples := cmp.Examples
-	if p.Regressions {
-		examples = filterRegressions(examples)
-	}
-	view.Total = len(examples)
-	pageRows := pageOf(examples, p.Offset, comparePageSize)
+	pageRows := cmp.Examples
 	if p.Offset > 0 {
-		view.Prev = p.url(projectID, "offset", itoaOffset(max(0, p.Offset-comparePageSize)))
+		view.Prev = p.url(projectID, "offset", itoaOffset(max(0, p.Offset-p.Limit)))
 	}
-	if p.Offset+len(pageRows) < len(examples) {
-		view.Next = p.url(projectID, "offset", itoaOffset(p.Offset+comparePageSize))
+	if win.HasNext {
+		view.Next = p.url(projectID, "offset", itoaOffset(p.Offset+p.Limit))
 	}
 	values, err := h.exampleValues(ctx, projectID, pageRows)
 	if err != nil {

@@ -38,8 +38,8 @@ func (h *Handler) sendRows(w http.ResponseWriter, r *http.Request, v *viewer, pr
 	for _, key := range r.PostForm["row"] {
 		chosen[key] = true
 	}
-	if len(chosen) == 0 || len(chosen) > comparePageSize {
-		h.refuse(w, r, weft.Errorf(errBadView, "row: choose from 1 to %d rows", comparePageSize))
+	if len(chosen) == 0 || len(chosen) > maxComparePage {
+		h.refuse(w, r, weft.Errorf(errBadView, "row: choose from 1 to %d rows", maxComparePage))
 		return p, nil, false
 	}
 	cmp, err := h.compareRuns(r.Context(), projectID, p)

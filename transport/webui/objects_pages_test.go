@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -199,6 +200,26 @@ func TestEvaluationPages(t *testing.T) {
 		}
 		all.mustContain(t, "All examples (4)", "not in this run", `class="delta delta-down">−1<`, `data-score="sim.score">0.4`,
 			`href="/ui/p/alice/p/traces/`+uuidN('f', 1)+`?call=`+f.callB["q2"]+`"`, `name="csrf"`)
+		// One row a page: the pages inside the baseline's examples are found
+		// from the baseline's calls alone, the last ones by aligning every
+		// example; together they are the whole comparison, in order.
+		var paged []string
+		for offset := range 5 {
+			pg := b.get(compare + "&limit=1&offset=" + strconv.Itoa(offset))
+			paged = append(paged, rowOrder(pg.body)...)
+			if offset < 2 {
+				pg.mustContain(t, "3 examples in the baseline")
+			}
+			if offset == 1 {
+				pg.mustContain(t, `class="regression"`, `class="delta delta-down">−1<`)
+			}
+			if strings.Contains(pg.body, `rel="next"`) != (offset < 3) {
+				t.Fatalf("page %d: next link %v", offset, !(offset < 3))
+			}
+		}
+		if strings.Join(paged, " ") != strings.Join(order, " ") {
+			t.Fatalf("paged one by one: %v, all at once: %v", paged, order)
+		}
 		regressions := b.get(compare + "&regressions=1")
 		if got := rowOrder(regressions.body); len(got) != 1 || got[0] != f.rowDigests["q2"] {
 			t.Fatalf("regressions only: %v", got)
