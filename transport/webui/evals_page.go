@@ -21,9 +21,9 @@ type compareView struct {
 	// BaselineCount is the baseline's number of examples).
 	Total, All    int
 	BaselineCount int
-	Rows       []compareRow
-	First      int
-	Prev, Next string
+	Rows          []compareRow
+	First         int
+	Prev, Next    string
 	// Links of the view: regressions only on and off, each run as baseline.
 	RegressionsOn, RegressionsOff string
 	BaselineLinks                 []string
