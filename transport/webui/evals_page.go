@@ -46,6 +46,7 @@ type compareRow struct {
 
 // compareCell is one run's result for the example.
 type compareCell struct {
+	Run     string // the run's id
 	Missing bool
 	Href    string // the call in its trace
 	Output  *jsonNode
@@ -149,10 +150,11 @@ func compareRowOf(projectID string, cmp *comparison, ex *compareExample, value j
 	base := ex.Results[cmp.BaselineIndex]
 	for i, res := range ex.Results {
 		if res == nil {
-			row.Cells = append(row.Cells, compareCell{Missing: true})
+			row.Cells = append(row.Cells, compareCell{Run: cmp.Runs[i].ID, Missing: true})
 			continue
 		}
 		cell := compareCell{
+			Run:    cmp.Runs[i].ID,
 			Href:   projectPath(projectID, "traces/", pathSegment(res.TraceID)) + "?call=" + pathSegment(res.CallID),
 			Output: cellTree(projectID, res.Output),
 		}

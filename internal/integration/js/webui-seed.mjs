@@ -6,8 +6,8 @@
 // versions each, an op in two versions, and an evaluation with two scorers
 // run for two models.
 //
-// Run by internal/integration/webui with WF_TRACE_SERVER_URL, WANDB_API_KEY
-// and WEFT_PROJECT (entity/project) set. It prints one JSON line with the ids
+// Run by internal/integration/webui with WF_TRACE_SERVER_URL, WANDB_API_KEY,
+// WEFT_PROJECT and WEFT_EVAL_PROJECT (entity/project) set. It prints one JSON line with the ids
 // and refs it made, and exits non-zero on anything the SDK reports (it logs
 // and swallows some failures).
 import * as weave from "weave";
@@ -24,6 +24,7 @@ process.on("unhandledRejection", (reason) => {
 });
 
 const project = process.env.WEFT_PROJECT;
+const evalProject = process.env.WEFT_EVAL_PROJECT;
 await weave.login(process.env.WANDB_API_KEY, new URL(process.env.WF_TRACE_SERVER_URL).host);
 const client = await weave.init(project);
 
@@ -93,6 +94,31 @@ const comment = await client.publish(
   "comment",
 );
 
+await client.waitForBatchProcessing();
+
+// Reactions and notes on the first agent call, through the SDK's own client.
+const callRef = `weave:///${project}/call/${agentCalls[0]}`;
+for (const [type, payload] of [["wandb.reaction.1", { emoji: "👍" }], ["wandb.note.1", { note: "checked by hand" }]]) {
+  const res = await client.traceServerApi.feedback.feedbackCreateFeedbackCreatePost({
+    project_id: project, weave_ref: callRef, feedback_type: type, payload,
+  });
+  if (!res.ok) {
+    consoleError(`feedback ${type}: ${res.status}`);
+    process.exit(1);
+  }
+}
+
+const roots = await client.getCalls({ trace_roots_only: true });
+explodeID = roots.find((c) => c.op_name.includes("/op/explode:"))?.id;
+const agents = await client.getCalls({ call_ids: agentCalls });
+const children = await client.getCalls({ parent_ids: [agentCalls[0]] });
+if (!explodeID || agents.length !== 3 || children.length !== 3) {
+  consoleError(`unexpected calls: explode ${explodeID}, ${agents.length} agents, ${children.length} children`);
+  process.exit(1);
+}
+// The objects and evaluations, in a project of their own: the trace list
+// tests count the roots above.
+const evalClient = await weave.init(evalProject);
 // Two versions of an op: the same name, another body.
 const greetV0 = weave.op(async function greet(name) {
   return `hi ${name}`;
@@ -105,8 +131,8 @@ const greetV1 = weave.op(async function greet(name) {
 await greetV1("Ada");
 
 // A prompt in two versions.
-await client.publish(new weave.StringPrompt({ name: "greeting", content: "Hello {name}" }), "greeting");
-await client.publish(new weave.StringPrompt({ name: "greeting", content: "Good morning {name}" }), "greeting");
+await evalClient.publish(new weave.StringPrompt({ name: "greeting", content: "Hello {name}" }), "greeting");
+await evalClient.publish(new weave.StringPrompt({ name: "greeting", content: "Good morning {name}" }), "greeting");
 
 // A dataset, evaluated by two models with two scorers; then its second version.
 const rows = [
@@ -135,41 +161,21 @@ await evaluation.evaluate({ model: oracleModel });
 await evaluation.evaluate({ model: guessModel });
 console.log = log;
 const datasetV1 = await dataset.save();
-const datasetV2 = await client.publish(
+const datasetV2 = await evalClient.publish(
   new weave.Dataset({ name: "qa", rows: [rows[0], { ...rows[1], expected: "Paris, France" }, { id: "q4", question: "3 * 3", expected: "9" }] }),
 );
 
-await client.waitForBatchProcessing();
-
-// Reactions and notes on the first agent call, through the SDK's own client.
-const callRef = `weave:///${project}/call/${agentCalls[0]}`;
-for (const [type, payload] of [["wandb.reaction.1", { emoji: "👍" }], ["wandb.note.1", { note: "checked by hand" }]]) {
-  const res = await client.traceServerApi.feedback.feedbackCreateFeedbackCreatePost({
-    project_id: project, weave_ref: callRef, feedback_type: type, payload,
-  });
-  if (!res.ok) {
-    consoleError(`feedback ${type}: ${res.status}`);
-    process.exit(1);
-  }
-}
-
-const roots = await client.getCalls({ trace_roots_only: true });
-explodeID = roots.find((c) => c.op_name.includes("/op/explode:"))?.id;
-const agents = await client.getCalls({ call_ids: agentCalls });
-const children = await client.getCalls({ parent_ids: [agentCalls[0]] });
-if (!explodeID || agents.length !== 3 || children.length !== 3) {
-  consoleError(`unexpected calls: explode ${explodeID}, ${agents.length} agents, ${children.length} children`);
-  process.exit(1);
-}
-if (sdkErrors.length) {
-  consoleError(`the SDK reported errors: ${JSON.stringify(sdkErrors)}`);
-  process.exit(1);
-}
-const evalRuns = roots.filter((c) => c.op_name.includes("/op/Evaluation.evaluate:"));
+await evalClient.waitForBatchProcessing();
+const evalRuns = (await evalClient.getCalls({ trace_roots_only: true })).filter((c) => c.op_name.includes("/op/Evaluation.evaluate:"));
 const runOf = (model) => evalRuns.find((c) => JSON.stringify(c.inputs.model ?? "").includes(model))?.id;
 const runs = [runOf("oracleModel"), runOf("guessModel")];
 if (evalRuns.length !== 2 || runs.includes(undefined)) {
   consoleError(`unexpected evaluation runs: ${JSON.stringify(evalRuns.map((c) => [c.id, c.inputs]))}`);
+  process.exit(1);
+}
+
+if (sdkErrors.length) {
+  consoleError(`the SDK reported errors: ${JSON.stringify(sdkErrors)}`);
   process.exit(1);
 }
 const failed = children.find((c) => c.op_name.includes("/op/flakyTool:"));
