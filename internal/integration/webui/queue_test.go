@@ -36,7 +36,7 @@ type sdkSeed struct {
 	Grandchild  string   `json:"grandchild"`
 	FailedChild string   `json:"failedChild"`
 	Explode     string   `json:"explode"`
-	Specs       []string `json:"specs"` // quality, score, comment
+	Specs       []string `json:"specs"`    // quality, score, comment
 	Datasets    []string `json:"datasets"` // qa v0 and v1, in evalProject
 	EvalRuns    []string `json:"evalRuns"` // the oracle's and the guesser's run
 }
