@@ -68,12 +68,6 @@ func accessibility(t *testing.T, e *sdkEnv) {
 		{"trace view", projectPath(sdkProject, "traces/", e.seed.Traces[0]), "[role=tree]"},
 		{"queue list", projectPath(sdkProject, "queues"), "#queues"},
 		{"queue item", queuePathOf(e.queueID), ".annotate-layout"},
-		{"objects", projectPath(evalProject, "objects"), "#objects"},
-		{"object versions", projectPath(evalProject, "objects/qa/versions"), "#versions"},
-		{"object diff", projectPath(evalProject, "objects/qa/diff?a=v0&b=v1"), ".table-diff"},
-		{"op code diff", projectPath(evalProject, "objects/greet/diff?a=v0&b=v1"), "#code-diff"},
-		{"evaluations", projectPath(evalProject, "evaluations"), "#eval-runs"},
-		{"evaluation comparison", projectPath(evalProject, "evaluations/compare?run="+e.seed.EvalRuns[0]+"&run="+e.seed.EvalRuns[1]), "#compare"},
 	}
 	for _, size := range []struct {
 		name          string

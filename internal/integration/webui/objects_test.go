@@ -2,6 +2,7 @@ package webui_test
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -184,4 +185,35 @@ func (tb *tab) follow(selector, ready string) {
 	tb.waitPath(func(p string) bool { return p != before })
 	sel, _ := json.Marshal(ready)
 	tb.poll(`!!document.querySelector(` + string(sel) + `)`)
+}
+
+// objectAccessibility runs the accessibility checks of part 1 on the object
+// and evaluation pages at laptop and phone widths, one tab per width.
+func objectAccessibility(t *testing.T, e *sdkEnv) {
+	axe := axeSource(t)
+	pages := []struct{ name, path, ready string }{
+		{"objects", projectPath(evalProject, "objects"), "#objects"},
+		{"object versions", projectPath(evalProject, "objects/qa/versions"), "#versions"},
+		{"object diff", projectPath(evalProject, "objects/qa/diff?a=v0&b=v1"), ".table-diff"},
+		{"op code diff", projectPath(evalProject, "objects/greet/diff?a=v0&b=v1"), "#code-diff"},
+		{"evaluations", projectPath(evalProject, "evaluations"), "#eval-runs"},
+		{"evaluation comparison", projectPath(evalProject, "evaluations/compare?run="+e.seed.EvalRuns[0]+"&run="+e.seed.EvalRuns[1]), "#compare"},
+	}
+	for _, size := range []struct {
+		name          string
+		width, height int64
+	}{{"laptop", 1280, 800}, {"phone", 375, 812}} {
+		tb := newTab(t, e.srv.URL)
+		tb.signIn("", e.adminKey)
+		tb.run(chromedp.EmulateViewport(size.width, size.height))
+		for _, p := range pages {
+			tb.open(p.path)
+			tb.poll(`!!document.querySelector(` + strconv.Quote(p.ready) + `)`)
+			what := p.name + " at " + size.name + " width"
+			tb.checkAccessibility(what, axe)
+			if over := eval[int](tb, `document.documentElement.scrollWidth - window.innerWidth`); over > 0 {
+				t.Errorf("%s: the page is %d px wider than the window", what, over)
+			}
+		}
+	}
 }

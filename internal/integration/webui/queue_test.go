@@ -155,6 +155,7 @@ func TestQueuesKeyboardAccessibility(t *testing.T) {
 		t.Run("accessibility at laptop and phone widths", func(t *testing.T) { accessibility(t, e) })
 		t.Run("objects and tables", func(t *testing.T) { objectPages(t, e) })
 		t.Run("evaluations", func(t *testing.T) { evaluationPages(t, e) })
+		t.Run("accessibility of the object and evaluation pages", func(t *testing.T) { objectAccessibility(t, e) })
 	})
 }
 
