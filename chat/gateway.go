@@ -125,12 +125,15 @@ func (s *Gateway) resolve(ctx context.Context, model string) (*Route, error) {
 	if model == "" && len(s.cfg.Routing.Models) > 0 {
 		return &s.cfg.Routing.Models[0], nil
 	}
-	if s.cfg.Adapters != nil && s.cfg.Routing.LoRA != nil && trainedModelName(model) {
+	if s.cfg.Adapters != nil && trainedModelName(model) {
 		adapter, found, err := s.cfg.Adapters.ResolveAdapter(ctx, model)
 		if err != nil {
 			return nil, fmt.Errorf("chat: resolving adapter %q: %w", model, err)
 		}
-		if found {
+		if base, ok := s.routes[adapter.BaseModel]; found && ok && s.local[base.Name] != nil {
+			return localAdapterRoute(base, adapter), nil
+		}
+		if found && s.cfg.Routing.LoRA != nil {
 			return s.adapterRoute(ctx, adapter)
 		}
 	}

@@ -129,7 +129,7 @@ func (s *Gateway) localModelFor(ctx context.Context, model, path string) (*local
 	if err != nil {
 		return nil, err
 	}
-	lm := s.local[route.Name]
+	lm := s.localModelOf(route)
 	if lm == nil {
 		return nil, weft.WithFields(ErrUnsupportedField, map[string]any{"param": "model"},
 			"%s is served for local models only; `%s` is served by a remote upstream.", path, route.Name)

@@ -31,6 +31,9 @@ const (
 	// DefaultMaxLogprobs bounds top_logprobs and prompt_logprobs, as vLLM's
 	// max_logprobs does.
 	DefaultMaxLogprobs = 20
+	// DefaultMaxAdapters bounds the LoRA adapters held in memory at once
+	// (least recently used out first), as vLLM's max_loras does.
+	DefaultMaxAdapters = 8
 )
 
 // WeightType is how the engine holds the model's linear-layer weights.
@@ -83,6 +86,10 @@ type ModelConfig struct {
 	// MaxLogprobs bounds top_logprobs and prompt_logprobs; 0 means
 	// DefaultMaxLogprobs, -1 no bound.
 	MaxLogprobs int
+	// MaxAdapters bounds the LoRA adapters held in memory; 0 means
+	// DefaultMaxAdapters. One more evicts the least recently used, which
+	// requests still running keep until they end.
+	MaxAdapters int
 	// Structured bounds what compiling and following output constraints
 	// may cost (the compiled-constraint cache, automaton and mask sizes,
 	// JSON white space and string lengths); its zero fields are package
@@ -105,6 +112,7 @@ func (c ModelConfig) withDefaults() (ModelConfig, error) {
 		{"max_batch_tokens", &c.MaxBatchTokens, DefaultMaxBatchTokens},
 		{"max_queued", &c.MaxQueued, DefaultMaxQueued},
 		{"max_logprobs", &c.MaxLogprobs, DefaultMaxLogprobs},
+		{"max_adapters", &c.MaxAdapters, DefaultMaxAdapters},
 	} {
 		if *f.v == 0 {
 			*f.v = f.value

@@ -85,6 +85,17 @@
 // never allocates past KVCacheBytes. Cancelling a request's context frees its
 // slots and blocks before the next step.
 //
+// # LoRA adapters
+//
+// A request may name a LoRA adapter directory (Request.Adapter, the standard
+// adapter layout: a trained checkpoint). The engine loads it on first use
+// and holds at most MaxAdapters (least recently used out first). Sequences
+// under different adapters, and the base model's, share each forward pass:
+// the base model's products run once for the whole batch and each
+// adapter's low-rank delta only on its own rows (package model). The prefix
+// cache is keyed by adapter as well as cache_salt: blocks computed under one
+// adapter never serve another, nor the base model.
+//
 // # Determinism
 //
 // A sequence's logits are the same bits whatever else is batched with it and

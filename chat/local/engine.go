@@ -42,6 +42,7 @@ type Engine struct {
 	reasoningEnd int
 	constraints  constraints
 	maxModelLen  int
+	adapters     *adapterCache
 
 	submit   chan *request
 	wake     chan struct{}
@@ -100,7 +101,7 @@ func Open(dir string, cfg ModelConfig) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{dir: dir, cfg: cfg, name: cfg.Name, eos: -1, reasoningEnd: -1}
+	e := &Engine{dir: dir, cfg: cfg, name: cfg.Name, eos: -1, reasoningEnd: -1, adapters: newAdapterCache(cfg.MaxAdapters)}
 	if e.name == "" {
 		abs, err := filepath.Abs(dir)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/internal/llm/constrain"
+	"github.com/weftlabs/weft/internal/llm/lora"
 	"github.com/weftlabs/weft/internal/llm/sample"
 )
 
@@ -15,7 +16,8 @@ type request struct {
 	admitted chan error // receives nil on admission, or the refusal
 	arrival  uint64     // order of submission, the tie-break of priority
 	priority int
-	salt     string
+	salt     string // the prefix-cache key: CacheSalt and the adapter
+	adapter  *lora.Adapter
 	prompt   []int
 	n        int
 
@@ -56,10 +58,20 @@ func (e *Engine) resolve(req Request) (*request, error) {
 	if req.N < 0 {
 		return nil, invalid("n", "n must be at least 1, got %d.", req.N)
 	}
-	r := &request{priority: req.Priority, salt: req.CacheSalt, prompt: req.Prompt, n: req.choices(),
+	var adapter *heldAdapter
+	if req.Adapter != "" {
+		var err error
+		if adapter, err = e.adapters.get(req.Adapter, e.model.LoRAShape()); err != nil {
+			return nil, err
+		}
+	}
+	r := &request{priority: req.Priority, salt: prefixKey(req.CacheSalt, adapter), prompt: req.Prompt, n: req.choices(),
 		include: req.IncludeStopStrInOutput, minTokens: req.MinTokens, logprobs: req.Logprobs,
 		skipSpecial: req.SkipSpecialTokens == nil || *req.SkipSpecialTokens, promptTop: noPromptLogprobs, eos: -1,
 		constraint: req.Constraint, reasoningEnd: -1}
+	if adapter != nil {
+		r.adapter = adapter.adapter
+	}
 	if req.ConstrainAfterReasoning && req.Constraint != nil {
 		if e.reasoningEnd < 0 {
 			return nil, invalid("structured_outputs", "the model has no %s token to end its reasoning, so the constraint cannot wait for it.", reasoningEndText)

@@ -98,6 +98,14 @@ type Request struct {
 	// CacheSalt isolates prefix caching: a request only reuses KV blocks
 	// computed under the same salt ("" is a salt of its own).
 	CacheSalt string
+
+	// Adapter, when not empty, is a LoRA adapter directory in the standard
+	// layout (adapter_config.json, adapter_model.safetensors) to apply to
+	// the model for this request: a trained checkpoint. The engine loads it
+	// on first use and holds up to ModelConfig.MaxAdapters; requests under
+	// different adapters, or none, run in the same forward passes, and
+	// reuse only prefixes computed under the same adapter.
+	Adapter string
 }
 
 // choices is N with its default.

@@ -298,7 +298,7 @@ func (s *scheduler) step() {
 	}
 	batch := model.Batch{Seqs: make([]model.Sequence, len(work))}
 	for i, w := range work {
-		batch.Seqs[i] = model.Sequence{ID: w.seq.id, Tokens: w.seq.tokens[w.start : w.start+w.n], Start: w.start, AllLogits: w.all}
+		batch.Seqs[i] = model.Sequence{ID: w.seq.id, Tokens: w.seq.tokens[w.start : w.start+w.n], Start: w.start, AllLogits: w.all, Adapter: w.seq.req.adapter}
 	}
 	s.steps++
 	s.rows += len(work)

@@ -6,7 +6,9 @@
 //
 // Environment knobs: TESTTRAINER_STEP_DELAY (a duration between steps),
 // TESTTRAINER_FAIL (exit 1 with this message), TESTTRAINER_PID_FILE (write the
-// process id there, so that a test can kill it mid-job).
+// process id there, so that a test can kill it mid-job),
+// TESTTRAINER_ADAPTERS (a directory whose subdirectory step<N> holds the real
+// adapter to write as checkpoint N, so that a test can serve it).
 package main
 
 import (
@@ -103,6 +105,13 @@ func run(specPath string) error {
 	if err := os.MkdirAll(j.OutputDir, 0o755); err != nil {
 		return err
 	}
+	if from := os.Getenv("TESTTRAINER_ADAPTERS"); from != "" {
+		if err := copyAdapter(filepath.Join(from, fmt.Sprintf("step%d", j.Step+1)), j.OutputDir); err != nil {
+			return err
+		}
+		emit(map[string]any{"type": "checkpoint", "path": j.OutputDir})
+		return nil
+	}
 	config, _ := json.Marshal(map[string]any{"base_model_name_or_path": j.BaseModel, "peft_type": "LORA", "r": 8, "lora_alpha": 16,
 		"trained_from_step": j.Step, "job_id": j.ID})
 	if err := os.WriteFile(filepath.Join(j.OutputDir, "adapter_config.json"), config, 0o644); err != nil {
@@ -165,4 +174,18 @@ func batches(file string, config json.RawMessage) (int, error) {
 		size = int(n)
 	}
 	return (lines + size - 1) / size, scanner.Err()
+}
+
+// copyAdapter copies an adapter directory's two files.
+func copyAdapter(from, to string) error {
+	for _, name := range []string{"adapter_config.json", "adapter_model.safetensors"} {
+		b, err := os.ReadFile(filepath.Join(from, name))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(to, name), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }

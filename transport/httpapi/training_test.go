@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/chat"
 	"github.com/weftlabs/weft/internal/gobuild"
 	"github.com/weftlabs/weft/internal/testdb"
 	"github.com/weftlabs/weft/training"
@@ -42,6 +43,9 @@ type trainingOptions struct {
 	env         []string
 	workers     int
 	maxAttempts int
+	// chat, when set, makes the completions gateway served beside the
+	// training routes, given the training store to resolve checkpoints.
+	chat func(*training.Store) *chat.Gateway
 }
 
 func newTrainingFixture(t testing.TB, db *weft.DB, opts trainingOptions) *trainingFixture {
@@ -77,7 +81,11 @@ func newTrainingFixture(t testing.TB, db *weft.DB, opts trainingOptions) *traini
 		defer cancel()
 		_ = manager.Stop(stopCtx)
 	})
-	h, err := New(Config{Identity: identity, Training: manager, Logger: logger})
+	cfg := Config{Identity: identity, Training: manager, Logger: logger}
+	if opts.chat != nil {
+		cfg.Chat = opts.chat(manager)
+	}
+	h, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,6 +65,22 @@
 // document, so a page that finds the next error itself (say, in subtrees not
 // loaded yet) handles it there.
 //
+// The training pages (Config.Training) read the training service: a project's
+// models, a model's checkpoints and jobs, a step's logged trajectories and a
+// job's events. Their charts are data the server aligns (training_chart.go:
+// one chart per metric, one line per run, null where a run has no value),
+// written into a data attribute that static/training.js hands to uPlot; each
+// chart container keeps its uPlot instances (element.charts) so that what is
+// drawn can be read back. A running job's page follows its events over
+// server-sent events read from the store every 300 ms.
+//
+// The playground (Config.Chat) composes a chat-completion request from its
+// form in static/playground.js and posts it to …/playground/run, which sends
+// it through the gateway (traced into the page's project, with the API's write
+// authorization) and relays the answer as it comes. A traced call opens in it
+// with its request as the form; the pair of a call and its re-run is compared
+// on the diff page and saved as a dataset row through the objects service.
+//
 // Mount the handler in front of the API: the UI answers "/" and paths under
 // [Prefix], and passes everything else to Config.Fallback.
 //

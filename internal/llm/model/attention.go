@@ -3,6 +3,7 @@ package model
 import (
 	"math"
 
+	"github.com/weftlabs/weft/internal/llm/lora"
 	"github.com/weftlabs/weft/internal/llm/tensor"
 )
 
@@ -54,13 +55,18 @@ func (m *Model) project(x []float32, rows int, lins []*Linear, outs [][]float32)
 
 // attentionBlock adds self-attention of x's input norm to x, writing the
 // batch's keys and values into the cache.
-func (m *Model) attentionBlock(li int, ly *Layer, a *LayerActivations, x []float32, b *Batch, rows []rowInfo, ropes []*tensor.RoPE, cache KVCache) {
+func (m *Model) attentionBlock(li int, ly *Layer, a *LayerActivations, x []float32, b *Batch, rows []rowInfo, ropes []*tensor.RoPE, cache KVCache, runs []adapterRun) {
 	c := m.Config
 	T, hd := len(rows), c.HeadDim
 	qd, kvd := c.Heads*hd, c.KVHeads*hd
 	tensor.RMSNorm(a.AttnNormed, x, ly.InputNorm, c.RMSNormEps)
 	m.project(a.AttnNormed, T, []*Linear{ly.Q, ly.K, ly.V}, [][]float32{a.Q, a.K, a.V})
+	m.adapt(runs, li, a.AttnNormed, []lora.Target{lora.Q, lora.K, lora.V}, [][]float32{a.Q, a.K, a.V})
 	if c.QKNorm {
+		if a.QProj != nil {
+			copy(a.QProj, a.Q)
+			copy(a.KProj, a.K)
+		}
 		tensor.RMSNorm(a.Q, a.Q, ly.QNorm, c.RMSNormEps)
 		tensor.RMSNorm(a.K, a.K, ly.KNorm, c.RMSNormEps)
 	}
@@ -99,6 +105,7 @@ func (m *Model) attentionBlock(li int, ly *Layer, a *LayerActivations, x []float
 	}
 	proj := m.ws.proj[:T*c.HiddenSize]
 	m.project(a.AttnOut, T, []*Linear{ly.O}, [][]float32{proj})
+	m.adapt(runs, li, a.AttnOut, []lora.Target{lora.O}, [][]float32{proj})
 	tensor.Add(x, x, proj)
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft/internal/llm/llmtest"
+	"github.com/weftlabs/weft/internal/llm/lora"
 	"github.com/weftlabs/weft/internal/llm/tensor"
 )
 
@@ -44,6 +45,9 @@ type greedy struct {
 	context int
 	next    []int32
 	pos     []int
+	// adapters, when not nil, gives each stream's LoRA adapter (nil for
+	// the base model).
+	adapters []*lora.Adapter
 }
 
 func newGreedy(m *Model, streams, context int) *greedy {
@@ -63,6 +67,9 @@ func (g *greedy) step(tb testing.TB) {
 			g.pos[i] = 0
 		}
 		b.Seqs[i] = Sequence{ID: SeqID(i), Tokens: []int32{g.next[i]}, Start: g.pos[i]}
+		if g.adapters != nil {
+			b.Seqs[i].Adapter = g.adapters[i]
+		}
 	}
 	out, err := g.m.Forward(&b, g.cache)
 	if err != nil {

@@ -42,16 +42,20 @@
 //
 // # Training
 //
-// The forward pass is the one a trainer differentiates. Batch.Record keeps
-// every layer's activations (Activations: the residual stream, normed
-// inputs, Q/K after RoPE, V, the attention output, gate and up before
-// SwiGLU, its output) instead of reusing buffers; the keys and values of
-// every position stay addressable in the cache, so attention probabilities
-// are recomputed rather than stored. A backward pass walks the layers in
-// reverse with the same kernels: the gradient of x·Wᵀ is a MatMulT against
-// the transposed weight (tensor.Transpose) and, for W, against the
-// transposed gradient; RMSNorm, RoPE (a rotation by the negative angle) and
-// SwiGLU have closed-form derivatives over the recorded values. Linear
-// names each weight as the checkpoint does, so adapters and gradients map
-// back to tensors. No step of the pass depends on inference-only state.
+// The forward pass is the one a trainer differentiates. TrainForward runs
+// a micro-batch of sequences from position 0 under an adapter through
+// Forward's own code with Batch.Record set, which keeps every layer's
+// activations (Activations: the residual stream, normed inputs, Q/K before
+// the q/k norm and after RoPE, V, the attention output, gate and up before
+// SwiGLU, its output) instead of reusing buffers, and returns the
+// log-probabilities of the chosen target tokens (only those rows get
+// logits). Pass.Backward takes the loss's derivative with respect to each
+// of them and walks the layers in reverse with the same kernels: the
+// gradient of x·Wᵀ is a product with Wᵀ (the weights transposed once, q/k/v
+// and gate/up fused as in the forward pass); RMSNorm, RoPE (the transposed
+// rotation) and SwiGLU have closed-form derivatives over the recorded
+// values; attention probabilities are recomputed from the recorded Q and K
+// rather than stored. Every linear layer's input and output gradient goes
+// to a LinearGradients, which is how an adapter's factors get their
+// gradients (package train) without the model knowing about them.
 package model

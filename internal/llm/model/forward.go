@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/weftlabs/weft/internal/llm/lora"
 	"github.com/weftlabs/weft/internal/llm/tensor"
 )
 
@@ -17,6 +18,10 @@ type Sequence struct {
 	// AllLogits asks for the logits of every token (prompt logprobs,
 	// training); otherwise only the last token's are computed.
 	AllLogits bool
+	// Adapter, when not nil, is applied to the sequence's projections (see
+	// package lora); sequences under different adapters, or none, share
+	// one pass and the base model's products.
+	Adapter *lora.Adapter
 }
 
 // Batch is the work of one forward pass: any mix of prompts and decode
@@ -25,8 +30,11 @@ type Batch struct {
 	Seqs []Sequence
 	// Record, when not nil, receives every layer's activations (see
 	// Activations); the pass then allocates them instead of reusing
-	// buffers.
-	Record *Activations
+	// buffers. A recording pass is a training pass: adapters with dropout
+	// drop their inputs' elements, with masks drawn from DropoutSeed
+	// (lora.DropoutMask), which a trainer varies from pass to pass.
+	Record      *Activations
+	DropoutSeed uint64
 }
 
 // Activations are the intermediate values of a forward pass, row t being
@@ -48,11 +56,15 @@ type LayerActivations struct {
 	Input      []float32 // residual stream entering the block
 	AttnNormed []float32 // input_layernorm(Input)
 	Q, K, V    []float32 // projections; Q and K after q/k norm and RoPE
-	AttnOut    []float32 // attention output, before o_proj
-	Mid        []float32 // residual stream after attention
-	MLPNormed  []float32 // post_attention_layernorm(Mid)
-	Gate, Up   []float32 // gate_proj and up_proj outputs, before SwiGLU
-	Act        []float32 // SwiGLU(Gate, Up), the input of down_proj
+	// QProj and KProj are the q and k projections before the q/k norm
+	// (Qwen3, when recording; nil otherwise): what the norm's derivative
+	// is taken at.
+	QProj, KProj []float32
+	AttnOut      []float32 // attention output, before o_proj
+	Mid          []float32 // residual stream after attention
+	MLPNormed    []float32 // post_attention_layernorm(Mid)
+	Gate, Up     []float32 // gate_proj and up_proj outputs, before SwiGLU
+	Act          []float32 // SwiGLU(Gate, Up), the input of down_proj
 }
 
 // workspace holds the buffers of a forward pass that records nothing,
@@ -62,6 +74,8 @@ type workspace struct {
 	layer  LayerActivations
 	proj   []float32 // o_proj and down_proj outputs before the residual sum
 	hidden []float32
+	// loraAx and loraTmp are adapters' scratch: x·Aᵀ and (x·Aᵀ)·Bᵀ.
+	loraAx, loraTmp []float32
 }
 
 // buffers returns the activations of one layer for rows tokens: the
@@ -80,10 +94,14 @@ func (m *Model) buffers(rows int, record bool) *LayerActivations {
 	if record {
 		a := alloc()
 		a.Act = make([]float32, rows*f)
+		if c.QKNorm {
+			a.QProj, a.KProj = make([]float32, rows*qd), make([]float32, rows*kvd)
+		}
 		return &a
 	}
 	if m.ws.tokens < rows {
-		m.ws = workspace{tokens: rows, layer: alloc(), proj: make([]float32, rows*d), hidden: make([]float32, rows*d)}
+		m.ws = workspace{tokens: rows, layer: alloc(), proj: make([]float32, rows*d), hidden: make([]float32, rows*d),
+			loraAx: m.ws.loraAx, loraTmp: m.ws.loraTmp}
 		m.ws.layer.Act = m.ws.layer.Gate // SwiGLU in place: nothing reads the gate afterwards
 	}
 	a := &m.ws.layer
@@ -106,8 +124,24 @@ type rowInfo struct {
 func (m *Model) Forward(b *Batch, cache KVCache) ([][]float32, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	x, err := m.decoderLayers(b, cache)
+	if err != nil {
+		return nil, err
+	}
+	return m.logits(b, x, b.Record != nil), nil
+}
+
+// decoderLayers runs the batch through the embedding and every decoder
+// block, reading and extending cache, and returns the residual stream after
+// the last block, [tokens × hidden] (the workspace's unless recording).
+// m.mu is held.
+func (m *Model) decoderLayers(b *Batch, cache KVCache) ([]float32, error) {
 	c := m.Config
 	rows, err := m.checkBatch(b)
+	if err != nil {
+		return nil, err
+	}
+	runs, err := m.adapterRuns(b)
 	if err != nil {
 		return nil, err
 	}
@@ -137,16 +171,16 @@ func (m *Model) Forward(b *Batch, cache KVCache) ([][]float32, error) {
 		if record {
 			a.Input = slices.Clone(x)
 		}
-		m.attentionBlock(li, ly, a, x, b, rows, ropes, cache)
+		m.attentionBlock(li, ly, a, x, b, rows, ropes, cache, runs)
 		if record {
 			a.Mid = slices.Clone(x)
 		}
-		m.mlpBlock(ly, a, x, T)
+		m.mlpBlock(li, ly, a, x, T, runs)
 		if record {
 			b.Record.Layers = append(b.Record.Layers, *a)
 		}
 	}
-	return m.logits(b, x, record), nil
+	return x, nil
 }
 
 // checkBatch validates the batch and places its rows.
@@ -193,13 +227,15 @@ func (m *Model) ropeTables(b *Batch) []*tensor.RoPE {
 }
 
 // mlpBlock adds the SwiGLU MLP of x's post-attention norm to x.
-func (m *Model) mlpBlock(ly *Layer, a *LayerActivations, x []float32, T int) {
+func (m *Model) mlpBlock(li int, ly *Layer, a *LayerActivations, x []float32, T int, runs []adapterRun) {
 	c := m.Config
 	tensor.RMSNorm(a.MLPNormed, x, ly.PostAttentionNorm, c.RMSNormEps)
 	m.project(a.MLPNormed, T, []*Linear{ly.Gate, ly.Up}, [][]float32{a.Gate, a.Up})
+	m.adapt(runs, li, a.MLPNormed, []lora.Target{lora.Gate, lora.Up}, [][]float32{a.Gate, a.Up})
 	tensor.SwiGLU(a.Act, a.Gate, a.Up)
 	proj := m.ws.proj[:T*c.HiddenSize]
 	m.project(a.Act, T, []*Linear{ly.Down}, [][]float32{proj})
+	m.adapt(runs, li, a.Act, []lora.Target{lora.Down}, [][]float32{proj})
 	tensor.Add(x, x, proj)
 }
 

@@ -20,6 +20,20 @@ func Softmax(x []float32) {
 	if len(x) == 0 {
 		return
 	}
+	softmax(x)
+}
+
+// SoftmaxLogZ is Softmax returning the maximum of x and log Σ e^(x−max):
+// the log-probability of element j is (x[j] − max) − logSum with x[j] its
+// value before the call, as LogSoftmax computes it, without a second pass
+// of exponentials. x must not be empty.
+func SoftmaxLogZ(x []float32) (max, logSum float32) {
+	m, sum := softmax(x)
+	return m, float32(math.Log(sum))
+}
+
+// softmax is Softmax returning the maximum and the sum of exponentials.
+func softmax(x []float32) (float32, float64) {
 	m := maxOf(x)
 	for i := range x {
 		x[i] -= m
@@ -33,6 +47,7 @@ func Softmax(x []float32) {
 	for i, e := range x {
 		x[i] = float32(float64(e) * inv)
 	}
+	return m, sum
 }
 
 // LogSoftmax replaces x by log(softmax(x)) = (x − max) − log Σ e^(x−max), the
@@ -124,5 +139,32 @@ func Add(dst, a, b []float32) {
 	dst = dst[:len(a)]
 	for i, v := range a {
 		dst[i] = v + b[i]
+	}
+}
+
+// SwiGLUBackward sets dGate and dUp to the gradients of a loss with respect
+// to the inputs of SwiGLU(gate, up), given dAct, its gradient with respect
+// to the output: with s = sigmoid(gate), dUp = dAct·gate·s and dGate =
+// dAct·up·s·(1 + gate·(1 − s)). It panics if the lengths differ.
+func SwiGLUBackward(dGate, dUp, dAct, gate, up []float32) {
+	n := len(gate)
+	if len(up) != n || len(dAct) != n || len(dGate) != n || len(dUp) != n {
+		panic(fmt.Sprintf("tensor.SwiGLUBackward: gate %d, up %d, dAct %d, dGate %d, dUp %d elements", n, len(up), len(dAct), len(dGate), len(dUp)))
+	}
+	var buf [expChunk]float32
+	for lo := 0; lo < n; lo += expChunk {
+		g := gate[lo:min(lo+expChunk, n)]
+		e := buf[:len(g)]
+		for i, v := range g {
+			e[i] = -v
+		}
+		asm.Exp(e, e)
+		for i, v := range g {
+			j := lo + i
+			s := 1 / (1 + e[i])
+			da := dAct[j]
+			dUp[j] = da * v * s
+			dGate[j] = da * up[j] * s * (1 + v*(1-s))
+		}
 	}
 }

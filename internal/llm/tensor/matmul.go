@@ -1,6 +1,8 @@
 package tensor
 
 import (
+	"fmt"
+
 	"github.com/weftlabs/weft/internal/llm/tensor/internal/asm"
 )
 
@@ -104,3 +106,65 @@ func Dot(a, b []float32) float32 { return asm.Dot(a, b) }
 // output's weighted sum of value rows, or a gradient's accumulation. It
 // panics if the lengths differ.
 func Axpy(alpha float32, x, y []float32) { asm.Axpy(alpha, x, y) }
+
+// MatMulTLongK is MatMulT for a long inner dimension k (a gradient summed
+// over a vocabulary or over a batch's tokens): each thread takes a band of
+// the n output columns and sums the product in chunks of chunk elements of
+// k, adding chunk by chunk, so the chunk of a and of b in use stays in
+// cache instead of streaming both from memory for every tile. The result
+// is the same for any thread count, but is rounded differently from
+// MatMulT's (sums of partial sums). It panics if a slice is shorter than
+// its shape.
+func (p *Pool) MatMulTLongK(dst, a, b []float32, m, n, k, chunk int) {
+	if m*k > len(a) || n*k > len(b) || m*n > len(dst) || chunk <= 0 {
+		panic(fmt.Sprintf("tensor.MatMulTLongK: a %d, b %d, dst %d elements for %d×%d·(%d×%d)ᵀ, chunk %d", len(a), len(b), len(dst), m, k, n, k, chunk))
+	}
+	band := func(lo, hi int) {
+		w := hi - lo
+		part := make([]float32, m*w)
+		for i := range m {
+			clear(dst[i*n+lo : i*n+hi])
+		}
+		for c := 0; c < k; c += chunk {
+			kc := min(chunk, k-c)
+			asm.MatMulTStrided(part, w, a[c:], k, b[lo*k+c:], k, m, w, kc)
+			for i := range m {
+				row := dst[i*n+lo : i*n+hi]
+				asm.Axpy(1, part[i*w:(i+1)*w], row)
+			}
+		}
+	}
+	if m*n*k < minParallelMACs || p.threads == 1 {
+		band(0, n)
+		return
+	}
+	p.Parallel(n, columnGrain, band)
+}
+
+// AddMatMulTransA adds aᵀ·b to dst: dst[m×n] += aᵀ·b with a stored k×m and
+// b k×n, row-major — the sum over a batch's rows of outer products, as the
+// gradient of a weight is (dW = dyᵀ·x) — without transposing either
+// operand. The n columns are split over the pool's threads; each element
+// sums its k terms in order (one fused multiply-add per row of a and b, as
+// Axpy), so the result does not depend on the thread count. It panics if a
+// slice is shorter than its shape.
+func (p *Pool) AddMatMulTransA(dst, a, b []float32, m, n, k int) {
+	if m*k > len(a) || n*k > len(b) || m*n > len(dst) {
+		panic(fmt.Sprintf("tensor.AddMatMulTransA: a %d, b %d, dst %d elements for (%d×%d)ᵀ·%d×%d", len(a), len(b), len(dst), k, m, k, n))
+	}
+	band := func(lo, hi int) {
+		for t := range k {
+			brow := b[t*n+lo : t*n+hi]
+			for i, alpha := range a[t*m : (t+1)*m] {
+				if alpha != 0 {
+					asm.Axpy(alpha, brow, dst[i*n+lo:i*n+hi])
+				}
+			}
+		}
+	}
+	if m*n*k < minParallelMACs || p.threads == 1 {
+		band(0, n)
+		return
+	}
+	p.Parallel(n, columnGrain, band)
+}

@@ -67,3 +67,28 @@ func (r *RoPE) Apply(x []float32, headDim, pos int) {
 		}
 	}
 }
+
+// ApplyTranspose multiplies every head of x in place by the transpose of the
+// rotation Apply performs at pos (a rotation by the negative angle, scaled
+// alike): the gradient with respect to a head before RoPE from the gradient
+// after it. For i < half:
+//
+//	x[i]      = x[i]·cos + x[i+half]·sin
+//	x[i+half] = x[i+half]·cos − x[i]·sin
+func (r *RoPE) ApplyTranspose(x []float32, headDim, pos int) {
+	half := r.half
+	if pos < 0 || pos >= r.MaxPositions || headDim < 2*half || headDim == 0 || len(x)%headDim != 0 {
+		panic(fmt.Sprintf("tensor.RoPE.ApplyTranspose: %d elements, head dim %d, %d rotated pairs, position %d of %d",
+			len(x), headDim, half, pos, r.MaxPositions))
+	}
+	cos, sin := r.cos[pos*half:(pos+1)*half], r.sin[pos*half:(pos+1)*half]
+	for h := 0; h < len(x); h += headDim {
+		x1, x2 := x[h:h+half], x[h+half:h+2*half]
+		for i, c := range cos {
+			s := sin[i]
+			a, b := x1[i], x2[i]
+			x1[i] = a*c + b*s
+			x2[i] = b*c - a*s
+		}
+	}
+}

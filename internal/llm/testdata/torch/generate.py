@@ -147,8 +147,14 @@ def rms_norm(x, weight, eps):
     return weight * x.to(dtype)
 
 
-def linear(x, w, prefix):
-    return torch.nn.functional.linear(x, w[prefix + ".weight"], w.get(prefix + ".bias"))
+def linear(x, w, prefix, adapter=None):
+    y = torch.nn.functional.linear(x, w[prefix + ".weight"], w.get(prefix + ".bias"))
+    if adapter is not None and prefix in adapter["factors"]:
+        # A LoRA layer as the reference library computes it (no dropout at
+        # inference): base(x) + lora_B(lora_A(x)) * scaling.
+        a, b = adapter["factors"][prefix]
+        y = y + torch.nn.functional.linear(torch.nn.functional.linear(x, a), b) * adapter["scaling"]
+    return y
 
 
 def repeat_kv(x, n_rep):
@@ -158,8 +164,11 @@ def repeat_kv(x, n_rep):
     return x[:, :, None, :, :].expand(b, h, n_rep, t, d).reshape(b, h * n_rep, t, d)
 
 
-def forward(cfg, w, rotary, ids, start, cache):
-    """Logits of every new token; cache is a list of (k, v) per layer."""
+def forward(cfg, w, rotary, ids, start, cache, adapter=None):
+    """Logits of every new token; cache is a list of (k, v) per layer.
+
+    adapter, if given, is {"factors": {projection prefix: (A, B)},
+    "scaling": float}, a LoRA adapter applied to those projections."""
     arch = cfg["architectures"][0]
     eps = cfg["rms_norm_eps"]
     heads, kv_heads = cfg["num_attention_heads"], cfg["num_key_value_heads"]
@@ -176,9 +185,9 @@ def forward(cfg, w, rotary, ids, start, cache):
         p = f"model.layers.{layer}."
         residual = x
         h = rms_norm(x, w[p + "input_layernorm.weight"], eps)
-        q = linear(h, w, p + "self_attn.q_proj").view(1, t, heads, hd)
-        k = linear(h, w, p + "self_attn.k_proj").view(1, t, kv_heads, hd)
-        v = linear(h, w, p + "self_attn.v_proj").view(1, t, kv_heads, hd)
+        q = linear(h, w, p + "self_attn.q_proj", adapter).view(1, t, heads, hd)
+        k = linear(h, w, p + "self_attn.k_proj", adapter).view(1, t, kv_heads, hd)
+        v = linear(h, w, p + "self_attn.v_proj", adapter).view(1, t, kv_heads, hd)
         if arch == "Qwen3ForCausalLM":
             q = rms_norm(q, w[p + "self_attn.q_norm.weight"], eps)
             k = rms_norm(k, w[p + "self_attn.k_norm.weight"], eps)
@@ -193,12 +202,12 @@ def forward(cfg, w, rotary, ids, start, cache):
         scores = scores + mask
         probs = torch.nn.functional.softmax(scores, dim=-1, dtype=torch.float32).to(q.dtype)
         attn = torch.matmul(probs, v).transpose(1, 2).reshape(1, t, heads * hd)
-        x = residual + linear(attn, w, p + "self_attn.o_proj")
+        x = residual + linear(attn, w, p + "self_attn.o_proj", adapter)
         residual = x
         h = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
-        gate = linear(h, w, p + "mlp.gate_proj")
-        up = linear(h, w, p + "mlp.up_proj")
-        x = residual + linear(torch.nn.functional.silu(gate) * up, w, p + "mlp.down_proj")
+        gate = linear(h, w, p + "mlp.gate_proj", adapter)
+        up = linear(h, w, p + "mlp.up_proj", adapter)
+        x = residual + linear(torch.nn.functional.silu(gate) * up, w, p + "mlp.down_proj", adapter)
     x = rms_norm(x, w["model.norm.weight"], eps)
     head = w["model.embed_tokens.weight"] if cfg.get("tie_word_embeddings") else w["lm_head.weight"]
     return torch.nn.functional.linear(x, head)[0]

@@ -1,0 +1,144 @@
+package model
+
+import (
+	"math"
+
+	"github.com/weftlabs/weft/internal/llm/tensor"
+)
+
+// causalBlock is the number of rows (queries, or keys) attention's
+// backward pass multiplies at a time, each block only against the
+// positions it sees (or that see it): half the work of the full square.
+const causalBlock = 32
+
+// attentionGradScratch is one thread's buffers for the backward pass of one
+// sequence's attention: [n × n] matrices of probabilities and their
+// gradients, [headDim × n] transposes.
+type attentionGradScratch struct {
+	probs, dProbs, dScoresT, probsT []float32
+	kT, qT, dOutT                   []float32
+	dKHead, dVHead, tmp             []float32
+}
+
+func (s *attentionGradScratch) size(n, hd int) {
+	if cap(s.probs) < n*n {
+		s.probs, s.dProbs = make([]float32, n*n), make([]float32, n*n)
+		s.dScoresT, s.probsT = make([]float32, n*n), make([]float32, n*n)
+	}
+	if cap(s.kT) < n*hd {
+		s.kT, s.qT, s.dOutT = make([]float32, n*hd), make([]float32, n*hd), make([]float32, n*hd)
+		s.dKHead, s.dVHead, s.tmp = make([]float32, n*hd), make([]float32, n*hd), make([]float32, n*hd)
+	}
+	s.probs, s.dProbs = s.probs[:n*n], s.dProbs[:n*n]
+	s.dScoresT, s.probsT = s.dScoresT[:n*n], s.probsT[:n*n]
+	s.kT, s.qT, s.dOutT = s.kT[:n*hd], s.qT[:n*hd], s.dOutT[:n*hd]
+	s.dKHead, s.dVHead, s.tmp = s.dKHead[:n*hd], s.dVHead[:n*hd], s.tmp[:n*hd]
+}
+
+// transposeStrided sets dst [cols × rows] to the transpose of the rows×cols
+// block of src whose row i starts at src[i*ld].
+func transposeStrided(dst, src []float32, ld, rows, cols int) {
+	for i := range rows {
+		row := src[i*ld : i*ld+cols]
+		for j, v := range row {
+			dst[j*rows+i] = v
+		}
+	}
+}
+
+// attentionCoreBackward sets s.dQ, s.dK and s.dV (the gradients at the
+// queries and keys after RoPE and at the values) from s.dAttnOut, the
+// gradient at the attention output. Each sequence of the batch starts at
+// position 0, so its keys and values are the recorded rows. The
+// probabilities are recomputed as the forward pass computed them: P =
+// softmax(Q·Kᵀ·scale) over positions up to each row's. Then, per query head
+// h of key-value head g:
+//
+//	dV_g += Pᵀ·dO_h    dP = dO_h·V_gᵀ    dS = P ∘ (dP − rowsum(dP ∘ P))·scale
+//	dQ_h  = dS·K_g     dK_g += dSᵀ·Q_h
+//
+// The work is split over (sequence, key-value head) pairs, which write
+// disjoint parts of the gradients.
+func (p *Pass) attentionCoreBackward(a *LayerActivations, s *backwardScratch) {
+	c := p.m.Config
+	hd := c.HeadDim
+	qd, kvd := c.Heads*hd, c.KVHeads*hd
+	group := c.Heads / c.KVHeads
+	scale := float32(1 / math.Sqrt(float64(hd)))
+	type unit struct{ first, n, g int }
+	var units []unit
+	first := 0
+	for _, seq := range p.batch.Seqs {
+		for g := range c.KVHeads {
+			units = append(units, unit{first, len(seq.Tokens), g})
+		}
+		first += len(seq.Tokens)
+	}
+	work := func(lo, hi int) {
+		var sc attentionGradScratch
+		for _, u := range units[lo:hi] {
+			n := u.n
+			sc.size(n, hd)
+			K := a.K[u.first*kvd+u.g*hd:]
+			V := a.V[u.first*kvd+u.g*hd:]
+			transposeStrided(sc.kT, K, kvd, n, hd)
+			clear(sc.dKHead)
+			clear(sc.dVHead)
+			for h := u.g * group; h < (u.g+1)*group; h++ {
+				Q := a.Q[u.first*qd+h*hd:]
+				dO := s.dAttnOut[u.first*qd+h*hd:]
+				P, dP := sc.probs, sc.dProbs
+				// Scores and their gradients only where a query sees a
+				// key: the rows of a block against the keys up to its
+				// last row.
+				for r0 := 0; r0 < n; r0 += causalBlock {
+					r1 := min(r0+causalBlock, n)
+					tensor.MatMulTStrided(P[r0*n:], n, Q[r0*qd:], qd, K, kvd, r1-r0, r1, hd)
+					tensor.MatMulTStrided(dP[r0*n:], n, dO[r0*qd:], qd, V, kvd, r1-r0, r1, hd)
+				}
+				for r := range n {
+					row := P[r*n : r*n+r+1]
+					for j := range row {
+						row[j] *= scale
+					}
+					tensor.Softmax(row)
+					clear(P[r*n+r+1 : (r+1)*n])
+					dRow := dP[r*n : r*n+r+1]
+					var dot float64
+					for j, q := range row {
+						dot += float64(q) * float64(dRow[j])
+					}
+					for j, q := range row {
+						dRow[j] = q * (dRow[j] - float32(dot)) * scale
+					}
+					clear(dP[r*n+r+1 : (r+1)*n])
+				}
+				dS := dP
+				// dQ_h = dS·K_g, a block of rows against the keys it sees.
+				for r0 := 0; r0 < n; r0 += causalBlock {
+					r1 := min(r0+causalBlock, n)
+					tensor.MatMulTStrided(s.dQ[(u.first+r0)*qd+h*hd:], qd, dS[r0*n:], n, sc.kT, n, r1-r0, hd, r1)
+				}
+				// dK_g += dSᵀ·Q_h, dV_g += Pᵀ·dO_h: a block of keys
+				// against the queries that see them (rows from its first).
+				tensor.Transpose(sc.dScoresT, dS, n, n)
+				tensor.Transpose(sc.probsT, P, n, n)
+				transposeStrided(sc.qT, Q, qd, n, hd)
+				transposeStrided(sc.dOutT, dO, qd, n, hd)
+				for j0 := 0; j0 < n; j0 += causalBlock {
+					j1 := min(j0+causalBlock, n)
+					tmp := sc.tmp[:(j1-j0)*hd]
+					tensor.MatMulTStrided(tmp, hd, sc.dScoresT[j0*n+j0:], n, sc.qT[j0:], n, j1-j0, hd, n-j0)
+					tensor.Add(sc.dKHead[j0*hd:j1*hd], sc.dKHead[j0*hd:j1*hd], tmp)
+					tensor.MatMulTStrided(tmp, hd, sc.probsT[j0*n+j0:], n, sc.dOutT[j0:], n, j1-j0, hd, n-j0)
+					tensor.Add(sc.dVHead[j0*hd:j1*hd], sc.dVHead[j0*hd:j1*hd], tmp)
+				}
+			}
+			for r := range n {
+				copy(s.dK[(u.first+r)*kvd+u.g*hd:(u.first+r)*kvd+(u.g+1)*hd], sc.dKHead[r*hd:(r+1)*hd])
+				copy(s.dV[(u.first+r)*kvd+u.g*hd:(u.first+r)*kvd+(u.g+1)*hd], sc.dVHead[r*hd:(r+1)*hd])
+			}
+		}
+	}
+	p.m.pool.Parallel(len(units), 1, work)
+}

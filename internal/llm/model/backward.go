@@ -1,0 +1,243 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/weftlabs/weft/internal/llm/lora"
+	"github.com/weftlabs/weft/internal/llm/tensor"
+)
+
+// LinearGradients receives what the backward pass knows of each linear
+// layer of a decoder block as it walks back through it: the layer's input
+// rows and the gradient of the loss with respect to its output rows. A
+// trainer accumulates the gradients of its parameters from them — a
+// low-rank adapter's A and B, or the base weight — and adds to dx the
+// gradient that flows back to the input through anything the forward pass
+// added to the layer besides its weight (an adapter's own path); the path
+// through the weight itself the pass adds.
+type LinearGradients interface {
+	// Linear is called once per linear layer and pass, from the goroutine
+	// that called Backward, which holds the model: it may use the model's
+	// pool, not call the model. t names the projection of block layer; x is
+	// [rows × lin.In], dy [rows × lin.Out] and dx [rows × lin.In].
+	Linear(layer int, t lora.Target, lin *Linear, x, dy, dx []float32, rows int)
+}
+
+// LongKChunk is the chunk of the inner dimension in which the backward
+// pass sums products over a vocabulary or over a batch's tokens
+// (tensor.Pool.MatMulTLongK): 1024 float32s of a row of each operand.
+const LongKChunk = 1024
+
+// backwardWeights are the transposes of the model's weights that the
+// backward pass multiplies gradients by (dx = dy·W is a MatMulT against
+// Wᵀ), the projections that share an input fused as in the forward pass:
+// q, k and v as one [hidden × (q+k+v)] matrix, gate and up as one.
+type backwardWeights struct {
+	layers []layerTransposes
+	lmHead []float32 // [hidden × vocab]
+}
+
+type layerTransposes struct {
+	qkv, o, gateUp, down []float32
+}
+
+// transposes returns the backward pass's weights, built on first use (they
+// take as much memory as the linear layers). m.mu is held.
+func (m *Model) transposes() *backwardWeights {
+	if m.bw != nil {
+		return m.bw
+	}
+	bw := &backwardWeights{lmHead: transposeLinears(m.LMHead)}
+	for _, ly := range m.Layers {
+		bw.layers = append(bw.layers, layerTransposes{
+			qkv: transposeLinears(ly.Q, ly.K, ly.V), o: transposeLinears(ly.O),
+			gateUp: transposeLinears(ly.Gate, ly.Up), down: transposeLinears(ly.Down),
+		})
+	}
+	m.bw = bw
+	return bw
+}
+
+// transposeLinears returns the transpose of the layers' weights stacked
+// along their outputs: [In × ΣOut]. Int8 weights are dequantised.
+func transposeLinears(lins ...*Linear) []float32 {
+	in, out := lins[0].In, 0
+	for _, l := range lins {
+		out += l.Out
+	}
+	stacked := make([]float32, 0, in*out)
+	for _, l := range lins {
+		if l.Q != nil {
+			stacked = append(stacked, l.Q.Dequantize()...)
+		} else {
+			stacked = append(stacked, l.W...)
+		}
+	}
+	t := make([]float32, in*out)
+	tensor.Transpose(t, stacked, out, in)
+	return t
+}
+
+// Backward propagates dLogprobs — the gradient of a loss with respect to
+// each of the pass's target log-probabilities, shaped as Logprobs (entries
+// at positions without a target are ignored) — back through the model,
+// handing every linear layer's input and output gradient to grads, and
+// returns the gradient with respect to the embedded tokens, [tokens ×
+// hidden] in the batch's order. A pass is backward-ed at most once; its
+// activations may be dropped afterwards.
+func (p *Pass) Backward(dLogprobs [][]float32, grads LinearGradients) ([]float32, error) {
+	m := p.m
+	c := m.Config
+	if len(dLogprobs) != len(p.Logprobs) {
+		return nil, fmt.Errorf("%w: %d gradient rows for %d sequences", ErrBatch, len(dLogprobs), len(p.Logprobs))
+	}
+	for i := range dLogprobs {
+		if len(dLogprobs[i]) != len(p.Logprobs[i]) {
+			return nil, fmt.Errorf("%w: sequence %d: %d gradients for %d positions", ErrBatch, i, len(dLogprobs[i]), len(p.Logprobs[i]))
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if p.done {
+		return nil, fmt.Errorf("%w: the pass was backward-ed already", ErrBatch)
+	}
+	p.done = true
+	bw := m.transposes()
+	T, d := len(p.rows), c.HiddenSize
+	dx := make([]float32, T*d)
+	p.logitsBackward(dLogprobs, bw, dx)
+	s := newBackwardScratch(c, T)
+	for li := len(m.Layers) - 1; li >= 0; li-- {
+		m.mlpBackward(li, &p.batch.Record.Layers[li], bw, dx, s, grads)
+		p.attentionBackward(li, bw, dx, s, grads)
+	}
+	return dx, nil
+}
+
+// logitsBackward adds to dx the gradient through the output projection and
+// the final norm: d logit = dlogprob·(onehot(target) − softmax).
+func (p *Pass) logitsBackward(dLogprobs [][]float32, bw *backwardWeights, dx []float32) {
+	m := p.m
+	c := m.Config
+	d, v := c.HiddenSize, c.VocabSize
+	n := len(p.targetRows)
+	if n == 0 {
+		return
+	}
+	dNormed := make([]float32, n*d)
+	probs := p.probs
+	p.probs = nil
+	for lo := 0; lo < n; lo += p.chunkRows {
+		hi := min(lo+p.chunkRows, n)
+		if p.chunkRows < n {
+			probs = p.softmaxRows(lo, hi, probs)
+		}
+		// The softmax rows become the logits' gradients in place: a pass
+		// is backward-ed once.
+		dLogits := probs[:(hi-lo)*v]
+		m.pool.Parallel(hi-lo, 1, func(a, b int) {
+			for i := a; i < b; i++ {
+				tp := p.targetPos[lo+i]
+				lp := dLogprobs[tp.seq][tp.pos]
+				row := dLogits[i*v : (i+1)*v]
+				for j, q := range row {
+					row[j] = -lp * q
+				}
+				row[p.targets[lo+i]] += lp
+			}
+		})
+		m.pool.MatMulTLongK(dNormed[lo*d:hi*d], dLogits, bw.lmHead, hi-lo, d, v, LongKChunk)
+	}
+	rec := p.batch.Record
+	for i, r := range p.targetRows {
+		tensor.RMSNormBackward(dx[r*d:(r+1)*d], dNormed[i*d:(i+1)*d], rec.Hidden[r*d:(r+1)*d], m.Norm, c.RMSNormEps)
+	}
+}
+
+// backwardScratch holds the gradient buffers of one layer's backward pass,
+// reused from layer to layer.
+type backwardScratch struct {
+	dAct, dGate, dUp, dGateUp []float32 // [T × f], [T × 2f]
+	dNormed                   []float32 // [T × hidden]
+	dAttnOut, dQ              []float32 // [T × q]
+	dK, dV                    []float32 // [T × kv]
+	dQKV                      []float32 // [T × (q+2kv)]
+	dQProj, dKProj            []float32 // Qwen3: before the q/k norm
+}
+
+func newBackwardScratch(c *Config, T int) *backwardScratch {
+	d, qd, kvd, f := c.HiddenSize, c.Heads*c.HeadDim, c.KVHeads*c.HeadDim, c.IntermediateSize
+	s := &backwardScratch{
+		dAct: make([]float32, T*f), dGate: make([]float32, T*f), dUp: make([]float32, T*f),
+		dGateUp: make([]float32, T*2*f), dNormed: make([]float32, T*d),
+		dAttnOut: make([]float32, T*qd), dQ: make([]float32, T*qd),
+		dK: make([]float32, T*kvd), dV: make([]float32, T*kvd), dQKV: make([]float32, T*(qd+2*kvd)),
+	}
+	if c.QKNorm {
+		s.dQProj, s.dKProj = make([]float32, T*qd), make([]float32, T*kvd)
+	}
+	return s
+}
+
+// concatRows writes the rows of parts side by side into dst: row t of dst
+// is row t of parts[0], then of parts[1], ...
+func concatRows(dst []float32, rows int, parts ...[]float32) {
+	at := 0
+	for t := range rows {
+		for _, p := range parts {
+			w := len(p) / rows
+			at += copy(dst[at:], p[t*w:(t+1)*w])
+		}
+	}
+}
+
+// mlpBackward turns dx, the gradient at the output of block li, into the
+// gradient at its residual stream after attention (Mid), through the MLP
+// and its norm.
+func (m *Model) mlpBackward(li int, a *LayerActivations, bw *backwardWeights, dx []float32, s *backwardScratch, grads LinearGradients) {
+	c := m.Config
+	ly, lt := m.Layers[li], &bw.layers[li]
+	d, f := c.HiddenSize, c.IntermediateSize
+	T := len(dx) / d
+	m.pool.MatMulT(s.dAct, dx, lt.down, T, f, d)
+	grads.Linear(li, lora.Down, ly.Down, a.Act, dx, s.dAct, T)
+	tensor.SwiGLUBackward(s.dGate, s.dUp, s.dAct, a.Gate, a.Up)
+	concatRows(s.dGateUp, T, s.dGate, s.dUp)
+	m.pool.MatMulT(s.dNormed, s.dGateUp, lt.gateUp, T, d, 2*f)
+	grads.Linear(li, lora.Gate, ly.Gate, a.MLPNormed, s.dGate, s.dNormed, T)
+	grads.Linear(li, lora.Up, ly.Up, a.MLPNormed, s.dUp, s.dNormed, T)
+	tensor.RMSNormBackward(dx, s.dNormed, a.Mid, ly.PostAttentionNorm, c.RMSNormEps)
+}
+
+// attentionBackward turns dx, the gradient at the residual stream after
+// attention of block li, into the gradient at the block's input.
+func (p *Pass) attentionBackward(li int, bw *backwardWeights, dx []float32, s *backwardScratch, grads LinearGradients) {
+	m := p.m
+	c := m.Config
+	a := &p.batch.Record.Layers[li]
+	ly, lt := m.Layers[li], &bw.layers[li]
+	d, hd := c.HiddenSize, c.HeadDim
+	qd, kvd := c.Heads*hd, c.KVHeads*hd
+	T := len(dx) / d
+	m.pool.MatMulT(s.dAttnOut, dx, lt.o, T, qd, d)
+	grads.Linear(li, lora.O, ly.O, a.AttnOut, dx, s.dAttnOut, T)
+	p.attentionCoreBackward(a, s)
+	for t, r := range p.rows {
+		p.ropes[r.seq].ApplyTranspose(s.dQ[t*qd:(t+1)*qd], hd, r.pos)
+		p.ropes[r.seq].ApplyTranspose(s.dK[t*kvd:(t+1)*kvd], hd, r.pos)
+	}
+	dQ, dK := s.dQ, s.dK
+	if c.QKNorm {
+		clear(s.dQProj)
+		clear(s.dKProj)
+		tensor.RMSNormBackward(s.dQProj, s.dQ, a.QProj, ly.QNorm, c.RMSNormEps)
+		tensor.RMSNormBackward(s.dKProj, s.dK, a.KProj, ly.KNorm, c.RMSNormEps)
+		dQ, dK = s.dQProj, s.dKProj
+	}
+	concatRows(s.dQKV, T, dQ, dK, s.dV)
+	m.pool.MatMulT(s.dNormed, s.dQKV, lt.qkv, T, d, qd+2*kvd)
+	grads.Linear(li, lora.Q, ly.Q, a.AttnNormed, dQ, s.dNormed, T)
+	grads.Linear(li, lora.K, ly.K, a.AttnNormed, dK, s.dNormed, T)
+	grads.Linear(li, lora.V, ly.V, a.AttnNormed, s.dV, s.dNormed, T)
+	tensor.RMSNormBackward(dx, s.dNormed, a.Input, ly.InputNorm, c.RMSNormEps)
+}

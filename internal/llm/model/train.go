@@ -1,0 +1,188 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/weftlabs/weft/internal/llm/lora"
+	"github.com/weftlabs/weft/internal/llm/tensor"
+)
+
+// TrainSequence is one sequence of a training micro-batch: its tokens from
+// position 0 and the tokens whose log-probabilities a loss looks at.
+type TrainSequence struct {
+	Tokens []int32
+	// Targets has one entry per token: Targets[i] is the token whose
+	// log-probability given Tokens[:i+1] the pass computes (for next-token
+	// training, Tokens[i+1]), or NoTarget. Only these positions get logits.
+	Targets []int32
+}
+
+// NoTarget marks a position of TrainSequence.Targets that the loss ignores.
+const NoTarget int32 = -1
+
+// DropoutSeed is the seed of the pass's adapter dropout masks: a backward
+// pass regenerates them with lora.DropoutMask over all the batch's rows.
+func (p *Pass) DropoutSeed() uint64 { return p.batch.DropoutSeed }
+
+// Pass is the recorded forward pass of a training micro-batch: the
+// log-probabilities of its targets and the activations Backward multiplies
+// gradients by. Its memory grows with the batch's tokens (every layer's
+// activations) and with its targets times the vocabulary (their softmax);
+// a trainer bounds both by splitting a batch into micro-batches.
+type Pass struct {
+	m     *Model
+	batch Batch
+	rows  []rowInfo
+	ropes []*tensor.RoPE
+	// targetRows are the rows with a target, in order, and targets their
+	// tokens; probs holds their softmax over the vocabulary.
+	targetRows []int
+	targetPos  []rowInfo // sequence and position of each target row
+	targets    []int32
+	// probs is the softmax of the target rows when they fit in one chunk
+	// of chunkRows rows (TrainOptions.LogitsBudget); otherwise the
+	// backward pass recomputes it chunk by chunk.
+	probs     []float32
+	chunkRows int
+	// targetLogprobs are the log-probabilities of targets.
+	targetLogprobs []float32
+	done           bool // backward-ed: the activations are spent
+	// Logprobs[s][i] is log p(Targets[i] | Tokens[:i+1]) of sequence s, 0
+	// where Targets[i] is NoTarget.
+	Logprobs [][]float32
+}
+
+// TrainOptions are the choices of a training forward pass.
+type TrainOptions struct {
+	// Adapter is applied to every sequence (nil: the base model). With
+	// dropout, its inputs are dropped with masks drawn from DropoutSeed
+	// (see Batch.DropoutSeed).
+	Adapter     *lora.Adapter
+	DropoutSeed uint64
+	// LogitsBudget bounds the bytes of softmax rows (targets × vocabulary
+	// × 4) the pass keeps for its backward pass. Past it, the forward pass
+	// computes the log-probabilities in chunks of rows that fit and the
+	// backward pass recomputes each chunk's logits: one more output
+	// projection for memory that no longer grows with the targets. 0 means
+	// DefaultLogitsBudget.
+	LogitsBudget int
+}
+
+// DefaultLogitsBudget is TrainOptions.LogitsBudget's default, 256 MiB:
+// 2,048 targets of a 32,000-token vocabulary, 441 of a 152,000-token one.
+const DefaultLogitsBudget = 256 << 20
+
+// TrainForward runs a training micro-batch through the model — the same
+// forward pass as Forward, recording its activations — and returns the
+// log-probabilities of the targets. The pass keeps nothing in the model:
+// several may be alive at once, each backward-ed once or dropped.
+func (m *Model) TrainForward(seqs []TrainSequence, opts TrainOptions) (*Pass, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := &Pass{m: m, batch: Batch{Record: &Activations{}, DropoutSeed: opts.DropoutSeed}}
+	budget := opts.LogitsBudget
+	if budget <= 0 {
+		budget = DefaultLogitsBudget
+	}
+	p.chunkRows = max(1, budget/(4*m.Config.VocabSize))
+	longest := 0
+	for i, s := range seqs {
+		if len(s.Targets) != len(s.Tokens) {
+			return nil, fmt.Errorf("%w: sequence %d has %d tokens and %d targets", ErrBatch, i, len(s.Tokens), len(s.Targets))
+		}
+		for t, id := range s.Targets {
+			if id != NoTarget && (id < 0 || int(id) >= m.Config.VocabSize) {
+				return nil, fmt.Errorf("%w: sequence %d: target %d at position %d outside the vocabulary of %d", ErrBatch, i, id, t, m.Config.VocabSize)
+			}
+		}
+		p.batch.Seqs = append(p.batch.Seqs, Sequence{ID: SeqID(i), Tokens: s.Tokens, Adapter: opts.Adapter})
+		longest = max(longest, len(s.Tokens))
+	}
+	rows, err := m.checkBatch(&p.batch)
+	if err != nil {
+		return nil, err
+	}
+	p.rows = rows
+	// The cache only serves the pass itself: attention's backward reads
+	// the recorded keys and values.
+	x, err := m.decoderLayers(&p.batch, NewContiguousCache(m.Config, longest))
+	if err != nil {
+		return nil, err
+	}
+	p.ropes = m.ropeTables(&p.batch)
+	p.Logprobs = make([][]float32, len(seqs))
+	row := 0
+	for i, s := range seqs {
+		p.Logprobs[i] = make([]float32, len(s.Tokens))
+		for t, id := range s.Targets {
+			if id != NoTarget {
+				p.targetRows = append(p.targetRows, row+t)
+				p.targetPos = append(p.targetPos, rowInfo{seq: i, pos: t})
+				p.targets = append(p.targets, id)
+			}
+		}
+		row += len(s.Tokens)
+	}
+	p.targetLogits(x)
+	at := 0
+	for i, s := range seqs {
+		for t, id := range s.Targets {
+			if id != NoTarget {
+				p.Logprobs[i][t] = p.targetLogprobs[at]
+				at++
+			}
+		}
+	}
+	return p, nil
+}
+
+// targetLogits applies the final norm to the target rows of x, and the
+// output projection and softmax to them in chunks of p.chunkRows rows,
+// keeping the log-probabilities of the targets and, when all the rows fit
+// in one chunk, their softmax for the backward pass.
+func (p *Pass) targetLogits(x []float32) {
+	m := p.m
+	c := m.Config
+	d := c.HiddenSize
+	n := len(p.targetRows)
+	normed := make([]float32, n*d)
+	for i, r := range p.targetRows {
+		copy(normed[i*d:(i+1)*d], x[r*d:(r+1)*d])
+	}
+	tensor.RMSNorm(normed, normed, m.Norm, c.RMSNormEps)
+	rec := p.batch.Record
+	rec.Hidden, rec.Normed, rec.LogitRows = x, normed, p.targetRows
+	p.targetLogprobs = make([]float32, n)
+	var probs []float32
+	for lo := 0; lo < n; lo += p.chunkRows {
+		probs = p.softmaxRows(lo, min(lo+p.chunkRows, n), probs)
+	}
+	if n <= p.chunkRows {
+		p.probs = probs
+	}
+}
+
+// softmaxRows computes the logits of target rows [lo, hi) into buf (grown
+// as needed) and replaces them by their softmax, recording the targets'
+// log-probabilities; it returns the buffer, [hi−lo × vocabulary].
+func (p *Pass) softmaxRows(lo, hi int, buf []float32) []float32 {
+	m := p.m
+	d, v := m.Config.HiddenSize, m.Config.VocabSize
+	n := hi - lo
+	if cap(buf) < n*v {
+		buf = make([]float32, n*v)
+	}
+	buf = buf[:n*v]
+	m.project(p.batch.Record.Normed[lo*d:hi*d], n, []*Linear{m.LMHead}, [][]float32{buf})
+	m.pool.Parallel(n, 1, func(a, b int) {
+		for i := a; i < b; i++ {
+			row := buf[i*v : (i+1)*v]
+			// The log-probability from the log-softmax, not the log of
+			// the probability, which underflows for unlikely targets.
+			logit := row[p.targets[lo+i]]
+			mx, logSum := tensor.SoftmaxLogZ(row)
+			p.targetLogprobs[lo+i] = (logit - mx) - logSum
+		}
+	})
+	return buf
+}

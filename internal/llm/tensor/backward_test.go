@@ -1,0 +1,172 @@
+package tensor
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestSoftmaxLogZ: the same probabilities as Softmax, bit for bit, and
+// log-probabilities equal to LogSoftmax's, bit for bit.
+func TestSoftmaxLogZ(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	x := randFloats(r, 1000)
+	for i := range x {
+		x[i] *= 20
+	}
+	p, logp, z := slices.Clone(x), slices.Clone(x), slices.Clone(x)
+	Softmax(p)
+	LogSoftmax(logp)
+	mx, logSum := SoftmaxLogZ(z)
+	if i := sameBits(z, p); i >= 0 {
+		t.Fatalf("probability %d: %v, Softmax %v", i, z[i], p[i])
+	}
+	for i, v := range x {
+		if got := (v - mx) - logSum; got != logp[i] {
+			t.Fatalf("log-probability %d: %v, LogSoftmax %v", i, got, logp[i])
+		}
+	}
+}
+
+// numericGradient is the central difference of f at x along each element.
+func numericGradient(x []float32, f func([]float32) float64) []float64 {
+	g := make([]float64, len(x))
+	for i := range x {
+		v := x[i]
+		h := float32(1e-2) * max(1, float32(math.Abs(float64(v))))
+		x[i] = v + h
+		up := f(x)
+		x[i] = v - h
+		down := f(x)
+		x[i] = v
+		g[i] = (up - down) / float64(2*h)
+	}
+	return g
+}
+
+func checkGradient(t *testing.T, what string, got []float32, want []float64) {
+	t.Helper()
+	var diff, scale float64
+	for i := range want {
+		diff = max(diff, math.Abs(float64(got[i])-want[i]))
+		scale = max(scale, math.Abs(want[i]))
+	}
+	if diff/scale > 2e-3 {
+		t.Fatalf("%s: gradient off by %.3g relative (max |Δ| %.3g): %v, numerically %v", what, diff/scale, diff, got, want)
+	}
+}
+
+// weighted is Σ w·y: a loss whose gradient with respect to y is w.
+func weighted(y, w []float32) float64 {
+	var s float64
+	for i := range y {
+		s += float64(y[i]) * float64(w[i])
+	}
+	return s
+}
+
+// TestBackwardKernelsMatchDifferences: RMSNormBackward, SwiGLUBackward and
+// RoPE.ApplyTranspose give the gradients that central differences of the
+// forward kernels give, for a linear loss of the output.
+func TestBackwardKernelsMatchDifferences(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	const dim, rows = 16, 3
+	x, w, dy := randFloats(r, rows*dim), randFloats(r, dim), randFloats(r, rows*dim)
+
+	dx := make([]float32, len(x))
+	RMSNormBackward(dx, dy, x, w, 1e-5)
+	checkGradient(t, "RMSNorm", dx, numericGradient(x, func(x []float32) float64 {
+		y := make([]float32, len(x))
+		RMSNorm(y, x, w, 1e-5)
+		return weighted(y, dy)
+	}))
+
+	gate, up := randFloats(r, rows*dim), randFloats(r, rows*dim)
+	dGate, dUp := make([]float32, len(gate)), make([]float32, len(up))
+	SwiGLUBackward(dGate, dUp, dy, gate, up)
+	swiglu := func(gate, up []float32) float64 {
+		y := make([]float32, len(gate))
+		SwiGLU(y, gate, up)
+		return weighted(y, dy)
+	}
+	checkGradient(t, "SwiGLU gate", dGate, numericGradient(gate, func(g []float32) float64 { return swiglu(g, up) }))
+	checkGradient(t, "SwiGLU up", dUp, numericGradient(up, func(u []float32) float64 { return swiglu(gate, u) }))
+
+	inv := []float32{1, 0.1, 0.01, 0.001, 0.5, 0.25}
+	rope := NewRoPE(inv, 8, 1.3)
+	const headDim = 16 // 12 rotated, 4 kept
+	back := slices.Clone(dy)
+	rope.ApplyTranspose(back, headDim, 5)
+	checkGradient(t, "RoPE", back, numericGradient(x, func(x []float32) float64 {
+		y := slices.Clone(x)
+		rope.Apply(y, headDim, 5)
+		return weighted(y, dy)
+	}))
+}
+
+// TestMatMulTLongK: the chunked product equals MatMulT to rounding, with
+// chunks that do and do not divide k, and its bits do not depend on the
+// thread count.
+func TestMatMulTLongK(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	const m, n, k = 13, 50, 2000
+	a, b := randFloats(r, m*k), randFloats(r, n*k)
+	want := make([]float32, m*n)
+	MatMulT(want, a, b, m, n, k)
+	var first []float32
+	for _, threads := range []int{1, 2, 3} {
+		p := NewPool(threads)
+		for _, chunk := range []int{256, 300, 5000} {
+			got := make([]float32, m*n)
+			for i := range got {
+				got[i] = float32(i) // overwritten, not added to
+			}
+			p.MatMulTLongK(got, a, b, m, n, k, chunk)
+			for i := range want {
+				if d := math.Abs(float64(got[i] - want[i])); d > 1e-3 {
+					t.Fatalf("threads %d chunk %d: element %d = %v, MatMulT %v", threads, chunk, i, got[i], want[i])
+				}
+			}
+			if chunk == 300 {
+				if first == nil {
+					first = got
+				} else if i := sameBits(got, first); i >= 0 {
+					t.Fatalf("threads %d: element %d differs from one thread's", threads, i)
+				}
+			}
+		}
+		p.Close()
+	}
+}
+
+// TestAddMatMulTransA: dst + aᵀ·b as MatMulT computes it on transposed
+// copies, to rounding, and the same bits on any number of threads.
+func TestAddMatMulTransA(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	const m, n, k = 9, 70, 300
+	a, b, base := randFloats(r, k*m), randFloats(r, k*n), randFloats(r, m*n)
+	aT, bT := make([]float32, m*k), make([]float32, n*k)
+	Transpose(aT, a, k, m)
+	Transpose(bT, b, k, n)
+	want := make([]float32, m*n)
+	MatMulT(want, aT, bT, m, n, k)
+	Add(want, want, base)
+	var first []float32
+	for _, threads := range []int{1, 2, 3} {
+		p := NewPool(threads)
+		got := slices.Clone(base)
+		p.AddMatMulTransA(got, a, b, m, n, k)
+		p.Close()
+		for i := range want {
+			if d := math.Abs(float64(got[i] - want[i])); d > 1e-3 {
+				t.Fatalf("threads %d: element %d = %v, want %v", threads, i, got[i], want[i])
+			}
+		}
+		if first == nil {
+			first = got
+		} else if i := sameBits(got, first); i >= 0 {
+			t.Fatalf("threads %d: element %d differs from one thread's", threads, i)
+		}
+	}
+}
