@@ -113,6 +113,7 @@ func New(cfg Config) (*Handler, error) {
 	}))
 	h.routes()
 	h.queueRoutes()
+	h.objectRoutes()
 	h.trainingRoutes()
 	h.playgroundRoutes()
 	return h, nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/objects/ref"
 	"github.com/weftlabs/weft/trace"
 )
 
@@ -32,6 +33,9 @@ type listView struct {
 	Q        string // full-text search over inputs and outputs
 	User     string // user name of the caller
 	Feedback bool   // only traces with feedback
+	// Ref is an op or object version ref: the list shows every call (not
+	// only roots) that ran the op or took the object as an input.
+	Ref string
 	// Cols are the chosen inputs.* / output.* columns, in order.
 	Cols []string
 	Sort string // a sortable field
@@ -45,6 +49,7 @@ type listView struct {
 
 	from, to *time.Time
 	after    *trace.CallsCursor
+	refKind  ref.Kind
 }
 
 // sortableColumns are the list's fixed sortable columns: the trace
@@ -80,6 +85,16 @@ func parseListView(q url.Values) (listView, error) {
 	}
 	if len(v.Q) > trace.MaxSearchLength {
 		return v, weft.Errorf(errBadView, "q: at most %d bytes", trace.MaxSearchLength)
+	}
+	if v.Ref = strings.TrimSpace(q.Get("ref")); v.Ref != "" {
+		r, err := ref.Parse(v.Ref)
+		if err != nil || len(v.Ref) > 1024 || (r.Kind != ref.KindOp && r.Kind != ref.KindObject) {
+			return v, weft.Errorf(errBadView, "ref: an op or object ref like weave:///entity/project/op/name:digest")
+		}
+		v.refKind = r.Kind
+		if r.Kind == ref.KindOp && v.Op != "" && v.Op != v.Ref {
+			return v, weft.Errorf(errBadView, "op and ref: they name different ops")
+		}
 	}
 	switch q.Get("feedback") {
 	case "":
@@ -226,9 +241,15 @@ func (v listView) cursorOf(c *callView) string {
 // filter is the calls filter of the view; userID is the id of its user
 // filter ("" for none).
 func (v listView) filter(userID string) trace.CallsFilter {
-	f := trace.CallsFilter{TraceRootsOnly: true, StartedFrom: v.from, StartedBefore: v.to, Search: v.Q, HasFeedback: v.Feedback}
+	f := trace.CallsFilter{TraceRootsOnly: v.Ref == "", StartedFrom: v.from, StartedBefore: v.to, Search: v.Q, HasFeedback: v.Feedback}
+	switch v.refKind {
+	case ref.KindOp:
+		f.OpNames = append(f.OpNames, v.Ref)
+	case ref.KindObject:
+		f.InputRefs = []string{v.Ref}
+	}
 	if v.Op != "" {
-		f.OpNames = []string{v.Op}
+		f.OpNames = append(f.OpNames, v.Op)
 	}
 	if v.Status != "" {
 		f.Statuses = []string{v.Status}
@@ -257,6 +278,7 @@ func (v listView) values(changes ...string) url.Values {
 	set("to", v.To, "")
 	set("q", v.Q, "")
 	set("user", v.User, "")
+	set("ref", v.Ref, "")
 	if v.Feedback {
 		q.Set("feedback", "1")
 	}
