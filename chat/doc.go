@@ -39,9 +39,13 @@
 // 400 messages) and shapes the engine's output as vLLM's
 // ChatCompletionResponse or chunk stream, written as the bytes a vLLM
 // upstream would send: relaying and tracing are the ones every upstream
-// goes through. Fields a local model cannot honour yet (structured
-// outputs, tool_choice required or named, beam search) are a 400 naming
-// the field. POST /tokenize and /detokenize ([Gateway.Tokenize],
+// goes through. Structured outputs (structured_outputs, the older
+// guided_* fields, response_format) and tool_choice required or named
+// become a constraint the engine masks every step with (localoutput.go);
+// the text is read back into reasoning, content and tool calls as vLLM's
+// reasoning and tool parsers read it (localparse.go). Fields a local model
+// cannot honour (beam search, structural tags) are a 400 naming the
+// field. POST /tokenize and /detokenize ([Gateway.Tokenize],
 // [Gateway.Detokenize]) serve local models. An overloaded engine answers
 // 503 with Retry-After (after the route's fallbacks); a client that
 // disconnects stops its generation.

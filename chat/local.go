@@ -14,6 +14,7 @@ import (
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/chat/local"
+	"github.com/weftlabs/weft/internal/llm/constrain"
 )
 
 // localModel is a model the gateway runs in-process (a route of kind
@@ -22,6 +23,14 @@ type localModel struct {
 	engine        *local.Engine
 	prompt        promptModel
 	promptDetails bool
+	// thinks: the model reasons first, between <think> and </think> (its
+	// vocabulary has both, as Qwen3's does), when enable_thinking is on.
+	thinks bool
+	// toolFormat is how the model writes tool calls of its own accord,
+	// told by its vocabulary: Hermes' <tool_call>, or Llama 3's JSON
+	// (a Llama 3 vocabulary: <|python_tag|>, or <|start_header_id|> and
+	// <|eot_id|>).
+	toolFormat toolFormat
 }
 
 // openLocalModels opens the engine of every local route, once, and fills
@@ -37,6 +46,11 @@ func (s *Gateway) openLocalModels() error {
 			Name: route.Name, Threads: u.Threads, MaxSeqs: u.MaxSequences, KVCacheBytes: int64(u.KVCacheBytes),
 			WeightType: local.WeightType(u.WeightType), MaxModelLen: int(route.MaxModelLen), MaxLogprobs: int(route.MaxLogprobs),
 			MaxBatchTokens: u.MaxBatchTokens, MaxQueued: u.MaxQueued, MaxQueueWait: u.MaxQueueWait,
+			Structured: constrain.Config{
+				CacheSize: u.StructuredOutputs.CacheSize, MaxMasks: u.StructuredOutputs.MaxMasks,
+				MaxWhitespace: u.StructuredOutputs.MaxWhitespace, MaxStringLength: u.StructuredOutputs.MaxStringLength,
+				MaxNesting: u.StructuredOutputs.MaxNesting,
+			},
 		})
 		if err != nil {
 			s.closeLocalModels()
@@ -47,6 +61,7 @@ func (s *Gateway) openLocalModels() error {
 			prompt:        promptModel{tokenizer: engine.Tokenizer(), template: engine.ChatTemplate(), maxModelLen: engine.MaxModelLen()},
 			promptDetails: u.PromptTokensDetails,
 		}
+		lm.readFormats(u.ReasoningParser != "none")
 		route.ModelInfo = ModelInfo{
 			MaxModelLen: int64(engine.MaxModelLen()), VocabSize: int64(engine.VocabSize()),
 			MaxLogprobs: route.MaxLogprobs, PriorityScheduling: true, countsPrompt: true,
@@ -56,34 +71,6 @@ func (s *Gateway) openLocalModels() error {
 			"max_model_len", engine.MaxModelLen(), "weight_type", u.WeightType)
 	}
 	return nil
-}
-
-// localAdapter is a trained checkpoint of a local model: its adapter
-// directory ("" for the untrained step 0, which the base model serves) and
-// the route whose engine applies it.
-type localAdapter struct {
-	path, base string
-}
-
-// localAdapterRoute routes a trained checkpoint over a local base model to
-// that model's engine, which applies the adapter per request: every
-// checkpoint of every model trained on it shares the engine's weights and
-// forward passes.
-func localAdapterRoute(base *Route, adapter LoRAAdapter) *Route {
-	u := base.Upstreams[0]
-	u.localAdapter = &localAdapter{path: adapter.Path, base: base.Name}
-	r := *base
-	r.Name, r.Upstreams, r.Fallbacks = adapter.Name, []Upstream{u}, nil
-	return &r
-}
-
-// localModelOf is the local model serving route r: its own, or its base
-// model's for a trained checkpoint.
-func (s *Gateway) localModelOf(r *Route) *localModel {
-	if a := r.Upstreams[0].localAdapter; a != nil {
-		return s.local[a.base]
-	}
-	return s.local[r.Name]
 }
 
 // closeLocalModels stops every local engine.
@@ -96,38 +83,36 @@ func (s *Gateway) closeLocalModels() {
 	}
 }
 
-// notYetLocal lists the request fields local models refuse for now, with
-// the value that means "not used": structured outputs and tool-call
-// parsing are not implemented yet, and neither are beam search and the
-// other engine extensions below.
+// readFormats tells from the model's vocabulary whether it thinks (unless
+// the route turns the reasoning parser off) and how it writes tool calls.
+func (lm *localModel) readFormats(parseReasoning bool) {
+	tok := lm.engine.Tokenizer()
+	has := func(text string) bool { _, ok := tok.TokenToID(text); return ok }
+	lm.thinks = parseReasoning && has("<think>") && has("</think>")
+	switch {
+	case has("<tool_call>") && has("</tool_call>"):
+		lm.toolFormat = formatHermes
+	case has("<|python_tag|>") || has("<|start_header_id|>") && has("<|eot_id|>"):
+		lm.toolFormat = formatLlama3
+	}
+}
+
+// notYetLocal lists the request fields local models refuse, with the value
+// that means "not used": beam search and the engine extensions below.
 var notYetLocal = []struct{ field, unused string }{
-	{"structured_outputs", ""}, {"guided_json", ""}, {"guided_regex", ""}, {"guided_choice", ""},
-	{"guided_grammar", ""}, {"guided_decoding_backend", ""}, {"guided_whitespace_pattern", ""},
 	{"use_beam_search", "false"}, {"logprob_token_ids", ""}, {"thinking_token_budget", ""},
 	{"repetition_detection", ""}, {"logits_processors", "[]"},
 }
 
-// refuseNotYetLocal answers 400 for a field a local model cannot honour
-// yet, naming it, rather than silently ignoring it.
+// refuseNotYetLocal answers 400 for a field a local model cannot honour,
+// naming it, rather than silently ignoring it.
 func refuseNotYetLocal(req *CompletionRequest) error {
-	if rf := req.ResponseFormat; rf != nil && rf.Type != "text" {
-		return weft.WithFields(ErrUnsupportedField, map[string]any{"param": "response_format"},
-			"`response_format` of type %q is not supported by local models yet (structured outputs).", rf.Type)
-	}
 	for _, f := range notYetLocal {
 		v, ok := req.field(f.field)
 		if !ok || isNull(v) || (f.unused != "" && strings.TrimSpace(string(v)) == f.unused) {
 			continue
 		}
 		return weft.WithFields(ErrUnsupportedField, map[string]any{"param": f.field}, "`%s` is not supported by local models yet.", f.field)
-	}
-	if req.has("tool_choice") {
-		var choice any
-		_ = json.Unmarshal(req.ToolChoice, &choice)
-		if choice != "none" && choice != "auto" {
-			return weft.WithFields(ErrUnsupportedField, map[string]any{"param": "tool_choice"},
-				"`tool_choice` %s is not supported by local models yet (tool-call parsing); use \"auto\" or \"none\": tools are shown to the model through its chat template.", pythonRepr(choice))
-		}
 	}
 	return nil
 }
@@ -144,6 +129,14 @@ func (s *Gateway) attemptLocal(ctx context.Context, r *Route, req *CompletionReq
 		return false, weft.Errorf(ErrUpstreamUnavailable, "model %s is not open", r.Name)
 	}
 	if err := refuseNotYetLocal(req); err != nil {
+		return false, err
+	}
+	plan, err := lm.planOutput(req)
+	if err != nil {
+		return false, err
+	}
+	constraint, err := plan.compile(lm.engine)
+	if err != nil {
 		return false, err
 	}
 	var in chatInput
@@ -178,14 +171,12 @@ func (s *Gateway) attemptLocal(ctx context.Context, r *Route, req *CompletionReq
 		maxTokens = min(maxTokens, *d) // generation_config.json's max_new_tokens
 	}
 	engineReq := engineRequest(req, ids, maxTokens)
-	if a := r.Upstreams[0].localAdapter; a != nil {
-		engineReq.Adapter = a.path
-	}
+	engineReq.Constraint, engineReq.ConstrainAfterReasoning = constraint, constraint != nil && plan.thinking
 	opts := answerOptions{
 		id: "chatcmpl-" + requestID(req), model: r.Name, created: s.now().Unix(), role: prompt.role,
 		logprobs: req.Logprobs != nil && *req.Logprobs, asTokenIDs: req.ReturnTokensAsTokenIDs != nil && *req.ReturnTokensAsTokenIDs,
 		tokenIDs: req.ReturnTokenIDs != nil && *req.ReturnTokenIDs, promptIDs: ids,
-		includeUsage: req.IncludeUsage(), promptDetails: lm.promptDetails,
+		includeUsage: req.IncludeUsage(), promptDetails: lm.promptDetails, plan: plan,
 	}
 	if req.TopLogprobs != nil {
 		opts.topLogprobs = int(*req.TopLogprobs)
@@ -195,6 +186,9 @@ func (s *Gateway) attemptLocal(ctx context.Context, r *Route, req *CompletionReq
 		opts.echo = prompt.lastContent
 	}
 
+	if a := r.Upstreams[0].localAdapter; a != nil {
+		engineReq.Adapter = a.path // a trained checkpoint: its adapter applies
+	}
 	genCtx, cancel := context.WithCancel(ctx)
 	gen, err := lm.engine.Generate(genCtx, engineReq)
 	if err != nil {

@@ -75,7 +75,8 @@ func TestParseLocalRouting(t *testing.T) {
   - name: q
     max_model_len: 2048
     fallbacks: [r]
-    upstreams: [{kind: local, path: /models/q, threads: 2, max_sequences: 8, kv_cache_bytes: 1.5GiB, max_queue_wait: 2s, weight_type: int8}]
+    upstreams: [{kind: local, path: /models/q, threads: 2, max_sequences: 8, kv_cache_bytes: 1.5GiB, max_queue_wait: 2s, weight_type: int8,
+      reasoning_parser: none, structured_outputs: {max_masks: 1024, max_whitespace: -1, max_string_length: 64}}]
   - name: r
     upstreams: [{kind: local, path: /models/r, kv_cache_bytes: 1000000}]
 `), nil)
@@ -84,7 +85,9 @@ func TestParseLocalRouting(t *testing.T) {
 	}
 	q := r.Models[0].Upstreams[0]
 	if q.KVCacheBytes != 3<<29 || q.WeightType != "int8" || q.Threads != 2 || q.MaxSequences != 8 || q.MaxQueueWait != 2*time.Second || q.Model != "q" ||
-		r.Models[1].Upstreams[0].KVCacheBytes != 1000000 || r.Models[1].Upstreams[0].WeightType != "f32" {
+		r.Models[1].Upstreams[0].KVCacheBytes != 1000000 || r.Models[1].Upstreams[0].WeightType != "f32" ||
+		q.ReasoningParser != "none" || q.StructuredOutputs != (StructuredOptions{MaxMasks: 1024, MaxWhitespace: -1, MaxStringLength: 64}) ||
+		r.Models[1].Upstreams[0].ReasoningParser != "auto" {
 		t.Fatalf("%+v %+v", q, r.Models[1].Upstreams[0])
 	}
 	for _, tc := range []struct{ text, want string }{
@@ -94,6 +97,8 @@ func TestParseLocalRouting(t *testing.T) {
 		{`models: [{name: q, upstreams: [{kind: local, path: /m, weight_type: f16}]}]`, `weight_type "f16" must be f32 or int8`},
 		{`models: [{name: q, upstreams: [{kind: local, path: /m, kv_cache_bytes: lots}]}]`, `"lots" is not a size`},
 		{`models: [{name: q, upstreams: [{url: "http://x/v1", threads: 2}]}]`, "for kind local only"},
+		{`models: [{name: q, upstreams: [{kind: local, path: /m, reasoning_parser: qwen}]}]`, `reasoning_parser "qwen" must be auto or none`},
+		{`models: [{name: q, upstreams: [{kind: local, path: /m, structured_outputs: {max_whitespace: -2}}]}]`, "max_whitespace not below -1"},
 	} {
 		if _, err := ParseRouting([]byte(tc.text), nil); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.text, err, tc.want)

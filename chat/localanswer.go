@@ -31,6 +31,8 @@ type answerOptions struct {
 	promptIDs []int
 	// usage: the final usage chunk, usage on every chunk, cached tokens.
 	includeUsage, continuousUsage, promptDetails bool
+	// plan is how the text is read back: reasoning, tool calls.
+	plan outputPlan
 }
 
 type wireLogprob struct {
@@ -57,7 +59,11 @@ type wireMessageOut struct {
 	Annotations  json.RawMessage `json:"annotations"`
 	Audio        json.RawMessage `json:"audio"`
 	FunctionCall json.RawMessage `json:"function_call"`
-	Reasoning    *string         `json:"reasoning"`
+	// Reasoning is written under both names vLLM has used for it:
+	// reasoning, and reasoning_content, which older clients read.
+	Reasoning        *string        `json:"reasoning"`
+	ReasoningContent *string        `json:"reasoning_content"`
+	ToolCalls        []wireToolCall `json:"tool_calls,omitempty"`
 }
 
 type wireChoice struct {
@@ -107,13 +113,21 @@ func (o *answerOptions) completionBody(res *local.Result) []byte {
 		Usage:   o.usage(res.Usage),
 	}
 	for i, ch := range res.Choices {
-		content := o.echo + ch.Text
-		c := wireChoice{
-			Index:        ch.Index,
-			Message:      wireMessageOut{Role: o.role, Content: &content},
-			FinishReason: finishReason(ch.FinishReason),
-			StopReason:   ch.StopReason,
+		msg := wireMessageOut{Role: o.role}
+		finish := finishReason(ch.FinishReason)
+		if o.plan.parsed() {
+			a := o.plan.readWhole(ch.Text)
+			msg.Content, msg.Reasoning, msg.ReasoningContent, msg.ToolCalls = a.content, a.reasoning, a.reasoning, a.calls
+			if o.echo != "" && a.content != nil {
+				echoed := o.echo + *a.content
+				msg.Content = &echoed
+			}
+			finish = o.plan.finishReason(ch.FinishReason, len(a.calls) > 0)
+		} else {
+			content := o.echo + ch.Text
+			msg.Content = &content
 		}
+		c := wireChoice{Index: ch.Index, Message: msg, FinishReason: finish, StopReason: ch.StopReason}
 		if o.logprobs {
 			c.Logprobs = o.logprobsOf(ch.Logprobs)
 		}

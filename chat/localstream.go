@@ -13,8 +13,11 @@ import (
 // exclude_unset: only the members vLLM sets, explicit nulls kept.
 
 type streamDelta struct {
-	Role    string  `json:"role,omitempty"`
-	Content *string `json:"content,omitempty"`
+	Role             string              `json:"role,omitempty"`
+	Content          *string             `json:"content,omitempty"`
+	Reasoning        *string             `json:"reasoning,omitempty"`
+	ReasoningContent *string             `json:"reasoning_content,omitempty"`
+	ToolCalls        []wireToolCallDelta `json:"tool_calls,omitempty"`
 }
 
 type streamChoice struct {
@@ -45,7 +48,10 @@ type streamWriter struct {
 	o         *answerOptions
 	prompt    int
 	generated []int // tokens per choice so far
-	err       error // the first write error (the client went away)
+	// readers read each choice's text back when the plan parses it
+	// (reasoning, tool calls); nil when the text is content as it is.
+	readers []*streamReader
+	err     error // the first write error (the client went away)
 }
 
 func (s *streamWriter) chunk(choices []streamChoice, usage json.RawMessage) streamChunk {
@@ -84,6 +90,12 @@ func (s *streamWriter) event(v any) {
 // ended it early (the client went away), nil otherwise.
 func streamAnswer(w io.Writer, gen *local.Generation, o *answerOptions, n int) error {
 	s := &streamWriter{w: w, o: o, prompt: len(gen.PromptTokens()), generated: make([]int, n)}
+	if o.plan.parsed() {
+		s.readers = make([]*streamReader, n)
+		for i := range s.readers {
+			s.readers[i] = o.plan.newStreamReader()
+		}
+	}
 	first := true
 	for s.err == nil {
 		c, err := gen.Next()
@@ -152,6 +164,22 @@ func (s *streamWriter) step(c local.Chunk) {
 	s.generated[c.Index] += len(c.TokenIDs)
 	text := c.Text
 	choice := streamChoice{Index: c.Index, Delta: streamDelta{Content: &text}, TokenIDs: jsonNull}
+	reason := finishReason(c.FinishReason)
+	if s.readers != nil {
+		r := s.readers[c.Index]
+		d := r.feed(c.Text, c.FinishReason != "")
+		if d.empty() && c.FinishReason == "" && !s.o.logprobs && !s.o.tokenIDs {
+			return // nothing to say yet (text held back in case it begins a tag)
+		}
+		choice.Delta = streamDelta{ToolCalls: d.calls}
+		if d.reasoning != "" {
+			choice.Delta.Reasoning, choice.Delta.ReasoningContent = &d.reasoning, &d.reasoning
+		}
+		if d.content != "" || d.empty() {
+			choice.Delta.Content = &d.content
+		}
+		reason = s.o.plan.finishReason(c.FinishReason, r.called)
+	}
 	if s.o.logprobs {
 		choice.Logprobs = s.o.logprobsOf(c.Logprobs)
 	}
@@ -159,7 +187,6 @@ func (s *streamWriter) step(c local.Chunk) {
 		choice.TokenIDs, _ = json.Marshal(nonNil(c.TokenIDs))
 	}
 	if c.FinishReason != "" {
-		reason := finishReason(c.FinishReason)
 		choice.FinishReason = &reason
 		choice.StopReason, _ = json.Marshal(c.StopReason)
 	}

@@ -141,6 +141,36 @@ type LocalOptions struct {
 	// (prompt tokens served from the prefix cache), as vLLM does with
 	// --enable-prompt-tokens-details. Default false: the field is null.
 	PromptTokensDetails bool `yaml:"prompt_tokens_details"`
+	// ReasoningParser reads a thinking model's reasoning — its text up to
+	// </think> — into the answer's reasoning (and reasoning_content)
+	// rather than its content: "auto" (the default) for models whose
+	// vocabulary has <think> and </think> (Qwen3), when the request leaves
+	// chat_template_kwargs.enable_thinking on; "none" leaves the thinking
+	// in content.
+	ReasoningParser string `yaml:"reasoning_parser"`
+	// StructuredOutputs bounds what constrained decoding may cost.
+	StructuredOutputs StructuredOptions `yaml:"structured_outputs"`
+}
+
+// StructuredOptions bound structured outputs (constrained decoding) on a
+// local model. Zero values are the documented defaults.
+type StructuredOptions struct {
+	// CacheSize is how many compiled constraints are kept, so that a
+	// repeated schema is compiled once. Default 128.
+	CacheSize int `yaml:"cache_size"`
+	// MaxMasks is how many distinct allowed-token masks one compiled
+	// constraint keeps (states allowing the same tokens share one; each
+	// is vocabulary/8 bytes). Default 512.
+	MaxMasks int `yaml:"max_masks"`
+	// MaxWhitespace is how many bytes of white space JSON output may have
+	// between two of its tokens. Default 8; -1 allows none.
+	MaxWhitespace int `yaml:"max_whitespace"`
+	// MaxStringLength bounds the characters of JSON strings whose schema
+	// sets no maxLength. Default 0: unbounded.
+	MaxStringLength int `yaml:"max_string_length"`
+	// MaxNesting bounds the nesting of recursive schemas and of generic
+	// JSON values (json_object). Default 32.
+	MaxNesting int `yaml:"max_nesting"`
 }
 
 // ByteSize is a number of bytes, written in a routing file as an integer or
@@ -265,7 +295,7 @@ func (u *Upstream) prepare(model string, lookupEnv func(string) (string, bool)) 
 		return u.prepareLocal(model)
 	}
 	if u.LocalOptions != (LocalOptions{}) {
-		return errors.New("path, threads, max_sequences, max_batch_tokens, kv_cache_bytes, max_queued, max_queue_wait, weight_type and prompt_tokens_details are for kind local only")
+		return errors.New("path, threads, max_sequences, max_batch_tokens, kv_cache_bytes, max_queued, max_queue_wait, weight_type, prompt_tokens_details, reasoning_parser and structured_outputs are for kind local only")
 	}
 	parsed, err := url.Parse(u.URL)
 	if err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
@@ -314,6 +344,16 @@ func (u *Upstream) prepareLocal(model string) error {
 	case "f32", "int8":
 	default:
 		return fmt.Errorf("weight_type %q must be f32 or int8", u.WeightType)
+	}
+	switch u.ReasoningParser {
+	case "":
+		u.ReasoningParser = "auto"
+	case "auto", "none":
+	default:
+		return fmt.Errorf("reasoning_parser %q must be auto or none", u.ReasoningParser)
+	}
+	if so := u.StructuredOutputs; so.CacheSize < 0 || so.MaxMasks < 0 || so.MaxStringLength < 0 || so.MaxNesting < 0 || so.MaxWhitespace < -1 {
+		return errors.New("structured_outputs: cache_size, max_masks, max_string_length and max_nesting must not be negative, max_whitespace not below -1")
 	}
 	if u.Model == "" {
 		u.Model = model

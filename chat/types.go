@@ -110,6 +110,9 @@ type Tool struct {
 	Type     string `json:"type"`
 	Function struct {
 		Name string `json:"name"`
+		// Parameters is the function's JSON Schema, which tool_choice
+		// required or naming the function constrains the output to.
+		Parameters json.RawMessage `json:"parameters"`
 	} `json:"function"`
 }
 

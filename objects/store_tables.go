@@ -287,10 +287,18 @@ func (s *Store) TableQuery(ctx context.Context, req *TableQueryReq) (*TableQuery
 		Join("JOIN obj_table_rows AS r ON r.project_id = e.project_id AND r.digest = e.row_digest").
 		Where("e.project_id = ? AND e.table_digest = ?", req.ProjectID, req.Digest).
 		OrderExpr("e.position")
-	if req.Filter != nil && len(req.Filter.RowDigests) > 0 {
+	filtered := req.Filter != nil && len(req.Filter.RowDigests) > 0
+	if filtered {
 		q = q.Where("e.row_digest IN (?)", bun.In(req.Filter.RowDigests))
 	}
-	if len(paths) == 0 {
+	switch {
+	case len(paths) > 0:
+	case !filtered && req.Offset != nil && *req.Offset > 0:
+		// A table's positions are 0…n−1, so the rows after offset are those
+		// from position offset on: the index leads straight there, where an
+		// OFFSET would step over every row before it.
+		q = limitOffset(q.Where("e.position >= ?", *req.Offset), req.Limit, nil)
+	default:
 		q = limitOffset(q, req.Limit, req.Offset)
 	}
 	var rows []joinedRow

@@ -64,6 +64,9 @@ func TestTables(t *testing.T) {
 		}{
 			{"table order", objects.TableQueryReq{}, "b0,a1,b2,c3,d4"},
 			{"limit offset", objects.TableQueryReq{Limit: ptr(2), Offset: ptr(1)}, "a1,b2"},
+			{"offset past the end", objects.TableQueryReq{Offset: ptr(9)}, ""},
+			{"offset alone", objects.TableQueryReq{Offset: ptr(3)}, "c3,d4"},
+			{"filter then offset", objects.TableQueryReq{Filter: &objects.TableRowFilter{RowDigests: []string{created.RowDigests[0], created.RowDigests[3]}}, Offset: ptr(1)}, "b2,c3"},
 			{"filter", objects.TableQueryReq{Filter: &objects.TableRowFilter{RowDigests: []string{created.RowDigests[0], created.RowDigests[3]}}}, "b0,b2,c3"},
 			{"sort dotted path", objects.TableQueryReq{SortBy: []objects.SortBy{{Field: "s.n"}}}, "c3,d4,b0,b2,a1"},
 			{"sort desc then page", objects.TableQueryReq{SortBy: []objects.SortBy{{Field: "s.n", Direction: "desc"}}, Limit: ptr(2)}, "a1,b0"},

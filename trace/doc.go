@@ -21,14 +21,17 @@
 // substring search over the text of inputs and outputs in any script (a
 // trigram index on PostgreSQL, FTS5 with the trigram tokenizer on SQLite).
 // Queries sort by stored columns, by derived fields ([SortLatency],
-// [SortStatus], [SortTotalTokens]) and by any inputs.* / output.* member. A
-// [Feed] given in Config tells subscribers which calls each write touched, for
-// live views.
+// [SortStatus], [SortTotalTokens], [SortCost], [SortReactions]) and by any
+// inputs.* / output.* member; sorted by started_at or a numeric field, a page
+// continues from the last call's [Call.Cursor]. A [Feed] given in Config
+// tells subscribers which calls each write touched, for live views; one that
+// listens on PostgreSQL ([Feed.ListenPostgres]) hears other processes' writes
+// too.
 //
 // Errors wrap this package's sentinels ([ErrInvalidCall], [ErrInvalidQuery],
 // ...), each of a weft error class that decides its HTTP status. The files
 // follow the layout every domain shares (see package weft): service.go,
 // errors.go, types.go, config.go, store.go (the writes), store_query.go,
 // store_usage.go and store_costs.go; search.go (the searchable text and its
-// condition), sort.go (sort fields), status.go and feed.go.
+// condition), sort.go (sort fields), status.go, feed.go and feed_relay.go.
 package trace

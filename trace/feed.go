@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"context"
 	"sync"
 )
 
@@ -11,8 +12,9 @@ const MaxFeedPending = 1000
 // Feed tells subscribers, in this process, which calls of a project were
 // written (started, ended, renamed or deleted) once the write has committed:
 // what a live view needs to know to re-read those calls. A Store given a Feed
-// (Config.Feed) publishes to it; writes made by other processes on the same
-// database are not seen. Publishing never blocks: a subscriber that falls
+// (Config.Feed) publishes to it; give every Store of the process the same
+// Feed. Writes made by other processes on the same database are seen once
+// the Feed listens for them ([Feed.ListenPostgres]). Publishing never blocks: a subscriber that falls
 // behind has its ids merged, and past MaxFeedPending it is told that it
 // missed some (Subscription.Take's overflow) rather than slowing the writer.
 // The zero value is not usable; use [NewFeed]. A Feed is safe for concurrent
@@ -20,6 +22,9 @@ const MaxFeedPending = 1000
 type Feed struct {
 	mu   sync.Mutex
 	subs map[string]map[*Subscription]struct{}
+	// origin names this feed in the notifications it sends on channel,
+	// once it listens (ListenPostgres); "" before.
+	origin, channel string
 }
 
 // NewFeed returns an empty feed.
@@ -93,6 +98,37 @@ func (f *Feed) publish(projectID string, ids []string) {
 	}
 }
 
+// overflow tells projectID's subscribers that calls were written that no one
+// named: they re-read their whole view.
+func (f *Feed) overflow(projectID string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for s := range f.subs[projectID] {
+		s.missed()
+	}
+}
+
+// overflowAll is overflow for every project.
+func (f *Feed) overflowAll() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, subs := range f.subs {
+		for s := range subs {
+			s.missed()
+		}
+	}
+}
+
+func (s *Subscription) missed() {
+	s.mu.Lock()
+	s.overflow = true
+	s.mu.Unlock()
+	select {
+	case s.ready <- struct{}{}:
+	default:
+	}
+}
+
 func (s *Subscription) add(ids []string) {
 	s.mu.Lock()
 	for _, id := range ids {
@@ -116,16 +152,27 @@ func (s *Subscription) add(ids []string) {
 	}
 }
 
-// publishWrites tells the feed about every call of a write set.
-func (f *Feed) publishWrites(w *writeSet) {
-	if f == nil {
+// published tells the store's feed, and through it the processes that
+// listen (ListenPostgres), about calls whose write has committed.
+func (s *Store) published(ctx context.Context, byProject map[string][]string) {
+	if s.feed == nil {
 		return
 	}
+	for projectID, ids := range byProject {
+		if len(ids) == 0 {
+			delete(byProject, projectID)
+			continue
+		}
+		s.feed.publish(projectID, ids)
+	}
+	_ = s.feed.notify(ctx, s.db, byProject) // a lost notice costs other processes a live update, not the write
+}
+
+// writtenCalls groups the calls of a write set by project.
+func writtenCalls(w *writeSet) map[string][]string {
 	byProject := map[string][]string{}
 	for _, p := range w.order {
 		byProject[p.row.ProjectID] = append(byProject[p.row.ProjectID], p.row.ID)
 	}
-	for projectID, ids := range byProject {
-		f.publish(projectID, ids)
-	}
+	return byProject
 }

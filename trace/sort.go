@@ -28,7 +28,25 @@ const (
 	SortStatus = "summary.weave.status"
 	// SortTotalTokens orders by the call's own total tokens over its models.
 	SortTotalTokens = "summary.usage.total_tokens"
+	// SortCost orders by the priced cost of the call's own usage, the total
+	// of summary.weave.costs (priced with the project's prices and the
+	// built-in ones, as IncludeCosts prices it); calls with nothing priced
+	// have none.
+	SortCost = "summary.weave.costs"
+	// SortReactions orders by the number of reactions given to the call
+	// (feedback of type wandb.reaction.1 or trace.reaction.1 on its ref, in
+	// either scheme); a call without any has 0.
+	SortReactions = "feedback.reactions"
 )
+
+// reactionCount counts the reactions of a call: feedback rows of its own
+// project whose trace_ref is the call's ref in either scheme, read through
+// the feedback table's (project_id, trace_ref) index. The project is bound
+// (the query's own), not taken from c, so that Citus sees that the subquery
+// reads one shard wherever the query places it.
+const reactionCount = `(SELECT count(*) FROM feedback AS f WHERE f.project_id = ?
+	AND f.trace_ref IN ('weave:///' || c.project_id || '/call/' || c.id, 'trace:///' || c.project_id || '/call/' || c.id)
+	AND f.feedback_type IN ('wandb.reaction.1', 'trace.reaction.1'))`
 
 // maxSortPathDepth bounds the members of an inputs.* or output.* sort field.
 const maxSortPathDepth = 16
@@ -39,28 +57,36 @@ const maxSortPathDepth = 16
 type sortKey struct {
 	expr      database.Expr
 	nullsLast bool
+	// numeric keys page by cursor: their value, a number, is read with each
+	// call and bound back as it was read (CallsCursor.Key).
+	numeric bool
 }
 
 // sortKeyOf resolves a sort field: a stored column, a derived field, or
 // "inputs.<member>[.<member>…]" / "output[.<member>…]", the JSON value at
-// that path (compared as the database compares JSON values).
-func (s *Store) sortKeyOf(field string) (sortKey, error) {
+// that path (compared as the database compares JSON values), of the calls of
+// projectID. book prices SortCost; it is nil for every other field.
+func (s *Store) sortKeyOf(field, projectID string, book *priceBook) (sortKey, error) {
 	if col, ok := sortColumns[field]; ok {
 		return sortKey{expr: database.Expr{SQL: col}}, nil
 	}
 	switch field {
 	case SortLatency:
-		return sortKey{expr: database.Expr{SQL: s.dialect.Elapsed("c.started_at", "c.ended_at")}, nullsLast: true}, nil
+		return sortKey{expr: database.Expr{SQL: s.dialect.Elapsed("c.started_at", "c.ended_at")}, nullsLast: true, numeric: true}, nil
 	case SortStatus:
 		return sortKey{expr: s.statusExpr(), nullsLast: true}, nil
 	case SortTotalTokens:
-		return sortKey{expr: database.Expr{SQL: s.dialect.JSONObjectArraySum("c.usage", 3)}, nullsLast: true}, nil
+		return sortKey{expr: database.Expr{SQL: s.dialect.JSONObjectArraySum("c.usage", usageTotal)}, nullsLast: true, numeric: true}, nil
+	case SortCost:
+		return sortKey{expr: book.costSQL(s.dialect), nullsLast: true, numeric: true}, nil
+	case SortReactions:
+		return sortKey{expr: database.Expr{SQL: reactionCount, Args: []any{projectID}}, numeric: true}, nil
 	}
 	root, path, err := SplitField(field)
 	if err != nil {
 		return sortKey{}, weft.WithFields(ErrInvalidQuery, map[string]any{"param": "sort_by"},
-			"cannot sort by %q (%v); sortable fields: %v, %s, %s, %s, inputs.<member> and output[.<member>]",
-			clip(field), err, slices.Sorted(maps.Keys(sortColumns)), SortLatency, SortStatus, SortTotalTokens)
+			"cannot sort by %q (%v); sortable fields: %v, %s, %s, %s, %s, %s, inputs.<member> and output[.<member>]",
+			clip(field), err, slices.Sorted(maps.Keys(sortColumns)), SortLatency, SortStatus, SortTotalTokens, SortCost, SortReactions)
 	}
 	column := map[string]string{"inputs": "c.inputs", "output": "c.output"}[root]
 	return sortKey{expr: s.dialect.JSONValue(s.dialect.JSONDoc(column), path), nullsLast: true}, nil

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"context"
+	"database/sql"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -63,6 +64,9 @@ type callRow struct {
 	// (see searchText), derived when the start and the end are written.
 	InputsText *string `bun:"inputs_text"`
 	OutputText *string `bun:"output_text"`
+	// SortKey is the value of a query's numeric sort key, read for the
+	// cursor of the next page; never stored.
+	SortKey sql.NullFloat64 `bun:"sort_key,scanonly"`
 }
 
 // Column groups written by each kind of write. A start never touches end
@@ -270,7 +274,7 @@ func (s *Store) CallStart(ctx context.Context, req *CallStartReq) (*CallStartRes
 	if err := s.flush(ctx, s.db, &w); err != nil {
 		return nil, err
 	}
-	s.feed.publishWrites(&w)
+	s.published(ctx, writtenCalls(&w))
 	return &CallStartRes{ID: f.id, TraceID: f.traceID}, nil
 }
 
@@ -285,7 +289,7 @@ func (s *Store) CallEnd(ctx context.Context, req *CallEndReq) (*CallEndRes, erro
 	if err := s.flush(ctx, s.db, &w); err != nil {
 		return nil, err
 	}
-	s.feed.publishWrites(&w)
+	s.published(ctx, writtenCalls(&w))
 	return &CallEndRes{}, nil
 }
 
@@ -331,7 +335,7 @@ func (s *Store) UpsertBatch(ctx context.Context, req *UpsertBatchReq) (*UpsertBa
 	if err != nil {
 		return nil, err
 	}
-	s.feed.publishWrites(&w)
+	s.published(ctx, writtenCalls(&w))
 	return res, nil
 }
 
@@ -392,6 +396,6 @@ func (s *Store) CallUpdate(ctx context.Context, req *CallUpdateReq) (*CallUpdate
 	if err := s.flush(ctx, s.db, &w); err != nil {
 		return nil, err
 	}
-	s.feed.publishWrites(&w)
+	s.published(ctx, writtenCalls(&w))
 	return &CallUpdateRes{}, nil
 }

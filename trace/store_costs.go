@@ -6,11 +6,13 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/internal/database"
 )
 
 // defaultPrices is the built-in price table used when a project has no price
@@ -102,43 +104,75 @@ func (s *Store) priceBook(ctx context.Context, projectID string, wanted bool) (*
 // ("gpt-4o-2024-08-06"), priced like the undated name when no price names them.
 var datedModel = regexp.MustCompile(`^(.*)-\d{4}-\d{2}-\d{2}$`)
 
-// best picks the price of model for a call started at: prices in effect by
-// then first, then project prices over defaults, then the latest effective
-// date. ok is false when no price names the model.
-func (b *priceBook) best(model string, at time.Time) (Price, bool) {
+// candidates are the prices that may price model, best first for a call
+// started at any time after all of them took effect: project prices before
+// defaults, then the latest effective date. A dated name
+// ("gpt-4o-2024-08-06") that no price names takes the prices of the undated
+// one. None when no price names the model.
+func (b *priceBook) candidates(model string) []Price {
 	candidates := b.byModel[model]
 	if len(candidates) == 0 {
 		if m := datedModel.FindStringSubmatch(model); m != nil {
 			candidates = b.byModel[m[1]]
 		}
 	}
+	return slices.SortedStableFunc(slices.Values(candidates), func(x, y Price) int {
+		if lx, ly := x.PricingLevel == "project", y.PricingLevel == "project"; lx != ly {
+			if lx {
+				return -1
+			}
+			return 1
+		}
+		return y.EffectiveDate.Compare(x.EffectiveDate)
+	})
+}
+
+// pick is the price of a call started at among candidates (in the order of
+// [priceBook.candidates]): the first one in effect by then, or the first one
+// when none is.
+func pick(candidates []Price, at time.Time) Price {
+	for _, p := range candidates {
+		if !p.EffectiveDate.After(at) {
+			return p
+		}
+	}
+	return candidates[0]
+}
+
+// best picks the price of model for a call started at: prices in effect by
+// then first, then project prices over defaults, then the latest effective
+// date. ok is false when no price names the model.
+func (b *priceBook) best(model string, at time.Time) (Price, bool) {
+	candidates := b.candidates(model)
 	if len(candidates) == 0 {
 		return Price{}, false
 	}
-	rank := func(p Price) (bool, bool, time.Time) {
-		return !p.EffectiveDate.After(at), p.PricingLevel == "project", p.EffectiveDate
-	}
-	bestPrice := candidates[0]
-	for _, p := range candidates[1:] {
-		e1, l1, d1 := rank(p)
-		e0, l0, d0 := rank(bestPrice)
-		if e1 != e0 {
-			if e1 {
-				bestPrice = p
-			}
-			continue
-		}
-		if l1 != l0 {
-			if l1 {
-				bestPrice = p
-			}
-			continue
-		}
-		if d1.After(d0) {
-			bestPrice = p
-		}
-	}
-	return bestPrice, true
+	return pick(candidates, at), true
+}
+
+// Indexes of the counters in a stored usage array (storedUsage).
+const (
+	usageRequests = iota
+	usagePrompt
+	usageCompletion
+	usageTotal
+	usageCacheRead
+	usageCacheCreation
+)
+
+// costParts is the one definition of what a model's usage costs: each part
+// charges one counter, less the counters it exempts (cached prompt tokens
+// are charged at their own price, not the prompt's), at one price. Go
+// ([priceBook.price]) and SQL ([priceBook.costSQL]) both read it.
+var costParts = [...]struct {
+	charged int
+	exempt  []int
+	price   func(Price) float64
+}{
+	{usagePrompt, []int{usageCacheRead, usageCacheCreation}, func(p Price) float64 { return p.PromptTokenCost }},
+	{usageCompletion, nil, func(p Price) float64 { return p.CompletionTokenCost }},
+	{usageCacheRead, nil, func(p Price) float64 { return p.CacheReadInputTokenCost }},
+	{usageCacheCreation, nil, func(p Price) float64 { return p.CacheCreationInputTokenCost }},
 }
 
 // price fills the cost fields of usage for a call started at.
@@ -148,11 +182,66 @@ func (b *priceBook) price(usage map[string]*counts, at time.Time) {
 		if !ok {
 			continue
 		}
-		u.promptCost = (u.prompt - u.cacheRead - u.cacheCreation) * p.PromptTokenCost
-		u.completionCost = u.completion * p.CompletionTokenCost
-		u.cacheReadCost = u.cacheRead * p.CacheReadInputTokenCost
-		u.cacheCreationCost = u.cacheCreation * p.CacheCreationInputTokenCost
+		n := [...]float64{u.requests, u.prompt, u.completion, u.total, u.cacheRead, u.cacheCreation}
+		var costs [len(costParts)]float64
+		for i, part := range costParts {
+			tokens := n[part.charged]
+			for _, e := range part.exempt {
+				tokens -= n[e]
+			}
+			costs[i] = tokens * part.price(p)
+		}
+		u.promptCost, u.completionCost, u.cacheReadCost, u.cacheCreationCost = costs[0], costs[1], costs[2], costs[3]
 	}
+}
+
+// costSQL is the priced cost of a call's own usage (the stored usage column
+// of the call read as c), the sum over its models of what
+// [priceBook.price] charges: the same prices picked by start time, the same
+// parts. NULL when no model of the call is priced, as the cost column shows
+// none. Every price and name is a bound value.
+func (b *priceBook) costSQL(d database.Dialect) database.Expr {
+	m := d.JSONObjectMembers("c.usage")
+	models := slices.Sorted(maps.Keys(b.byModel))
+	known := make([]any, len(models))
+	for i, model := range models {
+		known[i] = model
+	}
+	// The name the book prices a member under: its own, or the undated one.
+	var sql strings.Builder
+	args := []any{bun.In(known)}
+	sql.WriteString("(SELECT sum(CASE (CASE WHEN " + m.Key + " IN (?) THEN " + m.Key + " WHEN " + d.DateSuffixed(m.Key) +
+		" THEN substr(" + m.Key + ", 1, length(" + m.Key + ") - 11) END)")
+	formula := func(p Price) {
+		sql.WriteString("(")
+		for i, part := range costParts {
+			if i > 0 {
+				sql.WriteString(" + ")
+			}
+			sql.WriteString("(" + m.Elem(part.charged))
+			for _, e := range part.exempt {
+				sql.WriteString(" - " + m.Elem(e))
+			}
+			sql.WriteString(") * ?")
+			args = append(args, part.price(p))
+		}
+		sql.WriteString(")")
+	}
+	for _, model := range models {
+		candidates := b.candidates(model)
+		sql.WriteString(" WHEN ? THEN CASE")
+		args = append(args, model)
+		for _, p := range candidates {
+			sql.WriteString(" WHEN c.started_at >= ? THEN ")
+			args = append(args, p.EffectiveDate.UTC())
+			formula(p)
+		}
+		sql.WriteString(" ELSE ")
+		formula(candidates[0])
+		sql.WriteString(" END")
+	}
+	sql.WriteString(" END) FROM " + m.From + ")")
+	return database.Expr{SQL: sql.String(), Args: args}
 }
 
 // costEntry is one model's member of summary.weave.costs.

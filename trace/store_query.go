@@ -141,6 +141,9 @@ func (s *Store) filtered(q *bun.SelectQuery, projectID string, f *CallsFilter) (
 	if f.HasFeedback {
 		q = q.Where(hasFeedback)
 	}
+	if f.HasChildren {
+		q = q.Where(hasChildren)
+	}
 	for _, refs := range []struct {
 		column string
 		values []string
@@ -159,6 +162,11 @@ func (s *Store) filtered(q *bun.SelectQuery, projectID string, f *CallsFilter) (
 // trace_ref) index, in the call's own project (colocated on Citus).
 const hasFeedback = `EXISTS (SELECT 1 FROM feedback AS f WHERE f.project_id = c.project_id
 	AND f.trace_ref IN ('weave:///' || c.project_id || '/call/' || c.id, 'trace:///' || c.project_id || '/call/' || c.id))`
+
+// hasChildren holds for calls with a visible child, found through the
+// (project_id, parent_id) index in the call's own project.
+const hasChildren = `EXISTS (SELECT 1 FROM calls AS ch WHERE ch.project_id = c.project_id
+	AND ch.parent_id = c.id AND ch.started_at IS NOT NULL AND ch.deleted_at IS NULL)`
 
 // whereIn adds cond, whose placeholders are column and the list of values.
 // A value holding NUL names nothing stored (no stored text holds one) and
@@ -182,9 +190,14 @@ func (s *Store) CallsQuery(ctx context.Context, req *CallsQueryReq, yield func(*
 	if sortBy == nil {
 		sortBy = []SortBy{{Field: "started_at", Direction: "asc"}}
 	}
+	book, err := s.priceBook(ctx, req.ProjectID, req.IncludeCosts || slices.ContainsFunc(sortBy, func(sb SortBy) bool { return sb.Field == SortCost }))
+	if err != nil {
+		return err
+	}
 	hasID := false
+	var keys []sortKey
 	for _, sb := range sortBy {
-		key, err := s.sortKeyOf(sb.Field)
+		key, err := s.sortKeyOf(sb.Field, req.ProjectID, book)
 		if err != nil {
 			return err
 		}
@@ -202,12 +215,21 @@ func (s *Store) CallsQuery(ctx context.Context, req *CallsQueryReq, yield func(*
 		}
 		q = q.OrderExpr(key.expr.SQL+order, key.expr.Args...)
 		hasID = hasID || sb.Field == "id"
+		keys = append(keys, key)
 	}
 	if !hasID {
 		q = q.OrderExpr("c.id ASC")
 	}
+	// A single numeric key is read with each call of a page: the cursor of
+	// the next page. An unbounded read has no next page, and streams through
+	// a PostgreSQL cursor whose FETCH the driver knows by its text, and so
+	// by one shape of row: it reads the calls' columns alone.
+	cursorKey := len(keys) == 1 && keys[0].numeric && req.Limit > 0
+	if cursorKey {
+		q = q.ColumnExpr("CAST(("+keys[0].expr.SQL+") AS DOUBLE PRECISION) AS sort_key", keys[0].expr.Args...)
+	}
 	if req.After != nil {
-		if q, err = keysetAfter(q, sortBy, req.After); err != nil {
+		if q, err = keysetAfter(q, sortBy, keys, req.After); err != nil {
 			return err
 		}
 	}
@@ -222,9 +244,8 @@ func (s *Store) CallsQuery(ctx context.Context, req *CallsQueryReq, yield func(*
 			columns[c] = true
 		}
 	}
-	book, err := s.priceBook(ctx, req.ProjectID, req.IncludeCosts)
-	if err != nil {
-		return err
+	if !req.IncludeCosts {
+		book = nil
 	}
 	emit := func(rows *sql.Rows) (int, error) {
 		n := 0
@@ -236,6 +257,10 @@ func (s *Store) CallsQuery(ctx context.Context, req *CallsQueryReq, yield func(*
 			n++
 			c := row.toCall(book)
 			c.columns = columns
+			c.cursor = CallsCursor{StartedAt: c.StartedAt, ID: c.ID}
+			if cursorKey && row.SortKey.Valid {
+				c.cursor.Key = &row.SortKey.Float64
+			}
 			if err := yield(c); err != nil {
 				return n, err
 			}
@@ -254,20 +279,42 @@ func (s *Store) CallsQuery(ctx context.Context, req *CallsQueryReq, yield func(*
 	return err
 }
 
-// keysetAfter restricts q to the calls after cursor in the order started_at
-// (ascending or descending), then id ascending: the next page, found through
-// the (project_id, started_at, id) index however deep it is.
-func keysetAfter(q *bun.SelectQuery, sortBy []SortBy, cursor *CallsCursor) (*bun.SelectQuery, error) {
-	if len(sortBy) != 1 || sortBy[0].Field != "started_at" {
-		return nil, weft.WithFields(ErrInvalidQuery, map[string]any{"param": "sort_by"}, "a cursor pages only a query sorted by started_at alone")
+// keysetAfter restricts q to the calls after cursor in the query's order,
+// a single key (either direction) then id ascending: the next page, found
+// through an index of the key however deep it is. The key is started_at
+// (cursor.StartedAt) or a numeric one (cursor.Key, nil for a call without a
+// value, which sorts last).
+func keysetAfter(q *bun.SelectQuery, sortBy []SortBy, keys []sortKey, cursor *CallsCursor) (*bun.SelectQuery, error) {
+	if len(sortBy) != 1 || (sortBy[0].Field != "started_at" && !keys[0].numeric) {
+		return nil, weft.WithFields(ErrInvalidQuery, map[string]any{"param": "sort_by"},
+			"a cursor pages only a query sorted by one field: started_at or a numeric one (%s, %s, %s, %s)",
+			SortLatency, SortTotalTokens, SortCost, SortReactions)
+	}
+	before, after := ">=", ">"
+	if sortBy[0].Direction == "desc" {
+		before, after = "<=", "<"
 	}
 	// The first bound alone is a range of the index, where the database
-	// starts reading; the second drops the cursor's own instant up to its id.
-	at := cursor.StartedAt.UTC()
-	if sortBy[0].Direction == "desc" {
-		return q.Where("c.started_at <= ?", at).Where("(c.started_at < ? OR c.id > ?)", at, cursor.ID), nil
+	// starts reading; the second drops the cursor's own value up to its id.
+	if sortBy[0].Field == "started_at" {
+		at := cursor.StartedAt.UTC()
+		return q.Where("c.started_at "+before+" ?", at).Where("(c.started_at "+after+" ? OR c.id > ?)", at, cursor.ID), nil
 	}
-	return q.Where("c.started_at >= ?", at).Where("(c.started_at > ? OR c.id > ?)", at, cursor.ID), nil
+	key := keys[0]
+	if cursor.Key == nil {
+		if !key.nullsLast {
+			return nil, weft.WithFields(ErrInvalidQuery, map[string]any{"param": "after"}, "the cursor has no value of the sort key")
+		}
+		return q.Where("("+key.expr.SQL+") IS NULL", key.expr.Args...).Where("c.id > ?", cursor.ID), nil
+	}
+	v := *cursor.Key
+	args := slices.Concat(key.expr.Args, []any{v}, key.expr.Args, []any{v, cursor.ID})
+	cond := "((" + key.expr.SQL + ") " + before + " ? AND ((" + key.expr.SQL + ") " + after + " ? OR c.id > ?))"
+	if key.nullsLast {
+		cond = "(" + cond + " OR (" + key.expr.SQL + ") IS NULL)"
+		args = append(args, key.expr.Args...)
+	}
+	return q.Where(cond, args...), nil
 }
 
 // cursorBatch is how many rows one FETCH of a streaming cursor reads.
@@ -365,7 +412,7 @@ func (s *Store) CallsDelete(ctx context.Context, req *CallsDeleteReq) (*CallsDel
 	if err != nil {
 		return nil, err
 	}
-	s.feed.publish(req.ProjectID, tree)
+	s.published(ctx, map[string][]string{req.ProjectID: tree})
 	n := len(requested)
 	for _, id := range tree {
 		if !requested[id] {

@@ -427,6 +427,8 @@ func TestStoreQuery(t *testing.T) {
 			{"input refs of the trace scheme", trace.CallsQueryReq{Filter: trace.CallsFilter{InputRefs: []string{traceRef}}}, []string{root}},
 			{"thread ids", trace.CallsQueryReq{Filter: trace.CallsFilter{ThreadIDs: []string{"thread-1"}}}, []string{child}},
 			{"combined filters", trace.CallsQueryReq{Filter: trace.CallsFilter{TraceIDs: []string{traceA}, TraceRootsOnly: true}}, []string{root}},
+			{"has children", trace.CallsQueryReq{Filter: trace.CallsFilter{HasChildren: true}}, []string{root, child}},
+			{"has children among ids", trace.CallsQueryReq{Filter: trace.CallsFilter{CallIDs: []string{child, grandchild, other}, HasChildren: true}}, []string{child}},
 			{"sort desc, id asc breaks ties", trace.CallsQueryReq{SortBy: []trace.SortBy{{Field: "started_at", Direction: "desc"}}}, []string{tied1, tied2, other, grandchild, child, root}},
 			{"limit and offset", trace.CallsQueryReq{Limit: 2, Offset: 1}, []string{child, grandchild}},
 			{"offset alone", trace.CallsQueryReq{Offset: 4}, []string{tied1, tied2}},

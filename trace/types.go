@@ -310,7 +310,12 @@ type Call struct {
 	DeletedAt    *time.Time      `json:"deleted_at"`
 
 	columns map[string]bool // fields to encode, from CallsQueryReq.Columns; nil: all
+	cursor  CallsCursor     // set by CallsQuery
 }
+
+// Cursor is the cursor that starts the page after this call, in the order
+// of the CallsQuery that returned it (CallsQueryReq.After).
+func (c *Call) Cursor() CallsCursor { return c.cursor }
 
 // CallsFilter selects calls; every set field must match (lists match any of
 // their values).
@@ -340,13 +345,20 @@ type CallsFilter struct {
 	// without regard to case: a substring of a string value (or a number as
 	// written) in any script, LIKE metacharacters included literally. Only
 	// the first MaxSearchTextBytes of each side's text are searched; a term
-	// longer than MaxSearchLength is ErrInvalidQuery.
+	// longer than MaxSearchLength is ErrInvalidQuery. Every call is searched,
+	// but on PostgreSQL only trace roots are indexed (what a trace list
+	// searches): with TraceRootsOnly a search reads the trigram index, without
+	// it the project's calls are read one by one.
 	Search string `json:"-"`
 	// UserIDs keeps calls made by one of these users (pf_user_id).
 	UserIDs []string `json:"-"`
 	// HasFeedback keeps calls that have feedback attached (a feedback row
 	// whose trace_ref is the call's trace:/// or weave:/// ref).
 	HasFeedback bool `json:"-"`
+	// HasChildren keeps calls that have at least one child (a started,
+	// undeleted call whose parent_id is theirs): what a tree needs to know
+	// of a page of calls to draw which of them expand, in one query.
+	HasChildren bool `json:"-"`
 }
 
 // SortBy orders a query by one field, "asc" or "desc".
@@ -369,8 +381,10 @@ type CallsQueryReq struct {
 	IncludeCosts bool        `json:"include_costs,omitempty"`
 	// After, for Go callers (it is no member of the wire request), keeps the
 	// calls that come after the cursor in the query's order, which must be
-	// started_at alone (either direction; id ascending breaks ties): the
-	// next page by keyset rather than by offset. With any other sort it is
+	// one field (either direction; id ascending breaks ties): started_at or
+	// a numeric one (SortLatency, SortTotalTokens, SortCost, SortReactions).
+	// It is the next page by keyset rather than by offset; take the cursor
+	// of a page's last call from [Call.Cursor]. With any other sort it is
 	// ErrInvalidQuery.
 	After *CallsCursor `json:"-"`
 }
@@ -379,6 +393,10 @@ type CallsQueryReq struct {
 type CallsCursor struct {
 	StartedAt time.Time
 	ID        string
+	// Key is the call's value of a numeric sort key, as the query read it;
+	// nil when the call has none (it sorts last). Unused when sorting by
+	// started_at.
+	Key *float64
 }
 
 // CallsQueryStatsReq counts calls.

@@ -50,4 +50,17 @@ type Service interface {
 	// terminal event (training_ended or training_failed) ends every job, and
 	// nothing follows it.
 	ListEvents(ctx context.Context, jobID string, p ListParams) (*Page[Event], error)
+
+	// ListModels pages a project's models in creation order; After is a model
+	// id. An unknown project has none.
+	ListModels(ctx context.Context, projectID string, p ListParams) (*Page[Model], error)
+	// ListJobs pages a model's jobs in creation order; After is a job id.
+	ListJobs(ctx context.Context, modelID string, p ListParams) (*Page[Job], error)
+	// EachEvent calls fn with every event of a job after the event with id
+	// after ("" from the first), in order, reading them in batches: the way to
+	// read a long job whole (a page of ListEvents holds at most 100).
+	EachEvent(ctx context.Context, jobID, after string, fn func(Event) error) error
+	// StepLogs returns the trajectory groups logged for a model at step (every
+	// split, oldest first, at most 200 logs).
+	StepLogs(ctx context.Context, modelID string, step int64) ([]StepLog, error)
 }

@@ -90,6 +90,7 @@ func BenchmarkStructuredDecode(b *testing.B) {
 			b.ReportMetric(freeRate, "free_tok/s")
 			b.ReportMetric(constrainedRate, "constrained_tok/s")
 			b.ReportMetric(constrainedRate/freeRate, "ratio")
+			b.ReportMetric(float64(constrainedTokens)/float64(b.N), "constrained_tok/op")
 		})
 	}
 }

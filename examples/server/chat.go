@@ -18,10 +18,11 @@ import (
 // newChatService builds the chat gateway from the routing file at path and
 // the model directories served in-process (nil when there are neither: the
 // handler then serves the chat routes with no models), tracing completions
-// into db, keeping generated images
+// into traces (the server's one trace store, so that its live views see
+// them), keeping generated images in db
 // there as files and serving trained models as LoRA adapters, and the metrics
 // registry it shares with the HTTP handler.
-func newChatService(path string, models []string, db *weft.DB, trained chatstore.CheckpointResolver, logger *slog.Logger) (chat.Service, *prometheus.Registry, error) {
+func newChatService(path string, models []string, db *weft.DB, traces trace.Service, trained chatstore.CheckpointResolver, logger *slog.Logger) (chat.Service, *prometheus.Registry, error) {
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if path == "" && len(models) == 0 {
@@ -35,10 +36,6 @@ func newChatService(path string, models []string, db *weft.DB, trained chatstore
 		}
 	}
 	if err := routing.AddLocalModels(models...); err != nil {
-		return nil, nil, err
-	}
-	traces, err := trace.New(trace.Config{DB: db})
-	if err != nil {
 		return nil, nil, err
 	}
 	files, err := objects.New(objects.Config{DB: db})

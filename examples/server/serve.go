@@ -100,6 +100,11 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 		RateLimit:    httpapi.RateLimit{PerSecond: opts.rateLimit, Burst: opts.rateBurst},
 	}
 	feed := trace.NewFeed()
+	// Live views see the calls other servers on the same PostgreSQL
+	// database write, too.
+	if err := feed.ListenPostgres(ctx, db, logger); err != nil {
+		return fmt.Errorf("live updates: %w", err)
+	}
 	if cfg.Trace, err = newTraceService(db, feed); err != nil {
 		return err
 	}
@@ -110,7 +115,7 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 	// trains the models chat serves in-process: chat is opened first and
 	// reads checkpoints through checkpoints once the service exists.
 	checkpoints := &lateCheckpoints{}
-	if cfg.Chat, cfg.Registry, err = newChatService(opts.chatConfig, opts.models, db, checkpoints, logger); err != nil {
+	if cfg.Chat, cfg.Registry, err = newChatService(opts.chatConfig, opts.models, db, cfg.Trace, checkpoints, logger); err != nil {
 		return err
 	}
 	if cfg.Chat != nil {
@@ -138,7 +143,8 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 	}
 	// The web UI answers "/" and /ui/…; every other path is the API's.
 	handler, err := webui.New(webui.Config{DB: db, Identity: identity, Trace: cfg.Trace, Feedback: cfg.Feedback, Objects: cfg.Objects,
-		AnnotationSpecs: feedback.ObjectSpecs(cfg.Objects), Feed: feed, Fallback: api, Logger: logger})
+		AnnotationSpecs: feedback.ObjectSpecs(cfg.Objects), Feed: feed, Fallback: api, Logger: logger,
+		Training: trainingService, Chat: cfg.Chat})
 	if err != nil {
 		return err
 	}

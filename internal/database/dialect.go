@@ -192,21 +192,52 @@ func (d Dialect) TextSearch(table, alias string, columns []string, term string) 
 var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 // Elapsed is the time from the timestamp column from to the timestamp column
-// to, as a value that sorts by length (NULL when either is NULL). from and to
-// are trusted text.
+// to, as a number that sorts by length (NULL when either is NULL): seconds on
+// PostgreSQL, whole milliseconds on SQLite (whose date functions keep no
+// finer time; rounded, so that equal lengths are equal numbers). A number
+// rather than an interval so that a page of a list sorted by it can end with
+// a cursor value that is read and bound back alike on both databases. from
+// and to are trusted text.
 func (d Dialect) Elapsed(from, to string) string {
 	if d.postgres {
-		return "(" + to + " - " + from + ")"
+		return "EXTRACT(EPOCH FROM (" + to + " - " + from + "))"
 	}
-	return "(julianday(" + to + ") - julianday(" + from + "))"
+	return "round((julianday(" + to + ") - julianday(" + from + ")) * 86400000)"
+}
+
+// JSONMembers reads the members of a JSON object text column in a
+// subquery: From is the FROM item, Key a member's name and Elem(i) the i-th
+// element of a member that is an array of numbers, as a number.
+type JSONMembers struct {
+	From, Key string
+	Elem      func(i int) string
+}
+
+// JSONObjectMembers is the JSONMembers of column, a JSON object text column
+// (NULL reads as no members). column is trusted text.
+func (d Dialect) JSONObjectMembers(column string) JSONMembers {
+	if d.postgres {
+		return JSONMembers{From: "jsonb_each(" + column + "::jsonb) AS u(k, v)", Key: "u.k",
+			Elem: func(i int) string { return fmt.Sprintf("(u.v ->> %d)::double precision", i) }}
+	}
+	return JSONMembers{From: "json_each(" + column + ") AS u", Key: "u.key",
+		Elem: func(i int) string { return fmt.Sprintf("json_extract(u.value, '$[%d]')", i) }}
 }
 
 // JSONObjectArraySum is the sum, over the members of the JSON object text in
 // column (each an array of numbers), of the element at index; NULL for an
 // empty object or NULL column. column is trusted text.
 func (d Dialect) JSONObjectArraySum(column string, index int) string {
+	m := d.JSONObjectMembers(column)
+	return "(SELECT sum(" + m.Elem(index) + ") FROM " + m.From + ")"
+}
+
+// DateSuffixed is a condition that holds when the text expression expr ends
+// in "-YYYY-MM-DD" (ASCII digits), as dated model names do. expr is trusted
+// text.
+func (d Dialect) DateSuffixed(expr string) string {
 	if d.postgres {
-		return fmt.Sprintf("(SELECT sum((u.v ->> %d)::double precision) FROM jsonb_each(%s::jsonb) AS u(k, v))", index, column)
+		return "(" + expr + " ~ '-[0-9]{4}-[0-9]{2}-[0-9]{2}$')"
 	}
-	return fmt.Sprintf("(SELECT sum(json_extract(u.value, '$[%d]')) FROM json_each(%s) AS u)", index, column)
+	return "(" + expr + " GLOB '*-[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]')"
 }

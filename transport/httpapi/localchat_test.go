@@ -75,7 +75,9 @@ var sharedLocal struct {
 
 // newLocalServer is the real HTTP handler, on a database of its own, over
 // the shared gateway: a tiny random-weight Qwen3 (the real Qwen3 tokenizer
-// and chat template) served as "tiny" with max_model_len 256.
+// and chat template) served as "tiny" with max_model_len 256. Its reasoning
+// parser is off, so that the text these tests read is all content (the
+// structured-output tests serve the model with it on).
 func newLocalServer(t *testing.T) *localServer {
 	t.Helper()
 	gateway := sharedGateway(t)
@@ -91,7 +93,7 @@ func sharedGateway(t *testing.T) *chat.Gateway {
 				sharedLocal.err = "opening the shared local model failed"
 			}
 		}()
-		sharedLocal.gateway = newLocalGateway(t, 256, "max_sequences: 8, prompt_tokens_details: true", nil)
+		sharedLocal.gateway = newLocalGateway(t, 256, "max_sequences: 8, prompt_tokens_details: true, reasoning_parser: none", nil)
 	})
 	if sharedLocal.gateway == nil {
 		t.Fatal(sharedLocal.err)
@@ -239,7 +241,7 @@ func TestLocalCompletionShape(t *testing.T) {
 	want := map[string]string{
 		"":                  "id object created model choices service_tier system_fingerprint usage prompt_logprobs prompt_token_ids prompt_text kv_transfer_params ec_transfer_params metrics",
 		"choice":            "index message logprobs finish_reason stop_reason token_ids routed_experts",
-		"message":           "role content refusal annotations audio function_call reasoning",
+		"message":           "role content refusal annotations audio function_call reasoning reasoning_content",
 		"usage":             "prompt_tokens total_tokens completion_tokens prompt_tokens_details completion_tokens_details",
 		"prompt_tokens_det": "cached_tokens",
 	}
@@ -633,24 +635,20 @@ func TestLocalTemplateOptions(t *testing.T) {
 	}
 }
 
-// What local models cannot do yet is a 400 naming the field, never a
-// silently unconstrained answer.
+// What local models cannot do is a 400 naming the field, never a silently
+// unconstrained answer.
 func TestLocalNotYetSupported(t *testing.T) {
 	t.Parallel()
 	s := newLocalServer(t)
-	tools := `"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]`
 	for _, tc := range []struct{ extra, param string }{
-		{`"response_format":{"type":"json_object"}`, "response_format"},
-		{`"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{"type":"object"}}}`, "response_format"},
-		{`"structured_outputs":{"regex":"[a-z]+"}`, "structured_outputs"},
-		{`"guided_json":{"type":"object"}`, "guided_json"},
-		{`"guided_choice":["a","b"]`, "guided_choice"},
-		{tools + `,"tool_choice":"required"`, "tool_choice"},
-		{tools + `,"tool_choice":{"type":"function","function":{"name":"f"}}`, "tool_choice"},
 		{`"use_beam_search":true`, "use_beam_search"},
+		{`"response_format":{"type":"structural_tag","format":{}}`, "response_format"},
+		{`"structured_outputs":{"structural_tag":"{}"}`, "structured_outputs.structural_tag"},
+		{`"structured_outputs":{"json":{"type":"object"},"whitespace_pattern":" ?"}`, "structured_outputs.whitespace_pattern"},
+		{`"guided_json":{"type":"object"},"guided_whitespace_pattern":" ?"`, "guided_whitespace_pattern"},
 	} {
 		status, _, body := s.post(t, "/v1/chat/completions", `{"model":"tiny",`+hello+`,`+tc.extra+`}`)
-		if status != 400 || !strings.Contains(string(body), `"param":"`+tc.param+`"`) || !strings.Contains(string(body), "not supported by local models yet") {
+		if status != 400 || !strings.Contains(string(body), `"param":"`+tc.param+`"`) || !strings.Contains(string(body), "not supported by local models") {
 			t.Errorf("%s: %d %s", tc.extra, status, body)
 		}
 	}
@@ -716,7 +714,7 @@ func TestLocalTokenizeRoutes(t *testing.T) {
 func TestLocalModelsAndTracing(t *testing.T) {
 	t.Parallel()
 	calls := &callLog{}
-	gateway := newLocalGateway(t, 256, "max_sequences: 2", calls)
+	gateway := newLocalGateway(t, 256, "max_sequences: 2, reasoning_parser: none", calls)
 	s := &localServer{fixture: newFixture(t, testdb.SQLite(t), 1<<20, func(cfg *Config) { cfg.Chat = gateway }), calls: calls}
 	req, _ := http.NewRequest(http.MethodGet, s.server.URL+"/v1/models", nil)
 	req.Header.Set("Authorization", "Bearer "+s.aliceKey)

@@ -24,8 +24,10 @@
 // inputs.* / output.* columns, sort, page), and live when Config.Feed is set:
 // the page keeps a server-sent event stream open that re-sends its results
 // whenever a call it shows, or one its filters keep, is written; the stream
-// checks the session and project rights again before each update. Call
-// [Handler.CloseStreams] on shutdown.
+// checks the session and project rights again before each update. To see the
+// writes of other server processes on the same PostgreSQL database, let the
+// feed listen ([trace.Feed.ListenPostgres]). Call [Handler.CloseStreams] on
+// shutdown.
 //
 // The trace view draws the call tree with children loaded a page of 100 at a
 // time, each row with a bar on the trace's timeline (placed by
@@ -64,6 +66,22 @@
 // "keys-help". "e" first dispatches a cancelable "weft:next-error" event on
 // document, so a page that finds the next error itself (say, in subtrees not
 // loaded yet) handles it there.
+//
+// The training pages (Config.Training) read the training service: a project's
+// models, a model's checkpoints and jobs, a step's logged trajectories and a
+// job's events. Their charts are data the server aligns (training_chart.go:
+// one chart per metric, one line per run, null where a run has no value),
+// written into a data attribute that static/training.js hands to uPlot; each
+// chart container keeps its uPlot instances (element.charts) so that what is
+// drawn can be read back. A running job's page follows its events over
+// server-sent events read from the store every 300 ms.
+//
+// The playground (Config.Chat) composes a chat-completion request from its
+// form in static/playground.js and posts it to …/playground/run, which sends
+// it through the gateway (traced into the page's project, with the API's write
+// authorization) and relays the answer as it comes. A traced call opens in it
+// with its request as the form; the pair of a call and its re-run is compared
+// on the diff page and saved as a dataset row through the objects service.
 //
 // Mount the handler in front of the API: the UI answers "/" and paths under
 // [Prefix], and passes everything else to Config.Fallback.

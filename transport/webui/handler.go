@@ -10,9 +10,11 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/chat"
 	"github.com/weftlabs/weft/feedback"
 	"github.com/weftlabs/weft/objects"
 	"github.com/weftlabs/weft/trace"
+	"github.com/weftlabs/weft/training"
 	"github.com/weftlabs/weft/transport/httpapi"
 )
 
@@ -50,6 +52,11 @@ type Config struct {
 	// Objects, when set, serves the object version pages that refs link to
 	// and the files (images) a trace refers to.
 	Objects objects.Service
+	// Training, when set, serves the models and training pages.
+	Training training.Service
+	// Chat, when set, serves the playground: completions sent through the
+	// gateway, traced into the page's project.
+	Chat chat.Service
 
 	// Fallback serves every request whose path is neither "/" nor under
 	// Prefix: the place for the API handler. Defaults to a 404.
@@ -106,6 +113,9 @@ func New(cfg Config) (*Handler, error) {
 	}))
 	h.routes()
 	h.queueRoutes()
+	h.objectRoutes()
+	h.trainingRoutes()
+	h.playgroundRoutes()
 	return h, nil
 }
 

@@ -2,7 +2,9 @@ package webui
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/weftlabs/weft"
@@ -26,6 +28,17 @@ type objectVersionView struct {
 	Value        *jsonNode
 	// Ref is the version's own ref, to copy into code.
 	Ref string
+	// Links of the version: every version, the calls that used this one,
+	// the diff with the version before it ("" for v0), and the rows of
+	// each table it holds (a dataset's rows), by member name.
+	History, Calls, PrevDiff string
+	Tables                   []tableLink
+}
+
+// tableLink is a member of an object version that holds a table.
+type tableLink struct {
+	Field string
+	Href  string
 }
 
 // objectVersionPage answers GET …/objects/{name}/versions/{version}: the
@@ -56,6 +69,17 @@ func (h *Handler) objectVersionPage(w http.ResponseWriter, r *http.Request, v *v
 		view.Class = *o.BaseObjectClass
 	}
 	decorate(view.Value, "", valueLinks{Project: projectID})
+	view.History = objectHistoryPath(projectID, o.ObjectID)
+	view.Calls = callsUsingPath(projectID, objectRef(projectID, o.Kind, o.ObjectID, o.Digest))
+	if o.VersionIndex > 0 {
+		view.PrevDiff = objectDiffPath(projectID, o.ObjectID, versionName(o.VersionIndex-1), versionName(o.VersionIndex))
+	}
+	for field, t := range tableMembers(o.Val) {
+		if t.ProjectID() == projectID {
+			view.Tables = append(view.Tables, tableLink{Field: field, Href: tablePath(projectID, t.Digest, tableView{})})
+		}
+	}
+	slices.SortFunc(view.Tables, func(a, b tableLink) int { return strings.Compare(a.Field, b.Field) })
 	title := o.ObjectID + ":v" + strconv.Itoa(o.VersionIndex)
 	h.render(w, r, http.StatusOK, "object", page{Title: title, Viewer: v, Project: projectID, Body: view})
 }

@@ -21,7 +21,8 @@ import (
 var templates embed.FS
 
 // shared are the template files parsed into every page.
-var shared = []string{"templates/layout.html", "templates/partials.html", "templates/traceview/*.html"}
+var shared = []string{"templates/layout.html", "templates/partials.html", "templates/traceview/*.html",
+	"templates/training/*.html"}
 
 // pages holds each page's template set, by page name (its file name without
 // ".html").
@@ -56,6 +57,10 @@ func loadPages(a *assets) (*pages, error) {
 	for name, f := range traceViewFuncs(newMarkdownRenderer()) {
 		funcs[name] = f
 	}
+	for name, f := range trainingFuncs() {
+		funcs[name] = f
+	}
+	funcs["roles"] = func() []string { return roles }
 	files, err := fs.Glob(templates, "templates/*.html")
 	if err != nil {
 		return nil, err

@@ -116,6 +116,9 @@ func TestTemplatesRender(t *testing.T) {
 	}
 	fixtures := pageFixtures()
 	maps.Copy(fixtures, queueFixtures(fixtures["trace"].Viewer, fixtures["trace"].Body.(traceView).Detail))
+	maps.Copy(fixtures, objectFixtures(fixtures["trace"].Viewer))
+	maps.Copy(fixtures, trainingFixtures(fixtures["trace"].Viewer))
+	maps.Copy(fixtures, playgroundFixtures(fixtures["trace"].Viewer))
 	for name, tmpl := range p.byName {
 		fixture, ok := fixtures[name]
 		if !ok {

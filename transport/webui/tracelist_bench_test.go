@@ -104,6 +104,9 @@ func BenchmarkTraceList1M(b *testing.B) {
 		{"search word", "?q=" + url.QueryEscape("growth 100%")},
 		{"search common word", "?q=weather"},
 		{"sort by latency", "?sort=summary.weave.latency_ms"},
+		{"sort by latency, shortest first", "?sort=summary.weave.latency_ms&dir=asc"},
+		{"sort by cost", "?sort=summary.weave.costs"},
+		{"sort by feedback", "?sort=feedback.reactions"},
 	} {
 		path := "/ui/p/bench/big/" + page.query
 		if page.query == "__next__" {

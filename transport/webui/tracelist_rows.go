@@ -123,7 +123,7 @@ func (h *Handler) listData(ctx context.Context, projectID string, view listView,
 	switch {
 	case view.keyset():
 		if more {
-			data.Next = view.url(projectID, "after", cursorOf(data.Rows[len(data.Rows)-1].callView), "offset", "")
+			data.Next = view.url(projectID, "after", view.cursorOf(data.Rows[len(data.Rows)-1].callView), "offset", "")
 		}
 		if view.After != "" || view.Offset > 0 {
 			data.FirstPage, data.First = view.url(projectID, "after", "", "offset", ""), 0

@@ -2,6 +2,7 @@ package webui
 
 import (
 	"fmt"
+	"math"
 	"net/url"
 	"slices"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/objects/ref"
 	"github.com/weftlabs/weft/trace"
 )
 
@@ -31,24 +33,37 @@ type listView struct {
 	Q        string // full-text search over inputs and outputs
 	User     string // user name of the caller
 	Feedback bool   // only traces with feedback
+	// Ref is an op or object version ref: the list shows every call (not
+	// only roots) that ran the op or took the object as an input.
+	Ref string
 	// Cols are the chosen inputs.* / output.* columns, in order.
 	Cols []string
 	Sort string // a sortable field
 	Dir  string // "asc" or "desc"
-	// After is the keyset cursor of a page sorted by started_at
-	// ("<started_at RFC 3339>_<call id>": the last row of the page before);
-	// other sorts page by Offset.
+	// After is the keyset cursor of the page (the last row of the page
+	// before): "<started_at RFC 3339>_<call id>" sorted by started time,
+	// "<value>_<call id>" sorted by a numeric column (the value "none" for a
+	// row without one); other sorts page by Offset.
 	After  string
 	Offset int
 
 	from, to *time.Time
 	after    *trace.CallsCursor
+	refKind  ref.Kind
 }
 
 // sortableColumns are the list's fixed sortable columns: the trace
 // service's sort fields the list shows. A chosen field column sorts by its
 // field.
-var sortableColumns = []string{"op_name", trace.SortStatus, trace.SortTotalTokens, trace.SortLatency, "started_at", "wb_user_id"}
+var sortableColumns = []string{"op_name", trace.SortStatus, trace.SortReactions, trace.SortTotalTokens, trace.SortCost, trace.SortLatency, "started_at", "wb_user_id"}
+
+// keysetColumns are the columns whose pages follow each other by cursor:
+// started time and the numeric columns, whose values the trace service pages
+// by (trace.CallsQueryReq.After).
+var keysetColumns = []string{"started_at", trace.SortReactions, trace.SortTotalTokens, trace.SortCost, trace.SortLatency}
+
+// noValue is a cursor's value for a row that has none in its sort column.
+const noValue = "none"
 
 // timeLayouts are the forms a time filter is read in: what a datetime-local
 // input sends, and RFC 3339.
@@ -70,6 +85,16 @@ func parseListView(q url.Values) (listView, error) {
 	}
 	if len(v.Q) > trace.MaxSearchLength {
 		return v, weft.Errorf(errBadView, "q: at most %d bytes", trace.MaxSearchLength)
+	}
+	if v.Ref = strings.TrimSpace(q.Get("ref")); v.Ref != "" {
+		r, err := ref.Parse(v.Ref)
+		if err != nil || len(v.Ref) > 1024 || (r.Kind != ref.KindOp && r.Kind != ref.KindObject) {
+			return v, weft.Errorf(errBadView, "ref: an op or object ref like weave:///entity/project/op/name:digest")
+		}
+		v.refKind = r.Kind
+		if r.Kind == ref.KindOp && v.Op != "" && v.Op != v.Ref {
+			return v, weft.Errorf(errBadView, "op and ref: they name different ops")
+		}
 	}
 	switch q.Get("feedback") {
 	case "":
@@ -126,12 +151,11 @@ func parseListView(q url.Values) (listView, error) {
 		*bound.into = &t
 	}
 	if v.After != "" {
-		at, callID, _ := strings.Cut(v.After, "_")
-		t, err := time.Parse(time.RFC3339Nano, at)
-		if err != nil || callID == "" || len(callID) > maxIDLength || v.Sort != "started_at" {
-			return v, weft.Errorf(errBadView, "after: a cursor of a list sorted by started time is <time>_<call id>")
+		cursor, err := parseCursor(v.After, v.Sort)
+		if err != nil {
+			return v, err
 		}
-		v.after = &trace.CallsCursor{StartedAt: t, ID: callID}
+		v.after = cursor
 	}
 	if off := q.Get("offset"); off != "" {
 		n, err := strconv.Atoi(off)
@@ -141,6 +165,35 @@ func parseListView(q url.Values) (listView, error) {
 		v.Offset = n
 	}
 	return v, nil
+}
+
+// parseCursor reads the after parameter of a list sorted by sort.
+func parseCursor(after, sort string) (*trace.CallsCursor, error) {
+	if !slices.Contains(keysetColumns, sort) {
+		return nil, weft.Errorf(errBadView, "after: only a list sorted by started time or a numeric column pages by cursor")
+	}
+	i := strings.LastIndex(after, "_")
+	if i < 0 || i == len(after)-1 || len(after)-i-1 > maxIDLength {
+		return nil, weft.Errorf(errBadView, "after: a cursor is <value>_<call id>")
+	}
+	value, cursor := after[:i], &trace.CallsCursor{ID: after[i+1:]}
+	if sort == "started_at" {
+		t, err := time.Parse(time.RFC3339Nano, value)
+		if err != nil {
+			return nil, weft.Errorf(errBadView, "after: a cursor of a list sorted by started time is <time>_<call id>")
+		}
+		cursor.StartedAt = t
+		return cursor, nil
+	}
+	if value == noValue {
+		return cursor, nil
+	}
+	n, err := strconv.ParseFloat(value, 64)
+	if err != nil || math.IsInf(n, 0) || math.IsNaN(n) {
+		return nil, weft.Errorf(errBadView, "after: a cursor of a list sorted by a number is <number>_<call id> or none_<call id>")
+	}
+	cursor.Key = &n
+	return cursor, nil
 }
 
 func parseTime(s string) (time.Time, bool) {
@@ -167,21 +220,36 @@ func (v listView) query(projectID, userID string) *trace.CallsQueryReq {
 	}
 }
 
-// keyset reports whether the view pages by cursor: sorted by started time,
-// where the trace service's index leads straight to any page.
-func (v listView) keyset() bool { return v.Sort == "started_at" }
+// keyset reports whether the view pages by cursor: sorted by started time or
+// a numeric column, where the next page starts at the last row's value
+// however deep it is.
+func (v listView) keyset() bool { return slices.Contains(keysetColumns, v.Sort) }
 
-// cursorOf is the after value that starts the page following c.
-func cursorOf(c *callView) string {
-	return c.Started.UTC().Format(time.RFC3339Nano) + "_" + c.ID
+// cursorOf is the after value that starts the page following c, in the
+// order of the query that read c.
+func (v listView) cursorOf(c *callView) string {
+	cursor := c.call.Cursor()
+	switch {
+	case v.Sort == "started_at":
+		return cursor.StartedAt.UTC().Format(time.RFC3339Nano) + "_" + c.ID
+	case cursor.Key == nil:
+		return noValue + "_" + c.ID
+	}
+	return strconv.FormatFloat(*cursor.Key, 'g', -1, 64) + "_" + c.ID
 }
 
 // filter is the calls filter of the view; userID is the id of its user
 // filter ("" for none).
 func (v listView) filter(userID string) trace.CallsFilter {
-	f := trace.CallsFilter{TraceRootsOnly: true, StartedFrom: v.from, StartedBefore: v.to, Search: v.Q, HasFeedback: v.Feedback}
+	f := trace.CallsFilter{TraceRootsOnly: v.Ref == "", StartedFrom: v.from, StartedBefore: v.to, Search: v.Q, HasFeedback: v.Feedback}
+	switch v.refKind {
+	case ref.KindOp:
+		f.OpNames = append(f.OpNames, v.Ref)
+	case ref.KindObject:
+		f.InputRefs = []string{v.Ref}
+	}
 	if v.Op != "" {
-		f.OpNames = []string{v.Op}
+		f.OpNames = append(f.OpNames, v.Op)
 	}
 	if v.Status != "" {
 		f.Statuses = []string{v.Status}
@@ -210,6 +278,7 @@ func (v listView) values(changes ...string) url.Values {
 	set("to", v.To, "")
 	set("q", v.Q, "")
 	set("user", v.User, "")
+	set("ref", v.Ref, "")
 	if v.Feedback {
 		q.Set("feedback", "1")
 	}

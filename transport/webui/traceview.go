@@ -197,7 +197,7 @@ func (h *Handler) callDetail(w http.ResponseWriter, r *http.Request, v *viewer, 
 }
 
 // children loads one page of the children of parentID, in start order, and
-// marks which of them have children of their own (one bounded count each).
+// marks which of them have children of their own (one query for the page).
 func (h *Handler) children(ctx context.Context, projectID, parentID string, offset int) (treeChildren, error) {
 	out := treeChildren{Project: projectID}
 	err := h.cfg.Trace.CallsQuery(ctx, &trace.CallsQueryReq{
@@ -212,16 +212,18 @@ func (h *Handler) children(ctx context.Context, projectID, parentID string, offs
 		out.MoreURL = projectPath(projectID, "calls/", pathSegment(parentID), "/children?offset=", strconv.Itoa(offset+childrenPageSize))
 	}
 	out.Shown = offset + len(out.Calls)
-	for _, c := range out.Calls {
-		stats, err := h.cfg.Trace.CallsQueryStats(ctx, &trace.CallsQueryStatsReq{
-			ProjectID: projectID, Filter: trace.CallsFilter{ParentIDs: []string{c.ID}}, Limit: 1,
-		})
-		if err != nil {
-			return out, err
-		}
-		c.HasChildren = stats.Count > 0
+	if len(out.Calls) == 0 {
+		return out, nil
 	}
-	return out, nil
+	byID := make(map[string]*callView, len(out.Calls))
+	ids := make([]string, len(out.Calls))
+	for i, c := range out.Calls {
+		byID[c.ID], ids[i] = c, c.ID
+	}
+	err = h.cfg.Trace.CallsQuery(ctx, &trace.CallsQueryReq{
+		ProjectID: projectID, Filter: trace.CallsFilter{CallIDs: ids, HasChildren: true}, Columns: []string{"id"},
+	}, func(c *trace.Call) error { byID[c.ID].HasChildren = true; return nil })
+	return out, err
 }
 
 // detail reads one call for the detail pane, with its feedback.

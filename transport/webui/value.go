@@ -78,6 +78,10 @@ func refHref(s string) string {
 		return objectVersionPath(r.ProjectID(), r.Name, r.Version)
 	case ref.KindCall:
 		return projectPath(r.ProjectID(), "calls/", pathSegment(r.ID))
+	case ref.KindTable:
+		if len(r.Extra) == 0 {
+			return tablePath(r.ProjectID(), r.Digest, tableView{})
+		}
 	}
 	return ""
 }

@@ -21,29 +21,70 @@ const whole = await client.chat.completions.create(request);
 check(whole.choices.length === 2 && whole.usage.completion_tokens === 20 && whole.model === model, "whole completion", whole);
 check(whole.choices.every((c) => c.logprobs.content.length === 10 && c.finish_reason === "length"), "logprobs", whole.choices);
 
+// The tiny Qwen3 thinks first (its template's default): its text is
+// reasoning_content until a </think>, content after it.
+const text = (m) => (m.reasoning_content ?? "") + (m.content ?? "");
+check(whole.choices.every((c) => typeof c.message.reasoning_content === "string" && c.message.reasoning_content === c.message.reasoning), "reasoning_content", whole.choices);
 const stream = await client.chat.completions.create({ ...request, stream: true, stream_options: { include_usage: true } });
 const texts = ["", ""];
 let usage = null;
 let first = null;
 for await (const chunk of stream) {
   first ??= chunk;
-  for (const c of chunk.choices) texts[c.index] += c.delta.content ?? "";
+  for (const c of chunk.choices) texts[c.index] += (c.delta.reasoning_content ?? "") + (c.delta.content ?? "");
   if (chunk.usage) usage = chunk.usage;
 }
 check(first.choices[0].delta.role === "assistant", "role chunk first", first);
-check(texts[0] === whole.choices[0].message.content && texts[1] === whole.choices[1].message.content, "streamed text equals the whole answer", { texts, whole: whole.choices.map((c) => c.message.content) });
+check(texts[0] === text(whole.choices[0].message) && texts[1] === text(whole.choices[1].message), "streamed text equals the whole answer", { texts, whole: whole.choices.map((c) => c.message) });
 check(usage !== null && usage.total_tokens === whole.usage.total_tokens, "usage chunk", usage);
 
 const stopped = await client.chat.completions.create({ model, messages, max_tokens: 5, ignore_eos: true, temperature: 0 });
 check(stopped.choices[0].finish_reason === "length" && stopped.usage.completion_tokens === 5, "ignore_eos with max_tokens", stopped);
 
-let rejected = null;
-try {
-  await client.chat.completions.create({ model, messages, tools: [{ type: "function", function: { name: "f", parameters: { type: "object" } } }], tool_choice: "required" });
-} catch (err) {
-  rejected = err;
+// tool_choice "required": every choice calls a declared tool with
+// arguments in its schema, whole and streamed alike.
+const noThinking = { chat_template_kwargs: { enable_thinking: false } };
+const weather = {
+  type: "object",
+  properties: { city: { type: "string", maxLength: 6 }, days: { type: "integer", minimum: 1, maximum: 7 }, unit: { enum: ["celsius", "fahrenheit"] } },
+  required: ["city", "days", "unit"],
+  additionalProperties: false,
+};
+const valid = (args) => {
+  const a = JSON.parse(args);
+  return Object.keys(a).join() === "city,days,unit" && typeof a.city === "string" && [...a.city].length <= 6 &&
+    Number.isInteger(a.days) && a.days >= 1 && a.days <= 7 && ["celsius", "fahrenheit"].includes(a.unit);
+};
+const toolRequest = {
+  model, messages, ...noThinking, n: 3, seed: 4, temperature: 1, max_tokens: 300,
+  tools: [{ type: "function", function: { name: "get_weather", parameters: weather } }], tool_choice: "required", parallel_tool_calls: false,
+};
+const called = await client.chat.completions.create(toolRequest);
+check(called.choices.every((c) => c.finish_reason === "tool_calls" && c.message.tool_calls.length === 1 &&
+  c.message.tool_calls[0].function.name === "get_weather" && valid(c.message.tool_calls[0].function.arguments)), "required tool calls", called.choices);
+const callStream = await client.chat.completions.create({ ...toolRequest, stream: true });
+const streamedCalls = [[], [], []];
+const finishes = [];
+for await (const chunk of callStream) {
+  for (const c of chunk.choices) {
+    for (const d of c.delta.tool_calls ?? []) {
+      streamedCalls[c.index][d.index] ??= { name: "", arguments: "" };
+      streamedCalls[c.index][d.index].name += d.function?.name ?? "";
+      streamedCalls[c.index][d.index].arguments += d.function?.arguments ?? "";
+    }
+    if (c.finish_reason) finishes[c.index] = c.finish_reason;
+  }
 }
-check(rejected instanceof OpenAI.BadRequestError && rejected.param === "tool_choice", "tool_choice required on a local model", rejected?.error);
+check(called.choices.every((c, i) => finishes[i] === "tool_calls" && streamedCalls[i].length === 1 &&
+  streamedCalls[i][0].name === "get_weather" && streamedCalls[i][0].arguments === c.message.tool_calls[0].function.arguments), "streamed tool calls", { streamedCalls, finishes });
+
+// Thinking on: the reasoning, cut short by a bias on </think> (151668),
+// is reasoning_content; the constrained answer after it is content.
+const reasoned = await client.chat.completions.create({
+  model, messages, n: 6, seed: 5, temperature: 1, max_tokens: 60, logit_bias: { 151668: 16 }, structured_outputs: { choice: ["sunny", "rainy"] },
+});
+check(reasoned.choices.every((c) => typeof c.message.reasoning_content === "string" && ["sunny", "rainy"].includes(c.message.content)) &&
+  reasoned.choices.some((c) => c.message.reasoning_content !== ""), "reasoning_content before a constrained answer", reasoned.choices);
 
 let tooLong = null;
 try {
@@ -53,4 +94,4 @@ try {
 }
 check(tooLong instanceof OpenAI.BadRequestError && /cannot be greater than max_model_len/.test(tooLong.message), "max_tokens over the context", tooLong?.error);
 
-console.log(JSON.stringify({ ok: true, streamed: texts, usage }));
+console.log(JSON.stringify({ ok: true, streamed: texts, usage, calls: called.choices.map((c) => c.message.tool_calls[0].function.arguments) }));

@@ -1,10 +1,13 @@
 // Seed data of the web UI's browser tests, written with the official Weave
 // TypeScript SDK as a user's program would: ops with nested calls (one child
 // failing inside a parent that recovers), a failing root, annotation specs
-// published as AnnotationSpec objects, and reactions and notes on calls.
+// published as AnnotationSpec objects, reactions and notes on calls, and the
+// objects of the object and evaluation pages: a dataset and a prompt in two
+// versions each, an op in two versions, and an evaluation with two scorers
+// run for two models.
 //
-// Run by internal/integration/webui with WF_TRACE_SERVER_URL, WANDB_API_KEY
-// and WEFT_PROJECT (entity/project) set. It prints one JSON line with the ids
+// Run by internal/integration/webui with WF_TRACE_SERVER_URL, WANDB_API_KEY,
+// WEFT_PROJECT and WEFT_EVAL_PROJECT (entity/project) set. It prints one JSON line with the ids
 // and refs it made, and exits non-zero on anything the SDK reports (it logs
 // and swallows some failures).
 import * as weave from "weave";
@@ -21,6 +24,7 @@ process.on("unhandledRejection", (reason) => {
 });
 
 const project = process.env.WEFT_PROJECT;
+const evalProject = process.env.WEFT_EVAL_PROJECT;
 await weave.login(process.env.WANDB_API_KEY, new URL(process.env.WF_TRACE_SERVER_URL).host);
 const client = await weave.init(project);
 
@@ -112,6 +116,64 @@ if (!explodeID || agents.length !== 3 || children.length !== 3) {
   consoleError(`unexpected calls: explode ${explodeID}, ${agents.length} agents, ${children.length} children`);
   process.exit(1);
 }
+// The objects and evaluations, in a project of their own: the trace list
+// tests count the roots above.
+const evalClient = await weave.init(evalProject);
+// Two versions of an op: the same name, another body.
+const greetV0 = weave.op(async function greet(name) {
+  return `hi ${name}`;
+});
+await greetV0("Ada");
+const greetV1 = weave.op(async function greet(name) {
+  const polite = `hello ${name}`;
+  return polite;
+});
+await greetV1("Ada");
+
+// A prompt in two versions.
+await evalClient.publish(new weave.StringPrompt({ name: "greeting", content: "Hello {name}" }), "greeting");
+await evalClient.publish(new weave.StringPrompt({ name: "greeting", content: "Good morning {name}" }), "greeting");
+
+// A dataset, evaluated by two models with two scorers; then its second version.
+const rows = [
+  { id: "q1", question: "2 + 2", expected: "4" },
+  { id: "q2", question: "capital of France", expected: "Paris" },
+  { id: "q3", question: "colour of the sky", expected: "blue" },
+];
+const dataset = new weave.Dataset({ name: "qa", rows });
+const exactMatch = weave.op(function exactMatch({ modelOutput, datasetRow }) {
+  return modelOutput === datasetRow.expected;
+});
+const closeness = weave.op(function closeness({ modelOutput, datasetRow }) {
+  return 1 / (1 + Math.abs(String(modelOutput).length - datasetRow.expected.length));
+});
+const evaluation = new weave.Evaluation({ name: "qa-eval", dataset, scorers: [exactMatch, closeness] });
+const oracleModel = weave.op(async function oracleModel({ datasetRow }) {
+  return datasetRow.expected;
+});
+// It gets q2 wrong: the regression the comparison finds.
+const guessModel = weave.op(async function guessModel({ datasetRow }) {
+  return datasetRow.id === "q2" ? "Lyon" : datasetRow.expected;
+});
+const log = console.log;
+console.log = () => {}; // the evaluation prints its progress
+await evaluation.evaluate({ model: oracleModel });
+await evaluation.evaluate({ model: guessModel });
+console.log = log;
+const datasetV1 = await dataset.save();
+const datasetV2 = await evalClient.publish(
+  new weave.Dataset({ name: "qa", rows: [rows[0], { ...rows[1], expected: "Paris, France" }, { id: "q4", question: "3 * 3", expected: "9" }] }),
+);
+
+await evalClient.waitForBatchProcessing();
+const evalRuns = (await evalClient.getCalls({ trace_roots_only: true })).filter((c) => c.op_name.includes("/op/Evaluation.evaluate:"));
+const runOf = (model) => evalRuns.find((c) => JSON.stringify(c.inputs.model ?? "").includes(model))?.id;
+const runs = [runOf("oracleModel"), runOf("guessModel")];
+if (evalRuns.length !== 2 || runs.includes(undefined)) {
+  consoleError(`unexpected evaluation runs: ${JSON.stringify(evalRuns.map((c) => [c.id, c.inputs]))}`);
+  process.exit(1);
+}
+
 if (sdkErrors.length) {
   consoleError(`the SDK reported errors: ${JSON.stringify(sdkErrors)}`);
   process.exit(1);
@@ -127,4 +189,6 @@ console.log(JSON.stringify({
   failedChild: failed.id,
   explode: explodeID,
   specs: [quality.uri(), score.uri(), comment.uri()],
+  datasets: [datasetV1.uri(), datasetV2.uri()],
+  evalRuns: runs,
 }));

@@ -36,7 +36,9 @@ type sdkSeed struct {
 	Grandchild  string   `json:"grandchild"`
 	FailedChild string   `json:"failedChild"`
 	Explode     string   `json:"explode"`
-	Specs       []string `json:"specs"` // quality, score, comment
+	Specs       []string `json:"specs"`    // quality, score, comment
+	Datasets    []string `json:"datasets"` // qa v0 and v1, in evalProject
+	EvalRuns    []string `json:"evalRuns"` // the oracle's and the guesser's run
 }
 
 // sdkEnv is a server seeded by the official SDK, with a queue over its calls
@@ -90,7 +92,7 @@ func runSeed(t *testing.T, js string, srv *serverproc.Server) sdkSeed {
 	cmd := exec.Command("node", filepath.Join(js, "webui-seed.mjs"))
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "HOME="+dir, "WF_TRACE_SERVER_URL="+srv.URL, "WANDB_API_KEY="+srv.Key,
-		"WEAVE_PRINT_CALL_LINK=false", "WEFT_PROJECT="+sdkProject)
+		"WEAVE_PRINT_CALL_LINK=false", "WEFT_PROJECT="+sdkProject, "WEFT_EVAL_PROJECT="+evalProject)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -101,7 +103,7 @@ func runSeed(t *testing.T, js string, srv *serverproc.Server) sdkSeed {
 	}
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	var seed sdkSeed
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &seed); err != nil || !seed.OK || len(seed.Specs) != 3 || seed.Grandchild == "" {
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &seed); err != nil || !seed.OK || len(seed.Specs) != 3 || seed.Grandchild == "" || len(seed.EvalRuns) != 2 {
 		t.Fatalf("seed result %q: %v\nstderr:\n%s", lines[len(lines)-1], err, stderr.String())
 	}
 	return seed
@@ -151,6 +153,9 @@ func TestQueuesKeyboardAccessibility(t *testing.T) {
 		t.Run("keys in lists, search and help", func(t *testing.T) { listKeys(t, e) })
 		t.Run("another entity's queue is refused", func(t *testing.T) { foreignQueue(t, e) })
 		t.Run("accessibility at laptop and phone widths", func(t *testing.T) { accessibility(t, e) })
+		t.Run("objects and tables", func(t *testing.T) { objectPages(t, e) })
+		t.Run("evaluations", func(t *testing.T) { evaluationPages(t, e) })
+		t.Run("accessibility of the object and evaluation pages", func(t *testing.T) { objectAccessibility(t, e) })
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/weftlabs/weft/internal/integration/serverproc"
 	"github.com/weftlabs/weft/internal/testdb"
 )
 
@@ -76,6 +77,9 @@ func TestWebUITraceList(t *testing.T) {
 		t.Run("sort", func(t *testing.T) { listSort(t, e, ids, t0) })
 		t.Run("paging and counts", func(t *testing.T) { listPaging(t, e, t0) })
 		t.Run("live", func(t *testing.T) { listLive(t, e) })
+		if !strings.HasPrefix(dbURL, "sqlite:") { // one process owns a SQLite file
+			t.Run("live from another server", func(t *testing.T) { listLiveAcrossServers(t, e, dbURL) })
+		}
 	})
 }
 
@@ -283,6 +287,30 @@ func listLive(t *testing.T, e *env) {
 	}
 	if got := eval[string](tb, rowIDs); got != callID {
 		t.Fatalf("the live list ignores its filter: %q", got)
+	}
+	e.end(t, e.aliceKey, "alice/app", callID, time.Now().UTC(), "done", "")
+	value(tb, chromedp.Poll[bool](`document.querySelector('`+row+`').textContent.includes('success')`))
+	if !eval[bool](tb, `window.__noReload === true`) {
+		t.Fatal("the page reloaded")
+	}
+}
+
+// listLiveAcrossServers watches a list on a second server process sharing
+// the database: calls written through the first one arrive and update live.
+func listLiveAcrossServers(t *testing.T, e *env, dbURL string) {
+	peer := serverproc.Start(t, serverproc.Options{DatabaseURL: dbURL})
+	tb := newTab(t, peer.URL)
+	tb.signIn("", e.aliceKey)
+	tb.open("/ui/p/alice/app/?op=peer_op")
+	value(tb, chromedp.Poll[bool](`!!document.querySelector('.empty')`))
+	tb.run(chromedp.Evaluate[chromedp.Void](`window.__noReload = true`))
+	value(tb, chromedp.Poll[bool](`document.querySelector('#results').dataset.live === 'open'`))
+	callID, traceID := id('7', 3), id('8', 3)
+	e.start(t, e.aliceKey, "alice/app", callID, traceID, "", "peer_op", time.Now().UTC(), map[string]any{"question": "from the other server"})
+	row := `#traces tr[data-call="` + callID + `"]`
+	value(tb, chromedp.Poll[bool](`!!document.querySelector('`+row+`')`))
+	if got := tb.text(row); !strings.Contains(got, "running") {
+		t.Fatalf("the new row: %q", got)
 	}
 	e.end(t, e.aliceKey, "alice/app", callID, time.Now().UTC(), "done", "")
 	value(tb, chromedp.Poll[bool](`document.querySelector('`+row+`').textContent.includes('success')`))

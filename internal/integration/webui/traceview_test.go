@@ -130,6 +130,7 @@ func seedViews(t *testing.T, e *env) *viewEnv {
 		"prompt":  "weave:///" + viewProject + "/object/my_prompt:" + obj.Digest,
 		"picture": map[string]any{"_type": "CustomWeaveType", "weave_type": map[string]any{"type": "PIL.Image.Image"}, "files": map[string]any{"image.png": v.fileDigest}, "load_op": "NO_LOAD_OP"},
 		"context": v.longText,
+		"rows":    manyRows(),
 	})
 	anth, gem := id('1', 1), id('1', 2)
 	e.start(t, key, viewProject, anth, v.chatTrace, root, "anthropic.Messages.create", t0.Add(500*time.Millisecond), map[string]any{
@@ -370,6 +371,18 @@ func chatRendering(t *testing.T, v *viewEnv) {
 	}
 }
 
+// manyRowsN is the length of the chat root's "rows" input: more values than
+// the detail pane draws, so the array is cut.
+const manyRowsN = 1500
+
+func manyRows() []any {
+	rows := make([]any, manyRowsN)
+	for i := range rows {
+		rows[i] = map[string]any{"row": i}
+	}
+	return rows
+}
+
 func refsAndShowAll(t *testing.T, v *viewEnv) {
 	tb := newTab(t, v.srv.URL)
 	tb.signIn("", v.aliceKey)
@@ -383,6 +396,22 @@ func refsAndShowAll(t *testing.T, v *viewEnv) {
 	value(tb, chromedp.Poll[bool](`!!document.querySelector('#detail .shown-all')`))
 	if got := tb.text("#detail .shown-all"); !strings.Contains(got, v.longText) {
 		t.Fatalf("show all: %d characters", len(got))
+	}
+	// "Show all" on a cut array puts its remaining members in place of the
+	// cut line, in order, each drawn as a value.
+	rows := `[...document.querySelectorAll('#detail [data-part="inputs"] details.json-node')].find(d => d.querySelector(':scope > summary .json-key')?.textContent === 'rows').querySelector(':scope > ul')`
+	shown := eval[int](tb, rows+`.children.length`)
+	if shown >= manyRowsN || !strings.Contains(eval[string](tb, rows+`.lastElementChild.textContent`), "more not shown") {
+		t.Fatalf("the long array is not cut: %d of %d members drawn", shown, manyRowsN)
+	}
+	tb.run(chromedp.Evaluate[chromedp.Void](rows + `.lastElementChild.querySelector('.show-all').click()`))
+	value(tb, chromedp.Poll[bool](rows+`.children.length === `+fmt.Sprint(manyRowsN)))
+	tb.settled()
+	rowsText := eval[[]string](tb, `[...`+rows+`.children].map(li => li.textContent.replace(/\s+/g, ' ').trim())`)
+	for i, got := range rowsText {
+		if want := fmt.Sprintf("%d: {…} 1 keys row: %d", i, i); got != want {
+			t.Fatalf("member %d after show all: %q, want %q", i, got, want)
+		}
 	}
 	// A ref links to its object version, whose page shows the value.
 	ref := "weave:///" + viewProject + "/object/my_prompt:" + v.promptDigest

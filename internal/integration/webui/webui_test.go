@@ -12,6 +12,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/weftlabs/weft/internal/integration/modelserver"
 	"github.com/weftlabs/weft/internal/integration/serverproc"
 	"github.com/weftlabs/weft/internal/testdb"
 )
@@ -23,6 +24,10 @@ type env struct {
 	aliceKey, bobKey   string
 	bigTrace, errTrace string // traces of alice/app
 	bobTrace           string // the trace of bob/secret
+	// upstream is the model server the gateway routes "test-model" to.
+	upstream *modelserver.Server
+	// localModel is whether the built-in engine serves a model (localModel).
+	localModel bool
 }
 
 // xssInputs are stored values that would run if a page did not escape them.
@@ -34,7 +39,24 @@ const (
 
 func startEnv(t *testing.T, dbURL string) *env {
 	t.Helper()
-	e := &env{srv: serverproc.Start(t, serverproc.Options{DatabaseURL: dbURL})}
+	return seedEnv(t, dbURL, &env{srv: serverproc.Start(t, serverproc.Options{DatabaseURL: dbURL})})
+}
+
+// startServingEnv is startEnv with the server also working training jobs
+// (the stand-in trainer) and serving chat models (a test upstream and, when
+// its tokenizer is installed, a tiny model on the built-in engine).
+func startServingEnv(t *testing.T, dbURL string) *env {
+	t.Helper()
+	args, trainerEnv := trainerArgs(t)
+	upstream := modelserver.New(t)
+	chat, local := chatArgs(t, upstream)
+	srv := serverproc.Start(t, serverproc.Options{DatabaseURL: dbURL, Args: append(args, chat...), Env: trainerEnv})
+	return seedEnv(t, dbURL, &env{srv: srv, upstream: upstream, localModel: local})
+}
+
+// seedEnv creates alice and bob and seeds their traces through e's server.
+func seedEnv(t *testing.T, dbURL string, e *env) *env {
+	t.Helper()
 	keys := createUsers(t, dbURL, "alice", "bob")
 	e.aliceKey, e.bobKey = keys[0], keys[1]
 
@@ -116,11 +138,13 @@ func TestWebUI(t *testing.T) {
 		if noBrowser != "" {
 			t.Skip(noBrowser)
 		}
-		e := startEnv(t, dbURL)
+		e := startServingEnv(t, dbURL)
 		t.Run("sign in and out", func(t *testing.T) { signInAndOut(t, e) })
 		t.Run("another entity is refused", func(t *testing.T) { isolation(t, e) })
 		t.Run("stored markup is inert", func(t *testing.T) { inertMarkup(t, e) })
 		t.Run("trace list and trace view", func(t *testing.T) { listAndView(t, e) })
+		t.Run("models and training", func(t *testing.T) { trainingPages(t, e) })
+		t.Run("playground", func(t *testing.T) { playground(t, e) })
 	})
 }
 

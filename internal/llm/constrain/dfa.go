@@ -61,11 +61,16 @@ type dfa struct {
 	start     int32
 
 	// scratch for closures
-	seen    map[int32]struct{}
-	work    []int32
-	kept    []int32
-	masks   int // states holding a mask
-	maxMask int
+	seen map[int32]struct{}
+	work []int32
+	kept []int32
+	// Masks are interned: states that allow the same tokens (a string's
+	// interior at every length still far from its bound, say) share one,
+	// so a state's mask is computed once however many states there are,
+	// and maxMask bounds the distinct masks kept.
+	maskIndex map[uint64][][]uint64
+	masks     int // distinct masks kept
+	maxMask   int
 }
 
 func newDFA(g *grammar, maxNest, maxMasks, maxStates int) *dfa {
@@ -75,6 +80,7 @@ func newDFA(g *grammar, maxNest, maxMasks, maxStates int) *dfa {
 		nodeIndex:      map[[2]int32]int32{},
 		stateKey:       map[string]int32{},
 		seen:           map[int32]struct{}{},
+		maskIndex:      map[uint64][][]uint64{},
 	}
 	for _, edges := range g.edges {
 		for _, e := range edges {
@@ -124,6 +130,7 @@ func (d *dfa) trim() {
 	clear(d.nodeIndex)
 	d.states = nil // the old states hold transition tables and masks
 	clear(d.stateKey)
+	clear(d.maskIndex)
 	d.masks = 0
 	d.gen++
 	d.begin()

@@ -31,8 +31,11 @@
 // a fraction), and \u escapes never name surrogates. A JSON Schema keyword
 // the compiler cannot enforce is an error naming it (ErrUnsupported), never
 // silently dropped; annotations and keywords outside the specification are
-// ignored, as validators ignore them. anyOf and oneOf are both compiled as
-// a choice between branches; allOf by merging its schemas (see mergeAllOf).
+// ignored, as validators ignore them. anyOf is compiled as a choice between
+// branches, and so is oneOf when its branches are shown disjoint (by type,
+// const or enum values, or a discriminating required property; otherwise
+// it is refused, since a value matching two branches would be invalid);
+// allOf by merging its schemas (see mergeAllOf).
 //
 // Integer ranges are exact: the digits run through an automaton of the
 // range, and multipleOf through a remainder beside it. Number ranges are

@@ -163,7 +163,8 @@ func (m *Matcher) Clone() *Matcher {
 }
 
 // mask is the allowed-token bitset of DFA state s, computed by one walk of
-// the vocabulary trie and kept while the state count is within bounds. The
+// the vocabulary trie and kept (interned) while the distinct masks are
+// within bounds. The
 // returned slice is shared and must not be modified.
 // The automaton must be locked.
 func (c *Constraint) mask(s int32) []uint64 {
@@ -197,11 +198,34 @@ func (c *Constraint) mask(s int32) []uint64 {
 			mask[id>>6] |= 1 << (uint(id) & 63)
 		}
 	}
+	return d.intern(s, mask)
+}
+
+// intern gives state s the kept mask equal to mask, keeping mask as a new
+// one while fewer than maxMask are kept. It returns the mask s uses.
+func (d *dfa) intern(s int32, mask []uint64) []uint64 {
+	h := maskHash(mask)
+	for _, kept := range d.maskIndex[h] {
+		if slices.Equal(kept, mask) {
+			d.states[s].mask = kept
+			return kept
+		}
+	}
 	if d.masks < d.maxMask {
+		d.maskIndex[h] = append(d.maskIndex[h], mask)
 		d.states[s].mask = mask
 		d.masks++
 	}
 	return mask
+}
+
+// maskHash is an FNV-1a hash of a mask's words.
+func maskHash(mask []uint64) uint64 {
+	h := uint64(14695981039346656037)
+	for _, w := range mask {
+		h = (h ^ w) * 1099511628211
+	}
+	return h
 }
 
 // maxTokenBytes bounds how long a token's spelling may be for the mask to

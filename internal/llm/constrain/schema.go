@@ -607,11 +607,17 @@ func (s *schemaCompiler) enum(path string, n *node) (frag, error) {
 	return s.b.alt(alts...), nil
 }
 
-// anyOf compiles anyOf and oneOf as a choice between branches.
+// anyOf compiles anyOf, and oneOf whose branches are disjoint, as a
+// choice between branches.
 func (s *schemaCompiler) anyOf(path string, n *node, keyword string) (frag, error) {
 	list, _ := n.get(keyword)
 	if list.kind != nodeArray || len(list.items) == 0 {
 		return frag{}, errorf(ErrInvalid, "%s: must be a non-empty array", path)
+	}
+	if keyword == "oneOf" {
+		if err := s.disjointBranches(path, list.items); err != nil {
+			return frag{}, err
+		}
 	}
 	alts := make([]frag, 0, len(list.items))
 	for i, branch := range list.items {

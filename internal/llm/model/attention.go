@@ -21,6 +21,9 @@ func (m *Model) project(x []float32, rows int, lins []*Linear, outs [][]float32)
 	for _, l := range lins {
 		total += l.Out
 	}
+	// Int8 weights in blocks of the activation block multiply int8
+	// activations: x is quantised once for all the layers and bands.
+	xq := m.quantizedActivations(x, rows, lins)
 	band := func(lo, hi int) {
 		base := 0
 		for i, l := range lins {
@@ -30,10 +33,14 @@ func (m *Model) project(x []float32, rows int, lins []*Linear, outs [][]float32)
 				continue
 			}
 			k, n := l.In, to-from
-			if l.Q != nil {
+			switch {
+			case l.Q != nil && l.Q.BlockSize == tensor.ActivationBlock:
+				nb := k / l.Q.BlockSize
+				tensor.MatMulTQ8Q8Strided(outs[i][from:], l.Out, xq, l.Q.Data[from*k:], l.Q.Scales[from*nb:], n)
+			case l.Q != nil:
 				nb := k / l.Q.BlockSize
 				tensor.MatMulTQ8Strided(outs[i][from:], l.Out, x, l.Q.Data[from*k:], l.Q.Scales[from*nb:], rows, n, k, l.Q.BlockSize)
-			} else {
+			default:
 				tensor.MatMulTStrided(outs[i][from:], l.Out, x, k, l.W[from*k:], k, rows, n, k)
 			}
 		}
@@ -51,6 +58,18 @@ func (m *Model) project(x []float32, rows int, lins []*Linear, outs [][]float32)
 			}
 		}
 	}
+}
+
+// quantizedActivations quantises x (rows × the layers' input size) into the
+// workspace when one of lins takes int8 activations, else returns nil.
+func (m *Model) quantizedActivations(x []float32, rows int, lins []*Linear) *tensor.Q8 {
+	for _, l := range lins {
+		if l.Q != nil && l.Q.BlockSize == tensor.ActivationBlock {
+			tensor.QuantizeRows(&m.ws.act, x, rows, l.In)
+			return &m.ws.act
+		}
+	}
+	return nil
 }
 
 // attentionBlock adds self-attention of x's input norm to x, writing the

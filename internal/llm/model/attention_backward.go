@@ -6,6 +6,11 @@ import (
 	"github.com/weftlabs/weft/internal/llm/tensor"
 )
 
+// causalBlock is the number of rows (queries, or keys) attention's
+// backward pass multiplies at a time, each block only against the
+// positions it sees (or that see it): half the work of the full square.
+const causalBlock = 32
+
 // attentionGradScratch is one thread's buffers for the backward pass of one
 // sequence's attention: [n × n] matrices of probabilities and their
 // gradients, [headDim × n] transposes.
@@ -83,8 +88,14 @@ func (p *Pass) attentionCoreBackward(a *LayerActivations, s *backwardScratch) {
 				Q := a.Q[u.first*qd+h*hd:]
 				dO := s.dAttnOut[u.first*qd+h*hd:]
 				P, dP := sc.probs, sc.dProbs
-				tensor.MatMulTStrided(P, n, Q, qd, K, kvd, n, n, hd)
-				tensor.MatMulTStrided(dP, n, dO, qd, V, kvd, n, n, hd)
+				// Scores and their gradients only where a query sees a
+				// key: the rows of a block against the keys up to its
+				// last row.
+				for r0 := 0; r0 < n; r0 += causalBlock {
+					r1 := min(r0+causalBlock, n)
+					tensor.MatMulTStrided(P[r0*n:], n, Q[r0*qd:], qd, K, kvd, r1-r0, r1, hd)
+					tensor.MatMulTStrided(dP[r0*n:], n, dO[r0*qd:], qd, V, kvd, r1-r0, r1, hd)
+				}
 				for r := range n {
 					row := P[r*n : r*n+r+1]
 					for j := range row {
@@ -103,17 +114,25 @@ func (p *Pass) attentionCoreBackward(a *LayerActivations, s *backwardScratch) {
 					clear(dP[r*n+r+1 : (r+1)*n])
 				}
 				dS := dP
-				// dQ_h = dS·K_g
-				tensor.MatMulTStrided(s.dQ[u.first*qd+h*hd:], qd, dS, n, sc.kT, n, n, hd, n)
-				// dK_g += dSᵀ·Q_h, dV_g += Pᵀ·dO_h
+				// dQ_h = dS·K_g, a block of rows against the keys it sees.
+				for r0 := 0; r0 < n; r0 += causalBlock {
+					r1 := min(r0+causalBlock, n)
+					tensor.MatMulTStrided(s.dQ[(u.first+r0)*qd+h*hd:], qd, dS[r0*n:], n, sc.kT, n, r1-r0, hd, r1)
+				}
+				// dK_g += dSᵀ·Q_h, dV_g += Pᵀ·dO_h: a block of keys
+				// against the queries that see them (rows from its first).
 				tensor.Transpose(sc.dScoresT, dS, n, n)
 				tensor.Transpose(sc.probsT, P, n, n)
 				transposeStrided(sc.qT, Q, qd, n, hd)
 				transposeStrided(sc.dOutT, dO, qd, n, hd)
-				tensor.MatMulT(sc.tmp, sc.dScoresT, sc.qT, n, hd, n)
-				tensor.Add(sc.dKHead, sc.dKHead, sc.tmp)
-				tensor.MatMulT(sc.tmp, sc.probsT, sc.dOutT, n, hd, n)
-				tensor.Add(sc.dVHead, sc.dVHead, sc.tmp)
+				for j0 := 0; j0 < n; j0 += causalBlock {
+					j1 := min(j0+causalBlock, n)
+					tmp := sc.tmp[:(j1-j0)*hd]
+					tensor.MatMulTStrided(tmp, hd, sc.dScoresT[j0*n+j0:], n, sc.qT[j0:], n, j1-j0, hd, n-j0)
+					tensor.Add(sc.dKHead[j0*hd:j1*hd], sc.dKHead[j0*hd:j1*hd], tmp)
+					tensor.MatMulTStrided(tmp, hd, sc.probsT[j0*n+j0:], n, sc.dOutT[j0:], n, j1-j0, hd, n-j0)
+					tensor.Add(sc.dVHead[j0*hd:j1*hd], sc.dVHead[j0*hd:j1*hd], tmp)
+				}
 			}
 			for r := range n {
 				copy(s.dK[(u.first+r)*kvd+u.g*hd:(u.first+r)*kvd+(u.g+1)*hd], sc.dKHead[r*hd:(r+1)*hd])

@@ -98,6 +98,10 @@ func (p *Pass) Backward(dLogprobs [][]float32, grads LinearGradients) ([]float32
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if p.done {
+		return nil, fmt.Errorf("%w: the pass was backward-ed already", ErrBatch)
+	}
+	p.done = true
 	bw := m.transposes()
 	T, d := len(p.rows), c.HiddenSize
 	dx := make([]float32, T*d)
@@ -120,20 +124,30 @@ func (p *Pass) logitsBackward(dLogprobs [][]float32, bw *backwardWeights, dx []f
 	if n == 0 {
 		return
 	}
-	dLogits := make([]float32, n*v)
-	m.pool.Parallel(n, 1, func(lo, hi int) {
-		for at := lo; at < hi; at++ {
-			tp := p.targetPos[at]
-			lp := dLogprobs[tp.seq][tp.pos]
-			row, probs := dLogits[at*v:(at+1)*v], p.probs[at*v:(at+1)*v]
-			for j, q := range probs {
-				row[j] = -lp * q
-			}
-			row[p.targets[at]] += lp
-		}
-	})
 	dNormed := make([]float32, n*d)
-	m.pool.MatMulTLongK(dNormed, dLogits, bw.lmHead, n, d, v, LongKChunk)
+	probs := p.probs
+	p.probs = nil
+	for lo := 0; lo < n; lo += p.chunkRows {
+		hi := min(lo+p.chunkRows, n)
+		if p.chunkRows < n {
+			probs = p.softmaxRows(lo, hi, probs)
+		}
+		// The softmax rows become the logits' gradients in place: a pass
+		// is backward-ed once.
+		dLogits := probs[:(hi-lo)*v]
+		m.pool.Parallel(hi-lo, 1, func(a, b int) {
+			for i := a; i < b; i++ {
+				tp := p.targetPos[lo+i]
+				lp := dLogprobs[tp.seq][tp.pos]
+				row := dLogits[i*v : (i+1)*v]
+				for j, q := range row {
+					row[j] = -lp * q
+				}
+				row[p.targets[lo+i]] += lp
+			}
+		})
+		m.pool.MatMulTLongK(dNormed[lo*d:hi*d], dLogits, bw.lmHead, hi-lo, d, v, LongKChunk)
+	}
 	rec := p.batch.Record
 	for i, r := range p.targetRows {
 		tensor.RMSNormBackward(dx[r*d:(r+1)*d], dNormed[i*d:(i+1)*d], rec.Hidden[r*d:(r+1)*d], m.Norm, c.RMSNormEps)

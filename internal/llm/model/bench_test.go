@@ -18,7 +18,8 @@ import (
 //     weights, greedy: one stream's decode against the bandwidth bound, 8
 //     concurrent streams batched, a 512-token prefill against peak FLOPs;
 //   - a Qwen3-0.6B-shaped model with random weights generated here (not
-//     stored), decode in f32 and int8.
+//     stored), decode in f32 and int8, and the two alternating step by step
+//     (x_f32: int8's rate over f32's).
 //
 // Rates are those of the median step (tok/s) and of the best (best_tok/s).
 // Shares of a bound (of_bw_bound, of_peak) pair each step with a probe of
@@ -232,14 +233,20 @@ func prefillFLOPs(c *Config, n int) float64 {
 
 func BenchmarkQwen3Small(b *testing.B) {
 	cfg := configOf(b, llmtest.Qwen3Small)
+	weights := llmtest.FastRandomWeights(llmtest.Qwen3Small)
+	models := map[WeightType]*Model{}
+	for _, wt := range []WeightType{F32, Int8} {
+		m, err := FromWeights(cfg, weights, Options{WeightType: wt, MaxLen: 1024})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer m.Close()
+		models[wt] = m
+	}
+	runtime.GC()
 	for _, wt := range []WeightType{F32, Int8} {
 		b.Run(string(wt)+"/decode", func(b *testing.B) {
-			m, err := FromWeights(cfg, llmtest.FastRandomWeights(llmtest.Qwen3Small), Options{WeightType: wt, MaxLen: 1024})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer m.Close()
-			runtime.GC()
+			m := models[wt]
 			// The probe reads a buffer as large as the weights (at most 1 GiB):
 			// DRAM's rate, which swings most with the machine's other work.
 			probeBuf := probeBuffer(min(m.WeightBytes(), 1<<30))
@@ -257,4 +264,18 @@ func BenchmarkQwen3Small(b *testing.B) {
 			p.report(b, "probe_GB/s", 1e9, "of_bw_bound")
 		})
 	}
+	b.Run("int8_vs_f32", func(b *testing.B) {
+		// An f32 step alternates with an int8 step, so that the machine's
+		// other work weighs on both alike; the ratio is that of the median
+		// steps.
+		f32, int8 := newGreedy(models[F32], 1, 1024), newGreedy(models[Int8], 1, 1024)
+		var f32Steps, int8Steps stepTimes
+		for b.Loop() {
+			f32Steps.time(func() { f32.step(b) })
+			int8Steps.time(func() { int8.step(b) })
+		}
+		b.ReportMetric(1/f32Steps.median().Seconds(), "f32_tok/s")
+		b.ReportMetric(1/int8Steps.median().Seconds(), "int8_tok/s")
+		b.ReportMetric(f32Steps.median().Seconds()/int8Steps.median().Seconds(), "x_f32")
+	})
 }

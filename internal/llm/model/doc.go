@@ -17,7 +17,8 @@
 // naming the field, and a weight of the wrong shape is ErrInvalid naming
 // the tensor. Options.WeightType Int8 quantises the linear layers and the
 // output projection in blocks of 32 weights (tensor.QuantizeQ8) for a
-// quarter of the memory traffic of a decode step.
+// quarter of the memory traffic of a decode step; their inputs are quantised
+// per block of 32 too, and the products summed in integers.
 //
 // # Forward passes
 //

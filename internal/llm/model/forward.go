@@ -71,6 +71,7 @@ type LayerActivations struct {
 // grown to the largest batch seen and reused.
 type workspace struct {
 	tokens int
+	act    tensor.Q8 // int8 activations of the projection being computed
 	layer  LayerActivations
 	proj   []float32 // o_proj and down_proj outputs before the residual sum
 	hidden []float32

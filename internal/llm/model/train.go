@@ -39,24 +39,52 @@ type Pass struct {
 	targetRows []int
 	targetPos  []rowInfo // sequence and position of each target row
 	targets    []int32
-	probs      []float32
+	// probs is the softmax of the target rows when they fit in one chunk
+	// of chunkRows rows (TrainOptions.LogitsBudget); otherwise the
+	// backward pass recomputes it chunk by chunk.
+	probs     []float32
+	chunkRows int
 	// targetLogprobs are the log-probabilities of targets.
 	targetLogprobs []float32
+	done           bool // backward-ed: the activations are spent
 	// Logprobs[s][i] is log p(Targets[i] | Tokens[:i+1]) of sequence s, 0
 	// where Targets[i] is NoTarget.
 	Logprobs [][]float32
 }
 
-// TrainForward runs a training micro-batch through the model under adapter
-// (nil for the base model) — the same forward pass as Forward, recording
-// its activations — and returns the log-probabilities of the targets. An
-// adapter with dropout drops its inputs with masks drawn from dropoutSeed
-// (see Batch.DropoutSeed). The pass keeps nothing in the model: several
-// may be alive at once, each backward-ed once or dropped.
-func (m *Model) TrainForward(adapter *lora.Adapter, seqs []TrainSequence, dropoutSeed uint64) (*Pass, error) {
+// TrainOptions are the choices of a training forward pass.
+type TrainOptions struct {
+	// Adapter is applied to every sequence (nil: the base model). With
+	// dropout, its inputs are dropped with masks drawn from DropoutSeed
+	// (see Batch.DropoutSeed).
+	Adapter     *lora.Adapter
+	DropoutSeed uint64
+	// LogitsBudget bounds the bytes of softmax rows (targets × vocabulary
+	// × 4) the pass keeps for its backward pass. Past it, the forward pass
+	// computes the log-probabilities in chunks of rows that fit and the
+	// backward pass recomputes each chunk's logits: one more output
+	// projection for memory that no longer grows with the targets. 0 means
+	// DefaultLogitsBudget.
+	LogitsBudget int
+}
+
+// DefaultLogitsBudget is TrainOptions.LogitsBudget's default, 256 MiB:
+// 2,048 targets of a 32,000-token vocabulary, 441 of a 152,000-token one.
+const DefaultLogitsBudget = 256 << 20
+
+// TrainForward runs a training micro-batch through the model — the same
+// forward pass as Forward, recording its activations — and returns the
+// log-probabilities of the targets. The pass keeps nothing in the model:
+// several may be alive at once, each backward-ed once or dropped.
+func (m *Model) TrainForward(seqs []TrainSequence, opts TrainOptions) (*Pass, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	p := &Pass{m: m, batch: Batch{Record: &Activations{}, DropoutSeed: dropoutSeed}}
+	p := &Pass{m: m, batch: Batch{Record: &Activations{}, DropoutSeed: opts.DropoutSeed}}
+	budget := opts.LogitsBudget
+	if budget <= 0 {
+		budget = DefaultLogitsBudget
+	}
+	p.chunkRows = max(1, budget/(4*m.Config.VocabSize))
 	longest := 0
 	for i, s := range seqs {
 		if len(s.Targets) != len(s.Tokens) {
@@ -67,7 +95,7 @@ func (m *Model) TrainForward(adapter *lora.Adapter, seqs []TrainSequence, dropou
 				return nil, fmt.Errorf("%w: sequence %d: target %d at position %d outside the vocabulary of %d", ErrBatch, i, id, t, m.Config.VocabSize)
 			}
 		}
-		p.batch.Seqs = append(p.batch.Seqs, Sequence{ID: SeqID(i), Tokens: s.Tokens, Adapter: adapter})
+		p.batch.Seqs = append(p.batch.Seqs, Sequence{ID: SeqID(i), Tokens: s.Tokens, Adapter: opts.Adapter})
 		longest = max(longest, len(s.Tokens))
 	}
 	rows, err := m.checkBatch(&p.batch)
@@ -108,34 +136,53 @@ func (m *Model) TrainForward(adapter *lora.Adapter, seqs []TrainSequence, dropou
 	return p, nil
 }
 
-// targetLogits applies the final norm and the output projection to the
-// target rows of x and keeps their softmax (and the recorded hidden state
-// and norm the backward pass needs).
+// targetLogits applies the final norm to the target rows of x, and the
+// output projection and softmax to them in chunks of p.chunkRows rows,
+// keeping the log-probabilities of the targets and, when all the rows fit
+// in one chunk, their softmax for the backward pass.
 func (p *Pass) targetLogits(x []float32) {
 	m := p.m
 	c := m.Config
-	d, v := c.HiddenSize, c.VocabSize
+	d := c.HiddenSize
 	n := len(p.targetRows)
 	normed := make([]float32, n*d)
 	for i, r := range p.targetRows {
 		copy(normed[i*d:(i+1)*d], x[r*d:(r+1)*d])
 	}
 	tensor.RMSNorm(normed, normed, m.Norm, c.RMSNormEps)
-	p.probs = make([]float32, n*v)
-	if n > 0 {
-		m.project(normed, n, []*Linear{m.LMHead}, [][]float32{p.probs})
-	}
-	p.targetLogprobs = make([]float32, n)
-	m.pool.Parallel(n, 1, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			row := p.probs[i*v : (i+1)*v]
-			// The log-probability from the log-softmax, not the log of
-			// the probability, which underflows for unlikely targets.
-			logit := row[p.targets[i]]
-			mx, logSum := tensor.SoftmaxLogZ(row)
-			p.targetLogprobs[i] = (logit - mx) - logSum
-		}
-	})
 	rec := p.batch.Record
 	rec.Hidden, rec.Normed, rec.LogitRows = x, normed, p.targetRows
+	p.targetLogprobs = make([]float32, n)
+	var probs []float32
+	for lo := 0; lo < n; lo += p.chunkRows {
+		probs = p.softmaxRows(lo, min(lo+p.chunkRows, n), probs)
+	}
+	if n <= p.chunkRows {
+		p.probs = probs
+	}
+}
+
+// softmaxRows computes the logits of target rows [lo, hi) into buf (grown
+// as needed) and replaces them by their softmax, recording the targets'
+// log-probabilities; it returns the buffer, [hi−lo × vocabulary].
+func (p *Pass) softmaxRows(lo, hi int, buf []float32) []float32 {
+	m := p.m
+	d, v := m.Config.HiddenSize, m.Config.VocabSize
+	n := hi - lo
+	if cap(buf) < n*v {
+		buf = make([]float32, n*v)
+	}
+	buf = buf[:n*v]
+	m.project(p.batch.Record.Normed[lo*d:hi*d], n, []*Linear{m.LMHead}, [][]float32{buf})
+	m.pool.Parallel(n, 1, func(a, b int) {
+		for i := a; i < b; i++ {
+			row := buf[i*v : (i+1)*v]
+			// The log-probability from the log-softmax, not the log of
+			// the probability, which underflows for unlikely targets.
+			logit := row[p.targets[lo+i]]
+			mx, logSum := tensor.SoftmaxLogZ(row)
+			p.targetLogprobs[lo+i] = (logit - mx) - logSum
+		}
+	})
+	return buf
 }

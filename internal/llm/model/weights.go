@@ -19,13 +19,19 @@ const (
 	// in blocks of Int8BlockSize weights of a row, each with its own scale
 	// (tensor.QuantizeQ8): a quarter of the bytes to stream per token, at
 	// an error of at most half a block's scale per weight. Embedding rows
-	// and norms stay float32.
+	// and norms stay float32. Where the blocks are Int8BlockSize, each
+	// layer's input is quantised the same way per block of 32 (per row and
+	// per pass) and the products are summed in integers
+	// (tensor.MatMulTQ8Q8Strided), which adds the activations' rounding,
+	// at most half their block's scale per element; a row whose length is
+	// not a multiple of 32 gets one scale and the float kernel, exactly the
+	// product of the dequantised weights.
 	Int8 WeightType = "int8"
 )
 
 // Int8BlockSize is the number of consecutive weights of a row that share a
 // scale in the Int8 weight type (rows not a multiple of it get one scale).
-const Int8BlockSize = 32
+const Int8BlockSize = tensor.ActivationBlock
 
 // Linear is one linear layer y = x·Wᵀ + b with W stored [Out, In] as in the
 // checkpoint: float32 in W, or int8 in Q.

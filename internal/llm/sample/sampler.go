@@ -129,6 +129,10 @@ func (s *Sampler) NextMasked(logits []float32, history Tokens, allowed []uint64)
 		tensor.LogSoftmax(s.logprobs)
 	}
 
+	if s.greedy && s.untouched(allowed, len(history.Output)) {
+		// Nothing changes the row, so its argmax is the pick: no copy.
+		return s.choose(argmax(logits))
+	}
 	w := s.work
 	copy(w, logits)
 	if allowed != nil {
@@ -160,6 +164,18 @@ func (s *Sampler) NextMasked(logits []float32, history Tokens, allowed []uint64)
 			token = s.draw(probs)
 		}
 	}
+	return s.choose(token)
+}
+
+// untouched reports whether no mask, bias, ban or penalty applies at this
+// step, so that the row picked from is the model's as given.
+func (s *Sampler) untouched(allowed []uint64, generated int) bool {
+	return allowed == nil && s.allowed == nil && len(s.p.BadWords) == 0 && len(s.p.LogitBias) == 0 &&
+		!s.penalised() && (generated >= s.p.MinTokens || len(s.p.StopTokenIDs) == 0)
+}
+
+// choose reports the picked token with its logprobs.
+func (s *Sampler) choose(token int) (Choice, error) {
 	if token < 0 {
 		// Every token was masked: the reference server's softmax is NaN
 		// there and its argmax picks token 0; fail loudly instead.
@@ -315,12 +331,25 @@ func (s *Sampler) applyMinP(w []float32) {
 		return
 	}
 	m := float64(maxOf(w))
+	// Only logits near the cut need the exponential: well below
+	// log(MinP) a token is dropped, well above it kept, as exp would say.
+	cut := math.Log(s.p.MinP)
 	for i, v := range w {
-		if math.Exp(float64(v)-m) < s.p.MinP {
+		d := float64(v) - m
+		switch {
+		case d < cut-minPMargin:
+			w[i] = negInf
+		case d > cut+minPMargin:
+		case math.Exp(d) < s.p.MinP:
 			w[i] = negInf
 		}
 	}
 }
+
+// minPMargin is far wider than the rounding of math.Exp and math.Log, so
+// outside it comparing d with log(MinP) decides as comparing exp(d) with
+// MinP does.
+const minPMargin = 1e-6
 
 // applyTopK drops tokens whose logit is below the k-th largest; tokens tied
 // with the k-th are kept.
@@ -329,17 +358,17 @@ func (s *Sampler) applyTopK(w []float32) {
 	if k <= 0 || k >= s.vocab {
 		return
 	}
-	vals := make([]float32, 0, s.vocab)
+	vals := s.keep[:0]
 	for _, v := range w {
 		if v != negInf {
 			vals = append(vals, v)
 		}
 	}
+	s.keep = vals
 	if k >= len(vals) {
 		return
 	}
-	slices.Sort(vals)
-	threshold := vals[len(vals)-k]
+	threshold := kthLargest(vals, k)
 	for i, v := range w {
 		if v < threshold {
 			w[i] = negInf
@@ -502,4 +531,41 @@ func maxOf(w []float32) float32 {
 		}
 	}
 	return m
+}
+
+// kthLargest returns the k-th largest of vals (1 ≤ k ≤ len(vals)), which it
+// reorders: a quickselect, linear on average where a sort of the vocabulary
+// is not. The value is the one a sort would put at len(vals)-k.
+func kthLargest(vals []float32, k int) float32 {
+	lo, hi, target := 0, len(vals)-1, len(vals)-k
+	for lo < hi {
+		// Median of three as pivot, then a three-way partition (ties are
+		// common among logits): [lo,lt) < p, [lt,gt] == p, (gt,hi] > p.
+		mid := lo + (hi-lo)/2
+		a, b, c := vals[lo], vals[mid], vals[hi]
+		p := max(min(a, b), min(max(a, b), c))
+		lt, i, gt := lo, lo, hi
+		for i <= gt {
+			switch v := vals[i]; {
+			case v < p:
+				vals[lt], vals[i] = v, vals[lt]
+				lt++
+				i++
+			case v > p:
+				vals[gt], vals[i] = v, vals[gt]
+				gt--
+			default:
+				i++
+			}
+		}
+		switch {
+		case target < lt:
+			hi = lt - 1
+		case target > gt:
+			lo = gt + 1
+		default:
+			return p
+		}
+	}
+	return vals[target]
 }

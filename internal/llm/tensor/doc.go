@@ -1,15 +1,16 @@
 // Package tensor holds the float32 arrays and numeric operations of the model
 // code: matrix products over a pool of threads, RMSNorm, rotary position
 // embeddings, softmax, SwiGLU, element-wise sums, embedding lookup,
-// transposition, f16/bf16 widening and narrowing and int8 block
-// quantisation, and probes of the machine's streaming-read and peak FLOP
-// rates that speeds are reported against.
+// transposition, f16/bf16 widening and narrowing, int8 block quantisation
+// of weights and activations, and probes of the machine's streaming-read
+// and peak FLOP rates that speeds are reported against.
 //
 // Everything works on plain []float32 in row-major order; Tensor adds a shape
 // and views for code that wants one. Matrices multiplied by MatMulT keep the
 // checkpoint layout [out, in]. The kernels of package asm (Dot, MatMulT,
-// MatMulTQ8, Axpy) are exported here with their signatures, single-threaded;
-// Pool runs the matrix products over threads.
+// MatMulTQ8, Axpy) are exported here with their signatures, single-threaded,
+// and MatMulTQ8Q8Strided multiplies int8 activations (QuantizeRows) by int8
+// weights; Pool runs the matrix products over threads.
 //
 // # Determinism
 //
@@ -21,5 +22,6 @@
 // in package asm.
 //
 // The kernels run as AVX2+FMA assembly where the CPU has it and as pure Go
-// elsewhere or under the purego build tag; the two agree to rounding.
+// elsewhere or under the purego build tag; the two agree to rounding (the
+// int8 × int8 product bit for bit).
 package tensor

@@ -88,6 +88,19 @@ func MatMulTQ8Strided(dst []float32, ldd int, a []float32, b []int8, scales []fl
 	asm.MatMulTQ8Strided(dst, ldd, a, b, scales, m, n, k, blockSize)
 }
 
+// MatMulTQ8Q8Strided sets row i of dst (at dst[i*ldd:]) to row i of x times
+// bᵀ on the calling thread, for the x.Rows rows of x (activations from
+// QuantizeRows) and the n rows of b (int8, x.Cols each, scales per
+// ActivationBlock as in a Q8 of that block size): the int8 weight path of a
+// forward pass, which sums 32 byte products at a time in integers (package
+// asm describes the order; a row's result does not depend on the other rows
+// or on n). Against the float32 product of x's float values and the
+// dequantised weights it differs by the activations' quantisation, at most
+// Σ_blocks (x's scale/2)·Σ|w| over the block, plus float32 rounding.
+func MatMulTQ8Q8Strided(dst []float32, ldd int, x *Q8, b []int8, scales []float32, n int) {
+	asm.MatMulTQ8Q8Strided(dst, ldd, x.Data, x.Scales, b, scales, x.Rows, n, x.Cols)
+}
+
 // MatMulTStrided is MatMulT on the calling thread over rows that need not be
 // packed: row i of a starts at a[i*lda], row j of b at b[j*ldb], row i of the
 // result at dst[i*ldd]. It serves products too small to split, such as one

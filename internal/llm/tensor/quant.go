@@ -3,6 +3,7 @@ package tensor
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/weftlabs/weft/internal/llm/tensor/internal/asm"
 )
@@ -41,24 +42,44 @@ func QuantizeQ8(w []float32, rows, cols, blockSize int) (*Q8, error) {
 	}
 	for b := range q.Scales {
 		block := w[b*blockSize : (b+1)*blockSize]
-		var amax float32
-		for p, v := range block {
-			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-				return nil, fmt.Errorf("%w: element %d", ErrNonFinite, b*blockSize+p)
-			}
-			amax = max(amax, float32(math.Abs(float64(v))))
+		scale, ok := asm.QuantizeBlock(q.Data[b*blockSize:(b+1)*blockSize], block)
+		if !ok {
+			p := slices.IndexFunc(block, func(v float32) bool { return math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) })
+			return nil, fmt.Errorf("%w: element %d", ErrNonFinite, b*blockSize+p)
 		}
-		if amax == 0 {
-			continue
-		}
-		scale := amax / 127
 		q.Scales[b] = scale
-		out := q.Data[b*blockSize : (b+1)*blockSize]
-		for p, v := range block {
-			out[p] = int8(max(-127, min(127, math.Round(float64(v)/float64(scale)))))
-		}
 	}
 	return q, nil
+}
+
+// ActivationBlock is the block of QuantizeRows and the int8 × int8
+// product: both operands of MatMulTQ8Q8Strided have a scale per this many
+// consecutive elements along k.
+const ActivationBlock = asm.Q8Block
+
+// QuantizeRows quantises the rows×cols matrix x (row-major) into dst as
+// QuantizeQ8 does, in blocks of ActivationBlock, reusing dst's storage: the
+// activations of a layer, quantised once per pass for MatMulTQ8Q8Strided.
+// A NaN or infinite element makes its block's scale NaN (the products that
+// read the block are NaN, as the float32 products would be). cols must be a
+// multiple of ActivationBlock.
+func QuantizeRows(dst *Q8, x []float32, rows, cols int) {
+	if cols%ActivationBlock != 0 {
+		panic(fmt.Sprintf("tensor.QuantizeRows: %d columns are not a multiple of %d", cols, ActivationBlock))
+	}
+	n := rows * cols
+	x = x[:n]
+	if cap(dst.Data) < n {
+		dst.Data = make([]int8, n)
+	}
+	nb := n / ActivationBlock
+	if cap(dst.Scales) < nb {
+		dst.Scales = make([]float32, nb)
+	}
+	*dst = Q8{Data: dst.Data[:n], Scales: dst.Scales[:nb], Rows: rows, Cols: cols, BlockSize: ActivationBlock}
+	for b := range dst.Scales {
+		dst.Scales[b], _ = asm.QuantizeBlock(dst.Data[b*ActivationBlock:(b+1)*ActivationBlock], x[b*ActivationBlock:(b+1)*ActivationBlock])
+	}
 }
 
 // Dequantize returns the float32 matrix q stands for, element by element as

@@ -172,3 +172,33 @@ func show(s *string) string {
 	}
 	return fmt.Sprintf("%q", *s)
 }
+
+// The forced shapes: a named function's output is its arguments, opened
+// with the first text; "required" reads an array of {name, parameters}.
+func TestForced(t *testing.T) {
+	args := `{"city": "Paris", "days": [1, {"x": "]"}]}`
+	if r := ParseNamed("get_weather", args, counter()); fmt.Sprint(r.ToolCalls) != fmt.Sprint([]Call{{ID: "id-1", Name: "get_weather", Arguments: args}}) {
+		t.Errorf("named: %v", r.ToolCalls)
+	}
+	if r := ParseNamed("f", "", counter()); len(r.ToolCalls) != 0 {
+		t.Errorf("named without output: %v", r.ToolCalls)
+	}
+	text := `[{"name": "a", "parameters": {"s": "}, {"}}, {"name":"b","parameters":{}}]`
+	want := []Call{{ID: "id-1", Name: "a", Arguments: `{"s": "}, {"}`}, {ID: "id-2", Name: "b", Arguments: `{}`}}
+	calls, ok := ParseRequired(text, counter())
+	if !ok || fmt.Sprint(calls) != fmt.Sprint(want) {
+		t.Errorf("required: %v %v", calls, ok)
+	}
+	if _, ok := ParseRequired(text[:len(text)-3], counter()); ok {
+		t.Error("a cut array parsed")
+	}
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 4))
+		if got, content := streamed(t, NewRequired(counter()), text, rng); fmt.Sprint(got) != fmt.Sprint(want) || content != "" {
+			t.Errorf("seed %d: required streamed %v %q", seed, got, content)
+		}
+		if got, _ := streamed(t, NewNamed("get_weather", counter()), args, rng); fmt.Sprint(got) != fmt.Sprint([]Call{{ID: "id-1", Name: "get_weather", Arguments: args}}) {
+			t.Errorf("seed %d: named streamed %v", seed, got)
+		}
+	}
+}

@@ -29,7 +29,8 @@ import (
 // is paired with the engine's prefill of the same batch (Forward, the
 // logits of each sequence's last token), and the same step is timed in
 // PyTorch on the CPU by testdata/torch/bench_train.py when /usr/bin/python3
-// has torch. Reported: train_tok/s, prefill_tok/s and x_prefill (their
+// has torch (WEFT_BENCH_TORCH=off leaves it out: with the reference BLAS
+// of Debian's build it takes minutes). Reported: train_tok/s, prefill_tok/s and x_prefill (their
 // ratio over the same iterations), all_logits_tok/s and x_all_logits
 // (against a forward pass that computes the logits of every position, as
 // the step does), torch_tok/s and x_torch, and the peak resident memory of
@@ -93,6 +94,9 @@ type torchResult struct {
 // where python3 or torch is missing.
 func torchStep(threads, steps int) (torchResult, string) {
 	const python = "/usr/bin/python3"
+	if os.Getenv("WEFT_BENCH_TORCH") == "off" {
+		return torchResult{}, "WEFT_BENCH_TORCH=off"
+	}
 	if _, err := os.Stat(python); err != nil {
 		return torchResult{}, "no " + python
 	}

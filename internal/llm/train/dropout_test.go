@@ -38,13 +38,13 @@ func TestDropoutGradientsMatchDifferences(t *testing.T) {
 		coefs[i] = s.Coefficients
 	}
 	loss := func() float64 {
-		p, err := m.TrainForward(adapter, g.batch(), seed)
+		p, err := m.TrainForward(g.batch(), model.TrainOptions{Adapter: adapter, DropoutSeed: seed})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return weightedLoss(p, coefs)
 	}
-	pass, err := m.TrainForward(adapter, g.batch(), seed)
+	pass, err := m.TrainForward(g.batch(), model.TrainOptions{Adapter: adapter, DropoutSeed: seed})
 	if err != nil {
 		t.Fatal(err)
 	}

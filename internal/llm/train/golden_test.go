@@ -2,6 +2,7 @@ package train
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -178,6 +179,9 @@ func TestLoRAGradientsMatchReference(t *testing.T) {
 			if err := tr.Backward(pass, dLogprobs); err != nil {
 				t.Fatal(err)
 			}
+			if err := tr.Backward(pass, dLogprobs); !errors.Is(err, model.ErrBatch) {
+				t.Fatalf("a second backward pass of one forward pass: %v, want ErrBatch", err)
+			}
 			sft := compareFactors(t, "sft gradient", tr.Gradients().Layers, g.SFT, gradTolerance)
 			tr.Gradients().Zero()
 			coefs := make([][]float32, len(g.Sequences))
@@ -269,4 +273,38 @@ func TestAccumulatedMicroBatchesMatchReference(t *testing.T) {
 		t.Fatalf("accumulated cross-entropy %g, reference %g", loss, g.SFTLoss)
 	}
 	compareFactors(t, "accumulated gradient", tr.Gradients().Layers, g.SFT, gradTolerance)
+}
+
+// TestChunkedLogitsMatchReference: with a logits budget of three rows, the
+// forward pass computes the log-probabilities chunk by chunk and the
+// backward pass recomputes each chunk's softmax; both still agree with the
+// reference.
+func TestChunkedLogitsMatchReference(t *testing.T) {
+	for _, name := range trainGoldens {
+		t.Run(name, func(t *testing.T) {
+			g := readTrainGolden(t, name)
+			m := loadTiny(t, name)
+			tr, err := New(m, goldenAdapter(t, m, g), Config{LogitsBudget: 3 * 4 * m.Config.VocabSize})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pass, err := tr.Forward(g.batch())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, want := range g.Logprobs {
+				if e := relativeError(pass.Logprobs[i], want); e > 1e-5 {
+					t.Fatalf("sequence %d: log-probabilities off by %.3g relative", i, e)
+				}
+			}
+			coefs := make([][]float32, len(g.Sequences))
+			for i, s := range g.Sequences {
+				coefs[i] = s.Coefficients
+			}
+			if err := tr.Backward(pass, coefs); err != nil {
+				t.Fatal(err)
+			}
+			compareFactors(t, "weighted gradient", tr.Gradients().Layers, g.Weighted, gradTolerance)
+		})
+	}
 }

@@ -35,6 +35,9 @@ type Config struct {
 	// Seed seeds the adapter's dropout masks (lora.Config.Dropout), a new
 	// mask every forward pass.
 	Seed uint64
+	// LogitsBudget bounds the memory of a pass's softmax rows (see
+	// model.TrainOptions; 0 is its default).
+	LogitsBudget int
 }
 
 // WithDefaults returns c with its zero fields set to the defaults and the
@@ -120,7 +123,7 @@ func (t *Trainer) Gradients() *Gradients { return t.grads }
 // Forward runs a micro-batch under the adapter and returns its pass, whose
 // Logprobs are the targets' log-probabilities.
 func (t *Trainer) Forward(seqs []model.TrainSequence) (*model.Pass, error) {
-	return t.model.TrainForward(t.adapter, seqs, t.rng.Uint64())
+	return t.model.TrainForward(seqs, model.TrainOptions{Adapter: t.adapter, DropoutSeed: t.rng.Uint64(), LogitsBudget: t.cfg.LogitsBudget})
 }
 
 // Backward adds to the gradients those of a loss whose derivative with

@@ -37,7 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = ["llama3-rope", "llama-linear-tied", "qwen2-bf16", "qwen3-f16"]
 TARGETS = list(generate_lora.MODULES)
 RANK, ALPHA = 4, 8.0
-LENGTHS = [19, 9]  # 19 passes qwen2-bf16's max_position_embeddings (dynamic RoPE)
+LENGTHS = [60, 9]  # past qwen2-bf16's max_position_embeddings (dynamic RoPE) and several blocks of attention's backward pass
 ADAMW = {"lr": 0.01, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.1}
 
 

@@ -46,9 +46,11 @@ func matmulT(dst []float32, ldd int, a []float32, lda int, b []float32, ldb, m, 
 		matmulTGeneric(dst, ldd, a, lda, b, ldb, m, n, k)
 		return
 	}
-	if m >= 4 && m <= groupedMaxRows {
+	if m >= 4 && m <= groupedMaxRows && !(useAVX512 && m >= 8) {
 		// A small batch (concurrent decode steps): every b row is read once,
-		// for all rows of a.
+		// for all rows of a. With AVX-512, 8 rows or more take the 8-row
+		// tile below, which prefetches as this order does and does twice
+		// the lanes per multiply-add (1.3 to 1.5 times as fast at m=8).
 		matmulTGroups4(&dst[0], ldd, &a[0], lda, &b[0], ldb, m, n, k)
 		return
 	}
@@ -189,4 +191,25 @@ func bf16ToF32(dst []float32, src []uint16) {
 func hasF16C() bool {
 	const f16cBit = 1 << 29
 	return cpuidECX1()&f16cBit != 0
+}
+
+// matmulTQ8Q8 runs the one-row kernel over every row of a; with several
+// rows it takes the columns in blocks that stay in the per-core cache while
+// every row passes over them, so b is read from memory once.
+func matmulTQ8Q8(dst []float32, ldd int, a []int8, as []float32, b []int8, bs []float32, m, n, k int) {
+	if !useAVX2 {
+		matmulTQ8Q8Generic(dst, ldd, a, as, b, bs, m, n, k)
+		return
+	}
+	nbk := k / Q8Block
+	cols := n
+	if m > 1 {
+		cols = max(colBlockBytes/k/4*4, 4)
+	}
+	for j0 := 0; j0 < n; j0 += cols {
+		w := min(cols, n-j0)
+		for i := 0; i < m; i++ {
+			matmulTQ8Q8Row(&dst[i*ldd+j0], &a[i*k], &as[i*nbk], &b[j0*k], &bs[j0*nbk], w, k)
+		}
+	}
 }

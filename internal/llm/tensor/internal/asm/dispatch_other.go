@@ -27,3 +27,7 @@ func exp(dst, x []float32) { expGeneric(dst, x) }
 func peak(rounds int) int { return peakGeneric(rounds) }
 
 func f32ToF16(dst []uint16, src []float32) { f32ToF16Generic(dst, src) }
+
+func matmulTQ8Q8(dst []float32, ldd int, a []int8, as []float32, b []int8, bs []float32, m, n, k int) {
+	matmulTQ8Q8Generic(dst, ldd, a, as, b, bs, m, n, k)
+}

@@ -35,8 +35,20 @@ func zBAddr(c int) string {
 	return [...]string{"(R9)", "(R9)(R12*1)", "(R9)(R12*2)", "(R10)", "(R9)(R12*4)", "(R10)(R12*2)"}[c]
 }
 
-// zChunk emits one 8-element step of an 8×cols tile.
+// The prefetch pointers: the next column tile's b rows 0 and 3 (it starts
+// 6 rows past this one's), so that rows coming from beyond the caches (a
+// batch of decode steps streams the weights once) arrive while this tile
+// computes, as the grouped AVX2 tile does.
+const zPF0, zPF3 = "R13", "R14"
+
+// zChunk emits one 8-element step of an 8×cols tile; the unmasked steps of
+// a 6-column tile also prefetch the next tile's 32 bytes of each column.
 func (g *gen) zChunk(cols int, masked bool) {
+	if cols == 6 && !masked {
+		for _, addr := range []string{"(R13)", "(R13)(R12*1)", "(R13)(R12*2)", "(R14)", "(R13)(R12*4)", "(R14)(R12*2)"} {
+			g.p("PREFETCHT0 %s", addr)
+		}
+	}
 	for p := 0; p < 4; p++ {
 		g.p("VMOVUPS %s, %s", zAAddr(2*p), y(zPair+p))
 		g.p("VINSERTF32X8 $1, %s, %s, %s", zAAddr(2*p+1), z(zPair+p), z(zPair+p))
@@ -77,6 +89,12 @@ func (g *gen) zTile(name string, cols int) {
 	g.p("MOVQ %s, %s", slotB, zB0)
 	g.p("LEAQ (%s)(%s*2), %s", zB0, zLB, zB3)
 	g.p("ADDQ %s, %s", zLB, zB3)
+	if cols == 6 {
+		g.p("LEAQ (%s)(%s*2), %s", zB3, zLB, zPF0)
+		g.p("ADDQ %s, %s", zLB, zPF0)
+		g.p("LEAQ (%s)(%s*2), %s", zPF0, zLB, zPF3)
+		g.p("ADDQ %s, %s", zLB, zPF3)
+	}
 	g.p("MOVQ a+16(FP), %s", zA0)
 	g.p("LEAQ (%s)(%s*2), %s", zA0, zLA, zA3)
 	g.p("ADDQ %s, %s", zLA, zA3)
@@ -89,7 +107,11 @@ func (g *gen) zTile(name string, cols int) {
 	g.p("SHRQ $3, %s", zCount)
 	g.label(pfx + "_loop")
 	g.zChunk(cols, false)
-	for _, r := range []string{zA0, zA3, zA6, zB0, zB3} {
+	advanced := []string{zA0, zA3, zA6, zB0, zB3}
+	if cols == 6 {
+		advanced = append(advanced, zPF0, zPF3)
+	}
+	for _, r := range advanced {
 		g.p("ADDQ $32, %s", r)
 	}
 	g.p("DECQ %s", zCount)

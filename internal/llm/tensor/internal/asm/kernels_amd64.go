@@ -2,7 +2,7 @@
 
 package asm
 
-// Declarations of the assembly in kernels_amd64.s (generated),
+// Declarations of the assembly in kernels_amd64.s (generated), q8q8_amd64.s,
 // vector_amd64.s and cpuid_amd64.s.
 
 //go:noescape
@@ -59,3 +59,6 @@ func bf16ToF32AVX2(dst *float32, src *uint16, n int)
 
 // cpuidECX1 returns ECX of CPUID leaf 1.
 func cpuidECX1() uint32
+
+//go:noescape
+func matmulTQ8Q8Row(dst *float32, a *int8, as *float32, b *int8, bs *float32, n int, k int)

@@ -139,6 +139,13 @@ exp_loop:
 	VMOVUPS (SI)(AX*4), Y0
 	VMINPS Y15, Y0, Y1
 	VMAXPS Y14, Y1, Y1
+	// Lanes below the underflow bound (a masked logit's -Inf) compute
+	// e^0 instead, replaced by 0 at the end: computing them at the bound
+	// would make subnormal products, which cost the processor a slow
+	// assist each.
+	VCMPPS $0x11, Y14, Y0, Y7
+	VXORPS Y8, Y8, Y8
+	VBLENDVPS Y7, Y8, Y1, Y1
 	VMULPS Y13, Y1, Y2
 	VROUNDPS $0, Y2, Y2
 	VFNMADD231PS Y12, Y2, Y1

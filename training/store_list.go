@@ -1,0 +1,125 @@
+package training
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/weftlabs/weft"
+)
+
+// eventBatch is how many events EachEvent reads per statement.
+const eventBatch = 5000
+
+// maxStepLogs bounds StepLogs: a step holds one log per client call, and a
+// page about one step reads them all at once.
+const maxStepLogs = 200
+
+// StepLog is one models/log call's trajectory groups, as stored.
+type StepLog struct {
+	ID               string             `json:"id"`
+	Split            string             `json:"split"`
+	Step             int64              `json:"step"`
+	TrajectoryGroups json.RawMessage    `json:"trajectory_groups"`
+	Metrics          map[string]float64 `json:"metrics"`
+	CreatedAt        time.Time          `json:"created_at"`
+}
+
+// ListModels implements Service.
+func (m *Store) ListModels(ctx context.Context, projectID string, p ListParams) (*Page[Model], error) {
+	if err := p.check(false); err != nil {
+		return nil, err
+	}
+	q := m.db.NewSelect().Model((*modelRow)(nil)).Where("project_id = ?", projectID)
+	if p.After != "" {
+		q = q.Where("id > ?", p.After)
+	}
+	var rows []modelRow
+	if err := q.Order("id ASC").Limit(int64(p.Limit)+1).Scan(ctx, &rows); err != nil {
+		return nil, err
+	}
+	return page(rows, p.Limit, func(r modelRow) Model { return *r.model() }, func(x Model) string { return x.ID }), nil
+}
+
+// ListJobs implements Service.
+func (m *Store) ListJobs(ctx context.Context, modelID string, p ListParams) (*Page[Job], error) {
+	if err := p.check(false); err != nil {
+		return nil, err
+	}
+	model, err := m.modelRow(ctx, m.db, modelID)
+	if err != nil {
+		return nil, err
+	}
+	q := m.db.NewSelect().Model((*jobRow)(nil)).Column(jobColumns...).
+		Where("project_id = ? AND model_id = ?", model.ProjectID, modelID)
+	if p.After != "" {
+		// Job ids are UUIDv7, so their order is their creation order.
+		q = q.Where("id > ?", p.After)
+	}
+	var rows []jobRow
+	if err := q.Order("id ASC").Limit(int64(p.Limit)+1).Scan(ctx, &rows); err != nil {
+		return nil, err
+	}
+	return page(rows, p.Limit, func(r jobRow) Job { return *r.job() }, func(j Job) string { return j.ID }), nil
+}
+
+// EachEvent implements Service.
+func (m *Store) EachEvent(ctx context.Context, jobID, after string, fn func(Event) error) error {
+	job, err := m.jobRow(ctx, jobID, false)
+	if err != nil {
+		return err
+	}
+	seq := int64(0)
+	if after != "" {
+		var row eventRow
+		err := m.db.NewSelect().Model(&row).Column("seq").
+			Where("project_id = ? AND job_id = ? AND id = ?", job.ProjectID, jobID, after).Scan(ctx)
+		if errors.Is(err, sql.ErrNoRows) {
+			return weft.Errorf(ErrCursorNotFound, "event %s (after) not found in training job %s", after, jobID)
+		}
+		if err != nil {
+			return err
+		}
+		seq = row.Seq
+	}
+	for {
+		var rows []eventRow
+		if err := m.db.NewSelect().Model(&rows).Column("seq", "id", "type", "data").
+			Where("project_id = ? AND job_id = ? AND seq > ?", job.ProjectID, jobID, seq).
+			Order("seq ASC").Limit(eventBatch).Scan(ctx); err != nil {
+			return err
+		}
+		for _, r := range rows {
+			if err := fn(Event{ID: r.ID, Type: r.Type, Data: json.RawMessage(r.Data)}); err != nil {
+				return err
+			}
+			seq = r.Seq
+		}
+		if len(rows) < eventBatch {
+			return nil
+		}
+	}
+}
+
+// StepLogs implements Service.
+func (m *Store) StepLogs(ctx context.Context, modelID string, step int64) ([]StepLog, error) {
+	model, err := m.modelRow(ctx, m.db, modelID)
+	if err != nil {
+		return nil, err
+	}
+	var rows []logRow
+	if err := m.db.NewSelect().Model(&rows).
+		Where("project_id = ? AND model_id = ? AND step = ?", model.ProjectID, modelID, step).
+		Order("created_at ASC", "id ASC").Limit(maxStepLogs).Scan(ctx); err != nil {
+		return nil, err
+	}
+	out := make([]StepLog, len(rows))
+	for i, r := range rows {
+		out[i] = StepLog{ID: r.ID, Split: r.Split, Step: r.Step, TrajectoryGroups: json.RawMessage(r.TrajectoryGroups),
+			Metrics: map[string]float64{}, CreatedAt: r.CreatedAt}
+		_ = json.Unmarshal([]byte(r.Metrics), &out[i].Metrics)
+	}
+	return out, nil
+}

@@ -1,0 +1,113 @@
+package training_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/internal/testdb"
+	"github.com/weftlabs/weft/training"
+)
+
+// TestStoreLists: the lists the web UI reads (a project's models, a model's
+// jobs, a job's events whole, a step's logs) on every database.
+func TestStoreLists(t *testing.T) {
+	testdb.ForEach(t, func(t *testing.T, db *weft.DB) {
+		clock := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
+		s := newStore(t, db, &clock)
+		ctx := weft.WithPrincipal(context.Background(), weft.Principal{UserID: "u1", DefaultEntity: "acme"})
+		var models []*training.Model
+		for _, name := range []string{"a", "b", "c"} {
+			m, err := s.CreateModel(ctx, &training.CreateModelReq{Project: "mail", Name: name, BaseModel: "base"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			models = append(models, m)
+		}
+		if _, err := s.CreateModel(ctx, &training.CreateModelReq{Project: "other", Name: "x", BaseModel: "base"}); err != nil {
+			t.Fatal(err)
+		}
+		first, err := s.ListModels(ctx, "acme/mail", training.ListParams{Limit: 2})
+		if err != nil || len(first.Data) != 2 || !first.HasMore || first.Data[0].Name != "a" || first.Data[1].Name != "b" {
+			t.Fatalf("first page = %+v %v", first, err)
+		}
+		rest, err := s.ListModels(ctx, "acme/mail", training.ListParams{Limit: 2, After: first.LastID})
+		if err != nil || len(rest.Data) != 1 || rest.HasMore || rest.Data[0].Name != "c" {
+			t.Fatalf("second page = %+v %v", rest, err)
+		}
+		if none, err := s.ListModels(ctx, "acme/none", training.ListParams{}); err != nil || len(none.Data) != 0 {
+			t.Fatalf("unknown project = %+v %v", none, err)
+		}
+
+		var jobs []string
+		for range 2 {
+			clock = clock.Add(time.Second)
+			j, err := s.CreateJob(ctx, rlJob(models[0].ID))
+			if err != nil {
+				t.Fatal(err)
+			}
+			jobs = append(jobs, j.ID)
+		}
+		if _, err := s.CancelJob(ctx, jobs[1]); err != nil {
+			t.Fatal(err)
+		}
+		listed, err := s.ListJobs(ctx, models[0].ID, training.ListParams{})
+		if err != nil || len(listed.Data) != 2 || listed.Data[0].ID != jobs[0] || listed.Data[1].Status != training.StatusCancelled ||
+			listed.Data[0].ProjectID() != "acme/mail" {
+			t.Fatalf("jobs = %+v %v", listed, err)
+		}
+		if other, err := s.ListJobs(ctx, models[1].ID, training.ListParams{}); err != nil || len(other.Data) != 0 {
+			t.Fatalf("another model's jobs = %+v %v", other, err)
+		}
+		if _, err := s.ListJobs(ctx, jobs[0], training.ListParams{}); !errors.Is(err, training.ErrModelNotFound) {
+			t.Fatalf("a job id as model: %v", err)
+		}
+
+		var seen []training.Event
+		collect := func(e training.Event) error { seen = append(seen, e); return nil }
+		if err := s.EachEvent(ctx, jobs[1], "", collect); err != nil || len(seen) != 1 || seen[0].Type != training.EventTrainingFailed {
+			t.Fatalf("events = %+v %v", seen, err)
+		}
+		seen = nil
+		if err := s.EachEvent(ctx, jobs[1], seenID(t, s, jobs[1]), collect); err != nil || len(seen) != 0 {
+			t.Fatalf("events after the last = %+v %v", seen, err)
+		}
+		if err := s.EachEvent(ctx, jobs[1], "no-such-event", collect); !errors.Is(err, training.ErrCursorNotFound) {
+			t.Fatalf("unknown cursor: %v", err)
+		}
+		if err := s.EachEvent(ctx, "no-such-job", "", collect); !errors.Is(err, training.ErrJobNotFound) {
+			t.Fatalf("unknown job: %v", err)
+		}
+
+		split := "train"
+		logged := rlJob(models[0].ID).TrajectoryGroups
+		raw, _ := json.Marshal(logged)
+		if _, err := s.Log(ctx, models[0].ID, &training.LogReq{Split: &split, TrajectoryGroups: logged, RawGroups: raw}); err != nil {
+			t.Fatal(err)
+		}
+		logs, err := s.StepLogs(ctx, models[0].ID, 0)
+		if err != nil || len(logs) != 1 || logs[0].Split != "train" || logs[0].Metrics["train/reward"] != 0.5 {
+			t.Fatalf("step 0 logs = %+v %v", logs, err)
+		}
+		var groups []training.TrajectoryGroup
+		if err := json.Unmarshal(logs[0].TrajectoryGroups, &groups); err != nil || len(groups) != 1 || len(groups[0].Trajectories) != 2 {
+			t.Fatalf("stored groups %s: %v", logs[0].TrajectoryGroups, err)
+		}
+		if none, err := s.StepLogs(ctx, models[0].ID, 1); err != nil || len(none) != 0 {
+			t.Fatalf("step 1 logs = %+v %v", none, err)
+		}
+	})
+}
+
+// seenID is the id of the last event of a job.
+func seenID(t *testing.T, s *training.Store, jobID string) string {
+	t.Helper()
+	last := ""
+	if err := s.EachEvent(context.Background(), jobID, "", func(e training.Event) error { last = e.ID; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return last
+}

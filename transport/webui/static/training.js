@@ -1,0 +1,162 @@
+// Training charts, a plain ES module. uPlot (vendored, loaded before this
+// module) draws each figure.chart of a .charts[data-chart] element from the
+// JSON the server wrote there: one chart per metric, one line per run, the
+// runs already aligned on the same steps. Each container keeps its charts in
+// a Map (element.charts, metric name → uPlot instance) so that what is drawn
+// can be read back. A click on a chart opens that step's page (step_url); a
+// running job's page (data-live) follows the job's events over server-sent
+// events and adds each gradient step to the charts as it arrives. Markup is
+// built only with textContent: no stored value is ever parsed as HTML.
+
+const palette = ["#0b5cad", "#b35c00", "#1b7a3d", "#8e3fa8"];
+const chartHeight = 180;
+
+function figureFor(box, name) {
+  for (const fig of box.querySelectorAll("figure.chart")) {
+    if (fig.dataset.metric === name) return fig;
+  }
+  box.querySelector(".charts-empty")?.remove();
+  const fig = document.createElement("figure");
+  fig.className = "chart";
+  fig.dataset.metric = name;
+  const caption = document.createElement("figcaption");
+  caption.textContent = name;
+  const plot = document.createElement("div");
+  plot.className = "chart-plot";
+  plot.setAttribute("role", "img");
+  plot.setAttribute("aria-label", "Chart of " + name + " by step");
+  fig.append(caption, plot);
+  box.append(fig);
+  return fig;
+}
+
+// markers draws the marked steps (saved checkpoints) as dashed lines.
+function markers(steps) {
+  return (u) => {
+    if (!steps.length) return;
+    const { ctx, bbox } = u;
+    ctx.save();
+    ctx.strokeStyle = "#8a94a3";
+    ctx.setLineDash([4, 4]);
+    ctx.lineWidth = 1;
+    ctx.beginPath();
+    for (const step of steps) {
+      const x = Math.round(u.valToPos(step, "x", true));
+      if (x < bbox.left || x > bbox.left + bbox.width) continue;
+      ctx.moveTo(x, bbox.top);
+      ctx.lineTo(x, bbox.top + bbox.height);
+    }
+    ctx.stroke();
+    ctx.restore();
+  };
+}
+
+function plot(box, data, metric) {
+  const fig = figureFor(box, metric.name);
+  const target = fig.querySelector(".chart-plot");
+  const width = Math.max(240, Math.floor(target.clientWidth || fig.clientWidth || 480));
+  const opts = {
+    width,
+    height: chartHeight,
+    scales: { x: { time: false } },
+    series: [{ label: "step" }, ...data.runs.map((run, i) => ({
+      label: run, stroke: palette[i % palette.length], width: 1.5, spanGaps: true, points: { show: false },
+    }))],
+    axes: [{}, { size: 64 }],
+    hooks: { draw: [markers(data.markers)] },
+  };
+  const u = new window.uPlot(opts, [data.x, ...metric.values], target);
+  if (data.step_url) {
+    u.over.addEventListener("click", () => {
+      const i = u.cursor.idx;
+      if (i != null) window.location.assign(data.step_url + data.x[i]);
+    });
+    u.over.classList.add("clickable");
+  }
+  return u;
+}
+
+function draw(box) {
+  const data = JSON.parse(box.dataset.chart);
+  box.chartData = data;
+  box.charts = new Map();
+  for (const metric of data.metrics) box.charts.set(metric.name, plot(box, data, metric));
+  box.dataset.drawn = String(data.x.length);
+}
+
+// addStep appends one gradient step of the first run (the page's job).
+function addStep(box, numbers) {
+  const data = box.chartData;
+  const step = (data.x.length ? data.x[data.x.length - 1] : 0) + 1;
+  data.x.push(step);
+  for (const metric of data.metrics) {
+    for (let r = 0; r < metric.values.length; r++) {
+      const v = r === 0 && Object.hasOwn(numbers, metric.name) ? numbers[metric.name] : null;
+      metric.values[r].push(v);
+    }
+  }
+  for (const [name, value] of Object.entries(numbers)) {
+    if (data.metrics.some((m) => m.name === name)) continue;
+    const metric = { name, values: data.runs.map(() => data.x.map(() => null)) };
+    metric.values[0][data.x.length - 1] = value;
+    data.metrics.push(metric);
+    box.charts.set(name, plot(box, data, metric));
+  }
+  for (const metric of data.metrics) box.charts.get(metric.name).setData([data.x, ...metric.values]);
+  box.dataset.drawn = String(data.x.length);
+  return step;
+}
+
+function addEventRow(type, step, payload) {
+  const body = document.querySelector("#events tbody");
+  if (!body) return;
+  const row = document.createElement("tr");
+  row.className = "event-" + type;
+  const cells = [String(body.rows.length + 1), type, step ? String(step) : "", JSON.stringify(payload)];
+  cells.forEach((text, i) => {
+    const td = document.createElement("td");
+    td.textContent = text;
+    if (i === 0 || i === 2) td.className = "num";
+    if (i === 3) td.className = "mono event-data";
+    row.append(td);
+  });
+  body.append(row);
+}
+
+function follow(live) {
+  const box = live.querySelector(".charts[data-chart]");
+  const source = new EventSource(live.dataset.live);
+  live.dataset.following = "true";
+  source.addEventListener("training", (e) => {
+    const event = JSON.parse(e.data);
+    let step = 0;
+    if (event.type === "gradient_step") {
+      step = addStep(box, event.numbers || {});
+      const steps = document.getElementById("job-steps");
+      if (steps) steps.textContent = String(step);
+    }
+    addEventRow(event.type, step, event.data);
+  });
+  source.addEventListener("end", (e) => {
+    source.close();
+    live.dataset.following = "ended";
+    const status = document.getElementById("job-status");
+    if (status) {
+      status.textContent = e.data;
+      status.className = "job-status job-" + e.data;
+    }
+  });
+}
+
+function start() {
+  if (!window.uPlot) return;
+  const began = performance.now();
+  for (const box of document.querySelectorAll(".charts[data-chart]")) draw(box);
+  // When the charts were drawn, and how long drawing took (the benchmark's figures).
+  document.documentElement.dataset.chartsDrawMs = String(performance.now() - began);
+  const live = document.querySelector("#job-live[data-live]");
+  if (live) follow(live);
+  document.documentElement.dataset.chartsAt = String(performance.now());
+}
+
+start();

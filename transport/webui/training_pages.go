@@ -1,0 +1,296 @@
+package webui
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/training"
+)
+
+// errNoTraining: the UI was built without a training service (HTTP 503).
+var errNoTraining = weft.DefineError(weft.ErrUnavailable, "ServiceUnavailable", "training is not served here")
+
+// maxModelsListed bounds the models page and the overlay choices.
+const maxModelsListed = 100
+
+// maxCheckpointRows is how many checkpoints (newest first) a model's table
+// lists; the chart has them all.
+const maxCheckpointRows = 100
+
+// trainingRoutes registers the models and training pages.
+func (h *Handler) trainingRoutes() {
+	p := "GET " + Prefix + "p/{entity}/{project}/"
+	h.mux.Handle(p+"models", h.inProject(h.modelsPage))
+	h.mux.Handle(p+"models/{modelID}", h.inProject(h.modelPage))
+	h.mux.Handle(p+"models/{modelID}/steps/{step}", h.inProject(h.stepPage))
+	h.mux.Handle(p+"training-jobs/{jobID}", h.inProject(h.jobPage))
+	h.mux.Handle(p+"training-jobs/{jobID}/live", h.inProject(h.jobLive))
+}
+
+// modelPath and jobPath are the pages of one model and one job.
+func modelPath(projectID, modelID string, rest ...string) string {
+	return projectPath(projectID, append([]string{"models/", pathSegment(modelID)}, rest...)...)
+}
+
+func jobPath(projectID, jobID string, rest ...string) string {
+	return projectPath(projectID, append([]string{"training-jobs/", pathSegment(jobID)}, rest...)...)
+}
+
+// modelRow is one model on the models page.
+type modelListRow struct {
+	Model      training.Model
+	LatestStep int64
+	Reward     *float64 // train/reward of the latest checkpoint that has one
+}
+
+type modelsView struct {
+	Project string
+	Models  []modelListRow
+	More    bool
+}
+
+// modelsPage lists the project's trainable models with their latest step.
+func (h *Handler) modelsPage(w http.ResponseWriter, r *http.Request, v *viewer, projectID string) {
+	if h.cfg.Training == nil {
+		h.refuse(w, r, weft.Errorf(errNoTraining, "This server has no training service."))
+		return
+	}
+	ctx := r.Context()
+	models, err := h.cfg.Training.ListModels(ctx, projectID, training.ListParams{Limit: maxModelsListed})
+	if err != nil {
+		h.refuse(w, r, err)
+		return
+	}
+	view := modelsView{Project: projectID, More: models.HasMore}
+	for _, m := range models.Data {
+		latest, err := h.cfg.Training.ListCheckpoints(ctx, m.ID, training.ListParams{Limit: 1, Order: training.OrderDesc})
+		if err != nil {
+			h.refuse(w, r, err)
+			return
+		}
+		row := modelListRow{Model: m}
+		if len(latest.Data) > 0 {
+			row.LatestStep = latest.Data[0].Step
+			if rw, ok := latest.Data[0].Metrics["train/reward"]; ok {
+				row.Reward = &rw
+			}
+		}
+		view.Models = append(view.Models, row)
+	}
+	h.render(w, r, http.StatusOK, "training_models", page{Title: "Models", Viewer: v, Project: projectID, Body: view})
+}
+
+// modelView is the data of a model's page.
+type modelView struct {
+	Project     string
+	Model       *training.Model
+	With        *training.Model // the run overlaid, if any
+	Others      []training.Model
+	Checkpoints []training.Checkpoint // newest first, at most maxCheckpointRows
+	Total       int
+	Jobs        []training.Job
+	MoreJobs    bool
+	Chart       chartData
+}
+
+// modelPage shows a model's chart over its checkpoints' metrics (another
+// model of the project overlaid with ?with=), its checkpoints and its jobs.
+func (h *Handler) modelPage(w http.ResponseWriter, r *http.Request, v *viewer, projectID string) {
+	ctx := r.Context()
+	model, ok := h.projectModel(w, r, projectID, r.PathValue("modelID"))
+	if !ok {
+		return
+	}
+	view := modelView{Project: projectID, Model: model}
+	checkpoints, err := h.allCheckpoints(ctx, model.ID)
+	if err != nil {
+		h.refuse(w, r, err)
+		return
+	}
+	view.Total = len(checkpoints)
+	for i := len(checkpoints) - 1; i >= 0 && len(view.Checkpoints) < maxCheckpointRows; i-- {
+		view.Checkpoints = append(view.Checkpoints, checkpoints[i])
+	}
+	runs := []chartRun{checkpointRun(model.Name, checkpoints)}
+	var markers []int64
+	for _, c := range checkpoints {
+		if c.BlobPrefix != "" {
+			markers = append(markers, c.Step)
+		}
+	}
+	if withID := r.URL.Query().Get("with"); withID != "" && withID != model.ID {
+		with, ok := h.projectModel(w, r, projectID, withID)
+		if !ok {
+			return
+		}
+		theirs, err := h.allCheckpoints(ctx, with.ID)
+		if err != nil {
+			h.refuse(w, r, err)
+			return
+		}
+		view.With = with
+		runs = append(runs, checkpointRun(with.Name, theirs))
+	}
+	view.Chart = buildChart(runs, markers)
+	view.Chart.StepURL = modelPath(projectID, model.ID, "/steps/")
+	others, err := h.cfg.Training.ListModels(ctx, projectID, training.ListParams{Limit: maxModelsListed})
+	if err != nil {
+		h.refuse(w, r, err)
+		return
+	}
+	for _, o := range others.Data {
+		if o.ID != model.ID {
+			view.Others = append(view.Others, o)
+		}
+	}
+	jobs, err := h.cfg.Training.ListJobs(ctx, model.ID, training.ListParams{Limit: 100})
+	if err != nil {
+		h.refuse(w, r, err)
+		return
+	}
+	view.Jobs, view.MoreJobs = jobs.Data, jobs.HasMore
+	h.render(w, r, http.StatusOK, "training_model", page{Title: model.Name, Viewer: v, Project: projectID, Body: view})
+}
+
+// projectModel reads a model of the project; a model of another project is
+// not found, exactly like one that does not exist.
+func (h *Handler) projectModel(w http.ResponseWriter, r *http.Request, projectID, modelID string) (*training.Model, bool) {
+	if h.cfg.Training == nil {
+		h.refuse(w, r, weft.Errorf(errNoTraining, "This server has no training service."))
+		return nil, false
+	}
+	if !validID(modelID) {
+		h.refuse(w, r, weft.Errorf(errBadView, "model: 1 to %d characters of text", maxIDLength))
+		return nil, false
+	}
+	model, err := h.cfg.Training.GetModel(r.Context(), modelID)
+	if err == nil && model.ProjectID() != projectID {
+		err = weft.Errorf(training.ErrModelNotFound, "model %s not found", modelID)
+	}
+	if err != nil {
+		h.refuse(w, r, err)
+		return nil, false
+	}
+	return model, true
+}
+
+// allCheckpoints reads a model's checkpoints, ascending by step.
+func (h *Handler) allCheckpoints(ctx context.Context, modelID string) ([]training.Checkpoint, error) {
+	var out []training.Checkpoint
+	p := training.ListParams{Limit: 100}
+	for {
+		page, err := h.cfg.Training.ListCheckpoints(ctx, modelID, p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page.Data...)
+		if !page.HasMore {
+			return out, nil
+		}
+		p.After = page.LastID
+	}
+}
+
+// checkpointRun is a model's metrics by checkpoint step.
+func checkpointRun(label string, checkpoints []training.Checkpoint) chartRun {
+	run := chartRun{Label: label, Points: make(map[int64]map[string]float64, len(checkpoints))}
+	for _, c := range checkpoints {
+		if len(c.Metrics) > 0 {
+			run.Points[c.Step] = c.Metrics
+		}
+	}
+	return run
+}
+
+// stepView is the data of the page of one step's logged trajectories.
+type stepView struct {
+	Project string
+	Model   *training.Model
+	Step    int64
+	Logs    []stepLogView
+}
+
+type stepLogView struct {
+	Log    training.StepLog
+	Groups []groupView
+}
+
+type groupView struct {
+	Trajectories []trajectoryView
+}
+
+type trajectoryView struct {
+	Reward   *float64
+	Messages []chatMessage
+	// Raw is the trajectory as JSON when its messages are not chat messages.
+	Raw *jsonNode
+}
+
+// stepPage shows the trajectories logged for one step of a model.
+func (h *Handler) stepPage(w http.ResponseWriter, r *http.Request, v *viewer, projectID string) {
+	model, ok := h.projectModel(w, r, projectID, r.PathValue("modelID"))
+	if !ok {
+		return
+	}
+	step, err := strconv.ParseInt(r.PathValue("step"), 10, 64)
+	if err != nil || step < 0 {
+		h.refuse(w, r, weft.Errorf(errBadView, "step: a whole number ≥ 0"))
+		return
+	}
+	logs, err := h.cfg.Training.StepLogs(r.Context(), model.ID, step)
+	if err != nil {
+		h.refuse(w, r, err)
+		return
+	}
+	view := stepView{Project: projectID, Model: model, Step: step}
+	for _, l := range logs {
+		view.Logs = append(view.Logs, stepLogView{Log: l, Groups: trajectoryGroups(l.TrajectoryGroups)})
+	}
+	title := model.Name + " · step " + strconv.FormatInt(step, 10)
+	h.render(w, r, http.StatusOK, "training_step", page{Title: title, Viewer: v, Project: projectID, Body: view})
+}
+
+// trajectoryGroups reads logged groups for display: each trajectory's
+// messages_and_choices as a conversation (a choice shows its message).
+func trajectoryGroups(raw json.RawMessage) []groupView {
+	var groups []struct {
+		Trajectories []json.RawMessage `json:"trajectories"`
+	}
+	if json.Unmarshal(raw, &groups) != nil {
+		return nil
+	}
+	out := make([]groupView, len(groups))
+	for i, g := range groups {
+		for _, t := range g.Trajectories {
+			var traj struct {
+				MessagesAndChoices []json.RawMessage `json:"messages_and_choices"`
+				Reward             *float64          `json:"reward"`
+			}
+			_ = json.Unmarshal(t, &traj)
+			msgs := make([]json.RawMessage, len(traj.MessagesAndChoices))
+			for j, m := range traj.MessagesAndChoices {
+				var choice struct {
+					Message json.RawMessage `json:"message"`
+				}
+				if json.Unmarshal(m, &choice) == nil && len(choice.Message) > 0 {
+					m = choice.Message
+				}
+				msgs[j] = m
+			}
+			tv := trajectoryView{Reward: traj.Reward, Messages: messagesOf(msgs)}
+			if tv.Messages == nil {
+				tv.Raw = jsonTree(t)
+			}
+			out[i].Trajectories = append(out[i].Trajectories, tv)
+		}
+	}
+	return out
+}
+
+// validID is the check pathIDs makes, for ids from a query.
+func validID(id string) bool {
+	return id != "" && len(id) <= maxIDLength && cleanText(id)
+}
