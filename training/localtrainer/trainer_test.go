@@ -74,7 +74,7 @@ func replyLogprob(t *testing.T, m *model.Model, adapter *lora.Adapter, tp *Templ
 	for i := len(ctx); i < len(ids); i++ {
 		s.Trained[i] = true
 	}
-	pass, err := m.TrainForward(adapter, []model.TrainSequence{trainSequence(s)}, 0)
+	pass, err := m.TrainForward([]model.TrainSequence{trainSequence(s)}, model.TrainOptions{Adapter: adapter})
 	if err != nil {
 		t.Fatal(err)
 	}
