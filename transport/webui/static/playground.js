@@ -114,9 +114,13 @@ async function run(event) {
     return;
   }
   const output = document.getElementById("pg-output");
+  // A thinking model's reasoning (reasoning_content) is shown apart from its answer.
+  const reasoning = document.getElementById("pg-reasoning");
+  const showReasoning = (text) => { reasoning.textContent = text; reasoning.hidden = text === ""; };
   const status = document.getElementById("pg-status");
   const runButton = document.getElementById("pg-run");
   output.textContent = "";
+  showReasoning("");
   showToolCalls([]);
   document.getElementById("pg-diff").hidden = true;
   document.getElementById("pg-save").hidden = true;
@@ -148,6 +152,8 @@ async function run(event) {
         for (const choice of chunk.choices || []) {
           if (choice.index && choice.index !== 0) continue;
           const delta = choice.delta || {};
+          const thought = delta.reasoning_content || delta.reasoning;
+          if (thought) showReasoning(reasoning.textContent + thought);
           if (delta.content) output.textContent += delta.content;
           if (delta.tool_calls) { addToolCalls(calls, delta.tool_calls); showToolCalls(calls); }
           if (choice.finish_reason) finish = choice.finish_reason;
@@ -157,6 +163,7 @@ async function run(event) {
       const answer = await res.json();
       const message = answer.choices?.[0]?.message || {};
       output.textContent = typeof message.content === "string" ? message.content : "";
+      showReasoning(message.reasoning_content || message.reasoning || "");
       if (message.tool_calls) { calls.push(...message.tool_calls); showToolCalls(calls); }
       finish = answer.choices?.[0]?.finish_reason || "";
       usage = answer.usage || null;
