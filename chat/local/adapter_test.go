@@ -11,49 +11,9 @@ import (
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/internal/llm/llmtest"
+	"github.com/weftlabs/weft/internal/llm/llmtest/llmcheck"
 	"github.com/weftlabs/weft/internal/llm/lora"
-	"github.com/weftlabs/weft/internal/llm/model"
 )
-
-// greedyWithAdapter decodes n tokens greedily straight from the model with
-// the adapter in dir applied: what the engine must answer.
-func greedyWithAdapter(t *testing.T, modelDir, adapterDir string, promptIDs []int, n int) []int {
-	t.Helper()
-	m, err := model.Load(modelDir, model.Options{Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	var a *lora.Adapter
-	if adapterDir != "" {
-		if a, err = lora.Load(adapterDir); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cache := model.NewContiguousCache(m.Config, len(promptIDs)+n)
-	tokens := make([]int32, len(promptIDs))
-	for i, id := range promptIDs {
-		tokens[i] = int32(id)
-	}
-	var out []int
-	start := 0
-	for range n {
-		logits, err := m.Forward(&model.Batch{Seqs: []model.Sequence{{ID: 1, Tokens: tokens[start:], Start: start, Adapter: a}}}, cache)
-		if err != nil {
-			t.Fatal(err)
-		}
-		next := int32(0)
-		for i, v := range logits[0] {
-			if v > logits[0][next] {
-				next = int32(i)
-			}
-		}
-		out = append(out, int(next))
-		start = len(tokens)
-		tokens = append(tokens, next)
-	}
-	return out
-}
 
 func TestAdapterAppliedPerRequest(t *testing.T) {
 	dir := llamaDir(t)
@@ -67,7 +27,7 @@ func TestAdapterAppliedPerRequest(t *testing.T) {
 	alone := map[string]*Result{}
 	for _, a := range []string{"", first, second} {
 		res := run(t, e, req(a))
-		want := greedyWithAdapter(t, dir, a, p, 12)
+		want := llmcheck.Greedy(t, dir, a, p, 12)
 		if !slices.Equal(res.Choices[0].TokenIDs, want) {
 			t.Fatalf("adapter %q: the engine generated %v, the model with the adapter %v", a, res.Choices[0].TokenIDs, want)
 		}

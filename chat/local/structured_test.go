@@ -10,11 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/internal/llm/constrain"
 	"github.com/weftlabs/weft/internal/llm/llmtest"
+	"github.com/weftlabs/weft/internal/llm/llmtest/llmcheck"
 	"github.com/weftlabs/weft/internal/llm/tokenizer"
 )
 
@@ -73,37 +72,6 @@ var structuredSchemas = []string{
 	`{"anyOf":[{"type":"string","maxLength":6},{"type":"integer"},{"type":"array","items":{"type":["boolean","null"]},"maxItems":3}]}`,
 }
 
-// schemaValidator compiles schema with the independent validator.
-func schemaValidator(t testing.TB, schema string) *jsonschema.Schema {
-	t.Helper()
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	if err := c.AddResource("schema.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile("schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sch
-}
-
-// validJSON checks that text parses and validates under sch.
-func validJSON(sch *jsonschema.Schema, text string) error {
-	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
-	if err != nil {
-		return fmt.Errorf("does not parse: %v", err)
-	}
-	if err := sch.Validate(inst); err != nil {
-		return fmt.Errorf("does not validate: %v", err)
-	}
-	return nil
-}
-
 func compile(t testing.TB, e *Engine, spec constrain.Spec) *constrain.Constraint {
 	t.Helper()
 	c, err := e.Compile(spec)
@@ -138,13 +106,13 @@ func TestStructuredJSONSchemaOutputsValidate(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			e := openStructured(t, m, ModelConfig{})
 			for i, schema := range structuredSchemas {
-				sch := schemaValidator(t, schema)
+				sch := llmcheck.SchemaValidator(t, schema)
 				c := compile(t, e, constrain.Spec{Kind: constrain.KindJSONSchema, Schema: []byte(schema)})
 				for seed, res := range concurrently(t, e, seeded(e, c, texts[i%len(texts)], 600)) {
 					out := res.Choices[0]
 					what := fmt.Sprintf("schema %d seed %d", i, seed)
 					finished(t, what, out)
-					if err := validJSON(sch, out.Text); err != nil {
+					if err := llmcheck.ValidJSON(sch, out.Text); err != nil {
 						t.Fatalf("%s: %v\n%q", what, err, out.Text)
 					}
 				}
@@ -202,13 +170,13 @@ const nestedSchema = `{"type":"object","properties":{"id":{"type":"integer"},"na
 
 func TestStructuredSameAloneAndAmongSeven(t *testing.T) {
 	e := openStructured(t, structuredModels[0], ModelConfig{})
-	sch := schemaValidator(t, nestedSchema)
+	sch := llmcheck.SchemaValidator(t, nestedSchema)
 	c := compile(t, e, constrain.Spec{Kind: constrain.KindJSONSchema, Schema: []byte(nestedSchema)})
 	target := Request{Prompt: prompt(e, texts[0]), MaxTokens: 400, Temperature: ptr(1.0), Seed: ptr(int64(42)),
 		Constraint: c, Logprobs: true, TopLogprobs: 2}
 	alone := run(t, e, target)
 	finished(t, "alone", alone.Choices[0])
-	if err := validJSON(sch, alone.Choices[0].Text); err != nil {
+	if err := llmcheck.ValidJSON(sch, alone.Choices[0].Text); err != nil {
 		t.Fatalf("%v\n%q", err, alone.Choices[0].Text)
 	}
 	reqs := []Request{target}
@@ -239,7 +207,7 @@ func TestStructuredSameAloneAndAmongSeven(t *testing.T) {
 
 func TestStructuredChoicesFollowTheirOwnMatcher(t *testing.T) {
 	e := openStructured(t, structuredModels[1], ModelConfig{})
-	sch := schemaValidator(t, nestedSchema)
+	sch := llmcheck.SchemaValidator(t, nestedSchema)
 	c := compile(t, e, constrain.Spec{Kind: constrain.KindJSONSchema, Schema: []byte(nestedSchema)})
 	req := Request{Prompt: prompt(e, texts[3]), N: 3, MaxTokens: 400, Temperature: ptr(1.0), Seed: ptr(int64(5)), Constraint: c}
 	res := run(t, e, req)
@@ -248,7 +216,7 @@ func TestStructuredChoicesFollowTheirOwnMatcher(t *testing.T) {
 	}
 	for i, ch := range res.Choices {
 		finished(t, fmt.Sprintf("choice %d", i), ch)
-		if err := validJSON(sch, ch.Text); err != nil {
+		if err := llmcheck.ValidJSON(sch, ch.Text); err != nil {
 			t.Fatalf("choice %d: %v\n%q", i, err, ch.Text)
 		}
 		// Choice i samples with seed+i: the same as a request of its own.
@@ -321,7 +289,7 @@ func TestStructuredAnswerAfterReasoning(t *testing.T) {
 	}
 	// Strings would let </think> in as text; this answer has none.
 	schema := `{"type":"object","properties":{"answer":{"type":"integer"},"unit":{"enum":["c","f"]},"sure":{"type":"boolean"}},"required":["answer","unit","sure"]}`
-	sch := schemaValidator(t, schema)
+	sch := llmcheck.SchemaValidator(t, schema)
 	c := compile(t, e, constrain.Spec{Kind: constrain.KindJSONSchema, Schema: []byte(schema)})
 	reqs := seeded(e, c, texts[4], 600)
 	for i := range reqs {
@@ -338,7 +306,7 @@ func TestStructuredAnswerAfterReasoning(t *testing.T) {
 		if !ok {
 			t.Fatalf("seed %d: no </think> in %q", seed, out.Text)
 		}
-		if err := validJSON(sch, answer); err != nil {
+		if err := llmcheck.ValidJSON(sch, answer); err != nil {
 			t.Fatalf("seed %d: answer %v\n%q", seed, err, out.Text)
 		}
 		if t := strings.TrimSpace(reasoning); t != "" && t[0] != '{' {
@@ -351,7 +319,7 @@ func TestStructuredAnswerAfterReasoning(t *testing.T) {
 	// Without the option the constraint applies from the first token.
 	res := run(t, e, Request{Prompt: reqs[0].Prompt, MaxTokens: 400, Temperature: ptr(1.0), Seed: ptr(int64(1)),
 		Constraint: c, LogitBias: map[int]float64{end: reasoningBias}})
-	if err := validJSON(sch, res.Choices[0].Text); err != nil {
+	if err := llmcheck.ValidJSON(sch, res.Choices[0].Text); err != nil {
 		t.Fatalf("%v\n%q", err, res.Choices[0].Text)
 	}
 }

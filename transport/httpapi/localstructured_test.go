@@ -15,6 +15,7 @@ import (
 
 	"github.com/weftlabs/weft/chat"
 	"github.com/weftlabs/weft/internal/llm/llmtest"
+	"github.com/weftlabs/weft/internal/llm/llmtest/llmcheck"
 	"github.com/weftlabs/weft/internal/testdb"
 )
 
@@ -210,33 +211,6 @@ func sameAnswers(t *testing.T, whole, streamed []answer) {
 	}
 }
 
-// validator compiles a schema with the independent validator library.
-func validator(t *testing.T, schema string) *jsonschema.Schema {
-	t.Helper()
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	if err := c.AddResource("schema.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile("schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sch
-}
-
-func validates(sch *jsonschema.Schema, text string) error {
-	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
-	if err != nil {
-		return fmt.Errorf("does not parse: %v", err)
-	}
-	return sch.Validate(inst)
-}
-
 const (
 	// nestedSchema has nesting, arrays with bounds, enum, const, a
 	// pattern, $defs/$ref and additionalProperties.
@@ -252,8 +226,8 @@ const (
 func TestLocalStructuredOutputs(t *testing.T) {
 	t.Parallel()
 	s := newStructuredServer(t)
-	nested := validator(t, nestedSchema)
-	anyObject := validator(t, `{"type":"object"}`)
+	nested := llmcheck.SchemaValidator(t, nestedSchema)
+	anyObject := llmcheck.SchemaValidator(t, `{"type":"object"}`)
 	quoted, _ := json.Marshal(nestedSchema)
 	regex := `[a-z]{2,5}-\d{1,3}( [A-Z]{1,4})?`
 	matches := regexp.MustCompile(`^(?:` + regex + `)$`)
@@ -289,16 +263,16 @@ item ::= [0-9] | "x" [a-c]`
 		n            int
 		stream       bool
 	}{
-		{"structured_outputs.json", `"structured_outputs":{"json":` + nestedSchema + `}`, func(s string) error { return validates(nested, s) }, both, 6, true},
+		{"structured_outputs.json", `"structured_outputs":{"json":` + nestedSchema + `}`, func(s string) error { return llmcheck.ValidJSON(nested, s) }, both, 6, true},
 		{"structured_outputs.choice", `"structured_outputs":{"choice":` + string(choicesJSON) + `}`, isChoice, both, 6, true},
 		{"structured_outputs.regex", `"structured_outputs":{"regex":` + string(reJSON) + `}`, full(matches), both, 6, true},
 		{"structured_outputs.grammar", `"structured_outputs":{"grammar":` + string(grammarJSON) + `}`, full(sentence), both, 6, true},
-		{"response_format json_schema", `"response_format":{"type":"json_schema","json_schema":{"name":"person","schema":` + nestedSchema + `,"strict":true}}`, func(s string) error { return validates(nested, s) }, []string{"qwen"}, 2, false},
-		{"guided_json as a string", `"guided_json":` + string(quoted), func(s string) error { return validates(nested, s) }, []string{"llama"}, 2, false},
+		{"response_format json_schema", `"response_format":{"type":"json_schema","json_schema":{"name":"person","schema":` + nestedSchema + `,"strict":true}}`, func(s string) error { return llmcheck.ValidJSON(nested, s) }, []string{"qwen"}, 2, false},
+		{"guided_json as a string", `"guided_json":` + string(quoted), func(s string) error { return llmcheck.ValidJSON(nested, s) }, []string{"llama"}, 2, false},
 		// Generic JSON has unbounded arrays and objects: a bias on "]" and
 		// "}" (ids 60 and 92 in both vocabularies) closes them soon.
-		{"response_format json_object", `"response_format":{"type":"json_object"},"logit_bias":{"60":12,"92":12}`, func(s string) error { return validates(anyObject, s) }, []string{"llama"}, 3, false},
-		{"structured_outputs.json_object", `"structured_outputs":{"json_object":true},"logit_bias":{"60":12,"92":12}`, func(s string) error { return validates(anyObject, s) }, []string{"llama"}, 3, true},
+		{"response_format json_object", `"response_format":{"type":"json_object"},"logit_bias":{"60":12,"92":12}`, func(s string) error { return llmcheck.ValidJSON(anyObject, s) }, []string{"llama"}, 3, false},
+		{"structured_outputs.json_object", `"structured_outputs":{"json_object":true},"logit_bias":{"60":12,"92":12}`, func(s string) error { return llmcheck.ValidJSON(anyObject, s) }, []string{"llama"}, 3, true},
 		{"guided_choice", `"guided_choice":` + string(choicesJSON), isChoice, []string{"qwen"}, 3, false},
 		{"guided_regex", `"guided_regex":` + string(reJSON) + `,"guided_decoding_backend":"xgrammar"`, full(matches), []string{"llama"}, 3, false},
 		{"guided_grammar", `"guided_grammar":` + string(grammarJSON), full(sentence), []string{"qwen"}, 3, false},
@@ -327,8 +301,8 @@ func TestLocalToolChoiceConstrained(t *testing.T) {
 	t.Parallel()
 	s := newStructuredServer(t)
 	params := map[string]*jsonschema.Schema{
-		"get_weather": validator(t, `{"type":"object","properties":{"city":{"type":"string","minLength":1},"unit":{"enum":["celsius","fahrenheit"]}},"required":["city","unit"],"additionalProperties":false}`),
-		"get_time":    validator(t, `{"type":"object","properties":{"zone":{"type":"string","pattern":"^[A-Z]{3}$"},"precise":{"type":"boolean"}},"required":["zone"]}`),
+		"get_weather": llmcheck.SchemaValidator(t, `{"type":"object","properties":{"city":{"type":"string","minLength":1},"unit":{"enum":["celsius","fahrenheit"]}},"required":["city","unit"],"additionalProperties":false}`),
+		"get_time":    llmcheck.SchemaValidator(t, `{"type":"object","properties":{"zone":{"type":"string","pattern":"^[A-Z]{3}$"},"precise":{"type":"boolean"}},"required":["zone"]}`),
 	}
 	tools := `"tools":[` + weatherTool + `,` + timeTool + `]`
 	// The array of calls has no bound but the model's will to close it: a
@@ -355,7 +329,7 @@ func TestLocalToolChoiceConstrained(t *testing.T) {
 					if !ok || tc.only != "" && c.Function.Name != tc.only || c.Type != "function" || !strings.HasPrefix(c.ID, "chatcmpl-tool-") {
 						t.Fatalf("%s on %s, choice %d: call %+v", tc.name, model, i, c)
 					}
-					if err := validates(sch, c.Function.Arguments); err != nil {
+					if err := llmcheck.ValidJSON(sch, c.Function.Arguments); err != nil {
 						t.Errorf("%s on %s, choice %d: %s(%s): %v", tc.name, model, i, c.Function.Name, c.Function.Arguments, err)
 					}
 				}

@@ -13,50 +13,11 @@ import (
 	"github.com/weftlabs/weft/chat"
 	"github.com/weftlabs/weft/chat/chatstore"
 	"github.com/weftlabs/weft/internal/llm/llmtest"
+	"github.com/weftlabs/weft/internal/llm/llmtest/llmcheck"
 	"github.com/weftlabs/weft/internal/llm/lora"
-	"github.com/weftlabs/weft/internal/llm/model"
 	"github.com/weftlabs/weft/internal/testdb"
 	"github.com/weftlabs/weft/training"
 )
-
-// greedy decodes n tokens greedily from the model in dir with the adapter
-// in adapterDir ("" for none) applied: what serving a checkpoint must
-// answer.
-func greedy(t *testing.T, dir, adapterDir string, prompt []int, n int) []int {
-	t.Helper()
-	m, err := model.Load(dir, model.Options{Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	var a *lora.Adapter
-	if adapterDir != "" {
-		if a, err = lora.Load(adapterDir); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cache := model.NewContiguousCache(m.Config, len(prompt)+n)
-	tokens := make([]int32, 0, len(prompt)+n)
-	for _, id := range prompt {
-		tokens = append(tokens, int32(id))
-	}
-	var out []int
-	for start := 0; len(out) < n; start = len(tokens) - 1 {
-		logits, err := m.Forward(&model.Batch{Seqs: []model.Sequence{{ID: 1, Tokens: tokens[start:], Start: start, Adapter: a}}}, cache)
-		if err != nil {
-			t.Fatal(err)
-		}
-		next := 0
-		for i, v := range logits[0] {
-			if v > logits[0][next] {
-				next = i
-			}
-		}
-		out = append(out, next)
-		tokens = append(tokens, int32(next))
-	}
-	return out
-}
 
 // TestServeTrainedCheckpointsLocally trains a model on a local base model
 // (the stand-in trainer writes real adapters as checkpoints 1 and 2) and
@@ -132,7 +93,7 @@ func TestServeTrainedCheckpointsLocally(t *testing.T) {
 	alone := map[string][]int{}
 	for name, adapter := range names {
 		a := complete(t, name)
-		want := greedy(t, dir, adapter, a.PromptTokenIDs, 10)
+		want := llmcheck.Greedy(t, dir, adapter, a.PromptTokenIDs, 10)
 		if got := a.Choices[0].TokenIDs; !slices.Equal(got, want) {
 			t.Fatalf("%s: served %v, the model with adapter %q gives %v", name, got, adapter, want)
 		}

@@ -50,11 +50,7 @@ func NewRoPE(invFreq []float32, maxPositions int, attentionScaling float32) *RoP
 // not fit.
 func (r *RoPE) Apply(x []float32, headDim, pos int) {
 	half := r.half
-	if pos < 0 || pos >= r.MaxPositions || headDim < 2*half || headDim == 0 || len(x)%headDim != 0 {
-		panic(fmt.Sprintf("tensor.RoPE.Apply: %d elements, head dim %d, %d rotated pairs, position %d of %d",
-			len(x), headDim, half, pos, r.MaxPositions))
-	}
-	cos, sin := r.cos[pos*half:(pos+1)*half], r.sin[pos*half:(pos+1)*half]
+	cos, sin := r.angles("Apply", x, headDim, pos)
 	for h := 0; h < len(x); h += headDim {
 		x1, x2 := x[h:h+half], x[h+half:h+2*half]
 		for i, c := range cos {
@@ -77,11 +73,7 @@ func (r *RoPE) Apply(x []float32, headDim, pos int) {
 //	x[i+half] = x[i+half]·cos − x[i]·sin
 func (r *RoPE) ApplyTranspose(x []float32, headDim, pos int) {
 	half := r.half
-	if pos < 0 || pos >= r.MaxPositions || headDim < 2*half || headDim == 0 || len(x)%headDim != 0 {
-		panic(fmt.Sprintf("tensor.RoPE.ApplyTranspose: %d elements, head dim %d, %d rotated pairs, position %d of %d",
-			len(x), headDim, half, pos, r.MaxPositions))
-	}
-	cos, sin := r.cos[pos*half:(pos+1)*half], r.sin[pos*half:(pos+1)*half]
+	cos, sin := r.angles("ApplyTranspose", x, headDim, pos)
 	for h := 0; h < len(x); h += headDim {
 		x1, x2 := x[h:h+half], x[h+half:h+2*half]
 		for i, c := range cos {
@@ -91,4 +83,16 @@ func (r *RoPE) ApplyTranspose(x []float32, headDim, pos int) {
 			x2[i] = b*c - a*s
 		}
 	}
+}
+
+// angles returns the cosines and sines of position pos, after checking that
+// x is whole heads of headDim elements with room for the rotated pairs; op
+// names the caller in the panic.
+func (r *RoPE) angles(op string, x []float32, headDim, pos int) (cos, sin []float32) {
+	half := r.half
+	if pos < 0 || pos >= r.MaxPositions || headDim < 2*half || headDim == 0 || len(x)%headDim != 0 {
+		panic(fmt.Sprintf("tensor.RoPE.%s: %d elements, head dim %d, %d rotated pairs, position %d of %d",
+			op, len(x), headDim, half, pos, r.MaxPositions))
+	}
+	return r.cos[pos*half : (pos+1)*half], r.sin[pos*half : (pos+1)*half]
 }
