@@ -181,3 +181,38 @@ func (p *Pool) AddMatMulTransA(dst, a, b []float32, m, n, k int) {
 	}
 	p.Parallel(n, columnGrain, band)
 }
+
+// MatMulAdd adds a·b to dst: dst[m×n] += a[m×k]·b[k×n], b stored k×n
+// row-major — a weight's transpose for a forward product over many rows
+// (the logits of a training batch), or the weight itself for the gradient
+// through it (dx = dy·W, k the layer's outputs). Every element is summed in
+// the order of k onto its value in dst, so the result does not depend on
+// the thread count. Wide products split the columns over the threads, in
+// strips of the kernels' tile width; narrow ones (n below two strips a
+// thread) split the rows. It panics if a slice is shorter than its shape.
+func (p *Pool) MatMulAdd(dst, a, b []float32, m, n, k int) {
+	if m*k > len(a) || k*n > len(b) || m*n > len(dst) {
+		panic(fmt.Sprintf("tensor.MatMulAdd: a %d, b %d, dst %d elements for %d×%d·%d×%d", len(a), len(b), len(dst), m, k, k, n))
+	}
+	if m*n*k < minParallelMACs || p.threads == 1 {
+		asm.MatMulAdd(dst, n, a, k, b, n, m, n, k)
+		return
+	}
+	if n >= 2*matMulAddStrip*p.threads {
+		p.Parallel(n, matMulAddStrip, func(lo, hi int) {
+			asm.MatMulAdd(dst[lo:], n, a, k, b[lo:], n, m, hi-lo, k)
+		})
+		return
+	}
+	p.Parallel(m, matMulAddRows, func(lo, hi int) {
+		asm.MatMulAdd(dst[lo*n:], n, a[lo*k:], k, b, n, hi-lo, n, k)
+	})
+}
+
+// matMulAddStrip and matMulAddRows are the widest tile of MatMulAdd's
+// kernels (32 columns by 8 rows): bands of whole tiles leave no narrow
+// remainder.
+const (
+	matMulAddStrip = 32
+	matMulAddRows  = 8
+)

@@ -1,6 +1,7 @@
 package asm
 
 //go:generate go run gen_kernels.go gen_kernels_avx512.go
+//go:generate go run gen_matmuladd.go
 
 import (
 	"fmt"

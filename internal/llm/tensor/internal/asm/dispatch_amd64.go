@@ -56,7 +56,7 @@ func matmulT(dst []float32, ldd int, a []float32, lda int, b []float32, ldb, m, 
 	}
 	// m < 4 is one pass of a row kernel; m > groupedMaxRows sweeps blocks of
 	// b that stay in L2 with every group of 4 rows of a.
-	nb := columnBlock(m, n, ldb*4)
+	nb := columnBlock(m, n, k*4)
 	for j0 := 0; j0 < n; j0 += nb {
 		w := min(nb, n-j0)
 		bj := &b[j0*ldb]

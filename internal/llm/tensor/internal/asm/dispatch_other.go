@@ -31,3 +31,7 @@ func f32ToF16(dst []uint16, src []float32) { f32ToF16Generic(dst, src) }
 func matmulTQ8Q8(dst []float32, ldd int, a []int8, as []float32, b []int8, bs []float32, m, n, k int) {
 	matmulTQ8Q8Generic(dst, ldd, a, as, b, bs, m, n, k)
 }
+
+func matmulAdd(accumulate bool, dst []float32, ldd int, a []float32, lda int, b []float32, ldb, m, n, k int) {
+	matmulAddGeneric(accumulate, dst, ldd, a, lda, b, ldb, m, n, k)
+}

@@ -1,0 +1,22 @@
+//go:build amd64 && !purego
+
+package asm
+
+// matmulAddKernels are the MatMulAdd paths this CPU runs: each tile set it
+// has, so the AVX2 tiles are checked on an AVX-512 machine too.
+func matmulAddKernels() map[string]func(accumulate bool, dst []float32, ldd int, a []float32, lda int, b []float32, ldb, m, n, k int) {
+	out := map[string]func(accumulate bool, dst []float32, ldd int, a []float32, lda int, b []float32, ldb, m, n, k int){
+		"pure Go": matmulAddGeneric,
+	}
+	if useAVX2 {
+		out["avx2"] = func(accumulate bool, dst []float32, ldd int, a []float32, lda int, b []float32, ldb, m, n, k int) {
+			matmulAddTiled(false, accumulate, dst, ldd, a, lda, b, ldb, m, n, k)
+		}
+	}
+	if useAVX512 {
+		out["avx512"] = func(accumulate bool, dst []float32, ldd int, a []float32, lda int, b []float32, ldb, m, n, k int) {
+			matmulAddTiled(true, accumulate, dst, ldd, a, lda, b, ldb, m, n, k)
+		}
+	}
+	return out
+}

@@ -1,0 +1,10 @@
+//go:build !amd64 || purego
+
+package asm
+
+// matmulAddKernels are the MatMulAdd paths this build runs: the pure-Go one.
+func matmulAddKernels() map[string]func(accumulate bool, dst []float32, ldd int, a []float32, lda int, b []float32, ldb, m, n, k int) {
+	return map[string]func(accumulate bool, dst []float32, ldd int, a []float32, lda int, b []float32, ldb, m, n, k int){
+		"pure Go": matmulAddGeneric,
+	}
+}
