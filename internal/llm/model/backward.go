@@ -23,59 +23,61 @@ type LinearGradients interface {
 	Linear(layer int, t lora.Target, lin *Linear, x, dy, dx []float32, rows int)
 }
 
-// LongKChunk is the chunk of the inner dimension in which the backward
-// pass sums products over a vocabulary or over a batch's tokens
-// (tensor.Pool.MatMulTLongK): 1024 float32s of a row of each operand.
-const LongKChunk = 1024
-
-// backwardWeights are the transposes of the model's weights that the
-// backward pass multiplies gradients by (dx = dy·W is a MatMulT against
-// Wᵀ), the projections that share an input fused as in the forward pass:
-// q, k and v as one [hidden × (q+k+v)] matrix, gate and up as one.
+// backwardWeights are the weights the backward pass multiplies gradients
+// by. The gradient through a linear layer, dx = dy·W, is a MatMulAdd
+// against the weight as the layer stores it ([Out × In], read along its
+// outputs); projections that share an input add their products into one
+// dx in turn, which sums in the order one stacked product would. Int8
+// weights are dequantised once, float32 ones used in place. The output
+// projection's transpose [hidden × vocab] also serves the training pass's
+// logits (TrainForward), as a MatMul.
 type backwardWeights struct {
-	layers []layerTransposes
-	lmHead []float32 // [hidden × vocab]
+	dequantized map[*Linear][]float32
+	lmHeadT     []float32 // [hidden × vocab]
 }
 
-type layerTransposes struct {
-	qkv, o, gateUp, down []float32
-}
-
-// transposes returns the backward pass's weights, built on first use (they
-// take as much memory as the linear layers). m.mu is held.
-func (m *Model) transposes() *backwardWeights {
+// backwardWeights returns the backward pass's weights, built on first use:
+// the output projection's transpose, and float32 copies of int8 layers.
+// m.mu is held.
+func (m *Model) backwardWeights() *backwardWeights {
 	if m.bw != nil {
 		return m.bw
 	}
-	bw := &backwardWeights{lmHead: transposeLinears(m.LMHead)}
+	bw := &backwardWeights{dequantized: map[*Linear][]float32{}}
+	lins := []*Linear{m.LMHead}
 	for _, ly := range m.Layers {
-		bw.layers = append(bw.layers, layerTransposes{
-			qkv: transposeLinears(ly.Q, ly.K, ly.V), o: transposeLinears(ly.O),
-			gateUp: transposeLinears(ly.Gate, ly.Up), down: transposeLinears(ly.Down),
-		})
+		lins = append(lins, ly.Q, ly.K, ly.V, ly.O, ly.Gate, ly.Up, ly.Down)
 	}
+	for _, l := range lins {
+		if l.Q != nil {
+			bw.dequantized[l] = l.Q.Dequantize()
+		}
+	}
+	w := bw.weight(m.LMHead)
+	bw.lmHeadT = make([]float32, len(w))
+	tensor.Transpose(bw.lmHeadT, w, m.LMHead.Out, m.LMHead.In)
 	m.bw = bw
 	return bw
 }
 
-// transposeLinears returns the transpose of the layers' weights stacked
-// along their outputs: [In × ΣOut]. Int8 weights are dequantised.
-func transposeLinears(lins ...*Linear) []float32 {
-	in, out := lins[0].In, 0
-	for _, l := range lins {
-		out += l.Out
+// weight is l's weight [Out × In] in float32.
+func (bw *backwardWeights) weight(l *Linear) []float32 {
+	if w, ok := bw.dequantized[l]; ok {
+		return w
 	}
-	stacked := make([]float32, 0, in*out)
-	for _, l := range lins {
-		if l.Q != nil {
-			stacked = append(stacked, l.Q.Dequantize()...)
+	return l.W
+}
+
+// inputGradient sets dx [rows × In] to Σ dys[i]·W_i over layers lins that
+// share an input, dys[i] being [rows × lins[i].Out].
+func (m *Model) inputGradient(bw *backwardWeights, dx []float32, rows int, lins []*Linear, dys [][]float32) {
+	for i, l := range lins {
+		if i == 0 {
+			m.pool.MatMul(dx, dys[i], bw.weight(l), rows, l.In, l.Out)
 		} else {
-			stacked = append(stacked, l.W...)
+			m.pool.MatMulAdd(dx, dys[i], bw.weight(l), rows, l.In, l.Out)
 		}
 	}
-	t := make([]float32, in*out)
-	tensor.Transpose(t, stacked, out, in)
-	return t
 }
 
 // Backward propagates dLogprobs — the gradient of a loss with respect to
@@ -102,7 +104,7 @@ func (p *Pass) Backward(dLogprobs [][]float32, grads LinearGradients) ([]float32
 		return nil, fmt.Errorf("%w: the pass was backward-ed already", ErrBatch)
 	}
 	p.done = true
-	bw := m.transposes()
+	bw := m.backwardWeights()
 	T, d := len(p.rows), c.HiddenSize
 	dx := make([]float32, T*d)
 	p.logitsBackward(dLogprobs, bw, dx)
@@ -146,7 +148,7 @@ func (p *Pass) logitsBackward(dLogprobs [][]float32, bw *backwardWeights, dx []f
 				row[p.targets[lo+i]] += lp
 			}
 		})
-		m.pool.MatMulTLongK(dNormed[lo*d:hi*d], dLogits, bw.lmHead, hi-lo, d, v, LongKChunk)
+		m.pool.MatMul(dNormed[lo*d:hi*d], dLogits, bw.weight(m.LMHead), hi-lo, d, v)
 	}
 	rec := p.batch.Record
 	for i, r := range p.targetRows {
@@ -157,21 +159,20 @@ func (p *Pass) logitsBackward(dLogprobs [][]float32, bw *backwardWeights, dx []f
 // backwardScratch holds the gradient buffers of one layer's backward pass,
 // reused from layer to layer.
 type backwardScratch struct {
-	dAct, dGate, dUp, dGateUp []float32 // [T × f], [T × 2f]
-	dNormed                   []float32 // [T × hidden]
-	dAttnOut, dQ              []float32 // [T × q]
-	dK, dV                    []float32 // [T × kv]
-	dQKV                      []float32 // [T × (q+2kv)]
-	dQProj, dKProj            []float32 // Qwen3: before the q/k norm
+	dAct, dGate, dUp []float32 // [T × f]
+	dNormed          []float32 // [T × hidden]
+	dAttnOut, dQ     []float32 // [T × q]
+	dK, dV           []float32 // [T × kv]
+	dQProj, dKProj   []float32 // Qwen3: before the q/k norm
 }
 
 func newBackwardScratch(c *Config, T int) *backwardScratch {
 	d, qd, kvd, f := c.HiddenSize, c.Heads*c.HeadDim, c.KVHeads*c.HeadDim, c.IntermediateSize
 	s := &backwardScratch{
 		dAct: make([]float32, T*f), dGate: make([]float32, T*f), dUp: make([]float32, T*f),
-		dGateUp: make([]float32, T*2*f), dNormed: make([]float32, T*d),
+		dNormed:  make([]float32, T*d),
 		dAttnOut: make([]float32, T*qd), dQ: make([]float32, T*qd),
-		dK: make([]float32, T*kvd), dV: make([]float32, T*kvd), dQKV: make([]float32, T*(qd+2*kvd)),
+		dK: make([]float32, T*kvd), dV: make([]float32, T*kvd),
 	}
 	if c.QKNorm {
 		s.dQProj, s.dKProj = make([]float32, T*qd), make([]float32, T*kvd)
@@ -179,31 +180,18 @@ func newBackwardScratch(c *Config, T int) *backwardScratch {
 	return s
 }
 
-// concatRows writes the rows of parts side by side into dst: row t of dst
-// is row t of parts[0], then of parts[1], ...
-func concatRows(dst []float32, rows int, parts ...[]float32) {
-	at := 0
-	for t := range rows {
-		for _, p := range parts {
-			w := len(p) / rows
-			at += copy(dst[at:], p[t*w:(t+1)*w])
-		}
-	}
-}
-
 // mlpBackward turns dx, the gradient at the output of block li, into the
 // gradient at its residual stream after attention (Mid), through the MLP
 // and its norm.
 func (m *Model) mlpBackward(li int, a *LayerActivations, bw *backwardWeights, dx []float32, s *backwardScratch, grads LinearGradients) {
 	c := m.Config
-	ly, lt := m.Layers[li], &bw.layers[li]
-	d, f := c.HiddenSize, c.IntermediateSize
+	ly := m.Layers[li]
+	d := c.HiddenSize
 	T := len(dx) / d
-	m.pool.MatMulT(s.dAct, dx, lt.down, T, f, d)
+	m.inputGradient(bw, s.dAct, T, []*Linear{ly.Down}, [][]float32{dx})
 	grads.Linear(li, lora.Down, ly.Down, a.Act, dx, s.dAct, T)
 	tensor.SwiGLUBackward(s.dGate, s.dUp, s.dAct, a.Gate, a.Up)
-	concatRows(s.dGateUp, T, s.dGate, s.dUp)
-	m.pool.MatMulT(s.dNormed, s.dGateUp, lt.gateUp, T, d, 2*f)
+	m.inputGradient(bw, s.dNormed, T, []*Linear{ly.Gate, ly.Up}, [][]float32{s.dGate, s.dUp})
 	grads.Linear(li, lora.Gate, ly.Gate, a.MLPNormed, s.dGate, s.dNormed, T)
 	grads.Linear(li, lora.Up, ly.Up, a.MLPNormed, s.dUp, s.dNormed, T)
 	tensor.RMSNormBackward(dx, s.dNormed, a.Mid, ly.PostAttentionNorm, c.RMSNormEps)
@@ -215,11 +203,11 @@ func (p *Pass) attentionBackward(li int, bw *backwardWeights, dx []float32, s *b
 	m := p.m
 	c := m.Config
 	a := &p.batch.Record.Layers[li]
-	ly, lt := m.Layers[li], &bw.layers[li]
+	ly := m.Layers[li]
 	d, hd := c.HiddenSize, c.HeadDim
 	qd, kvd := c.Heads*hd, c.KVHeads*hd
 	T := len(dx) / d
-	m.pool.MatMulT(s.dAttnOut, dx, lt.o, T, qd, d)
+	m.inputGradient(bw, s.dAttnOut, T, []*Linear{ly.O}, [][]float32{dx})
 	grads.Linear(li, lora.O, ly.O, a.AttnOut, dx, s.dAttnOut, T)
 	p.attentionCoreBackward(a, s)
 	for t, r := range p.rows {
@@ -234,8 +222,7 @@ func (p *Pass) attentionBackward(li int, bw *backwardWeights, dx []float32, s *b
 		tensor.RMSNormBackward(s.dKProj, s.dK, a.KProj, ly.KNorm, c.RMSNormEps)
 		dQ, dK = s.dQProj, s.dKProj
 	}
-	concatRows(s.dQKV, T, dQ, dK, s.dV)
-	m.pool.MatMulT(s.dNormed, s.dQKV, lt.qkv, T, d, qd+2*kvd)
+	m.inputGradient(bw, s.dNormed, T, []*Linear{ly.Q, ly.K, ly.V}, [][]float32{dQ, dK, s.dV})
 	grads.Linear(li, lora.Q, ly.Q, a.AttnNormed, dQ, s.dNormed, T)
 	grads.Linear(li, lora.K, ly.K, a.AttnNormed, dK, s.dNormed, T)
 	grads.Linear(li, lora.V, ly.V, a.AttnNormed, s.dV, s.dNormed, T)

@@ -45,7 +45,7 @@ type Model struct {
 	pool     *tensor.Pool
 	ownsPool bool
 	ckpt     *safetensors.Checkpoint
-	bw       *backwardWeights // built by the first backward pass
+	bw       *backwardWeights // built by the first training pass
 
 	mu sync.Mutex // one forward pass at a time: ws is shared
 	ws workspace

@@ -173,7 +173,16 @@ func (p *Pass) softmaxRows(lo, hi int, buf []float32) []float32 {
 		buf = make([]float32, n*v)
 	}
 	buf = buf[:n*v]
-	m.project(p.batch.Record.Normed[lo*d:hi*d], n, []*Linear{m.LMHead}, [][]float32{buf})
+	normed := p.batch.Record.Normed[lo*d : hi*d]
+	if m.LMHead.Q != nil {
+		// Int8 logits as serving computes them, activations quantised.
+		m.project(normed, n, []*Linear{m.LMHead}, [][]float32{buf})
+	} else {
+		// Many rows against the whole vocabulary: outer products with the
+		// projection's transpose, equal to serving's logits up to float32
+		// rounding (each is summed in another order).
+		m.pool.MatMul(buf, normed, m.backwardWeights().lmHeadT, n, v, d)
+	}
 	m.pool.Parallel(n, 1, func(a, b int) {
 		for i := a; i < b; i++ {
 			row := buf[i*v : (i+1)*v]

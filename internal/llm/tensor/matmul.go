@@ -183,29 +183,41 @@ func (p *Pool) AddMatMulTransA(dst, a, b []float32, m, n, k int) {
 }
 
 // MatMulAdd adds a·b to dst: dst[m×n] += a[m×k]·b[k×n], b stored k×n
-// row-major — a weight's transpose for a forward product over many rows
-// (the logits of a training batch), or the weight itself for the gradient
-// through it (dx = dy·W, k the layer's outputs). Every element is summed in
-// the order of k onto its value in dst, so the result does not depend on
-// the thread count. Wide products split the columns over the threads, in
-// strips of the kernels' tile width; narrow ones (n below two strips a
-// thread) split the rows. It panics if a slice is shorter than its shape.
-func (p *Pool) MatMulAdd(dst, a, b []float32, m, n, k int) {
+// row-major — the weight itself for the gradient through it (dx = dy·W,
+// k the layer's outputs), or a weight's transpose for a forward product
+// over many rows. Every element is summed in the order of k onto its value
+// in dst (package asm's outer-product tiles), so the result does not
+// depend on the thread count. Wide products split the columns over the
+// threads, in strips of the kernels' tile width; narrow ones (n below two
+// strips a thread) split the rows. It panics if a slice is shorter than its
+// shape.
+func (p *Pool) MatMulAdd(dst, a, b []float32, m, n, k int) { p.matMulAB(true, dst, a, b, m, n, k) }
+
+// MatMul sets dst[m×n] = a[m×k]·b[k×n], b stored k×n row-major, summed as
+// MatMulAdd sums onto zero: the logits of many rows against the transpose
+// of the output projection.
+func (p *Pool) MatMul(dst, a, b []float32, m, n, k int) { p.matMulAB(false, dst, a, b, m, n, k) }
+
+func (p *Pool) matMulAB(accumulate bool, dst, a, b []float32, m, n, k int) {
 	if m*k > len(a) || k*n > len(b) || m*n > len(dst) {
 		panic(fmt.Sprintf("tensor.MatMulAdd: a %d, b %d, dst %d elements for %d×%d·%d×%d", len(a), len(b), len(dst), m, k, k, n))
 	}
+	run := asm.MatMul
+	if accumulate {
+		run = asm.MatMulAdd
+	}
 	if m*n*k < minParallelMACs || p.threads == 1 {
-		asm.MatMulAdd(dst, n, a, k, b, n, m, n, k)
+		run(dst, n, a, k, b, n, m, n, k)
 		return
 	}
 	if n >= 2*matMulAddStrip*p.threads {
 		p.Parallel(n, matMulAddStrip, func(lo, hi int) {
-			asm.MatMulAdd(dst[lo:], n, a, k, b[lo:], n, m, hi-lo, k)
+			run(dst[lo:], n, a, k, b[lo:], n, m, hi-lo, k)
 		})
 		return
 	}
 	p.Parallel(m, matMulAddRows, func(lo, hi int) {
-		asm.MatMulAdd(dst[lo*n:], n, a[lo*k:], k, b, n, hi-lo, n, k)
+		run(dst[lo*n:], n, a[lo*k:], k, b, n, hi-lo, n, k)
 	})
 }
 
