@@ -117,38 +117,40 @@ func (p *Pass) Backward(dLogprobs [][]float32, grads LinearGradients) ([]float32
 }
 
 // logitsBackward adds to dx the gradient through the output projection and
-// the final norm: d logit = dlogprob·(onehot(target) − softmax).
+// the final norm. With p = e/S the softmax of a target row (e its
+// exponentials, S their sum), d logit = dlogprob·(onehot(target) − p), so
+// the gradient at the projection's input is dlogprob·(W[target] − (e·W)/S):
+// one MatMul of the exponentials as the forward pass left them, and a
+// correction per row, without another sweep of the vocabulary-wide rows.
 func (p *Pass) logitsBackward(dLogprobs [][]float32, bw *backwardWeights, dx []float32) {
 	m := p.m
 	c := m.Config
-	d, v := c.HiddenSize, c.VocabSize
+	d := c.HiddenSize
 	n := len(p.targetRows)
 	if n == 0 {
 		return
 	}
+	w := bw.weight(m.LMHead)
 	dNormed := make([]float32, n*d)
-	probs := p.probs
-	p.probs = nil
+	exps := p.exps
+	p.exps = nil
 	for lo := 0; lo < n; lo += p.chunkRows {
 		hi := min(lo+p.chunkRows, n)
 		if p.chunkRows < n {
-			probs = p.softmaxRows(lo, hi, probs)
+			exps = p.expRows(lo, hi, exps)
 		}
-		// The softmax rows become the logits' gradients in place: a pass
-		// is backward-ed once.
-		dLogits := probs[:(hi-lo)*v]
-		m.pool.Parallel(hi-lo, 1, func(a, b int) {
-			for i := a; i < b; i++ {
-				tp := p.targetPos[lo+i]
-				lp := dLogprobs[tp.seq][tp.pos]
-				row := dLogits[i*v : (i+1)*v]
-				for j, q := range row {
-					row[j] = -lp * q
-				}
-				row[p.targets[lo+i]] += lp
-			}
-		})
-		m.pool.MatMul(dNormed[lo*d:hi*d], dLogits, bw.weight(m.LMHead), hi-lo, d, v)
+		m.pool.MatMul(dNormed[lo*d:hi*d], exps, w, hi-lo, d, c.VocabSize)
+	}
+	for i := range n {
+		tp := p.targetPos[i]
+		lp := dLogprobs[tp.seq][tp.pos]
+		row := dNormed[i*d : (i+1)*d]
+		scale := float32(-float64(lp) / p.expSums[i])
+		for j := range row {
+			row[j] *= scale
+		}
+		t := int(p.targets[i])
+		tensor.Axpy(lp, w[t*d:(t+1)*d], row)
 	}
 	rec := p.batch.Record
 	for i, r := range p.targetRows {

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/weftlabs/weft/internal/llm/lora"
 	"github.com/weftlabs/weft/internal/llm/tensor"
@@ -35,14 +36,16 @@ type Pass struct {
 	rows  []rowInfo
 	ropes []*tensor.RoPE
 	// targetRows are the rows with a target, in order, and targets their
-	// tokens; probs holds their softmax over the vocabulary.
+	// tokens.
 	targetRows []int
 	targetPos  []rowInfo // sequence and position of each target row
 	targets    []int32
-	// probs is the softmax of the target rows when they fit in one chunk
-	// of chunkRows rows (TrainOptions.LogitsBudget); otherwise the
-	// backward pass recomputes it chunk by chunk.
-	probs     []float32
+	// exps holds e^(logit − max) of the target rows over the vocabulary
+	// (their softmax before the division) when they fit in one chunk of
+	// chunkRows rows (TrainOptions.LogitsBudget); otherwise the backward
+	// pass recomputes it chunk by chunk. expSums are the rows' sums.
+	exps      []float32
+	expSums   []float64
 	chunkRows int
 	// targetLogprobs are the log-probabilities of targets.
 	targetLogprobs []float32
@@ -139,7 +142,7 @@ func (m *Model) TrainForward(seqs []TrainSequence, opts TrainOptions) (*Pass, er
 // targetLogits applies the final norm to the target rows of x, and the
 // output projection and softmax to them in chunks of p.chunkRows rows,
 // keeping the log-probabilities of the targets and, when all the rows fit
-// in one chunk, their softmax for the backward pass.
+// in one chunk, their exponentials for the backward pass.
 func (p *Pass) targetLogits(x []float32) {
 	m := p.m
 	c := m.Config
@@ -153,19 +156,21 @@ func (p *Pass) targetLogits(x []float32) {
 	rec := p.batch.Record
 	rec.Hidden, rec.Normed, rec.LogitRows = x, normed, p.targetRows
 	p.targetLogprobs = make([]float32, n)
-	var probs []float32
+	p.expSums = make([]float64, n)
+	var exps []float32
 	for lo := 0; lo < n; lo += p.chunkRows {
-		probs = p.softmaxRows(lo, min(lo+p.chunkRows, n), probs)
+		exps = p.expRows(lo, min(lo+p.chunkRows, n), exps)
 	}
 	if n <= p.chunkRows {
-		p.probs = probs
+		p.exps = exps
 	}
 }
 
-// softmaxRows computes the logits of target rows [lo, hi) into buf (grown
-// as needed) and replaces them by their softmax, recording the targets'
-// log-probabilities; it returns the buffer, [hi−lo × vocabulary].
-func (p *Pass) softmaxRows(lo, hi int, buf []float32) []float32 {
+// expRows computes the logits of target rows [lo, hi) into buf (grown as
+// needed) and replaces them by e^(logit − the row's max), recording the
+// targets' log-probabilities and the rows' sums; it returns the buffer,
+// [hi−lo × vocabulary].
+func (p *Pass) expRows(lo, hi int, buf []float32) []float32 {
 	m := p.m
 	d, v := m.Config.HiddenSize, m.Config.VocabSize
 	n := hi - lo
@@ -189,8 +194,9 @@ func (p *Pass) softmaxRows(lo, hi int, buf []float32) []float32 {
 			// The log-probability from the log-softmax, not the log of
 			// the probability, which underflows for unlikely targets.
 			logit := row[p.targets[lo+i]]
-			mx, logSum := tensor.SoftmaxLogZ(row)
-			p.targetLogprobs[lo+i] = (logit - mx) - logSum
+			mx, sum := tensor.ExpSum(row, row)
+			p.targetLogprobs[lo+i] = (logit - mx) - float32(math.Log(sum))
+			p.expSums[lo+i] = sum
 		}
 	})
 	return buf

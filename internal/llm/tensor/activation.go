@@ -50,6 +50,30 @@ func softmax(x []float32) (float32, float64) {
 	return m, sum
 }
 
+// ExpSum sets dst[i] = e^(x[i]−max), the softmax of x before its division,
+// and returns max (the largest element of x) and Σ dst: a training pass's
+// softmax over a vocabulary in two sweeps of the row (the maximum, then
+// the exponentials and their sum a cache-sized chunk at a time), each
+// vectorised, leaving the division to whoever reads the row. The
+// exponentials are asm.Exp's of the float32 differences (within 2 ulps);
+// the sum adds each chunk's float32 sum (asm.Sum's order) in float64. x
+// must not be empty; dst may be x. It panics if dst is shorter than x.
+func ExpSum(dst, x []float32) (max float32, sum float64) {
+	if len(dst) < len(x) {
+		panic(fmt.Sprintf("tensor.ExpSum: x %d, dst %d elements", len(x), len(dst)))
+	}
+	max = asm.Max(x)
+	for lo := 0; lo < len(x); lo += expSumChunk {
+		hi := min(lo+expSumChunk, len(x))
+		asm.ExpShifted(dst[lo:hi], x[lo:hi], max)
+		sum += float64(asm.Sum(dst[lo:hi]))
+	}
+	return max, sum
+}
+
+// expSumChunk is the elements ExpSum sums while they are still in L1.
+const expSumChunk = 1024
+
 // LogSoftmax replaces x by log(softmax(x)) = (x − max) − log Σ e^(x−max), the
 // sum in float64; −Inf elements stay −Inf.
 func LogSoftmax(x []float32) {

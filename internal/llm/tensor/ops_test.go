@@ -309,3 +309,44 @@ func TestTensorViews(t *testing.T) {
 		t.Fatal("Shape exposes the tensor's own slice")
 	}
 }
+
+// TestExpSumMatchesReference checks ExpSum against float64 exponentials of
+// the float32 differences: each within 2 ulps, the sum within the rounding
+// of 1,024-element float32 chunks, a −Inf element 0, on rows with a tail.
+func TestExpSumMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	for _, n := range []int{1, 9, 1024, 3001} {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(r.NormFloat64() * 8)
+		}
+		x[n/2] = float32(math.Inf(-1))
+		if n == 1 {
+			x[0] = 2.5
+		}
+		dst := make([]float32, n)
+		mx, sum := ExpSum(dst, x)
+		want := math.Inf(-1)
+		for _, v := range x {
+			want = math.Max(want, float64(v))
+		}
+		if float64(mx) != want {
+			t.Fatalf("n=%d: max %v, want %v", n, mx, want)
+		}
+		var ref, abs float64
+		for i, v := range x {
+			e := math.Exp(float64(v - mx))
+			ref += e
+			abs += e
+			if d := math.Abs(float64(dst[i]) - e); d > 2*e*math.Ldexp(1, -23) {
+				t.Fatalf("n=%d element %d: e^(%v−%v) = %v, want %v", n, i, v, mx, dst[i], e)
+			}
+		}
+		// Each float32 chunk sum of up to 1,024 terms: γ_1024·Σ|e| at most.
+		u := math.Ldexp(1, -24)
+		bound := 1024*u/(1-1024*u)*abs + 2*math.Ldexp(1, -23)*abs
+		if d := math.Abs(sum - ref); d > bound {
+			t.Fatalf("n=%d: sum %v, want %v (error %g above %g)", n, sum, ref, d, bound)
+		}
+	}
+}

@@ -133,23 +133,35 @@ func sum(x []float32) float32 {
 	return sumAVX2(&x[0], main) + sumTail(x[main:])
 }
 
-func exp(dst, x []float32) {
+func exp(dst, x []float32, shift float32) {
 	if !useAVX2 {
-		expGeneric(dst, x)
+		expGeneric(dst, x, shift)
 		return
 	}
 	main := len(x) &^ 7
 	if main > 0 {
-		expAVX2(&dst[0], &x[0], main)
+		expAVX2(&dst[0], &x[0], main, shift)
 	}
 	if main < len(x) {
 		// The tail goes through the same instructions, padded, so a value's
 		// result does not depend on where it sits in x.
 		var buf [8]float32
 		copy(buf[:], x[main:])
-		expAVX2(&buf[0], &buf[0], 8)
+		expAVX2(&buf[0], &buf[0], 8, shift)
 		copy(dst[main:], buf[:])
 	}
+}
+
+func maxOf(x []float32) float32 {
+	main := len(x) &^ 31
+	if !useAVX2 || main == 0 {
+		return maxGeneric(x)
+	}
+	m := maxAVX2(&x[0], main)
+	if main < len(x) {
+		m = max(m, maxGeneric(x[main:]))
+	}
+	return m
 }
 
 func peak(rounds int) int {

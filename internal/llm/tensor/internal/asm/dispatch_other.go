@@ -22,7 +22,9 @@ func f16ToF32(dst []float32, src []uint16) { f16ToF32Generic(dst, src) }
 
 func bf16ToF32(dst []float32, src []uint16) { bf16ToF32Generic(dst, src) }
 
-func exp(dst, x []float32) { expGeneric(dst, x) }
+func exp(dst, x []float32, shift float32) { expGeneric(dst, x, shift) }
+
+func maxOf(x []float32) float32 { return maxGeneric(x) }
 
 func peak(rounds int) int { return peakGeneric(rounds) }
 

@@ -16,7 +16,35 @@ func Exp(dst, x []float32) {
 	if len(dst) < len(x) {
 		panic(fmt.Sprintf("asm.Exp: dst has %d elements, x %d", len(dst), len(x)))
 	}
-	exp(dst[:len(x)], x)
+	exp(dst[:len(x)], x, 0)
+}
+
+// ExpShifted sets dst[i] = e^(x[i]−shift), the difference rounded to
+// float32 first: Exp of the differences without writing them (x − 0 is x,
+// so a shift of 0 is Exp). Shifted by a row's maximum, it is the numerator
+// of a softmax. It panics if dst is shorter than x; dst may be x.
+func ExpShifted(dst, x []float32, shift float32) {
+	if len(dst) < len(x) {
+		panic(fmt.Sprintf("asm.ExpShifted: dst has %d elements, x %d", len(dst), len(x)))
+	}
+	exp(dst[:len(x)], x, shift)
+}
+
+// Max returns the largest element of x, −Inf for none; with a NaN in x
+// the result is unspecified (NaN or another element).
+func Max(x []float32) float32 {
+	if len(x) == 0 {
+		return float32(math.Inf(-1))
+	}
+	return maxOf(x)
+}
+
+func maxGeneric(x []float32) float32 {
+	m := x[0]
+	for _, v := range x[1:] {
+		m = max(m, v)
+	}
+	return m
 }
 
 // The constants of the reduction e^x = 2^n · e^r, r = x − n·ln 2 (ln 2 split
@@ -35,10 +63,10 @@ const (
 	expP5        = 5.0000001201e-1
 )
 
-func expGeneric(dst, x []float32) {
+func expGeneric(dst, x []float32, shift float32) {
 	dst = dst[:len(x)]
 	for i, v := range x {
-		dst[i] = exp32(v)
+		dst[i] = exp32(v - shift)
 	}
 }
 

@@ -35,7 +35,7 @@ func TestExpAccuracy(t *testing.T) {
 	got := make([]float32, len(xs))
 	gen := make([]float32, len(xs))
 	Exp(got, xs)
-	expGeneric(gen, xs)
+	expGeneric(gen, xs, 0)
 	worst := map[string]float64{}
 	for i, x := range xs {
 		want := math.Exp(float64(x))
@@ -58,7 +58,8 @@ func TestExpSpecialValues(t *testing.T) {
 	in := []float32{0, -0.0, 1, 88.72, 88.7229, 89, 1e30, inf, -inf, -103.9, -104, -1e30, nan, 0.5}
 	// 9 values through the 8-wide loop plus a tail; repeat so both run each.
 	xs := append(append([]float32(nil), in...), in...)
-	for name, f := range map[string]func([]float32, []float32){"dispatch": Exp, "pure Go": expGeneric} {
+	pureGo := func(dst, x []float32) { expGeneric(dst, x, 0) }
+	for name, f := range map[string]func([]float32, []float32){"dispatch": Exp, "pure Go": pureGo} {
 		got := make([]float32, len(xs))
 		f(got, xs)
 		for i, x := range xs {
@@ -99,5 +100,59 @@ func TestExpPositionIndependent(t *testing.T) {
 		if math.Float32bits(one[0]) != math.Float32bits(all[i]) {
 			t.Fatalf("Exp(%v) alone %v, at position %d of %d: %v", x[i], one[0], i, len(x), all[i])
 		}
+	}
+}
+
+// TestExpShiftedIsExpOfTheDifference: the shifted exponential is Exp of the
+// float32 difference bit for bit, on both paths, in the 8-wide part and the
+// tail, including the −Inf of a masked logit.
+func TestExpShiftedIsExpOfTheDifference(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	x := make([]float32, 37)
+	for i := range x {
+		x[i] = float32(r.NormFloat64() * 30)
+	}
+	x[5] = float32(math.Inf(-1))
+	for _, shift := range []float32{0, 3.25, -17.5, 60} {
+		diff := make([]float32, len(x))
+		for i, v := range x {
+			diff[i] = v - shift
+		}
+		want := make([]float32, len(x))
+		Exp(want, diff)
+		got := make([]float32, len(x))
+		ExpShifted(got, x, shift)
+		gen := make([]float32, len(x))
+		expGeneric(gen, x, shift)
+		for i := range x {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("shift %v: ExpShifted(%v) = %v, Exp of the difference %v", shift, x[i], got[i], want[i])
+			}
+			if ulps(gen[i], math.Exp(float64(diff[i]))) > 2 {
+				t.Fatalf("shift %v: pure Go e^(%v) = %v, want %v", shift, diff[i], gen[i], math.Exp(float64(diff[i])))
+			}
+		}
+	}
+}
+
+// TestMaxFindsTheLargest puts the largest element at every position of
+// vectors that end in each tail length, on both paths.
+func TestMaxFindsTheLargest(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{1, 7, 31, 32, 33, 64, 95, 200} {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(r.NormFloat64()) - 10
+		}
+		for at := range n {
+			y := append([]float32(nil), x...)
+			y[at] = 5
+			if got, gen := Max(y), maxGeneric(y); got != 5 || gen != 5 {
+				t.Fatalf("n=%d largest at %d: Max %v, pure Go %v, want 5", n, at, got, gen)
+			}
+		}
+	}
+	if got := Max(nil); !math.IsInf(float64(got), -1) {
+		t.Fatalf("Max of nothing = %v, want -Inf", got)
 	}
 }

@@ -42,7 +42,10 @@ func axpyAVX2(alpha float32, x *float32, y *float32, n int)
 func sumAVX2(x *float32, n int) float32
 
 //go:noescape
-func expAVX2(dst *float32, x *float32, n int)
+func expAVX2(dst *float32, x *float32, n int, shift float32)
+
+//go:noescape
+func maxAVX2(x *float32, n int) float32
 
 func peakAVX2(n int)
 

@@ -101,6 +101,40 @@ sum_reduce:
 	VZEROUPPER
 	RET
 
+// func maxAVX2(x *float32, n int) float32
+// Requires n a positive multiple of 32.
+TEXT ·maxAVX2(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	MOVQ $32, AX
+	CMPQ AX, CX
+	JGE max_reduce
+max_loop:
+	VMAXPS (SI)(AX*4), Y0, Y0
+	VMAXPS 32(SI)(AX*4), Y1, Y1
+	VMAXPS 64(SI)(AX*4), Y2, Y2
+	VMAXPS 96(SI)(AX*4), Y3, Y3
+	ADDQ $32, AX
+	CMPQ AX, CX
+	JLT max_loop
+max_reduce:
+	VMAXPS Y2, Y0, Y0
+	VMAXPS Y3, Y1, Y1
+	VMAXPS Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VMAXPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VMAXSS X1, X0, X0
+	VMOVSS X0, ret+16(FP)
+	VZEROUPPER
+	RET
+
 // expConsts: the constants of expAVX2 (see exp.go), one float32 each.
 DATA expConsts<>+0(SB)/4, $88.72284      // above: +Inf
 DATA expConsts<>+4(SB)/4, $-103.972084   // below: 0
@@ -118,10 +152,10 @@ DATA expConsts<>+48(SB)/4, $127
 DATA expConsts<>+52(SB)/4, $0x7f800000
 GLOBL expConsts<>(SB), RODATA|NOPTR, $56
 
-// func expAVX2(dst *float32, x *float32, n int)
-// Requires n a multiple of 8. The steps of expGeneric, with fused
-// multiply-adds.
-TEXT ·expAVX2(SB), NOSPLIT, $0-24
+// func expAVX2(dst *float32, x *float32, n int, shift float32)
+// Requires n a multiple of 8. The steps of expGeneric on x[i]−shift, with
+// fused multiply-adds.
+TEXT ·expAVX2(SB), NOSPLIT, $0-28
 	MOVQ dst+0(FP), DI
 	MOVQ x+8(FP), SI
 	MOVQ n+16(FP), CX
@@ -137,6 +171,8 @@ TEXT ·expAVX2(SB), NOSPLIT, $0-24
 	JZ exp_done
 exp_loop:
 	VMOVUPS (SI)(AX*4), Y0
+	VBROADCASTSS shift+24(FP), Y8
+	VSUBPS Y8, Y0, Y0
 	VMINPS Y15, Y0, Y1
 	VMAXPS Y14, Y1, Y1
 	// Lanes below the underflow bound (a masked logit's -Inf) compute
