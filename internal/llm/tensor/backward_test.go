@@ -105,68 +105,41 @@ func TestBackwardKernelsMatchDifferences(t *testing.T) {
 	}))
 }
 
-// TestMatMulTLongK: the chunked product equals MatMulT to rounding, with
-// chunks that do and do not divide k, and its bits do not depend on the
-// thread count.
-func TestMatMulTLongK(t *testing.T) {
-	r := rand.New(rand.NewPCG(9, 10))
-	const m, n, k = 13, 50, 2000
-	a, b := randFloats(r, m*k), randFloats(r, n*k)
-	want := make([]float32, m*n)
-	MatMulT(want, a, b, m, n, k)
-	var first []float32
-	for _, threads := range []int{1, 2, 3} {
-		p := NewPool(threads)
-		for _, chunk := range []int{256, 300, 5000} {
-			got := make([]float32, m*n)
-			for i := range got {
-				got[i] = float32(i) // overwritten, not added to
-			}
-			p.MatMulTLongK(got, a, b, m, n, k, chunk)
-			for i := range want {
-				if d := math.Abs(float64(got[i] - want[i])); d > 1e-3 {
-					t.Fatalf("threads %d chunk %d: element %d = %v, MatMulT %v", threads, chunk, i, got[i], want[i])
-				}
-			}
-			if chunk == 300 {
-				if first == nil {
-					first = got
-				} else if i := sameBits(got, first); i >= 0 {
-					t.Fatalf("threads %d: element %d differs from one thread's", threads, i)
-				}
-			}
-		}
-		p.Close()
-	}
-}
-
-// TestAddMatMulTransA: dst + aᵀ·b as MatMulT computes it on transposed
-// copies, to rounding, and the same bits on any number of threads.
-func TestAddMatMulTransA(t *testing.T) {
+// TestPoolMatMulAdd: dst + a·b (and a·b alone, MatMul) as MatMulT computes
+// it against b's transpose, to rounding, with the same bits on any number
+// of threads, for each way the pool splits the work: the columns of a wide
+// product, the columns of a short one (few rows), and the rows.
+func TestPoolMatMulAdd(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
-	const m, n, k = 9, 70, 300
-	a, b, base := randFloats(r, k*m), randFloats(r, k*n), randFloats(r, m*n)
-	aT, bT := make([]float32, m*k), make([]float32, n*k)
-	Transpose(aT, a, k, m)
-	Transpose(bT, b, k, n)
-	want := make([]float32, m*n)
-	MatMulT(want, aT, bT, m, n, k)
-	Add(want, want, base)
-	var first []float32
-	for _, threads := range []int{1, 2, 3} {
-		p := NewPool(threads)
-		got := slices.Clone(base)
-		p.AddMatMulTransA(got, a, b, m, n, k)
-		p.Close()
-		for i := range want {
-			if d := math.Abs(float64(got[i] - want[i])); d > 1e-3 {
-				t.Fatalf("threads %d: element %d = %v, want %v", threads, i, got[i], want[i])
+	for _, s := range [][3]int{{5, 4200, 40}, {8, 300, 700}, {70, 90, 300}} {
+		m, n, k := s[0], s[1], s[2]
+		a, b, base := randFloats(r, m*k), randFloats(r, k*n), randFloats(r, m*n)
+		bT := make([]float32, n*k)
+		Transpose(bT, b, k, n)
+		product := make([]float32, m*n)
+		MatMulT(product, a, bT, m, n, k)
+		sum := make([]float32, m*n)
+		Add(sum, product, base)
+		var first []float32
+		for _, threads := range []int{1, 2, 3} {
+			p := NewPool(threads)
+			got, set := slices.Clone(base), slices.Clone(base)
+			p.MatMulAdd(got, a, b, m, n, k)
+			p.MatMul(set, a, b, m, n, k)
+			p.Close()
+			for i := range sum {
+				if d := math.Abs(float64(got[i] - sum[i])); d > 1e-3 {
+					t.Fatalf("%v threads %d: MatMulAdd element %d = %v, want %v", s, threads, i, got[i], sum[i])
+				}
+				if d := math.Abs(float64(set[i] - product[i])); d > 1e-3 {
+					t.Fatalf("%v threads %d: MatMul element %d = %v, want %v", s, threads, i, set[i], product[i])
+				}
 			}
-		}
-		if first == nil {
-			first = got
-		} else if i := sameBits(got, first); i >= 0 {
-			t.Fatalf("threads %d: element %d differs from one thread's", threads, i)
+			if first == nil {
+				first = got
+			} else if i := sameBits(got, first); i >= 0 {
+				t.Fatalf("%v threads %d: element %d differs from one thread's", s, threads, i)
+			}
 		}
 	}
 }

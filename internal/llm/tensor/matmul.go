@@ -120,77 +120,14 @@ func Dot(a, b []float32) float32 { return asm.Dot(a, b) }
 // panics if the lengths differ.
 func Axpy(alpha float32, x, y []float32) { asm.Axpy(alpha, x, y) }
 
-// MatMulTLongK is MatMulT for a long inner dimension k (a gradient summed
-// over a vocabulary or over a batch's tokens): each thread takes a band of
-// the n output columns and sums the product in chunks of chunk elements of
-// k, adding chunk by chunk, so the chunk of a and of b in use stays in
-// cache instead of streaming both from memory for every tile. The result
-// is the same for any thread count, but is rounded differently from
-// MatMulT's (sums of partial sums). It panics if a slice is shorter than
-// its shape.
-func (p *Pool) MatMulTLongK(dst, a, b []float32, m, n, k, chunk int) {
-	if m*k > len(a) || n*k > len(b) || m*n > len(dst) || chunk <= 0 {
-		panic(fmt.Sprintf("tensor.MatMulTLongK: a %d, b %d, dst %d elements for %d×%d·(%d×%d)ᵀ, chunk %d", len(a), len(b), len(dst), m, k, n, k, chunk))
-	}
-	band := func(lo, hi int) {
-		w := hi - lo
-		part := make([]float32, m*w)
-		for i := range m {
-			clear(dst[i*n+lo : i*n+hi])
-		}
-		for c := 0; c < k; c += chunk {
-			kc := min(chunk, k-c)
-			asm.MatMulTStrided(part, w, a[c:], k, b[lo*k+c:], k, m, w, kc)
-			for i := range m {
-				row := dst[i*n+lo : i*n+hi]
-				asm.Axpy(1, part[i*w:(i+1)*w], row)
-			}
-		}
-	}
-	if m*n*k < minParallelMACs || p.threads == 1 {
-		band(0, n)
-		return
-	}
-	p.Parallel(n, columnGrain, band)
-}
-
-// AddMatMulTransA adds aᵀ·b to dst: dst[m×n] += aᵀ·b with a stored k×m and
-// b k×n, row-major — the sum over a batch's rows of outer products, as the
-// gradient of a weight is (dW = dyᵀ·x) — without transposing either
-// operand. The n columns are split over the pool's threads; each element
-// sums its k terms in order (one fused multiply-add per row of a and b, as
-// Axpy), so the result does not depend on the thread count. It panics if a
-// slice is shorter than its shape.
-func (p *Pool) AddMatMulTransA(dst, a, b []float32, m, n, k int) {
-	if m*k > len(a) || n*k > len(b) || m*n > len(dst) {
-		panic(fmt.Sprintf("tensor.AddMatMulTransA: a %d, b %d, dst %d elements for (%d×%d)ᵀ·%d×%d", len(a), len(b), len(dst), k, m, k, n))
-	}
-	band := func(lo, hi int) {
-		for t := range k {
-			brow := b[t*n+lo : t*n+hi]
-			for i, alpha := range a[t*m : (t+1)*m] {
-				if alpha != 0 {
-					asm.Axpy(alpha, brow, dst[i*n+lo:i*n+hi])
-				}
-			}
-		}
-	}
-	if m*n*k < minParallelMACs || p.threads == 1 {
-		band(0, n)
-		return
-	}
-	p.Parallel(n, columnGrain, band)
-}
-
 // MatMulAdd adds a·b to dst: dst[m×n] += a[m×k]·b[k×n], b stored k×n
 // row-major — the weight itself for the gradient through it (dx = dy·W,
 // k the layer's outputs), or a weight's transpose for a forward product
 // over many rows. Every element is summed in the order of k onto its value
 // in dst (package asm's outer-product tiles), so the result does not
-// depend on the thread count. Wide products split the columns over the
-// threads, in strips of the kernels' tile width; narrow ones (n below two
-// strips a thread) split the rows. It panics if a slice is shorter than its
-// shape.
+// depend on the thread count. Wide products (the vocabulary) and short
+// ones (a low-rank adapter's r rows) split the columns over the threads,
+// in strips of the kernels' tile width; others split the rows. It panics if a slice is shorter than its shape.
 func (p *Pool) MatMulAdd(dst, a, b []float32, m, n, k int) { p.matMulAB(true, dst, a, b, m, n, k) }
 
 // MatMul sets dst[m×n] = a[m×k]·b[k×n], b stored k×n row-major, summed as
@@ -210,7 +147,8 @@ func (p *Pool) matMulAB(accumulate bool, dst, a, b []float32, m, n, k int) {
 		run(dst, n, a, k, b, n, m, n, k)
 		return
 	}
-	if n >= 2*matMulAddStrip*p.threads {
+	// Columns for a wide product, or when there are too few rows to share.
+	if n >= matMulAddWide*p.threads || (m < 4*matMulAddRows*p.threads && n >= 2*matMulAddStrip*p.threads) {
 		p.Parallel(n, matMulAddStrip, func(lo, hi int) {
 			run(dst[lo:], n, a, k, b[lo:], n, m, hi-lo, k)
 		})
@@ -223,8 +161,12 @@ func (p *Pool) matMulAB(accumulate bool, dst, a, b []float32, m, n, k int) {
 
 // matMulAddStrip and matMulAddRows are the widest tile of MatMulAdd's
 // kernels (32 columns by 8 rows): bands of whole tiles leave no narrow
-// remainder.
+// remainder. A product splits its columns over the threads only when each
+// band is at least matMulAddWide columns: below that, every thread would
+// read all of a for a few strips of b, where a split of the rows reads
+// each row of a once and shares b's blocks.
 const (
 	matMulAddStrip = 32
 	matMulAddRows  = 8
+	matMulAddWide  = 2048
 )

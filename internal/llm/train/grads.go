@@ -63,8 +63,8 @@ func pairs(a *lora.Adapter, g *Gradients) (params, grads [][]float32) {
 // x·Aᵀ is recomputed from the recorded input rather than kept from the
 // forward pass. The products run on the model's pool with the long
 // dimension (the rows, or the layer's width) split over threads; the sums
-// over rows are tensor.Pool.AddMatMulTransA, which needs no transposed copy
-// of x or dy.
+// over rows are tensor.Pool.MatMulAdd products of uᵀ or duᵀ [r × rows] and
+// the row-major x or dy, which need no transposed copy of either.
 type loraBackward struct {
 	adapter *lora.Adapter
 	grads   *Gradients
@@ -104,36 +104,36 @@ func (b *loraBackward) Linear(layer int, t lora.Target, lin *model.Linear, x, dy
 		}
 		x = dropped
 	}
-	// uᵀ = A·xᵀ and duᵀ = s·Bᵀ·dyᵀ, [r × rows], and their transposes.
-	uT, u := b.scratch("uT", r*rows), b.scratch("u", rows*r)
+	// uᵀ = A·xᵀ and duᵀ = s·Bᵀ·dyᵀ, [r × rows].
+	uT := b.scratch("uT", r*rows)
 	b.pool.MatMulT(uT, f.A, x, r, rows, in)
-	tensor.Transpose(u, uT, r, rows)
 	bT := b.scratch("bT", r*out)
 	tensor.Transpose(bT, f.B, out, r)
-	duT, du := b.scratch("duT", r*rows), b.scratch("du", rows*r)
+	duT := b.scratch("duT", r*rows)
 	b.pool.MatMulT(duT, bT, dy, r, rows, out)
 	for i := range duT {
 		duT[i] *= s
 	}
-	tensor.Transpose(du, duT, r, rows)
-	// dBᵀ = uᵀ·dy, added to B's gradient scaled by s.
+	// dBᵀ = uᵀ·dy, added to B's gradient scaled by s; dA = duᵀ·x; the
+	// adapter's path back to its input, du·A: products over the rows with
+	// the row-major operands as they are (MatMulAdd's b is k×n).
 	dBT := b.scratch("dBT", r*out)
-	clear(dBT)
-	b.pool.AddMatMulTransA(dBT, u, dy, r, out, rows)
+	b.pool.MatMul(dBT, uT, dy, r, out, rows)
 	for o := range out {
 		row := g.B[o*r : (o+1)*r]
 		for k := range r {
 			row[k] += s * dBT[k*out+o]
 		}
 	}
-	b.pool.AddMatMulTransA(g.A, du, x, r, in, rows)
+	b.pool.MatMulAdd(g.A, duT, x, r, in, rows)
+	du := b.scratch("du", rows*r)
+	tensor.Transpose(du, duT, r, rows)
 	if mask == nil {
-		b.pool.AddMatMulTransA(dx, duT, f.A, rows, in, r)
+		b.pool.MatMulAdd(dx, du, f.A, rows, in, r)
 		return
 	}
 	dxAdapter := b.scratch("dxAdapter", rows*in)
-	clear(dxAdapter)
-	b.pool.AddMatMulTransA(dxAdapter, duT, f.A, rows, in, r)
+	b.pool.MatMul(dxAdapter, du, f.A, rows, in, r)
 	for i, v := range dxAdapter {
 		dx[i] += v * mask[i]
 	}
