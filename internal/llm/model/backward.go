@@ -14,7 +14,8 @@ import (
 // low-rank adapter's A and B, or the base weight — and adds to dx the
 // gradient that flows back to the input through anything the forward pass
 // added to the layer besides its weight (an adapter's own path); the path
-// through the weight itself the pass adds.
+// through the weight itself the pass adds. At the first layer's q, k and
+// v, below which nothing reads it, dx holds no meaningful values.
 type LinearGradients interface {
 	// Linear is called once per linear layer and pass, from the goroutine
 	// that called Backward, which holds the model: it may use the model's
@@ -83,25 +84,26 @@ func (m *Model) inputGradient(bw *backwardWeights, dx []float32, rows int, lins 
 // Backward propagates dLogprobs — the gradient of a loss with respect to
 // each of the pass's target log-probabilities, shaped as Logprobs (entries
 // at positions without a target are ignored) — back through the model,
-// handing every linear layer's input and output gradient to grads, and
-// returns the gradient with respect to the embedded tokens, [tokens ×
-// hidden] in the batch's order. A pass is backward-ed at most once; its
+// handing every linear layer's input and output gradient to grads. The
+// embeddings are frozen: the gradient stops at the first layer's input
+// projections (their input gradient, which only the embeddings would
+// need, is never formed). A pass is backward-ed at most once; its
 // activations may be dropped afterwards.
-func (p *Pass) Backward(dLogprobs [][]float32, grads LinearGradients) ([]float32, error) {
+func (p *Pass) Backward(dLogprobs [][]float32, grads LinearGradients) error {
 	m := p.m
 	c := m.Config
 	if len(dLogprobs) != len(p.Logprobs) {
-		return nil, fmt.Errorf("%w: %d gradient rows for %d sequences", ErrBatch, len(dLogprobs), len(p.Logprobs))
+		return fmt.Errorf("%w: %d gradient rows for %d sequences", ErrBatch, len(dLogprobs), len(p.Logprobs))
 	}
 	for i := range dLogprobs {
 		if len(dLogprobs[i]) != len(p.Logprobs[i]) {
-			return nil, fmt.Errorf("%w: sequence %d: %d gradients for %d positions", ErrBatch, i, len(dLogprobs[i]), len(p.Logprobs[i]))
+			return fmt.Errorf("%w: sequence %d: %d gradients for %d positions", ErrBatch, i, len(dLogprobs[i]), len(p.Logprobs[i]))
 		}
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if p.done {
-		return nil, fmt.Errorf("%w: the pass was backward-ed already", ErrBatch)
+		return fmt.Errorf("%w: the pass was backward-ed already", ErrBatch)
 	}
 	p.done = true
 	bw := m.backwardWeights()
@@ -113,49 +115,7 @@ func (p *Pass) Backward(dLogprobs [][]float32, grads LinearGradients) ([]float32
 		m.mlpBackward(li, &p.batch.Record.Layers[li], bw, dx, s, grads)
 		p.attentionBackward(li, bw, dx, s, grads)
 	}
-	return dx, nil
-}
-
-// logitsBackward adds to dx the gradient through the output projection and
-// the final norm. With p = e/S the softmax of a target row (e its
-// exponentials, S their sum), d logit = dlogprob·(onehot(target) − p), so
-// the gradient at the projection's input is dlogprob·(W[target] − (e·W)/S):
-// one MatMul of the exponentials as the forward pass left them, and a
-// correction per row, without another sweep of the vocabulary-wide rows.
-func (p *Pass) logitsBackward(dLogprobs [][]float32, bw *backwardWeights, dx []float32) {
-	m := p.m
-	c := m.Config
-	d := c.HiddenSize
-	n := len(p.targetRows)
-	if n == 0 {
-		return
-	}
-	w := bw.weight(m.LMHead)
-	dNormed := make([]float32, n*d)
-	exps := p.exps
-	p.exps = nil
-	for lo := 0; lo < n; lo += p.chunkRows {
-		hi := min(lo+p.chunkRows, n)
-		if p.chunkRows < n {
-			exps = p.expRows(lo, hi, exps)
-		}
-		m.pool.MatMul(dNormed[lo*d:hi*d], exps, w, hi-lo, d, c.VocabSize)
-	}
-	for i := range n {
-		tp := p.targetPos[i]
-		lp := dLogprobs[tp.seq][tp.pos]
-		row := dNormed[i*d : (i+1)*d]
-		scale := float32(-float64(lp) / p.expSums[i])
-		for j := range row {
-			row[j] *= scale
-		}
-		t := int(p.targets[i])
-		tensor.Axpy(lp, w[t*d:(t+1)*d], row)
-	}
-	rec := p.batch.Record
-	for i, r := range p.targetRows {
-		tensor.RMSNormBackward(dx[r*d:(r+1)*d], dNormed[i*d:(i+1)*d], rec.Hidden[r*d:(r+1)*d], m.Norm, c.RMSNormEps)
-	}
+	return nil
 }
 
 // backwardScratch holds the gradient buffers of one layer's backward pass,
@@ -224,9 +184,15 @@ func (p *Pass) attentionBackward(li int, bw *backwardWeights, dx []float32, s *b
 		tensor.RMSNormBackward(s.dKProj, s.dK, a.KProj, ly.KNorm, c.RMSNormEps)
 		dQ, dK = s.dQProj, s.dKProj
 	}
-	m.inputGradient(bw, s.dNormed, T, []*Linear{ly.Q, ly.K, ly.V}, [][]float32{dQ, dK, s.dV})
+	if li > 0 {
+		m.inputGradient(bw, s.dNormed, T, []*Linear{ly.Q, ly.K, ly.V}, [][]float32{dQ, dK, s.dV})
+	}
+	// At the first layer dNormed is left over from the layer above: the
+	// adapters' paths back to their input add to it, and nothing reads it.
 	grads.Linear(li, lora.Q, ly.Q, a.AttnNormed, dQ, s.dNormed, T)
 	grads.Linear(li, lora.K, ly.K, a.AttnNormed, dK, s.dNormed, T)
 	grads.Linear(li, lora.V, ly.V, a.AttnNormed, s.dV, s.dNormed, T)
-	tensor.RMSNormBackward(dx, s.dNormed, a.Input, ly.InputNorm, c.RMSNormEps)
+	if li > 0 {
+		tensor.RMSNormBackward(dx, s.dNormed, a.Input, ly.InputNorm, c.RMSNormEps)
+	}
 }

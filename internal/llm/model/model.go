@@ -46,6 +46,10 @@ type Model struct {
 	ownsPool bool
 	ckpt     *safetensors.Checkpoint
 	bw       *backwardWeights // built by the first training pass
+	// spareExps is a backward-ed training pass's buffer of exponentials
+	// [targets × vocabulary], handed to the next pass: the largest buffer
+	// of a step, not allocated (and zeroed) again each step.
+	spareExps []float32
 
 	mu sync.Mutex // one forward pass at a time: ws is shared
 	ws workspace

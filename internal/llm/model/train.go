@@ -2,7 +2,6 @@ package model
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/weftlabs/weft/internal/llm/lora"
 	"github.com/weftlabs/weft/internal/llm/tensor"
@@ -40,13 +39,15 @@ type Pass struct {
 	targetRows []int
 	targetPos  []rowInfo // sequence and position of each target row
 	targets    []int32
-	// exps holds e^(logit − max) of the target rows over the vocabulary
-	// (their softmax before the division) when they fit in one chunk of
-	// chunkRows rows (TrainOptions.LogitsBudget); otherwise the backward
-	// pass recomputes it chunk by chunk. expSums are the rows' sums.
-	exps      []float32
-	expSums   []float64
-	chunkRows int
+	// exps holds the target rows' exponentials over the vocabulary, each
+	// block of logitsBlock entries shifted by its own maximum, when they
+	// fit in one chunk of chunkRows rows (TrainOptions.LogitsBudget);
+	// otherwise the backward pass recomputes them chunk by chunk.
+	// blockScales [targets × blocks] turn a block's exponentials into the
+	// row's softmax (train_logits.go).
+	exps        []float32
+	blockScales []float32
+	chunkRows   int
 	// targetLogprobs are the log-probabilities of targets.
 	targetLogprobs []float32
 	done           bool // backward-ed: the activations are spent
@@ -137,67 +138,4 @@ func (m *Model) TrainForward(seqs []TrainSequence, opts TrainOptions) (*Pass, er
 		}
 	}
 	return p, nil
-}
-
-// targetLogits applies the final norm to the target rows of x, and the
-// output projection and softmax to them in chunks of p.chunkRows rows,
-// keeping the log-probabilities of the targets and, when all the rows fit
-// in one chunk, their exponentials for the backward pass.
-func (p *Pass) targetLogits(x []float32) {
-	m := p.m
-	c := m.Config
-	d := c.HiddenSize
-	n := len(p.targetRows)
-	normed := make([]float32, n*d)
-	for i, r := range p.targetRows {
-		copy(normed[i*d:(i+1)*d], x[r*d:(r+1)*d])
-	}
-	tensor.RMSNorm(normed, normed, m.Norm, c.RMSNormEps)
-	rec := p.batch.Record
-	rec.Hidden, rec.Normed, rec.LogitRows = x, normed, p.targetRows
-	p.targetLogprobs = make([]float32, n)
-	p.expSums = make([]float64, n)
-	var exps []float32
-	for lo := 0; lo < n; lo += p.chunkRows {
-		exps = p.expRows(lo, min(lo+p.chunkRows, n), exps)
-	}
-	if n <= p.chunkRows {
-		p.exps = exps
-	}
-}
-
-// expRows computes the logits of target rows [lo, hi) into buf (grown as
-// needed) and replaces them by e^(logit − the row's max), recording the
-// targets' log-probabilities and the rows' sums; it returns the buffer,
-// [hi−lo × vocabulary].
-func (p *Pass) expRows(lo, hi int, buf []float32) []float32 {
-	m := p.m
-	d, v := m.Config.HiddenSize, m.Config.VocabSize
-	n := hi - lo
-	if cap(buf) < n*v {
-		buf = make([]float32, n*v)
-	}
-	buf = buf[:n*v]
-	normed := p.batch.Record.Normed[lo*d : hi*d]
-	if m.LMHead.Q != nil {
-		// Int8 logits as serving computes them, activations quantised.
-		m.project(normed, n, []*Linear{m.LMHead}, [][]float32{buf})
-	} else {
-		// Many rows against the whole vocabulary: outer products with the
-		// projection's transpose, equal to serving's logits up to float32
-		// rounding (each is summed in another order).
-		m.pool.MatMul(buf, normed, m.backwardWeights().lmHeadT, n, v, d)
-	}
-	m.pool.Parallel(n, 1, func(a, b int) {
-		for i := a; i < b; i++ {
-			row := buf[i*v : (i+1)*v]
-			// The log-probability from the log-softmax, not the log of
-			// the probability, which underflows for unlikely targets.
-			logit := row[p.targets[lo+i]]
-			mx, sum := tensor.ExpSum(row, row)
-			p.targetLogprobs[lo+i] = (logit - mx) - float32(math.Log(sum))
-			p.expSums[lo+i] = sum
-		}
-	})
-	return buf
 }

@@ -159,6 +159,15 @@ func (p *Pool) matMulAB(accumulate bool, dst, a, b []float32, m, n, k int) {
 	})
 }
 
+// MatMulStrided sets dst = a·b on the calling thread, b stored k×n, over
+// rows that need not be packed: row i of a at a[i*lda], row p of b at
+// b[p*ldb], row i of the result at dst[i*ldd]. It sums as Pool.MatMul: a
+// block of a wider product computed in place, as a thread's share of a
+// training pass's logits.
+func MatMulStrided(dst []float32, ldd int, a []float32, lda int, b []float32, ldb, m, n, k int) {
+	asm.MatMul(dst, ldd, a, lda, b, ldb, m, n, k)
+}
+
 // matMulAddStrip and matMulAddRows are the widest tile of MatMulAdd's
 // kernels (32 columns by 8 rows): bands of whole tiles leave no narrow
 // remainder. A product splits its columns over the threads only when each

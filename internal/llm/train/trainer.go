@@ -131,8 +131,7 @@ func (t *Trainer) Forward(seqs []model.TrainSequence) (*model.Pass, error) {
 // pass.Logprobs; positions without a target are ignored).
 func (t *Trainer) Backward(pass *model.Pass, dLogprobs [][]float32) error {
 	t.back.dropoutSeed = pass.DropoutSeed()
-	_, err := pass.Backward(dLogprobs, t.back)
-	return err
+	return pass.Backward(dLogprobs, t.back)
 }
 
 // StepResult is what an optimizer step reports.
