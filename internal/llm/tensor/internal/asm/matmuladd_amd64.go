@@ -6,154 +6,154 @@ package asm
 
 // matmulAddTileAVX512 runs the tile of rows rows (1 to 8) by 32 columns, or by
 // 16 when half is set.
-func matmulAddTileAVX512(rows int, half bool, dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool) {
+func matmulAddTileAVX512(rows int, half bool, dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool) {
 	switch {
 	case rows == 1 && half == false:
-		matmulAdd1x2AVX512(dst, ldd, a, lda, astep, b, ldb, k, load)
+		matmulAdd1x2AVX512(dst, ldd, a, lda, b, ldb, k, load)
 	case rows == 2 && half == false:
-		matmulAdd2x2AVX512(dst, ldd, a, lda, astep, b, ldb, k, load)
+		matmulAdd2x2AVX512(dst, ldd, a, lda, b, ldb, k, load)
 	case rows == 3 && half == false:
-		matmulAdd3x2AVX512(dst, ldd, a, lda, astep, b, ldb, k, load)
+		matmulAdd3x2AVX512(dst, ldd, a, lda, b, ldb, k, load)
 	case rows == 4 && half == false:
-		matmulAdd4x2AVX512(dst, ldd, a, lda, astep, b, ldb, k, load)
+		matmulAdd4x2AVX512(dst, ldd, a, lda, b, ldb, k, load)
 	case rows == 5 && half == false:
-		matmulAdd5x2AVX512(dst, ldd, a, lda, astep, b, ldb, k, load)
+		matmulAdd5x2AVX512(dst, ldd, a, lda, b, ldb, k, load)
 	case rows == 6 && half == false:
-		matmulAdd6x2AVX512(dst, ldd, a, lda, astep, b, ldb, k, load)
+		matmulAdd6x2AVX512(dst, ldd, a, lda, b, ldb, k, load)
 	case rows == 7 && half == false:
-		matmulAdd7x2AVX512(dst, ldd, a, lda, astep, b, ldb, k, load)
+		matmulAdd7x2AVX512(dst, ldd, a, lda, b, ldb, k, load)
 	case rows == 8 && half == false:
-		matmulAdd8x2AVX512(dst, ldd, a, lda, astep, b, ldb, k, load)
+		matmulAdd8x2AVX512(dst, ldd, a, lda, b, ldb, k, load)
 	case rows == 1 && half == true:
-		matmulAdd1x1AVX512(dst, ldd, a, lda, astep, b, ldb, k, load)
+		matmulAdd1x1AVX512(dst, ldd, a, lda, b, ldb, k, load)
 	case rows == 2 && half == true:
-		matmulAdd2x1AVX512(dst, ldd, a, lda, astep, b, ldb, k, load)
+		matmulAdd2x1AVX512(dst, ldd, a, lda, b, ldb, k, load)
 	case rows == 3 && half == true:
-		matmulAdd3x1AVX512(dst, ldd, a, lda, astep, b, ldb, k, load)
+		matmulAdd3x1AVX512(dst, ldd, a, lda, b, ldb, k, load)
 	case rows == 4 && half == true:
-		matmulAdd4x1AVX512(dst, ldd, a, lda, astep, b, ldb, k, load)
+		matmulAdd4x1AVX512(dst, ldd, a, lda, b, ldb, k, load)
 	case rows == 5 && half == true:
-		matmulAdd5x1AVX512(dst, ldd, a, lda, astep, b, ldb, k, load)
+		matmulAdd5x1AVX512(dst, ldd, a, lda, b, ldb, k, load)
 	case rows == 6 && half == true:
-		matmulAdd6x1AVX512(dst, ldd, a, lda, astep, b, ldb, k, load)
+		matmulAdd6x1AVX512(dst, ldd, a, lda, b, ldb, k, load)
 	case rows == 7 && half == true:
-		matmulAdd7x1AVX512(dst, ldd, a, lda, astep, b, ldb, k, load)
+		matmulAdd7x1AVX512(dst, ldd, a, lda, b, ldb, k, load)
 	case rows == 8 && half == true:
-		matmulAdd8x1AVX512(dst, ldd, a, lda, astep, b, ldb, k, load)
+		matmulAdd8x1AVX512(dst, ldd, a, lda, b, ldb, k, load)
 	}
 }
 
 //go:noescape
-func matmulAdd1x2AVX512(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
+func matmulAdd1x2AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
 
 //go:noescape
-func matmulAdd2x2AVX512(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
+func matmulAdd2x2AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
 
 //go:noescape
-func matmulAdd3x2AVX512(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
+func matmulAdd3x2AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
 
 //go:noescape
-func matmulAdd4x2AVX512(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
+func matmulAdd4x2AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
 
 //go:noescape
-func matmulAdd5x2AVX512(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
+func matmulAdd5x2AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
 
 //go:noescape
-func matmulAdd6x2AVX512(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
+func matmulAdd6x2AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
 
 //go:noescape
-func matmulAdd7x2AVX512(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
+func matmulAdd7x2AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
 
 //go:noescape
-func matmulAdd8x2AVX512(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
+func matmulAdd8x2AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
 
 //go:noescape
-func matmulAdd1x1AVX512(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
+func matmulAdd1x1AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
 
 //go:noescape
-func matmulAdd2x1AVX512(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
+func matmulAdd2x1AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
 
 //go:noescape
-func matmulAdd3x1AVX512(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
+func matmulAdd3x1AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
 
 //go:noescape
-func matmulAdd4x1AVX512(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
+func matmulAdd4x1AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
 
 //go:noescape
-func matmulAdd5x1AVX512(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
+func matmulAdd5x1AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
 
 //go:noescape
-func matmulAdd6x1AVX512(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
+func matmulAdd6x1AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
 
 //go:noescape
-func matmulAdd7x1AVX512(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
+func matmulAdd7x1AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
 
 //go:noescape
-func matmulAdd8x1AVX512(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
+func matmulAdd8x1AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
 
 // matmulAddTileAVX2 runs the tile of rows rows (1 to 6) by 16 columns, or by
 // 8 when half is set.
-func matmulAddTileAVX2(rows int, half bool, dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool) {
+func matmulAddTileAVX2(rows int, half bool, dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool) {
 	switch {
 	case rows == 1 && half == false:
-		matmulAdd1x2AVX2(dst, ldd, a, lda, astep, b, ldb, k, load)
+		matmulAdd1x2AVX2(dst, ldd, a, lda, b, ldb, k, load)
 	case rows == 2 && half == false:
-		matmulAdd2x2AVX2(dst, ldd, a, lda, astep, b, ldb, k, load)
+		matmulAdd2x2AVX2(dst, ldd, a, lda, b, ldb, k, load)
 	case rows == 3 && half == false:
-		matmulAdd3x2AVX2(dst, ldd, a, lda, astep, b, ldb, k, load)
+		matmulAdd3x2AVX2(dst, ldd, a, lda, b, ldb, k, load)
 	case rows == 4 && half == false:
-		matmulAdd4x2AVX2(dst, ldd, a, lda, astep, b, ldb, k, load)
+		matmulAdd4x2AVX2(dst, ldd, a, lda, b, ldb, k, load)
 	case rows == 5 && half == false:
-		matmulAdd5x2AVX2(dst, ldd, a, lda, astep, b, ldb, k, load)
+		matmulAdd5x2AVX2(dst, ldd, a, lda, b, ldb, k, load)
 	case rows == 6 && half == false:
-		matmulAdd6x2AVX2(dst, ldd, a, lda, astep, b, ldb, k, load)
+		matmulAdd6x2AVX2(dst, ldd, a, lda, b, ldb, k, load)
 	case rows == 1 && half == true:
-		matmulAdd1x1AVX2(dst, ldd, a, lda, astep, b, ldb, k, load)
+		matmulAdd1x1AVX2(dst, ldd, a, lda, b, ldb, k, load)
 	case rows == 2 && half == true:
-		matmulAdd2x1AVX2(dst, ldd, a, lda, astep, b, ldb, k, load)
+		matmulAdd2x1AVX2(dst, ldd, a, lda, b, ldb, k, load)
 	case rows == 3 && half == true:
-		matmulAdd3x1AVX2(dst, ldd, a, lda, astep, b, ldb, k, load)
+		matmulAdd3x1AVX2(dst, ldd, a, lda, b, ldb, k, load)
 	case rows == 4 && half == true:
-		matmulAdd4x1AVX2(dst, ldd, a, lda, astep, b, ldb, k, load)
+		matmulAdd4x1AVX2(dst, ldd, a, lda, b, ldb, k, load)
 	case rows == 5 && half == true:
-		matmulAdd5x1AVX2(dst, ldd, a, lda, astep, b, ldb, k, load)
+		matmulAdd5x1AVX2(dst, ldd, a, lda, b, ldb, k, load)
 	case rows == 6 && half == true:
-		matmulAdd6x1AVX2(dst, ldd, a, lda, astep, b, ldb, k, load)
+		matmulAdd6x1AVX2(dst, ldd, a, lda, b, ldb, k, load)
 	}
 }
 
 //go:noescape
-func matmulAdd1x2AVX2(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
+func matmulAdd1x2AVX2(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
 
 //go:noescape
-func matmulAdd2x2AVX2(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
+func matmulAdd2x2AVX2(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
 
 //go:noescape
-func matmulAdd3x2AVX2(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
+func matmulAdd3x2AVX2(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
 
 //go:noescape
-func matmulAdd4x2AVX2(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
+func matmulAdd4x2AVX2(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
 
 //go:noescape
-func matmulAdd5x2AVX2(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
+func matmulAdd5x2AVX2(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
 
 //go:noescape
-func matmulAdd6x2AVX2(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
+func matmulAdd6x2AVX2(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
 
 //go:noescape
-func matmulAdd1x1AVX2(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
+func matmulAdd1x1AVX2(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
 
 //go:noescape
-func matmulAdd2x1AVX2(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
+func matmulAdd2x1AVX2(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
 
 //go:noescape
-func matmulAdd3x1AVX2(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
+func matmulAdd3x1AVX2(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
 
 //go:noescape
-func matmulAdd4x1AVX2(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
+func matmulAdd4x1AVX2(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
 
 //go:noescape
-func matmulAdd5x1AVX2(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
+func matmulAdd5x1AVX2(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
 
 //go:noescape
-func matmulAdd6x1AVX2(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
+func matmulAdd6x1AVX2(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)

@@ -4,21 +4,19 @@
 
 #include "textflag.h"
 
-// func matmulAdd1x2AVX512(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
-TEXT ·matmulAdd1x2AVX512(SB), NOSPLIT, $0-65
+// func matmulAdd1x2AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
+TEXT ·matmulAdd1x2AVX512(SB), NOSPLIT, $0-57
 	MOVQ dst+0(FP), DX
 	MOVQ ldd+8(FP), R13
 	SHLQ $2, R13
 	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R11
 	SHLQ $2, R11
-	MOVQ astep+32(FP), R14
-	SHLQ $2, R14
-	MOVQ b+40(FP), BX
-	MOVQ ldb+48(FP), R12
+	MOVQ b+32(FP), BX
+	MOVQ ldb+40(FP), R12
 	SHLQ $2, R12
-	MOVQ k+56(FP), CX
-	MOVBLZX load+64(FP), AX
+	MOVQ k+48(FP), CX
+	MOVBLZX load+56(FP), AX
 	TESTL AX, AX
 	JNZ matmulAdd1x2AVX512_load
 	VXORPS Z0, Z0, Z0
@@ -34,7 +32,7 @@ matmulAdd1x2AVX512_loop:
 	VBROADCASTSS (SI), Z18
 	VFMADD231PS Z16, Z18, Z0
 	VFMADD231PS Z17, Z18, Z1
-	ADDQ R14, SI
+	ADDQ $4, SI
 	ADDQ R12, BX
 	DECQ CX
 	JNZ matmulAdd1x2AVX512_loop
@@ -44,21 +42,19 @@ matmulAdd1x2AVX512_loop:
 	VZEROUPPER
 	RET
 
-// func matmulAdd2x2AVX512(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
-TEXT ·matmulAdd2x2AVX512(SB), NOSPLIT, $0-65
+// func matmulAdd2x2AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
+TEXT ·matmulAdd2x2AVX512(SB), NOSPLIT, $0-57
 	MOVQ dst+0(FP), DX
 	MOVQ ldd+8(FP), R13
 	SHLQ $2, R13
 	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R11
 	SHLQ $2, R11
-	MOVQ astep+32(FP), R14
-	SHLQ $2, R14
-	MOVQ b+40(FP), BX
-	MOVQ ldb+48(FP), R12
+	MOVQ b+32(FP), BX
+	MOVQ ldb+40(FP), R12
 	SHLQ $2, R12
-	MOVQ k+56(FP), CX
-	MOVBLZX load+64(FP), AX
+	MOVQ k+48(FP), CX
+	MOVBLZX load+56(FP), AX
 	TESTL AX, AX
 	JNZ matmulAdd2x2AVX512_load
 	VXORPS Z0, Z0, Z0
@@ -82,7 +78,7 @@ matmulAdd2x2AVX512_loop:
 	VBROADCASTSS (SI)(R11*1), Z19
 	VFMADD231PS Z16, Z19, Z2
 	VFMADD231PS Z17, Z19, Z3
-	ADDQ R14, SI
+	ADDQ $4, SI
 	ADDQ R12, BX
 	DECQ CX
 	JNZ matmulAdd2x2AVX512_loop
@@ -95,21 +91,19 @@ matmulAdd2x2AVX512_loop:
 	VZEROUPPER
 	RET
 
-// func matmulAdd3x2AVX512(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
-TEXT ·matmulAdd3x2AVX512(SB), NOSPLIT, $0-65
+// func matmulAdd3x2AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
+TEXT ·matmulAdd3x2AVX512(SB), NOSPLIT, $0-57
 	MOVQ dst+0(FP), DX
 	MOVQ ldd+8(FP), R13
 	SHLQ $2, R13
 	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R11
 	SHLQ $2, R11
-	MOVQ astep+32(FP), R14
-	SHLQ $2, R14
-	MOVQ b+40(FP), BX
-	MOVQ ldb+48(FP), R12
+	MOVQ b+32(FP), BX
+	MOVQ ldb+40(FP), R12
 	SHLQ $2, R12
-	MOVQ k+56(FP), CX
-	MOVBLZX load+64(FP), AX
+	MOVQ k+48(FP), CX
+	MOVBLZX load+56(FP), AX
 	TESTL AX, AX
 	JNZ matmulAdd3x2AVX512_load
 	VXORPS Z0, Z0, Z0
@@ -141,7 +135,7 @@ matmulAdd3x2AVX512_loop:
 	VBROADCASTSS (SI)(R11*2), Z18
 	VFMADD231PS Z16, Z18, Z4
 	VFMADD231PS Z17, Z18, Z5
-	ADDQ R14, SI
+	ADDQ $4, SI
 	ADDQ R12, BX
 	DECQ CX
 	JNZ matmulAdd3x2AVX512_loop
@@ -157,23 +151,21 @@ matmulAdd3x2AVX512_loop:
 	VZEROUPPER
 	RET
 
-// func matmulAdd4x2AVX512(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
-TEXT ·matmulAdd4x2AVX512(SB), NOSPLIT, $0-65
+// func matmulAdd4x2AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
+TEXT ·matmulAdd4x2AVX512(SB), NOSPLIT, $0-57
 	MOVQ dst+0(FP), DX
 	MOVQ ldd+8(FP), R13
 	SHLQ $2, R13
 	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R11
 	SHLQ $2, R11
-	MOVQ astep+32(FP), R14
-	SHLQ $2, R14
-	MOVQ b+40(FP), BX
-	MOVQ ldb+48(FP), R12
+	MOVQ b+32(FP), BX
+	MOVQ ldb+40(FP), R12
 	SHLQ $2, R12
-	MOVQ k+56(FP), CX
+	MOVQ k+48(FP), CX
 	LEAQ (SI)(R11*2), R8
 	ADDQ R11, R8
-	MOVBLZX load+64(FP), AX
+	MOVBLZX load+56(FP), AX
 	TESTL AX, AX
 	JNZ matmulAdd4x2AVX512_load
 	VXORPS Z0, Z0, Z0
@@ -213,8 +205,8 @@ matmulAdd4x2AVX512_loop:
 	VBROADCASTSS (R8), Z19
 	VFMADD231PS Z16, Z19, Z6
 	VFMADD231PS Z17, Z19, Z7
-	ADDQ R14, SI
-	ADDQ R14, R8
+	ADDQ $4, SI
+	ADDQ $4, R8
 	ADDQ R12, BX
 	DECQ CX
 	JNZ matmulAdd4x2AVX512_loop
@@ -233,23 +225,21 @@ matmulAdd4x2AVX512_loop:
 	VZEROUPPER
 	RET
 
-// func matmulAdd5x2AVX512(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
-TEXT ·matmulAdd5x2AVX512(SB), NOSPLIT, $0-65
+// func matmulAdd5x2AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
+TEXT ·matmulAdd5x2AVX512(SB), NOSPLIT, $0-57
 	MOVQ dst+0(FP), DX
 	MOVQ ldd+8(FP), R13
 	SHLQ $2, R13
 	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R11
 	SHLQ $2, R11
-	MOVQ astep+32(FP), R14
-	SHLQ $2, R14
-	MOVQ b+40(FP), BX
-	MOVQ ldb+48(FP), R12
+	MOVQ b+32(FP), BX
+	MOVQ ldb+40(FP), R12
 	SHLQ $2, R12
-	MOVQ k+56(FP), CX
+	MOVQ k+48(FP), CX
 	LEAQ (SI)(R11*2), R8
 	ADDQ R11, R8
-	MOVBLZX load+64(FP), AX
+	MOVBLZX load+56(FP), AX
 	TESTL AX, AX
 	JNZ matmulAdd5x2AVX512_load
 	VXORPS Z0, Z0, Z0
@@ -297,8 +287,8 @@ matmulAdd5x2AVX512_loop:
 	VBROADCASTSS (SI)(R11*4), Z18
 	VFMADD231PS Z16, Z18, Z8
 	VFMADD231PS Z17, Z18, Z9
-	ADDQ R14, SI
-	ADDQ R14, R8
+	ADDQ $4, SI
+	ADDQ $4, R8
 	ADDQ R12, BX
 	DECQ CX
 	JNZ matmulAdd5x2AVX512_loop
@@ -320,23 +310,21 @@ matmulAdd5x2AVX512_loop:
 	VZEROUPPER
 	RET
 
-// func matmulAdd6x2AVX512(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
-TEXT ·matmulAdd6x2AVX512(SB), NOSPLIT, $0-65
+// func matmulAdd6x2AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
+TEXT ·matmulAdd6x2AVX512(SB), NOSPLIT, $0-57
 	MOVQ dst+0(FP), DX
 	MOVQ ldd+8(FP), R13
 	SHLQ $2, R13
 	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R11
 	SHLQ $2, R11
-	MOVQ astep+32(FP), R14
-	SHLQ $2, R14
-	MOVQ b+40(FP), BX
-	MOVQ ldb+48(FP), R12
+	MOVQ b+32(FP), BX
+	MOVQ ldb+40(FP), R12
 	SHLQ $2, R12
-	MOVQ k+56(FP), CX
+	MOVQ k+48(FP), CX
 	LEAQ (SI)(R11*2), R8
 	ADDQ R11, R8
-	MOVBLZX load+64(FP), AX
+	MOVBLZX load+56(FP), AX
 	TESTL AX, AX
 	JNZ matmulAdd6x2AVX512_load
 	VXORPS Z0, Z0, Z0
@@ -392,8 +380,8 @@ matmulAdd6x2AVX512_loop:
 	VBROADCASTSS (R8)(R11*2), Z19
 	VFMADD231PS Z16, Z19, Z10
 	VFMADD231PS Z17, Z19, Z11
-	ADDQ R14, SI
-	ADDQ R14, R8
+	ADDQ $4, SI
+	ADDQ $4, R8
 	ADDQ R12, BX
 	DECQ CX
 	JNZ matmulAdd6x2AVX512_loop
@@ -418,25 +406,23 @@ matmulAdd6x2AVX512_loop:
 	VZEROUPPER
 	RET
 
-// func matmulAdd7x2AVX512(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
-TEXT ·matmulAdd7x2AVX512(SB), NOSPLIT, $0-65
+// func matmulAdd7x2AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
+TEXT ·matmulAdd7x2AVX512(SB), NOSPLIT, $0-57
 	MOVQ dst+0(FP), DX
 	MOVQ ldd+8(FP), R13
 	SHLQ $2, R13
 	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R11
 	SHLQ $2, R11
-	MOVQ astep+32(FP), R14
-	SHLQ $2, R14
-	MOVQ b+40(FP), BX
-	MOVQ ldb+48(FP), R12
+	MOVQ b+32(FP), BX
+	MOVQ ldb+40(FP), R12
 	SHLQ $2, R12
-	MOVQ k+56(FP), CX
+	MOVQ k+48(FP), CX
 	LEAQ (SI)(R11*2), R8
 	ADDQ R11, R8
 	LEAQ (R8)(R11*2), R9
 	ADDQ R11, R9
-	MOVBLZX load+64(FP), AX
+	MOVBLZX load+56(FP), AX
 	TESTL AX, AX
 	JNZ matmulAdd7x2AVX512_load
 	VXORPS Z0, Z0, Z0
@@ -500,9 +486,9 @@ matmulAdd7x2AVX512_loop:
 	VBROADCASTSS (R9), Z18
 	VFMADD231PS Z16, Z18, Z12
 	VFMADD231PS Z17, Z18, Z13
-	ADDQ R14, SI
-	ADDQ R14, R8
-	ADDQ R14, R9
+	ADDQ $4, SI
+	ADDQ $4, R8
+	ADDQ $4, R9
 	ADDQ R12, BX
 	DECQ CX
 	JNZ matmulAdd7x2AVX512_loop
@@ -530,25 +516,23 @@ matmulAdd7x2AVX512_loop:
 	VZEROUPPER
 	RET
 
-// func matmulAdd8x2AVX512(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
-TEXT ·matmulAdd8x2AVX512(SB), NOSPLIT, $0-65
+// func matmulAdd8x2AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
+TEXT ·matmulAdd8x2AVX512(SB), NOSPLIT, $0-57
 	MOVQ dst+0(FP), DX
 	MOVQ ldd+8(FP), R13
 	SHLQ $2, R13
 	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R11
 	SHLQ $2, R11
-	MOVQ astep+32(FP), R14
-	SHLQ $2, R14
-	MOVQ b+40(FP), BX
-	MOVQ ldb+48(FP), R12
+	MOVQ b+32(FP), BX
+	MOVQ ldb+40(FP), R12
 	SHLQ $2, R12
-	MOVQ k+56(FP), CX
+	MOVQ k+48(FP), CX
 	LEAQ (SI)(R11*2), R8
 	ADDQ R11, R8
 	LEAQ (R8)(R11*2), R9
 	ADDQ R11, R9
-	MOVBLZX load+64(FP), AX
+	MOVBLZX load+56(FP), AX
 	TESTL AX, AX
 	JNZ matmulAdd8x2AVX512_load
 	VXORPS Z0, Z0, Z0
@@ -620,9 +604,9 @@ matmulAdd8x2AVX512_loop:
 	VBROADCASTSS (R9)(R11*1), Z19
 	VFMADD231PS Z16, Z19, Z14
 	VFMADD231PS Z17, Z19, Z15
-	ADDQ R14, SI
-	ADDQ R14, R8
-	ADDQ R14, R9
+	ADDQ $4, SI
+	ADDQ $4, R8
+	ADDQ $4, R9
 	ADDQ R12, BX
 	DECQ CX
 	JNZ matmulAdd8x2AVX512_loop
@@ -653,21 +637,19 @@ matmulAdd8x2AVX512_loop:
 	VZEROUPPER
 	RET
 
-// func matmulAdd1x1AVX512(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
-TEXT ·matmulAdd1x1AVX512(SB), NOSPLIT, $0-65
+// func matmulAdd1x1AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
+TEXT ·matmulAdd1x1AVX512(SB), NOSPLIT, $0-57
 	MOVQ dst+0(FP), DX
 	MOVQ ldd+8(FP), R13
 	SHLQ $2, R13
 	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R11
 	SHLQ $2, R11
-	MOVQ astep+32(FP), R14
-	SHLQ $2, R14
-	MOVQ b+40(FP), BX
-	MOVQ ldb+48(FP), R12
+	MOVQ b+32(FP), BX
+	MOVQ ldb+40(FP), R12
 	SHLQ $2, R12
-	MOVQ k+56(FP), CX
-	MOVBLZX load+64(FP), AX
+	MOVQ k+48(FP), CX
+	MOVBLZX load+56(FP), AX
 	TESTL AX, AX
 	JNZ matmulAdd1x1AVX512_load
 	VXORPS Z0, Z0, Z0
@@ -679,7 +661,7 @@ matmulAdd1x1AVX512_loop:
 	VMOVUPS 0(BX), Z16
 	VBROADCASTSS (SI), Z18
 	VFMADD231PS Z16, Z18, Z0
-	ADDQ R14, SI
+	ADDQ $4, SI
 	ADDQ R12, BX
 	DECQ CX
 	JNZ matmulAdd1x1AVX512_loop
@@ -688,21 +670,19 @@ matmulAdd1x1AVX512_loop:
 	VZEROUPPER
 	RET
 
-// func matmulAdd2x1AVX512(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
-TEXT ·matmulAdd2x1AVX512(SB), NOSPLIT, $0-65
+// func matmulAdd2x1AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
+TEXT ·matmulAdd2x1AVX512(SB), NOSPLIT, $0-57
 	MOVQ dst+0(FP), DX
 	MOVQ ldd+8(FP), R13
 	SHLQ $2, R13
 	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R11
 	SHLQ $2, R11
-	MOVQ astep+32(FP), R14
-	SHLQ $2, R14
-	MOVQ b+40(FP), BX
-	MOVQ ldb+48(FP), R12
+	MOVQ b+32(FP), BX
+	MOVQ ldb+40(FP), R12
 	SHLQ $2, R12
-	MOVQ k+56(FP), CX
-	MOVBLZX load+64(FP), AX
+	MOVQ k+48(FP), CX
+	MOVBLZX load+56(FP), AX
 	TESTL AX, AX
 	JNZ matmulAdd2x1AVX512_load
 	VXORPS Z0, Z0, Z0
@@ -719,7 +699,7 @@ matmulAdd2x1AVX512_loop:
 	VFMADD231PS Z16, Z18, Z0
 	VBROADCASTSS (SI)(R11*1), Z19
 	VFMADD231PS Z16, Z19, Z1
-	ADDQ R14, SI
+	ADDQ $4, SI
 	ADDQ R12, BX
 	DECQ CX
 	JNZ matmulAdd2x1AVX512_loop
@@ -730,21 +710,19 @@ matmulAdd2x1AVX512_loop:
 	VZEROUPPER
 	RET
 
-// func matmulAdd3x1AVX512(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
-TEXT ·matmulAdd3x1AVX512(SB), NOSPLIT, $0-65
+// func matmulAdd3x1AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
+TEXT ·matmulAdd3x1AVX512(SB), NOSPLIT, $0-57
 	MOVQ dst+0(FP), DX
 	MOVQ ldd+8(FP), R13
 	SHLQ $2, R13
 	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R11
 	SHLQ $2, R11
-	MOVQ astep+32(FP), R14
-	SHLQ $2, R14
-	MOVQ b+40(FP), BX
-	MOVQ ldb+48(FP), R12
+	MOVQ b+32(FP), BX
+	MOVQ ldb+40(FP), R12
 	SHLQ $2, R12
-	MOVQ k+56(FP), CX
-	MOVBLZX load+64(FP), AX
+	MOVQ k+48(FP), CX
+	MOVBLZX load+56(FP), AX
 	TESTL AX, AX
 	JNZ matmulAdd3x1AVX512_load
 	VXORPS Z0, Z0, Z0
@@ -766,7 +744,7 @@ matmulAdd3x1AVX512_loop:
 	VFMADD231PS Z16, Z19, Z1
 	VBROADCASTSS (SI)(R11*2), Z18
 	VFMADD231PS Z16, Z18, Z2
-	ADDQ R14, SI
+	ADDQ $4, SI
 	ADDQ R12, BX
 	DECQ CX
 	JNZ matmulAdd3x1AVX512_loop
@@ -779,23 +757,21 @@ matmulAdd3x1AVX512_loop:
 	VZEROUPPER
 	RET
 
-// func matmulAdd4x1AVX512(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
-TEXT ·matmulAdd4x1AVX512(SB), NOSPLIT, $0-65
+// func matmulAdd4x1AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
+TEXT ·matmulAdd4x1AVX512(SB), NOSPLIT, $0-57
 	MOVQ dst+0(FP), DX
 	MOVQ ldd+8(FP), R13
 	SHLQ $2, R13
 	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R11
 	SHLQ $2, R11
-	MOVQ astep+32(FP), R14
-	SHLQ $2, R14
-	MOVQ b+40(FP), BX
-	MOVQ ldb+48(FP), R12
+	MOVQ b+32(FP), BX
+	MOVQ ldb+40(FP), R12
 	SHLQ $2, R12
-	MOVQ k+56(FP), CX
+	MOVQ k+48(FP), CX
 	LEAQ (SI)(R11*2), R8
 	ADDQ R11, R8
-	MOVBLZX load+64(FP), AX
+	MOVBLZX load+56(FP), AX
 	TESTL AX, AX
 	JNZ matmulAdd4x1AVX512_load
 	VXORPS Z0, Z0, Z0
@@ -822,8 +798,8 @@ matmulAdd4x1AVX512_loop:
 	VFMADD231PS Z16, Z18, Z2
 	VBROADCASTSS (R8), Z19
 	VFMADD231PS Z16, Z19, Z3
-	ADDQ R14, SI
-	ADDQ R14, R8
+	ADDQ $4, SI
+	ADDQ $4, R8
 	ADDQ R12, BX
 	DECQ CX
 	JNZ matmulAdd4x1AVX512_loop
@@ -838,23 +814,21 @@ matmulAdd4x1AVX512_loop:
 	VZEROUPPER
 	RET
 
-// func matmulAdd5x1AVX512(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
-TEXT ·matmulAdd5x1AVX512(SB), NOSPLIT, $0-65
+// func matmulAdd5x1AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
+TEXT ·matmulAdd5x1AVX512(SB), NOSPLIT, $0-57
 	MOVQ dst+0(FP), DX
 	MOVQ ldd+8(FP), R13
 	SHLQ $2, R13
 	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R11
 	SHLQ $2, R11
-	MOVQ astep+32(FP), R14
-	SHLQ $2, R14
-	MOVQ b+40(FP), BX
-	MOVQ ldb+48(FP), R12
+	MOVQ b+32(FP), BX
+	MOVQ ldb+40(FP), R12
 	SHLQ $2, R12
-	MOVQ k+56(FP), CX
+	MOVQ k+48(FP), CX
 	LEAQ (SI)(R11*2), R8
 	ADDQ R11, R8
-	MOVBLZX load+64(FP), AX
+	MOVBLZX load+56(FP), AX
 	TESTL AX, AX
 	JNZ matmulAdd5x1AVX512_load
 	VXORPS Z0, Z0, Z0
@@ -886,8 +860,8 @@ matmulAdd5x1AVX512_loop:
 	VFMADD231PS Z16, Z19, Z3
 	VBROADCASTSS (SI)(R11*4), Z18
 	VFMADD231PS Z16, Z18, Z4
-	ADDQ R14, SI
-	ADDQ R14, R8
+	ADDQ $4, SI
+	ADDQ $4, R8
 	ADDQ R12, BX
 	DECQ CX
 	JNZ matmulAdd5x1AVX512_loop
@@ -904,23 +878,21 @@ matmulAdd5x1AVX512_loop:
 	VZEROUPPER
 	RET
 
-// func matmulAdd6x1AVX512(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
-TEXT ·matmulAdd6x1AVX512(SB), NOSPLIT, $0-65
+// func matmulAdd6x1AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
+TEXT ·matmulAdd6x1AVX512(SB), NOSPLIT, $0-57
 	MOVQ dst+0(FP), DX
 	MOVQ ldd+8(FP), R13
 	SHLQ $2, R13
 	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R11
 	SHLQ $2, R11
-	MOVQ astep+32(FP), R14
-	SHLQ $2, R14
-	MOVQ b+40(FP), BX
-	MOVQ ldb+48(FP), R12
+	MOVQ b+32(FP), BX
+	MOVQ ldb+40(FP), R12
 	SHLQ $2, R12
-	MOVQ k+56(FP), CX
+	MOVQ k+48(FP), CX
 	LEAQ (SI)(R11*2), R8
 	ADDQ R11, R8
-	MOVBLZX load+64(FP), AX
+	MOVBLZX load+56(FP), AX
 	TESTL AX, AX
 	JNZ matmulAdd6x1AVX512_load
 	VXORPS Z0, Z0, Z0
@@ -957,8 +929,8 @@ matmulAdd6x1AVX512_loop:
 	VFMADD231PS Z16, Z18, Z4
 	VBROADCASTSS (R8)(R11*2), Z19
 	VFMADD231PS Z16, Z19, Z5
-	ADDQ R14, SI
-	ADDQ R14, R8
+	ADDQ $4, SI
+	ADDQ $4, R8
 	ADDQ R12, BX
 	DECQ CX
 	JNZ matmulAdd6x1AVX512_loop
@@ -977,25 +949,23 @@ matmulAdd6x1AVX512_loop:
 	VZEROUPPER
 	RET
 
-// func matmulAdd7x1AVX512(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
-TEXT ·matmulAdd7x1AVX512(SB), NOSPLIT, $0-65
+// func matmulAdd7x1AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
+TEXT ·matmulAdd7x1AVX512(SB), NOSPLIT, $0-57
 	MOVQ dst+0(FP), DX
 	MOVQ ldd+8(FP), R13
 	SHLQ $2, R13
 	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R11
 	SHLQ $2, R11
-	MOVQ astep+32(FP), R14
-	SHLQ $2, R14
-	MOVQ b+40(FP), BX
-	MOVQ ldb+48(FP), R12
+	MOVQ b+32(FP), BX
+	MOVQ ldb+40(FP), R12
 	SHLQ $2, R12
-	MOVQ k+56(FP), CX
+	MOVQ k+48(FP), CX
 	LEAQ (SI)(R11*2), R8
 	ADDQ R11, R8
 	LEAQ (R8)(R11*2), R9
 	ADDQ R11, R9
-	MOVBLZX load+64(FP), AX
+	MOVBLZX load+56(FP), AX
 	TESTL AX, AX
 	JNZ matmulAdd7x1AVX512_load
 	VXORPS Z0, Z0, Z0
@@ -1037,9 +1007,9 @@ matmulAdd7x1AVX512_loop:
 	VFMADD231PS Z16, Z19, Z5
 	VBROADCASTSS (R9), Z18
 	VFMADD231PS Z16, Z18, Z6
-	ADDQ R14, SI
-	ADDQ R14, R8
-	ADDQ R14, R9
+	ADDQ $4, SI
+	ADDQ $4, R8
+	ADDQ $4, R9
 	ADDQ R12, BX
 	DECQ CX
 	JNZ matmulAdd7x1AVX512_loop
@@ -1060,25 +1030,23 @@ matmulAdd7x1AVX512_loop:
 	VZEROUPPER
 	RET
 
-// func matmulAdd8x1AVX512(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
-TEXT ·matmulAdd8x1AVX512(SB), NOSPLIT, $0-65
+// func matmulAdd8x1AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
+TEXT ·matmulAdd8x1AVX512(SB), NOSPLIT, $0-57
 	MOVQ dst+0(FP), DX
 	MOVQ ldd+8(FP), R13
 	SHLQ $2, R13
 	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R11
 	SHLQ $2, R11
-	MOVQ astep+32(FP), R14
-	SHLQ $2, R14
-	MOVQ b+40(FP), BX
-	MOVQ ldb+48(FP), R12
+	MOVQ b+32(FP), BX
+	MOVQ ldb+40(FP), R12
 	SHLQ $2, R12
-	MOVQ k+56(FP), CX
+	MOVQ k+48(FP), CX
 	LEAQ (SI)(R11*2), R8
 	ADDQ R11, R8
 	LEAQ (R8)(R11*2), R9
 	ADDQ R11, R9
-	MOVBLZX load+64(FP), AX
+	MOVBLZX load+56(FP), AX
 	TESTL AX, AX
 	JNZ matmulAdd8x1AVX512_load
 	VXORPS Z0, Z0, Z0
@@ -1125,9 +1093,9 @@ matmulAdd8x1AVX512_loop:
 	VFMADD231PS Z16, Z18, Z6
 	VBROADCASTSS (R9)(R11*1), Z19
 	VFMADD231PS Z16, Z19, Z7
-	ADDQ R14, SI
-	ADDQ R14, R8
-	ADDQ R14, R9
+	ADDQ $4, SI
+	ADDQ $4, R8
+	ADDQ $4, R9
 	ADDQ R12, BX
 	DECQ CX
 	JNZ matmulAdd8x1AVX512_loop
@@ -1150,21 +1118,19 @@ matmulAdd8x1AVX512_loop:
 	VZEROUPPER
 	RET
 
-// func matmulAdd1x2AVX2(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
-TEXT ·matmulAdd1x2AVX2(SB), NOSPLIT, $0-65
+// func matmulAdd1x2AVX2(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
+TEXT ·matmulAdd1x2AVX2(SB), NOSPLIT, $0-57
 	MOVQ dst+0(FP), DX
 	MOVQ ldd+8(FP), R13
 	SHLQ $2, R13
 	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R11
 	SHLQ $2, R11
-	MOVQ astep+32(FP), R14
-	SHLQ $2, R14
-	MOVQ b+40(FP), BX
-	MOVQ ldb+48(FP), R12
+	MOVQ b+32(FP), BX
+	MOVQ ldb+40(FP), R12
 	SHLQ $2, R12
-	MOVQ k+56(FP), CX
-	MOVBLZX load+64(FP), AX
+	MOVQ k+48(FP), CX
+	MOVBLZX load+56(FP), AX
 	TESTL AX, AX
 	JNZ matmulAdd1x2AVX2_load
 	VXORPS Y0, Y0, Y0
@@ -1180,7 +1146,7 @@ matmulAdd1x2AVX2_loop:
 	VBROADCASTSS (SI), Y14
 	VFMADD231PS Y12, Y14, Y0
 	VFMADD231PS Y13, Y14, Y1
-	ADDQ R14, SI
+	ADDQ $4, SI
 	ADDQ R12, BX
 	DECQ CX
 	JNZ matmulAdd1x2AVX2_loop
@@ -1190,21 +1156,19 @@ matmulAdd1x2AVX2_loop:
 	VZEROUPPER
 	RET
 
-// func matmulAdd2x2AVX2(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
-TEXT ·matmulAdd2x2AVX2(SB), NOSPLIT, $0-65
+// func matmulAdd2x2AVX2(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
+TEXT ·matmulAdd2x2AVX2(SB), NOSPLIT, $0-57
 	MOVQ dst+0(FP), DX
 	MOVQ ldd+8(FP), R13
 	SHLQ $2, R13
 	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R11
 	SHLQ $2, R11
-	MOVQ astep+32(FP), R14
-	SHLQ $2, R14
-	MOVQ b+40(FP), BX
-	MOVQ ldb+48(FP), R12
+	MOVQ b+32(FP), BX
+	MOVQ ldb+40(FP), R12
 	SHLQ $2, R12
-	MOVQ k+56(FP), CX
-	MOVBLZX load+64(FP), AX
+	MOVQ k+48(FP), CX
+	MOVBLZX load+56(FP), AX
 	TESTL AX, AX
 	JNZ matmulAdd2x2AVX2_load
 	VXORPS Y0, Y0, Y0
@@ -1228,7 +1192,7 @@ matmulAdd2x2AVX2_loop:
 	VBROADCASTSS (SI)(R11*1), Y15
 	VFMADD231PS Y12, Y15, Y2
 	VFMADD231PS Y13, Y15, Y3
-	ADDQ R14, SI
+	ADDQ $4, SI
 	ADDQ R12, BX
 	DECQ CX
 	JNZ matmulAdd2x2AVX2_loop
@@ -1241,21 +1205,19 @@ matmulAdd2x2AVX2_loop:
 	VZEROUPPER
 	RET
 
-// func matmulAdd3x2AVX2(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
-TEXT ·matmulAdd3x2AVX2(SB), NOSPLIT, $0-65
+// func matmulAdd3x2AVX2(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
+TEXT ·matmulAdd3x2AVX2(SB), NOSPLIT, $0-57
 	MOVQ dst+0(FP), DX
 	MOVQ ldd+8(FP), R13
 	SHLQ $2, R13
 	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R11
 	SHLQ $2, R11
-	MOVQ astep+32(FP), R14
-	SHLQ $2, R14
-	MOVQ b+40(FP), BX
-	MOVQ ldb+48(FP), R12
+	MOVQ b+32(FP), BX
+	MOVQ ldb+40(FP), R12
 	SHLQ $2, R12
-	MOVQ k+56(FP), CX
-	MOVBLZX load+64(FP), AX
+	MOVQ k+48(FP), CX
+	MOVBLZX load+56(FP), AX
 	TESTL AX, AX
 	JNZ matmulAdd3x2AVX2_load
 	VXORPS Y0, Y0, Y0
@@ -1287,7 +1249,7 @@ matmulAdd3x2AVX2_loop:
 	VBROADCASTSS (SI)(R11*2), Y14
 	VFMADD231PS Y12, Y14, Y4
 	VFMADD231PS Y13, Y14, Y5
-	ADDQ R14, SI
+	ADDQ $4, SI
 	ADDQ R12, BX
 	DECQ CX
 	JNZ matmulAdd3x2AVX2_loop
@@ -1303,23 +1265,21 @@ matmulAdd3x2AVX2_loop:
 	VZEROUPPER
 	RET
 
-// func matmulAdd4x2AVX2(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
-TEXT ·matmulAdd4x2AVX2(SB), NOSPLIT, $0-65
+// func matmulAdd4x2AVX2(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
+TEXT ·matmulAdd4x2AVX2(SB), NOSPLIT, $0-57
 	MOVQ dst+0(FP), DX
 	MOVQ ldd+8(FP), R13
 	SHLQ $2, R13
 	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R11
 	SHLQ $2, R11
-	MOVQ astep+32(FP), R14
-	SHLQ $2, R14
-	MOVQ b+40(FP), BX
-	MOVQ ldb+48(FP), R12
+	MOVQ b+32(FP), BX
+	MOVQ ldb+40(FP), R12
 	SHLQ $2, R12
-	MOVQ k+56(FP), CX
+	MOVQ k+48(FP), CX
 	LEAQ (SI)(R11*2), R8
 	ADDQ R11, R8
-	MOVBLZX load+64(FP), AX
+	MOVBLZX load+56(FP), AX
 	TESTL AX, AX
 	JNZ matmulAdd4x2AVX2_load
 	VXORPS Y0, Y0, Y0
@@ -1359,8 +1319,8 @@ matmulAdd4x2AVX2_loop:
 	VBROADCASTSS (R8), Y15
 	VFMADD231PS Y12, Y15, Y6
 	VFMADD231PS Y13, Y15, Y7
-	ADDQ R14, SI
-	ADDQ R14, R8
+	ADDQ $4, SI
+	ADDQ $4, R8
 	ADDQ R12, BX
 	DECQ CX
 	JNZ matmulAdd4x2AVX2_loop
@@ -1379,23 +1339,21 @@ matmulAdd4x2AVX2_loop:
 	VZEROUPPER
 	RET
 
-// func matmulAdd5x2AVX2(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
-TEXT ·matmulAdd5x2AVX2(SB), NOSPLIT, $0-65
+// func matmulAdd5x2AVX2(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
+TEXT ·matmulAdd5x2AVX2(SB), NOSPLIT, $0-57
 	MOVQ dst+0(FP), DX
 	MOVQ ldd+8(FP), R13
 	SHLQ $2, R13
 	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R11
 	SHLQ $2, R11
-	MOVQ astep+32(FP), R14
-	SHLQ $2, R14
-	MOVQ b+40(FP), BX
-	MOVQ ldb+48(FP), R12
+	MOVQ b+32(FP), BX
+	MOVQ ldb+40(FP), R12
 	SHLQ $2, R12
-	MOVQ k+56(FP), CX
+	MOVQ k+48(FP), CX
 	LEAQ (SI)(R11*2), R8
 	ADDQ R11, R8
-	MOVBLZX load+64(FP), AX
+	MOVBLZX load+56(FP), AX
 	TESTL AX, AX
 	JNZ matmulAdd5x2AVX2_load
 	VXORPS Y0, Y0, Y0
@@ -1443,8 +1401,8 @@ matmulAdd5x2AVX2_loop:
 	VBROADCASTSS (SI)(R11*4), Y14
 	VFMADD231PS Y12, Y14, Y8
 	VFMADD231PS Y13, Y14, Y9
-	ADDQ R14, SI
-	ADDQ R14, R8
+	ADDQ $4, SI
+	ADDQ $4, R8
 	ADDQ R12, BX
 	DECQ CX
 	JNZ matmulAdd5x2AVX2_loop
@@ -1466,23 +1424,21 @@ matmulAdd5x2AVX2_loop:
 	VZEROUPPER
 	RET
 
-// func matmulAdd6x2AVX2(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
-TEXT ·matmulAdd6x2AVX2(SB), NOSPLIT, $0-65
+// func matmulAdd6x2AVX2(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
+TEXT ·matmulAdd6x2AVX2(SB), NOSPLIT, $0-57
 	MOVQ dst+0(FP), DX
 	MOVQ ldd+8(FP), R13
 	SHLQ $2, R13
 	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R11
 	SHLQ $2, R11
-	MOVQ astep+32(FP), R14
-	SHLQ $2, R14
-	MOVQ b+40(FP), BX
-	MOVQ ldb+48(FP), R12
+	MOVQ b+32(FP), BX
+	MOVQ ldb+40(FP), R12
 	SHLQ $2, R12
-	MOVQ k+56(FP), CX
+	MOVQ k+48(FP), CX
 	LEAQ (SI)(R11*2), R8
 	ADDQ R11, R8
-	MOVBLZX load+64(FP), AX
+	MOVBLZX load+56(FP), AX
 	TESTL AX, AX
 	JNZ matmulAdd6x2AVX2_load
 	VXORPS Y0, Y0, Y0
@@ -1538,8 +1494,8 @@ matmulAdd6x2AVX2_loop:
 	VBROADCASTSS (R8)(R11*2), Y15
 	VFMADD231PS Y12, Y15, Y10
 	VFMADD231PS Y13, Y15, Y11
-	ADDQ R14, SI
-	ADDQ R14, R8
+	ADDQ $4, SI
+	ADDQ $4, R8
 	ADDQ R12, BX
 	DECQ CX
 	JNZ matmulAdd6x2AVX2_loop
@@ -1564,21 +1520,19 @@ matmulAdd6x2AVX2_loop:
 	VZEROUPPER
 	RET
 
-// func matmulAdd1x1AVX2(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
-TEXT ·matmulAdd1x1AVX2(SB), NOSPLIT, $0-65
+// func matmulAdd1x1AVX2(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
+TEXT ·matmulAdd1x1AVX2(SB), NOSPLIT, $0-57
 	MOVQ dst+0(FP), DX
 	MOVQ ldd+8(FP), R13
 	SHLQ $2, R13
 	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R11
 	SHLQ $2, R11
-	MOVQ astep+32(FP), R14
-	SHLQ $2, R14
-	MOVQ b+40(FP), BX
-	MOVQ ldb+48(FP), R12
+	MOVQ b+32(FP), BX
+	MOVQ ldb+40(FP), R12
 	SHLQ $2, R12
-	MOVQ k+56(FP), CX
-	MOVBLZX load+64(FP), AX
+	MOVQ k+48(FP), CX
+	MOVBLZX load+56(FP), AX
 	TESTL AX, AX
 	JNZ matmulAdd1x1AVX2_load
 	VXORPS Y0, Y0, Y0
@@ -1590,7 +1544,7 @@ matmulAdd1x1AVX2_loop:
 	VMOVUPS 0(BX), Y12
 	VBROADCASTSS (SI), Y14
 	VFMADD231PS Y12, Y14, Y0
-	ADDQ R14, SI
+	ADDQ $4, SI
 	ADDQ R12, BX
 	DECQ CX
 	JNZ matmulAdd1x1AVX2_loop
@@ -1599,21 +1553,19 @@ matmulAdd1x1AVX2_loop:
 	VZEROUPPER
 	RET
 
-// func matmulAdd2x1AVX2(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
-TEXT ·matmulAdd2x1AVX2(SB), NOSPLIT, $0-65
+// func matmulAdd2x1AVX2(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
+TEXT ·matmulAdd2x1AVX2(SB), NOSPLIT, $0-57
 	MOVQ dst+0(FP), DX
 	MOVQ ldd+8(FP), R13
 	SHLQ $2, R13
 	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R11
 	SHLQ $2, R11
-	MOVQ astep+32(FP), R14
-	SHLQ $2, R14
-	MOVQ b+40(FP), BX
-	MOVQ ldb+48(FP), R12
+	MOVQ b+32(FP), BX
+	MOVQ ldb+40(FP), R12
 	SHLQ $2, R12
-	MOVQ k+56(FP), CX
-	MOVBLZX load+64(FP), AX
+	MOVQ k+48(FP), CX
+	MOVBLZX load+56(FP), AX
 	TESTL AX, AX
 	JNZ matmulAdd2x1AVX2_load
 	VXORPS Y0, Y0, Y0
@@ -1630,7 +1582,7 @@ matmulAdd2x1AVX2_loop:
 	VFMADD231PS Y12, Y14, Y0
 	VBROADCASTSS (SI)(R11*1), Y15
 	VFMADD231PS Y12, Y15, Y1
-	ADDQ R14, SI
+	ADDQ $4, SI
 	ADDQ R12, BX
 	DECQ CX
 	JNZ matmulAdd2x1AVX2_loop
@@ -1641,21 +1593,19 @@ matmulAdd2x1AVX2_loop:
 	VZEROUPPER
 	RET
 
-// func matmulAdd3x1AVX2(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
-TEXT ·matmulAdd3x1AVX2(SB), NOSPLIT, $0-65
+// func matmulAdd3x1AVX2(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
+TEXT ·matmulAdd3x1AVX2(SB), NOSPLIT, $0-57
 	MOVQ dst+0(FP), DX
 	MOVQ ldd+8(FP), R13
 	SHLQ $2, R13
 	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R11
 	SHLQ $2, R11
-	MOVQ astep+32(FP), R14
-	SHLQ $2, R14
-	MOVQ b+40(FP), BX
-	MOVQ ldb+48(FP), R12
+	MOVQ b+32(FP), BX
+	MOVQ ldb+40(FP), R12
 	SHLQ $2, R12
-	MOVQ k+56(FP), CX
-	MOVBLZX load+64(FP), AX
+	MOVQ k+48(FP), CX
+	MOVBLZX load+56(FP), AX
 	TESTL AX, AX
 	JNZ matmulAdd3x1AVX2_load
 	VXORPS Y0, Y0, Y0
@@ -1677,7 +1627,7 @@ matmulAdd3x1AVX2_loop:
 	VFMADD231PS Y12, Y15, Y1
 	VBROADCASTSS (SI)(R11*2), Y14
 	VFMADD231PS Y12, Y14, Y2
-	ADDQ R14, SI
+	ADDQ $4, SI
 	ADDQ R12, BX
 	DECQ CX
 	JNZ matmulAdd3x1AVX2_loop
@@ -1690,23 +1640,21 @@ matmulAdd3x1AVX2_loop:
 	VZEROUPPER
 	RET
 
-// func matmulAdd4x1AVX2(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
-TEXT ·matmulAdd4x1AVX2(SB), NOSPLIT, $0-65
+// func matmulAdd4x1AVX2(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
+TEXT ·matmulAdd4x1AVX2(SB), NOSPLIT, $0-57
 	MOVQ dst+0(FP), DX
 	MOVQ ldd+8(FP), R13
 	SHLQ $2, R13
 	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R11
 	SHLQ $2, R11
-	MOVQ astep+32(FP), R14
-	SHLQ $2, R14
-	MOVQ b+40(FP), BX
-	MOVQ ldb+48(FP), R12
+	MOVQ b+32(FP), BX
+	MOVQ ldb+40(FP), R12
 	SHLQ $2, R12
-	MOVQ k+56(FP), CX
+	MOVQ k+48(FP), CX
 	LEAQ (SI)(R11*2), R8
 	ADDQ R11, R8
-	MOVBLZX load+64(FP), AX
+	MOVBLZX load+56(FP), AX
 	TESTL AX, AX
 	JNZ matmulAdd4x1AVX2_load
 	VXORPS Y0, Y0, Y0
@@ -1733,8 +1681,8 @@ matmulAdd4x1AVX2_loop:
 	VFMADD231PS Y12, Y14, Y2
 	VBROADCASTSS (R8), Y15
 	VFMADD231PS Y12, Y15, Y3
-	ADDQ R14, SI
-	ADDQ R14, R8
+	ADDQ $4, SI
+	ADDQ $4, R8
 	ADDQ R12, BX
 	DECQ CX
 	JNZ matmulAdd4x1AVX2_loop
@@ -1749,23 +1697,21 @@ matmulAdd4x1AVX2_loop:
 	VZEROUPPER
 	RET
 
-// func matmulAdd5x1AVX2(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
-TEXT ·matmulAdd5x1AVX2(SB), NOSPLIT, $0-65
+// func matmulAdd5x1AVX2(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
+TEXT ·matmulAdd5x1AVX2(SB), NOSPLIT, $0-57
 	MOVQ dst+0(FP), DX
 	MOVQ ldd+8(FP), R13
 	SHLQ $2, R13
 	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R11
 	SHLQ $2, R11
-	MOVQ astep+32(FP), R14
-	SHLQ $2, R14
-	MOVQ b+40(FP), BX
-	MOVQ ldb+48(FP), R12
+	MOVQ b+32(FP), BX
+	MOVQ ldb+40(FP), R12
 	SHLQ $2, R12
-	MOVQ k+56(FP), CX
+	MOVQ k+48(FP), CX
 	LEAQ (SI)(R11*2), R8
 	ADDQ R11, R8
-	MOVBLZX load+64(FP), AX
+	MOVBLZX load+56(FP), AX
 	TESTL AX, AX
 	JNZ matmulAdd5x1AVX2_load
 	VXORPS Y0, Y0, Y0
@@ -1797,8 +1743,8 @@ matmulAdd5x1AVX2_loop:
 	VFMADD231PS Y12, Y15, Y3
 	VBROADCASTSS (SI)(R11*4), Y14
 	VFMADD231PS Y12, Y14, Y4
-	ADDQ R14, SI
-	ADDQ R14, R8
+	ADDQ $4, SI
+	ADDQ $4, R8
 	ADDQ R12, BX
 	DECQ CX
 	JNZ matmulAdd5x1AVX2_loop
@@ -1815,23 +1761,21 @@ matmulAdd5x1AVX2_loop:
 	VZEROUPPER
 	RET
 
-// func matmulAdd6x1AVX2(dst *float32, ldd int, a *float32, lda int, astep int, b *float32, ldb int, k int, load bool)
-TEXT ·matmulAdd6x1AVX2(SB), NOSPLIT, $0-65
+// func matmulAdd6x1AVX2(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
+TEXT ·matmulAdd6x1AVX2(SB), NOSPLIT, $0-57
 	MOVQ dst+0(FP), DX
 	MOVQ ldd+8(FP), R13
 	SHLQ $2, R13
 	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R11
 	SHLQ $2, R11
-	MOVQ astep+32(FP), R14
-	SHLQ $2, R14
-	MOVQ b+40(FP), BX
-	MOVQ ldb+48(FP), R12
+	MOVQ b+32(FP), BX
+	MOVQ ldb+40(FP), R12
 	SHLQ $2, R12
-	MOVQ k+56(FP), CX
+	MOVQ k+48(FP), CX
 	LEAQ (SI)(R11*2), R8
 	ADDQ R11, R8
-	MOVBLZX load+64(FP), AX
+	MOVBLZX load+56(FP), AX
 	TESTL AX, AX
 	JNZ matmulAdd6x1AVX2_load
 	VXORPS Y0, Y0, Y0
@@ -1868,8 +1812,8 @@ matmulAdd6x1AVX2_loop:
 	VFMADD231PS Y12, Y14, Y4
 	VBROADCASTSS (R8)(R11*2), Y15
 	VFMADD231PS Y12, Y15, Y5
-	ADDQ R14, SI
-	ADDQ R14, R8
+	ADDQ $4, SI
+	ADDQ $4, R8
 	ADDQ R12, BX
 	DECQ CX
 	JNZ matmulAdd6x1AVX2_loop
