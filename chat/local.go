@@ -57,8 +57,11 @@ func (s *Gateway) openLocalModels() error {
 			return fmt.Errorf("chat: model %q: %w", route.Name, err)
 		}
 		lm := &localModel{
-			engine:        engine,
-			prompt:        promptModel{tokenizer: engine.Tokenizer(), template: engine.ChatTemplate(), maxModelLen: engine.MaxModelLen()},
+			engine: engine,
+			prompt: promptModel{
+				tokenizer: engine.Tokenizer(), template: engine.ChatTemplate(), maxModelLen: engine.MaxModelLen(),
+				trustRequestTemplate: u.TrustRequestChatTemplate,
+			},
 			promptDetails: u.PromptTokensDetails,
 		}
 		lm.readFormats(u.ReasoningParser != "none")
