@@ -638,6 +638,32 @@ func TestLocalTemplateOptions(t *testing.T) {
 	}
 }
 
+// X-Request-Id names the completion, whole and streamed, over the body's
+// request_id, as vLLM names it.
+func TestLocalRequestID(t *testing.T) {
+	t.Parallel()
+	s := newLocalServer(t)
+	for _, stream := range []string{"false", "true"} {
+		body := `{"model":"tiny","messages":[{"role":"user","content":"hi"}],"max_tokens":2,"request_id":"from-body","stream":` + stream + `}`
+		req, _ := http.NewRequest(http.MethodPost, s.server.URL+"/v1/chat/completions", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+s.aliceKey)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Request-Id", "trace-7f3a")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 || !strings.Contains(string(raw), `"id":"chatcmpl-trace-7f3a"`) || strings.Contains(string(raw), "from-body") {
+			t.Errorf("stream %s: %d %s", stream, res.StatusCode, raw)
+		}
+	}
+	if c, raw := s.complete(t, `{"model":"tiny","messages":[{"role":"user","content":"hi"}],"max_tokens":1,"request_id":"from-body"}`); c.ID != "chatcmpl-from-body" {
+		t.Errorf("without the header: %s", raw)
+	}
+}
+
 // A request's own chat template is a program the server would run: unless
 // the model trusts request templates, it is refused as vLLM refuses it,
 // whichever field carries it.
