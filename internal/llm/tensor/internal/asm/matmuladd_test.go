@@ -8,12 +8,12 @@ import (
 
 // Shapes for MatMulAdd: rows covering every tile height (1 to 8) and its
 // remainders, columns every strip width (16, 32 lanes; 8, 16 for AVX2) and
-// the pure-Go remainder, and past one block of columns (a packed); steps
+// the pure-Go remainder, and past one packed block of b's columns; steps
 // below, at and past the k block.
 var (
-	addMs = []int{1, 2, 3, 5, 6, 7, 8, 9, 13, 17}
-	addNs = []int{1, 7, 8, 15, 16, 17, 24, 31, 32, 33, 48, 49, 72, 529, 1100}
-	addKs = []int{1, 2, 9, 384, 385, 800}
+	addMs = []int{1, 2, 3, 4, 5, 6, 7, 8, 17}
+	addNs = []int{1, 7, 8, 15, 16, 17, 31, 32, 33, 49, 72, 529}
+	addKs = []int{1, 9, 384, 385, 800}
 )
 
 // padded returns the strides of a shape with room on the right of every
