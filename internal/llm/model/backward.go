@@ -115,6 +115,9 @@ func (p *Pass) Backward(dLogprobs [][]float32, grads LinearGradients) error {
 		m.mlpBackward(li, &p.batch.Record.Layers[li], bw, dx, s, grads)
 		p.attentionBackward(li, bw, dx, s, grads)
 	}
+	// The activations are spent: the next pass records into them.
+	m.spareRecord = p.batch.Record.arena
+	p.batch.Record = &Activations{}
 	return nil
 }
 

@@ -2,7 +2,6 @@ package model
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/weftlabs/weft/internal/llm/lora"
 	"github.com/weftlabs/weft/internal/llm/tensor"
@@ -49,6 +48,18 @@ type Activations struct {
 	Normed []float32
 	// LogitRows are the rows of Hidden that Normed holds, in order.
 	LogitRows []int
+	// arena holds Hidden and every layer's values: one allocation a pass,
+	// handed from a backward-ed training pass to the next (spareRecord).
+	arena []float32
+	used  int
+}
+
+// take returns the next n elements of the arena, not zeroed: every
+// recorded value is written before it is read, as the workspace's are.
+func (r *Activations) take(n int) []float32 {
+	s := r.arena[r.used : r.used+n : r.used+n]
+	r.used += n
+	return s
 }
 
 // LayerActivations are one decoder block's values, each [tokens × width].
@@ -80,29 +91,31 @@ type workspace struct {
 }
 
 // buffers returns the activations of one layer for rows tokens: the
-// workspace's, or new ones when recording.
-func (m *Model) buffers(rows int, record bool) *LayerActivations {
+// workspace's, or, with rec (recording), the next ones of rec's arena.
+func (m *Model) buffers(rows int, rec *Activations) *LayerActivations {
 	c := m.Config
 	d, qd, kvd, f := c.HiddenSize, c.Heads*c.HeadDim, c.KVHeads*c.HeadDim, c.IntermediateSize
-	alloc := func() LayerActivations {
-		return LayerActivations{
+	if rec != nil {
+		a := &LayerActivations{
+			Input: rec.take(rows * d), AttnNormed: rec.take(rows * d), Q: rec.take(rows * qd),
+			K: rec.take(rows * kvd), V: rec.take(rows * kvd), AttnOut: rec.take(rows * qd),
+			Mid: rec.take(rows * d), MLPNormed: rec.take(rows * d),
+			Gate: rec.take(rows * f), Up: rec.take(rows * f), Act: rec.take(rows * f),
+		}
+		if c.QKNorm {
+			a.QProj, a.KProj = rec.take(rows*qd), rec.take(rows*kvd)
+		}
+		return a
+	}
+	if m.ws.tokens < rows {
+		m.ws = workspace{tokens: rows, proj: make([]float32, rows*d), hidden: make([]float32, rows*d),
+			loraAx: m.ws.loraAx, loraTmp: m.ws.loraTmp}
+		m.ws.layer = LayerActivations{
 			AttnNormed: make([]float32, rows*d), Q: make([]float32, rows*qd),
 			K: make([]float32, rows*kvd), V: make([]float32, rows*kvd),
 			AttnOut: make([]float32, rows*qd), MLPNormed: make([]float32, rows*d),
 			Gate: make([]float32, rows*f), Up: make([]float32, rows*f),
 		}
-	}
-	if record {
-		a := alloc()
-		a.Act = make([]float32, rows*f)
-		if c.QKNorm {
-			a.QProj, a.KProj = make([]float32, rows*qd), make([]float32, rows*kvd)
-		}
-		return &a
-	}
-	if m.ws.tokens < rows {
-		m.ws = workspace{tokens: rows, layer: alloc(), proj: make([]float32, rows*d), hidden: make([]float32, rows*d),
-			loraAx: m.ws.loraAx, loraTmp: m.ws.loraTmp}
 		m.ws.layer.Act = m.ws.layer.Gate // SwiGLU in place: nothing reads the gate afterwards
 	}
 	a := &m.ws.layer
@@ -111,6 +124,18 @@ func (m *Model) buffers(rows int, record bool) *LayerActivations {
 		AttnOut: a.AttnOut[:rows*qd], MLPNormed: a.MLPNormed[:rows*d],
 		Gate: a.Gate[:rows*f], Up: a.Up[:rows*f], Act: a.Act[:rows*f],
 	}
+}
+
+// recordSize is the elements a recorded pass of rows tokens keeps: the
+// residual stream after the last layer and every layer's values.
+func (m *Model) recordSize(rows int) int {
+	c := m.Config
+	d, qd, kvd, f := c.HiddenSize, c.Heads*c.HeadDim, c.KVHeads*c.HeadDim, c.IntermediateSize
+	layer := 4*d + 2*qd + 2*kvd + 3*f
+	if c.QKNorm {
+		layer += qd + kvd
+	}
+	return rows * (d + len(m.Layers)*layer)
 }
 
 // rowInfo places one row of the batch: its sequence and position.
@@ -153,11 +178,17 @@ func (m *Model) decoderLayers(b *Batch, cache KVCache) ([]float32, error) {
 	}
 	T, d := len(rows), c.HiddenSize
 	record := b.Record != nil
-	m.buffers(T, false) // size the workspace
+	m.buffers(T, nil) // size the workspace
 	x := m.ws.hidden[:T*d]
+	var rec *Activations
 	if record {
-		x = make([]float32, T*d)
-		b.Record.Layers = make([]LayerActivations, 0, len(m.Layers))
+		rec = b.Record
+		if need := m.recordSize(T); cap(rec.arena) < need {
+			rec.arena = make([]float32, need)
+		}
+		rec.used = 0
+		x = rec.take(T * d)
+		rec.Layers = make([]LayerActivations, 0, len(m.Layers))
 	}
 	ids := make([]int32, 0, T)
 	for _, s := range b.Seqs {
@@ -168,13 +199,13 @@ func (m *Model) decoderLayers(b *Batch, cache KVCache) ([]float32, error) {
 	}
 	ropes := m.ropeTables(b)
 	for li, ly := range m.Layers {
-		a := m.buffers(T, record)
+		a := m.buffers(T, rec)
 		if record {
-			a.Input = slices.Clone(x)
+			copy(a.Input, x)
 		}
 		m.attentionBlock(li, ly, a, x, b, rows, ropes, cache, runs)
 		if record {
-			a.Mid = slices.Clone(x)
+			copy(a.Mid, x)
 		}
 		m.mlpBlock(li, ly, a, x, T, runs)
 		if record {

@@ -50,6 +50,9 @@ type Model struct {
 	// [targets × vocabulary], handed to the next pass: the largest buffer
 	// of a step, not allocated (and zeroed) again each step.
 	spareExps []float32
+	// spareRecord is a backward-ed training pass's arena of activations,
+	// handed to the next the same way.
+	spareRecord []float32
 
 	mu sync.Mutex // one forward pass at a time: ws is shared
 	ws workspace

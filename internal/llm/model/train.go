@@ -83,7 +83,8 @@ const DefaultLogitsBudget = 256 << 20
 func (m *Model) TrainForward(seqs []TrainSequence, opts TrainOptions) (*Pass, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	p := &Pass{m: m, batch: Batch{Record: &Activations{}, DropoutSeed: opts.DropoutSeed}}
+	p := &Pass{m: m, batch: Batch{Record: &Activations{arena: m.spareRecord}, DropoutSeed: opts.DropoutSeed}}
+	m.spareRecord = nil
 	budget := opts.LogitsBudget
 	if budget <= 0 {
 		budget = DefaultLogitsBudget

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/weftlabs/weft/internal/llm/lora"
@@ -305,6 +306,66 @@ func TestChunkedLogitsMatchReference(t *testing.T) {
 				t.Fatal(err)
 			}
 			compareFactors(t, "weighted gradient", tr.Gradients().Layers, g.Weighted, gradTolerance)
+		})
+	}
+}
+
+// TestRepeatedStepIsBitIdentical: a pass records into the buffers the
+// previous backward-ed pass leaves (activations, exponentials), not zeroed.
+// A step repeated after a step on other tokens must give the same
+// log-probabilities and gradients bit for bit, as on fresh buffers: no
+// value is read before the pass writes it.
+func TestRepeatedStepIsBitIdentical(t *testing.T) {
+	for _, name := range trainGoldens {
+		t.Run(name, func(t *testing.T) {
+			g := readTrainGolden(t, name)
+			m := loadTiny(t, name)
+			tr, err := New(m, goldenAdapter(t, m, g), Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			batch := g.batch()
+			other := make([]model.TrainSequence, len(batch))
+			for i, s := range batch {
+				toks := slices.Clone(s.Tokens)
+				slices.Reverse(toks)
+				other[i] = model.TrainSequence{Tokens: toks, Targets: s.Targets}
+			}
+			step := func(seqs []model.TrainSequence) ([][]float32, []float32) {
+				tr.Gradients().Zero()
+				pass, err := tr.Forward(seqs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, d := CrossEntropy(pass, seqs, CountTargets(seqs))
+				if err := tr.Backward(pass, d); err != nil {
+					t.Fatal(err)
+				}
+				var grads []float32
+				for _, ly := range tr.Gradients().Layers {
+					for _, f := range ly {
+						if f != nil {
+							grads = append(append(grads, f.A...), f.B...)
+						}
+					}
+				}
+				return pass.Logprobs, grads
+			}
+			lp1, g1 := step(batch)
+			step(other)
+			lp2, g2 := step(batch)
+			for i := range lp1 {
+				for j := range lp1[i] {
+					if math.Float32bits(lp1[i][j]) != math.Float32bits(lp2[i][j]) {
+						t.Fatalf("sequence %d position %d: log-probability %v, repeated %v", i, j, lp1[i][j], lp2[i][j])
+					}
+				}
+			}
+			for i := range g1 {
+				if math.Float32bits(g1[i]) != math.Float32bits(g2[i]) {
+					t.Fatalf("gradient element %d: %v, repeated %v", i, g1[i], g2[i])
+				}
+			}
 		})
 	}
 }
