@@ -139,7 +139,8 @@ func (p *Pass) logitsBackward(dLogprobs [][]float32, bw *backwardWeights, dx []f
 		if p.chunkRows < n {
 			exps = p.expRows(lo, hi, exps)
 		}
-		m.pool.Parallel(hi-lo, 8, func(r0, r1 int) {
+		// Bands of rows in multiples of 12, the height of the kernels' tiles.
+		m.pool.Parallel(hi-lo, 12, func(r0, r1 int) {
 			part := make([]float32, (r1-r0)*d)
 			for b := range nb {
 				c0 := b * logitsBlock

@@ -169,13 +169,13 @@ func MatMulStrided(dst []float32, ldd int, a []float32, lda int, b []float32, ld
 }
 
 // matMulAddStrip and matMulAddRows are the widest tile of MatMulAdd's
-// kernels (32 columns by 8 rows): bands of whole tiles leave no narrow
-// remainder. A product splits its columns over the threads only when each
+// kernels (32 columns) and a height every tile divides (12 rows with
+// AVX-512, 6 with AVX2): bands of whole tiles leave no short remainder. A product splits its columns over the threads only when each
 // band is at least matMulAddWide columns: below that, every thread would
 // read all of a for a few strips of b, where a split of the rows reads
 // each row of a once and shares b's blocks.
 const (
 	matMulAddStrip = 32
-	matMulAddRows  = 8
+	matMulAddRows  = 12
 	matMulAddWide  = 2048
 )

@@ -10,8 +10,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -31,7 +33,11 @@ import (
 // PyTorch on the CPU by testdata/torch/bench_train.py when /usr/bin/python3
 // has torch (WEFT_BENCH_TORCH=off leaves it out: with the reference BLAS
 // of Debian's build it takes minutes). Reported: train_tok/s, prefill_tok/s and x_prefill (their
-// ratio over the same iterations), all_logits_tok/s and x_all_logits
+// ratio over the same iterations), x_prefill_median (the median over
+// iterations of the step's own ratio, which one slow step on a shared
+// machine does not move) and x_prefill_cpu (the ratio of the process's CPU
+// time, both threads, which waiting for a busy machine's cores does not
+// count), all_logits_tok/s and x_all_logits
 // (against a forward pass that computes the logits of every position, as
 // the step does), torch_tok/s and x_torch, and the peak resident memory of
 // this process and of the PyTorch one.
@@ -82,6 +88,16 @@ func peakRSS() int64 {
 		}
 	}
 	return 0
+}
+
+// cpuTime is the CPU time the process has used, all threads, user and
+// system; 0 where unknown.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // torchResult is what bench_train.py prints.
@@ -153,24 +169,32 @@ func BenchmarkTrainStep15M(b *testing.B) {
 			}
 		}
 	}
-	timed := func(f func()) time.Duration {
-		start := time.Now()
+	// timed returns f's wall time and the process's CPU time during it.
+	timed := func(f func()) (wall, cpu time.Duration) {
+		c0, start := cpuTime(), time.Now()
 		f()
-		return time.Since(start)
+		return time.Since(start), cpuTime() - c0
 	}
 	step()
 	prefill(false)()
-	var train, pre, all time.Duration
+	var train, pre, all, trainCPU, preCPU time.Duration
+	var ratios []float64
 	for b.Loop() {
-		train += timed(step)
-		pre += timed(prefill(false))
-		all += timed(prefill(true))
+		tw, tc := timed(step)
+		pw, pc := timed(prefill(false))
+		aw, _ := timed(prefill(true))
+		train, pre, all = train+tw, pre+pw, all+aw
+		trainCPU, preCPU = trainCPU+tc, preCPU+pc
+		ratios = append(ratios, pw.Seconds()/tw.Seconds())
 	}
+	slices.Sort(ratios)
 	tokens := float64(benchSeqs * benchLen * b.N)
 	rate := tokens / train.Seconds()
 	b.ReportMetric(rate, "train_tok/s")
 	b.ReportMetric(tokens/pre.Seconds(), "prefill_tok/s")
 	b.ReportMetric(pre.Seconds()/train.Seconds(), "x_prefill")
+	b.ReportMetric(ratios[len(ratios)/2], "x_prefill_median")
+	b.ReportMetric(preCPU.Seconds()/trainCPU.Seconds(), "x_prefill_cpu")
 	b.ReportMetric(tokens/all.Seconds(), "all_logits_tok/s")
 	b.ReportMetric(all.Seconds()/train.Seconds(), "x_all_logits")
 	b.ReportMetric(float64(peakRSS())/(1<<20), "peak_RSS_MB")

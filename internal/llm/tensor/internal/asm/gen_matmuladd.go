@@ -31,19 +31,21 @@ type isa struct {
 	name    string // symbol suffix
 	reg     string // "Z" or "Y"
 	bytes   int    // bytes per vector
-	maxRows int    // rows of the main tile (2·maxRows accumulators, 2 of b and 2 broadcasts fit the register file)
+	maxRows int    // rows of the main tile (2·maxRows accumulators, 2 of b and the broadcasts fit the register file)
+	bcasts  int    // registers the broadcasts of a take in turn
 }
 
 var isas = []isa{
-	{name: "AVX512", reg: "Z", bytes: 64, maxRows: 8},
-	{name: "AVX2", reg: "Y", bytes: 32, maxRows: 6},
+	{name: "AVX512", reg: "Z", bytes: 64, maxRows: 12, bcasts: 4},
+	{name: "AVX2", reg: "Y", bytes: 32, maxRows: 6, bcasts: 2},
 }
 
-// aAddr is row r of a: a's rows 0, 3 and 6 are in SI, R8 and R9 and the
-// byte stride of its rows in R11, so row r is one of them plus 0, 1, 2 or
-// 4 strides.
+// aAddr is row r of a: a's rows 0, 3, 6 and 9 are in SI, R8, R9 and DI
+// and the byte stride of its rows in R11, so row r is one of them plus 0,
+// 1, 2 or 4 strides.
 func aAddr(r int) string {
-	return [...]string{"(SI)", "(SI)(R11*1)", "(SI)(R11*2)", "(R8)", "(SI)(R11*4)", "(R8)(R11*2)", "(R9)", "(R9)(R11*1)"}[r]
+	return [...]string{"(SI)", "(SI)(R11*1)", "(SI)(R11*2)", "(R8)", "(SI)(R11*4)", "(R8)(R11*2)",
+		"(R9)", "(R9)(R11*1)", "(R9)(R11*2)", "(DI)", "(DI)(R11*1)", "(DI)(R11*2)"}[r]
 }
 
 // tile emits the kernel of rows rows by vecs vectors of columns. a's rows
@@ -54,7 +56,7 @@ func (g *gen) tile(s isa, rows, vecs int) {
 	v := func(i int) string { return fmt.Sprintf("%s%d", s.reg, i) }
 	acc := func(r, c int) string { return v(r*vecs + c) }
 	bReg := func(c int) string { return v(2*s.maxRows + c) }
-	bcast := func(r int) string { return v(2*s.maxRows + 2 + r%2) }
+	bcast := func(r int) string { return v(2*s.maxRows + 2 + r%s.bcasts) }
 	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)\n", name)
 	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $0-57\n", name)
 	g.p("MOVQ dst+0(FP), DX")
@@ -74,6 +76,10 @@ func (g *gen) tile(s isa, rows, vecs int) {
 	if rows > 6 {
 		g.p("LEAQ (R8)(R11*2), R9")
 		g.p("ADDQ R11, R9")
+	}
+	if rows > 9 {
+		g.p("LEAQ (R9)(R11*2), DI")
+		g.p("ADDQ R11, DI")
 	}
 	g.p("MOVBLZX load+56(FP), AX")
 	g.p("TESTL AX, AX")
@@ -110,6 +116,9 @@ func (g *gen) tile(s isa, rows, vecs int) {
 	}
 	if rows > 6 {
 		g.p("ADDQ $4, R9")
+	}
+	if rows > 9 {
+		g.p("ADDQ $4, DI")
 	}
 	g.p("ADDQ R12, BX")
 	g.p("DECQ CX")

@@ -4,7 +4,7 @@
 
 package asm
 
-// matmulAddTileAVX512 runs the tile of rows rows (1 to 8) by 32 columns, or by
+// matmulAddTileAVX512 runs the tile of rows rows (1 to 12) by 32 columns, or by
 // 16 when half is set.
 func matmulAddTileAVX512(rows int, half bool, dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool) {
 	switch {
@@ -24,6 +24,14 @@ func matmulAddTileAVX512(rows int, half bool, dst *float32, ldd int, a *float32,
 		matmulAdd7x2AVX512(dst, ldd, a, lda, b, ldb, k, load)
 	case rows == 8 && half == false:
 		matmulAdd8x2AVX512(dst, ldd, a, lda, b, ldb, k, load)
+	case rows == 9 && half == false:
+		matmulAdd9x2AVX512(dst, ldd, a, lda, b, ldb, k, load)
+	case rows == 10 && half == false:
+		matmulAdd10x2AVX512(dst, ldd, a, lda, b, ldb, k, load)
+	case rows == 11 && half == false:
+		matmulAdd11x2AVX512(dst, ldd, a, lda, b, ldb, k, load)
+	case rows == 12 && half == false:
+		matmulAdd12x2AVX512(dst, ldd, a, lda, b, ldb, k, load)
 	case rows == 1 && half == true:
 		matmulAdd1x1AVX512(dst, ldd, a, lda, b, ldb, k, load)
 	case rows == 2 && half == true:
@@ -40,6 +48,14 @@ func matmulAddTileAVX512(rows int, half bool, dst *float32, ldd int, a *float32,
 		matmulAdd7x1AVX512(dst, ldd, a, lda, b, ldb, k, load)
 	case rows == 8 && half == true:
 		matmulAdd8x1AVX512(dst, ldd, a, lda, b, ldb, k, load)
+	case rows == 9 && half == true:
+		matmulAdd9x1AVX512(dst, ldd, a, lda, b, ldb, k, load)
+	case rows == 10 && half == true:
+		matmulAdd10x1AVX512(dst, ldd, a, lda, b, ldb, k, load)
+	case rows == 11 && half == true:
+		matmulAdd11x1AVX512(dst, ldd, a, lda, b, ldb, k, load)
+	case rows == 12 && half == true:
+		matmulAdd12x1AVX512(dst, ldd, a, lda, b, ldb, k, load)
 	}
 }
 
@@ -68,6 +84,18 @@ func matmulAdd7x2AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, 
 func matmulAdd8x2AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
 
 //go:noescape
+func matmulAdd9x2AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
+
+//go:noescape
+func matmulAdd10x2AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
+
+//go:noescape
+func matmulAdd11x2AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
+
+//go:noescape
+func matmulAdd12x2AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
+
+//go:noescape
 func matmulAdd1x1AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
 
 //go:noescape
@@ -90,6 +118,18 @@ func matmulAdd7x1AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, 
 
 //go:noescape
 func matmulAdd8x1AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
+
+//go:noescape
+func matmulAdd9x1AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
+
+//go:noescape
+func matmulAdd10x1AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
+
+//go:noescape
+func matmulAdd11x1AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
+
+//go:noescape
+func matmulAdd12x1AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, k int, load bool)
 
 // matmulAddTileAVX2 runs the tile of rows rows (1 to 6) by 16 columns, or by
 // 8 when half is set.

@@ -42,7 +42,7 @@ var addPacks = sync.Pool{New: func() any { return new([addKBlock * addNBlock]flo
 func matmulAddTiled(avx512, accumulate bool, dst []float32, ldd int, a []float32, lda int, b []float32, ldb, m, n, k int) {
 	lanes, maxRows := 8, 6
 	if avx512 {
-		lanes, maxRows = 16, 8
+		lanes, maxRows = 16, 12
 	}
 	bp := addPacks.Get().(*[addKBlock * addNBlock]float32)
 	defer addPacks.Put(bp)
