@@ -48,15 +48,17 @@
 // Forward's own code with Batch.Record set, which keeps every layer's
 // activations (Activations: the residual stream, normed inputs, Q/K before
 // the q/k norm and after RoPE, V, the attention output, gate and up before
-// SwiGLU, its output) instead of reusing buffers, and returns the
-// log-probabilities of the chosen target tokens (only those rows get
-// logits). Pass.Backward takes the loss's derivative with respect to each
-// of them and walks the layers in reverse with the same kernels: the
-// gradient of x·Wᵀ is a product with Wᵀ (the weights transposed once, q/k/v
-// and gate/up fused as in the forward pass); RMSNorm, RoPE (the transposed
-// rotation) and SwiGLU have closed-form derivatives over the recorded
-// values; attention probabilities are recomputed from the recorded Q and K
-// rather than stored. Every linear layer's input and output gradient goes
+// SwiGLU, its output) in an arena of its own instead of the workspace, and
+// returns the log-probabilities of the chosen target tokens (only those
+// rows get logits, multiplied block by block of the vocabulary and turned
+// into exponentials in cache: train_logits.go). Pass.Backward takes the
+// loss's derivative with respect to each of them and walks the layers in
+// reverse: the gradient of x·Wᵀ is dy·W, a MatMulAdd against the weight as
+// stored (projections that share an input add into one gradient); RMSNorm,
+// RoPE (the transposed rotation) and SwiGLU have closed-form derivatives
+// over the recorded values; attention probabilities are recomputed from
+// the recorded Q and K rather than stored. Base weights and embeddings are
+// frozen: no gradient is formed for them. Every linear layer's input and output gradient goes
 // to a LinearGradients, which is how an adapter's factors get their
 // gradients (package train) without the model knowing about them.
 package model

@@ -19,7 +19,7 @@ import (
 // at its scale.
 
 // logitsBlock is the vocabulary entries of one block: a block of 512 rows'
-// logits is 1 MiB, in the per-core cache.
+// logits is 512 KiB, in the per-core cache.
 const logitsBlock = 256
 
 // logitsBlocks is the number of blocks of a vocabulary.
