@@ -11,8 +11,9 @@ import (
 
 // BenchmarkTable100k measures the server time of pages of a 100,000-row
 // table stored through the objects service: the first page in table
-// order, a page in the middle, and the first page sorted by a member
-// (which the objects service sorts over every row). Run it with
+// order, a page in the middle, and pages sorted by a member (which the
+// database sorts over every row): the first, the last, and one in the
+// middle sorted by text. Run it with
 //
 //	TEST_DATABASE_URL=postgres://… go test ./transport/webui -run '^$' -bench Table100k -benchtime 20x
 func BenchmarkTable100k(b *testing.B) {
@@ -32,6 +33,8 @@ func BenchmarkTable100k(b *testing.B) {
 			{"first page", ""},
 			{"middle page", "?offset=50000"},
 			{"sorted first page", "?sort=expected&dir=desc"},
+			{"sorted deep page", "?sort=expected&dir=desc&offset=99950"},
+			{"sorted by text, middle page", "?sort=question&offset=50000"},
 		} {
 			b.Run(page.name, func(b *testing.B) {
 				for b.Loop() {
