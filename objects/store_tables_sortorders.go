@@ -7,12 +7,16 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"slices"
+	"strings"
 
 	"github.com/uptrace/bun"
 )
 
 // sortChunkRanks is the number of ranks one row of a kept order holds.
 const sortChunkRanks = 1024
+
+// entryLookups bounds the entries one statement of rowsAt looks up.
+const entryLookups = 200
 
 // tableSortChunk is one row of a kept order: the table positions of ranks
 // Chunk*sortChunkRanks on, as little-endian uint32s.
@@ -126,25 +130,45 @@ func (s *Store) keepSortOrder(ctx context.Context, req *TableQueryReq, paths []s
 	return positions, err
 }
 
-// rowsAt reads the rows at positions of a table, in the order given.
+// rowsAt reads the rows at positions of a table, in the order given: the
+// entries at the positions, then their rows, each by its primary key. Each
+// entry is a lookup of its own (a UNION ALL): a whole primary key leads the
+// planner to that index whatever the statistics, where "position IN (…)"
+// lets a table written a moment ago, without statistics yet, be read
+// through the (table, row digest) index instead, every entry of it.
 func (s *Store) rowsAt(ctx context.Context, projectID, tableDigest string, positions []int32) ([]joinedRow, error) {
 	at := make(map[int]int, len(positions))
 	for i, p := range positions {
 		at[int(p)] = i
 	}
 	out := make([]joinedRow, len(positions))
-	for part := range slices.Chunk(positions, insertBatch) {
-		var rows []joinedRow
-		err := s.db.NewSelect().TableExpr("obj_table_entries AS e").
-			ColumnExpr("e.position, e.row_digest, r.val").
-			Join("JOIN obj_table_rows AS r ON r.project_id = e.project_id AND r.digest = e.row_digest").
-			Where("e.project_id = ? AND e.table_digest = ? AND e.position IN (?)", projectID, tableDigest, bun.In(part)).
-			Scan(ctx, &rows)
+	const lookup = "SELECT position, row_digest FROM obj_table_entries WHERE project_id = ? AND table_digest = ? AND position = ?"
+	for part := range slices.Chunk(positions, entryLookups) {
+		args := make([]any, 0, 3*len(part))
+		for _, p := range part {
+			args = append(args, projectID, tableDigest, p)
+		}
+		var entries []tableEntry
+		err := s.db.NewRaw(strings.TrimSuffix(strings.Repeat(lookup+" UNION ALL ", len(part)), " UNION ALL "), args...).Scan(ctx, &entries)
 		if err != nil {
 			return nil, err
 		}
+		digests := make([]string, len(entries))
+		for i, e := range entries {
+			digests[i] = e.RowDigest
+		}
+		var rows []tableRowRow
+		err = s.db.NewSelect().Model(&rows).Column("digest", "val").
+			Where("project_id = ? AND digest IN (?)", projectID, bun.In(slices.Compact(slices.Sorted(slices.Values(digests))))).Scan(ctx)
+		if err != nil {
+			return nil, err
+		}
+		vals := make(map[string]string, len(rows))
 		for _, r := range rows {
-			out[at[r.Position]] = r
+			vals[r.Digest] = r.Val
+		}
+		for _, e := range entries {
+			out[at[e.Position]] = joinedRow{Position: e.Position, RowDigest: e.RowDigest, Val: vals[e.RowDigest]}
 		}
 	}
 	return out, nil
