@@ -88,6 +88,56 @@ func replyLogprob(t *testing.T, m *model.Model, adapter *lora.Adapter, tp *Templ
 	return sum, each
 }
 
+// replyEntropies are the entropies, in float64 from the served forward
+// pass's logits, of the base model's next-token distributions at the
+// positions that score reply's tokens after the prompt for prompt: what a
+// step's "entropy" averages before the first update.
+func replyEntropies(t *testing.T, m *model.Model, tp *Template, prompt, reply string) []float64 {
+	t.Helper()
+	text, err := tp.Chat.Render(chattemplate.Input{Messages: []chattemplate.Message{{Role: "user", Content: prompt}}, AddGenerationPrompt: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := tp.Tokenizer.Encode(text, false)
+	ids := append(append([]int(nil), ctx...), tp.Tokenizer.Encode(reply, false)...)
+	tokens := make([]int32, len(ids))
+	for i, id := range ids {
+		tokens[i] = int32(id)
+	}
+	out, err := m.Forward(&model.Batch{Seqs: []model.Sequence{{ID: 1, Tokens: tokens, AllLogits: true}}}, model.NewContiguousCache(m.Config, len(tokens)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := m.Config.VocabSize
+	var hs []float64
+	for pos := len(ctx) - 1; pos < len(ids)-1; pos++ {
+		row := out[0][pos*v : (pos+1)*v]
+		mx := math.Inf(-1)
+		for _, x := range row {
+			mx = max(mx, float64(x))
+		}
+		var z float64
+		for _, x := range row {
+			z += math.Exp(float64(x) - mx)
+		}
+		var h float64
+		for _, x := range row {
+			lp := float64(x) - mx - math.Log(z)
+			h -= math.Exp(lp) * lp
+		}
+		hs = append(hs, h)
+	}
+	return hs
+}
+
+func sum(xs []float64) float64 {
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
+
 // sampledChoice is a choice of reply with the base model's log-probabilities
 // as the sampler reports them.
 func sampledChoice(t *testing.T, m *model.Model, tp *Template, prompt, reply string) map[string]any {
@@ -128,7 +178,7 @@ func TestTrainRL(t *testing.T) {
 	}
 	step := rep.steps[0]
 	for _, k := range []string{"loss", "policy_loss", "grad_norm", "learning_rate", "num_trainable_tokens", "num_tokens",
-		"importance_ratio_mean", "mismatch_kl", "num_groups_submitted", "num_groups_trainable", "num_trajectories"} {
+		"importance_ratio_mean", "mismatch_kl", "entropy"} {
 		v, ok := step[k]
 		if !ok {
 			t.Errorf("step lacks %s", k)
@@ -140,8 +190,15 @@ func TestTrainRL(t *testing.T) {
 	}
 	// Both replies' tokens (4 each, through <|im_end|>) are trained; the
 	// first forward pass is the sampler's policy, so every ratio is 1.
-	if step["num_trainable_tokens"] != 8 || step["num_groups_submitted"] != 2 || step["num_groups_trainable"] != 1 || step["num_trajectories"] != 2 {
+	if step["num_trainable_tokens"] != 8 {
 		t.Errorf("step = %v", step)
+	}
+	// The entropy is that of the policy before the update (the base model:
+	// a new adapter's B is zero) at the eight trained positions, each
+	// trajectory's weight 1/4 normalised to 1: Σ H / (8 + 1e-6).
+	want := (sum(replyEntropies(t, m, tp, prompt, good)) + sum(replyEntropies(t, m, tp, prompt, bad))) / (8 + 1e-6)
+	if got := step["entropy"].(float64); math.Abs(got-want) > 1e-5*want {
+		t.Errorf("entropy %v, want %v", got, want)
 	}
 	if r := step["importance_ratio_mean"].(float64); math.Abs(r-1) > 1e-4 {
 		t.Errorf("importance ratio %v on the sampler's own policy", r)
@@ -217,6 +274,10 @@ func TestTrainSFT(t *testing.T) {
 	base, each := replyLogprob(t, m, nil, tp, "Capital of France?", reply)
 	if got, want := rep.steps[0]["loss"].(float64), -base/float64(len(each)); math.Abs(got-want) > 1e-4*math.Abs(want) {
 		t.Errorf("first loss %v, want %v", got, want)
+	}
+	hs := replyEntropies(t, m, tp, "Capital of France?", reply)
+	if got, want := rep.steps[0]["entropy"].(float64), sum(hs)/float64(len(hs)); math.Abs(got-want) > 1e-5*want {
+		t.Errorf("first entropy %v, want %v", got, want)
 	}
 	if rep.steps[0]["num_trainable_tokens"] != 2*len(each) {
 		t.Errorf("trainable tokens %v, want %d", rep.steps[0]["num_trainable_tokens"], 2*len(each))

@@ -143,7 +143,8 @@ while (step < maxJobs && grades[grades.length - 1] <= 0.8) {
   }));
   const job = await api("POST", "/v1/preview/training-jobs", { model_id: rl.id, trajectory_groups: groups, experimental_config: experimental });
   rlSteps = await follow(job.id);
-  check(rlSteps.every((s) => s.learning_rate === 0.02 && s.grad_norm > 0 && s.num_trainable_tokens > 0),
+  check(rlSteps.every((s) => s.learning_rate === 0.02 && s.grad_norm > 0 && s.num_trainable_tokens > 0 &&
+    s.entropy > 0 && s.reward >= 0 && "reward_std_dev" in s && s.num_groups_submitted === prompts.length && "policy_loss" in s),
     "gradient_step metrics", rlSteps);
   step = await latestStep(rl.id);
   check(step === grades.length, "one checkpoint per job, listed before training_ended", step);
