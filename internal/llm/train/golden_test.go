@@ -36,10 +36,10 @@ type trainGolden struct {
 	Logprobs [][]float32
 	// Entropies are those of the next-token distributions at the targets.
 	Entropies [][]float32
-	SFTLoss  float64 `json:"sft_loss"`
-	SFT      goldenFactors
-	Weighted goldenFactors
-	AdamW    struct {
+	SFTLoss   float64 `json:"sft_loss"`
+	SFT       goldenFactors
+	Weighted  goldenFactors
+	AdamW     struct {
 		LR, Beta1, Beta2, Eps float64
 		WeightDecay           float64 `json:"weight_decay"`
 	}
