@@ -119,6 +119,13 @@ func (t *Trainer) Train(ctx context.Context, job *training.TrainJob, report trai
 	if err != nil {
 		return nil, err
 	}
+	if job.PreviousCheckpointDir != "" {
+		// AdamW's moments continue across the jobs of a model, as in one
+		// long run of the reference trainer.
+		if _, err := tr.LoadOptimizer(job.PreviousCheckpointDir); err != nil {
+			return nil, fmt.Errorf("read checkpoint %d's optimizer state: %w", job.Step, err)
+		}
+	}
 
 	var steps []*step
 	var lossCfg *rl.Config
@@ -168,6 +175,9 @@ func (t *Trainer) Train(ctx context.Context, job *training.TrainJob, report trai
 	dir := filepath.Join(job.WorkDir, "adapter")
 	if err := lora.Save(dir, adapter); err != nil {
 		return nil, fmt.Errorf("save adapter: %w", err)
+	}
+	if err := tr.SaveOptimizer(dir); err != nil {
+		return nil, fmt.Errorf("save optimizer state: %w", err)
 	}
 	return &training.TrainResult{CheckpointDir: dir}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/weftlabs/weft/internal/llm/llmtest"
 	"github.com/weftlabs/weft/internal/llm/lora"
 	"github.com/weftlabs/weft/internal/llm/model"
+	"github.com/weftlabs/weft/internal/llm/train"
 	"github.com/weftlabs/weft/training"
 )
 
@@ -295,4 +297,86 @@ func TestTrainSFT(t *testing.T) {
 	if _, err := tr.Train(context.Background(), job, &events{}); !errors.Is(err, training.ErrUntrainable) {
 		t.Fatalf("a schedule of the wrong length: %v", err)
 	}
+}
+
+// The optimizer's state travels with the checkpoint: two one-step SFT jobs,
+// the second continuing the first's checkpoint, leave the adapter one
+// two-step job leaves (AdamW's moments and step count resumed); with the
+// state file removed the second job starts AdamW afresh and ends elsewhere.
+func TestOptimizerStateCarriesAcrossJobs(t *testing.T) {
+	tr, _ := tinyTrainer(t)
+	conversation := func(q, a string) string {
+		line, _ := json.Marshal(map[string]any{"messages": []any{
+			map[string]any{"role": "user", "content": q}, map[string]any{"role": "assistant", "content": a}}})
+		return string(line) + "\n"
+	}
+	first, second := conversation("Capital of France?", "Paris."), conversation("Capital of Italy?", "Rome.")
+	data := func(lines ...string) string {
+		path := filepath.Join(t.TempDir(), "train.jsonl")
+		if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	run := func(id, file, previous, config string) string {
+		t.Helper()
+		// The first job of a model draws its adapter from the job id: the
+		// two-step job and the first one-step job share theirs.
+		job := &training.TrainJob{ID: id, Kind: training.KindSFT, BaseModel: "tiny", WorkDir: t.TempDir(),
+			SFTDataFile: file, SFTConfig: json.RawMessage(config), PreviousCheckpointDir: previous}
+		res, err := tr.Train(context.Background(), job, &events{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.CheckpointDir
+	}
+	whole := run("job-a", data(first, second), "", `{"batch_size": 1, "learning_rate": [0.02, 0.02]}`)
+	half := run("job-a", data(first), "", `{"batch_size": 1, "learning_rate": 0.02}`)
+	if _, err := os.Stat(filepath.Join(half, train.OptimizerFile)); err != nil {
+		t.Fatalf("the checkpoint has no optimizer state: %v", err)
+	}
+	resumed := run("job-b", data(second), half, `{"batch_size": 1, "learning_rate": 0.02}`)
+	same := adapterDistance(t, resumed, whole)
+	if same > 1e-5 {
+		t.Errorf("two one-step jobs differ from one two-step job by %.3g relative", same)
+	}
+	if err := os.Remove(filepath.Join(half, train.OptimizerFile)); err != nil {
+		t.Fatal(err)
+	}
+	fresh := run("job-c", data(second), half, `{"batch_size": 1, "learning_rate": 0.02}`)
+	apart := adapterDistance(t, fresh, whole)
+	if apart < 1e-3 {
+		t.Errorf("without the optimizer state the second job still lands within %.3g of the two-step job", apart)
+	}
+	t.Logf("relative distance to the two-step job: resumed %.3g, fresh %.3g", same, apart)
+}
+
+// adapterDistance is the largest difference between two saved adapters'
+// factors relative to the largest factor value of want.
+func adapterDistance(t *testing.T, gotDir, wantDir string) float64 {
+	t.Helper()
+	got, err := lora.Load(gotDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := lora.Load(wantDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var diff, scale float64
+	for l, ly := range want.Layers {
+		for tg, f := range ly {
+			if f == nil {
+				continue
+			}
+			g := got.Layers[l][tg]
+			for _, pair := range [][2][]float32{{g.A, f.A}, {g.B, f.B}} {
+				for i, w := range pair[1] {
+					diff = max(diff, math.Abs(float64(pair[0][i])-float64(w)))
+					scale = max(scale, math.Abs(float64(w)))
+				}
+			}
+		}
+	}
+	return diff / scale
 }
