@@ -141,6 +141,8 @@ func (t *Trainer) Train(ctx context.Context, job *training.TrainJob, report trai
 			return nil, err
 		}
 		steps = plan.steps
+		t.cfg.Logger.DebugContext(ctx, "rl job planned", "job_id", job.ID, "rows", len(steps), "groups", plan.groupsSubmitted,
+			"groups_trained", plan.groupsTrainable, "trajectories_trained", plan.trajectories)
 	case training.KindSFT:
 		if steps, err = planSFT(lm.base.Template, job.SFTDataFile, job.SFTConfig, lm.maxLen); err != nil {
 			return nil, err
