@@ -11,12 +11,22 @@ import (
 // 32 MiB.
 const DefaultMaxFileBytes = 32 << 20
 
+// DefaultSortedTableRows is the least number of rows of a table whose sorted
+// orders are kept when Config.SortedTableRows is zero: 10,000.
+const DefaultSortedTableRows = 10_000
+
 // Config configures [New].
 type Config struct {
 	// DB is a migrated weft database (PostgreSQL or SQLite). Required.
 	DB *weft.DB
 	// MaxFileBytes bounds one file. Defaults to [DefaultMaxFileBytes].
 	MaxFileBytes int64
+	// SortedTableRows is the least number of rows of a table whose sorted
+	// orders the store keeps: the first query of such a table by a sort
+	// stores the order the database sorted, so that every page of it after
+	// that is read straight from its rank. Smaller tables are sorted on
+	// every query. Defaults to [DefaultSortedTableRows]; negative keeps none.
+	SortedTableRows int64
 	// Now is the clock that stamps rows. Defaults to time.Now; times are
 	// stored in UTC.
 	Now func() time.Time
@@ -31,6 +41,9 @@ func (cfg *Config) setDefaults() error {
 	}
 	if cfg.MaxFileBytes == 0 {
 		cfg.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if cfg.SortedTableRows == 0 {
+		cfg.SortedTableRows = DefaultSortedTableRows
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

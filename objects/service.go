@@ -53,9 +53,12 @@ type Service interface {
 	// TableCreateFromDigests makes a table of stored rows; an unknown row
 	// digest → ErrNotFound.
 	TableCreateFromDigests(ctx context.Context, req *TableCreateFromDigestsReq) (*TableCreateFromDigestsRes, error)
-	// TableQuery returns rows in table order (or sorted by dotted paths, stable,
-	// missing values first), after the row-digest filter, then offset and limit.
-	// Unknown table → ErrNotFound; a malformed sort path → 400.
+	// TableQuery returns rows in table order, or sorted by dotted member paths
+	// in the database: per key numbers, strings, booleans, objects and arrays,
+	// then missing values (that type order in either direction), each type by
+	// value in the key's direction; ties in table order. The row-digest filter
+	// applies first, then offset and limit. Unknown table → ErrNotFound; a
+	// malformed sort path or a negative offset or limit → 400.
 	TableQuery(ctx context.Context, req *TableQueryReq) (*TableQueryRes, error)
 	// TableQueryStats returns a table's row count; unknown table → ErrNotFound.
 	TableQueryStats(ctx context.Context, req *TableQueryStatsReq) (*TableQueryStatsRes, error)

@@ -1,14 +1,11 @@
 package objects
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"math/big"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -271,17 +268,39 @@ func (s *Store) TableQuery(ctx context.Context, req *TableQueryReq) (*TableQuery
 	if err := checkProject(req.ProjectID); err != nil {
 		return nil, err
 	}
+	if (req.Limit != nil && *req.Limit < 0) || (req.Offset != nil && *req.Offset < 0) {
+		return nil, weft.Errorf(ErrInvalidRequest, "limit and offset must not be negative")
+	}
 	paths, err := sortPaths(req.SortBy)
 	if err != nil {
 		return nil, err
 	}
-	exists, err := s.db.NewSelect().Model((*tableMeta)(nil)).Where("project_id = ? AND digest = ?", req.ProjectID, req.Digest).Exists(ctx)
+	var rowCount int64
+	err = s.db.NewSelect().Model((*tableMeta)(nil)).Column("row_count").Where("project_id = ? AND digest = ?", req.ProjectID, req.Digest).Scan(ctx, &rowCount)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, weft.Errorf(ErrNotFound, "Table %s not found", req.Digest)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if !exists {
-		return nil, weft.Errorf(ErrNotFound, "Table %s not found", req.Digest)
+	var rows []joinedRow
+	if len(paths) > 0 {
+		rows, err = s.sortedTableRows(ctx, req, paths, rowCount)
+	} else {
+		rows, err = s.tableRows(ctx, req)
 	}
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, err
+	}
+	out := &TableQueryRes{Rows: make([]TableRow, len(rows))}
+	for i, r := range rows {
+		out.Rows[i] = TableRow{Digest: r.RowDigest, Val: json.RawMessage(r.Val), OriginalIndex: r.Position}
+	}
+	return out, nil
+}
+
+// tableRows reads a page of a table's rows in table order.
+func (s *Store) tableRows(ctx context.Context, req *TableQueryReq) ([]joinedRow, error) {
 	q := s.db.NewSelect().TableExpr("obj_table_entries AS e").
 		ColumnExpr("e.position, e.row_digest, r.val").
 		Join("JOIN obj_table_rows AS r ON r.project_id = e.project_id AND r.digest = e.row_digest").
@@ -291,131 +310,17 @@ func (s *Store) TableQuery(ctx context.Context, req *TableQueryReq) (*TableQuery
 	if filtered {
 		q = q.Where("e.row_digest IN (?)", bun.In(req.Filter.RowDigests))
 	}
-	switch {
-	case len(paths) > 0:
-	case !filtered && req.Offset != nil && *req.Offset > 0:
+	if !filtered && req.Offset != nil && *req.Offset > 0 {
 		// A table's positions are 0…n−1, so the rows after offset are those
 		// from position offset on: the index leads straight there, where an
 		// OFFSET would step over every row before it.
 		q = limitOffset(q.Where("e.position >= ?", *req.Offset), req.Limit, nil)
-	default:
+	} else {
 		q = limitOffset(q, req.Limit, req.Offset)
 	}
 	var rows []joinedRow
-	if err := q.Scan(ctx, &rows); err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, err
-	}
-	if len(paths) > 0 {
-		rows = sortRows(rows, paths)
-		rows = page(rows, req.Offset, req.Limit)
-	}
-	out := &TableQueryRes{Rows: make([]TableRow, len(rows))}
-	for i, r := range rows {
-		out.Rows[i] = TableRow{Digest: r.RowDigest, Val: json.RawMessage(r.Val), OriginalIndex: r.Position}
-	}
-	return out, nil
-}
-
-func page[T any](items []T, offset, limit *int) []T {
-	if offset != nil {
-		items = items[min(*offset, len(items)):]
-	}
-	if limit != nil {
-		items = items[:min(*limit, len(items))]
-	}
-	return items
-}
-
-// sortPath is a parsed sort key: the path's segments and the direction.
-type sortPath struct {
-	segments []string
-	desc     bool
-}
-
-func sortPaths(sortBy []SortBy) ([]sortPath, error) {
-	paths := make([]sortPath, 0, len(sortBy))
-	for _, sb := range sortBy {
-		segments := strings.Split(sb.Field, ".")
-		if slices.Contains(segments, "") {
-			return nil, weft.Errorf(ErrInvalidRequest, "sort field %q must be a dotted path without empty parts", sb.Field)
-		}
-		paths = append(paths, sortPath{segments: segments, desc: strings.EqualFold(sb.Direction, "desc")})
-	}
-	return paths, nil
-}
-
-// sortRows sorts rows stably by the values at paths: missing and null first,
-// then booleans, numbers (numerically), strings, and other JSON by its text.
-func sortRows(rows []joinedRow, paths []sortPath) []joinedRow {
-	type keyed struct {
-		row  joinedRow
-		keys []digest.Value
-	}
-	items := make([]keyed, len(rows))
-	for i, r := range rows {
-		v, _ := digest.Parse([]byte(r.Val))
-		keys := make([]digest.Value, len(paths))
-		for j, p := range paths {
-			keys[j] = valueAt(v, p.segments)
-		}
-		items[i] = keyed{row: r, keys: keys}
-	}
-	slices.SortStableFunc(items, func(a, b keyed) int {
-		for j, p := range paths {
-			c := compareValues(a.keys[j], b.keys[j])
-			if p.desc {
-				c = -c
-			}
-			if c != 0 {
-				return c
-			}
-		}
-		return 0
-	})
-	for i := range items {
-		rows[i] = items[i].row
-	}
-	return rows
-}
-
-func valueAt(v digest.Value, segments []string) digest.Value {
-	for _, seg := range segments {
-		next, ok := v.Get(seg)
-		if !ok {
-			return digest.NullValue()
-		}
-		v = next
-	}
-	return v
-}
-
-func compareValues(a, b digest.Value) int {
-	if c := cmp.Compare(a.Kind, b.Kind); c != 0 {
-		return c
-	}
-	switch a.Kind {
-	case digest.Bool:
-		return cmp.Compare(boolInt(a.Bool), boolInt(b.Bool))
-	case digest.Number:
-		x, _, errX := big.ParseFloat(a.Text, 10, 200, big.ToNearestEven)
-		y, _, errY := big.ParseFloat(b.Text, 10, 200, big.ToNearestEven)
-		if errX == nil && errY == nil {
-			return x.Cmp(y)
-		}
-		return strings.Compare(a.Text, b.Text)
-	case digest.String:
-		return strings.Compare(a.Text, b.Text)
-	case digest.Null:
-		return 0
-	}
-	return strings.Compare(string(a.Canonical()), string(b.Canonical()))
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
+	err := q.Scan(ctx, &rows)
+	return rows, err
 }
 
 func (s *Store) TableQueryStats(ctx context.Context, req *TableQueryStatsReq) (*TableQueryStatsRes, error) {

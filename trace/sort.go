@@ -2,11 +2,9 @@ package trace
 
 import (
 	"errors"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/internal/database"
@@ -47,9 +45,6 @@ const (
 const reactionCount = `(SELECT count(*) FROM feedback AS f WHERE f.project_id = ?
 	AND f.trace_ref IN ('weave:///' || c.project_id || '/call/' || c.id, 'trace:///' || c.project_id || '/call/' || c.id)
 	AND f.feedback_type IN ('wandb.reaction.1', 'trace.reaction.1'))`
-
-// maxSortPathDepth bounds the members of an inputs.* or output.* sort field.
-const maxSortPathDepth = 16
 
 // sortKey is one ORDER BY term of a sort field. Derived fields put the calls
 // that have no value last in either direction (a stored column keeps the
@@ -94,9 +89,8 @@ func (s *Store) sortKeyOf(field, projectID string, book *priceBook) (sortKey, er
 
 // SplitField splits a field of a call's JSON, "inputs.<member>[.<member>…]"
 // or "output[.<member>…]", into its root ("inputs" or "output") and its
-// member names. A member is not empty, is UTF-8 and holds no quote,
-// backslash or NUL;
-// at most 16 of them. Any other field is an error saying why.
+// member names, a path that passes [database.CheckMemberPath]. Any other
+// field is an error saying why.
 func SplitField(field string) (root string, path []string, err error) {
 	root, rest, dotted := strings.Cut(field, ".")
 	switch {
@@ -107,13 +101,8 @@ func SplitField(field string) (root string, path []string, err error) {
 	case dotted:
 		path = strings.Split(rest, ".")
 	}
-	if len(path) > maxSortPathDepth {
-		return "", nil, fmt.Errorf("deeper than %d members", maxSortPathDepth)
-	}
-	for _, member := range path {
-		if member == "" || strings.ContainsAny(member, "\"\\\x00") || !utf8.ValidString(member) {
-			return "", nil, errors.New("a member name is not empty, is UTF-8 and holds no quote, backslash or NUL")
-		}
+	if err := database.CheckMemberPath(path); err != nil {
+		return "", nil, err
 	}
 	return root, path, nil
 }

@@ -30,8 +30,9 @@ func (twoStepTrainer) Train(ctx context.Context, job *training.TrainJob, report 
 }
 
 // A model is registered, its validation rollouts logged, and one RL job
-// trained by a worker in this process: the events end in training_ended and
-// the new checkpoint (step 1) carries the averaged loss and the batch's
+// trained by a worker in this process: every gradient_step carries the
+// trainer's numbers and the batch's metrics, the events end in
+// training_ended and the new checkpoint (step 1) carries the averaged loss and the batch's
 // train/* metrics.
 func ExampleStore() {
 	ctx := context.Background()
@@ -82,8 +83,8 @@ func ExampleStore() {
 	// step 0 val/reward 0.5 val/reward_std_dev 0.5
 	// COMPLETED
 	// training_started {"num_sequences":2}
-	// gradient_step {"loss":0.75}
-	// gradient_step {"loss":0.25}
+	// gradient_step {"exception_rate":0,"loss":0.75,"num_groups_submitted":1,"num_groups_trainable":1,"num_trajectories":2,"reward":0.5,"reward_std_dev":0.5}
+	// gradient_step {"exception_rate":0,"loss":0.25,"num_groups_submitted":1,"num_groups_trainable":1,"num_trajectories":2,"reward":0.5,"reward_std_dev":0.5}
 	// training_ended {}
 	// step 1 loss 0.5 train/reward 0.5
 }

@@ -56,7 +56,10 @@ type Reporter interface {
 	// trainer will run.
 	Started(ctx context.Context, numSequences int) error
 	// Step records one gradient_step; only numbers (and booleans, as 0/1) are
-	// kept so that every value reads as a float.
+	// kept so that every value reads as a float. An RL job's steps also get
+	// the metrics of its trajectory groups (reward, reward_std_dev,
+	// exception_rate, num_groups_submitted, ...) under the names the trainer
+	// did not report.
 	Step(ctx context.Context, metrics map[string]any) error
 }
 

@@ -100,6 +100,7 @@ func (m *Store) train(ctx context.Context, job *jobRow, attempt int) (*TrainResu
 	if err := os.Mkdir(tj.WorkDir, 0o700); err != nil {
 		return nil, nil, err
 	}
+	var batch map[string]float64 // RL: the submitted groups' metrics
 	if latest != nil {
 		tj.Step = latest.Step
 		if latest.BlobPrefix != "" {
@@ -114,6 +115,10 @@ func (m *Store) train(ctx context.Context, job *jobRow, attempt int) (*TrainResu
 	case KindRL:
 		tj.TrajectoryGroups = json.RawMessage(job.Input)
 		tj.ExperimentalConfig = json.RawMessage(job.ExperimentalConfig)
+		var groups []TrajectoryGroup
+		if json.Unmarshal([]byte(job.Input), &groups) == nil {
+			batch = groupMetrics(groups)
+		}
 	case KindSFT:
 		var in sftInput
 		if err := json.Unmarshal([]byte(job.Input), &in); err != nil {
@@ -129,7 +134,7 @@ func (m *Store) train(ctx context.Context, job *jobRow, attempt int) (*TrainResu
 			return nil, nil, err
 		}
 	}
-	rep := &reporter{m: m, job: job}
+	rep := &reporter{m: m, job: job, batch: batch}
 	res, err := m.cfg.Trainer.Train(ctx, tj, rep)
 	if err != nil {
 		return nil, nil, err
@@ -155,16 +160,13 @@ func (m *Store) train(ctx context.Context, job *jobRow, attempt int) (*TrainResu
 	case latest != nil:
 		out.CheckpointDir = latest.BlobPrefix // nothing trained: same adapter, next step
 	}
-	if job.Kind == KindRL {
-		var groups []TrajectoryGroup
-		if json.Unmarshal([]byte(job.Input), &groups) == nil {
-			if out.Metrics == nil {
-				out.Metrics = map[string]float64{}
-			}
-			for k, v := range prefixed("train", groupMetrics(groups)) {
-				if _, ok := out.Metrics[k]; !ok {
-					out.Metrics[k] = v
-				}
+	if batch != nil {
+		if out.Metrics == nil {
+			out.Metrics = map[string]float64{}
+		}
+		for k, v := range prefixed("train", batch) {
+			if _, ok := out.Metrics[k]; !ok {
+				out.Metrics[k] = v
 			}
 		}
 	}
@@ -193,10 +195,14 @@ func (m *Store) complete(ctx context.Context, job *jobRow, res *TrainResult, row
 	return err
 }
 
-// reporter turns a trainer's reports into events.
+// reporter turns a trainer's reports into events. An RL job's gradient
+// steps also carry the metrics of the submitted groups (reward,
+// reward_std_dev, exception_rate, num_groups_*, ...), as the reference
+// trainer's rows do, where the trainer reported no value of the same name.
 type reporter struct {
-	m   *Store
-	job *jobRow
+	m     *Store
+	job   *jobRow
+	batch map[string]float64
 
 	mu      sync.Mutex
 	started bool
@@ -224,6 +230,11 @@ func (r *reporter) Step(ctx context.Context, metrics map[string]any) error {
 		return errors.New("trainer reported a gradient_step before training_started")
 	}
 	row := numericData(metrics)
+	for k, v := range r.batch {
+		if _, ok := row[k]; !ok {
+			row[k] = v
+		}
+	}
 	ok, err := r.m.appendEvent(ctx, r.job, EventGradientStep, row, "", "", nil)
 	if err != nil {
 		return err

@@ -38,7 +38,7 @@ func trainingFlags(fs *flag.FlagSet, defaultWorkers int) *trainingOptions {
 	fs.StringVar(&o.trainerBaseModels, "trainer-base-models", "", "comma-separated base models -trainer-command trains; empty = every base model the built-in trainer does not (it trains the models this server serves in-process)")
 	fs.BoolVar(&o.otherWorkers, "training-other-workers", false, "other processes (weft worker) run jobs too: leave a job this process has no trainer for queued for them instead of failing it")
 	fs.StringVar(&o.checkpointDir, "checkpoint-dir", training.DefaultCheckpointDir, "directory holding checkpoint files")
-	fs.IntVar(&o.workers, "training-workers", defaultWorkers, "training jobs this process runs at once (needs -trainer-command)")
+	fs.IntVar(&o.workers, "training-workers", defaultWorkers, "training jobs this process runs at once, with its trainers (the built-in trainer for the models it serves, -trainer-command for the others)")
 	fs.IntVar(&o.maxAttempts, "training-max-attempts", training.DefaultMaxAttempts, "attempts per training job before it fails")
 	fs.DurationVar(&o.jobTimeout, "training-job-timeout", training.DefaultJobTimeout, "longest one training attempt may run")
 	fs.DurationVar(&o.rescueAfter, "training-rescue-after", 0, "how long a job may look running before it is retried elsewhere (default: job timeout + "+training.DefaultRescueMargin.String()+")")

@@ -1,6 +1,7 @@
 package database
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -240,4 +241,74 @@ func (d Dialect) DateSuffixed(expr string) string {
 		return "(" + expr + " ~ '-[0-9]{4}-[0-9]{2}-[0-9]{2}$')"
 	}
 	return "(" + expr + " GLOB '*-[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]')"
+}
+
+// maxMemberPathDepth bounds the members of a member path.
+const maxMemberPathDepth = 16
+
+// CheckMemberPath reports why path cannot name a JSON value by its object
+// members, or nil: at most 16 members, each not empty, UTF-8, and free of
+// quotes, backslashes and control characters (which the databases' JSON
+// paths would read as syntax, or could not take as text at all). The
+// dialect's JSON functions take only paths that pass.
+func CheckMemberPath(path []string) error {
+	if len(path) > maxMemberPathDepth {
+		return fmt.Errorf("deeper than %d members", maxMemberPathDepth)
+	}
+	for _, member := range path {
+		if member == "" || !utf8.ValidString(member) || strings.ContainsFunc(member, func(r rune) bool { return r == '"' || r == '\\' || r < 0x20 }) {
+			return errors.New("a member name is not empty, is UTF-8 and holds no quote, backslash or control character")
+		}
+	}
+	return nil
+}
+
+// JSONMember is the value at path in doc (a [Dialect.JSONDoc]) following
+// object members only (a member of an array or a scalar is no value), as
+// JSON that [Dialect.JSONSortKey] reads: jsonb on PostgreSQL, JSON text on
+// SQLite; NULL when there is no such value. path must pass
+// [CheckMemberPath]; it is a bound value.
+func (d Dialect) JSONMember(doc Expr, path []string) Expr {
+	var p strings.Builder
+	if d.postgres {
+		// Strict mode: lax mode would step into arrays.
+		p.WriteString("strict ")
+	}
+	p.WriteString(sqlitePath(path))
+	args := append(append([]any{}, doc.Args...), p.String())
+	if d.postgres {
+		return Expr{SQL: "jsonb_path_query_first(" + doc.SQL + ", ?::jsonpath, '{}'::jsonb, true)", Args: args}
+	}
+	return Expr{SQL: "(" + doc.SQL + " -> ?)", Args: args}
+}
+
+// JSONSortKey is how a JSON value sorts, the same on every database: Kind
+// ranks its type (0 number, 1 string, 2 boolean, 3 object or array, 4 null
+// or no value), Number orders numbers by value (and false before true), and
+// Text orders strings by their code points. Each is an expression over value,
+// a trusted column holding a [Dialect.JSONMember]; Number is NULL unless the
+// value is a number or a boolean, Text unless it is a string.
+type JSONSortKey struct{ Kind, Number, Text string }
+
+// JSONSortKey is the JSONSortKey of the column value (trusted text).
+func (d Dialect) JSONSortKey(value string) JSONSortKey {
+	if d.postgres {
+		typ := "jsonb_typeof(" + value + ")"
+		return JSONSortKey{
+			Kind: "CASE " + typ + " WHEN 'number' THEN 0 WHEN 'string' THEN 1 WHEN 'boolean' THEN 2 WHEN 'object' THEN 3 WHEN 'array' THEN 3 ELSE 4 END",
+			// jsonb keeps numbers as numeric: exact, of any size.
+			Number: "CASE " + typ + " WHEN 'number' THEN (" + value + ")::numeric WHEN 'boolean' THEN CASE WHEN (" + value + ")::boolean THEN 1 ELSE 0 END END",
+			// The C collation compares bytes, which in UTF-8 is code point order.
+			Text: "(CASE WHEN " + typ + " = 'string' THEN " + value + " #>> '{}' END) COLLATE \"C\"",
+		}
+	}
+	typ := "json_type(" + value + ")"
+	return JSONSortKey{
+		Kind: "CASE " + typ + " WHEN 'integer' THEN 0 WHEN 'real' THEN 0 WHEN 'text' THEN 1 WHEN 'true' THEN 2 WHEN 'false' THEN 2" +
+			" WHEN 'object' THEN 3 WHEN 'array' THEN 3 ELSE 4 END",
+		// ->> reads numbers as numbers, true as 1 and false as 0.
+		Number: "CASE WHEN " + typ + " IN ('integer', 'real', 'true', 'false') THEN " + value + " ->> '$' END",
+		// SQLite's BINARY collation compares UTF-8 bytes: code point order.
+		Text: "CASE WHEN " + typ + " = 'text' THEN " + value + " ->> '$' END",
+	}
 }

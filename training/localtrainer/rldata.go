@@ -33,7 +33,8 @@ func (s *step) tokens() int {
 // rlPlan is an RL job made ready to train.
 type rlPlan struct {
 	steps []*step
-	// Summaries of the submitted groups, reported with every step.
+	// What of the submitted groups trains (logged; the job's events carry
+	// the groups' own metrics).
 	groupsSubmitted, groupsTrainable, trajectories int
 }
 

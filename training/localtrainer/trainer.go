@@ -119,10 +119,16 @@ func (t *Trainer) Train(ctx context.Context, job *training.TrainJob, report trai
 	if err != nil {
 		return nil, err
 	}
+	if job.PreviousCheckpointDir != "" {
+		// AdamW's moments continue across the jobs of a model, as in one
+		// long run of the reference trainer.
+		if _, err := tr.LoadOptimizer(job.PreviousCheckpointDir); err != nil {
+			return nil, fmt.Errorf("read checkpoint %d's optimizer state: %w", job.Step, err)
+		}
+	}
 
 	var steps []*step
 	var lossCfg *rl.Config
-	summary := map[string]any{}
 	switch job.Kind {
 	case training.KindRL:
 		cfg, err := rlConfig(job.ExperimentalConfig)
@@ -135,9 +141,8 @@ func (t *Trainer) Train(ctx context.Context, job *training.TrainJob, report trai
 			return nil, err
 		}
 		steps = plan.steps
-		summary["num_groups_submitted"] = plan.groupsSubmitted
-		summary["num_groups_trainable"] = plan.groupsTrainable
-		summary["num_trajectories"] = plan.trajectories
+		t.cfg.Logger.DebugContext(ctx, "rl job planned", "job_id", job.ID, "rows", len(steps), "groups", plan.groupsSubmitted,
+			"groups_trained", plan.groupsTrainable, "trajectories_trained", plan.trajectories)
 	case training.KindSFT:
 		if steps, err = planSFT(lm.base.Template, job.SFTDataFile, job.SFTConfig, lm.maxLen); err != nil {
 			return nil, err
@@ -165,9 +170,6 @@ func (t *Trainer) Train(ctx context.Context, job *training.TrainJob, report trai
 			return nil, err
 		}
 		metrics["gradient_step"] = i + 1
-		for k, v := range summary {
-			metrics[k] = v
-		}
 		if err := report.Step(ctx, metrics); err != nil {
 			return nil, err
 		}
@@ -175,6 +177,9 @@ func (t *Trainer) Train(ctx context.Context, job *training.TrainJob, report trai
 	dir := filepath.Join(job.WorkDir, "adapter")
 	if err := lora.Save(dir, adapter); err != nil {
 		return nil, fmt.Errorf("save adapter: %w", err)
+	}
+	if err := tr.SaveOptimizer(dir); err != nil {
+		return nil, fmt.Errorf("save optimizer state: %w", err)
 	}
 	return &training.TrainResult{CheckpointDir: dir}, nil
 }
@@ -261,12 +266,13 @@ func (t *Trainer) precalculate(ctx context.Context, tr *train.Trainer, steps []*
 
 // runStep runs one gradient step, micro-batch by micro-batch, and returns
 // its metrics. lossCfg nil means SFT: the mean negative log-likelihood of
-// the step's trained tokens.
+// the step's trained tokens. entropy is the policy's mean entropy at the
+// trained tokens (RL: weighted by the trajectories' weights, as the loss).
 func (t *Trainer) runStep(tr *train.Trainer, st *step, lossCfg *rl.Config) (map[string]any, error) {
 	start := time.Now()
 	trained := train.CountTargets(st.seqs)
 	batches, offsets := t.microBatches(st)
-	var loss, ratioSum, klSum float64
+	var loss, entropy, ratioSum, klSum float64
 	ratioMin, ratioMax := math.Inf(1), math.Inf(-1)
 	newAll := make([]float64, 0, st.tokens())
 	for b, mb := range batches {
@@ -274,9 +280,14 @@ func (t *Trainer) runStep(tr *train.Trainer, st *step, lossCfg *rl.Config) (map[
 		if err != nil {
 			return nil, err
 		}
+		entropies, err := pass.Entropies()
+		if err != nil {
+			return nil, err
+		}
 		if lossCfg == nil {
 			part, d := train.CrossEntropy(pass, mb, trained)
 			loss += part
+			entropy += meanOverTargets(entropies, mb, trained)
 			if err := tr.Backward(pass, d); err != nil {
 				return nil, err
 			}
@@ -292,6 +303,11 @@ func (t *Trainer) runStep(tr *train.Trainer, st *step, lossCfg *rl.Config) (map[
 			if err != nil {
 				return nil, err
 			}
+			h, err := part.Entropy(flatten(entropies), trained)
+			if err != nil {
+				return nil, err
+			}
+			entropy += h
 			loss += res.Loss
 			if res.AssistantTokens > 0 {
 				ratioSum += res.ImportanceRatioMean * float64(res.AssistantTokens)
@@ -310,7 +326,7 @@ func (t *Trainer) runStep(tr *train.Trainer, st *step, lossCfg *rl.Config) (map[
 	elapsed := time.Since(start).Seconds()
 	metrics := map[string]any{
 		"loss": loss, "grad_norm": res.GradNorm, "learning_rate": st.lr,
-		"num_tokens": st.tokens(), "num_trainable_tokens": trained, "train_tokens": trained,
+		"num_tokens": st.tokens(), "num_trainable_tokens": trained, "train_tokens": trained, "entropy": entropy,
 	}
 	if elapsed > 0 {
 		metrics["tokens_per_second"] = float64(st.tokens()) / elapsed
@@ -324,6 +340,20 @@ func (t *Trainer) runStep(tr *train.Trainer, st *step, lossCfg *rl.Config) (map[
 		metrics["probs_corr"] = rl.ProbsCorr(maskedOld(st.loss), newAll)
 	}
 	return metrics, nil
+}
+
+// meanOverTargets is a micro-batch's share of the mean of per-position
+// values (shaped as a pass's Logprobs) over a step's total targets.
+func meanOverTargets(values [][]float32, seqs []model.TrainSequence, total int) float64 {
+	var sum float64
+	for i, s := range seqs {
+		for j, t := range s.Targets {
+			if t != model.NoTarget {
+				sum += float64(values[i][j])
+			}
+		}
+	}
+	return sum / float64(total)
 }
 
 // maskedOld is the row's old log-probabilities at its assistant positions,

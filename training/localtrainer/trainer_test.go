@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/weftlabs/weft/internal/llm/llmtest"
 	"github.com/weftlabs/weft/internal/llm/lora"
 	"github.com/weftlabs/weft/internal/llm/model"
+	"github.com/weftlabs/weft/internal/llm/train"
 	"github.com/weftlabs/weft/training"
 )
 
@@ -88,6 +90,56 @@ func replyLogprob(t *testing.T, m *model.Model, adapter *lora.Adapter, tp *Templ
 	return sum, each
 }
 
+// replyEntropies are the entropies, in float64 from the served forward
+// pass's logits, of the base model's next-token distributions at the
+// positions that score reply's tokens after the prompt for prompt: what a
+// step's "entropy" averages before the first update.
+func replyEntropies(t *testing.T, m *model.Model, tp *Template, prompt, reply string) []float64 {
+	t.Helper()
+	text, err := tp.Chat.Render(chattemplate.Input{Messages: []chattemplate.Message{{Role: "user", Content: prompt}}, AddGenerationPrompt: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := tp.Tokenizer.Encode(text, false)
+	ids := append(append([]int(nil), ctx...), tp.Tokenizer.Encode(reply, false)...)
+	tokens := make([]int32, len(ids))
+	for i, id := range ids {
+		tokens[i] = int32(id)
+	}
+	out, err := m.Forward(&model.Batch{Seqs: []model.Sequence{{ID: 1, Tokens: tokens, AllLogits: true}}}, model.NewContiguousCache(m.Config, len(tokens)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := m.Config.VocabSize
+	var hs []float64
+	for pos := len(ctx) - 1; pos < len(ids)-1; pos++ {
+		row := out[0][pos*v : (pos+1)*v]
+		mx := math.Inf(-1)
+		for _, x := range row {
+			mx = max(mx, float64(x))
+		}
+		var z float64
+		for _, x := range row {
+			z += math.Exp(float64(x) - mx)
+		}
+		var h float64
+		for _, x := range row {
+			lp := float64(x) - mx - math.Log(z)
+			h -= math.Exp(lp) * lp
+		}
+		hs = append(hs, h)
+	}
+	return hs
+}
+
+func sum(xs []float64) float64 {
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
+
 // sampledChoice is a choice of reply with the base model's log-probabilities
 // as the sampler reports them.
 func sampledChoice(t *testing.T, m *model.Model, tp *Template, prompt, reply string) map[string]any {
@@ -128,7 +180,7 @@ func TestTrainRL(t *testing.T) {
 	}
 	step := rep.steps[0]
 	for _, k := range []string{"loss", "policy_loss", "grad_norm", "learning_rate", "num_trainable_tokens", "num_tokens",
-		"importance_ratio_mean", "mismatch_kl", "num_groups_submitted", "num_groups_trainable", "num_trajectories"} {
+		"importance_ratio_mean", "mismatch_kl", "entropy"} {
 		v, ok := step[k]
 		if !ok {
 			t.Errorf("step lacks %s", k)
@@ -140,8 +192,15 @@ func TestTrainRL(t *testing.T) {
 	}
 	// Both replies' tokens (4 each, through <|im_end|>) are trained; the
 	// first forward pass is the sampler's policy, so every ratio is 1.
-	if step["num_trainable_tokens"] != 8 || step["num_groups_submitted"] != 2 || step["num_groups_trainable"] != 1 || step["num_trajectories"] != 2 {
+	if step["num_trainable_tokens"] != 8 {
 		t.Errorf("step = %v", step)
+	}
+	// The entropy is that of the policy before the update (the base model:
+	// a new adapter's B is zero) at the eight trained positions, each
+	// trajectory's weight 1/4 normalised to 1: Σ H / (8 + 1e-6).
+	want := (sum(replyEntropies(t, m, tp, prompt, good)) + sum(replyEntropies(t, m, tp, prompt, bad))) / (8 + 1e-6)
+	if got := step["entropy"].(float64); math.Abs(got-want) > 1e-5*want {
+		t.Errorf("entropy %v, want %v", got, want)
 	}
 	if r := step["importance_ratio_mean"].(float64); math.Abs(r-1) > 1e-4 {
 		t.Errorf("importance ratio %v on the sampler's own policy", r)
@@ -218,6 +277,10 @@ func TestTrainSFT(t *testing.T) {
 	if got, want := rep.steps[0]["loss"].(float64), -base/float64(len(each)); math.Abs(got-want) > 1e-4*math.Abs(want) {
 		t.Errorf("first loss %v, want %v", got, want)
 	}
+	hs := replyEntropies(t, m, tp, "Capital of France?", reply)
+	if got, want := rep.steps[0]["entropy"].(float64), sum(hs)/float64(len(hs)); math.Abs(got-want) > 1e-5*want {
+		t.Errorf("first entropy %v, want %v", got, want)
+	}
 	if rep.steps[0]["num_trainable_tokens"] != 2*len(each) {
 		t.Errorf("trainable tokens %v, want %d", rep.steps[0]["num_trainable_tokens"], 2*len(each))
 	}
@@ -234,4 +297,86 @@ func TestTrainSFT(t *testing.T) {
 	if _, err := tr.Train(context.Background(), job, &events{}); !errors.Is(err, training.ErrUntrainable) {
 		t.Fatalf("a schedule of the wrong length: %v", err)
 	}
+}
+
+// The optimizer's state travels with the checkpoint: two one-step SFT jobs,
+// the second continuing the first's checkpoint, leave the adapter one
+// two-step job leaves (AdamW's moments and step count resumed); with the
+// state file removed the second job starts AdamW afresh and ends elsewhere.
+func TestOptimizerStateCarriesAcrossJobs(t *testing.T) {
+	tr, _ := tinyTrainer(t)
+	conversation := func(q, a string) string {
+		line, _ := json.Marshal(map[string]any{"messages": []any{
+			map[string]any{"role": "user", "content": q}, map[string]any{"role": "assistant", "content": a}}})
+		return string(line) + "\n"
+	}
+	first, second := conversation("Capital of France?", "Paris."), conversation("Capital of Italy?", "Rome.")
+	data := func(lines ...string) string {
+		path := filepath.Join(t.TempDir(), "train.jsonl")
+		if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	run := func(id, file, previous, config string) string {
+		t.Helper()
+		// The first job of a model draws its adapter from the job id: the
+		// two-step job and the first one-step job share theirs.
+		job := &training.TrainJob{ID: id, Kind: training.KindSFT, BaseModel: "tiny", WorkDir: t.TempDir(),
+			SFTDataFile: file, SFTConfig: json.RawMessage(config), PreviousCheckpointDir: previous}
+		res, err := tr.Train(context.Background(), job, &events{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.CheckpointDir
+	}
+	whole := run("job-a", data(first, second), "", `{"batch_size": 1, "learning_rate": [0.02, 0.02]}`)
+	half := run("job-a", data(first), "", `{"batch_size": 1, "learning_rate": 0.02}`)
+	if _, err := os.Stat(filepath.Join(half, train.OptimizerFile)); err != nil {
+		t.Fatalf("the checkpoint has no optimizer state: %v", err)
+	}
+	resumed := run("job-b", data(second), half, `{"batch_size": 1, "learning_rate": 0.02}`)
+	same := adapterDistance(t, resumed, whole)
+	if same > 1e-5 {
+		t.Errorf("two one-step jobs differ from one two-step job by %.3g relative", same)
+	}
+	if err := os.Remove(filepath.Join(half, train.OptimizerFile)); err != nil {
+		t.Fatal(err)
+	}
+	fresh := run("job-c", data(second), half, `{"batch_size": 1, "learning_rate": 0.02}`)
+	apart := adapterDistance(t, fresh, whole)
+	if apart < 1e-3 {
+		t.Errorf("without the optimizer state the second job still lands within %.3g of the two-step job", apart)
+	}
+	t.Logf("relative distance to the two-step job: resumed %.3g, fresh %.3g", same, apart)
+}
+
+// adapterDistance is the largest difference between two saved adapters'
+// factors relative to the largest factor value of want.
+func adapterDistance(t *testing.T, gotDir, wantDir string) float64 {
+	t.Helper()
+	got, err := lora.Load(gotDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := lora.Load(wantDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var diff, scale float64
+	for l, ly := range want.Layers {
+		for tg, f := range ly {
+			if f == nil {
+				continue
+			}
+			g := got.Layers[l][tg]
+			for _, pair := range [][2][]float32{{g.A, f.A}, {g.B, f.B}} {
+				for i, w := range pair[1] {
+					diff = max(diff, math.Abs(float64(pair[0][i])-float64(w)))
+					scale = max(scale, math.Abs(float64(w)))
+				}
+			}
+		}
+	}
+	return diff / scale
 }

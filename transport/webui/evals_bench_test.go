@@ -27,6 +27,9 @@ type benchUI struct {
 	ctx     context.Context
 	traces  *trace.Store
 	objects *objects.Store
+	// fresh is another UI over the same services and sessions, with
+	// nothing kept from the pages served before.
+	fresh func() http.Handler
 }
 
 func newBenchUI(b *testing.B, db *weft.DB) *benchUI {
@@ -59,19 +62,28 @@ func newBenchUI(b *testing.B, db *weft.DB) *benchUI {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ui, err := webui.New(webui.Config{DB: db, Identity: identity, Trace: traces, Objects: objs, Feedback: fb})
-	if err != nil {
-		b.Fatal(err)
+	fresh := func() http.Handler {
+		ui, err := webui.New(webui.Config{DB: db, Identity: identity, Trace: traces, Objects: objs, Feedback: fb})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return ui
 	}
-	return &benchUI{ui: ui, cookie: benchSignIn(b, ui, key), ctx: weft.WithPrincipal(ctx, principal), traces: traces, objects: objs}
+	ui := fresh()
+	return &benchUI{ui: ui, cookie: benchSignIn(b, ui, key), ctx: weft.WithPrincipal(ctx, principal), traces: traces, objects: objs, fresh: fresh}
 }
 
 // get serves path and fails unless the answer is 200.
 func (u *benchUI) get(b *testing.B, path string) string {
+	return u.getFrom(b, u.ui, path)
+}
+
+// getFrom serves path by ui.
+func (u *benchUI) getFrom(b *testing.B, ui http.Handler, path string) string {
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest(http.MethodGet, path, nil)
 	req.AddCookie(u.cookie)
-	u.ui.ServeHTTP(rec, req)
+	ui.ServeHTTP(rec, req)
 	if rec.Code != http.StatusOK {
 		b.Fatalf("%s: %d %s", path, rec.Code, rec.Body.String())
 	}
@@ -88,7 +100,10 @@ func benchDatabases(b *testing.B, body func(b *testing.B, db *weft.DB)) {
 // BenchmarkEvalCompare measures the server time of the first page of a
 // comparison of two evaluation runs over a 10,000-row dataset (every
 // example scored by two scorers in both runs, one run worse on a tenth of
-// them), and of its regressions-only page. Seeding goes through the
+// them), and of its regressions-only pages: the first and a later one once
+// the comparison's alignment is kept, the first with a metric's direction
+// turned, and the first view of the comparison (a UI that keeps nothing
+// yet, which aligns every example). Seeding goes through the
 // objects service (the dataset) and the trace store's batch upsert. Run it
 // with
 //
@@ -102,13 +117,24 @@ func BenchmarkEvalCompare(b *testing.B) {
 		for _, page := range []struct{ name, path string }{
 			{"first page", compare},
 			{"regressions only", compare + "&regressions=1"},
+			{"regressions only, third page", compare + "&regressions=1&offset=100"},
+			{"regressions only, lower exact better", compare + "&regressions=1&lower=exact"},
 		} {
 			b.Run(page.name, func(b *testing.B) {
+				u.get(b, page.path) // aligned once, kept for the pages after
 				for b.Loop() {
 					u.get(b, page.path)
 				}
 			})
 		}
+		b.Run("regressions only, first view", func(b *testing.B) {
+			for range b.N {
+				b.StopTimer()
+				ui := u.fresh()
+				b.StartTimer()
+				u.getFrom(b, ui, compare+"&regressions=1")
+			}
+		})
 	})
 }
 

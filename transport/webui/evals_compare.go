@@ -30,13 +30,16 @@ type compareParams struct {
 	Runs        []string
 	Baseline    string
 	Regressions bool
-	Offset      int
-	Limit       int
+	// Directions says which metrics are lower-is-better.
+	Directions metricDirections
+	Offset     int
+	Limit      int
 }
 
-// parseCompareParams reads ?run=<id>&run=<id>…&baseline=<id>&regressions=1&offset=<n>&limit=<n>.
+// parseCompareParams reads ?run=<id>&run=<id>…&baseline=<id>&regressions=1&lower=<metric>…&higher=<metric>…&offset=<n>&limit=<n>.
 func parseCompareParams(q url.Values) (compareParams, error) {
 	p := compareParams{Baseline: q.Get("baseline"), Limit: comparePageSize}
+	var err error
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > maxComparePage {
@@ -68,8 +71,10 @@ func parseCompareParams(q url.Values) (compareParams, error) {
 	default:
 		return p, weft.Errorf(errBadView, "regressions: 1 or nothing")
 	}
-	off, err := offsetParam(q)
-	p.Offset = off
+	if p.Directions, err = parseMetricDirections(q); err != nil {
+		return p, err
+	}
+	p.Offset, err = offsetParam(q)
 	return p, err
 }
 
@@ -84,6 +89,12 @@ func (p compareParams) values(changes ...string) url.Values {
 	}
 	if p.Limit != comparePageSize {
 		q.Set("limit", strconv.Itoa(p.Limit))
+	}
+	if len(p.Directions.Lower) > 0 {
+		q["lower"] = p.Directions.Lower
+	}
+	if len(p.Directions.Higher) > 0 {
+		q["higher"] = p.Directions.Higher
 	}
 	for i := 0; i+1 < len(changes); i += 2 {
 		if changes[i+1] == "" {
@@ -100,7 +111,8 @@ func (p compareParams) url(projectID string, changes ...string) string {
 }
 
 // comparison is every example of two or more runs aligned by row digest,
-// before paging: what the page and the send actions read.
+// before paging: what the page and the send actions read. Its examples may
+// be shared with other requests (the alignment cache): never changed.
 type comparison struct {
 	Runs    []evalRun
 	Metrics []string
@@ -109,6 +121,8 @@ type comparison struct {
 	Examples []*compareExample
 	// BaselineIndex is the baseline's index in Runs.
 	BaselineIndex int
+	// version names the state of the runs (see alignmentKey).
+	version []string
 }
 
 // compareExample is one example (one dataset row) across the runs.
@@ -117,8 +131,7 @@ type compareExample struct {
 	// Example is the example as the calls name it: a row ref or the value.
 	Example json.RawMessage
 	// Results are per run, in Runs order (nil: the run has no such example).
-	Results    []*exampleResult
-	Regression bool
+	Results []*exampleResult
 }
 
 // exampleResult is one run's call for an example.
@@ -148,17 +161,72 @@ func (h *Handler) loadRuns(ctx context.Context, projectID string, p compareParam
 		if id == p.Baseline {
 			cmp.BaselineIndex = i
 		}
+		if res.Call.EndedAt != nil {
+			cmp.version = append(cmp.version, id+"@"+strconv.FormatInt(res.Call.EndedAt.UnixNano(), 10))
+		}
 	}
 	return cmp, predict, nil
 }
 
-// compareRuns loads each run's per-example calls and aligns them: every
-// example of every run.
+// alignment is every example of some runs, aligned by row digest, in the
+// order first seen (run by run), with the metrics any of them scored.
+type alignment struct {
+	Examples []*compareExample
+	Metrics  []string
+}
+
+// compareRuns aligns every example of every run: from the alignment cache
+// when the runs have ended and are as they were, else from each run's
+// per-example calls.
 func (h *Handler) compareRuns(ctx context.Context, projectID string, p compareParams) (*comparison, error) {
 	cmp, predict, err := h.loadRuns(ctx, projectID, p)
 	if err != nil {
 		return nil, err
 	}
+	key, err := h.alignmentKey(ctx, projectID, p, cmp, predict)
+	if err != nil {
+		return nil, err
+	}
+	al := h.alignments.get(key)
+	if al == nil {
+		if al, err = h.alignRuns(ctx, projectID, p, predict); err != nil {
+			return nil, err
+		}
+		h.alignments.put(key, al)
+	}
+	cmp.Metrics = al.Metrics
+	// Baseline order first: examples the baseline saw, in its order.
+	b := cmp.BaselineIndex
+	cmp.Examples = slices.Clone(al.Examples)
+	slices.SortStableFunc(cmp.Examples, func(x, y *compareExample) int {
+		return boolRank(x.Results[b] == nil) - boolRank(y.Results[b] == nil)
+	})
+	return cmp, nil
+}
+
+// alignmentKey names the alignment of the runs as they are: the project,
+// the runs in order, the per-example op's refs, and for each run its end
+// and the number of its per-example calls. "" (nothing is cached) while a
+// run has not ended: its examples may still be arriving.
+func (h *Handler) alignmentKey(ctx context.Context, projectID string, p compareParams, cmp *comparison, predict []string) (string, error) {
+	if len(cmp.version) != len(p.Runs) || len(predict) == 0 {
+		return "", nil
+	}
+	parts := append([]string{projectID}, predict...)
+	for i, id := range p.Runs {
+		stats, err := h.cfg.Trace.CallsQueryStats(ctx, &trace.CallsQueryStatsReq{ProjectID: projectID, Filter: trace.CallsFilter{ParentIDs: []string{id}, OpNames: predict}})
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, cmp.version[i]+"#"+strconv.FormatInt(stats.Count, 10))
+	}
+	sum := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// alignRuns reads each run's per-example calls and aligns them.
+func (h *Handler) alignRuns(ctx context.Context, projectID string, p compareParams, predict []string) (*alignment, error) {
+	al := &alignment{}
 	byKey := map[string]*compareExample{}
 	metrics := map[string]bool{}
 	for i, id := range p.Runs {
@@ -166,7 +234,7 @@ func (h *Handler) compareRuns(ctx context.Context, projectID string, p comparePa
 			continue
 		}
 		req := &trace.CallsQueryReq{ProjectID: projectID, Filter: trace.CallsFilter{ParentIDs: []string{id}, OpNames: predict}}
-		err = h.cfg.Trace.CallsQuery(ctx, req, func(c *trace.Call) error {
+		err := h.cfg.Trace.CallsQuery(ctx, req, func(c *trace.Call) error {
 			key, example, result := exampleOf(c)
 			if key == "" {
 				return nil
@@ -175,7 +243,7 @@ func (h *Handler) compareRuns(ctx context.Context, projectID string, p comparePa
 			if ex == nil {
 				ex = &compareExample{Key: key, Example: example, Results: make([]*exampleResult, len(p.Runs))}
 				byKey[key] = ex
-				cmp.Examples = append(cmp.Examples, ex)
+				al.Examples = append(al.Examples, ex)
 			}
 			if ex.Results[i] == nil { // a repeated trial: the first counts
 				ex.Results[i] = result
@@ -189,16 +257,8 @@ func (h *Handler) compareRuns(ctx context.Context, projectID string, p comparePa
 			return nil, err
 		}
 	}
-	cmp.Metrics = sortedKeys(metrics)
-	// Baseline order first: examples the baseline saw, in its order.
-	b := cmp.BaselineIndex
-	slices.SortStableFunc(cmp.Examples, func(x, y *compareExample) int {
-		return boolRank(x.Results[b] == nil) - boolRank(y.Results[b] == nil)
-	})
-	for _, ex := range cmp.Examples {
-		ex.Regression = ex.regressed(b, cmp.Metrics)
-	}
-	return cmp, nil
+	al.Metrics = sortedKeys(metrics)
+	return al, nil
 }
 
 // compareWindow is what one page of a comparison shows: the page's
@@ -217,7 +277,8 @@ type compareWindow struct {
 // example: the baseline's page of calls, then each other run's calls for
 // those examples' row refs (the input refs filter). Any other page (the
 // regressions, the examples only other runs have, inline examples) aligns
-// every example first.
+// every example first (kept in the alignment cache once the runs have
+// ended), then filters and pages.
 func (h *Handler) compareWindowOf(ctx context.Context, projectID string, p compareParams) (*compareWindow, error) {
 	if !p.Regressions {
 		win, ok, err := h.baselineWindow(ctx, projectID, p)
@@ -232,7 +293,9 @@ func (h *Handler) compareWindowOf(ctx context.Context, projectID string, p compa
 	examples := cmp.Examples
 	all := len(examples)
 	if p.Regressions {
-		examples = filterRegressions(examples)
+		examples = slices.DeleteFunc(examples, func(ex *compareExample) bool {
+			return !ex.regressed(cmp.BaselineIndex, cmp.Metrics, p.Directions)
+		})
 	}
 	win := &compareWindow{comparison: cmp, Total: len(examples), All: all, BaselineCount: -1}
 	cmp.Examples = pageOf(examples, p.Offset, p.Limit)
@@ -308,9 +371,6 @@ func (h *Handler) baselineWindow(ctx context.Context, projectID string, p compar
 		}
 	}
 	cmp.Metrics = sortedKeys(metrics)
-	for _, ex := range cmp.Examples {
-		ex.Regression = ex.regressed(b, cmp.Metrics)
-	}
 	return &compareWindow{comparison: cmp, Total: -1, All: -1, BaselineCount: int(stats.Count), HasNext: true}, true, nil
 }
 
@@ -323,9 +383,9 @@ func boolRank(b bool) int {
 	return 0
 }
 
-// regressed reports whether any run scored an example lower than the
-// baseline on any metric (scores are taken as higher is better).
-func (ex *compareExample) regressed(baseline int, metrics []string) bool {
+// regressed reports whether any run scored an example worse than the
+// baseline on any metric, each metric in its direction.
+func (ex *compareExample) regressed(baseline int, metrics []string, dirs metricDirections) bool {
 	base := ex.Results[baseline]
 	if base == nil {
 		return false
@@ -337,7 +397,7 @@ func (ex *compareExample) regressed(baseline int, metrics []string) bool {
 		for _, m := range metrics {
 			bv, bok := base.Scores[m]
 			rv, rok := r.Scores[m]
-			if bok && rok && rv < bv {
+			if bok && rok && dirs.better(m, bv, rv) < 0 {
 				return true
 			}
 		}

@@ -16,6 +16,9 @@ type compareView struct {
 	// Baseline is the index of the baseline in Runs.
 	Baseline int
 	Metrics  []string
+	// Directions are the metrics' directions, each with the link that
+	// turns it the other way.
+	Directions []metricDirectionView
 	// Total counts the examples shown by the filter; All every example
 	// (both -1 when the page was found without counting them, and then
 	// BaselineCount is the baseline's number of examples).
@@ -34,6 +37,13 @@ type compareView struct {
 	QueueAction   string
 	DatasetAction string
 	DatasetName   string
+}
+
+// metricDirectionView is one metric's direction in the comparison.
+type metricDirectionView struct {
+	Name          string
+	LowerIsBetter bool
+	Flip          string
 }
 
 // compareRow is one example across the runs.
@@ -87,6 +97,11 @@ func (h *Handler) evalComparePage(w http.ResponseWriter, r *http.Request, v *vie
 		QueueAction:    projectPath(projectID, "evaluations/compare/queue"),
 		DatasetAction:  projectPath(projectID, "evaluations/compare/dataset"),
 	}
+	for _, m := range cmp.Metrics {
+		flipped := p
+		flipped.Directions = p.Directions.flipped(m)
+		view.Directions = append(view.Directions, metricDirectionView{Name: m, LowerIsBetter: p.Directions.lowerIsBetter(m), Flip: flipped.url(projectID, "offset", "")})
+	}
 	for _, run := range cmp.Runs {
 		view.BaselineLinks = append(view.BaselineLinks, p.url(projectID, "baseline", run.ID, "offset", ""))
 	}
@@ -103,7 +118,7 @@ func (h *Handler) evalComparePage(w http.ResponseWriter, r *http.Request, v *vie
 		return
 	}
 	for i, ex := range pageRows {
-		view.Rows = append(view.Rows, compareRowOf(projectID, cmp, ex, values[i]))
+		view.Rows = append(view.Rows, compareRowOf(projectID, cmp, ex, values[i], p.Directions))
 	}
 	view.DatasetName = h.exampleDataset(pageRows)
 	if h.cfg.Authorizer.Authorize(ctx, v.principal, projectID, true) == nil {
@@ -128,20 +143,10 @@ func pageOf[T any](items []T, offset, limit int) []T {
 
 func itoaOffset(n int) string { return strconv.Itoa(n) }
 
-func filterRegressions(examples []*compareExample) []*compareExample {
-	var out []*compareExample
-	for _, ex := range examples {
-		if ex.Regression {
-			out = append(out, ex)
-		}
-	}
-	return out
-}
-
 // compareRowOf lays one example out: each run's output and scores, with
-// deltas against the baseline.
-func compareRowOf(projectID string, cmp *comparison, ex *compareExample, value json.RawMessage) compareRow {
-	row := compareRow{Key: ex.Key, Regression: ex.Regression}
+// deltas against the baseline, better or worse in each metric's direction.
+func compareRowOf(projectID string, cmp *comparison, ex *compareExample, value json.RawMessage, dirs metricDirections) compareRow {
+	row := compareRow{Key: ex.Key, Regression: ex.regressed(cmp.BaselineIndex, cmp.Metrics, dirs)}
 	if value != nil {
 		row.Example = cellTree(projectID, value)
 	} else {
@@ -164,7 +169,7 @@ func compareRowOf(projectID string, cmp *comparison, ex *compareExample, value j
 			if ok {
 				s.Has, s.Value = true, formatScore(val)
 				if bv, bok := base.scoreOf(m); bok && i != cmp.BaselineIndex {
-					s.Delta = scoreDelta(bv, val)
+					s.Delta = scoreDelta(bv, val, dirs.better(m, bv, val))
 				}
 			}
 			cell.Scores = append(cell.Scores, s)
@@ -183,10 +188,11 @@ func (r *exampleResult) scoreOf(m string) (float64, bool) {
 	return v, ok
 }
 
-// scoreDelta is a score's change against the baseline; scores are higher
-// for better, so the class says "up" (better), "down" (worse) or "same".
-func scoreDelta(baseline, score float64) delta {
+// scoreDelta is a score's change against the baseline, whose class says
+// whether it is better ("up"), worse ("down") or the same (better is the
+// comparison of metricDirections.better).
+func scoreDelta(baseline, score float64, better int) delta {
 	d := deltaOf(baseline, score, formatScore)
-	d.Class = map[string]string{"more": "up", "less": "down", "same": "same"}[d.Class]
+	d.Class = map[int]string{1: "up", -1: "down", 0: "same"}[better]
 	return d
 }

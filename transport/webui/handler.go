@@ -83,6 +83,8 @@ type Handler struct {
 	// crossOrigin refuses state-changing requests sent from other origins
 	// (Sec-Fetch-Site and Origin), before the CSRF token is even looked at.
 	crossOrigin *http.CrossOriginProtection
+	// alignments keeps the alignments of recent evaluation comparisons.
+	alignments alignmentCache
 	// closing ends the live streams (CloseStreams).
 	closing   chan struct{}
 	closeOnce sync.Once

@@ -15,8 +15,8 @@ import (
 
 // evalFixture is a project with an op and a dataset in two versions each
 // and two evaluation runs over the dataset's first version: run A right on
-// every example; run B wrong on q2, without q3, and with an inline example
-// of its own.
+// every example; run B wrong on q2, without q3, with an inline example of
+// its own, and faster on q1 (the scorer "sim" reports a latency too).
 type evalFixture struct {
 	tables       [2]string // the dataset's two tables
 	rowDigests   map[string]string
@@ -80,8 +80,12 @@ func seedEvalFixture(t *testing.T, s *server) evalFixture {
 			expected := map[string]string{"q1": "4", "q2": "Paris", "q3": "blue", "q9": "x"}[id]
 			call := uuidN(byte('a'+r), i)
 			s.callStart(t, k, p, call, traceID, root, predict, at.Add(time.Duration(i+1)*time.Second), map[string]any{"example": example(id), "model": "model-" + run.name})
+			latency := 1.0
+			if run.name == "B" && id == "q1" {
+				latency = 0.5
+			}
 			s.callEnd(t, k, p, call, at.Add(time.Duration(i+2)*time.Second), map[string]any{
-				"output": answer, "scores": map[string]any{"exact": answer == expected, "sim": map[string]any{"score": float64(len(answer)) / 10}},
+				"output": answer, "scores": map[string]any{"exact": answer == expected, "sim": map[string]any{"score": float64(len(answer)) / 10, "latency_s": latency}},
 			}, map[string]any{}, "")
 			if run.name == "B" {
 				f.callB[id] = call
@@ -154,6 +158,7 @@ func TestObjectPages(t *testing.T) {
 			"objects/qa/diff?a=v0&b=v9":                                             http.StatusNotFound,
 			"tables/" + f.tables[0] + "?sort=a..b":                                  http.StatusBadRequest,
 			"tables/" + f.tables[0] + "?dir=up":                                     http.StatusBadRequest,
+			"tables/" + f.tables[0] + "?sort=" + url.QueryEscape(`a"b`):             http.StatusBadRequest,
 			"tables/nothing":                                                        http.StatusNotFound,
 			"?ref=" + url.QueryEscape("weave:///alice"):                             http.StatusBadRequest,
 			"evaluations/compare?run=" + f.runA:                                     http.StatusBadRequest,
@@ -224,9 +229,36 @@ func TestEvaluationPages(t *testing.T) {
 		if got := rowOrder(regressions.body); len(got) != 1 || got[0] != f.rowDigests["q2"] {
 			t.Fatalf("regressions only: %v", got)
 		}
-		regressions.mustContain(t, `class="regression"`, "1 example scored lower")
-		// Against B, A regresses nowhere.
-		b.get(compare+"&baseline="+f.runB+"&regressions=1").mustContain(t, "0 examples")
+		regressions.mustContain(t, `class="regression"`, "1 example scored worse")
+		// Directions: a latency is lower-is-better unless the view says
+		// otherwise, every other score (booleans too) higher-is-better; B's
+		// faster q1 is better, and its latency delta says so.
+		all.mustContain(t, `data-metric="sim.latency_s" data-better="lower"`, `data-metric="exact" data-better="higher"`,
+			`data-metric="sim.score" data-better="higher"`, `data-score="sim.latency_s">0.5 <span class="delta delta-up">−0.5<`)
+		// The view's link that turns the latency around is a view where B's
+		// q1 regresses.
+		flip := regexp.MustCompile(`data-metric="sim.latency_s"[^>]*>[^<]*<a class="flip-direction" href="([^"]+)"`).FindStringSubmatch(all.body)
+		if flip == nil {
+			t.Fatalf("no link turns sim.latency_s around:\n%s", all.body)
+		}
+		flipped := b.get(strings.ReplaceAll(flip[1], "&amp;", "&") + "&regressions=1")
+		flipped.mustContain(t, `data-metric="sim.latency_s" data-better="higher"`, `class="delta delta-down">−0.5<`)
+		if got := rowOrder(flipped.body); len(got) != 2 || got[0] != f.rowDigests["q1"] || got[1] != f.rowDigests["q2"] {
+			t.Fatalf("regressions with higher latencies better: %v", got)
+		}
+		// With lower exact and sim scores better, B's q2 is no regression.
+		b.get(compare+"&lower=exact&lower=sim.score&regressions=1").mustContain(t, "0 examples", `data-metric="exact" data-better="lower"`)
+		// Against B, A regresses on q1 (slower) alone; with lower sim scores
+		// better, on q2 as well.
+		if got := rowOrder(b.get(compare + "&baseline=" + f.runB + "&regressions=1").body); len(got) != 1 || got[0] != f.rowDigests["q1"] {
+			t.Fatalf("A against B: %v", got)
+		}
+		if got := rowOrder(b.get(compare + "&baseline=" + f.runB + "&lower=sim.score&regressions=1").body); len(got) != 2 || got[0] != f.rowDigests["q1"] || got[1] != f.rowDigests["q2"] {
+			t.Fatalf("A against B, lower sim scores better: %v", got)
+		}
+		if got := b.get(compare + "&lower=exact&higher=exact"); got.status != http.StatusBadRequest {
+			t.Fatalf("a metric both ways: %d", got.status)
+		}
 
 		// Sending rows: to a queue (both runs' calls of q2), then to a new
 		// version of the dataset; a form without the CSRF token is refused.

@@ -35,12 +35,12 @@ func objectFixtures(v *viewer) map[string]page {
 		{CallID: "c1", TraceID: "t1", Output: xssJSON, Scores: map[string]float64{"exactMatch": 1}},
 		{CallID: "c2", TraceID: "t2", Output: json.RawMessage(`"Lyon"`), Scores: map[string]float64{"exactMatch": 0}},
 	}}
-	ex.Regression = ex.regressed(0, cmp.Metrics)
 	missing := &compareExample{Key: "d2", Example: json.RawMessage(`"weave:///team/p/object/qa:v0/attr/rows/id/d2"`), Results: []*exampleResult{nil, ex.Results[1]}}
 	params := compareParams{Runs: []string{"r1", "r2"}, Baseline: "r1", Regressions: true}
 	compare := compareView{
 		Project: project, Params: params, Runs: runs, Metrics: cmp.Metrics, Total: 2, All: 2, First: 1,
-		Rows:          []compareRow{compareRowOf(project, cmp, ex, nil), compareRowOf(project, cmp, missing, nil)},
+		Directions:    []metricDirectionView{{Name: xss, LowerIsBetter: true, Flip: params.url(project, "higher", xss)}},
+		Rows:          []compareRow{compareRowOf(project, cmp, ex, nil, metricDirections{}), compareRowOf(project, cmp, missing, nil, metricDirections{})},
 		RegressionsOn: params.url(project, "regressions", "1"), RegressionsOff: params.url(project, "regressions", ""),
 		BaselineLinks: []string{params.url(project, "baseline", "r1"), params.url(project, "baseline", "r2")},
 		CSRF:          v.CSRF(), CanWrite: true, Queues: []feedback.Queue{{ID: "q1", Name: xss}},

@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,18 +19,13 @@ import (
 )
 
 // localModel is the name the tiny model is served under: its folder's name.
-const localModel = "qwen3-tiny"
+const localModel = e2e.TinyModelName
 
 // startLocal runs the real server with -model serving a tiny random-weight
 // Qwen3 (the real Qwen3 tokenizer and chat template) and no routing file.
 func startLocal(t *testing.T) (*serverproc.Server, openai.Client) {
 	t.Helper()
-	written := llmtest.ModelDir{Dims: llmtest.TinyQwen3, Tokenizer: llmtest.TokenizerQwen3}.Write(t)
-	dir := filepath.Join(t.TempDir(), localModel)
-	if err := os.Rename(written, dir); err != nil {
-		t.Fatal(err)
-	}
-	srv := serverproc.Start(t, serverproc.Options{DatabaseURL: testdb.SQLiteURL(t), Args: []string{"-model", dir}})
+	srv := serverproc.Start(t, serverproc.Options{DatabaseURL: testdb.SQLiteURL(t), Args: []string{"-model", e2e.TinyModel(t)}})
 	return srv, openai.NewClient(option.WithBaseURL(srv.URL+"/v1/"), option.WithAPIKey(srv.Key), option.WithMaxRetries(0))
 }
 
@@ -183,19 +175,6 @@ func TestLocalModelWithOpenAIGo(t *testing.T) {
 // itself.
 func TestLocalModelWithOpenAINode(t *testing.T) {
 	t.Parallel()
-	js, err := filepath.Abs("../js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(js, "node_modules", "openai")); err != nil {
-		t.Fatalf("run `npm ci` in internal/integration/js first (scripts/test does): %v", err)
-	}
 	srv, _ := startLocal(t)
-	cmd := exec.Command("node", "local.mjs")
-	cmd.Dir = js
-	cmd.Env = append(os.Environ(), "WEFT_URL="+srv.URL, "WEFT_KEY="+srv.Key, "WEFT_MODEL="+localModel)
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), `"ok":true`) {
-		t.Fatalf("node local.mjs: %v\n%s", err, out)
-	}
+	e2e.NodeScript(t, "local.mjs", "WEFT_URL="+srv.URL, "WEFT_KEY="+srv.Key, "WEFT_MODEL="+localModel)
 }

@@ -271,58 +271,108 @@ func startWorker(t *testing.T, dbURL string, env []string, args ...string) *exec
 	return cmd
 }
 
-// TestWorkerKilledMidJob kills (SIGKILL) the only worker process while it runs
-// a job; a new worker rescues the job through River's rescuer and retries it:
+// killedWorker is a trainer TestWorkerKilledMidJob runs: the base model it
+// trains, how to start a process that works the queue with it (returning
+// how to SIGKILL it), and a job of it long enough to be killed mid-way.
+type killedWorker struct {
+	name      string
+	baseModel string
+	start     func(t *testing.T, dbURL, checkpoints string) (kill func())
+	job       func(t *testing.T, c e2e.Client, modelID string) (jobID string)
+}
+
+// TestWorkerKilledMidJob kills (SIGKILL) the only process working the queue
+// while it runs a job — a `weft worker` with the exec trainer, and a server
+// training the model it serves with the built-in trainer — and starts
+// another: it rescues the job through River's rescuer and retries it, and
 // the job ends with exactly one training_ended, never silence.
 func TestWorkerKilledMidJob(t *testing.T) {
 	t.Parallel()
-	dbURL := testdb.PostgresURL(t)
-	// The server accepts jobs and runs none: it leaves them to the worker
-	// processes instead of failing what it has no trainer for.
-	srv := serverproc.Start(t, serverproc.Options{DatabaseURL: dbURL, Args: []string{"-training-other-workers"}})
-	c := artClient(srv)
-	checkpoints := t.TempDir()
-	workerArgs := []string{"-trainer-command", testTrainer(t), "-checkpoint-dir", checkpoints,
-		"-training-job-timeout", "8s", "-training-rescue-after", "9s"}
-	slow := []string{"TESTTRAINER_STEP_DELAY=300ms"}
-	first := startWorker(t, dbURL, slow, workerArgs...)
+	for _, w := range []killedWorker{
+		{
+			name: "exec", baseModel: "b",
+			start: func(t *testing.T, dbURL, checkpoints string) func() {
+				cmd := startWorker(t, dbURL, []string{"TESTTRAINER_STEP_DELAY=300ms"}, "-trainer-command", testTrainer(t), "-checkpoint-dir", checkpoints,
+					"-training-job-timeout", "8s", "-training-rescue-after", "9s")
+				return func() { _ = cmd.Process.Kill() }
+			},
+			job: func(t *testing.T, c e2e.Client, modelID string) string {
+				var job struct{ ID string }
+				c.Call(t, http.MethodPost, "/v1/preview/training-jobs", map[string]any{"model_id": modelID, "trajectory_groups": groups(2)}, &job)
+				return job.ID
+			},
+		},
+		{
+			// Servers that serve (and so train) the tiny model, each from a
+			// directory of its own with the same files. An attempt of the
+			// SFT job (20 one-conversation steps) takes about two seconds;
+			// the timeout leaves room for a loaded machine.
+			name: "local", baseModel: e2e.TinyModelName,
+			start: func(t *testing.T, dbURL, checkpoints string) func() {
+				srv := serverproc.Start(t, serverproc.Options{DatabaseURL: dbURL, Args: []string{"-model", e2e.TinyModel(t),
+					"-checkpoint-dir", checkpoints, "-training-job-timeout", "15s", "-training-rescue-after", "16s"}})
+				return srv.Kill
+			},
+			job: func(t *testing.T, c e2e.Client, modelID string) string {
+				var data strings.Builder
+				for i := range 20 {
+					fmt.Fprintf(&data, `{"messages":[{"role":"user","content":"question %d"},{"role":"assistant","content":"answer %d"}]}`+"\n", i, i)
+				}
+				digest := c.Upload(t, "admin/p", "train.jsonl", []byte(data.String()))
+				c.Call(t, http.MethodPost, "/obj/create", map[string]any{"obj": map[string]any{"project_id": "admin/p", "object_id": "m-sft-data-0123456789ab",
+					"val": map[string]any{"_type": "CustomWeaveType", "weave_type": map[string]any{"type": "wandb.Artifact"}, "files": map[string]any{"train.jsonl": digest}}}}, nil)
+				var job struct{ ID string }
+				c.Call(t, http.MethodPost, "/v1/preview/sft-training-jobs", map[string]any{"model_id": modelID,
+					"training_data_url": "wandb-artifact:///admin/p/m-sft-data-0123456789ab:v0", "config": map[string]any{"batch_size": 1, "learning_rate": 1e-3}}, &job)
+				return job.ID
+			},
+		},
+	} {
+		t.Run(w.name, func(t *testing.T) {
+			t.Parallel()
+			dbURL := testdb.PostgresURL(t)
+			// The server accepts jobs and runs none: it leaves them to the
+			// worker processes instead of failing what it has no trainer for.
+			srv := serverproc.Start(t, serverproc.Options{DatabaseURL: dbURL, Args: []string{"-training-other-workers"}})
+			c := artClient(srv)
+			checkpoints := t.TempDir()
+			kill := w.start(t, dbURL, checkpoints)
 
-	var model struct{ ID string }
-	c.Call(t, http.MethodPost, "/v1/preview/models", map[string]any{"project": "p", "name": "m", "base_model": "b"}, &model)
-	var job struct{ ID string }
-	c.Call(t, http.MethodPost, "/v1/preview/training-jobs", map[string]any{"model_id": model.ID, "trajectory_groups": groups(2)}, &job)
-	deadline := time.Now().Add(time.Minute)
-	for {
-		var page struct{ Data []event }
-		c.Call(t, http.MethodGet, "/v1/preview/training-jobs/"+job.ID+"/events", nil, &page)
-		if len(page.Data) >= 2 { // training_started and a gradient step: mid-job
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the worker never started the job")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err := first.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	startWorker(t, dbURL, slow, workerArgs...)
+			var model struct{ ID string }
+			c.Call(t, http.MethodPost, "/v1/preview/models", map[string]any{"project": "p", "name": "m", "base_model": w.baseModel}, &model)
+			jobID := w.job(t, c, model.ID)
+			deadline := time.Now().Add(time.Minute)
+			for {
+				var page struct{ Data []event }
+				c.Call(t, http.MethodGet, "/v1/preview/training-jobs/"+jobID+"/events", nil, &page)
+				if len(page.Data) >= 2 { // training_started and a gradient step: mid-job
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the worker never started the job")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			kill()
+			w.start(t, dbURL, checkpoints)
 
-	events := events(t, c, job.ID, 2*time.Minute)
-	checkOneEnd(t, job.ID, events, "training_ended")
-	starts := 0
-	for _, e := range events {
-		if e.Type == "training_started" {
-			starts++
-		}
-	}
-	if starts != 2 {
-		t.Fatalf("want the killed attempt and the retried one to have started, got %d starts: %+v", starts, events)
-	}
-	var cps struct{ Data []struct{ Step int64 } }
-	c.Call(t, http.MethodGet, "/v1/preview/models/"+model.ID+"/checkpoints?limit=1&order=desc", nil, &cps)
-	if len(cps.Data) != 1 || cps.Data[0].Step != 1 {
-		t.Fatalf("latest checkpoint after the retried job = %+v, want step 1", cps.Data)
+			events := events(t, c, jobID, 2*time.Minute)
+			checkOneEnd(t, jobID, events, "training_ended")
+			starts := 0
+			for _, e := range events {
+				if e.Type == "training_started" {
+					starts++
+				}
+			}
+			if starts != 2 {
+				t.Fatalf("want the killed attempt and the retried one to have started, got %d starts: %+v", starts, events)
+			}
+			var cps struct{ Data []struct{ Step int64 } }
+			c.Call(t, http.MethodGet, "/v1/preview/models/"+model.ID+"/checkpoints?limit=1&order=desc", nil, &cps)
+			if len(cps.Data) != 1 || cps.Data[0].Step != 1 {
+				t.Fatalf("latest checkpoint after the retried job = %+v, want step 1", cps.Data)
+			}
+		})
 	}
 }
 

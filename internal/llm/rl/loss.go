@@ -183,6 +183,24 @@ func (c *Config) LossPart(row *Row, newLogprob []float64, rowTokens int) (*Resul
 	return res, nil
 }
 
+// Entropy is the policy entropy a step reports, as the reference trainer
+// weighs it: Σ_t H_t·w_t·m_t / (rowTokens + 1e-6), with H_t the entropy of
+// the policy's next-token distribution at position t (one per position, as
+// newLogprob in Loss). Like LossPart, the entropy of a row run in parts is
+// the sum of its parts' with the row's rowTokens.
+func (r *Row) Entropy(entropy []float64, rowTokens int) (float64, error) {
+	if err := r.check(len(entropy)); err != nil {
+		return 0, err
+	}
+	var sum float64
+	for t, m := range r.Mask {
+		if m {
+			sum += entropy[t] * r.Weight[t]
+		}
+	}
+	return sum / (float64(rowTokens) + 1e-6), nil
+}
+
 // ProbsCorr is the Pearson correlation of exp(ℓ°) and exp(ℓ) over the
 // positions whose old log-probability is known (NaN when fewer than two): how
 // well the sampler's probabilities agree with the trainer's.

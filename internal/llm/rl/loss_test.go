@@ -249,3 +249,26 @@ func TestLossRejectsRaggedRow(t *testing.T) {
 		t.Error("a row of 1 position took 2 log-probabilities")
 	}
 }
+
+// The reported entropy, by hand: positions 0 and 2 are trained with weights
+// 0.5 and 2; H = 1.5 and 0.25 there, so (1.5·0.5 + 0.25·2) / (2 + 1e-6);
+// the untrained position's entropy counts for nothing. In two parts, the
+// parts' entropies with the row's token count add up to the row's.
+func TestEntropyByHand(t *testing.T) {
+	row := &Row{Mask: []bool{true, false, true}, OldLogprob: []float64{0, math.NaN(), 0}, Advantage: []float64{1, 0, 1},
+		Weight: []float64{0.5, 0, 2}, Seq: []int{0, 0, 1}}
+	h := []float64{1.5, 9, 0.25}
+	got, err := row.Entropy(h, row.AssistantTokens())
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "entropy", got, (1.5*0.5+0.25*2)/(2+1e-6))
+	first := &Row{Mask: row.Mask[:2], OldLogprob: row.OldLogprob[:2], Advantage: row.Advantage[:2], Weight: row.Weight[:2], Seq: row.Seq[:2]}
+	second := &Row{Mask: row.Mask[2:], OldLogprob: row.OldLogprob[2:], Advantage: row.Advantage[2:], Weight: row.Weight[2:], Seq: row.Seq[2:]}
+	a, _ := first.Entropy(h[:2], 2)
+	b, _ := second.Entropy(h[2:], 2)
+	near(t, "parts", a+b, got)
+	if _, err := row.Entropy(h[:2], 2); err == nil {
+		t.Error("entropies of the wrong length were accepted")
+	}
+}

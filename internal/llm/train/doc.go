@@ -25,6 +25,10 @@
 // up until Step, so a batch split into micro-batches gives the gradients of
 // the whole batch.
 //
+// SaveOptimizer writes AdamW's moments and step count beside a saved
+// adapter (OptimizerFile) and LoadOptimizer resumes them, so that training
+// continued from a checkpoint steps as one uninterrupted run would.
+//
 // # Defaults
 //
 // Config's defaults are the reference RL trainer's: AdamW with β = (0.9,

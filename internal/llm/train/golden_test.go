@@ -35,10 +35,12 @@ type trainGolden struct {
 	}
 	Adapter  goldenFactors
 	Logprobs [][]float32
-	SFTLoss  float64 `json:"sft_loss"`
-	SFT      goldenFactors
-	Weighted goldenFactors
-	AdamW    struct {
+	// Entropies are those of the next-token distributions at the targets.
+	Entropies [][]float32
+	SFTLoss   float64 `json:"sft_loss"`
+	SFT       goldenFactors
+	Weighted  goldenFactors
+	AdamW     struct {
 		LR, Beta1, Beta2, Eps float64
 		WeightDecay           float64 `json:"weight_decay"`
 	}
@@ -172,6 +174,7 @@ func TestLoRAGradientsMatchReference(t *testing.T) {
 					t.Fatalf("sequence %d: log-probabilities off by %.3g relative: %v, want %v", i, e, pass.Logprobs[i], want)
 				}
 			}
+			checkEntropies(t, pass, g)
 			batch := g.batch()
 			loss, dLogprobs := CrossEntropy(pass, batch, CountTargets(batch))
 			if math.Abs(loss-g.SFTLoss) > 1e-5*math.Abs(g.SFTLoss) {
@@ -182,6 +185,9 @@ func TestLoRAGradientsMatchReference(t *testing.T) {
 			}
 			if err := tr.Backward(pass, dLogprobs); !errors.Is(err, model.ErrBatch) {
 				t.Fatalf("a second backward pass of one forward pass: %v, want ErrBatch", err)
+			}
+			if _, err := pass.Entropies(); !errors.Is(err, model.ErrBatch) {
+				t.Fatalf("entropies after the backward pass: %v, want ErrBatch", err)
 			}
 			sft := compareFactors(t, "sft gradient", tr.Gradients().Layers, g.SFT, gradTolerance)
 			tr.Gradients().Zero()
@@ -276,10 +282,24 @@ func TestAccumulatedMicroBatchesMatchReference(t *testing.T) {
 	compareFactors(t, "accumulated gradient", tr.Gradients().Layers, g.SFT, gradTolerance)
 }
 
+// checkEntropies compares a pass's entropies with the reference's.
+func checkEntropies(t *testing.T, pass *model.Pass, g *trainGolden) {
+	t.Helper()
+	got, err := pass.Entropies()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range g.Entropies {
+		if e := relativeError(got[i], want); e > 1e-5 {
+			t.Fatalf("sequence %d: entropies off by %.3g relative: %v, want %v", i, e, got[i], want)
+		}
+	}
+}
+
 // TestChunkedLogitsMatchReference: with a logits budget of three rows, the
 // forward pass computes the log-probabilities chunk by chunk and the
-// backward pass recomputes each chunk's softmax; both still agree with the
-// reference.
+// backward pass (and the entropies) recompute each chunk's softmax; all
+// still agree with the reference.
 func TestChunkedLogitsMatchReference(t *testing.T) {
 	for _, name := range trainGoldens {
 		t.Run(name, func(t *testing.T) {
@@ -298,6 +318,7 @@ func TestChunkedLogitsMatchReference(t *testing.T) {
 					t.Fatalf("sequence %d: log-probabilities off by %.3g relative", i, e)
 				}
 			}
+			checkEntropies(t, pass, g)
 			coefs := make([][]float32, len(g.Sequences))
 			for i, s := range g.Sequences {
 				coefs[i] = s.Coefficients

@@ -10,7 +10,8 @@ attention and MLP projection, A and B both non-zero so that every factor has
 a gradient), a batch of two sequences and writes train/<name>.json:
 
   - the log-probabilities of each sequence's next tokens at the positions
-    the loss looks at (a random subset);
+    the loss looks at (a random subset), and the entropy of the model's
+    next-token distribution there (in float64, nats);
   - "sft": the gradients of the mean cross-entropy over those positions
     with respect to every A and B (PyTorch autograd through generate.py's
     reference forward pass, its linear layers given the LoRA delta
@@ -65,6 +66,20 @@ def logprobs(cfg, w, adapter, seqs):
     return out
 
 
+def entropies(cfg, w, adapter, seqs):
+    """Per sequence, the entropy of the next-token distribution at every
+    position with a target (0 where none)."""
+    out = []
+    with torch.no_grad():
+        for tokens, targets in seqs:
+            cache = [None] * cfg["num_hidden_layers"]
+            logits = generate.forward(cfg, w, generate.Rotary(cfg), tokens, 0, cache, adapter)
+            lp = torch.log_softmax(logits.double(), dim=-1)
+            mask = torch.tensor([t >= 0 for t in targets], dtype=torch.float64)
+            out.append(-(lp.exp() * lp).sum(-1) * mask)
+    return out
+
+
 def grads_of(loss, params):
     for p in params:
         p.grad = None
@@ -113,6 +128,7 @@ def write(name, seed):
         "sequences": [{"tokens": tok, "targets": tgt, "coefficients": c.tolist()} for (tok, tgt), c in zip(seqs, coefs)],
         "adapter": factors([p.detach() for p in params]),
         "logprobs": [lp.detach().tolist() for lp in lps],
+        "entropies": [h.tolist() for h in entropies(cfg, w, adapter, seqs)],
         "sft_loss": float(sft),
         "sft": factors(sft_grads),
         "weighted": factors(weighted_grads),

@@ -1,0 +1,49 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/weftlabs/weft/internal/llm/llmtest"
+)
+
+// TinyModelName is the name a server given TinyModel's directory with -model
+// serves it under: the directory's name.
+const TinyModelName = "qwen3-tiny"
+
+// TinyModel writes a tiny random-weight Qwen3 (the real Qwen3 tokenizer and
+// chat template) into a directory named TinyModelName and returns its path:
+// a model a server serves and trains in-process in moments.
+func TinyModel(t testing.TB) string {
+	t.Helper()
+	written := llmtest.ModelDir{Dims: llmtest.TinyQwen3, Tokenizer: llmtest.TokenizerQwen3}.Write(t)
+	dir := filepath.Join(t.TempDir(), TinyModelName)
+	if err := os.Rename(written, dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// NodeScript runs script, one of the module's js directory (whose npm
+// packages must be installed), under Node with env added, and returns its
+// output; a script that fails or does not print `"ok":true` fails t.
+func NodeScript(t testing.TB, script string, env ...string) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	js := filepath.Join(filepath.Dir(file), "..", "js")
+	if _, err := os.Stat(filepath.Join(js, "node_modules", "openai")); err != nil {
+		t.Fatalf("run `npm ci` in internal/integration/js first (scripts/test does): %v", err)
+	}
+	cmd := exec.Command("node", script)
+	cmd.Dir = js
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), `"ok":true`) {
+		t.Fatalf("node %s: %v\n%s", script, err, out)
+	}
+	return string(out)
+}
