@@ -8,9 +8,9 @@ import (
 // Entropies returns the entropy of the model's next-token distribution,
 // −Σ_v p_v·ln p_v in nats, at every position of the pass with a target,
 // shaped as Logprobs (0 elsewhere): how sure the policy being trained is
-// where the loss looks. Call it before Backward, which consumes the softmax
-// rows; when the pass kept none (a batch past its LogitsBudget) the rows
-// are recomputed chunk by chunk, one more output projection.
+// where the loss looks. Call it before Backward, which consumes the rows of
+// exponentials; when the pass kept none (a batch past its LogitsBudget)
+// the rows are recomputed chunk by chunk, one more output projection.
 func (p *Pass) Entropies() ([][]float32, error) {
 	m := p.m
 	m.mu.Lock()
@@ -19,24 +19,29 @@ func (p *Pass) Entropies() ([][]float32, error) {
 		return nil, fmt.Errorf("%w: the pass was backward-ed already", ErrBatch)
 	}
 	v := m.Config.VocabSize
+	nb := logitsBlocks(v)
 	n := len(p.targetRows)
 	flat := make([]float32, n)
-	probs := p.probs
+	exps := p.exps
 	for lo := 0; lo < n; lo += p.chunkRows {
 		hi := min(lo+p.chunkRows, n)
-		if p.probs == nil {
-			probs = p.softmaxRows(lo, hi, probs)
-		}
-		rows := probs[:(hi-lo)*v]
-		if p.probs != nil {
-			rows = probs[lo*v : hi*v]
+		rows := exps
+		if p.exps == nil {
+			exps = p.expRows(lo, hi, exps)
+			rows = exps
+		} else {
+			rows = exps[lo*v : hi*v]
 		}
 		m.pool.Parallel(hi-lo, 1, func(a, b int) {
 			for i := a; i < b; i++ {
+				// p = e·scale over each block (train_logits.go).
 				var h float64
-				for _, q := range rows[i*v : (i+1)*v] {
-					if q > 0 { // 0·ln 0 = 0
-						h -= float64(q) * math.Log(float64(q))
+				for blk, scale := range p.blockScales[(lo+i)*nb : (lo+i+1)*nb] {
+					c0 := blk * logitsBlock
+					for _, e := range rows[i*v+c0 : i*v+min(c0+logitsBlock, v)] {
+						if q := float64(e) * float64(scale); q > 0 { // 0·ln 0 = 0
+							h -= q * math.Log(q)
+						}
 					}
 				}
 				flat[lo+i] = float32(h)
