@@ -30,15 +30,19 @@ type LinearGradients interface {
 // outputs); projections that share an input add their products into one
 // dx in turn, which sums in the order one stacked product would. Int8
 // weights are dequantised once, float32 ones used in place. The output
-// projection's transpose [hidden × vocab] also serves the training pass's
-// logits (TrainForward), as a MatMul.
+// projection, which every trained token multiplies forward and backward,
+// is also kept packed as the product's tiles read it, a block of
+// logitsBlock vocabulary entries at a time: its transpose's blocks
+// [hidden × block] for the training pass's logits (TrainForward), its
+// own [block × hidden] for the gradient through them.
 type backwardWeights struct {
-	dequantized map[*Linear][]float32
-	lmHeadT     []float32 // [hidden × vocab]
+	dequantized   map[*Linear][]float32
+	lmHeadTBlocks []*tensor.PackedB // block b: the transpose's columns [b·logitsBlock, +logitsBlock)
+	lmHeadBlocks  []*tensor.PackedB // block b: the weight's rows [b·logitsBlock, +logitsBlock)
 }
 
 // backwardWeights returns the backward pass's weights, built on first use:
-// the output projection's transpose, and float32 copies of int8 layers.
+// the output projection's packed blocks, and float32 copies of int8 layers.
 // m.mu is held.
 func (m *Model) backwardWeights() *backwardWeights {
 	if m.bw != nil {
@@ -55,8 +59,14 @@ func (m *Model) backwardWeights() *backwardWeights {
 		}
 	}
 	w := bw.weight(m.LMHead)
-	bw.lmHeadT = make([]float32, len(w))
-	tensor.Transpose(bw.lmHeadT, w, m.LMHead.Out, m.LMHead.In)
+	d, v := m.LMHead.In, m.LMHead.Out
+	wT := make([]float32, len(w))
+	tensor.Transpose(wT, w, v, d)
+	for c := 0; c < v; c += logitsBlock {
+		wb := min(logitsBlock, v-c)
+		bw.lmHeadTBlocks = append(bw.lmHeadTBlocks, tensor.PackB(wT[c:], v, d, wb))
+		bw.lmHeadBlocks = append(bw.lmHeadBlocks, tensor.PackB(w[c*d:], d, wb, d))
+	}
 	m.bw = bw
 	return bw
 }

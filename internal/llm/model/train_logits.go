@@ -16,7 +16,8 @@ import (
 // its sum), a scale per row and block, and nothing sweeps the
 // vocabulary-wide rows again: the backward pass multiplies each block of
 // exponentials by the block's rows of the projection and adds the result
-// at its scale.
+// at its scale. Both products read the projection's blocks packed once
+// for the kernels' tiles (backwardWeights), not copied at every step.
 
 // logitsBlock is the vocabulary entries of one block: a block of 512 rows'
 // logits is 512 KiB, in the per-core cache.
@@ -73,7 +74,7 @@ func (p *Pass) expRows(lo, hi int, buf []float32) []float32 {
 	}
 	blockMax, blockSum := make([]float32, n*nb), make([]float64, n*nb)
 	logit := make([]float32, n)
-	lmHeadT := m.backwardWeights().lmHeadT
+	lmHeadT := m.backwardWeights().lmHeadTBlocks
 	m.pool.Parallel(v, logitsBlock, func(from, to int) {
 		for c := from; c < to; c += logitsBlock {
 			w, b := min(logitsBlock, to-c), c/logitsBlock
@@ -81,7 +82,7 @@ func (p *Pass) expRows(lo, hi int, buf []float32) []float32 {
 				// Many rows against the block of the vocabulary: outer
 				// products with the projection's transpose, equal to
 				// serving's logits up to float32 rounding.
-				tensor.MatMulStrided(buf[c:], v, normed, d, lmHeadT[c:], v, n, w, d)
+				tensor.MatMulPacked(buf[c:], v, normed, d, lmHeadT[b], n)
 			}
 			for i := range n {
 				row := buf[i*v+c : i*v+c+w]
@@ -143,9 +144,7 @@ func (p *Pass) logitsBackward(dLogprobs [][]float32, bw *backwardWeights, dx []f
 		m.pool.Parallel(hi-lo, 12, func(r0, r1 int) {
 			part := make([]float32, (r1-r0)*d)
 			for b := range nb {
-				c0 := b * logitsBlock
-				wb := min(logitsBlock, v-c0)
-				tensor.MatMulStrided(part, d, exps[r0*v+c0:], v, w[c0*d:], d, r1-r0, d, wb)
+				tensor.MatMulPacked(part, d, exps[r0*v+b*logitsBlock:], v, bw.lmHeadBlocks[b], r1-r0)
 				for i := r0; i < r1; i++ {
 					coef := -lps[lo+i] * p.blockScales[(lo+i)*nb+b]
 					tensor.Axpy(coef, part[(i-r0)*d:(i-r0+1)*d], dNormed[(lo+i)*d:(lo+i+1)*d])

@@ -159,13 +159,20 @@ func (p *Pool) matMulAB(accumulate bool, dst, a, b []float32, m, n, k int) {
 	})
 }
 
-// MatMulStrided sets dst = a·b on the calling thread, b stored k×n, over
-// rows that need not be packed: row i of a at a[i*lda], row p of b at
-// b[p*ldb], row i of the result at dst[i*ldd]. It sums as Pool.MatMul: a
-// block of a wider product computed in place, as a thread's share of a
-// training pass's logits.
-func MatMulStrided(dst []float32, ldd int, a []float32, lda int, b []float32, ldb, m, n, k int) {
-	asm.MatMul(dst, ldd, a, lda, b, ldb, m, n, k)
+// PackedB is a right-hand side of MatMul laid out once as the kernels'
+// tiles read it (asm.PackedB): a product taken again and again against
+// the same matrix skips the copy every call makes otherwise.
+type PackedB = asm.PackedB
+
+// PackB packs b [k×n], row p at b[p*ldb], for MatMulPacked.
+func PackB(b []float32, ldb, k, n int) *PackedB { return asm.PackB(b, ldb, k, n) }
+
+// MatMulPacked sets dst = a·b on the calling thread, b packed by PackB,
+// rows of a at a[i*lda] and of dst at dst[i*ldd]: the sums of MatMul
+// against b itself, bit for bit — a block of a wider product computed in
+// place, as a thread's share of a training pass's logits.
+func MatMulPacked(dst []float32, ldd int, a []float32, lda int, b *PackedB, m int) {
+	asm.MatMulPacked(dst, ldd, a, lda, b, m)
 }
 
 // matMulAddStrip and matMulAddRows are the widest tile of MatMulAdd's

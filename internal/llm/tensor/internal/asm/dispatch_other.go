@@ -37,3 +37,10 @@ func matmulTQ8Q8(dst []float32, ldd int, a []int8, as []float32, b []int8, bs []
 func matmulAdd(accumulate bool, dst []float32, ldd int, a []float32, lda int, b []float32, ldb, m, n, k int) {
 	matmulAddGeneric(accumulate, dst, ldd, a, lda, b, ldb, m, n, k)
 }
+
+// packB packs nothing: every column is the pure-Go loop's.
+func packB(b []float32, ldb, k, n int) ([]float32, int) { return nil, 0 }
+
+// matmulPacked has no packed columns to run.
+func matmulPacked(accumulate bool, dst []float32, ldd int, a []float32, lda int, packed []float32, m, n, k int) {
+}

@@ -73,3 +73,52 @@ func matmulAddGeneric(accumulate bool, dst []float32, ldd int, a []float32, lda 
 		}
 	}
 }
+
+// PackedB is the right-hand side b of MatMul (k×n, row-major) laid out
+// once as MatMul's tiles read it, so a product that is taken again and
+// again against the same b — the output projection of every training
+// step — neither copies it into the per-call packing nor reads it with
+// its row stride. The columns the tiles do not cover are kept row-major.
+type PackedB struct {
+	k, n, tiled int
+	packed      []float32 // columns [0, tiled), in the order the tiles read them
+	rest        []float32 // columns [tiled, n), k × (n − tiled)
+}
+
+// PackB packs b [k×n], row p at b[p*ldb]. It panics if b is too short.
+func PackB(b []float32, ldb, k, n int) *PackedB {
+	checkMatMulAdd("PackB", 0, n, 0, k, len(b), ldb, 0, n, k)
+	pb := &PackedB{k: k, n: n}
+	pb.packed, pb.tiled = packB(b, ldb, k, n)
+	rest := n - pb.tiled
+	pb.rest = make([]float32, k*rest)
+	for p := range k {
+		copy(pb.rest[p*rest:(p+1)*rest], b[p*ldb+pb.tiled:p*ldb+n])
+	}
+	return pb
+}
+
+// Shape is b's steps k and columns n.
+func (pb *PackedB) Shape() (k, n int) { return pb.k, pb.n }
+
+// MatMulPacked sets dst to a·b, b packed by PackB: the same sums, bit for
+// bit, as MatMul of b itself.
+func MatMulPacked(dst []float32, ldd int, a []float32, lda int, pb *PackedB, m int) {
+	k, n := pb.k, pb.n
+	checkMatMulAdd("MatMulPacked", len(dst), ldd, len(a), lda, k*n, n, m, n, k)
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 {
+		for i := range m {
+			clear(dst[i*ldd : i*ldd+n])
+		}
+		return
+	}
+	if pb.tiled > 0 {
+		matmulPacked(false, dst, ldd, a, lda, pb.packed, m, pb.tiled, k)
+	}
+	if rest := n - pb.tiled; rest > 0 {
+		matmulAddGeneric(false, dst[pb.tiled:], ldd, a, lda, pb.rest, rest, m, rest, k)
+	}
+}

@@ -150,3 +150,28 @@ func TestMatMulAddPanicsOnShortSlices(t *testing.T) {
 		}()
 	}
 }
+
+// TestMatMulPackedEqualsMatMul: a product against b packed once is MatMul's
+// bit for bit, over every tile height, strip width, the pure-Go columns
+// and more than one block of steps and of columns, and leaves dst's
+// padding alone.
+func TestMatMulPackedEqualsMatMul(t *testing.T) {
+	r := rand.New(rand.NewPCG(37, 38))
+	for _, k := range addKs {
+		for _, n := range addNs {
+			ldd, lda, ldb := padded(n, k)
+			b := randFloats(r, k*ldb)
+			pb := PackB(b, ldb, k, n)
+			for _, m := range []int{1, 5, 12, 13, 25} {
+				a, dst0 := randFloats(r, m*lda), randFloats(r, m*ldd)
+				want := append([]float32(nil), dst0...)
+				MatMul(want, ldd, a, lda, b, ldb, m, n, k)
+				got := append([]float32(nil), dst0...)
+				MatMulPacked(got, ldd, a, lda, pb, m)
+				if e := sameBits(got, want); e >= 0 {
+					t.Fatalf("m=%d n=%d k=%d element %d (row %d col %d): packed %v, MatMul %v", m, n, k, e, e/ldd, e%ldd, got[e], want[e])
+				}
+			}
+		}
+	}
+}

@@ -40,57 +40,129 @@ var addPacks = sync.Pool{New: func() any { return new([addKBlock * addNBlock]flo
 // element is summed in the order of k either way. Columns past the last
 // strip take the pure-Go loop.
 func matmulAddTiled(avx512, accumulate bool, dst []float32, ldd int, a []float32, lda int, b []float32, ldb, m, n, k int) {
+	bp := addPacks.Get().(*[addKBlock * addNBlock]float32)
+	defer addPacks.Put(bp)
+	tiled := forAddBlocks(avx512, k, n, func(p0, kb, j0, nb int) {
+		packAddBlock(avx512, bp[:], b, ldb, p0, kb, j0, nb)
+		runAddBlock(avx512, accumulate || p0 > 0, dst[j0:], ldd, a[p0:], lda, bp[:], m, kb, nb)
+	})
+	if tiled < n {
+		matmulAddGeneric(accumulate, dst[tiled:], ldd, a, lda, b[tiled:], ldb, m, n-tiled, k)
+	}
+}
+
+// packBTiled packs the tiled columns of b, every block as matmulAddTiled
+// packs it, one after the other in the order it visits them; it returns
+// the packing and the number of columns it holds (a multiple of the
+// lanes, the rest left to the pure-Go loop).
+func packBTiled(avx512 bool, b []float32, ldb, k, n int) ([]float32, int) {
+	packed := make([]float32, k*(n/lanesOf(avx512)*lanesOf(avx512)))
+	at := 0
+	tiled := forAddBlocks(avx512, k, n, func(p0, kb, j0, nb int) {
+		packAddBlock(avx512, packed[at:], b, ldb, p0, kb, j0, nb)
+		at += kb * nb
+	})
+	return packed, tiled
+}
+
+// matmulPackedTiled is matmulAddTiled's loop over the blocks of
+// packBTiled's packing: the same tiles in the same order, the same sums.
+func matmulPackedTiled(avx512, accumulate bool, dst []float32, ldd int, a []float32, lda int, packed []float32, m, n, k int) {
+	at := 0
+	forAddBlocks(avx512, k, n, func(p0, kb, j0, nb int) {
+		runAddBlock(avx512, accumulate || p0 > 0, dst[j0:], ldd, a[p0:], lda, packed[at:], m, kb, nb)
+		at += kb * nb
+	})
+}
+
+// forAddBlocks calls block for each block of b that matmulAddTiled packs,
+// in order — steps [p0, p0+kb) of the nb columns from j0 — and returns the
+// number of columns the blocks cover, a multiple of the lanes.
+func forAddBlocks(avx512 bool, k, n int, block func(p0, kb, j0, nb int)) int {
+	kBlocks := (k + addKBlock - 1) / addKBlock
+	kc := (k + kBlocks - 1) / kBlocks // balanced: no short last block
+	tiled := n / lanesOf(avx512) * lanesOf(avx512)
+	for p0 := 0; p0 < k; p0 += kc {
+		kb := min(kc, k-p0)
+		for j0 := 0; j0 < tiled; j0 += addNBlock {
+			block(p0, kb, j0, min(addNBlock, tiled-j0))
+		}
+	}
+	return tiled
+}
+
+// lanesOf is the float32 lanes of a vector of the tiles.
+func lanesOf(avx512 bool) int {
+	if avx512 {
+		return 16
+	}
+	return 8
+}
+
+// stripWidth is the width of the strip of a block's columns that starts
+// rest columns before the block's end: two vectors, or one at the end.
+func stripWidth(rest, lanes int) int {
+	if rest < 2*lanes {
+		return lanes
+	}
+	return 2 * lanes
+}
+
+// packAddBlock packs steps [p0, p0+kb) of b's nb columns from j0 into bp,
+// strip by strip, each strip's rows contiguous.
+func packAddBlock(avx512 bool, bp, b []float32, ldb, p0, kb, j0, nb int) {
+	lanes := lanesOf(avx512)
+	for p := range kb {
+		row := b[(p0+p)*ldb+j0 : (p0+p)*ldb+j0+nb]
+		at := 0
+		for s := 0; s < nb; {
+			w := stripWidth(nb-s, lanes)
+			copy(bp[at+p*w:at+(p+1)*w], row[s:s+w])
+			at += kb * w
+			s += w
+		}
+	}
+}
+
+// runAddBlock runs every tile of rows of a (from its block's first step)
+// against every strip of a packed block of nb columns, onto dst from the
+// block's first column; load adds to dst's value rather than starting
+// from zero.
+func runAddBlock(avx512, load bool, dst []float32, ldd int, a []float32, lda int, bp []float32, m, kb, nb int) {
 	lanes, maxRows := 8, 6
 	if avx512 {
 		lanes, maxRows = 16, 12
 	}
-	bp := addPacks.Get().(*[addKBlock * addNBlock]float32)
-	defer addPacks.Put(bp)
-	kBlocks := (k + addKBlock - 1) / addKBlock
-	kc := (k + kBlocks - 1) / kBlocks // balanced: no short last block
-	tiled := n / lanes * lanes
-	var strips [addNBlock / 8][2]int // column offset in the block, width
-	for p0 := 0; p0 < k; p0 += kc {
-		kb := min(kc, k-p0)
-		for j0 := 0; j0 < tiled; j0 += addNBlock {
-			nb := min(addNBlock, tiled-j0)
-			ns := 0
-			for s := 0; s < nb; {
-				w := 2 * lanes
-				if nb-s < w {
-					w = lanes
-				}
-				strips[ns] = [2]int{s, w}
-				ns++
-				s += w
+	for i0 := 0; i0 < m; i0 += maxRows {
+		r := min(maxRows, m-i0)
+		at := 0
+		for s := 0; s < nb; {
+			w := stripWidth(nb-s, lanes)
+			d, ai := &dst[i0*ldd+s], &a[i0*lda]
+			if avx512 {
+				matmulAddTileAVX512(r, w == lanes, d, ldd, ai, lda, &bp[at], w, kb, load)
+			} else {
+				matmulAddTileAVX2(r, w == lanes, d, ldd, ai, lda, &bp[at], w, kb, load)
 			}
-			for p := range kb {
-				row := b[(p0+p)*ldb+j0 : (p0+p)*ldb+j0+nb]
-				at := 0
-				for _, st := range strips[:ns] {
-					s, w := st[0], st[1]
-					copy(bp[at+p*w:at+(p+1)*w], row[s:s+w])
-					at += kb * w
-				}
-			}
-			load := accumulate || p0 > 0
-			for i0 := 0; i0 < m; i0 += maxRows {
-				r := min(maxRows, m-i0)
-				at := 0
-				for _, st := range strips[:ns] {
-					s, w := st[0], st[1]
-					d, ai := &dst[i0*ldd+j0+s], &a[i0*lda+p0]
-					if avx512 {
-						matmulAddTileAVX512(r, w == lanes, d, ldd, ai, lda, &bp[at], w, kb, load)
-					} else {
-						matmulAddTileAVX2(r, w == lanes, d, ldd, ai, lda, &bp[at], w, kb, load)
-					}
-					at += kb * w
-				}
-			}
+			at += kb * w
+			s += w
 		}
 	}
-	if tiled < n {
-		matmulAddGeneric(accumulate, dst[tiled:], ldd, a, lda, b[tiled:], ldb, m, n-tiled, k)
+}
+
+// packB packs b's tiled columns for the widest tiles the CPU has; none
+// without them.
+func packB(b []float32, ldb, k, n int) ([]float32, int) {
+	switch {
+	case useAVX512:
+		return packBTiled(true, b, ldb, k, n)
+	case useAVX2:
+		return packBTiled(false, b, ldb, k, n)
 	}
+	return nil, 0
+}
+
+// matmulPacked runs packB's packing of the tiled columns.
+func matmulPacked(accumulate bool, dst []float32, ldd int, a []float32, lda int, packed []float32, m, n, k int) {
+	matmulPackedTiled(useAVX512, accumulate, dst, ldd, a, lda, packed, m, n, k)
 }
