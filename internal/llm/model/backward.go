@@ -25,40 +25,38 @@ type LinearGradients interface {
 }
 
 // backwardWeights are the weights the backward pass multiplies gradients
-// by. The gradient through a linear layer, dx = dy·W, is a MatMulAdd
-// against the weight as the layer stores it ([Out × In], read along its
-// outputs); projections that share an input add their products into one
-// dx in turn, which sums in the order one stacked product would. Int8
-// weights are dequantised once, float32 ones used in place. The output
-// projection, which every trained token multiplies forward and backward,
-// is also kept packed as the product's tiles read it, a block of
-// logitsBlock vocabulary entries at a time: its transpose's blocks
-// [hidden × block] for the training pass's logits (TrainForward), its
-// own [block × hidden] for the gradient through them.
+// by, packed once as the products' tiles read them (a layer's weights are
+// frozen), so no step copies them again. The gradient through a linear
+// layer, dx = dy·W, is a MatMulAdd against the weight as the layer stores
+// it ([Out × In], read along its outputs); projections that share an
+// input add their products into one dx in turn, which sums in the order
+// one stacked product would. Int8 weights are dequantised to be packed.
+// The output projection, which every trained token multiplies forward
+// and backward, is packed a block of logitsBlock vocabulary entries at a
+// time: its transpose's blocks [hidden × block] for the training pass's
+// logits (TrainForward), its own [block × hidden] for the gradient
+// through them; its float32 rows also serve the targets' term.
 type backwardWeights struct {
-	dequantized   map[*Linear][]float32
-	lmHeadTBlocks []*tensor.PackedB // block b: the transpose's columns [b·logitsBlock, +logitsBlock)
-	lmHeadBlocks  []*tensor.PackedB // block b: the weight's rows [b·logitsBlock, +logitsBlock)
+	layers        map[*Linear]*tensor.PackedB // a decoder layer's projection, [Out × In]
+	lmHead        []float32                   // the output projection [vocab × hidden] in float32
+	lmHeadTBlocks []*tensor.PackedB           // block b: the transpose's columns [b·logitsBlock, +logitsBlock)
+	lmHeadBlocks  []*tensor.PackedB           // block b: the weight's rows [b·logitsBlock, +logitsBlock)
 }
 
-// backwardWeights returns the backward pass's weights, built on first use:
-// the output projection's packed blocks, and float32 copies of int8 layers.
+// backwardWeights returns the backward pass's weights, built on first use.
 // m.mu is held.
 func (m *Model) backwardWeights() *backwardWeights {
 	if m.bw != nil {
 		return m.bw
 	}
-	bw := &backwardWeights{dequantized: map[*Linear][]float32{}}
-	lins := []*Linear{m.LMHead}
+	bw := &backwardWeights{layers: map[*Linear]*tensor.PackedB{}}
 	for _, ly := range m.Layers {
-		lins = append(lins, ly.Q, ly.K, ly.V, ly.O, ly.Gate, ly.Up, ly.Down)
-	}
-	for _, l := range lins {
-		if l.Q != nil {
-			bw.dequantized[l] = l.Q.Dequantize()
+		for _, l := range []*Linear{ly.Q, ly.K, ly.V, ly.O, ly.Gate, ly.Up, ly.Down} {
+			bw.layers[l] = tensor.PackB(float32Weight(l), l.In, l.Out, l.In)
 		}
 	}
-	w := bw.weight(m.LMHead)
+	w := float32Weight(m.LMHead)
+	bw.lmHead = w
 	d, v := m.LMHead.In, m.LMHead.Out
 	wT := make([]float32, len(w))
 	tensor.Transpose(wT, w, v, d)
@@ -71,10 +69,11 @@ func (m *Model) backwardWeights() *backwardWeights {
 	return bw
 }
 
-// weight is l's weight [Out × In] in float32.
-func (bw *backwardWeights) weight(l *Linear) []float32 {
-	if w, ok := bw.dequantized[l]; ok {
-		return w
+// float32Weight is l's weight [Out × In] in float32: its own, or its int8
+// weight dequantised.
+func float32Weight(l *Linear) []float32 {
+	if l.Q != nil {
+		return l.Q.Dequantize()
 	}
 	return l.W
 }
@@ -84,9 +83,9 @@ func (bw *backwardWeights) weight(l *Linear) []float32 {
 func (m *Model) inputGradient(bw *backwardWeights, dx []float32, rows int, lins []*Linear, dys [][]float32) {
 	for i, l := range lins {
 		if i == 0 {
-			m.pool.MatMul(dx, dys[i], bw.weight(l), rows, l.In, l.Out)
+			m.pool.MatMulPacked(dx, dys[i], bw.layers[l], rows)
 		} else {
-			m.pool.MatMulAdd(dx, dys[i], bw.weight(l), rows, l.In, l.Out)
+			m.pool.MatMulAddPacked(dx, dys[i], bw.layers[l], rows)
 		}
 	}
 }

@@ -127,7 +127,7 @@ func (p *Pass) logitsBackward(dLogprobs [][]float32, bw *backwardWeights, dx []f
 	if n == 0 {
 		return
 	}
-	w := bw.weight(m.LMHead)
+	w := bw.lmHead
 	dNormed := make([]float32, n*d)
 	lps := make([]float32, n)
 	for i, tp := range p.targetPos {

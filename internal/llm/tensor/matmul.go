@@ -175,6 +175,32 @@ func MatMulPacked(dst []float32, ldd int, a []float32, lda int, b *PackedB, m in
 	asm.MatMulPacked(dst, ldd, a, lda, b, m)
 }
 
+// MatMulPacked sets dst[m×n] = a[m×k]·b, b packed by PackB, over the
+// threads by bands of rows: Pool.MatMul's sums, bit for bit.
+func (p *Pool) MatMulPacked(dst, a []float32, b *PackedB, m int) {
+	p.matMulPackedAB(asm.MatMulPacked, dst, a, b, m)
+}
+
+// MatMulAddPacked adds a[m×k]·b to dst[m×n], b packed by PackB:
+// Pool.MatMulAdd's sums, bit for bit.
+func (p *Pool) MatMulAddPacked(dst, a []float32, b *PackedB, m int) {
+	p.matMulPackedAB(asm.MatMulAddPacked, dst, a, b, m)
+}
+
+func (p *Pool) matMulPackedAB(run func([]float32, int, []float32, int, *PackedB, int), dst, a []float32, b *PackedB, m int) {
+	k, n := b.Shape()
+	if m*k > len(a) || m*n > len(dst) {
+		panic(fmt.Sprintf("tensor.MatMulPacked: a %d, dst %d elements for %d×%d·%d×%d", len(a), len(dst), m, k, k, n))
+	}
+	if m*n*k < minParallelMACs || p.threads == 1 {
+		run(dst, n, a, k, b, m)
+		return
+	}
+	p.Parallel(m, matMulAddRows, func(lo, hi int) {
+		run(dst[lo*n:], n, a[lo*k:], k, b, hi-lo)
+	})
+}
+
 // matMulAddStrip and matMulAddRows are the widest tile of MatMulAdd's
 // kernels (32 columns) and a height every tile divides (12 rows with
 // AVX-512, 6 with AVX2): bands of whole tiles leave no short remainder. A product splits its columns over the threads only when each

@@ -104,9 +104,19 @@ func (pb *PackedB) Shape() (k, n int) { return pb.k, pb.n }
 // MatMulPacked sets dst to a·b, b packed by PackB: the same sums, bit for
 // bit, as MatMul of b itself.
 func MatMulPacked(dst []float32, ldd int, a []float32, lda int, pb *PackedB, m int) {
+	matmulPackedAB(false, dst, ldd, a, lda, pb, m)
+}
+
+// MatMulAddPacked adds a·b to dst, b packed by PackB: MatMulAdd's sums of
+// b itself.
+func MatMulAddPacked(dst []float32, ldd int, a []float32, lda int, pb *PackedB, m int) {
+	matmulPackedAB(true, dst, ldd, a, lda, pb, m)
+}
+
+func matmulPackedAB(accumulate bool, dst []float32, ldd int, a []float32, lda int, pb *PackedB, m int) {
 	k, n := pb.k, pb.n
 	checkMatMulAdd("MatMulPacked", len(dst), ldd, len(a), lda, k*n, n, m, n, k)
-	if m == 0 || n == 0 {
+	if m == 0 || n == 0 || (k == 0 && accumulate) {
 		return
 	}
 	if k == 0 {
@@ -116,9 +126,9 @@ func MatMulPacked(dst []float32, ldd int, a []float32, lda int, pb *PackedB, m i
 		return
 	}
 	if pb.tiled > 0 {
-		matmulPacked(false, dst, ldd, a, lda, pb.packed, m, pb.tiled, k)
+		matmulPacked(accumulate, dst, ldd, a, lda, pb.packed, m, pb.tiled, k)
 	}
 	if rest := n - pb.tiled; rest > 0 {
-		matmulAddGeneric(false, dst[pb.tiled:], ldd, a, lda, pb.rest, rest, m, rest, k)
+		matmulAddGeneric(accumulate, dst[pb.tiled:], ldd, a, lda, pb.rest, rest, m, rest, k)
 	}
 }

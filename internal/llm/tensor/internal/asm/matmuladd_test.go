@@ -152,7 +152,7 @@ func TestMatMulAddPanicsOnShortSlices(t *testing.T) {
 }
 
 // TestMatMulPackedEqualsMatMul: a product against b packed once is MatMul's
-// bit for bit, over every tile height, strip width, the pure-Go columns
+// (MatMulAdd's) bit for bit, over every tile height, strip width, the pure-Go columns
 // and more than one block of steps and of columns, and leaves dst's
 // padding alone.
 func TestMatMulPackedEqualsMatMul(t *testing.T) {
@@ -170,6 +170,13 @@ func TestMatMulPackedEqualsMatMul(t *testing.T) {
 				MatMulPacked(got, ldd, a, lda, pb, m)
 				if e := sameBits(got, want); e >= 0 {
 					t.Fatalf("m=%d n=%d k=%d element %d (row %d col %d): packed %v, MatMul %v", m, n, k, e, e/ldd, e%ldd, got[e], want[e])
+				}
+				want = append([]float32(nil), dst0...)
+				MatMulAdd(want, ldd, a, lda, b, ldb, m, n, k)
+				got = append([]float32(nil), dst0...)
+				MatMulAddPacked(got, ldd, a, lda, pb, m)
+				if e := sameBits(got, want); e >= 0 {
+					t.Fatalf("m=%d n=%d k=%d element %d (row %d col %d): packed %v, MatMulAdd %v", m, n, k, e, e/ldd, e%ldd, got[e], want[e])
 				}
 			}
 		}
