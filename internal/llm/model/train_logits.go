@@ -23,6 +23,11 @@ import (
 // logits is 512 KiB, in the per-core cache.
 const logitsBlock = 256
 
+// logitsBand is the rows of a block's logits computed and turned into
+// exponentials together: 24 rows of 256 entries (24 KiB) are two rows of
+// the kernels' tiles and stay in the per-core first-level cache.
+const logitsBand = 24
+
 // logitsBlocks is the number of blocks of a vocabulary.
 func logitsBlocks(vocab int) int { return (vocab + logitsBlock - 1) / logitsBlock }
 
@@ -78,18 +83,23 @@ func (p *Pass) expRows(lo, hi int, buf []float32) []float32 {
 	m.pool.Parallel(v, logitsBlock, func(from, to int) {
 		for c := from; c < to; c += logitsBlock {
 			w, b := min(logitsBlock, to-c), c/logitsBlock
-			if !int8Head {
-				// Many rows against the block of the vocabulary: outer
-				// products with the projection's transpose, equal to
-				// serving's logits up to float32 rounding.
-				tensor.MatMulPacked(buf[c:], v, normed, d, lmHeadT[b], n)
-			}
-			for i := range n {
-				row := buf[i*v+c : i*v+c+w]
-				if t := int(p.targets[lo+i]); t >= c && t < c+w {
-					logit[i] = row[t-c]
+			// A band of rows at a time, turned into exponentials while
+			// its logits are still in the first-level cache.
+			for r0 := 0; r0 < n; r0 += logitsBand {
+				r1 := min(r0+logitsBand, n)
+				if !int8Head {
+					// Many rows against the block of the vocabulary: outer
+					// products with the projection's transpose, equal to
+					// serving's logits up to float32 rounding.
+					tensor.MatMulPacked(buf[r0*v+c:], v, normed[r0*d:], d, lmHeadT[b], r1-r0)
 				}
-				blockMax[i*nb+b], blockSum[i*nb+b] = tensor.ExpSum(row, row)
+				for i := r0; i < r1; i++ {
+					row := buf[i*v+c : i*v+c+w]
+					if t := int(p.targets[lo+i]); t >= c && t < c+w {
+						logit[i] = row[t-c]
+					}
+					blockMax[i*nb+b], blockSum[i*nb+b] = tensor.ExpSum(row, row)
+				}
 			}
 		}
 	})
