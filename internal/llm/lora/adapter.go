@@ -104,17 +104,25 @@ func (f *Factors) Down(ax, x []float32, rows int) {
 	tensor.MatMulT(ax[:rows*f.Rank], x[:rows*f.In], f.A, rows, f.Rank, f.In)
 }
 
-// Up adds scale · ax·Bᵀ to y [rows × Out], using tmp (at least rows × Out)
-// as scratch.
-func (f *Factors) Up(y, ax []float32, rows int, scale float32, tmp []float32) {
+// TransposeB writes Bᵀ [Rank × Out] to bT, the layout Up multiplies by.
+func (f *Factors) TransposeB(bT []float32) {
+	tensor.Transpose(bT[:f.Rank*f.Out], f.B, f.Out, f.Rank)
+}
+
+// Up adds scale · ax·Bᵀ to y [rows × Out], bT holding Bᵀ (TransposeB),
+// using tmp (at least rows × Out) as scratch. The product is a sum of Rank
+// outer products (a row of ax times a row of Bᵀ), not Out dot products of
+// Rank terms each, which a rank of 8 would leave mostly to horizontal sums.
+func (f *Factors) Up(y, ax, bT []float32, rows int, scale float32, tmp []float32) {
 	n := rows * f.Out
-	tensor.MatMulT(tmp[:n], ax[:rows*f.Rank], f.B, rows, f.Out, f.Rank)
+	tensor.MatMulStrided(tmp, f.Out, ax, f.Rank, bT, f.Out, rows, f.Out, f.Rank)
 	tensor.Axpy(scale, tmp[:n], y[:n])
 }
 
 // Apply adds the adapter's delta scale · (x·Aᵀ)·Bᵀ to y for rows rows. ax
-// (rows × Rank) receives x·Aᵀ; tmp (rows × Out) is scratch.
-func (f *Factors) Apply(y, x []float32, rows int, scale float32, ax, tmp []float32) {
+// (rows × Rank) receives x·Aᵀ; bT holds Bᵀ (TransposeB); tmp (rows × Out)
+// is scratch.
+func (f *Factors) Apply(y, x []float32, rows int, scale float32, ax, bT, tmp []float32) {
 	f.Down(ax, x, rows)
-	f.Up(y, ax, rows, scale, tmp)
+	f.Up(y, ax, bT, rows, scale, tmp)
 }

@@ -109,7 +109,9 @@ func TestApplyAddsTheScaledLowRankProduct(t *testing.T) {
 			want[r*f.Out+o] = float64(y[r*f.Out+o]) + 5.0/3*s
 		}
 	}
-	f.Apply(y, x, rows, a.Scale, make([]float32, rows*f.Rank), make([]float32, rows*f.Out))
+	bT := make([]float32, f.Rank*f.Out)
+	f.TransposeB(bT)
+	f.Apply(y, x, rows, a.Scale, make([]float32, rows*f.Rank), bT, make([]float32, rows*f.Out))
 	for i := range y {
 		if math.Abs(float64(y[i])-want[i]) > 1e-4*(1+math.Abs(want[i])) {
 			t.Fatalf("y[%d] = %g, want %g", i, y[i], want[i])

@@ -73,7 +73,8 @@ func (m *Model) adapt(runs []adapterRun, li int, x []float32, targets []lora.Tar
 			if f == nil {
 				continue
 			}
-			ax, tmp := m.loraScratch(n*f.Rank, n*f.Out)
+			ax, bT, tmp := m.loraScratch(n*f.Rank, f.Rank*f.Out, n*f.Out)
+			f.TransposeB(bT)
 			y, in := outs[i][r.lo*f.Out:r.hi*f.Out], x[r.lo*f.In:r.hi*f.In]
 			if r.dropout > 0 {
 				// Training drops elements of the adapter's input (and
@@ -86,7 +87,7 @@ func (m *Model) adapt(runs []adapterRun, li int, x []float32, targets []lora.Tar
 				in = dropped
 			}
 			band := func(lo, hi int) {
-				f.Apply(y[lo*f.Out:hi*f.Out], in[lo*f.In:hi*f.In], hi-lo, r.adapter.Scale, ax[lo*f.Rank:hi*f.Rank], tmp[lo*f.Out:hi*f.Out])
+				f.Apply(y[lo*f.Out:hi*f.Out], in[lo*f.In:hi*f.In], hi-lo, r.adapter.Scale, ax[lo*f.Rank:hi*f.Rank], bT, tmp[lo*f.Out:hi*f.Out])
 			}
 			// Rows are independent: bands of them go to the threads once
 			// there is enough work (prompts, training), one row's values
@@ -101,13 +102,13 @@ func (m *Model) adapt(runs []adapterRun, li int, x []float32, targets []lora.Tar
 }
 
 // loraScratch returns the workspace's adapter buffers, grown to hold at
-// least a and b values.
-func (m *Model) loraScratch(a, b int) ([]float32, []float32) {
-	if len(m.ws.loraAx) < a {
-		m.ws.loraAx = make([]float32, a)
+// least ax, bT and tmp values.
+func (m *Model) loraScratch(ax, bT, tmp int) ([]float32, []float32, []float32) {
+	grow := func(buf *[]float32, n int) []float32 {
+		if len(*buf) < n {
+			*buf = make([]float32, n)
+		}
+		return (*buf)[:n]
 	}
-	if len(m.ws.loraTmp) < b {
-		m.ws.loraTmp = make([]float32, b)
-	}
-	return m.ws.loraAx[:a], m.ws.loraTmp[:b]
+	return grow(&m.ws.loraAx, ax), grow(&m.ws.loraBT, bT), grow(&m.ws.loraTmp, tmp)
 }

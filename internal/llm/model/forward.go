@@ -86,8 +86,9 @@ type workspace struct {
 	layer  LayerActivations
 	proj   []float32 // o_proj and down_proj outputs before the residual sum
 	hidden []float32
-	// loraAx and loraTmp are adapters' scratch: x·Aᵀ and (x·Aᵀ)·Bᵀ.
-	loraAx, loraTmp []float32
+	// loraAx, loraBT and loraTmp are adapters' scratch: x·Aᵀ, Bᵀ and
+	// (x·Aᵀ)·Bᵀ.
+	loraAx, loraBT, loraTmp []float32
 }
 
 // buffers returns the activations of one layer for rows tokens: the
@@ -109,7 +110,7 @@ func (m *Model) buffers(rows int, rec *Activations) *LayerActivations {
 	}
 	if m.ws.tokens < rows {
 		m.ws = workspace{tokens: rows, proj: make([]float32, rows*d), hidden: make([]float32, rows*d),
-			loraAx: m.ws.loraAx, loraTmp: m.ws.loraTmp}
+			loraAx: m.ws.loraAx, loraBT: m.ws.loraBT, loraTmp: m.ws.loraTmp}
 		m.ws.layer = LayerActivations{
 			AttnNormed: make([]float32, rows*d), Q: make([]float32, rows*qd),
 			K: make([]float32, rows*kvd), V: make([]float32, rows*kvd),

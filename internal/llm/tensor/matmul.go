@@ -159,6 +159,13 @@ func (p *Pool) matMulAB(accumulate bool, dst, a, b []float32, m, n, k int) {
 	})
 }
 
+// MatMulStrided sets dst = a·b on the calling thread, b stored k×n, over
+// rows that need not be packed: row i of a at a[i*lda], row p of b at
+// b[p*ldb], row i of the result at dst[i*ldd]. It sums as Pool.MatMul.
+func MatMulStrided(dst []float32, ldd int, a []float32, lda int, b []float32, ldb, m, n, k int) {
+	asm.MatMul(dst, ldd, a, lda, b, ldb, m, n, k)
+}
+
 // PackedB is a right-hand side of MatMul laid out once as the kernels'
 // tiles read it (asm.PackedB): a product taken again and again against
 // the same matrix skips the copy every call makes otherwise.
