@@ -276,6 +276,15 @@ func trainingPages(t *testing.T, e *env) {
 	tb.run(chromedp.Click(chromedp.CSS(`.pager a[rel=prev]`)))
 	tb.waitPath(func(p string) bool { return strings.HasSuffix(p, "?from=0") })
 
+	// The model's page follows its checkpoints: it is open while the next
+	// step's trajectories are logged (their metrics join the latest
+	// checkpoint) and a job trains (adding the next checkpoint).
+	modelTab := newTab(t, e.srv.URL)
+	modelTab.signIn("", e.aliceKey)
+	modelTab.open(modelURL)
+	modelTab.poll(`document.querySelector('#model-live')?.dataset.following === 'true'`)
+	modelTab.run(chromedp.Evaluate[chromedp.Void](`window.__samePage = true`))
+
 	// A running job's page follows its events as they are written.
 	live := artFlow(t, te.c, te.a.ID, 2, "third")
 	tb.open("/ui/p/" + artProject + "/training-jobs/" + live)
@@ -293,6 +302,21 @@ func trainingPages(t *testing.T, e *env) {
 	checkSteps(t, "live job", chartOf(tb, "learning_rate"), liveEvents, "learning_rate")
 	if n := eval[int](tb, `document.querySelectorAll('#events tbody tr').length`); n != len(liveEvents) {
 		t.Fatalf("%d event rows after the live updates, the API lists %d", n, len(liveEvents))
+	}
+
+	// The model's new checkpoint (step 3, saved) arrives on its open page,
+	// with the metrics logged at step 2 since the page was loaded.
+	modelTab.poll(`(() => { const box = document.querySelector('.charts[data-chart]');
+	  return box.charts.get('loss').data[0].includes(3) && box.chartData.markers.includes(3); })()`)
+	if !eval[bool](modelTab, `window.__samePage === true`) {
+		t.Fatal("the model page was reloaded")
+	}
+	checkpoints = artCheckpoints(t, te.c, te.a.ID)
+	if len(checkpoints) != 4 {
+		t.Fatalf("checkpoints of A after the third job: %+v", checkpoints)
+	}
+	for _, metric := range []string{"train/reward", "loss", "val/reward"} {
+		checkRun(t, "live model page", chartOf(modelTab, metric), 0, checkpoints, metric)
 	}
 
 	// Other projects' models and jobs are not found under alice's project;
