@@ -262,5 +262,7 @@ func skipSpace(data []byte, i int) int {
 	return i
 }
 
-// shortID is the first 8 characters of an id, for titles.
-func shortID(id string) string { return id[:min(8, len(id))] }
+// shortID is the last 8 characters of an id, for titles: ids are UUIDv7,
+// whose first characters are a timestamp that jobs made within a minute
+// share, and whose last are random.
+func shortID(id string) string { return id[max(0, len(id)-8):] }

@@ -38,7 +38,7 @@ func trainingFixtures(v *viewer) map[string]page {
 		"training_models": {Title: "Models", Viewer: v, Project: "team/p", Body: modelsView{Project: "team/p", More: true, Models: []modelListRow{
 			{Model: *model, LatestStep: 3, Reward: &reward}, {Model: other}}}},
 		"training_model": {Title: xss, Viewer: v, Project: "team/p", Body: modelView{Project: "team/p", Model: model, With: &other,
-			Others: []training.Model{other}, Checkpoints: checkpoints, Total: 150, Jobs: []training.Job{*job, done}, MoreJobs: true, Chart: chart}},
+			Others: []training.Model{other}, Checkpoints: checkpoints, Total: 150, Jobs: []training.Job{*job, done}, MoreJobs: true, Chart: chart, LiveURL: modelPath("team/p", "m-1", "/live?from=1")}},
 		"training_step": {Title: xss, Viewer: v, Project: "team/p", Body: stepView{Project: "team/p", Model: model, Step: 1, Logs: []stepLogView{{
 			Log:    training.StepLog{ID: "l1", Split: xss, Step: 1, TrajectoryGroups: groups, Metrics: map[string]float64{xss: 0.5}, CreatedAt: at},
 			Groups: trajectoryGroups(groups)}}}},

@@ -2,6 +2,7 @@ package webui_test
 
 import (
 	"encoding/json"
+	"maps"
 	"strconv"
 	"strings"
 	"testing"
@@ -55,6 +56,53 @@ func objectPages(t *testing.T, e *sdkEnv) {
 	}
 	if got := tb.text("#code-diff .line-removed"); !strings.Contains(got, "hi ${name}") {
 		t.Fatalf("the op's removed line: %q", got)
+	}
+
+	// Kinds the TypeScript SDK has no class for, stored as the Python SDK
+	// stores them: a Scorer, and a Model in three versions whose first and
+	// last are compared (not adjacent) as a structural diff.
+	for _, o := range []struct {
+		name, class, base string
+		extra             map[string]any
+	}{
+		{"reviewer", "Reviewer", "Scorer", map[string]any{"threshold": 0.5}},
+		{"summarizer", "Summarizer", "Model", map[string]any{"temperature": 0.1, "style": "short"}},
+		{"summarizer", "Summarizer", "Model", map[string]any{"temperature": 0.5, "style": "short"}},
+		{"summarizer", "Summarizer", "Model", map[string]any{"temperature": 0.9, "style": "short", "max_words": 50}},
+	} {
+		val := map[string]any{"_type": o.class, "_class_name": o.class, "_bases": []string{o.base, "Object", "BaseModel"}, "name": o.name, "description": nil}
+		maps.Copy(val, o.extra)
+		e.api(t, e.adminKey, "/obj/create", map[string]any{"obj": map[string]any{"project_id": evalProject, "object_id": o.name, "val": val}})
+	}
+	for _, kind := range []struct{ tab, has, lacks string }{
+		{"ops", "greet", "qa"}, {"scorers", "reviewer", "summarizer"}, {"models", "summarizer", "reviewer"}, {"evaluations", "qa-eval", "qa"},
+	} {
+		tb.follow(`.kind-tabs a[href$="kind=`+kind.tab+`"]`, `#objects tr[data-object="`+kind.has+`"]`)
+		if eval[bool](tb, `!!document.querySelector('#objects tr[data-object="`+kind.lacks+`"]')`) || !strings.HasSuffix(tb.path(), "kind="+kind.tab) {
+			t.Fatalf("the %s tab at %s: %s", kind.tab, tb.path(), tb.text("#objects"))
+		}
+	}
+	if got := tb.text(`#objects tr[data-object="summarizer"]`); !strings.Contains(got, "Summarizer") || !strings.Contains(got, "v2") || !strings.Contains(got, "3") {
+		t.Fatalf("the model's row (class, latest, versions): %q", got)
+	}
+	tb.follow(`#objects tr[data-object="summarizer"] .history-link`, "#versions")
+	tb.run(chromedp.Click(chromedp.CSS(`#versions tr[data-version="0"] input[name=a]`)), chromedp.Click(chromedp.CSS(`#versions tr[data-version="2"] input[name=b]`)))
+	tb.follow(`.version-diff button[type=submit]`, ".object-value-diff")
+	if p := tb.path(); !strings.Contains(p, "a=v0") || !strings.Contains(p, "b=v2") {
+		t.Fatalf("the diff's link: %s", p)
+	}
+	diff := tb.text(".object-value-diff")
+	for _, want := range []string{"1 changed · 1 added · 0 removed", "temperature", "0.1", "0.9", "max_words"} {
+		if !strings.Contains(diff, want) {
+			t.Fatalf("the v0→v2 diff lacks %q:\n%s", want, diff)
+		}
+	}
+	if strings.Contains(diff, "0.5") {
+		t.Fatalf("the v0→v2 diff shows v1's value:\n%s", diff)
+	}
+	// Structural: the changed member and the added one are marked as such.
+	if got := eval[string](tb, `['changed', 'added'].map(op => [...document.querySelectorAll('.object-value-diff li.diff-' + op + ' > .json-key')].map(k => k.textContent).join('+')).join(',')`); got != "temperature,max_words" {
+		t.Fatalf("changed and added members: %q", got)
 	}
 
 	// The first version's rows, sorted by a column, then by keyboard.
