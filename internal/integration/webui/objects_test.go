@@ -74,14 +74,16 @@ func objectPages(t *testing.T, e *sdkEnv) {
 		maps.Copy(val, o.extra)
 		e.api(t, e.adminKey, "/obj/create", map[string]any{"obj": map[string]any{"project_id": evalProject, "object_id": o.name, "val": val}})
 	}
+	tb.open(projectPath(evalProject, "objects"))
 	for _, kind := range []struct{ tab, has, lacks string }{
-		{"ops", "greet", "qa"}, {"scorers", "reviewer", "summarizer"}, {"models", "summarizer", "reviewer"}, {"evaluations", "qa-eval", "qa"},
+		{"ops", "greet", "qa"}, {"scorers", "reviewer", "summarizer"}, {"evaluations", "qa-eval", "qa"}, {"models", "summarizer", "reviewer"},
 	} {
 		tb.follow(`.kind-tabs a[href$="kind=`+kind.tab+`"]`, `#objects tr[data-object="`+kind.has+`"]`)
 		if eval[bool](tb, `!!document.querySelector('#objects tr[data-object="`+kind.lacks+`"]')`) || !strings.HasSuffix(tb.path(), "kind="+kind.tab) {
 			t.Fatalf("the %s tab at %s: %s", kind.tab, tb.path(), tb.text("#objects"))
 		}
 	}
+	// The models tab, last, shows the model's class, latest version and count.
 	if got := tb.text(`#objects tr[data-object="summarizer"]`); !strings.Contains(got, "Summarizer") || !strings.Contains(got, "v2") || !strings.Contains(got, "3") {
 		t.Fatalf("the model's row (class, latest, versions): %q", got)
 	}
