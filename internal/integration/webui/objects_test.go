@@ -3,7 +3,6 @@ package webui_test
 import (
 	"encoding/json"
 	"maps"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -241,7 +240,7 @@ func (tb *tab) follow(selector, ready string) {
 // and evaluation pages at laptop and phone widths, one tab per width.
 func objectAccessibility(t *testing.T, e *sdkEnv) {
 	axe := axeSource(t)
-	pages := []struct{ name, path, ready string }{
+	pages := []a11yPage{
 		{"objects", projectPath(evalProject, "objects"), "#objects"},
 		{"object versions", projectPath(evalProject, "objects/qa/versions"), "#versions"},
 		{"object diff", projectPath(evalProject, "objects/qa/diff?a=v0&b=v1"), ".table-diff"},
@@ -249,21 +248,9 @@ func objectAccessibility(t *testing.T, e *sdkEnv) {
 		{"evaluations", projectPath(evalProject, "evaluations"), "#eval-runs"},
 		{"evaluation comparison", projectPath(evalProject, "evaluations/compare?run="+e.seed.EvalRuns[0]+"&run="+e.seed.EvalRuns[1]), "#compare"},
 	}
-	for _, size := range []struct {
-		name          string
-		width, height int64
-	}{{"laptop", 1280, 800}, {"phone", 375, 812}} {
+	for _, size := range []viewport{laptop, phone} {
 		tb := newTab(t, e.srv.URL)
 		tb.signIn("", e.adminKey)
-		tb.run(chromedp.EmulateViewport(size.width, size.height))
-		for _, p := range pages {
-			tb.open(p.path)
-			tb.poll(`!!document.querySelector(` + strconv.Quote(p.ready) + `)`)
-			what := p.name + " at " + size.name + " width"
-			tb.checkAccessibility(what, axe)
-			if over := eval[int](tb, `document.documentElement.scrollWidth - window.innerWidth`); over > 0 {
-				t.Errorf("%s: the page is %d px wider than the window", what, over)
-			}
-		}
+		tb.checkPagesAt(size, axe, pages)
 	}
 }

@@ -203,6 +203,12 @@ func playground(t *testing.T, e *env) {
 		rerun = playgroundLocal(t, e, tb, project)
 	}
 	savePair(t, e, tb, project, original, rerun)
+
+	// The playground and the diff with the original at phone width.
+	tb.checkPagesAt(phone, axe, []a11yPage{
+		{"playground", "/ui/p/" + project + "/playground?call=" + original, `#pg-form[data-ready="true"]`},
+		{"re-run diff", "/ui/p/" + project + "/diff?left=" + original + "&right=" + rerun, "main h1"},
+	})
 }
 
 // playgroundLocal re-runs the form on the built-in engine and returns the

@@ -336,6 +336,15 @@ func trainingPages(t *testing.T, e *env) {
 		checkRun(t, "live model page", chartOf(modelTab, metric), 0, checkpoints, metric)
 	}
 
+	// The training pages at phone width (each was checked at laptop width above).
+	tb.checkPagesAt(phone, axe, []a11yPage{
+		{"models", "/ui/p/" + artProject + "/models", "#models"},
+		{"model page", modelURL + "?with=" + te.b.ID, ".charts .uplot"},
+		{"step page", modelURL + "/steps/1", ".trajectory"},
+		{"job page", jobURL + "?with=" + te.jobs[1], ".charts .uplot"},
+	})
+	tb.run(chromedp.EmulateViewport(laptop.width, laptop.height))
+
 	// Other projects' models and jobs are not found under alice's project;
 	// bob's project is refused.
 	for path, status := range map[string]int{
