@@ -1,7 +1,6 @@
 package webui
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -10,7 +9,7 @@ import (
 )
 
 // chartData is what a training chart draws, written into the page as JSON (a
-// data attribute, read by static/training.js): one small chart per metric,
+// script element of type application/json, read by static/training.js): one small chart per metric,
 // one line per run, all sharing the steps X. Values are null where a run has
 // no value at a step. The server aligns the runs so that the browser only
 // plots.
@@ -184,12 +183,6 @@ func orderMetrics(names map[string]bool) []string {
 		out = out[:maxChartMetrics]
 	}
 	return out
-}
-
-// JSON is the chart's data attribute.
-func (d chartData) JSON() (string, error) {
-	b, err := json.Marshal(d)
-	return string(b), err
 }
 
 // trainingFuncs are the template functions of the training pages.

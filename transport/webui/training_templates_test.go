@@ -55,7 +55,7 @@ func TestTrainingChart(t *testing.T) {
 	a := pointsRun("a", map[int64]map[string]float64{1: {"loss": 1, "zeta": 3}, 3: {"loss": 0.5, "val/acc": 0.9, "train/reward": 0.2}})
 	b := pointsRun("b", map[int64]map[string]float64{2: {"loss": 2}})
 	d := buildChart([]chartRun{a, b}, nil)
-	raw, err := d.JSON()
+	raw, err := chartJSON(d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func pointsRun(label string, points map[int64]map[string]float64) chartRun {
 func TestTrainingChartOneRun(t *testing.T) {
 	tenth := 0.1
 	run := pointsRun("a", map[int64]map[string]float64{1: {"loss": 1e-7}, 2: {"grad_norm": math.Inf(1)}, 5: {"loss": tenth + 0.2, "grad_norm": 2}})
-	raw, err := buildChart([]chartRun{run}, []int64{5}).JSON()
+	raw, err := chartJSON(buildChart([]chartRun{run}, []int64{5}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestTrainingChartOneRun(t *testing.T) {
 // TestTrainingChartEmpty: a run without points is an empty chart, not null.
 func TestTrainingChartEmpty(t *testing.T) {
 	for _, runs := range [][]chartRun{{newChartRun("a")}, {newChartRun("a"), newChartRun("b")}} {
-		raw, err := buildChart(runs, nil).JSON()
+		raw, err := chartJSON(buildChart(runs, nil))
 		if err != nil || !strings.Contains(raw, `"x":[],"metrics":[],"markers":[]`) {
 			t.Fatalf("%d empty runs: %s %v", len(runs), raw, err)
 		}
@@ -130,4 +130,9 @@ func TestNumbers(t *testing.T) {
 			t.Errorf("numbers(%s) = %v, want %v", data, got, want)
 		}
 	}
+}
+
+func chartJSON(d chartData) (string, error) {
+	b, err := json.Marshal(d)
+	return string(b), err
 }

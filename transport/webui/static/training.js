@@ -1,6 +1,6 @@
 // Training charts, a plain ES module. uPlot (vendored, loaded before this
 // module) draws each figure.chart of a .charts[data-chart] element from the
-// JSON the server wrote there: one chart per metric, one line per run, the
+// JSON the server wrote in its script.chart-data element: one chart per metric, one line per run, the
 // runs already aligned on the same steps. Each container keeps its charts in
 // a Map (element.charts, metric name → uPlot instance) so that what is drawn
 // can be read back. A click on a chart opens that step's page (step_url).
@@ -78,7 +78,7 @@ function plot(box, data, metric) {
 }
 
 function draw(box) {
-  const data = JSON.parse(box.dataset.chart);
+  const data = JSON.parse(box.querySelector("script.chart-data").textContent);
   box.chartData = data;
   box.charts = new Map();
   for (const metric of data.metrics) box.charts.set(metric.name, plot(box, data, metric));
