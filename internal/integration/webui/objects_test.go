@@ -28,6 +28,15 @@ func objectPages(t *testing.T, e *sdkEnv) {
 			t.Fatalf("the object list lacks %s: %s", name, tb.text("#objects"))
 		}
 	}
+	// By keyboard: j j focuses the second object's link, Enter opens it.
+	tb.key("jj")
+	second := eval[string](tb, `document.activeElement.closest('tr')?.dataset.object ?? ''`)
+	if want := eval[string](tb, `document.querySelectorAll('#objects tbody tr')[1].dataset.object`); second != want {
+		t.Fatalf("j j focused %q, want the second object %q", second, want)
+	}
+	tb.key("\r")
+	tb.waitPath(func(p string) bool { return strings.Contains(p, "/objects/"+second+"/versions/") })
+	tb.open(projectPath(evalProject, "objects"))
 	// Kinds: datasets, prompts (StringPrompt is a Prompt).
 	tb.follow(`.kind-tabs a[href$="kind=datasets"]`, `#objects tr[data-object="qa"]`)
 	if got := eval[int](tb, `document.querySelectorAll('#objects tbody tr').length`); got != 1 {

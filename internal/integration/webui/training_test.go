@@ -254,6 +254,10 @@ func trainingPages(t *testing.T, e *env) {
 		t.Fatalf("step 1 page: %q", got)
 	}
 	tb.checkAccessibility("step page", axe)
+	tb.key("jj")
+	if got := eval[int](tb, `[...document.querySelectorAll('.trajectory')].indexOf(document.activeElement)`); got != 1 {
+		t.Fatalf("j j on the step page focuses trajectory %d", got)
+	}
 
 	// A finished job: status, every event, and its gradient steps charted.
 	events := artEvents(t, te.c, te.jobs[0], time.Minute)
