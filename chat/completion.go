@@ -229,6 +229,9 @@ func (s *Gateway) send(ctx context.Context, u Upstream, path string, body []byte
 	if u.apiKey != "" {
 		httpReq.Header.Set("Authorization", "Bearer "+u.apiKey)
 	}
+	if id := RequestIDFrom(ctx); id != "" {
+		httpReq.Header.Set(RequestIDHeader, id)
+	}
 	return s.cfg.Client.Do(httpReq)
 }
 

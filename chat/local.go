@@ -57,8 +57,11 @@ func (s *Gateway) openLocalModels() error {
 			return fmt.Errorf("chat: model %q: %w", route.Name, err)
 		}
 		lm := &localModel{
-			engine:        engine,
-			prompt:        promptModel{tokenizer: engine.Tokenizer(), template: engine.ChatTemplate(), maxModelLen: engine.MaxModelLen()},
+			engine: engine,
+			prompt: promptModel{
+				tokenizer: engine.Tokenizer(), template: engine.ChatTemplate(), maxModelLen: engine.MaxModelLen(),
+				trustRequestTemplate: u.TrustRequestChatTemplate,
+			},
 			promptDetails: u.PromptTokensDetails,
 		}
 		lm.readFormats(u.ReasoningParser != "none")
@@ -173,7 +176,7 @@ func (s *Gateway) attemptLocal(ctx context.Context, r *Route, req *CompletionReq
 	engineReq := engineRequest(req, ids, maxTokens)
 	engineReq.Constraint, engineReq.ConstrainAfterReasoning = constraint, constraint != nil && plan.thinking
 	opts := answerOptions{
-		id: "chatcmpl-" + requestID(req), model: r.Name, created: s.now().Unix(), role: prompt.role,
+		id: "chatcmpl-" + requestID(ctx, req), model: r.Name, created: s.now().Unix(), role: prompt.role,
 		logprobs: req.Logprobs != nil && *req.Logprobs, asTokenIDs: req.ReturnTokensAsTokenIDs != nil && *req.ReturnTokensAsTokenIDs,
 		tokenIDs: req.ReturnTokenIDs != nil && *req.ReturnTokenIDs, promptIDs: ids,
 		includeUsage: req.IncludeUsage(), promptDetails: lm.promptDetails, plan: plan,
@@ -219,9 +222,13 @@ func (s *Gateway) attemptLocal(ctx context.Context, r *Route, req *CompletionReq
 	return false, nil
 }
 
-// requestID is the request's request_id, else a random one as vLLM makes
-// them (32 hex digits).
-func requestID(req *CompletionRequest) string {
+// requestID is the client's X-Request-Id (see WithRequestID), else the
+// request's request_id, else a random one as vLLM makes them (32 hex
+// digits).
+func requestID(ctx context.Context, req *CompletionRequest) string {
+	if id := RequestIDFrom(ctx); id != "" {
+		return id
+	}
 	if req.RequestID != nil && *req.RequestID != "" {
 		return *req.RequestID
 	}

@@ -18,6 +18,9 @@ type promptModel struct {
 	tokenizer   *tokenizer.Tokenizer
 	template    *chattemplate.Template
 	maxModelLen int
+	// trustRequestTemplate allows a request's own chat template (see
+	// LocalOptions.TrustRequestChatTemplate).
+	trustRequestTemplate bool
 }
 
 // chatPrompt is the prompt of a chat request as the model reads it.
@@ -53,6 +56,9 @@ const responseRole = "assistant"
 // render renders the conversation with the model's chat template and
 // tokenizes it: the ids a completion feeds the model, before truncation.
 func (m *promptModel) render(in *chatInput) (chatPrompt, error) {
+	if _, inKwargs := in.ChatTemplateKwargs["chat_template"]; (in.ChatTemplate != nil || inKwargs) && !m.trustRequestTemplate {
+		return chatPrompt{}, invalid("chat_template", "Chat template is passed with request, but trust_request_chat_template is not set. Refused request with untrusted chat template.")
+	}
 	var wire []chattemplate.WireMessage
 	if err := json.Unmarshal(in.Messages, &wire); err != nil {
 		return chatPrompt{}, malformed("messages", "list_type", "Input should be a valid list of messages: "+err.Error())
@@ -87,6 +93,13 @@ func (m *promptModel) render(in *chatInput) (chatPrompt, error) {
 	}
 	if in.ChatTemplate != nil {
 		input.ChatTemplate = *in.ChatTemplate
+	} else if raw, ok := in.ChatTemplateKwargs["chat_template"]; ok {
+		// As the template's own keyword argument, it replaces the
+		// model's template too.
+		if err := json.Unmarshal(raw, &input.ChatTemplate); err != nil {
+			return chatPrompt{}, malformed("chat_template_kwargs.chat_template", "string_type", "Input should be a valid string")
+		}
+		delete(kwargs, "chat_template")
 	}
 	text, err := m.template.Render(input)
 	if err != nil {

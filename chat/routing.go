@@ -150,6 +150,12 @@ type LocalOptions struct {
 	ReasoningParser string `yaml:"reasoning_parser"`
 	// StructuredOutputs bounds what constrained decoding may cost.
 	StructuredOutputs StructuredOptions `yaml:"structured_outputs"`
+	// TrustRequestChatTemplate lets a request bring its own chat template
+	// (chat_template, or chat_template inside chat_template_kwargs), as
+	// vLLM's --trust-request-chat-template does. Default false: such a
+	// request is refused with a 400, since a template is a program the
+	// server runs.
+	TrustRequestChatTemplate bool `yaml:"trust_request_chat_template"`
 }
 
 // StructuredOptions bound structured outputs (constrained decoding) on a

@@ -31,18 +31,24 @@ func (m *memoryRecorder) RecordCalls(_ context.Context, calls []Call) error {
 	return nil
 }
 
-// upstream is a test model server that records the bodies it receives.
+// upstream is a test model server that records the bodies it receives
+// and their X-Request-Id headers.
 type upstream struct {
 	*httptest.Server
-	hits   atomic.Int64
-	bodies chan map[string]any
+	hits       atomic.Int64
+	bodies     chan map[string]any
+	requestIDs chan string
 }
 
 func newUpstream(t *testing.T, handle func(w http.ResponseWriter, body map[string]any)) *upstream {
 	t.Helper()
-	u := &upstream{bodies: make(chan map[string]any, 16)}
+	u := &upstream{bodies: make(chan map[string]any, 16), requestIDs: make(chan string, 16)}
 	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u.hits.Add(1)
+		select {
+		case u.requestIDs <- r.Header.Get(RequestIDHeader):
+		default:
+		}
 		var body map[string]any
 		_ = json.NewDecoder(r.Body).Decode(&body)
 		select {
@@ -118,6 +124,25 @@ models:
 	got := <-good.bodies
 	if got["model"] != "up-backup" || got["my_extension"] == nil || got["chat_template_kwargs"] == nil {
 		t.Errorf("forwarded body = %v", got)
+	}
+}
+
+// The client's X-Request-Id reaches the upstream, which names the
+// completion by it; an id that is not a safe header value is dropped.
+func TestRequestIDForwarded(t *testing.T) {
+	t.Parallel()
+	up := newUpstream(t, answer)
+	s := newTestService(t, fmt.Sprintf("models:\n  - name: m\n    upstreams: [{url: %s/v1}]\n", up.URL), nil)
+	base := weft.WithPrincipal(context.Background(), weft.Principal{UserID: "u1", DefaultEntity: "alice"})
+	for id, want := range map[string]string{"req-42": "req-42", "": "", "two words": "", strings.Repeat("x", 129): ""} {
+		c, err := s.Complete(WithRequestID(base, id), "alice/chat", []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = c.Relay(httptest.NewRecorder())
+		if got := <-up.requestIDs; got != want {
+			t.Errorf("X-Request-Id %q reached the upstream as %q, want %q", id, got, want)
+		}
 	}
 }
 

@@ -1,7 +1,7 @@
 package local
 
 import (
-	"strings"
+	"bytes"
 	"unicode/utf8"
 
 	"github.com/weftlabs/weft/internal/llm/tokenizer"
@@ -21,9 +21,11 @@ type detokenizer struct {
 	minTokens int
 	hold      int // characters held back while running
 
-	text   string // the output text so far (cut at a stop string)
-	sent   int    // bytes of text already returned by delta
-	tokens int    // tokens seen
+	// text is the output so far (cut at a stop string), appended to in
+	// place so that a long answer costs linear time.
+	text   []byte
+	sent   int // bytes of text already returned by delta
+	tokens int // tokens seen
 }
 
 func newDetokenizer(tok *tokenizer.Tokenizer, prompt []int, skipSpecial bool, stops []string, include bool, minTokens int) *detokenizer {
@@ -45,7 +47,7 @@ func (d *detokenizer) update(id int, stopToken bool) (string, bool) {
 	d.tokens++
 	checkFrom := len(d.text)
 	if !stopToken || d.include {
-		d.text += d.stream.Step(id)
+		d.text = append(d.text, d.stream.Step(id)...)
 	}
 	if d.minTokens > 0 && d.tokens <= d.minTokens {
 		checkFrom = len(d.text) // no stop string inside the first min_tokens tokens
@@ -57,7 +59,7 @@ func (d *detokenizer) update(id int, stopToken bool) (string, bool) {
 		// Search the new text and the stop string's length minus one
 		// character before it: older text was searched before.
 		from := backRunes(d.text, checkFrom, utf8.RuneCountInString(stop)-1)
-		i := strings.Index(d.text[from:], stop)
+		i := bytes.Index(d.text[from:], []byte(stop))
 		if i < 0 {
 			continue
 		}
@@ -81,16 +83,16 @@ func (d *detokenizer) delta(finished bool) string {
 	if end <= d.sent {
 		return ""
 	}
-	out := d.text[d.sent:end]
+	out := string(d.text[d.sent:end])
 	d.sent = end
 	return out
 }
 
 // backRunes returns the byte offset n characters before offset in s (0 at
 // the most).
-func backRunes(s string, offset, n int) int {
+func backRunes(s []byte, offset, n int) int {
 	for ; n > 0 && offset > 0; n-- {
-		_, size := utf8.DecodeLastRuneInString(s[:offset])
+		_, size := utf8.DecodeLastRune(s[:offset])
 		offset -= size
 	}
 	return offset

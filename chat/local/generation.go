@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"io"
+	"strings"
 	"sync"
 )
 
@@ -151,6 +152,7 @@ func (g *Generation) Next() (Chunk, error) {
 func (g *Generation) Wait() (*Result, error) {
 	n := 0
 	byIndex := map[int]*Choice{}
+	texts := map[int]*strings.Builder{} // a choice's text, built in linear time
 	for {
 		c, err := g.Next()
 		if err == io.EOF {
@@ -163,10 +165,11 @@ func (g *Generation) Wait() (*Result, error) {
 		if ch == nil {
 			ch = &Choice{Index: c.Index}
 			byIndex[c.Index] = ch
+			texts[c.Index] = &strings.Builder{}
 			n = max(n, c.Index+1)
 		}
 		ch.TokenIDs = append(ch.TokenIDs, c.TokenIDs...)
-		ch.Text += c.Text
+		texts[c.Index].WriteString(c.Text)
 		ch.Logprobs = append(ch.Logprobs, c.Logprobs...)
 		if c.FinishReason != "" {
 			ch.FinishReason, ch.StopReason = c.FinishReason, c.StopReason
@@ -175,6 +178,7 @@ func (g *Generation) Wait() (*Result, error) {
 	res := &Result{Choices: make([]Choice, n), Usage: g.Usage(), PromptLogprobs: g.PromptLogprobs()}
 	for i := range res.Choices {
 		if ch := byIndex[i]; ch != nil {
+			ch.Text = texts[i].String()
 			res.Choices[i] = *ch
 		} else {
 			res.Choices[i] = Choice{Index: i}

@@ -20,7 +20,9 @@ type chatCompletionInput struct {
 	ContentType string `header:"Content-Type"`
 	// Project chooses the project the call is traced into.
 	Project string `header:"OpenAI-Project"`
-	RawBody []byte
+	// RequestID names the completion: its id is "chatcmpl-" + this value.
+	RequestID string `header:"X-Request-Id"`
+	RawBody   []byte
 }
 
 // modelsOutput is the body of GET /v1/models.
@@ -97,7 +99,7 @@ func (h *Handler) createChatCompletion(ctx context.Context, in *chatCompletionIn
 	if err := h.authorize(ctx, project, true); err != nil {
 		return nil, err
 	}
-	completion, err := h.cfg.Chat.Complete(ctx, project, in.RawBody)
+	completion, err := h.cfg.Chat.Complete(chat.WithRequestID(ctx, in.RequestID), project, in.RawBody)
 	if err != nil {
 		return nil, err
 	}

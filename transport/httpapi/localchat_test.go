@@ -93,7 +93,7 @@ func sharedGateway(t *testing.T) *chat.Gateway {
 				sharedLocal.err = "opening the shared local model failed"
 			}
 		}()
-		sharedLocal.gateway = newLocalGateway(t, 256, "max_sequences: 8, prompt_tokens_details: true, reasoning_parser: none", nil)
+		sharedLocal.gateway = newLocalGateway(t, 256, "max_sequences: 8, prompt_tokens_details: true, reasoning_parser: none, trust_request_chat_template: true", nil)
 	})
 	if sharedLocal.gateway == nil {
 		t.Fatal(sharedLocal.err)
@@ -625,6 +625,9 @@ func TestLocalTemplateOptions(t *testing.T) {
 	if _, custom := prompt(`,"chat_template":"{% for m in messages %}[{{ m.role }}] {{ m.content }}{% endfor %}"`); custom != "[user] Hello!" {
 		t.Errorf("request chat_template: %q", custom)
 	}
+	if _, custom := prompt(`,"chat_template_kwargs":{"chat_template":"{% for m in messages %}<{{ m.role }}>{% endfor %}"}`); custom != "<user>" {
+		t.Errorf("chat_template_kwargs.chat_template: %q", custom)
+	}
 	status, _, body := s.post(t, "/v1/chat/completions", `{"model":"tiny","messages":[{"role":"user","content":"hi"}],"chat_template":"{{ raise_exception('no users here') }}"}`)
 	if status != 400 || !strings.Contains(string(body), `"message":"no users here"`) {
 		t.Errorf("raise_exception: %d %s", status, body)
@@ -632,6 +635,56 @@ func TestLocalTemplateOptions(t *testing.T) {
 	status, _, body = s.post(t, "/v1/chat/completions", `{"model":"tiny","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"http://x/y.png"}}]}]}`)
 	if status != 400 || !strings.Contains(string(body), `"param":"messages.0.content.0"`) {
 		t.Errorf("image content: %d %s", status, body)
+	}
+}
+
+// X-Request-Id names the completion, whole and streamed, over the body's
+// request_id, as vLLM names it.
+func TestLocalRequestID(t *testing.T) {
+	t.Parallel()
+	s := newLocalServer(t)
+	for _, stream := range []string{"false", "true"} {
+		body := `{"model":"tiny","messages":[{"role":"user","content":"hi"}],"max_tokens":2,"request_id":"from-body","stream":` + stream + `}`
+		req, _ := http.NewRequest(http.MethodPost, s.server.URL+"/v1/chat/completions", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+s.aliceKey)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Request-Id", "trace-7f3a")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 || !strings.Contains(string(raw), `"id":"chatcmpl-trace-7f3a"`) || strings.Contains(string(raw), "from-body") {
+			t.Errorf("stream %s: %d %s", stream, res.StatusCode, raw)
+		}
+	}
+	if c, raw := s.complete(t, `{"model":"tiny","messages":[{"role":"user","content":"hi"}],"max_tokens":1,"request_id":"from-body"}`); c.ID != "chatcmpl-from-body" {
+		t.Errorf("without the header: %s", raw)
+	}
+}
+
+// A request's own chat template is a program the server would run: unless
+// the model trusts request templates, it is refused as vLLM refuses it,
+// whichever field carries it.
+func TestLocalUntrustedChatTemplate(t *testing.T) {
+	t.Parallel()
+	gateway := newLocalGateway(t, 256, "max_sequences: 1", nil)
+	t.Cleanup(func() { _ = gateway.Close(context.Background()) })
+	s := &localServer{fixture: newFixture(t, testdb.SQLite(t), 1<<20, func(cfg *Config) { cfg.Chat = gateway })}
+	for _, extra := range []string{
+		`"chat_template":"{{ messages }}"`,
+		`"chat_template_kwargs":{"chat_template":"{{ messages }}"}`,
+	} {
+		for _, path := range []string{"/v1/chat/completions", "/tokenize"} {
+			status, _, body := s.post(t, path, `{"model":"tiny","messages":[{"role":"user","content":"hi"}],`+extra+`}`)
+			if status != 400 || !strings.Contains(string(body), "Refused request with untrusted chat template.") {
+				t.Errorf("%s with %s: %d %s", path, extra, status, body)
+			}
+		}
+	}
+	if status, _, body := s.post(t, "/v1/chat/completions", `{"model":"tiny","messages":[{"role":"user","content":"hi"}],"max_tokens":1}`); status != 200 {
+		t.Errorf("without a template: %d %s", status, body)
 	}
 }
 
