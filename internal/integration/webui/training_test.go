@@ -307,10 +307,12 @@ func trainingPages(t *testing.T, e *env) {
 	modelTab.run(chromedp.Evaluate[chromedp.Void](`window.__samePage = true`))
 
 	// A running job's page follows its events as they are written.
+	// It is overlaid with the first job, whose 8 steps are all drawn from the
+	// start: the live job's steps still count from its own first.
 	live := artFlow(t, te.c, te.a.ID, 2, "third")
-	tb.open("/ui/p/" + artProject + "/training-jobs/" + live)
+	tb.open("/ui/p/" + artProject + "/training-jobs/" + live + "?with=" + te.jobs[0])
 	tb.poll(`document.querySelector('#job-live')?.dataset.following === 'true'`)
-	first := eval[int](tb, `Number(document.querySelector('.charts[data-chart]').dataset.drawn)`)
+	first := eval[int](tb, `(document.querySelector('.charts[data-chart]').charts.get('loss')?.data[1] ?? []).filter(v => v != null).length`)
 	tb.poll(`document.querySelector('#job-live').dataset.following === 'ended'`)
 	liveEvents := artEvents(t, te.c, live, time.Minute)
 	if first >= 8 {
@@ -321,6 +323,7 @@ func trainingPages(t *testing.T, e *env) {
 	}
 	checkSteps(t, "live job", chartOf(tb, "loss"), 0, liveEvents, "loss")
 	checkSteps(t, "live job", chartOf(tb, "learning_rate"), 0, liveEvents, "learning_rate")
+	checkSteps(t, "live job's overlay", chartOf(tb, "loss"), 1, events, "loss")
 	if n := eval[int](tb, `document.querySelectorAll('#events tbody tr').length`); n != len(liveEvents) {
 		t.Fatalf("%d event rows after the live updates, the API lists %d", n, len(liveEvents))
 	}

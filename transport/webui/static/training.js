@@ -148,19 +148,19 @@ function follow(live, handlers) {
   });
 }
 
-// jobHandlers: a job's events, each gradient step the next step of its
-// chart, and its final status.
+// jobHandlers: a job's events, each gradient step the next step of its own
+// (an overlaid job may have more), and its final status.
 function jobHandlers(box) {
+  const counter = document.getElementById("job-steps");
+  let steps = Number(counter?.textContent) || 0;
   return {
     training(raw) {
       const event = JSON.parse(raw);
       let step = 0;
       if (event.type === "gradient_step") {
-        const x = box.chartData.x;
-        step = (x.length ? x[x.length - 1] : 0) + 1;
+        step = ++steps;
         putPoint(box, step, event.numbers || {}, false);
-        const steps = document.getElementById("job-steps");
-        if (steps) steps.textContent = String(step);
+        if (counter) counter.textContent = String(step);
       }
       addEventRow(event.type, step, event.data);
     },
