@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,10 +19,25 @@ import (
 )
 
 // trainerArgs run the stand-in GPU trainer for the server's training jobs,
-// slowed so that a job's page sees its steps arrive.
-func trainerArgs(t testing.TB) ([]string, []string) {
+// slowed so that a job's page sees its steps arrive; while the file hold
+// exists, a job waits after its first step (see holdJobs).
+func trainerArgs(t testing.TB) (args, env []string, hold string) {
+	hold = filepath.Join(t.TempDir(), "hold")
 	return []string{"-trainer-command", gobuild.Binary(t, "./internal/testtrainer"), "-checkpoint-dir", t.TempDir()},
-		[]string{"TESTTRAINER_STEP_DELAY=60ms"}
+		[]string{"TESTTRAINER_STEP_DELAY=60ms", "TESTTRAINER_HOLD_FILE=" + hold}, hold
+}
+
+// holdJobs makes the jobs the stand-in trainer starts from now on wait
+// after their first step, until the returned release is called: a page
+// opened meanwhile sees the rest arrive however slow the machine is.
+func holdJobs(t testing.TB, e *env) (release func()) {
+	t.Helper()
+	if err := os.WriteFile(e.holdFile, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	release = func() { _ = os.Remove(e.holdFile) }
+	t.Cleanup(release)
+	return release
 }
 
 // artProject is where the training pages' data lives.
@@ -309,10 +326,12 @@ func trainingPages(t *testing.T, e *env) {
 	// A running job's page follows its events as they are written.
 	// It is overlaid with the first job, whose 8 steps are all drawn from the
 	// start: the live job's steps still count from its own first.
+	release := holdJobs(t, e)
 	live := artFlow(t, te.c, te.a.ID, 2, "third")
 	tb.open("/ui/p/" + artProject + "/training-jobs/" + live + "?with=" + te.jobs[0])
 	tb.poll(`document.querySelector('#job-live')?.dataset.following === 'true'`)
 	first := eval[int](tb, `(document.querySelector('.charts[data-chart]').charts.get('loss')?.data[1] ?? []).filter(v => v != null).length`)
+	release()
 	tb.poll(`document.querySelector('#job-live').dataset.following === 'ended'`)
 	liveEvents := artEvents(t, te.c, live, time.Minute)
 	if first >= 8 {
