@@ -8,7 +8,10 @@
 // TESTTRAINER_FAIL (exit 1 with this message), TESTTRAINER_PID_FILE (write the
 // process id there, so that a test can kill it mid-job),
 // TESTTRAINER_ADAPTERS (a directory whose subdirectory step<N> holds the real
-// adapter to write as checkpoint N, so that a test can serve it).
+// adapter to write as checkpoint N, so that a test can serve it),
+// TESTTRAINER_HOLD_FILE (while this file exists, a job waits after its first
+// gradient step, so that a test sees the rest of its steps arrive however
+// slow the machine).
 package main
 
 import (
@@ -90,8 +93,12 @@ func run(specPath string) error {
 		return err
 	}
 	emit(map[string]any{"type": "training_started", "data": map[string]any{"num_sequences": steps}})
+	hold := os.Getenv("TESTTRAINER_HOLD_FILE")
 	for i := range steps {
 		time.Sleep(delay)
+		for i == 1 && hold != "" && exists(hold) {
+			time.Sleep(20 * time.Millisecond)
+		}
 		loss := 1.0 / float64(i+2)
 		emit(map[string]any{"type": "gradient_step", "data": map[string]any{
 			"loss": loss, "policy_loss": loss * 0.9, "grad_norm": 0.5 + math.Sin(float64(i)),
@@ -188,4 +195,10 @@ func copyAdapter(from, to string) error {
 		}
 	}
 	return nil
+}
+
+// exists reports whether path names a file.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

@@ -71,10 +71,12 @@
 // models, a model's checkpoints and jobs, a step's logged trajectories and a
 // job's events. Their charts are data the server aligns (training_chart.go:
 // one chart per metric, one line per run, null where a run has no value),
-// written into a data attribute that static/training.js hands to uPlot; each
-// chart container keeps its uPlot instances (element.charts) so that what is
-// drawn can be read back. A running job's page follows its events over
-// server-sent events read from the store every 300 ms.
+// written into a JSON script block that static/training.js hands to uPlot;
+// each chart container keeps its uPlot instances (element.charts) so that
+// what is drawn can be read back. A running job's page follows its events, and
+// a model's page its new checkpoints and its latest one's metrics, over
+// server-sent events read from the store every 300 ms (training_live.go: one
+// poll stream serves both).
 //
 // The playground (Config.Chat) composes a chat-completion request from its
 // form in static/playground.js and posts it to …/playground/run, which sends

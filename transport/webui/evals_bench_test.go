@@ -32,7 +32,7 @@ type benchUI struct {
 	fresh func() http.Handler
 }
 
-func newBenchUI(b *testing.B, db *weft.DB) *benchUI {
+func newBenchUI(b *testing.B, db *weft.DB, configure ...func(*webui.Config)) *benchUI {
 	b.Helper()
 	ctx := context.Background()
 	identity, err := weft.NewIdentity(weft.IdentityConfig{DB: db})
@@ -63,7 +63,11 @@ func newBenchUI(b *testing.B, db *weft.DB) *benchUI {
 		b.Fatal(err)
 	}
 	fresh := func() http.Handler {
-		ui, err := webui.New(webui.Config{DB: db, Identity: identity, Trace: traces, Objects: objs, Feedback: fb})
+		cfg := webui.Config{DB: db, Identity: identity, Trace: traces, Objects: objs, Feedback: fb}
+		for _, c := range configure {
+			c(&cfg)
+		}
+		ui, err := webui.New(cfg)
 		if err != nil {
 			b.Fatal(err)
 		}

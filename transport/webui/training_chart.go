@@ -1,7 +1,6 @@
 package webui
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -10,7 +9,7 @@ import (
 )
 
 // chartData is what a training chart draws, written into the page as JSON (a
-// data attribute, read by static/training.js): one small chart per metric,
+// script element of type application/json, read by static/training.js): one small chart per metric,
 // one line per run, all sharing the steps X. Values are null where a run has
 // no value at a step. The server aligns the runs so that the browser only
 // plots.
@@ -28,14 +27,69 @@ type chartData struct {
 
 // chartMetric is one metric's lines: Values[run][i] is at X[i].
 type chartMetric struct {
-	Name   string       `json:"name"`
-	Values [][]*float64 `json:"values"`
+	Name   string        `json:"name"`
+	Values []chartColumn `json:"values"`
 }
 
-// chartRun is one run's points before alignment: step → metric → value.
+// chartColumn is one run's values of a metric by step, NaN where the run has
+// none (written as null). A page of 10,000 steps carries tens of thousands
+// of them, so they are plain floats written directly, not pointers through
+// reflection.
+type chartColumn []float64
+
+// MarshalJSON writes the column as an array of numbers in their shortest
+// exact form, null for NaN.
+func (c chartColumn) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 2+len(c)*12)
+	b = append(b, '[')
+	for i, v := range c {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			b = append(b, "null"...)
+			continue
+		}
+		b = strconv.AppendFloat(b, v, 'g', -1, 64)
+	}
+	return append(b, ']'), nil
+}
+
+// chartRun is one run's points before alignment, column by column: Steps
+// ascending, and each metric's value at Steps[i] (NaN where none).
 type chartRun struct {
 	Label  string
-	Points map[int64]map[string]float64
+	Steps  []int64
+	Values map[string]chartColumn
+}
+
+func newChartRun(label string) chartRun {
+	return chartRun{Label: label, Values: map[string]chartColumn{}}
+}
+
+// add appends a step, after every step already added, with its metrics
+// (copied: the map may be reused). Columns are padded with NaN lazily, here
+// for the metrics of this step and in finish for the rest.
+func (r *chartRun) add(step int64, metrics map[string]float64) {
+	r.Steps = append(r.Steps, step)
+	n := len(r.Steps)
+	for name, v := range metrics {
+		r.Values[name] = append(padded(r.Values[name], n-1), v)
+	}
+}
+
+// finish pads every column to the run's steps.
+func (r *chartRun) finish() {
+	for name, col := range r.Values {
+		r.Values[name] = padded(col, len(r.Steps))
+	}
+}
+
+func padded(col chartColumn, n int) chartColumn {
+	for len(col) < n {
+		col = append(col, math.NaN())
+	}
+	return col
 }
 
 // preferredMetrics come first, in this order; the rest follow by name, with
@@ -48,21 +102,14 @@ const maxChartMetrics = 12
 // buildChart aligns runs on the union of their steps and picks the metrics:
 // the preferred ones any run has, then validation metrics, then the rest.
 func buildChart(runs []chartRun, markers []int64) chartData {
-	steps := map[int64]bool{}
 	names := map[string]bool{}
-	for _, r := range runs {
-		for s, m := range r.Points {
-			steps[s] = true
-			for k := range m {
-				names[k] = true
-			}
+	for i := range runs {
+		runs[i].finish()
+		for k := range runs[i].Values {
+			names[k] = true
 		}
 	}
-	d := chartData{X: make([]int64, 0, len(steps)), Markers: markers, Runs: make([]string, len(runs)), Metrics: []chartMetric{}}
-	for s := range steps {
-		d.X = append(d.X, s)
-	}
-	slices.Sort(d.X)
+	d := chartData{X: unionSteps(runs), Markers: markers, Runs: make([]string, len(runs)), Metrics: []chartMetric{}}
 	if d.Markers == nil {
 		d.Markers = []int64{}
 	}
@@ -70,19 +117,46 @@ func buildChart(runs []chartRun, markers []int64) chartData {
 		d.Runs[i] = r.Label
 	}
 	for _, name := range orderMetrics(names) {
-		m := chartMetric{Name: name, Values: make([][]*float64, len(runs))}
+		m := chartMetric{Name: name, Values: make([]chartColumn, len(runs))}
 		for i, r := range runs {
-			vals := make([]*float64, len(d.X))
-			for j, s := range d.X {
-				if v, ok := r.Points[s][name]; ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
-					vals[j] = &v
-				}
-			}
-			m.Values[i] = vals
+			m.Values[i] = aligned(r, r.Values[name], d.X)
 		}
 		d.Metrics = append(d.Metrics, m)
 	}
 	return d
+}
+
+// unionSteps merges the runs' ascending steps.
+func unionSteps(runs []chartRun) []int64 {
+	x := []int64{} // never null in the page
+	if len(runs) == 1 {
+		return append(x, runs[0].Steps...)
+	}
+	for _, r := range runs {
+		x = append(x, r.Steps...)
+	}
+	slices.Sort(x)
+	return slices.Compact(x)
+}
+
+// aligned is a run's column (nil when the run lacks the metric) placed on
+// the steps x, a superset of the run's.
+func aligned(r chartRun, col chartColumn, x []int64) chartColumn {
+	if col != nil && len(r.Steps) == len(x) {
+		return col
+	}
+	out := make(chartColumn, len(x))
+	j := 0
+	for i, s := range x {
+		out[i] = math.NaN()
+		for j < len(r.Steps) && r.Steps[j] < s {
+			j++
+		}
+		if col != nil && j < len(r.Steps) && r.Steps[j] == s {
+			out[i] = col[j]
+		}
+	}
+	return out
 }
 
 func orderMetrics(names map[string]bool) []string {
@@ -109,12 +183,6 @@ func orderMetrics(names map[string]bool) []string {
 		out = out[:maxChartMetrics]
 	}
 	return out
-}
-
-// JSON is the chart's data attribute.
-func (d chartData) JSON() (string, error) {
-	b, err := json.Marshal(d)
-	return string(b), err
 }
 
 // trainingFuncs are the template functions of the training pages.

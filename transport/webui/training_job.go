@@ -1,21 +1,17 @@
 package webui
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
-	"time"
+	"strings"
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/training"
 )
-
-// jobPoll is how often a live job stream looks for new events: a trainer
-// writes them to the database, which has no feed of them.
-const jobPoll = 300 * time.Millisecond
 
 // maxEventRows is how many events a job page lists at once.
 const maxEventRows = 100
@@ -76,7 +72,7 @@ func (h *Handler) jobPage(w http.ResponseWriter, r *http.Request, v *viewer, pro
 		h.refuse(w, r, weft.Errorf(errBadView, "from: an event number from 0 to %d", total))
 		return
 	}
-	view.Total, view.TotalSteps = total, len(run.Points)
+	view.Total, view.TotalSteps = total, len(run.Steps)
 	runs := []chartRun{run}
 	if withID := r.URL.Query().Get("with"); withID != "" && withID != job.ID {
 		with, ok := h.projectJob(w, r, projectID, withID)
@@ -161,14 +157,17 @@ func (h *Handler) projectJob(w http.ResponseWriter, r *http.Request, projectID, 
 // gradient steps as a chart run (step n is the n-th gradient_step) and the
 // last event's id.
 func (h *Handler) jobEvents(ctx context.Context, job *training.Job, label string, from int) ([]eventRow, int, chartRun, string, error) {
-	run := chartRun{Label: label, Points: map[int64]map[string]float64{}}
+	run := newChartRun(label)
 	var rows []eventRow
 	n, last := 0, ""
+	nums := map[string]float64{} // reused: add copies the values
 	err := h.cfg.Training.EachEvent(ctx, job.ID, "", func(e training.Event) error {
 		step := 0
 		if e.Type == training.EventGradientStep {
-			step = len(run.Points) + 1
-			run.Points[int64(step)] = numbers(e.Data)
+			step = len(run.Steps) + 1
+			clear(nums)
+			readNumbers(e.Data, nums)
+			run.add(int64(step), nums)
 		}
 		if n >= from && n < from+maxEventRows {
 			rows = append(rows, eventRow{Seq: n + 1, Type: e.Type, Step: step, Data: string(e.Data)})
@@ -182,97 +181,88 @@ func (h *Handler) jobEvents(ctx context.Context, job *training.Job, label string
 
 // numbers keeps the numeric members of an event's data.
 func numbers(data json.RawMessage) map[string]float64 {
-	var all map[string]any
-	_ = json.Unmarshal(data, &all)
-	out := make(map[string]float64, len(all))
-	for k, v := range all {
-		if f, ok := v.(float64); ok {
-			out[k] = f
-		}
-	}
+	out := map[string]float64{}
+	readNumbers(data, out)
 	return out
 }
 
-// shortID is the first 8 characters of an id, for titles.
-func shortID(id string) string { return id[:min(8, len(id))] }
-
-// liveEvent is one event as the live stream sends it.
-type liveEvent struct {
-	Type string             `json:"type"`
-	Data json.RawMessage    `json:"data"`
-	Nums map[string]float64 `json:"numbers,omitempty"`
+// readNumbers adds the numeric members of an event's data to into. A
+// gradient step's data is a flat object of numbers, read by flatNumbers (a
+// 10,000-step job's page reads them all, and the general decoder spends
+// most of that page's time boxing them); other data is decoded whole and its
+// numbers picked.
+func readNumbers(data json.RawMessage, into map[string]float64) {
+	if flatNumbers(data, into) {
+		return
+	}
+	clear(into)
+	var all map[string]any
+	_ = json.Unmarshal(data, &all)
+	for k, v := range all {
+		if f, ok := v.(float64); ok {
+			into[k] = f
+		}
+	}
 }
 
-// jobLive streams a job's events after ?after= as server-sent "training"
-// events, read from the store every jobPoll, and ends with an "end" event
-// carrying the job's final status once the job has finished.
-func (h *Handler) jobLive(w http.ResponseWriter, r *http.Request, _ *viewer, projectID string) {
-	job, ok := h.projectJob(w, r, projectID, r.PathValue("jobID"))
-	if !ok {
-		return
+// flatNumbers reads data when it is an object whose members are all numbers
+// with plain (unescaped) names, as the store writes a gradient step's data,
+// and reports whether it was; on false, into may hold some members.
+func flatNumbers(data []byte, into map[string]float64) bool {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return false
 	}
-	ctx := r.Context()
-	after := r.URL.Query().Get("after")
-	// Check the cursor before the stream starts, so that a bad one is a 404.
-	if err := h.cfg.Training.EachEvent(ctx, job.ID, after, func(training.Event) error { return errStop }); err != nil && !errors.Is(err, errStop) {
-		h.refuse(w, r, err)
-		return
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	if _, err := fmt.Fprint(w, ": live\n\n"); err != nil || rc.Flush() != nil {
-		return
-	}
-	poll := time.NewTicker(jobPoll)
-	defer poll.Stop()
-	idle := time.Duration(0)
-	sent := false
-	send := func(e training.Event) error {
-		b, _ := json.Marshal(liveEvent{Type: e.Type, Data: e.Data, Nums: numbers(e.Data)})
-		after, sent = e.ID, true
-		return writeEvent(w, "training", string(b))
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return skipSpace(data, i+1) == len(data)
 	}
 	for {
-		sent = false
-		if err := h.cfg.Training.EachEvent(ctx, job.ID, after, send); err != nil {
-			return
+		if i >= len(data) || data[i] != '"' {
+			return false
 		}
-		if sent || idle >= liveHeartbeat {
-			if !sent {
-				if _, err := fmt.Fprint(w, ": ping\n\n"); err != nil {
-					return
-				}
-			}
-			idle = 0
-			if rc.Flush() != nil || !h.stillAllowed(r, projectID) {
-				return
-			}
+		end := bytes.IndexByte(data[i+1:], '"')
+		if end < 0 {
+			return false
 		}
-		now, err := h.cfg.Training.GetJob(ctx, job.ID)
+		name := data[i+1 : i+1+end]
+		if bytes.IndexByte(name, '\\') >= 0 {
+			return false
+		}
+		i = skipSpace(data, i+2+end)
+		if i >= len(data) || data[i] != ':' {
+			return false
+		}
+		i = skipSpace(data, i+1)
+		start := i
+		for i < len(data) && strings.IndexByte("0123456789+-.eE", data[i]) >= 0 {
+			i++
+		}
+		v, err := strconv.ParseFloat(string(data[start:i]), 64)
 		if err != nil {
-			return
+			return false
 		}
-		if now.Status.Terminal() {
-			// Events written before the status changed were read above; read
-			// once more for those committed with it, then end.
-			_ = h.cfg.Training.EachEvent(ctx, job.ID, after, send)
-			_ = writeEvent(w, "end", string(now.Status))
-			_ = rc.Flush()
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-h.closing:
-			return
-		case <-poll.C:
-			idle += jobPoll
+		into[string(name)] = v
+		i = skipSpace(data, i)
+		switch {
+		case i < len(data) && data[i] == ',':
+			i = skipSpace(data, i+1)
+		case i < len(data) && data[i] == '}':
+			return skipSpace(data, i+1) == len(data)
+		default:
+			return false
 		}
 	}
 }
 
-// errStop ends an EachEvent early.
-var errStop = errors.New("stop")
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// shortID is the last 8 characters of an id, for titles: ids are UUIDv7,
+// whose first characters are a timestamp that jobs made within a minute
+// share, and whose last are random.
+func shortID(id string) string { return id[max(0, len(id)-8):] }

@@ -28,6 +28,7 @@ func (h *Handler) trainingRoutes() {
 	h.mux.Handle(p+"models/{modelID}/steps/{step}", h.inProject(h.stepPage))
 	h.mux.Handle(p+"training-jobs/{jobID}", h.inProject(h.jobPage))
 	h.mux.Handle(p+"training-jobs/{jobID}/live", h.inProject(h.jobLive))
+	h.mux.Handle(p+"models/{modelID}/live", h.inProject(h.modelLive))
 }
 
 // modelPath and jobPath are the pages of one model and one job.
@@ -94,10 +95,13 @@ type modelView struct {
 	Jobs        []training.Job
 	MoreJobs    bool
 	Chart       chartData
+	// LiveURL streams the model's checkpoints from its latest on.
+	LiveURL string
 }
 
 // modelPage shows a model's chart over its checkpoints' metrics (another
-// model of the project overlaid with ?with=), its checkpoints and its jobs.
+// model of the project overlaid with ?with=), following its new checkpoints
+// live, its checkpoints and its jobs.
 func (h *Handler) modelPage(w http.ResponseWriter, r *http.Request, v *viewer, projectID string) {
 	ctx := r.Context()
 	model, ok := h.projectModel(w, r, projectID, r.PathValue("modelID"))
@@ -136,6 +140,11 @@ func (h *Handler) modelPage(w http.ResponseWriter, r *http.Request, v *viewer, p
 	}
 	view.Chart = buildChart(runs, markers)
 	view.Chart.StepURL = modelPath(projectID, model.ID, "/steps/")
+	latest := int64(0)
+	if n := len(checkpoints); n > 0 {
+		latest = checkpoints[n-1].Step
+	}
+	view.LiveURL = modelPath(projectID, model.ID, "/live?from=", strconv.FormatInt(latest, 10))
 	others, err := h.cfg.Training.ListModels(ctx, projectID, training.ListParams{Limit: maxModelsListed})
 	if err != nil {
 		h.refuse(w, r, err)
@@ -196,10 +205,10 @@ func (h *Handler) allCheckpoints(ctx context.Context, modelID string) ([]trainin
 
 // checkpointRun is a model's metrics by checkpoint step.
 func checkpointRun(label string, checkpoints []training.Checkpoint) chartRun {
-	run := chartRun{Label: label, Points: make(map[int64]map[string]float64, len(checkpoints))}
+	run := newChartRun(label)
 	for _, c := range checkpoints {
 		if len(c.Metrics) > 0 {
-			run.Points[c.Step] = c.Metrics
+			run.add(c.Step, c.Metrics)
 		}
 	}
 	return run

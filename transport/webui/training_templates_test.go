@@ -2,6 +2,9 @@ package webui
 
 import (
 	"encoding/json"
+	"maps"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,12 +33,12 @@ func trainingFixtures(v *viewer) map[string]page {
 	groups := json.RawMessage(`[{"trajectories":[{"messages_and_choices":[{"role":"user","content":"` + strings.ReplaceAll(xss, `"`, `\"`) +
 		`"},{"finish_reason":"stop","index":0,"message":{"role":"assistant","content":"<b>bold</b>"}}],"reward":1},` +
 		`{"messages_and_choices":[42],"reward":null}]}]`)
-	jobChart := buildChart([]chartRun{{Label: xss, Points: map[int64]map[string]float64{1: {"loss": 1, "grad_norm": 2}, 2: {"loss": 0.5}}}}, nil)
+	jobChart := buildChart([]chartRun{pointsRun(xss, map[int64]map[string]float64{1: {"loss": 1, "grad_norm": 2}, 2: {"loss": 0.5}})}, nil)
 	return map[string]page{
 		"training_models": {Title: "Models", Viewer: v, Project: "team/p", Body: modelsView{Project: "team/p", More: true, Models: []modelListRow{
 			{Model: *model, LatestStep: 3, Reward: &reward}, {Model: other}}}},
 		"training_model": {Title: xss, Viewer: v, Project: "team/p", Body: modelView{Project: "team/p", Model: model, With: &other,
-			Others: []training.Model{other}, Checkpoints: checkpoints, Total: 150, Jobs: []training.Job{*job, done}, MoreJobs: true, Chart: chart}},
+			Others: []training.Model{other}, Checkpoints: checkpoints, Total: 150, Jobs: []training.Job{*job, done}, MoreJobs: true, Chart: chart, LiveURL: modelPath("team/p", "m-1", "/live?from=1")}},
 		"training_step": {Title: xss, Viewer: v, Project: "team/p", Body: stepView{Project: "team/p", Model: model, Step: 1, Logs: []stepLogView{{
 			Log:    training.StepLog{ID: "l1", Split: xss, Step: 1, TrajectoryGroups: groups, Metrics: map[string]float64{xss: 0.5}, CreatedAt: at},
 			Groups: trajectoryGroups(groups)}}}},
@@ -49,10 +52,10 @@ func trainingFixtures(v *viewer) map[string]page {
 // TestTrainingChart: runs are aligned on the union of their steps, with null
 // where a run has no value, and the metrics come in their reading order.
 func TestTrainingChart(t *testing.T) {
-	a := chartRun{Label: "a", Points: map[int64]map[string]float64{1: {"loss": 1, "zeta": 3}, 3: {"loss": 0.5, "val/acc": 0.9, "train/reward": 0.2}}}
-	b := chartRun{Label: "b", Points: map[int64]map[string]float64{2: {"loss": 2}}}
+	a := pointsRun("a", map[int64]map[string]float64{1: {"loss": 1, "zeta": 3}, 3: {"loss": 0.5, "val/acc": 0.9, "train/reward": 0.2}})
+	b := pointsRun("b", map[int64]map[string]float64{2: {"loss": 2}})
 	d := buildChart([]chartRun{a, b}, nil)
-	raw, err := d.JSON()
+	raw, err := chartJSON(d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,4 +67,72 @@ func TestTrainingChart(t *testing.T) {
 	if raw != want {
 		t.Fatalf("chart =\n%s\nwant\n%s", raw, want)
 	}
+}
+
+// pointsRun is a run of the given points (step → metric → value).
+func pointsRun(label string, points map[int64]map[string]float64) chartRun {
+	run := newChartRun(label)
+	steps := slices.Sorted(maps.Keys(points))
+	for _, s := range steps {
+		run.add(s, points[s])
+	}
+	return run
+}
+
+// TestTrainingChartOneRun: a lone run keeps its steps; a step lacking a
+// metric is null in that metric's line, and a value that is not finite is
+// null too.
+func TestTrainingChartOneRun(t *testing.T) {
+	tenth := 0.1
+	run := pointsRun("a", map[int64]map[string]float64{1: {"loss": 1e-7}, 2: {"grad_norm": math.Inf(1)}, 5: {"loss": tenth + 0.2, "grad_norm": 2}})
+	raw, err := chartJSON(buildChart([]chartRun{run}, []int64{5}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"runs":["a"],"x":[1,2,5],"metrics":[` +
+		`{"name":"loss","values":[[1e-07,null,0.30000000000000004]]},` +
+		`{"name":"grad_norm","values":[[null,null,2]]}],"markers":[5]}`
+	if raw != want {
+		t.Fatalf("chart =\n%s\nwant\n%s", raw, want)
+	}
+}
+
+// TestTrainingChartEmpty: a run without points is an empty chart, not null.
+func TestTrainingChartEmpty(t *testing.T) {
+	for _, runs := range [][]chartRun{{newChartRun("a")}, {newChartRun("a"), newChartRun("b")}} {
+		raw, err := chartJSON(buildChart(runs, nil))
+		if err != nil || !strings.Contains(raw, `"x":[],"metrics":[],"markers":[]`) {
+			t.Fatalf("%d empty runs: %s %v", len(runs), raw, err)
+		}
+	}
+}
+
+// TestNumbers: an event's numeric members are kept, every other member is
+// skipped, whatever comes first.
+func TestNumbers(t *testing.T) {
+	got := numbers(json.RawMessage(`{"note":"x","loss":0.5,"nested":{"a":1},"list":[1],"flag":true,"step":3,"none":null}`))
+	if len(got) != 2 || got["loss"] != 0.5 || got["step"] != 3 {
+		t.Fatalf("numbers = %v", got)
+	}
+	for data, want := range map[string]map[string]float64{
+		`{"loss":0.25,"grad_norm":1e-3}`:             {"loss": 0.25, "grad_norm": 1e-3},
+		` { "loss" : -2.5E+2 , "n" : 0 } `:           {"loss": -250, "n": 0},
+		`{}`:                                         {},
+		`{"loss":1,"note":"x"}`:                      {"loss": 1},
+		`{"lo\u0073s":1}`:                            {"loss": 1},
+		`{"loss":1,"nested":{"grad_norm":2},"lr":3}`: {"loss": 1, "lr": 3},
+		`{"loss":0x10,"lr":3}`:                       {}, // not JSON
+		`{"loss":1}{"lr":2}`:                         {},
+		`[1,2]`:                                      {},
+	} {
+		got := numbers(json.RawMessage(data))
+		if !maps.Equal(got, want) {
+			t.Errorf("numbers(%s) = %v, want %v", data, got, want)
+		}
+	}
+}
+
+func chartJSON(d chartData) (string, error) {
+	b, err := json.Marshal(d)
+	return string(b), err
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -89,5 +90,36 @@ func accessibility(t *testing.T, e *sdkEnv) {
 		tb.poll(`document.getElementById('keys-help').open`)
 		tb.checkAccessibility("keyboard help at "+size.name+" width", axe)
 		tb.key(kbEscape)
+	}
+}
+
+// a11yPage is a page the accessibility checks visit: its path, and what
+// shows it is ready.
+type a11yPage struct{ name, path, ready string }
+
+// viewport is a window size the pages are checked at.
+type viewport struct {
+	name          string
+	width, height int64
+}
+
+var (
+	laptop = viewport{"laptop", 1280, 800}
+	phone  = viewport{"phone", 375, 812}
+)
+
+// checkPagesAt runs the accessibility checks on each page at a window size,
+// and fails a page wider than the window (no sideways scrolling).
+func (tb *tab) checkPagesAt(size viewport, axe string, pages []a11yPage) {
+	tb.t.Helper()
+	tb.run(chromedp.EmulateViewport(size.width, size.height))
+	for _, p := range pages {
+		tb.open(p.path)
+		tb.poll(`!!document.querySelector(` + strconv.Quote(p.ready) + `)`)
+		what := p.name + " at " + size.name + " width"
+		tb.checkAccessibility(what, axe)
+		if over := eval[int](tb, `document.documentElement.scrollWidth - window.innerWidth`); over > 0 {
+			tb.t.Errorf("%s: the page is %d px wider than the window", what, over)
+		}
 	}
 }

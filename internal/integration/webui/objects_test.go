@@ -2,7 +2,7 @@ package webui_test
 
 import (
 	"encoding/json"
-	"strconv"
+	"maps"
 	"strings"
 	"testing"
 
@@ -28,6 +28,15 @@ func objectPages(t *testing.T, e *sdkEnv) {
 			t.Fatalf("the object list lacks %s: %s", name, tb.text("#objects"))
 		}
 	}
+	// By keyboard: j j focuses the second object's link, Enter opens it.
+	tb.key("jj")
+	second := eval[string](tb, `document.activeElement.closest('tr')?.dataset.object ?? ''`)
+	if want := eval[string](tb, `document.querySelectorAll('#objects tbody tr')[1].dataset.object`); second != want {
+		t.Fatalf("j j focused %q, want the second object %q", second, want)
+	}
+	tb.key("\r")
+	tb.waitPath(func(p string) bool { return strings.Contains(p, "/objects/"+second+"/versions/") })
+	tb.open(projectPath(evalProject, "objects"))
 	// Kinds: datasets, prompts (StringPrompt is a Prompt).
 	tb.follow(`.kind-tabs a[href$="kind=datasets"]`, `#objects tr[data-object="qa"]`)
 	if got := eval[int](tb, `document.querySelectorAll('#objects tbody tr').length`); got != 1 {
@@ -55,6 +64,55 @@ func objectPages(t *testing.T, e *sdkEnv) {
 	}
 	if got := tb.text("#code-diff .line-removed"); !strings.Contains(got, "hi ${name}") {
 		t.Fatalf("the op's removed line: %q", got)
+	}
+
+	// Kinds the TypeScript SDK has no class for, stored as the Python SDK
+	// stores them: a Scorer, and a Model in three versions whose first and
+	// last are compared (not adjacent) as a structural diff.
+	for _, o := range []struct {
+		name, class, base string
+		extra             map[string]any
+	}{
+		{"reviewer", "Reviewer", "Scorer", map[string]any{"threshold": 0.5}},
+		{"summarizer", "Summarizer", "Model", map[string]any{"temperature": 0.1, "style": "short"}},
+		{"summarizer", "Summarizer", "Model", map[string]any{"temperature": 0.5, "style": "short"}},
+		{"summarizer", "Summarizer", "Model", map[string]any{"temperature": 0.9, "style": "short", "max_words": 50}},
+	} {
+		val := map[string]any{"_type": o.class, "_class_name": o.class, "_bases": []string{o.base, "Object", "BaseModel"}, "name": o.name, "description": nil}
+		maps.Copy(val, o.extra)
+		e.api(t, e.adminKey, "/obj/create", map[string]any{"obj": map[string]any{"project_id": evalProject, "object_id": o.name, "val": val}})
+	}
+	tb.open(projectPath(evalProject, "objects"))
+	for _, kind := range []struct{ tab, has, lacks string }{
+		{"ops", "greet", "qa"}, {"scorers", "reviewer", "summarizer"}, {"evaluations", "qa-eval", "qa"}, {"models", "summarizer", "reviewer"},
+	} {
+		tb.follow(`.kind-tabs a[href$="kind=`+kind.tab+`"]`, `#objects tr[data-object="`+kind.has+`"]`)
+		if eval[bool](tb, `!!document.querySelector('#objects tr[data-object="`+kind.lacks+`"]')`) || !strings.HasSuffix(tb.path(), "kind="+kind.tab) {
+			t.Fatalf("the %s tab at %s: %s", kind.tab, tb.path(), tb.text("#objects"))
+		}
+	}
+	// The models tab, last, shows the model's class, latest version and count.
+	if got := tb.text(`#objects tr[data-object="summarizer"]`); !strings.Contains(got, "Summarizer") || !strings.Contains(got, "v2") || !strings.Contains(got, "3") {
+		t.Fatalf("the model's row (class, latest, versions): %q", got)
+	}
+	tb.follow(`#objects tr[data-object="summarizer"] .history-link`, "#versions")
+	tb.run(chromedp.Click(chromedp.CSS(`#versions tr[data-version="0"] input[name=a]`)), chromedp.Click(chromedp.CSS(`#versions tr[data-version="2"] input[name=b]`)))
+	tb.follow(`.version-diff button[type=submit]`, ".object-value-diff")
+	if p := tb.path(); !strings.Contains(p, "a=v0") || !strings.Contains(p, "b=v2") {
+		t.Fatalf("the diff's link: %s", p)
+	}
+	diff := tb.text(".object-value-diff")
+	for _, want := range []string{"1 changed · 1 added · 0 removed", "temperature", "0.1", "0.9", "max_words"} {
+		if !strings.Contains(diff, want) {
+			t.Fatalf("the v0→v2 diff lacks %q:\n%s", want, diff)
+		}
+	}
+	if strings.Contains(diff, "0.5") {
+		t.Fatalf("the v0→v2 diff shows v1's value:\n%s", diff)
+	}
+	// Structural: the changed member and the added one are marked as such.
+	if got := eval[string](tb, `['changed', 'added'].map(op => [...document.querySelectorAll('.object-value-diff li.diff-' + op + ' > .json-key')].map(k => k.textContent).join('+')).join(',')`); got != "temperature,max_words" {
+		t.Fatalf("changed and added members: %q", got)
 	}
 
 	// The first version's rows, sorted by a column, then by keyboard.
@@ -191,7 +249,7 @@ func (tb *tab) follow(selector, ready string) {
 // and evaluation pages at laptop and phone widths, one tab per width.
 func objectAccessibility(t *testing.T, e *sdkEnv) {
 	axe := axeSource(t)
-	pages := []struct{ name, path, ready string }{
+	pages := []a11yPage{
 		{"objects", projectPath(evalProject, "objects"), "#objects"},
 		{"object versions", projectPath(evalProject, "objects/qa/versions"), "#versions"},
 		{"object diff", projectPath(evalProject, "objects/qa/diff?a=v0&b=v1"), ".table-diff"},
@@ -199,21 +257,9 @@ func objectAccessibility(t *testing.T, e *sdkEnv) {
 		{"evaluations", projectPath(evalProject, "evaluations"), "#eval-runs"},
 		{"evaluation comparison", projectPath(evalProject, "evaluations/compare?run="+e.seed.EvalRuns[0]+"&run="+e.seed.EvalRuns[1]), "#compare"},
 	}
-	for _, size := range []struct {
-		name          string
-		width, height int64
-	}{{"laptop", 1280, 800}, {"phone", 375, 812}} {
+	for _, size := range []viewport{laptop, phone} {
 		tb := newTab(t, e.srv.URL)
 		tb.signIn("", e.adminKey)
-		tb.run(chromedp.EmulateViewport(size.width, size.height))
-		for _, p := range pages {
-			tb.open(p.path)
-			tb.poll(`!!document.querySelector(` + strconv.Quote(p.ready) + `)`)
-			what := p.name + " at " + size.name + " width"
-			tb.checkAccessibility(what, axe)
-			if over := eval[int](tb, `document.documentElement.scrollWidth - window.innerWidth`); over > 0 {
-				t.Errorf("%s: the page is %d px wider than the window", what, over)
-			}
-		}
+		tb.checkPagesAt(size, axe, pages)
 	}
 }

@@ -195,6 +195,23 @@ func playground(t *testing.T, e *env) {
 		t.Fatalf("bad tools JSON: %s %q", state, tb.text("#pg-error"))
 	}
 	tb.run(chromedp.Evaluate[chromedp.Void](`document.getElementById('pg-tools').value = ''`), chromedp.Click(chromedp.CSS("#pg-stream")))
+	// The sampling options and the response format reach the upstream as
+	// the form says.
+	tb.run(chromedp.SetValue(chromedp.CSS("#pg-top-p"), "0.5"), chromedp.SetValue(chromedp.CSS("#pg-stop"), `["END", "STOP"]`),
+		chromedp.SetValue(chromedp.CSS("#pg-response-format"), `{"type":"json_object"}`))
+	if state := runPlayground(tb); state != "done" {
+		t.Fatalf("run with options: %s %q", state, tb.text("#pg-error"))
+	}
+	var withOptions struct {
+		TopP           float64        `json:"top_p"`
+		Stop           []string       `json:"stop"`
+		ResponseFormat map[string]any `json:"response_format"`
+	}
+	_ = json.Unmarshal(e.upstream.Last.Load().([]byte), &withOptions)
+	if withOptions.TopP != 0.5 || fmt.Sprint(withOptions.Stop) != "[END STOP]" || withOptions.ResponseFormat["type"] != "json_object" {
+		t.Fatalf("the upstream got %+v", withOptions)
+	}
+	tb.run(chromedp.Evaluate[chromedp.Void](`['pg-top-p', 'pg-stop', 'pg-response-format'].forEach(id => document.getElementById(id).value = '')`))
 
 	// Another model: the built-in engine, streamed into the page.
 	if !e.localModel {
@@ -203,6 +220,12 @@ func playground(t *testing.T, e *env) {
 		rerun = playgroundLocal(t, e, tb, project)
 	}
 	savePair(t, e, tb, project, original, rerun)
+
+	// The playground and the diff with the original at phone width.
+	tb.checkPagesAt(phone, axe, []a11yPage{
+		{"playground", "/ui/p/" + project + "/playground?call=" + original, `#pg-form[data-ready="true"]`},
+		{"re-run diff", "/ui/p/" + project + "/diff?left=" + original + "&right=" + rerun, "main h1"},
+	})
 }
 
 // playgroundLocal re-runs the form on the built-in engine and returns the

@@ -18,8 +18,9 @@ const chartSteps = 10_000
 
 // BenchmarkTrainingChart measures, in Chromium, a 10,000-step training job's
 // page: from navigation until every chart of it is drawn (ms/charts, the
-// page's own clock), the drawing alone (ms/draw) and the server's answer
-// (ms/response), on SQLite and PostgreSQL. Run with:
+// page's own clock), the drawing alone (ms/draw), the server's answer
+// (ms/response) and the parsing of the page after it (ms/parse), on SQLite
+// and PostgreSQL. Run with:
 //
 //	cd internal/integration && go test -run '^$' -bench TrainingChart -benchtime 10x ./webui/
 func BenchmarkTrainingChart(b *testing.B) {
@@ -42,17 +43,19 @@ func BenchmarkTrainingChart(b *testing.B) {
 			tb := newTab(b, srv.URL)
 			tb.signIn("", key)
 			path := "/ui/p/" + artProject + "/training-jobs/" + job.ID
-			var charts, draw, server float64
+			var charts, draw, server, parsed float64
 			for b.Loop() {
 				tb.open(path)
 				got := value(tb, chromedp.Poll[[]float64](`(() => {
 					const root = document.documentElement.dataset;
 					const nav = performance.getEntriesByType('navigation')[0];
-					return root.chartsAt && nav && nav.responseEnd > 0 ? [Number(root.chartsAt), Number(root.chartsDrawMs), nav.responseEnd - nav.requestStart] : null;
+					return root.chartsAt && nav && nav.responseEnd > 0 ?
+					  [Number(root.chartsAt), Number(root.chartsDrawMs), nav.responseEnd - nav.requestStart, nav.domInteractive - nav.responseEnd] : null;
 				})()`))
 				charts += got[0]
 				draw += got[1]
 				server += got[2]
+				parsed += got[3]
 			}
 			if n := eval[int](tb, `document.querySelector('.charts').charts.get('loss').data[0].length`); n != chartSteps {
 				b.Fatalf("the loss chart draws %d steps, want %d", n, chartSteps)
@@ -60,6 +63,7 @@ func BenchmarkTrainingChart(b *testing.B) {
 			b.ReportMetric(charts/float64(b.N), "ms/charts")
 			b.ReportMetric(draw/float64(b.N), "ms/draw")
 			b.ReportMetric(server/float64(b.N), "ms/response")
+			b.ReportMetric(parsed/float64(b.N), "ms/parse")
 		})
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,10 +19,25 @@ import (
 )
 
 // trainerArgs run the stand-in GPU trainer for the server's training jobs,
-// slowed so that a job's page sees its steps arrive.
-func trainerArgs(t testing.TB) ([]string, []string) {
+// slowed so that a job's page sees its steps arrive; while the file hold
+// exists, a job waits after its first step (see holdJobs).
+func trainerArgs(t testing.TB) (args, env []string, hold string) {
+	hold = filepath.Join(t.TempDir(), "hold")
 	return []string{"-trainer-command", gobuild.Binary(t, "./internal/testtrainer"), "-checkpoint-dir", t.TempDir()},
-		[]string{"TESTTRAINER_STEP_DELAY=60ms"}
+		[]string{"TESTTRAINER_STEP_DELAY=60ms", "TESTTRAINER_HOLD_FILE=" + hold}, hold
+}
+
+// holdJobs makes the jobs the stand-in trainer starts from now on wait
+// after their first step, until the returned release is called: a page
+// opened meanwhile sees the rest arrive however slow the machine is.
+func holdJobs(t testing.TB, e *env) (release func()) {
+	t.Helper()
+	if err := os.WriteFile(e.holdFile, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	release = func() { _ = os.Remove(e.holdFile) }
+	t.Cleanup(release)
+	return release
 }
 
 // artProject is where the training pages' data lives.
@@ -254,6 +271,10 @@ func trainingPages(t *testing.T, e *env) {
 		t.Fatalf("step 1 page: %q", got)
 	}
 	tb.checkAccessibility("step page", axe)
+	tb.key("jj")
+	if got := eval[int](tb, `[...document.querySelectorAll('.trajectory')].indexOf(document.activeElement)`); got != 1 {
+		t.Fatalf("j j on the step page focuses trajectory %d", got)
+	}
 
 	// A finished job: status, every event, and its gradient steps charted.
 	events := artEvents(t, te.c, te.jobs[0], time.Minute)
@@ -265,9 +286,26 @@ func trainingPages(t *testing.T, e *env) {
 	if n := eval[int](tb, `document.querySelectorAll('#events tbody tr').length`); n != len(events) {
 		t.Fatalf("%d event rows, the API lists %d", n, len(events))
 	}
-	checkSteps(t, "finished job", chartOf(tb, "loss"), events, "loss")
-	checkSteps(t, "finished job", chartOf(tb, "grad_norm"), events, "grad_norm")
+	checkSteps(t, "finished job", chartOf(tb, "loss"), 0, events, "loss")
+	checkSteps(t, "finished job", chartOf(tb, "grad_norm"), 0, events, "grad_norm")
 	tb.checkAccessibility("job page", axe)
+	// The overlay's choices tell the model's other jobs apart.
+	short := func(id string) string { return id[len(id)-8:] }
+	if got, title := eval[[]string](tb, `[...document.querySelectorAll('#with option')].slice(1).map(o => o.textContent)`), tb.text("h1"); len(got) != 1 ||
+		!strings.HasPrefix(got[0], short(te.jobs[1])) || !strings.Contains(title, short(te.jobs[0])) {
+		t.Fatalf("the other job offered %q on the page %q", got, title)
+	}
+	// The second job overlaid, through the form: the URL holds the view.
+	jobURL := "/ui/p/" + artProject + "/training-jobs/" + te.jobs[0]
+	tb.run(chromedp.SetValue(chromedp.CSS("#with"), te.jobs[1]), chromedp.Click(chromedp.CSS(".overlay button")))
+	tb.waitPath(func(p string) bool { return p == jobURL+"?with="+te.jobs[1] })
+	tb.poll(`!!document.querySelector('.charts[data-chart]')?.charts`)
+	overlay := chartOf(tb, "loss")
+	if len(overlay.Runs) != 2 || overlay.Runs[1] != "job "+short(te.jobs[1]) {
+		t.Fatalf("overlaid jobs %v", overlay.Runs)
+	}
+	checkSteps(t, "job overlay", overlay, 0, events, "loss")
+	checkSteps(t, "job overlay", overlay, 1, artEvents(t, te.c, te.jobs[1], time.Minute), "loss")
 	// Events are listed in pages: from the 6th on, with a link back.
 	tb.open("/ui/p/" + artProject + "/training-jobs/" + te.jobs[0] + "?from=5")
 	if n, first := eval[int](tb, `document.querySelectorAll('#events tbody tr').length`), tb.text("#events tbody td"); n != len(events)-5 || first != "6" {
@@ -276,11 +314,24 @@ func trainingPages(t *testing.T, e *env) {
 	tb.run(chromedp.Click(chromedp.CSS(`.pager a[rel=prev]`)))
 	tb.waitPath(func(p string) bool { return strings.HasSuffix(p, "?from=0") })
 
+	// The model's page follows its checkpoints: it is open while the next
+	// step's trajectories are logged (their metrics join the latest
+	// checkpoint) and a job trains (adding the next checkpoint).
+	modelTab := newTab(t, e.srv.URL)
+	modelTab.signIn("", e.aliceKey)
+	modelTab.open(modelURL)
+	modelTab.poll(`document.querySelector('#model-live')?.dataset.following === 'true'`)
+	modelTab.run(chromedp.Evaluate[chromedp.Void](`window.__samePage = true`))
+
 	// A running job's page follows its events as they are written.
+	// It is overlaid with the first job, whose 8 steps are all drawn from the
+	// start: the live job's steps still count from its own first.
+	release := holdJobs(t, e)
 	live := artFlow(t, te.c, te.a.ID, 2, "third")
-	tb.open("/ui/p/" + artProject + "/training-jobs/" + live)
+	tb.open("/ui/p/" + artProject + "/training-jobs/" + live + "?with=" + te.jobs[0])
 	tb.poll(`document.querySelector('#job-live')?.dataset.following === 'true'`)
-	first := eval[int](tb, `Number(document.querySelector('.charts[data-chart]').dataset.drawn)`)
+	first := eval[int](tb, `(document.querySelector('.charts[data-chart]').charts.get('loss')?.data[1] ?? []).filter(v => v != null).length`)
+	release()
 	tb.poll(`document.querySelector('#job-live').dataset.following === 'ended'`)
 	liveEvents := artEvents(t, te.c, live, time.Minute)
 	if first >= 8 {
@@ -289,11 +340,36 @@ func trainingPages(t *testing.T, e *env) {
 	if got := tb.text("#job-status"); got != "COMPLETED" {
 		t.Fatalf("live job status %q", got)
 	}
-	checkSteps(t, "live job", chartOf(tb, "loss"), liveEvents, "loss")
-	checkSteps(t, "live job", chartOf(tb, "learning_rate"), liveEvents, "learning_rate")
+	checkSteps(t, "live job", chartOf(tb, "loss"), 0, liveEvents, "loss")
+	checkSteps(t, "live job", chartOf(tb, "learning_rate"), 0, liveEvents, "learning_rate")
+	checkSteps(t, "live job's overlay", chartOf(tb, "loss"), 1, events, "loss")
 	if n := eval[int](tb, `document.querySelectorAll('#events tbody tr').length`); n != len(liveEvents) {
 		t.Fatalf("%d event rows after the live updates, the API lists %d", n, len(liveEvents))
 	}
+
+	// The model's new checkpoint (step 3, saved) arrives on its open page,
+	// with the metrics logged at step 2 since the page was loaded.
+	modelTab.poll(`(() => { const box = document.querySelector('.charts[data-chart]');
+	  return box.charts.get('loss').data[0].includes(3) && box.chartData.markers.includes(3); })()`)
+	if !eval[bool](modelTab, `window.__samePage === true`) {
+		t.Fatal("the model page was reloaded")
+	}
+	checkpoints = artCheckpoints(t, te.c, te.a.ID)
+	if len(checkpoints) != 4 {
+		t.Fatalf("checkpoints of A after the third job: %+v", checkpoints)
+	}
+	for _, metric := range []string{"train/reward", "loss", "val/reward"} {
+		checkRun(t, "live model page", chartOf(modelTab, metric), 0, checkpoints, metric)
+	}
+
+	// The training pages at phone width (each was checked at laptop width above).
+	tb.checkPagesAt(phone, axe, []a11yPage{
+		{"models", "/ui/p/" + artProject + "/models", "#models"},
+		{"model page", modelURL + "?with=" + te.b.ID, ".charts .uplot"},
+		{"step page", modelURL + "/steps/1", ".trajectory"},
+		{"job page", jobURL + "?with=" + te.jobs[1], ".charts .uplot"},
+	})
+	tb.run(chromedp.EmulateViewport(laptop.width, laptop.height))
 
 	// Other projects' models and jobs are not found under alice's project;
 	// bob's project is refused.
@@ -302,6 +378,8 @@ func trainingPages(t *testing.T, e *env) {
 		"/ui/p/bob/secret/models":                                            http.StatusForbidden,
 		"/ui/p/" + artProject + "/models/" + te.a.ID + "/steps/x":            http.StatusBadRequest,
 		"/ui/p/" + artProject + "/training-jobs/" + te.jobs[0] + "?from=999": http.StatusBadRequest,
+		"/ui/p/" + artProject + "/models/" + te.a.ID + "/live?from=x":        http.StatusBadRequest,
+		"/ui/p/" + artProject + "/models/" + te.bobModelID + "/live?from=0":  http.StatusNotFound,
 	} {
 		bare, _, _ := strings.Cut(path, "?")
 		tb.expect(bare, status)
@@ -312,9 +390,10 @@ func trainingPages(t *testing.T, e *env) {
 	}
 }
 
-// checkSteps checks that a job chart's first run is the job's gradient
-// steps' metric, step n being the n-th gradient_step event.
-func checkSteps(t *testing.T, what string, c drawnChart, events []artEvent, metric string) {
+// checkSteps checks that run r of a job chart is the job's gradient steps'
+// metric, step n being the n-th gradient_step event, and that the run has
+// no value past its last step (another run overlaid may have more).
+func checkSteps(t *testing.T, what string, c drawnChart, r int, events []artEvent, metric string) {
 	t.Helper()
 	var want []float64
 	for _, e := range events {
@@ -322,12 +401,17 @@ func checkSteps(t *testing.T, what string, c drawnChart, events []artEvent, metr
 			want = append(want, e.Data[metric].(float64))
 		}
 	}
-	if len(want) == 0 || len(c.Data[0]) != len(want) {
+	if len(want) == 0 || len(c.Data[0]) < len(want) || (r == 0 && len(c.Data[0]) != len(want)) {
 		t.Fatalf("%s: %s chart has %d steps, the job %d", what, metric, len(c.Data[0]), len(want))
 	}
-	for i, w := range want {
-		if *c.Data[0][i] != float64(i+1) || !sameNumber(c.Data[1][i], w) {
-			t.Fatalf("%s: %s step %d draws x=%v y=%v, the job's event says %v", what, metric, i+1, *c.Data[0][i], c.Data[1][i], w)
+	for i, x := range c.Data[0] {
+		switch {
+		case *x != float64(i+1):
+			t.Fatalf("%s: %s: the %d-th step is %v", what, metric, i+1, *x)
+		case i < len(want) && !sameNumber(c.Data[1+r][i], want[i]):
+			t.Fatalf("%s: %s step %d of run %d draws %v, the job's event says %v", what, metric, i+1, r, c.Data[1+r][i], want[i])
+		case i >= len(want) && c.Data[1+r][i] != nil:
+			t.Fatalf("%s: %s step %d of run %d draws %v past the job's last step", what, metric, i+1, r, *c.Data[1+r][i])
 		}
 	}
 }

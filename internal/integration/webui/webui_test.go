@@ -28,6 +28,8 @@ type env struct {
 	upstream *modelserver.Server
 	// localModel is whether the built-in engine serves a model (localModel).
 	localModel bool
+	// holdFile holds the stand-in trainer's jobs while it exists (holdJobs).
+	holdFile string
 }
 
 // xssInputs are stored values that would run if a page did not escape them.
@@ -47,11 +49,11 @@ func startEnv(t *testing.T, dbURL string) *env {
 // its tokenizer is installed, a tiny model on the built-in engine).
 func startServingEnv(t *testing.T, dbURL string) *env {
 	t.Helper()
-	args, trainerEnv := trainerArgs(t)
+	args, trainerEnv, hold := trainerArgs(t)
 	upstream := modelserver.New(t)
 	chat, local := chatArgs(t, upstream)
 	srv := serverproc.Start(t, serverproc.Options{DatabaseURL: dbURL, Args: append(args, chat...), Env: trainerEnv})
-	return seedEnv(t, dbURL, &env{srv: srv, upstream: upstream, localModel: local})
+	return seedEnv(t, dbURL, &env{srv: srv, upstream: upstream, localModel: local, holdFile: hold})
 }
 
 // seedEnv creates alice and bob and seeds their traces through e's server.

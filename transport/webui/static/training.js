@@ -1,11 +1,12 @@
 // Training charts, a plain ES module. uPlot (vendored, loaded before this
 // module) draws each figure.chart of a .charts[data-chart] element from the
-// JSON the server wrote there: one chart per metric, one line per run, the
+// JSON the server wrote in its script.chart-data element: one chart per metric, one line per run, the
 // runs already aligned on the same steps. Each container keeps its charts in
 // a Map (element.charts, metric name → uPlot instance) so that what is drawn
-// can be read back. A click on a chart opens that step's page (step_url); a
-// running job's page (data-live) follows the job's events over server-sent
-// events and adds each gradient step to the charts as it arrives. Markup is
+// can be read back. A click on a chart opens that step's page (step_url).
+// Live pages (.live-charts[data-live]) follow their data over server-sent
+// events: a running job's page adds each gradient step as it arrives, a
+// model's page each new checkpoint and each change of the latest one. Markup is
 // built only with textContent: no stored value is ever parsed as HTML.
 
 const palette = ["#0b5cad", "#b35c00", "#1b7a3d", "#8e3fa8"];
@@ -77,34 +78,42 @@ function plot(box, data, metric) {
 }
 
 function draw(box) {
-  const data = JSON.parse(box.dataset.chart);
+  const data = JSON.parse(box.querySelector("script.chart-data").textContent);
   box.chartData = data;
   box.charts = new Map();
   for (const metric of data.metrics) box.charts.set(metric.name, plot(box, data, metric));
   box.dataset.drawn = String(data.x.length);
 }
 
-// addStep appends one gradient step of the first run (the page's job).
-function addStep(box, numbers) {
+// putPoint sets the first run's (the page's own) values at step: a new step
+// is added in order, a step already drawn gets the new values (a model's
+// latest checkpoint gains the metrics logged after it). A metric not yet
+// charted gets a chart of its own; marked adds the step to the markers.
+function putPoint(box, step, numbers, marked) {
   const data = box.chartData;
-  const step = (data.x.length ? data.x[data.x.length - 1] : 0) + 1;
-  data.x.push(step);
-  for (const metric of data.metrics) {
-    for (let r = 0; r < metric.values.length; r++) {
-      const v = r === 0 && Object.hasOwn(numbers, metric.name) ? numbers[metric.name] : null;
-      metric.values[r].push(v);
+  let i = data.x.indexOf(step);
+  if (i < 0) {
+    i = data.x.findIndex((s) => s > step);
+    if (i < 0) i = data.x.length;
+    data.x.splice(i, 0, step);
+    for (const metric of data.metrics) {
+      for (const values of metric.values) values.splice(i, 0, null);
     }
   }
   for (const [name, value] of Object.entries(numbers)) {
-    if (data.metrics.some((m) => m.name === name)) continue;
-    const metric = { name, values: data.runs.map(() => data.x.map(() => null)) };
-    metric.values[0][data.x.length - 1] = value;
-    data.metrics.push(metric);
-    box.charts.set(name, plot(box, data, metric));
+    let metric = data.metrics.find((m) => m.name === name);
+    if (!metric) {
+      metric = { name, values: data.runs.map(() => data.x.map(() => null)) };
+      metric.values[0][i] = value;
+      data.metrics.push(metric);
+      box.charts.set(name, plot(box, data, metric));
+      continue;
+    }
+    metric.values[0][i] = value;
   }
+  if (marked && !data.markers.includes(step)) data.markers.push(step);
   for (const metric of data.metrics) box.charts.get(metric.name).setData([data.x, ...metric.values]);
   box.dataset.drawn = String(data.x.length);
-  return step;
 }
 
 function addEventRow(type, step, payload) {
@@ -123,29 +132,56 @@ function addEventRow(type, step, payload) {
   body.append(row);
 }
 
-function follow(live) {
-  const box = live.querySelector(".charts[data-chart]");
+// follow listens to a page's live stream (data-live) and hands each event
+// to its handler; an "end" event closes it. live.dataset.following says
+// whether it is listening ("true") or ended.
+function follow(live, handlers) {
   const source = new EventSource(live.dataset.live);
   live.dataset.following = "true";
-  source.addEventListener("training", (e) => {
-    const event = JSON.parse(e.data);
-    let step = 0;
-    if (event.type === "gradient_step") {
-      step = addStep(box, event.numbers || {});
-      const steps = document.getElementById("job-steps");
-      if (steps) steps.textContent = String(step);
-    }
-    addEventRow(event.type, step, event.data);
-  });
+  for (const [name, handle] of Object.entries(handlers)) {
+    if (name !== "end") source.addEventListener(name, (e) => handle(e.data));
+  }
   source.addEventListener("end", (e) => {
     source.close();
     live.dataset.following = "ended";
-    const status = document.getElementById("job-status");
-    if (status) {
-      status.textContent = e.data;
-      status.className = "job-status job-" + e.data;
-    }
+    handlers.end?.(e.data);
   });
+}
+
+// jobHandlers: a job's events, each gradient step the next step of its own
+// (an overlaid job may have more), and its final status.
+function jobHandlers(box) {
+  const counter = document.getElementById("job-steps");
+  let steps = Number(counter?.textContent) || 0;
+  return {
+    training(raw) {
+      const event = JSON.parse(raw);
+      let step = 0;
+      if (event.type === "gradient_step") {
+        step = ++steps;
+        putPoint(box, step, event.numbers || {}, false);
+        if (counter) counter.textContent = String(step);
+      }
+      addEventRow(event.type, step, event.data);
+    },
+    end(status) {
+      const el = document.getElementById("job-status");
+      if (el) {
+        el.textContent = status;
+        el.className = "job-status job-" + status;
+      }
+    },
+  };
+}
+
+// modelHandlers: a model's checkpoints, new or with new metrics.
+function modelHandlers(box) {
+  return {
+    checkpoint(raw) {
+      const point = JSON.parse(raw);
+      putPoint(box, point.step, point.numbers || {}, point.saved);
+    },
+  };
 }
 
 function start() {
@@ -154,8 +190,10 @@ function start() {
   for (const box of document.querySelectorAll(".charts[data-chart]")) draw(box);
   // When the charts were drawn, and how long drawing took (the benchmark's figures).
   document.documentElement.dataset.chartsDrawMs = String(performance.now() - began);
-  const live = document.querySelector("#job-live[data-live]");
-  if (live) follow(live);
+  for (const live of document.querySelectorAll(".live-charts[data-live]")) {
+    const box = live.querySelector(".charts[data-chart]");
+    if (box) follow(live, live.id === "model-live" ? modelHandlers(box) : jobHandlers(box));
+  }
   document.documentElement.dataset.chartsAt = String(performance.now());
 }
 
