@@ -108,7 +108,8 @@ func TestBackwardKernelsMatchDifferences(t *testing.T) {
 // TestPoolMatMulAdd: dst + a·b (and a·b alone, MatMul) as MatMulT computes
 // it against b's transpose, to rounding, with the same bits on any number
 // of threads, for each way the pool splits the work: the columns of a wide
-// product, the columns of a short one (few rows), and the rows.
+// product, the columns of a short one (few rows), and the rows; against b
+// packed once (MatMulPacked, MatMulAddPacked), the same bits again.
 func TestPoolMatMulAdd(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for _, s := range [][3]int{{5, 4200, 40}, {8, 300, 700}, {70, 90, 300}} {
@@ -126,7 +127,17 @@ func TestPoolMatMulAdd(t *testing.T) {
 			got, set := slices.Clone(base), slices.Clone(base)
 			p.MatMulAdd(got, a, b, m, n, k)
 			p.MatMul(set, a, b, m, n, k)
+			packed := PackB(b, n, k, n)
+			gotPacked, setPacked := slices.Clone(base), slices.Clone(base)
+			p.MatMulAddPacked(gotPacked, a, packed, m)
+			p.MatMulPacked(setPacked, a, packed, m)
 			p.Close()
+			if i := sameBits(gotPacked, got); i >= 0 {
+				t.Fatalf("%v threads %d: MatMulAddPacked element %d = %v, MatMulAdd %v", s, threads, i, gotPacked[i], got[i])
+			}
+			if i := sameBits(setPacked, set); i >= 0 {
+				t.Fatalf("%v threads %d: MatMulPacked element %d = %v, MatMul %v", s, threads, i, setPacked[i], set[i])
+			}
 			for i := range sum {
 				if d := math.Abs(float64(got[i] - sum[i])); d > 1e-3 {
 					t.Fatalf("%v threads %d: MatMulAdd element %d = %v, want %v", s, threads, i, got[i], sum[i])
