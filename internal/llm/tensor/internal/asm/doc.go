@@ -35,7 +35,10 @@
 // each row of a per step and multiply it into b's row: no horizontal sums,
 // so every element is summed in the order of k, one fused multiply-add a
 // step, onto dst's value or zero, whatever the shape or the split. The
-// driver packs b in blocks that stay in L2 and reads a where it is.
+// driver packs b in blocks that stay in L2 and reads a where it is. A b
+// multiplied again and again (a frozen weight) is packed once by PackB,
+// block after block as the driver would pack it, and MatMulPacked and
+// MatMulAddPacked run the same tiles over it: the same sums, bit for bit.
 //
 // # Summation order
 //
