@@ -96,14 +96,7 @@ func (p compareParams) values(changes ...string) url.Values {
 	if len(p.Directions.Higher) > 0 {
 		q["higher"] = p.Directions.Higher
 	}
-	for i := 0; i+1 < len(changes); i += 2 {
-		if changes[i+1] == "" {
-			q.Del(changes[i])
-		} else {
-			q.Set(changes[i], changes[i+1])
-		}
-	}
-	return q
+	return applyChanges(q, changes)
 }
 
 func (p compareParams) url(projectID string, changes ...string) string {

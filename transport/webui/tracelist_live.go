@@ -49,12 +49,8 @@ func (h *Handler) traceListLive(w http.ResponseWriter, r *http.Request, _ *viewe
 	}
 	shown := shownCalls(current)
 
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	if _, err := fmt.Fprint(w, ": live\n\n"); err != nil || rc.Flush() != nil {
+	rc, ok := openEventStream(w)
+	if !ok {
 		return
 	}
 	heartbeat := time.NewTicker(liveHeartbeat)
@@ -179,4 +175,19 @@ func writeEvent(w http.ResponseWriter, event, data string) error {
 // for the streams, open until the browser leaves.
 func (h *Handler) CloseStreams() {
 	h.closeOnce.Do(func() { close(h.closing) })
+}
+
+// openEventStream starts a server-sent event stream: its headers (no
+// caching, no proxy buffering) and a first comment flushed at once, so the
+// browser sees the stream open. ok is false when the client has gone.
+func openEventStream(w http.ResponseWriter) (rc *http.ResponseController, ok bool) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	rc = http.NewResponseController(w)
+	if _, err := fmt.Fprint(w, ": live\n\n"); err != nil || rc.Flush() != nil {
+		return nil, false
+	}
+	return rc, true
 }

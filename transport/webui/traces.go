@@ -287,6 +287,18 @@ func (v listView) values(changes ...string) url.Values {
 	set("dir", v.Dir, "desc")
 	set("after", v.After, "")
 	set("offset", strconv.Itoa(v.Offset), "0")
+	return applyChanges(q, changes)
+}
+
+// url is the view's link, with changes applied (see values).
+func (v listView) url(projectID string, changes ...string) string {
+	return withQuery(projectPath(projectID), v.values(changes...))
+}
+
+// withQuery is path with q, when q has any value.
+// applyChanges applies changes to q: key, value pairs, an empty value
+// removing the key. It returns q.
+func applyChanges(q url.Values, changes []string) url.Values {
 	for i := 0; i+1 < len(changes); i += 2 {
 		if changes[i+1] == "" {
 			q.Del(changes[i])
@@ -297,12 +309,6 @@ func (v listView) values(changes ...string) url.Values {
 	return q
 }
 
-// url is the view's link, with changes applied (see values).
-func (v listView) url(projectID string, changes ...string) string {
-	return withQuery(projectPath(projectID), v.values(changes...))
-}
-
-// withQuery is path with q, when q has any value.
 func withQuery(path string, q url.Values) string {
 	if len(q) == 0 {
 		return path

@@ -28,12 +28,8 @@ const trainingPoll = 300 * time.Millisecond
 // The job and model pages' charts both follow their data through it.
 func (h *Handler) pollStream(w http.ResponseWriter, r *http.Request, projectID string,
 	poll func(ctx context.Context, send func(event, data string) error) (done bool, err error)) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	if _, err := fmt.Fprint(w, ": live\n\n"); err != nil || rc.Flush() != nil {
+	rc, ok := openEventStream(w)
+	if !ok {
 		return
 	}
 	ctx := r.Context()
