@@ -14,10 +14,14 @@ import (
 // into exponentials shifted by the block's own maximum, with their sum.
 // The row's softmax is then p = e·exp(max_b − M)/S (M the row's maximum, S
 // its sum), a scale per row and block, and nothing sweeps the
-// vocabulary-wide rows again: the backward pass multiplies each block of
-// exponentials by the block's rows of the projection and adds the result
-// at its scale. Both products read the projection's blocks packed once
-// for the kernels' tiles (backwardWeights), not copied at every step.
+// vocabulary-wide rows again: the backward pass scales each block of
+// exponentials in place and multiplies it by the block's rows of the
+// projection onto the rows' gradient. Both products read the projection's
+// blocks packed once for the kernels' tiles (backwardWeights), not copied
+// at every step, and each fetches the next block into the per-core cache
+// while it multiplies this one: every block is read fresh from memory
+// (the whole projection is far larger than the cache), and the kernels
+// waiting for it line by line made the products a third slower.
 
 // logitsBlock is the vocabulary entries of one block: a block of 512 rows'
 // logits is 512 KiB, in the per-core cache.
@@ -85,8 +89,14 @@ func (p *Pass) expRows(lo, hi int, buf []float32) []float32 {
 			w, b := min(logitsBlock, to-c), c/logitsBlock
 			// A band of rows at a time, turned into exponentials while
 			// its logits are still in the first-level cache.
+			bands := (n + logitsBand - 1) / logitsBand
 			for r0 := 0; r0 < n; r0 += logitsBand {
 				r1 := min(r0+logitsBand, n)
+				if !int8Head && c+logitsBlock < to {
+					// The next block's share, fetched while this band
+					// is multiplied.
+					lmHeadT[b+1].PrefetchPart(r0/logitsBand, bands)
+				}
 				if !int8Head {
 					// Many rows against the block of the vocabulary: outer
 					// products with the projection's transpose, equal to
@@ -103,31 +113,50 @@ func (p *Pass) expRows(lo, hi int, buf []float32) []float32 {
 			}
 		}
 	})
-	for i := range n {
-		mx := float32(math.Inf(-1))
-		for _, bm := range blockMax[i*nb : (i+1)*nb] {
-			mx = max(mx, bm)
+	m.byRows(n, func(rlo, rhi int) {
+		for i := rlo; i < rhi; i++ {
+			p.softmaxScales(lo+i, logit[i], blockMax[i*nb:(i+1)*nb], blockSum[i*nb:(i+1)*nb])
 		}
-		var sum float64
-		for b, bm := range blockMax[i*nb : (i+1)*nb] {
-			sum += blockSum[i*nb+b] * math.Exp(float64(bm-mx))
-		}
-		// The log-probability from the log-softmax, not the log of the
-		// probability, which underflows for unlikely targets.
-		p.targetLogprobs[lo+i] = (logit[i] - mx) - float32(math.Log(sum))
-		scales := p.blockScales[(lo+i)*nb : (lo+i+1)*nb]
-		for b, bm := range blockMax[i*nb : (i+1)*nb] {
-			scales[b] = float32(math.Exp(float64(bm-mx)) / sum)
-		}
-	}
+	})
 	return buf
+}
+
+// prefetchBand asks for the exponentials of rows [lo, hi) in block
+// columns [c, c+w) ahead of their product.
+func (p *Pass) prefetchBand(exps []float32, lo, hi, c, w int) {
+	v := p.m.Config.VocabSize
+	for i := lo; i < hi; i++ {
+		tensor.Prefetch(exps[i*v+c : i*v+c+w])
+	}
+}
+
+// softmaxScales records target row i's log-probability, from its target's
+// logit, and its blocks' scales, from each block's maximum and sum of
+// shifted exponentials.
+func (p *Pass) softmaxScales(i int, logit float32, blockMax []float32, blockSum []float64) {
+	mx := float32(math.Inf(-1))
+	for _, bm := range blockMax {
+		mx = max(mx, bm)
+	}
+	var sum float64
+	for b, bm := range blockMax {
+		sum += blockSum[b] * math.Exp(float64(bm-mx))
+	}
+	// The log-probability from the log-softmax, not the log of the
+	// probability, which underflows for unlikely targets.
+	p.targetLogprobs[i] = (logit - mx) - float32(math.Log(sum))
+	scales := p.blockScales[i*len(blockMax) : (i+1)*len(blockMax)]
+	for b, bm := range blockMax {
+		scales[b] = float32(math.Exp(float64(bm-mx)) / sum)
+	}
 }
 
 // logitsBackward adds to dx the gradient through the output projection and
 // the final norm. d logit = dlogprob·(onehot(target) − p), so the gradient
 // at the projection's input is dlogprob·(W[target] − Σ_b scale_b·e_b·W_b)
-// over the vocabulary's blocks b: each block of exponentials times the
-// block's rows of W, added at its row's scale.
+// over the vocabulary's blocks b: each block of exponentials, scaled by
+// −dlogprob·scale_b, times the block's rows of W. The exponentials are
+// spent.
 func (p *Pass) logitsBackward(dLogprobs [][]float32, bw *backwardWeights, dx []float32) {
 	m := p.m
 	c := m.Config
@@ -150,25 +179,37 @@ func (p *Pass) logitsBackward(dLogprobs [][]float32, bw *backwardWeights, dx []f
 		if p.chunkRows < n {
 			exps = p.expRows(lo, hi, exps)
 		}
-		// Bands of rows in multiples of 12, the height of the kernels' tiles.
+		// Each thread takes a range of rows in multiples of 12, the
+		// height of the kernels' tiles, and the blocks in order: a band's
+		// exponentials are scaled in place by their row's coefficient, then
+		// multiplied onto the rows' gradient, so every row sums its blocks
+		// in the same order on any number of threads.
 		m.pool.Parallel(hi-lo, 12, func(r0, r1 int) {
-			part := make([]float32, (r1-r0)*d)
+			bands := (r1 - r0 + logitsBand - 1) / logitsBand
 			for b := range nb {
-				tensor.MatMulPacked(part, d, exps[r0*v+b*logitsBlock:], v, bw.lmHeadBlocks[b], r1-r0)
-				for i := r0; i < r1; i++ {
-					coef := -lps[lo+i] * p.blockScales[(lo+i)*nb+b]
-					tensor.Axpy(coef, part[(i-r0)*d:(i-r0+1)*d], dNormed[(lo+i)*d:(lo+i+1)*d])
+				c := b * logitsBlock
+				w := min(logitsBlock, v-c)
+				for s0 := r0; s0 < r1; s0 += logitsBand {
+					s1 := min(s0+logitsBand, r1)
+					if b+1 < nb {
+						bw.lmHeadBlocks[b+1].PrefetchPart((s0-r0)/logitsBand, bands)
+					}
+					p.prefetchBand(exps, s1, min(s1+logitsBand, r1), c, w)
+					for i := s0; i < s1; i++ {
+						tensor.Scale(-lps[lo+i]*p.blockScales[(lo+i)*nb+b], exps[i*v+c:i*v+c+w])
+					}
+					tensor.MatMulAddPacked(dNormed[(lo+s0)*d:], d, exps[s0*v+c:], v, bw.lmHeadBlocks[b], s1-s0)
 				}
 			}
 		})
 	}
 	m.spareExps = exps
-	for i := range n {
-		t := int(p.targets[i])
-		tensor.Axpy(lps[i], w[t*d:(t+1)*d], dNormed[i*d:(i+1)*d])
-	}
 	rec := p.batch.Record
-	for i, r := range p.targetRows {
-		tensor.RMSNormBackward(dx[r*d:(r+1)*d], dNormed[i*d:(i+1)*d], rec.Hidden[r*d:(r+1)*d], m.Norm, c.RMSNormEps)
-	}
+	m.byRows(n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			t, r := int(p.targets[i]), p.targetRows[i]
+			tensor.Axpy(lps[i], w[t*d:(t+1)*d], dNormed[i*d:(i+1)*d])
+			tensor.RMSNormBackward(dx[r*d:(r+1)*d], dNormed[i*d:(i+1)*d], rec.Hidden[r*d:(r+1)*d], m.Norm, c.RMSNormEps)
+		}
+	})
 }

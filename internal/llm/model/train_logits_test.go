@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/weftlabs/weft/internal/llm/llmtest"
+	"github.com/weftlabs/weft/internal/llm/lora"
 	"github.com/weftlabs/weft/internal/llm/tensor"
 )
 
@@ -96,4 +97,60 @@ func TestBlockedLogitsMatchFloat64Reference(t *testing.T) {
 			t.Fatalf("budget %d: gradient at the final norm's input off by %g (largest %g)", budget, worst, scale)
 		}
 	}
+}
+
+// TestTrainingPassDoesNotDependOnThreads: every step of a training pass
+// splits its work so that each value is summed in one order on any
+// number of threads (rows split whole, blocks of the vocabulary in turn),
+// so the log-probabilities, entropies and every gradient the backward
+// pass hands the trainer are the same bits on 1, 2 or 3 threads.
+func TestTrainingPassDoesNotDependOnThreads(t *testing.T) {
+	cfg := configOf(t, llmtest.Dims{
+		Architecture: llmtest.Llama, VocabSize: 5*logitsBlock + 77, HiddenSize: 32, IntermediateSize: 64,
+		Layers: 2, Heads: 2, KVHeads: 2, HeadDim: 16, MaxPositions: 64, RMSNormEps: 1e-5, RopeTheta: 10000,
+	})
+	const n = 61 // several bands of rows on every thread count
+	toks := randomTokens(5, n+1, cfg.VocabSize)
+	seqs := []TrainSequence{{Tokens: toks[:n], Targets: toks[1:]}}
+	var want []float32
+	for threads := 1; threads <= 3; threads++ {
+		m := randomModel(t, cfg, Options{Threads: threads})
+		pass, err := m.TrainForward(seqs, TrainOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ent, err := pass.Entropies()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dLogprobs := [][]float32{make([]float32, n)}
+		for i := range n {
+			dLogprobs[0][i] = -1 / float32(n) * float32(1+i%3)
+		}
+		rec := &gradientRecorder{}
+		if err := pass.Backward(dLogprobs, rec); err != nil {
+			t.Fatal(err)
+		}
+		got := append(append(append([]float32(nil), pass.Logprobs[0]...), ent[0]...), rec.values...)
+		if threads == 1 {
+			want = got
+			continue
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%d threads: %d values, on one thread %d", threads, len(got), len(want))
+		}
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%d threads: value %d is %v, on one thread %v", threads, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+// gradientRecorder keeps every input and output gradient a backward pass
+// hands it, in order.
+type gradientRecorder struct{ values []float32 }
+
+func (r *gradientRecorder) Linear(_ int, _ lora.Target, _ *Linear, x, dy, dx []float32, _ int) {
+	r.values = append(append(append(r.values, x...), dy...), dx...)
 }

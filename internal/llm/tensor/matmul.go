@@ -120,6 +120,14 @@ func Dot(a, b []float32) float32 { return asm.Dot(a, b) }
 // panics if the lengths differ.
 func Axpy(alpha float32, x, y []float32) { asm.Axpy(alpha, x, y) }
 
+// Scale sets x[i] *= alpha.
+func Scale(alpha float32, x []float32) { asm.Scale(alpha, x) }
+
+// Prefetch asks for x in the per-core second-level cache ahead of its use,
+// without waiting: rows a product will read next, fetched while it works
+// on others. It changes no value.
+func Prefetch(x []float32) { asm.Prefetch(x) }
+
 // MatMulAdd adds a·b to dst: dst[m×n] += a[m×k]·b[k×n], b stored k×n
 // row-major — the weight itself for the gradient through it (dx = dy·W,
 // k the layer's outputs), or a weight's transpose for a forward product
@@ -173,6 +181,12 @@ type PackedB = asm.PackedB
 
 // PackB packs b [k×n], row p at b[p*ldb], for MatMulPacked.
 func PackB(b []float32, ldb, k, n int) *PackedB { return asm.PackB(b, ldb, k, n) }
+
+// MatMulAddPacked adds a·b to dst on the calling thread, b packed by
+// PackB, rows as MatMulPacked: MatMulAdd's sums of b itself.
+func MatMulAddPacked(dst []float32, ldd int, a []float32, lda int, b *PackedB, m int) {
+	asm.MatMulAddPacked(dst, ldd, a, lda, b, m)
+}
 
 // MatMulPacked sets dst = a·b on the calling thread, b packed by PackB,
 // rows of a at a[i*lda] and of dst at dst[i*ldd]: the sums of MatMul

@@ -82,6 +82,19 @@ func Axpy(alpha float32, x, y []float32) {
 	axpy(alpha, x, y)
 }
 
+// Scale sets x[i] *= alpha.
+func Scale(alpha float32, x []float32) { scale(alpha, x) }
+
+// Prefetch asks for x in the per-core second-level cache ahead of its use,
+// without waiting for it: a block of a product that the hardware would
+// otherwise fetch line by line as the kernel first reads it. It changes no
+// value; where the CPU has no such hint it does nothing.
+func Prefetch(x []float32) {
+	if len(x) > 0 {
+		prefetch(x)
+	}
+}
+
 // Sum returns Σ x[i] in an order fixed by len(x): 64 interleaved partial sums
 // (element i goes to sum i mod 64) folded pairwise, then the elements past the
 // last multiple of 64 in turn. It is written to read memory as fast as the

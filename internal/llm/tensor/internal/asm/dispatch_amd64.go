@@ -125,6 +125,16 @@ func axpy(alpha float32, x, y []float32) {
 	axpyAVX2(alpha, &x[0], &y[0], len(x))
 }
 
+func scale(alpha float32, x []float32) {
+	if !useAVX2 || len(x) == 0 {
+		scaleGeneric(alpha, x)
+		return
+	}
+	scaleAVX2(alpha, &x[0], len(x))
+}
+
+func prefetch(x []float32) { prefetchL2(&x[0], 4*len(x)) }
+
 func sum(x []float32) float32 {
 	main := len(x) &^ 63
 	if !useAVX2 || main == 0 {

@@ -16,6 +16,10 @@ func matmulTQ8(dst []float32, ldd int, a []float32, b []int8, scales []float32, 
 
 func axpy(alpha float32, x, y []float32) { axpyGeneric(alpha, x, y) }
 
+func scale(alpha float32, x []float32) { scaleGeneric(alpha, x) }
+
+func prefetch([]float32) {}
+
 func sum(x []float32) float32 { return sumGeneric(x) }
 
 func f16ToF32(dst []float32, src []uint16) { f16ToF32Generic(dst, src) }

@@ -71,6 +71,12 @@ func dequantRow(w []float32, q []int8, scales []float32, blockSize int) {
 	}
 }
 
+func scaleGeneric(alpha float32, x []float32) {
+	for i := range x {
+		x[i] *= alpha
+	}
+}
+
 func axpyGeneric(alpha float32, x, y []float32) {
 	y = y[:len(x)]
 	for i, v := range x {

@@ -98,6 +98,15 @@ func PackB(b []float32, ldb, k, n int) *PackedB {
 	return pb
 }
 
+// PrefetchPart asks for the part-th of parts equal shares of b's packing
+// in the per-core second-level cache (Prefetch): a product can fetch the
+// next block of a wider b a share at a time while it multiplies this one.
+func (pb *PackedB) PrefetchPart(part, parts int) {
+	n := len(pb.packed)
+	lo, hi := n*part/parts, n*(part+1)/parts
+	Prefetch(pb.packed[lo:hi])
+}
+
 // Shape is b's steps k and columns n.
 func (pb *PackedB) Shape() (k, n int) { return pb.k, pb.n }
 

@@ -361,3 +361,64 @@ bf16_loop:
 bf16_done:
 	VZEROUPPER
 	RET
+
+// func scaleAVX2(alpha float32, x *float32, n int)
+TEXT ·scaleAVX2(SB), NOSPLIT, $0-24
+	VBROADCASTSS alpha+0(FP), Y0
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	XORQ AX, AX
+	MOVQ CX, DX
+	ANDQ $-32, DX
+	JZ scale_by8
+scale_by32:
+	VMULPS (SI)(AX*4), Y0, Y1
+	VMULPS 32(SI)(AX*4), Y0, Y2
+	VMULPS 64(SI)(AX*4), Y0, Y3
+	VMULPS 96(SI)(AX*4), Y0, Y4
+	VMOVUPS Y1, (SI)(AX*4)
+	VMOVUPS Y2, 32(SI)(AX*4)
+	VMOVUPS Y3, 64(SI)(AX*4)
+	VMOVUPS Y4, 96(SI)(AX*4)
+	ADDQ $32, AX
+	CMPQ AX, DX
+	JLT scale_by32
+scale_by8:
+	MOVQ CX, DX
+	ANDQ $-8, DX
+	CMPQ AX, DX
+	JGE scale_tail
+scale_loop8:
+	VMULPS (SI)(AX*4), Y0, Y1
+	VMOVUPS Y1, (SI)(AX*4)
+	ADDQ $8, AX
+	CMPQ AX, DX
+	JLT scale_loop8
+scale_tail:
+	CMPQ AX, CX
+	JGE scale_done
+	VMULSS (SI)(AX*4), X0, X1
+	VMOVSS X1, (SI)(AX*4)
+	INCQ AX
+	JMP scale_tail
+scale_done:
+	VZEROUPPER
+	RET
+
+// func prefetchL2(p *float32, bytes int)
+//
+// PREFETCHT1: into the per-core second-level cache, not the first, which
+// the product running meanwhile fills with its own rows.
+TEXT ·prefetchL2(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), SI
+	MOVQ bytes+8(FP), CX
+	XORQ AX, AX
+	TESTQ CX, CX
+	JLE prefetch_done
+prefetch_loop:
+	PREFETCHT1 (SI)(AX*1)
+	ADDQ $64, AX
+	CMPQ AX, CX
+	JLT prefetch_loop
+prefetch_done:
+	RET

@@ -47,6 +47,53 @@ func TestAxpyExactOnIntegers(t *testing.T) {
 	}
 }
 
+// TestScaleIsOneRoundedProduct: each element is αx rounded once, the same
+// bits in the assembly and in pure Go; lengths cover the 32- and 8-wide
+// loops and the scalar tail.
+func TestScaleIsOneRoundedProduct(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, n := range []int{0, 1, 7, 8, 9, 31, 32, 33, 71, 100, 1000} {
+		x0 := randFloats(r, n)
+		alpha := float32(r.NormFloat64())
+		for name, f := range map[string]func(float32, []float32){"dispatch": Scale, "pure Go": scaleGeneric} {
+			x := append([]float32(nil), x0...)
+			f(alpha, x)
+			for i := range x {
+				if want := float32(float64(alpha) * float64(x0[i])); math.Float32bits(x[i]) != math.Float32bits(want) {
+					t.Fatalf("%s n=%d i=%d: %v, want %v", name, n, i, x[i], want)
+				}
+			}
+		}
+	}
+}
+
+// TestPrefetchChangesNothing: a prefetch of any length, the packing of a
+// PackedB's shares included, leaves every value as it was.
+func TestPrefetchChangesNothing(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	for _, n := range []int{0, 1, 15, 16, 17, 1000} {
+		x := randFloats(r, n)
+		want := append([]float32(nil), x...)
+		Prefetch(x)
+		for i := range x {
+			if math.Float32bits(x[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("n=%d i=%d: %v, was %v", n, i, x[i], want[i])
+			}
+		}
+	}
+	b := randFloats(r, 40*70)
+	pb := PackB(b, 70, 40, 70)
+	want := append([]float32(nil), pb.packed...)
+	for part := range 7 {
+		pb.PrefetchPart(part, 7)
+	}
+	for i := range want {
+		if math.Float32bits(pb.packed[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("packing element %d changed", i)
+		}
+	}
+}
+
 // TestSumPathsAgreeBitForBit: the sum uses no fused operation, so the
 // assembly and the pure-Go fold must agree exactly; both stay within the
 // summation error bound of the float64 sum.
