@@ -92,16 +92,16 @@ func (p *Pass) expRows(lo, hi int, buf []float32) []float32 {
 			bands := (n + logitsBand - 1) / logitsBand
 			for r0 := 0; r0 < n; r0 += logitsBand {
 				r1 := min(r0+logitsBand, n)
-				if !int8Head && c+logitsBlock < to {
-					// The next block's share, fetched while this band
-					// is multiplied.
-					lmHeadT[b+1].PrefetchPart(r0/logitsBand, bands)
-				}
 				if !int8Head {
 					// Many rows against the block of the vocabulary: outer
 					// products with the projection's transpose, equal to
-					// serving's logits up to float32 rounding.
-					tensor.MatMulPacked(buf[r0*v+c:], v, normed[r0*d:], d, lmHeadT[b], r1-r0)
+					// serving's logits up to float32 rounding; a share of
+					// the next block is fetched meanwhile.
+					var ahead tensor.Ahead
+					if c+logitsBlock < to {
+						ahead = tensor.Ahead{Next: lmHeadT[b+1], Part: r0 / logitsBand, Parts: bands}
+					}
+					tensor.MatMulPackedAhead(false, buf[r0*v+c:], v, normed[r0*d:], d, lmHeadT[b], r1-r0, ahead)
 				}
 				for i := r0; i < r1; i++ {
 					row := buf[i*v+c : i*v+c+w]
@@ -191,14 +191,15 @@ func (p *Pass) logitsBackward(dLogprobs [][]float32, bw *backwardWeights, dx []f
 				w := min(logitsBlock, v-c)
 				for s0 := r0; s0 < r1; s0 += logitsBand {
 					s1 := min(s0+logitsBand, r1)
-					if b+1 < nb {
-						bw.lmHeadBlocks[b+1].PrefetchPart((s0-r0)/logitsBand, bands)
-					}
 					p.prefetchBand(exps, s1, min(s1+logitsBand, r1), c, w)
 					for i := s0; i < s1; i++ {
 						tensor.Scale(-lps[lo+i]*p.blockScales[(lo+i)*nb+b], exps[i*v+c:i*v+c+w])
 					}
-					tensor.MatMulAddPacked(dNormed[(lo+s0)*d:], d, exps[s0*v+c:], v, bw.lmHeadBlocks[b], s1-s0)
+					var ahead tensor.Ahead
+					if b+1 < nb {
+						ahead = tensor.Ahead{Next: bw.lmHeadBlocks[b+1], Part: (s0 - r0) / logitsBand, Parts: bands}
+					}
+					tensor.MatMulPackedAhead(true, dNormed[(lo+s0)*d:], d, exps[s0*v+c:], v, bw.lmHeadBlocks[b], s1-s0, ahead)
 				}
 			}
 		})

@@ -188,6 +188,19 @@ func MatMulAddPacked(dst []float32, ldd int, a []float32, lda int, b *PackedB, m
 	asm.MatMulAddPacked(dst, ldd, a, lda, b, m)
 }
 
+// Ahead names memory a packed product prefetches while it runs: the
+// part-th of parts shares of the next block of a wider product
+// (asm.Ahead).
+type Ahead = asm.Ahead
+
+// MatMulPackedAhead is MatMulPacked, or MatMulAddPacked with accumulate,
+// prefetching ahead's memory a share before each of its tiles — the next
+// block of a product too large for the cache, fetched while this one is
+// multiplied: the same sums.
+func MatMulPackedAhead(accumulate bool, dst []float32, ldd int, a []float32, lda int, b *PackedB, m int, ahead Ahead) {
+	asm.MatMulPackedAhead(accumulate, dst, ldd, a, lda, b, m, ahead)
+}
+
 // MatMulPacked sets dst = a·b on the calling thread, b packed by PackB,
 // rows of a at a[i*lda] and of dst at dst[i*ldd]: the sums of MatMul
 // against b itself, bit for bit — a block of a wider product computed in

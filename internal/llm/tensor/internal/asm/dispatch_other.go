@@ -46,5 +46,5 @@ func matmulAdd(accumulate bool, dst []float32, ldd int, a []float32, lda int, b 
 func packB(b []float32, ldb, k, n int) ([]float32, int) { return nil, 0 }
 
 // matmulPacked has no packed columns to run.
-func matmulPacked(accumulate bool, dst []float32, ldd int, a []float32, lda int, packed []float32, m, n, k int) {
+func matmulPacked(accumulate bool, dst []float32, ldd int, a []float32, lda int, packed []float32, m, n, k int, ahead []float32) {
 }

@@ -98,31 +98,46 @@ func PackB(b []float32, ldb, k, n int) *PackedB {
 	return pb
 }
 
-// PrefetchPart asks for the part-th of parts equal shares of b's packing
-// in the per-core second-level cache (Prefetch): a product can fetch the
-// next block of a wider b a share at a time while it multiplies this one.
-func (pb *PackedB) PrefetchPart(part, parts int) {
-	n := len(pb.packed)
-	lo, hi := n*part/parts, n*(part+1)/parts
-	Prefetch(pb.packed[lo:hi])
-}
-
 // Shape is b's steps k and columns n.
 func (pb *PackedB) Shape() (k, n int) { return pb.k, pb.n }
 
 // MatMulPacked sets dst to a·b, b packed by PackB: the same sums, bit for
 // bit, as MatMul of b itself.
 func MatMulPacked(dst []float32, ldd int, a []float32, lda int, pb *PackedB, m int) {
-	matmulPackedAB(false, dst, ldd, a, lda, pb, m)
+	matmulPackedAB(false, dst, ldd, a, lda, pb, m, nil)
 }
 
 // MatMulAddPacked adds a·b to dst, b packed by PackB: MatMulAdd's sums of
 // b itself.
 func MatMulAddPacked(dst []float32, ldd int, a []float32, lda int, pb *PackedB, m int) {
-	matmulPackedAB(true, dst, ldd, a, lda, pb, m)
+	matmulPackedAB(true, dst, ldd, a, lda, pb, m, nil)
 }
 
-func matmulPackedAB(accumulate bool, dst []float32, ldd int, a []float32, lda int, pb *PackedB, m int) {
+// Ahead is memory a packed product prefetches while it runs (Prefetch),
+// a share before each of its tiles: the part-th of parts equal shares of
+// Next's packing, the next block of a wider product that is read fresh
+// from memory. The zero Ahead prefetches nothing.
+type Ahead struct {
+	Next        *PackedB
+	Part, Parts int
+}
+
+// share is a's memory.
+func (a Ahead) share() []float32 {
+	if a.Next == nil || a.Parts <= 0 {
+		return nil
+	}
+	n := len(a.Next.packed)
+	return a.Next.packed[n*a.Part/a.Parts : n*(a.Part+1)/a.Parts]
+}
+
+// MatMulPackedAhead is MatMulPacked (set, or add with accumulate) that
+// prefetches ahead's memory meanwhile: the same sums.
+func MatMulPackedAhead(accumulate bool, dst []float32, ldd int, a []float32, lda int, pb *PackedB, m int, ahead Ahead) {
+	matmulPackedAB(accumulate, dst, ldd, a, lda, pb, m, ahead.share())
+}
+
+func matmulPackedAB(accumulate bool, dst []float32, ldd int, a []float32, lda int, pb *PackedB, m int, ahead []float32) {
 	k, n := pb.k, pb.n
 	checkMatMulAdd("MatMulPacked", len(dst), ldd, len(a), lda, k*n, n, m, n, k)
 	if m == 0 || n == 0 || (k == 0 && accumulate) {
@@ -135,7 +150,7 @@ func matmulPackedAB(accumulate bool, dst []float32, ldd int, a []float32, lda in
 		return
 	}
 	if pb.tiled > 0 {
-		matmulPacked(accumulate, dst, ldd, a, lda, pb.packed, m, pb.tiled, k)
+		matmulPacked(accumulate, dst, ldd, a, lda, pb.packed, m, pb.tiled, k, ahead)
 	}
 	if rest := n - pb.tiled; rest > 0 {
 		matmulAddGeneric(accumulate, dst[pb.tiled:], ldd, a, lda, pb.rest, rest, m, rest, k)

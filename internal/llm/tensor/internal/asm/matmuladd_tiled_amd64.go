@@ -40,11 +40,32 @@ var addPacks = sync.Pool{New: func() any { return new([addKBlock * addNBlock]flo
 // element is summed in the order of k either way. Columns past the last
 // strip take the pure-Go loop.
 func matmulAddTiled(avx512, accumulate bool, dst []float32, ldd int, a []float32, lda int, b []float32, ldb, m, n, k int) {
+	if lanes, maxRows := tileOf(avx512); m <= maxRows {
+		// One band of rows reads each strip of b once: a packing would
+		// copy all of b for no reuse (a low-rank adapter's gradient, 8
+		// rows against thousands of columns, spent most of its time so).
+		// The tiles read b where it is, over the whole k, which sums each
+		// element in the same order as the blocked loop.
+		tiled := n / lanes * lanes
+		for s := 0; s < tiled; {
+			w := stripWidth(tiled-s, lanes)
+			if avx512 {
+				matmulAddTileAVX512(m, w == lanes, &dst[s], ldd, &a[0], lda, &b[s], ldb, k, accumulate)
+			} else {
+				matmulAddTileAVX2(m, w == lanes, &dst[s], ldd, &a[0], lda, &b[s], ldb, k, accumulate)
+			}
+			s += w
+		}
+		if tiled < n {
+			matmulAddGeneric(accumulate, dst[tiled:], ldd, a, lda, b[tiled:], ldb, m, n-tiled, k)
+		}
+		return
+	}
 	bp := addPacks.Get().(*[addKBlock * addNBlock]float32)
 	defer addPacks.Put(bp)
 	tiled := forAddBlocks(avx512, k, n, func(p0, kb, j0, nb int) {
 		packAddBlock(avx512, bp[:], b, ldb, p0, kb, j0, nb)
-		runAddBlock(avx512, accumulate || p0 > 0, dst[j0:], ldd, a[p0:], lda, bp[:], m, kb, nb)
+		runAddBlock(avx512, accumulate || p0 > 0, dst[j0:], ldd, a[p0:], lda, bp[:], m, kb, nb, nil)
 	})
 	if tiled < n {
 		matmulAddGeneric(accumulate, dst[tiled:], ldd, a, lda, b[tiled:], ldb, m, n-tiled, k)
@@ -67,12 +88,45 @@ func packBTiled(avx512 bool, b []float32, ldb, k, n int) ([]float32, int) {
 
 // matmulPackedTiled is matmulAddTiled's loop over the blocks of
 // packBTiled's packing: the same tiles in the same order, the same sums.
-func matmulPackedTiled(avx512, accumulate bool, dst []float32, ldd int, a []float32, lda int, packed []float32, m, n, k int) {
+// Each tile first asks for its share of ahead (Prefetch), so a product
+// fetches memory it does not read itself a little at a time, while the
+// tiles keep the multipliers busy.
+func matmulPackedTiled(avx512, accumulate bool, dst []float32, ldd int, a []float32, lda int, packed []float32, m, n, k int, ahead []float32) {
 	at := 0
+	var pf *prefetcher
+	if len(ahead) > 0 {
+		lanes, maxRows := tileOf(avx512)
+		tiles := (m + maxRows - 1) / maxRows * ((n + 2*lanes - 1) / (2 * lanes)) * ((k + addKBlock - 1) / addKBlock)
+		pf = &prefetcher{rest: ahead, per: (len(ahead)/max(1, tiles) + 15) &^ 15}
+	}
 	forAddBlocks(avx512, k, n, func(p0, kb, j0, nb int) {
-		runAddBlock(avx512, accumulate || p0 > 0, dst[j0:], ldd, a[p0:], lda, packed[at:], m, kb, nb)
+		runAddBlock(avx512, accumulate || p0 > 0, dst[j0:], ldd, a[p0:], lda, packed[at:], m, kb, nb, pf)
 		at += kb * nb
 	})
+	pf.finish()
+}
+
+// prefetcher hands out memory to prefetch in equal shares.
+type prefetcher struct {
+	rest []float32
+	per  int
+}
+
+// next prefetches the next share.
+func (p *prefetcher) next() {
+	if p == nil || len(p.rest) == 0 {
+		return
+	}
+	n := min(p.per, len(p.rest))
+	prefetchL2(&p.rest[0], 4*n)
+	p.rest = p.rest[n:]
+}
+
+// finish prefetches what the shares left.
+func (p *prefetcher) finish() {
+	if p != nil && len(p.rest) > 0 {
+		prefetchL2(&p.rest[0], 4*len(p.rest))
+	}
 }
 
 // forAddBlocks calls block for each block of b that matmulAddTiled packs,
@@ -93,10 +147,16 @@ func forAddBlocks(avx512 bool, k, n int, block func(p0, kb, j0, nb int)) int {
 
 // lanesOf is the float32 lanes of a vector of the tiles.
 func lanesOf(avx512 bool) int {
+	lanes, _ := tileOf(avx512)
+	return lanes
+}
+
+// tileOf is the lanes of a vector and the most rows of a tile.
+func tileOf(avx512 bool) (lanes, maxRows int) {
 	if avx512 {
-		return 16
+		return 16, 12
 	}
-	return 8
+	return 8, 6
 }
 
 // stripWidth is the width of the strip of a block's columns that starts
@@ -128,17 +188,15 @@ func packAddBlock(avx512 bool, bp, b []float32, ldb, p0, kb, j0, nb int) {
 // against every strip of a packed block of nb columns, onto dst from the
 // block's first column; load adds to dst's value rather than starting
 // from zero.
-func runAddBlock(avx512, load bool, dst []float32, ldd int, a []float32, lda int, bp []float32, m, kb, nb int) {
-	lanes, maxRows := 8, 6
-	if avx512 {
-		lanes, maxRows = 16, 12
-	}
+func runAddBlock(avx512, load bool, dst []float32, ldd int, a []float32, lda int, bp []float32, m, kb, nb int, pf *prefetcher) {
+	lanes, maxRows := tileOf(avx512)
 	for i0 := 0; i0 < m; i0 += maxRows {
 		r := min(maxRows, m-i0)
 		at := 0
 		for s := 0; s < nb; {
 			w := stripWidth(nb-s, lanes)
 			d, ai := &dst[i0*ldd+s], &a[i0*lda]
+			pf.next()
 			if avx512 {
 				matmulAddTileAVX512(r, w == lanes, d, ldd, ai, lda, &bp[at], w, kb, load)
 			} else {
@@ -163,6 +221,6 @@ func packB(b []float32, ldb, k, n int) ([]float32, int) {
 }
 
 // matmulPacked runs packB's packing of the tiled columns.
-func matmulPacked(accumulate bool, dst []float32, ldd int, a []float32, lda int, packed []float32, m, n, k int) {
-	matmulPackedTiled(useAVX512, accumulate, dst, ldd, a, lda, packed, m, n, k)
+func matmulPacked(accumulate bool, dst []float32, ldd int, a []float32, lda int, packed []float32, m, n, k int, ahead []float32) {
+	matmulPackedTiled(useAVX512, accumulate, dst, ldd, a, lda, packed, m, n, k, ahead)
 }

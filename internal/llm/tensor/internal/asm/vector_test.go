@@ -67,8 +67,9 @@ func TestScaleIsOneRoundedProduct(t *testing.T) {
 	}
 }
 
-// TestPrefetchChangesNothing: a prefetch of any length, the packing of a
-// PackedB's shares included, leaves every value as it was.
+// TestPrefetchChangesNothing: a prefetch of any length leaves every value
+// as it was, and a packed product that prefetches the next block meanwhile
+// gives the same bits as one that does not, and leaves that block alone.
 func TestPrefetchChangesNothing(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 24))
 	for _, n := range []int{0, 1, 15, 16, 17, 1000} {
@@ -81,16 +82,28 @@ func TestPrefetchChangesNothing(t *testing.T) {
 			}
 		}
 	}
-	b := randFloats(r, 40*70)
-	pb := PackB(b, 70, 40, 70)
-	want := append([]float32(nil), pb.packed...)
-	for part := range 7 {
-		pb.PrefetchPart(part, 7)
-	}
-	for i := range want {
-		if math.Float32bits(pb.packed[i]) != math.Float32bits(want[i]) {
-			t.Fatalf("packing element %d changed", i)
+	const m, k, n = 30, 40, 70
+	a, b, next := randFloats(r, m*k), randFloats(r, k*n), randFloats(r, k*n)
+	pb, pnext := PackB(b, n, k, n), PackB(next, n, k, n)
+	nextWas := append([]float32(nil), pnext.packed...)
+	for _, accumulate := range []bool{false, true} {
+		want, got := randFloats(r, m*n), make([]float32, m*n)
+		copy(got, want)
+		if accumulate {
+			MatMulAddPacked(want, n, a, k, pb, m)
+		} else {
+			MatMulPacked(want, n, a, k, pb, m)
 		}
+		for part := range 3 {
+			lo, hi := part*m/3, (part+1)*m/3
+			MatMulPackedAhead(accumulate, got[lo*n:], n, a[lo*k:], k, pb, hi-lo, Ahead{Next: pnext, Part: part, Parts: 3})
+		}
+		if e := sameBits(got, want); e >= 0 {
+			t.Fatalf("accumulate=%v element %d: %v prefetching, %v not", accumulate, e, got[e], want[e])
+		}
+	}
+	if e := sameBits(pnext.packed, nextWas); e >= 0 {
+		t.Fatalf("the prefetched packing changed at %d", e)
 	}
 }
 
