@@ -67,6 +67,9 @@ func cpuidECX1() uint32
 func matmulTQ8Q8Row(dst *float32, a *int8, as *float32, b *int8, bs *float32, n int, k int)
 
 //go:noescape
+func expAVX512(dst *float32, x *float32, n int, shift float32)
+
+//go:noescape
 func scaleAVX2(alpha float32, x *float32, n int)
 
 //go:noescape
