@@ -15,24 +15,22 @@ const causalBlock = 32
 // sequence's attention: [n × n] matrices of probabilities and their
 // gradients, [headDim × n] transposes.
 type attentionGradScratch struct {
-	probs, dProbs, dScoresT, probsT []float32
-	kT, qT, dOutT                   []float32
-	dKHead, dVHead, tmp             []float32
+	probs, dProbs    []float32
+	qT, dOutT        []float32
+	dKHeadT, dVHeadT []float32
 }
 
 func (s *attentionGradScratch) size(n, hd int) {
 	if cap(s.probs) < n*n {
 		s.probs, s.dProbs = make([]float32, n*n), make([]float32, n*n)
-		s.dScoresT, s.probsT = make([]float32, n*n), make([]float32, n*n)
 	}
-	if cap(s.kT) < n*hd {
-		s.kT, s.qT, s.dOutT = make([]float32, n*hd), make([]float32, n*hd), make([]float32, n*hd)
-		s.dKHead, s.dVHead, s.tmp = make([]float32, n*hd), make([]float32, n*hd), make([]float32, n*hd)
+	if cap(s.qT) < n*hd {
+		s.qT, s.dOutT = make([]float32, n*hd), make([]float32, n*hd)
+		s.dKHeadT, s.dVHeadT = make([]float32, n*hd), make([]float32, n*hd)
 	}
 	s.probs, s.dProbs = s.probs[:n*n], s.dProbs[:n*n]
-	s.dScoresT, s.probsT = s.dScoresT[:n*n], s.probsT[:n*n]
-	s.kT, s.qT, s.dOutT = s.kT[:n*hd], s.qT[:n*hd], s.dOutT[:n*hd]
-	s.dKHead, s.dVHead, s.tmp = s.dKHead[:n*hd], s.dVHead[:n*hd], s.tmp[:n*hd]
+	s.qT, s.dOutT = s.qT[:n*hd], s.dOutT[:n*hd]
+	s.dKHeadT, s.dVHeadT = s.dKHeadT[:n*hd], s.dVHeadT[:n*hd]
 }
 
 // transposeStrided sets dst [cols × rows] to the transpose of the rows×cols
@@ -81,9 +79,8 @@ func (p *Pass) attentionCoreBackward(a *LayerActivations, s *backwardScratch) {
 			sc.size(n, hd)
 			K := a.K[u.first*kvd+u.g*hd:]
 			V := a.V[u.first*kvd+u.g*hd:]
-			transposeStrided(sc.kT, K, kvd, n, hd)
-			clear(sc.dKHead)
-			clear(sc.dVHead)
+			clear(sc.dKHeadT)
+			clear(sc.dVHeadT)
 			for h := u.g * group; h < (u.g+1)*group; h++ {
 				Q := a.Q[u.first*qd+h*hd:]
 				dO := s.dAttnOut[u.first*qd+h*hd:]
@@ -114,29 +111,30 @@ func (p *Pass) attentionCoreBackward(a *LayerActivations, s *backwardScratch) {
 					clear(dP[r*n+r+1 : (r+1)*n])
 				}
 				dS := dP
-				// dQ_h = dS·K_g, a block of rows against the keys it sees.
+				// dQ_h = dS·K_g, a block of rows against the keys it sees,
+				// the keys' rows read where they are.
 				for r0 := 0; r0 < n; r0 += causalBlock {
 					r1 := min(r0+causalBlock, n)
-					tensor.MatMulTStrided(s.dQ[(u.first+r0)*qd+h*hd:], qd, dS[r0*n:], n, sc.kT, n, r1-r0, hd, r1)
+					tensor.MatMulStrided(s.dQ[(u.first+r0)*qd+h*hd:], qd, dS[r0*n:], n, K, kvd, r1-r0, hd, r1)
 				}
-				// dK_g += dSᵀ·Q_h, dV_g += Pᵀ·dO_h: a block of keys
-				// against the queries that see them (rows from its first).
-				tensor.Transpose(sc.dScoresT, dS, n, n)
-				tensor.Transpose(sc.probsT, P, n, n)
+				// dK_gᵀ += Q_hᵀ·dS, dV_gᵀ += dO_hᵀ·P: the transposes of
+				// the key and value gradients, so that dS and P are read
+				// as they are; a block of keys takes the queries that see
+				// them (rows from its first).
 				transposeStrided(sc.qT, Q, qd, n, hd)
 				transposeStrided(sc.dOutT, dO, qd, n, hd)
 				for j0 := 0; j0 < n; j0 += causalBlock {
 					j1 := min(j0+causalBlock, n)
-					tmp := sc.tmp[:(j1-j0)*hd]
-					tensor.MatMulTStrided(tmp, hd, sc.dScoresT[j0*n+j0:], n, sc.qT[j0:], n, j1-j0, hd, n-j0)
-					tensor.Add(sc.dKHead[j0*hd:j1*hd], sc.dKHead[j0*hd:j1*hd], tmp)
-					tensor.MatMulTStrided(tmp, hd, sc.probsT[j0*n+j0:], n, sc.dOutT[j0:], n, j1-j0, hd, n-j0)
-					tensor.Add(sc.dVHead[j0*hd:j1*hd], sc.dVHead[j0*hd:j1*hd], tmp)
+					tensor.MatMulAddStrided(sc.dKHeadT[j0:], n, sc.qT[j0:], n, dS[j0*n+j0:], n, hd, j1-j0, n-j0)
+					tensor.MatMulAddStrided(sc.dVHeadT[j0:], n, sc.dOutT[j0:], n, P[j0*n+j0:], n, hd, j1-j0, n-j0)
 				}
 			}
 			for r := range n {
-				copy(s.dK[(u.first+r)*kvd+u.g*hd:(u.first+r)*kvd+(u.g+1)*hd], sc.dKHead[r*hd:(r+1)*hd])
-				copy(s.dV[(u.first+r)*kvd+u.g*hd:(u.first+r)*kvd+(u.g+1)*hd], sc.dVHead[r*hd:(r+1)*hd])
+				dk := s.dK[(u.first+r)*kvd+u.g*hd : (u.first+r)*kvd+(u.g+1)*hd]
+				dv := s.dV[(u.first+r)*kvd+u.g*hd : (u.first+r)*kvd+(u.g+1)*hd]
+				for c := range hd {
+					dk[c], dv[c] = sc.dKHeadT[c*n+r], sc.dVHeadT[c*n+r]
+				}
 			}
 		}
 	}

@@ -174,6 +174,12 @@ func MatMulStrided(dst []float32, ldd int, a []float32, lda int, b []float32, ld
 	asm.MatMul(dst, ldd, a, lda, b, ldb, m, n, k)
 }
 
+// MatMulAddStrided adds a·b to dst on the calling thread, strided as
+// MatMulStrided: Pool.MatMulAdd's sums.
+func MatMulAddStrided(dst []float32, ldd int, a []float32, lda int, b []float32, ldb, m, n, k int) {
+	asm.MatMulAdd(dst, ldd, a, lda, b, ldb, m, n, k)
+}
+
 // PackedB is a right-hand side of MatMul laid out once as the kernels'
 // tiles read it (asm.PackedB): a product taken again and again against
 // the same matrix skips the copy every call makes otherwise.
