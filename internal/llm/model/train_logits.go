@@ -84,26 +84,20 @@ func (p *Pass) expRows(lo, hi int, buf []float32) []float32 {
 	blockMax, blockSum := make([]float32, n*nb), make([]float64, n*nb)
 	logit := make([]float32, n)
 	lmHeadT := m.backwardWeights().lmHeadTBlocks
-	m.pool.Parallel(v, logitsBlock, func(from, to int) {
-		for c := from; c < to; c += logitsBlock {
-			w, b := min(logitsBlock, to-c), c/logitsBlock
-			// A band of rows at a time, turned into exponentials while
-			// its logits are still in the first-level cache.
-			bands := (n + logitsBand - 1) / logitsBand
-			for r0 := 0; r0 < n; r0 += logitsBand {
-				r1 := min(r0+logitsBand, n)
+	m.pool.Parallel(n, 12, func(r0, r1 int) {
+		bands := (r1 - r0 + logitsBand - 1) / logitsBand
+		for c := 0; c < v; c += logitsBlock {
+			w, b := min(logitsBlock, v-c), c/logitsBlock
+			for s0 := r0; s0 < r1; s0 += logitsBand {
+				s1 := min(s0+logitsBand, r1)
 				if !int8Head {
-					// Many rows against the block of the vocabulary: outer
-					// products with the projection's transpose, equal to
-					// serving's logits up to float32 rounding; a share of
-					// the next block is fetched meanwhile.
 					var ahead tensor.Ahead
-					if c+logitsBlock < to {
-						ahead = tensor.Ahead{Next: lmHeadT[b+1], Part: r0 / logitsBand, Parts: bands}
+					if b+1 < nb {
+						ahead = tensor.Ahead{Next: lmHeadT[b+1], Part: (s0 - r0) / logitsBand, Parts: bands}
 					}
-					tensor.MatMulPackedAhead(false, buf[r0*v+c:], v, normed[r0*d:], d, lmHeadT[b], r1-r0, ahead)
+					tensor.MatMulPackedAhead(false, buf[s0*v+c:], v, normed[s0*d:], d, lmHeadT[b], s1-s0, ahead)
 				}
-				for i := r0; i < r1; i++ {
+				for i := s0; i < s1; i++ {
 					row := buf[i*v+c : i*v+c+w]
 					if t := int(p.targets[lo+i]); t >= c && t < c+w {
 						logit[i] = row[t-c]
