@@ -10,6 +10,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/weftlabs/weft/internal/llm/llmtest"
 	"github.com/weftlabs/weft/internal/llm/lora"
 	"github.com/weftlabs/weft/internal/llm/model"
 )
@@ -66,9 +67,12 @@ func readTrainGolden(t *testing.T, name string) *trainGolden {
 	return &g
 }
 
-func loadTiny(t testing.TB, name string) *model.Model {
+func loadTiny(t testing.TB, name string) *model.Model { return loadTinyOn(t, name, 2) }
+
+// loadTinyOn loads golden name's model to run on threads threads.
+func loadTinyOn(t testing.TB, name string, threads int) *model.Model {
 	t.Helper()
-	m, err := model.Load(torchDir(name), model.Options{MaxLen: 64, Threads: 2})
+	m, err := model.Load(torchDir(name), model.Options{MaxLen: 64, Threads: threads})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -385,6 +389,62 @@ func TestRepeatedStepIsBitIdentical(t *testing.T) {
 			for i := range g1 {
 				if math.Float32bits(g1[i]) != math.Float32bits(g2[i]) {
 					t.Fatalf("gradient element %d: %v, repeated %v", i, g1[i], g2[i])
+				}
+			}
+		})
+	}
+}
+
+// TestStepDoesNotDependOnThreads: every product of a step splits its work
+// so that each value is summed in one order whatever the thread count —
+// the adapters' sums over rows in fixed chunks added in order — so a
+// batch of several chunks of rows, with adapter dropout, gives the same
+// log-probabilities and gradients, bit for bit, on 1, 2 or 3 threads.
+func TestStepDoesNotDependOnThreads(t *testing.T) {
+	for _, name := range trainGoldens {
+		t.Run(name, func(t *testing.T) {
+			g := readTrainGolden(t, name)
+			var want []float32
+			for threads := 1; threads <= 3; threads++ {
+				m := loadTinyOn(t, name, threads)
+				a := goldenAdapter(t, m, g)
+				a.Config.Dropout = 0.1
+				tr, err := New(m, a, Config{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var batch []model.TrainSequence
+				for i := range 3 {
+					toks := llmtest.RandomTokens(uint64(i+7), 61, m.Config.VocabSize)
+					batch = append(batch, model.TrainSequence{Tokens: toks[:60], Targets: toks[1:]})
+				}
+				pass, err := tr.Forward(batch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, d := CrossEntropy(pass, batch, CountTargets(batch))
+				if err := tr.Backward(pass, d); err != nil {
+					t.Fatal(err)
+				}
+				var got []float32
+				for _, lp := range pass.Logprobs {
+					got = append(got, lp...)
+				}
+				for _, ly := range tr.Gradients().Layers {
+					for _, f := range ly {
+						if f != nil {
+							got = append(append(got, f.A...), f.B...)
+						}
+					}
+				}
+				if threads == 1 {
+					want = got
+					continue
+				}
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%d threads: value %d is %v, on one thread %v", threads, i, got[i], want[i])
+					}
 				}
 			}
 		})
