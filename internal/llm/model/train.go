@@ -48,8 +48,10 @@ type Pass struct {
 	exps        []float32
 	blockScales []float32
 	chunkRows   int
-	// targetLogprobs are the log-probabilities of targets.
+	// targetLogprobs are the log-probabilities of targets, entropies the
+	// entropies of their rows' distributions.
 	targetLogprobs []float32
+	entropies      []float32
 	done           bool // backward-ed: the activations are spent
 	// Logprobs[s][i] is log p(Targets[i] | Tokens[:i+1]) of sequence s, 0
 	// where Targets[i] is NoTarget.

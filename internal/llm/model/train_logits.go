@@ -52,6 +52,7 @@ func (p *Pass) targetLogits(x []float32) {
 	rec := p.batch.Record
 	rec.Hidden, rec.Normed, rec.LogitRows = x, normed, p.targetRows
 	p.targetLogprobs = make([]float32, n)
+	p.entropies = make([]float32, n)
 	p.blockScales = make([]float32, n*logitsBlocks(c.VocabSize))
 	exps := m.spareExps
 	m.spareExps = nil
@@ -81,35 +82,51 @@ func (p *Pass) expRows(lo, hi int, buf []float32) []float32 {
 		// Int8 logits as serving computes them, activations quantised.
 		m.project(normed, n, []*Linear{m.LMHead}, [][]float32{buf})
 	}
-	blockMax, blockSum := make([]float32, n*nb), make([]float64, n*nb)
+	blockMax, blockSum, blockEL := make([]float32, n*nb), make([]float64, n*nb), make([]float64, n*nb)
 	logit := make([]float32, n)
 	lmHeadT := m.backwardWeights().lmHeadTBlocks
 	m.pool.Parallel(n, 12, func(r0, r1 int) {
 		bands := (r1 - r0 + logitsBand - 1) / logitsBand
+		// A band's logits, turned into exponentials while in the
+		// first-level cache (the int8 head's are copied in from buf).
+		band := make([]float32, logitsBand*logitsBlock)
 		for c := 0; c < v; c += logitsBlock {
 			w, b := min(logitsBlock, v-c), c/logitsBlock
 			for s0 := r0; s0 < r1; s0 += logitsBand {
 				s1 := min(s0+logitsBand, r1)
-				if !int8Head {
+				if int8Head {
+					for i := s0; i < s1; i++ {
+						copy(band[(i-s0)*logitsBlock:], buf[i*v+c:i*v+c+w])
+					}
+				} else {
+					// Many rows against the block of the vocabulary: outer
+					// products with the projection's transpose, equal to
+					// serving's logits up to float32 rounding; a share of
+					// the next block is fetched meanwhile.
 					var ahead tensor.Ahead
 					if b+1 < nb {
 						ahead = tensor.Ahead{Next: lmHeadT[b+1], Part: (s0 - r0) / logitsBand, Parts: bands}
 					}
-					tensor.MatMulPackedAhead(false, buf[s0*v+c:], v, normed[s0*d:], d, lmHeadT[b], s1-s0, ahead)
+					tensor.MatMulPackedAhead(false, band, logitsBlock, normed[s0*d:], d, lmHeadT[b], s1-s0, ahead)
 				}
 				for i := s0; i < s1; i++ {
-					row := buf[i*v+c : i*v+c+w]
+					row := band[(i-s0)*logitsBlock : (i-s0)*logitsBlock+w]
 					if t := int(p.targets[lo+i]); t >= c && t < c+w {
 						logit[i] = row[t-c]
 					}
-					blockMax[i*nb+b], blockSum[i*nb+b] = tensor.ExpSum(row, row)
+					e := buf[i*v+c : i*v+c+w]
+					bm, sum := tensor.ExpSum(e, row)
+					// Σ e·(logit − max) = Σ e·logit − max·Σ e, for the
+					// entropy.
+					blockMax[i*nb+b], blockSum[i*nb+b] = bm, sum
+					blockEL[i*nb+b] = float64(tensor.Dot(e, row)) - float64(bm)*sum
 				}
 			}
 		}
 	})
 	m.byRows(n, func(rlo, rhi int) {
 		for i := rlo; i < rhi; i++ {
-			p.softmaxScales(lo+i, logit[i], blockMax[i*nb:(i+1)*nb], blockSum[i*nb:(i+1)*nb])
+			p.softmaxScales(lo+i, logit[i], blockMax[i*nb:(i+1)*nb], blockSum[i*nb:(i+1)*nb], blockEL[i*nb:(i+1)*nb])
 		}
 	})
 	return buf
@@ -125,20 +142,26 @@ func (p *Pass) prefetchBand(exps []float32, lo, hi, c, w int) {
 }
 
 // softmaxScales records target row i's log-probability, from its target's
-// logit, and its blocks' scales, from each block's maximum and sum of
-// shifted exponentials.
-func (p *Pass) softmaxScales(i int, logit float32, blockMax []float32, blockSum []float64) {
+// logit, its blocks' scales and its entropy, from each block's maximum m_b,
+// sum S_b of exponentials e = exp(logit − m_b) and Σ e·(logit − m_b).
+func (p *Pass) softmaxScales(i int, logit float32, blockMax []float32, blockSum, blockEL []float64) {
 	mx := float32(math.Inf(-1))
 	for _, bm := range blockMax {
 		mx = max(mx, bm)
 	}
-	var sum float64
+	var sum, el float64
 	for b, bm := range blockMax {
-		sum += blockSum[b] * math.Exp(float64(bm-mx))
+		scale := math.Exp(float64(bm - mx))
+		sum += blockSum[b] * scale
+		// Σ exp(logit − M)·(logit − M) over the block, from its sums at
+		// its own maximum.
+		el += scale * (blockEL[b] + float64(bm-mx)*blockSum[b])
 	}
 	// The log-probability from the log-softmax, not the log of the
 	// probability, which underflows for unlikely targets.
 	p.targetLogprobs[i] = (logit - mx) - float32(math.Log(sum))
+	// −Σ p·ln p, with ln p = (logit − M) − ln S.
+	p.entropies[i] = float32(math.Log(sum) - el/sum)
 	scales := p.blockScales[i*len(blockMax) : (i+1)*len(blockMax)]
 	for b, bm := range blockMax {
 		scales[b] = float32(math.Exp(float64(bm-mx)) / sum)
