@@ -95,18 +95,13 @@ func (p *Pass) attentionCoreBackward(a *LayerActivations, s *backwardScratch) {
 				}
 				for r := range n {
 					row := P[r*n : r*n+r+1]
-					for j := range row {
-						row[j] *= scale
-					}
+					tensor.Scale(scale, row)
 					tensor.Softmax(row)
 					clear(P[r*n+r+1 : (r+1)*n])
 					dRow := dP[r*n : r*n+r+1]
-					var dot float64
+					dot := tensor.Dot(row, dRow)
 					for j, q := range row {
-						dot += float64(q) * float64(dRow[j])
-					}
-					for j, q := range row {
-						dRow[j] = q * (dRow[j] - float32(dot)) * scale
+						dRow[j] = q * (dRow[j] - dot) * scale
 					}
 					clear(dP[r*n+r+1 : (r+1)*n])
 				}

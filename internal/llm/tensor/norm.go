@@ -29,27 +29,25 @@ func RMSNorm(dst, x, weight []float32, eps float32) {
 // RMSNormBackward adds to dx the gradient of a loss with respect to the
 // input x of RMSNorm(x, weight, eps), given dy, its gradient with respect to
 // the output (rows of len(weight) elements). With r = 1/sqrt(mean(x²)+eps),
-// n = x·r and g = dy·weight, a row's gradient is r·(g − n·mean(g·n)); the
-// means are summed in float64. It panics if the lengths do not fit.
+// n = x·r and g = dy·weight, a row's gradient is r·(g − n·mean(g·n)) =
+// r·g − r³·mean(g·x)·x: r is RMSNorm's own (the same float32 sum of
+// squares), and the rest two vectorised sums and two scaled additions a
+// row. It panics if the lengths do not fit.
 func RMSNormBackward(dx, dy, x, weight []float32, eps float32) {
 	dim := len(weight)
 	if dim == 0 || len(x)%dim != 0 || len(dy) != len(x) || len(dx) != len(x) {
 		panic(fmt.Sprintf("tensor.RMSNormBackward: x %d, dy %d, dx %d elements, weight %d", len(x), len(dy), len(dx), dim))
 	}
+	g := make([]float32, dim)
 	for lo := 0; lo < len(x); lo += dim {
 		row, grad, out := x[lo:lo+dim], dy[lo:lo+dim], dx[lo:lo+dim]
-		var sq, gn float64
-		for _, v := range row {
-			sq += float64(v) * float64(v)
+		mean := asm.Dot(row, row) / float32(dim)
+		r := float32(1 / math.Sqrt(float64(mean+eps)))
+		for i, v := range grad {
+			g[i] = v * weight[i]
 		}
-		r := 1 / math.Sqrt(sq/float64(dim)+float64(eps))
-		for i, v := range row {
-			gn += float64(grad[i]) * float64(weight[i]) * float64(v) * r
-		}
-		gn /= float64(dim)
-		for i, v := range row {
-			n := float64(v) * r
-			out[i] += float32(r * (float64(grad[i])*float64(weight[i]) - n*gn))
-		}
+		gx := asm.Dot(g, row) / float32(dim)
+		asm.Axpy(r, g, out)
+		asm.Axpy(-r*r*r*gx, row, out)
 	}
 }
