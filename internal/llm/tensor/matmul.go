@@ -188,12 +188,6 @@ type PackedB = asm.PackedB
 // PackB packs b [k×n], row p at b[p*ldb], for MatMulPacked.
 func PackB(b []float32, ldb, k, n int) *PackedB { return asm.PackB(b, ldb, k, n) }
 
-// MatMulAddPacked adds a·b to dst on the calling thread, b packed by
-// PackB, rows as MatMulPacked: MatMulAdd's sums of b itself.
-func MatMulAddPacked(dst []float32, ldd int, a []float32, lda int, b *PackedB, m int) {
-	asm.MatMulAddPacked(dst, ldd, a, lda, b, m)
-}
-
 // Ahead names memory a packed product prefetches while it runs: the
 // part-th of parts shares of the next block of a wider product
 // (asm.Ahead).
