@@ -122,9 +122,9 @@ type Ahead struct {
 	Part, Parts int
 }
 
-// share is a's memory.
+// share is a's memory; none for a part outside [0, Parts).
 func (a Ahead) share() []float32 {
-	if a.Next == nil || a.Parts <= 0 {
+	if a.Next == nil || a.Part < 0 || a.Part >= a.Parts {
 		return nil
 	}
 	n := len(a.Next.packed)
