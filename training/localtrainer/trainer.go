@@ -223,19 +223,24 @@ func rlConfig(raw json.RawMessage) (rl.Config, error) {
 }
 
 // microBatches splits a step's sequences into runs of at most
-// MicroBatchTokens tokens (a longer sequence runs alone), with the offset of
-// each run's first position in the step.
-func (t *Trainer) microBatches(st *step) (batches [][]model.TrainSequence, offsets []int) {
-	tokens, offset := 0, 0
+// MicroBatchTokens tokens and maxTargets trained positions (a longer
+// sequence runs alone), with the offset of each run's first position in
+// the step. Past maxTargets (train.Trainer.TargetsPerPass) a pass would
+// compute its logits a second time in its backward pass; a further micro-
+// batch costs nothing per token.
+func (t *Trainer) microBatches(st *step, maxTargets int) (batches [][]model.TrainSequence, offsets []int) {
+	tokens, targets, offset := 0, 0, 0
 	for _, q := range st.seqs {
-		if len(batches) == 0 || tokens+len(q.Tokens) > t.cfg.MicroBatchTokens {
+		n := train.CountTargets([]model.TrainSequence{q})
+		if len(batches) == 0 || tokens+len(q.Tokens) > t.cfg.MicroBatchTokens || targets+n > maxTargets {
 			batches = append(batches, nil)
 			offsets = append(offsets, offset)
-			tokens = 0
+			tokens, targets = 0, 0
 		}
 		last := len(batches) - 1
 		batches[last] = append(batches[last], q)
 		tokens += len(q.Tokens)
+		targets += n
 		offset += len(q.Tokens)
 	}
 	return batches, offsets
@@ -245,7 +250,7 @@ func (t *Trainer) microBatches(st *step) (batches [][]model.TrainSequence, offse
 // policy before this job's first update (precalculate_logprobs).
 func (t *Trainer) precalculate(ctx context.Context, tr *train.Trainer, steps []*step) error {
 	for _, st := range steps {
-		batches, offsets := t.microBatches(st)
+		batches, offsets := t.microBatches(st, tr.TargetsPerPass())
 		for b, mb := range batches {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -271,7 +276,7 @@ func (t *Trainer) precalculate(ctx context.Context, tr *train.Trainer, steps []*
 func (t *Trainer) runStep(tr *train.Trainer, st *step, lossCfg *rl.Config) (map[string]any, error) {
 	start := time.Now()
 	trained := train.CountTargets(st.seqs)
-	batches, offsets := t.microBatches(st)
+	batches, offsets := t.microBatches(st, tr.TargetsPerPass())
 	var loss, entropy, ratioSum, klSum float64
 	ratioMin, ratioMax := math.Inf(1), math.Inf(-1)
 	newAll := make([]float64, 0, st.tokens())

@@ -380,3 +380,37 @@ func adapterDistance(t *testing.T, gotDir, wantDir string) float64 {
 	}
 	return diff / scale
 }
+
+// TestMicroBatchesKeepTheSoftmaxInBudget: a step's sequences are split into
+// micro-batches by tokens and by trained positions, so that no pass holds
+// more softmax rows than its logits budget allows (where it would compute
+// its logits twice); sequences stay whole and in order, a longer one alone.
+func TestMicroBatchesKeepTheSoftmaxInBudget(t *testing.T) {
+	seq := func(tokens, targets int) model.TrainSequence {
+		s := model.TrainSequence{Tokens: make([]int32, tokens), Targets: make([]int32, tokens)}
+		for i := range s.Targets {
+			if i >= targets {
+				s.Targets[i] = model.NoTarget
+			}
+		}
+		return s
+	}
+	tr := &Trainer{cfg: Config{MicroBatchTokens: 100}}
+	st := &step{seqs: []model.TrainSequence{seq(30, 20), seq(30, 20), seq(30, 5), seq(60, 60), seq(10, 10), seq(40, 0)}}
+	batches, offsets := tr.microBatches(st, 45)
+	var sizes [][2]int
+	for _, b := range batches {
+		sizes = append(sizes, [2]int{len(b), train.CountTargets(b)})
+	}
+	// 20+20+5 = 45 targets; the 60-target sequence alone, past the bound;
+	// then 10 targets and 50 tokens.
+	want := [][2]int{{3, 45}, {1, 60}, {2, 10}}
+	if fmt.Sprint(sizes) != fmt.Sprint(want) || fmt.Sprint(offsets) != fmt.Sprint([]int{0, 90, 150}) {
+		t.Fatalf("micro-batches (sequences, targets) %v at offsets %v, want %v at [0 90 150]", sizes, offsets, want)
+	}
+	// By tokens alone when the budget is wide.
+	batches, _ = tr.microBatches(st, 1<<20)
+	if len(batches) != 3 || len(batches[0]) != 3 || len(batches[1]) != 2 || len(batches[2]) != 1 {
+		t.Fatalf("split by 100 tokens: %d micro-batches", len(batches))
+	}
+}

@@ -78,6 +78,18 @@ type TrainOptions struct {
 // 2,048 targets of a 32,000-token vocabulary, 441 of a 152,000-token one.
 const DefaultLogitsBudget = 256 << 20
 
+// TargetsWithin is the most targets whose softmax rows fit in budget bytes
+// (TrainOptions.LogitsBudget; 0 means DefaultLogitsBudget), at least 1: a
+// training pass with more recomputes their logits in Backward, so a
+// trainer that splits its batches at this many keeps every pass to two
+// output projections.
+func (m *Model) TargetsWithin(budget int) int {
+	if budget <= 0 {
+		budget = DefaultLogitsBudget
+	}
+	return max(1, budget/(4*m.Config.VocabSize))
+}
+
 // TrainForward runs a training micro-batch through the model — the same
 // forward pass as Forward, recording its activations — and returns the
 // log-probabilities of the targets. The pass keeps nothing in the model:
@@ -87,11 +99,7 @@ func (m *Model) TrainForward(seqs []TrainSequence, opts TrainOptions) (*Pass, er
 	defer m.mu.Unlock()
 	p := &Pass{m: m, batch: Batch{Record: &Activations{arena: m.spareRecord}, DropoutSeed: opts.DropoutSeed}}
 	m.spareRecord = nil
-	budget := opts.LogitsBudget
-	if budget <= 0 {
-		budget = DefaultLogitsBudget
-	}
-	p.chunkRows = max(1, budget/(4*m.Config.VocabSize))
+	p.chunkRows = m.TargetsWithin(opts.LogitsBudget)
 	longest := 0
 	for i, s := range seqs {
 		if len(s.Targets) != len(s.Tokens) {

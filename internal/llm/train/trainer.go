@@ -120,6 +120,11 @@ func (t *Trainer) Adapter() *lora.Adapter { return t.adapter }
 // Gradients are the gradients accumulated since the last Step.
 func (t *Trainer) Gradients() *Gradients { return t.grads }
 
+// TargetsPerPass is the most targets a micro-batch may have for its pass
+// to keep all its softmax rows within Config.LogitsBudget; with more,
+// Backward recomputes their logits, one more output projection.
+func (t *Trainer) TargetsPerPass() int { return t.model.TargetsWithin(t.cfg.LogitsBudget) }
+
 // Forward runs a micro-batch under the adapter and returns its pass, whose
 // Logprobs are the targets' log-probabilities.
 func (t *Trainer) Forward(seqs []model.TrainSequence) (*model.Pass, error) {
