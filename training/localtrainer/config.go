@@ -49,7 +49,11 @@ type Config struct {
 	// (the reference trainer's: β (0.9, 0.99), weight decay 0.1, gradients
 	// clipped to norm 0.1).
 	Optimizer train.Config
-	// MicroBatchTokens defaults to [DefaultMicroBatchTokens].
+	// MicroBatchTokens defaults to [DefaultMicroBatchTokens]. A micro-batch
+	// is also kept to the trained positions whose softmax fits in
+	// Optimizer.LogitsBudget (2,048 for a 32,000-token vocabulary at the
+	// default budget), where a pass would otherwise compute its logits
+	// twice.
 	MicroBatchTokens int
 	// Threads is the size of each model's thread pool; 0 means GOMAXPROCS.
 	Threads int
