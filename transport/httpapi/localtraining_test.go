@@ -271,9 +271,11 @@ func TestLocalSFTEndToEnd(t *testing.T) {
 	}
 	files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(data.Bytes()) }))
 	defer files.Close()
+	// A schedule that decays, as one would give it: the last steps settle
+	// rather than jump.
 	rates := make([]float64, lines)
 	for i := range rates {
-		rates[i] = 0.02
+		rates[i] = 0.02 * float64(lines-i) / lines
 	}
 	var job struct {
 		ID string `json:"id"`
@@ -283,6 +285,13 @@ func TestLocalSFTEndToEnd(t *testing.T) {
 	events := pollEvents(t, lt.tf, job.ID, time.Minute)
 	if events[len(events)-1].Type != training.EventTrainingEnded || len(events) != 2+lines {
 		t.Fatalf("events %+v", events)
+	}
+	// Each step runs at its batch's rate from the list.
+	for i, e := range events[1 : len(events)-1] {
+		var step map[string]float64
+		if err := json.Unmarshal(e.Data, &step); err != nil || step["learning_rate"] != rates[i] {
+			t.Fatalf("step %d: learning rate %v (%v), want %v", i+1, step["learning_rate"], err, rates[i])
+		}
 	}
 	var first, last map[string]float64
 	_ = json.Unmarshal(events[1].Data, &first)
