@@ -177,12 +177,17 @@ await api("POST", "/obj/create", {
 });
 const before = await client.chat.completions.create({ model: sft.inference, messages: [{ role: "user", content: question }], max_tokens: 24, temperature: 0 });
 check(!(before.choices[0].message.content ?? "").includes(answer), "the untrained model already answers", before.choices[0].message);
+// A schedule that decays, one rate per batch, as a user gives it: the last
+// steps settle rather than jump.
+const rates = Array.from({ length: lines }, (_, i) => (0.02 * (lines - i)) / lines);
 const sftJob = await api("POST", "/v1/preview/sft-training-jobs", {
-  model_id: sft.id, training_data_url: `wandb-artifact:///${project}/${artifact}:v0`, config: { batch_size: 1, learning_rate: Array(lines).fill(0.02) },
+  model_id: sft.id, training_data_url: `wandb-artifact:///${project}/${artifact}:v0`, config: { batch_size: 1, learning_rate: rates },
 });
 const sftSteps = await follow(sftJob.id);
 const losses = sftSteps.map((s) => s.loss);
-check(sftSteps.length === lines && losses[losses.length - 1] < losses[0] / 2, "SFT drives the loss down", losses);
+check(sftSteps.length === lines && sftSteps.every((s, i) => s.learning_rate === rates[i]), "each SFT step runs at its batch's rate",
+  sftSteps.map((s) => s.learning_rate));
+check(losses[losses.length - 1] < losses[0] / 2, "SFT drives the loss down", losses);
 const sftStep = await latestStep(sft.id);
 const trained = await client.chat.completions.create({ model: `${sft.entity}/art/sft-001:step${sftStep}`, messages: [{ role: "user", content: question }], max_tokens: 24, temperature: 0 });
 check(sftStep === 1 && (trained.choices[0].message.content ?? "").endsWith(answer) && trained.choices[0].finish_reason === "stop",
