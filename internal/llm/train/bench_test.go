@@ -63,6 +63,22 @@ func benchModel(b *testing.B, threads int) *model.Model {
 	return m
 }
 
+// benchTrainer is a trainer of a rank-8 adapter on every projection of the
+// 15M Llama (benchModel).
+func benchTrainer(b *testing.B, threads int) (*model.Model, *Trainer) {
+	b.Helper()
+	m := benchModel(b, threads)
+	adapter, err := lora.New(lora.Config{Rank: 8}, m.LoRAShape(), rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	tr, err := New(m, adapter, Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m, tr
+}
+
 // nextTokenBatch is seqs random sequences of n tokens, every position
 // trained on its next token.
 func nextTokenBatch(seqs, n, vocab int) []model.TrainSequence {
@@ -135,16 +151,8 @@ func torchStep(threads, steps int) (torchResult, string) {
 
 func BenchmarkTrainStep15M(b *testing.B) {
 	threads := runtime.GOMAXPROCS(0)
-	m := benchModel(b, threads)
+	m, tr := benchTrainer(b, threads)
 	batch := nextTokenBatch(benchSeqs, benchLen, m.Config.VocabSize)
-	adapter, err := lora.New(lora.Config{Rank: 8}, m.LoRAShape(), rand.New(rand.NewPCG(1, 2)))
-	if err != nil {
-		b.Fatal(err)
-	}
-	tr, err := New(m, adapter, Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
 	total := CountTargets(batch)
 	step := func() {
 		pass, err := tr.Forward(batch)
@@ -219,16 +227,8 @@ func BenchmarkTrainStep15M(b *testing.B) {
 // of at most TargetsPerPass targets that the local trainer makes.
 // Reported: trained tok/s of each.
 func BenchmarkStepPastLogitsBudget(b *testing.B) {
-	m := benchModel(b, runtime.GOMAXPROCS(0))
+	m, tr := benchTrainer(b, runtime.GOMAXPROCS(0))
 	batch := nextTokenBatch(32, benchLen, m.Config.VocabSize)
-	adapter, err := lora.New(lora.Config{Rank: 8}, m.LoRAShape(), rand.New(rand.NewPCG(1, 2)))
-	if err != nil {
-		b.Fatal(err)
-	}
-	tr, err := New(m, adapter, Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
 	total := CountTargets(batch)
 	for _, name := range []string{"one_pass", "micro_batches"} {
 		b.Run(name, func(b *testing.B) {
