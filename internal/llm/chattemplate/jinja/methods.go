@@ -327,11 +327,14 @@ func pyTitle(s string) string {
 }
 
 // pyCapitalize is Python's str.capitalize: first character upper, rest lower.
+// The first character's length is the bytes it was decoded from: a byte
+// that is not UTF-8 decodes as U+FFFD, which is three bytes long.
 func pyCapitalize(s string) string {
-	for i, c := range s {
-		return string(unicode.ToTitle(c)) + pyLower(s[i+len(string(c)):])
+	if s == "" {
+		return s
 	}
-	return s
+	c, size := utf8.DecodeRuneInString(s)
+	return string(unicode.ToTitle(c)) + pyLower(s[size:])
 }
 
 func splitWhitespace(s string, max int64, fromRight bool) []string {
