@@ -285,10 +285,7 @@ func (t *Trainer) runStep(tr *train.Trainer, st *step, lossCfg *rl.Config) (map[
 		if err != nil {
 			return nil, err
 		}
-		entropies, err := pass.Entropies()
-		if err != nil {
-			return nil, err
-		}
+		entropies := pass.Entropies()
 		if lossCfg == nil {
 			part, d := train.CrossEntropy(pass, mb, trained)
 			loss += part

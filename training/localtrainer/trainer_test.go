@@ -61,17 +61,24 @@ func tinyTrainer(t *testing.T) (*Trainer, *model.Model) {
 	return tr, m
 }
 
-// replyLogprob is the summed log-probability of reply (the tokens of the
-// assistant's turn) after the engine's prompt for messages, under adapter
-// (nil: the base model), and the per-token log-probabilities.
-func replyLogprob(t *testing.T, m *model.Model, adapter *lora.Adapter, tp *Template, prompt string, reply string) (float64, []float64) {
+// promptAndReply are the tokens of the engine's prompt for a user message
+// prompt (ctx) and of that prompt followed by reply (ids).
+func promptAndReply(t *testing.T, tp *Template, prompt, reply string) (ctx, ids []int) {
 	t.Helper()
 	text, err := tp.Chat.Render(chattemplate.Input{Messages: []chattemplate.Message{{Role: "user", Content: prompt}}, AddGenerationPrompt: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := tp.Tokenizer.Encode(text, false)
-	ids := append(append([]int(nil), ctx...), tp.Tokenizer.Encode(reply, false)...)
+	ctx = tp.Tokenizer.Encode(text, false)
+	return ctx, append(append([]int(nil), ctx...), tp.Tokenizer.Encode(reply, false)...)
+}
+
+// replyLogprob is the summed log-probability of reply (the tokens of the
+// assistant's turn) after the engine's prompt for messages, under adapter
+// (nil: the base model), and the per-token log-probabilities.
+func replyLogprob(t *testing.T, m *model.Model, adapter *lora.Adapter, tp *Template, prompt string, reply string) (float64, []float64) {
+	t.Helper()
+	ctx, ids := promptAndReply(t, tp, prompt, reply)
 	s := Sequence{IDs: ids, Trained: make([]bool, len(ids)), Logprobs: make([]float64, len(ids))}
 	for i := len(ctx); i < len(ids); i++ {
 		s.Trained[i] = true
@@ -96,12 +103,7 @@ func replyLogprob(t *testing.T, m *model.Model, adapter *lora.Adapter, tp *Templ
 // step's "entropy" averages before the first update.
 func replyEntropies(t *testing.T, m *model.Model, tp *Template, prompt, reply string) []float64 {
 	t.Helper()
-	text, err := tp.Chat.Render(chattemplate.Input{Messages: []chattemplate.Message{{Role: "user", Content: prompt}}, AddGenerationPrompt: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := tp.Tokenizer.Encode(text, false)
-	ids := append(append([]int(nil), ctx...), tp.Tokenizer.Encode(reply, false)...)
+	ctx, ids := promptAndReply(t, tp, prompt, reply)
 	tokens := make([]int32, len(ids))
 	for i, id := range ids {
 		tokens[i] = int32(id)

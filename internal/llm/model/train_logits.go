@@ -110,10 +110,7 @@ func (p *Pass) expRows(lo, hi int, buf []float32) []float32 {
 					// products with the projection's transpose, equal to
 					// serving's logits up to float32 rounding; a share of
 					// the next block is fetched meanwhile.
-					var ahead tensor.Ahead
-					if b+1 < nb {
-						ahead = tensor.Ahead{Next: lmHeadT[b+1], Part: (s0 - r0) / logitsBand, Parts: bands}
-					}
+					ahead := nextBlock(lmHeadT, b, (s0-r0)/logitsBand, bands)
 					tensor.MatMulPackedAhead(false, band, logitsBlock, normed[s0*d:], d, lmHeadT[b], s1-s0, ahead)
 				}
 				for i := s0; i < s1; i++ {
@@ -137,6 +134,15 @@ func (p *Pass) expRows(lo, hi int, buf []float32) []float32 {
 		}
 	})
 	return buf
+}
+
+// nextBlock is the share part of parts of the block after b to fetch while
+// block b is multiplied; none after the last.
+func nextBlock(blocks []*tensor.PackedB, b, part, parts int) tensor.Ahead {
+	if b+1 >= len(blocks) {
+		return tensor.Ahead{}
+	}
+	return tensor.Ahead{Next: blocks[b+1], Part: part, Parts: parts}
 }
 
 // prefetchBand asks for the exponentials of rows [lo, hi) in block
@@ -219,10 +225,7 @@ func (p *Pass) logitsBackward(dLogprobs [][]float32, bw *backwardWeights, dx []f
 					for i := s0; i < s1; i++ {
 						tensor.Scale(-lps[lo+i]*p.blockScales[(lo+i)*nb+b], exps[i*v+c:i*v+c+w])
 					}
-					var ahead tensor.Ahead
-					if b+1 < nb {
-						ahead = tensor.Ahead{Next: bw.lmHeadBlocks[b+1], Part: (s0 - r0) / logitsBand, Parts: bands}
-					}
+					ahead := nextBlock(bw.lmHeadBlocks, b, (s0-r0)/logitsBand, bands)
 					tensor.MatMulPackedAhead(true, dNormed[(lo+s0)*d:], d, exps[s0*v+c:], v, bw.lmHeadBlocks[b], s1-s0, ahead)
 				}
 			}

@@ -18,8 +18,7 @@ func RMSNorm(dst, x, weight []float32, eps float32) {
 	}
 	for lo := 0; lo < len(x); lo += dim {
 		row, out := x[lo:lo+dim], dst[lo:lo+dim]
-		mean := asm.Dot(row, row) / float32(dim)
-		r := float32(1 / math.Sqrt(float64(mean+eps)))
+		r := rmsScale(row, eps)
 		for i, v := range row {
 			out[i] = weight[i] * (v * r)
 		}
@@ -38,11 +37,18 @@ func RMSNormBackward(dx, dy, x, weight []float32, eps float32) {
 	if dim == 0 || len(x)%dim != 0 || len(dy) != len(x) || len(dx) != len(x) {
 		panic(fmt.Sprintf("tensor.RMSNormBackward: x %d, dy %d, dx %d elements, weight %d", len(x), len(dy), len(dx), dim))
 	}
-	g := make([]float32, dim)
+	// g = dy·weight a row at a time, on the stack for the usual widths: a
+	// backward pass calls this once per row of the final norm.
+	var buf [1024]float32
+	var g []float32
+	if dim <= len(buf) {
+		g = buf[:dim]
+	} else {
+		g = make([]float32, dim)
+	}
 	for lo := 0; lo < len(x); lo += dim {
 		row, grad, out := x[lo:lo+dim], dy[lo:lo+dim], dx[lo:lo+dim]
-		mean := asm.Dot(row, row) / float32(dim)
-		r := float32(1 / math.Sqrt(float64(mean+eps)))
+		r := rmsScale(row, eps)
 		for i, v := range grad {
 			g[i] = v * weight[i]
 		}
@@ -50,4 +56,11 @@ func RMSNormBackward(dx, dy, x, weight []float32, eps float32) {
 		asm.Axpy(r, g, out)
 		asm.Axpy(-r*r*r*gx, row, out)
 	}
+}
+
+// rmsScale is 1/sqrt(mean(row²)+eps), the scale RMSNorm multiplies row by;
+// its backward pass takes the same one.
+func rmsScale(row []float32, eps float32) float32 {
+	mean := asm.Dot(row, row) / float32(len(row))
+	return float32(1 / math.Sqrt(float64(mean+eps)))
 }

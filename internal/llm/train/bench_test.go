@@ -79,6 +79,28 @@ func benchTrainer(b *testing.B, threads int) (*model.Model, *Trainer) {
 	return m, tr
 }
 
+// trainStep is one step as the local trainer takes it: batch in
+// micro-batches of per sequences, each forward (with the entropies the
+// trainer reports), cross-entropy over total targets and backward, then
+// the optimizer.
+func trainStep(b *testing.B, tr *Trainer, batch []model.TrainSequence, per, total int) {
+	for i := 0; i < len(batch); i += per {
+		mb := batch[i:min(i+per, len(batch))]
+		pass, err := tr.Forward(mb)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pass.Entropies()
+		_, d := CrossEntropy(pass, mb, total)
+		if err := tr.Backward(pass, d); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := tr.Step(1e-4); err != nil {
+		b.Fatal(err)
+	}
+}
+
 // nextTokenBatch is seqs random sequences of n tokens, every position
 // trained on its next token.
 func nextTokenBatch(seqs, n, vocab int) []model.TrainSequence {
@@ -154,22 +176,7 @@ func BenchmarkTrainStep15M(b *testing.B) {
 	m, tr := benchTrainer(b, threads)
 	batch := nextTokenBatch(benchSeqs, benchLen, m.Config.VocabSize)
 	total := CountTargets(batch)
-	step := func() {
-		pass, err := tr.Forward(batch)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := pass.Entropies(); err != nil {
-			b.Fatal(err)
-		}
-		_, d := CrossEntropy(pass, batch, total)
-		if err := tr.Backward(pass, d); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := tr.Step(1e-4); err != nil {
-			b.Fatal(err)
-		}
-	}
+	step := func() { trainStep(b, tr, batch, len(batch), total) }
 	prefill := func(allLogits bool) func() {
 		return func() {
 			bt := &model.Batch{}
@@ -237,20 +244,7 @@ func BenchmarkStepPastLogitsBudget(b *testing.B) {
 				per = tr.TargetsPerPass() / benchLen
 			}
 			for b.Loop() {
-				for i := 0; i < len(batch); i += per {
-					mb := batch[i:min(i+per, len(batch))]
-					pass, err := tr.Forward(mb)
-					if err != nil {
-						b.Fatal(err)
-					}
-					_, d := CrossEntropy(pass, mb, total)
-					if err := tr.Backward(pass, d); err != nil {
-						b.Fatal(err)
-					}
-				}
-				if _, err := tr.Step(1e-4); err != nil {
-					b.Fatal(err)
-				}
+				trainStep(b, tr, batch, per, total)
 			}
 			b.ReportMetric(float64(total*b.N)/b.Elapsed().Seconds(), "train_tok/s")
 		})
