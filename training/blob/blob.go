@@ -39,9 +39,18 @@ type Locator interface {
 }
 
 // Dir is a Store in a local directory. The zero value is not usable: set Root.
+//
+// Put makes what it stored durable before it returns: the file is synced,
+// renamed into place, and the directories that gained an entry are synced,
+// so a caller that commits a row naming the file after Put (a checkpoint)
+// never commits a name whose file a crash could lose.
 type Dir struct {
 	// Root is the directory that holds every key; created on first Put.
 	Root string
+	// Sync flushes a written file, or a directory whose entries changed, to
+	// stable storage. nil means (*os.File).Sync; tests set it to observe when
+	// files become durable.
+	Sync func(f *os.File) error
 }
 
 // NewDir returns a Dir at root (made absolute so that LocalPath names a file
@@ -62,16 +71,19 @@ func (d *Dir) file(key string) (string, error) {
 	return filepath.Join(d.Root, filepath.FromSlash(clean)), nil
 }
 
-// Put implements Store: it writes a temporary file and renames it into place.
+// Put implements Store: it writes a temporary file, syncs it, renames it
+// into place and syncs the directory, so the file is durable when Put
+// returns.
 func (d *Dir) Put(ctx context.Context, key string, r io.Reader) error {
 	name, err := d.file(key)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+	dir := filepath.Dir(name)
+	if err := d.mkdirAll(dir); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(name), ".put-*")
+	tmp, err := os.CreateTemp(dir, ".put-*")
 	if err != nil {
 		return err
 	}
@@ -80,10 +92,56 @@ func (d *Dir) Put(ctx context.Context, key string, r io.Reader) error {
 		tmp.Close()
 		return err
 	}
+	if err := d.sync(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), name)
+	if err := os.Rename(tmp.Name(), name); err != nil {
+		return err
+	}
+	return d.syncDir(dir)
+}
+
+func (d *Dir) sync(f *os.File) error {
+	if d.Sync != nil {
+		return d.Sync(f)
+	}
+	return f.Sync()
+}
+
+// syncDir makes the entries of directory dir durable.
+func (d *Dir) syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return d.sync(f)
+}
+
+// mkdirAll creates dir and its missing parents, syncing each parent that
+// gained a directory, so that a new directory survives a crash as well as
+// the files later put in it.
+func (d *Dir) mkdirAll(dir string) error {
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	parent := filepath.Dir(dir)
+	if parent != dir {
+		if err := d.mkdirAll(parent); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil
+		}
+		return err
+	}
+	return d.syncDir(parent)
 }
 
 // Get implements Store.
