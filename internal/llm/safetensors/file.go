@@ -5,10 +5,10 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"slices"
+
+	"github.com/weftlabs/weft/internal/llm/filemap"
 )
 
 // maxHeaderBytes bounds the JSON header, as the reference reader does: a
@@ -43,8 +43,7 @@ type File struct {
 	// Metadata is the header's optional __metadata__ string map.
 	Metadata map[string]string
 
-	data    []byte // the whole file
-	release func() error
+	mapping *filemap.Mapping
 	tensors map[string]*Tensor
 	names   []string // header order is not kept by JSON; sorted by offset
 }
@@ -52,44 +51,26 @@ type File struct {
 // Open maps (or reads) path and validates its header. See the package
 // documentation for what is checked.
 func Open(path string) (*File, error) {
-	f, err := os.Open(path)
+	m, err := filemap.Open(path)
 	if err != nil {
+		return nil, fmt.Errorf("safetensors: %w", err)
+	}
+	file, err := parse(path, m.Data)
+	if err != nil {
+		_ = m.Close()
 		return nil, err
 	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	data, release, err := mapFile(f, info.Size())
-	if err != nil {
-		return nil, err
-	}
-	file, err := parse(path, data)
-	if err != nil {
-		_ = release()
-		return nil, err
-	}
-	file.release = release
+	file.mapping = m
 	return file, nil
-}
-
-// readFile is the fallback of mapFile: the file's bytes in memory.
-func readFile(f *os.File, size int64) ([]byte, func() error, error) {
-	data := make([]byte, size)
-	if _, err := io.ReadFull(f, data); err != nil {
-		return nil, nil, fmt.Errorf("safetensors: reading %s: %w", f.Name(), err)
-	}
-	return data, func() error { return nil }, nil
 }
 
 // Close releases the file's memory; its tensors must not be used afterwards.
 func (f *File) Close() error {
-	if f.release == nil {
+	if f.mapping == nil {
 		return nil
 	}
-	err := f.release()
-	f.release, f.data, f.tensors = nil, nil, nil
+	err := f.mapping.Close()
+	f.mapping, f.tensors = nil, nil
 	return err
 }
 
@@ -131,7 +112,7 @@ func parse(path string, data []byte) (*File, error) {
 	if err := dec.Decode(&raw); err != nil {
 		return nil, invalid("header is not a JSON object: %v", err)
 	}
-	file := &File{Path: path, data: data, tensors: make(map[string]*Tensor, len(raw))}
+	file := &File{Path: path, tensors: make(map[string]*Tensor, len(raw))}
 	type span struct {
 		name       string
 		begin, end int64

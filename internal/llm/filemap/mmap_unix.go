@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd || netbsd || openbsd
 
-package safetensors
+package filemap
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ func mapFile(f *os.File, size int64) (data []byte, release func() error, err err
 		return nil, func() error { return nil }, nil
 	}
 	if int64(int(size)) != size {
-		return nil, nil, fmt.Errorf("%w: %s: %d bytes do not fit in memory", ErrInvalid, f.Name(), size)
+		return nil, nil, fmt.Errorf("%s: %d bytes do not fit in memory", f.Name(), size)
 	}
 	data, err = syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
 	if err != nil {

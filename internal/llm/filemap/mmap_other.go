@@ -1,6 +1,6 @@
 //go:build !(linux || darwin || freebsd || netbsd || openbsd)
 
-package safetensors
+package filemap
 
 import "os"
 
