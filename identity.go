@@ -22,6 +22,7 @@ var (
 	ErrBadCredentials = DefineError(ErrUnauthenticated, "AuthenticationError", "missing or invalid API key")
 	ErrNotMember      = DefineError(ErrForbidden, "Forbidden", "the caller is not a member of this project's entity")
 	ErrUserExists     = DefineError(ErrConflict, "Conflict", "user already exists")
+	ErrEntityExists   = DefineError(ErrConflict, "Conflict", "an entity of that name already exists")
 	ErrUnknownUser    = DefineError(ErrNotFound, "NotFoundError", "user not found")
 	ErrUnknownKey     = DefineError(ErrNotFound, "NotFoundError", "API key not found")
 	ErrBadName        = DefineError(ErrInvalid, "InvalidRequest", "names are 1 to 128 characters without '/', ':' or control characters")
@@ -131,7 +132,9 @@ type projectRow struct {
 }
 
 // CreateUser stores a new user with its personal entity (named after the user) and
-// makes the user that entity's owner. A taken username is ErrUserExists.
+// makes the user that entity's owner. A taken username is ErrUserExists; a name
+// that is already an entity (a team) is ErrEntityExists: the new user would
+// otherwise become the owner of that team and its projects.
 func (id *Identity) CreateUser(ctx context.Context, username string, admin bool) (User, error) {
 	if !validName(username) {
 		return User{}, Errorf(ErrBadName, "username %q: %s", truncate(username, 40), ErrBadName.Error())
@@ -149,11 +152,18 @@ func (id *Identity) CreateUser(ctx context.Context, username string, admin bool)
 		if _, err := tx.NewInsert().Model(&user).Exec(ctx); err != nil {
 			return err
 		}
-		if err := createEntity(ctx, tx, username, now); err != nil {
+		// The insert is the check: of two concurrent creations of one name
+		// (a team and a user), only one inserts the entity.
+		res, err := tx.NewInsert().Model(&entityRow{Name: username, CreatedAt: now}).On("CONFLICT DO NOTHING").Exec(ctx)
+		if err != nil {
 			return err
 		}
-		_, err = tx.NewInsert().Model(&membershipRow{Entity: username, UserID: user.ID, Role: "owner", CreatedAt: now}).
-			On("CONFLICT DO NOTHING").Exec(ctx)
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return Errorf(ErrEntityExists, "%q is already an entity; a user's name is also its personal entity, so choose another name", username)
+		}
+		_, err = tx.NewInsert().Model(&membershipRow{Entity: username, UserID: user.ID, Role: "owner", CreatedAt: now}).Exec(ctx)
 		return err
 	})
 	if err != nil {

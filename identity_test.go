@@ -49,6 +49,17 @@ func TestIdentity(t *testing.T) {
 		if err := id.AddMember(ctx, "team", "alice", "member"); err != nil {
 			t.Fatal(err)
 		}
+		// A user named after a team would own it: refused, and nothing of it
+		// is stored.
+		if _, err := id.CreateUser(ctx, "team", false); !errors.Is(err, weft.ErrEntityExists) || !errors.Is(err, weft.ErrConflict) {
+			t.Fatalf("user named after a team entity: %v", err)
+		}
+		if ids, err := id.UserIDs(ctx, []string{"team"}); err != nil || len(ids) != 0 {
+			t.Fatalf("the refused user was stored: %v %v", ids, err)
+		}
+		if owners, err := db.NewSelect().Table("memberships").Where("entity = 'team' AND role = 'owner'").Count(ctx); err != nil || owners != 0 {
+			t.Fatalf("team owners = %d (%v), want 0", owners, err)
+		}
 
 		tests := []struct {
 			name     string

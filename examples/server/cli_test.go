@@ -286,6 +286,11 @@ func TestAdministrationAgainstADatabase(t *testing.T) {
 	if out := mustRun(db, "member", "add", "alice", "-role", "owner", "alice"); out != "alice is now owner of alice\n" {
 		t.Errorf("member add: %q", out)
 	}
+	// A user is not named after a team: it would become the team's owner.
+	mustRun(db, "member", "add", "research", "alice")
+	if got := runProgram(t, dir, db, "user", "create", "research"); got.status != 1 || !strings.Contains(got.stderr, `"research" is already an entity`) {
+		t.Errorf("user create research (a team): status %d, stderr %q; want 1 and the entity named", got.status, got.stderr)
+	}
 	// "--" ends the flags: a user may be called help.
 	if out := mustRun(db, "user", "create", "--", "help"); !strings.HasPrefix(out, "created user help ") {
 		t.Errorf("user create -- help: %q", out)
