@@ -6,7 +6,9 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
+	"unicode"
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/transport/httpapi"
@@ -198,12 +200,32 @@ func (h *Handler) signOut(w http.ResponseWriter, r *http.Request, v *viewer) {
 	http.Redirect(w, r, Prefix+"signin", http.StatusSeeOther)
 }
 
-// localPath returns next when it is a path on this server, else "/": the
-// sign-in page never redirects to another site.
+// localPath returns next when a browser would take it to a page of this
+// server, cleaned the way http.Redirect cleans it, else "/": the sign-in page
+// never redirects to another site. Browsers read a backslash as a slash and
+// drop tabs and newlines, so /\evil, /<tab>/evil and the cleaned form of
+// /./\evil all mean //evil, another host; so next must be a path (no
+// scheme or host) without a backslash, control character or space, also once
+// its escapes are decoded, and its cleaned path must start with exactly one
+// slash.
 func localPath(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") ||
-		strings.ContainsAny(next, "\r\n\t") {
+	u, err := url.Parse(next)
+	if err != nil || !strings.HasPrefix(next, "/") || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" ||
+		strings.ContainsFunc(next, unsafeInPath) || strings.ContainsFunc(u.Path, unsafeInPath) {
 		return "/"
 	}
-	return next
+	cleaned := path.Clean(u.Path)
+	if strings.HasSuffix(u.Path, "/") && cleaned != "/" {
+		cleaned += "/"
+	}
+	if strings.HasPrefix(cleaned, "//") || !strings.HasPrefix(cleaned, "/") {
+		return "/"
+	}
+	return (&url.URL{Path: cleaned, RawQuery: u.RawQuery}).RequestURI()
+}
+
+// unsafeInPath reports characters browsers do not keep as they are in a
+// redirect's path: backslashes, controls and spaces.
+func unsafeInPath(r rune) bool {
+	return r == '\\' || r <= ' ' || r == 0x7f || unicode.IsControl(r)
 }
