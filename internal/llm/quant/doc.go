@@ -23,6 +23,9 @@
 // included; a NaN or infinite scale gives NaN or infinite elements as the
 // same arithmetic does (a NaN's payload is not part of the contract).
 // Quantize for F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0 and Q5_1 gives the
-// reference implementation's bytes (testdata/quants holds its golden
-// blocks, written by a script that runs gguf-py).
+// reference implementation's bytes; for Q4_K, Q5_K and Q6_K, which it only
+// dequantises, the bytes of llama.cpp's reference quantiser, the one
+// llama-quantize uses without an importance matrix (testdata/quants holds
+// golden blocks of both, written by a script that runs gguf-py and
+// llama-quantize).
 package quant

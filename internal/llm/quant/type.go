@@ -55,9 +55,9 @@ var formats = map[Type]*format{
 	Q4_1: {"Q4_1", 32, 20, dequantizeQ4_1, quantizeQ4_1},
 	Q5_0: {"Q5_0", 32, 22, dequantizeQ5_0, quantizeQ5_0},
 	Q5_1: {"Q5_1", 32, 24, dequantizeQ5_1, quantizeQ5_1},
-	Q4_K: {"Q4_K", QK, 144, dequantizeQ4_K, nil},
-	Q5_K: {"Q5_K", QK, 176, dequantizeQ5_K, nil},
-	Q6_K: {"Q6_K", QK, 210, dequantizeQ6_K, nil},
+	Q4_K: {"Q4_K", QK, 144, dequantizeQ4_K, quantizeQ4_K},
+	Q5_K: {"Q5_K", QK, 176, dequantizeQ5_K, quantizeQ5_K},
+	Q6_K: {"Q6_K", QK, 210, dequantizeQ6_K, quantizeQ6_K},
 }
 
 func (t Type) format() (*format, error) {

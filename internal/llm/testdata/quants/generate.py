@@ -1,18 +1,24 @@
 #!/usr/bin/python3
 """Golden blocks of GGUF's tensor formats from the reference implementation.
 
-Run with Debian's python3 and python3-numpy, with llama.cpp's gguf-py on the
-path:
+Run with Debian's python3 and python3-numpy, from the project root, with
+llama.cpp's tools and gguf-py beside it (LLAMACPP names another place):
 
     PYTHONPATH=../shared/llamacpp/gguf-py /usr/bin/python3 internal/llm/testdata/quants/generate.py
+
+The K-quants' quantization comes from llama-quantize --pure run on an F32
+GGUF file written here with gguf-py: a one-layer Llama whose output.weight
+holds the values, each row one super-block. The same run for Q8_0 and Q4_0
+is checked against gguf-py's bytes.
 
 For each type it writes <TYPE>.bin.gz (gzip, little-endian):
 
     "WQG1", u32 type number,
     u32 n, n blocks of the type's bytes, n·block_size float32: the blocks and
         gguf-py's dequantize of them;
-    u32 m, m·block_size float32, m blocks of bytes: values and gguf-py's
-        quantize of them (m = 0 where gguf-py has no quantizer).
+    u32 m, m·block_size float32, m blocks of bytes: values and their
+        quantization: gguf-py's quantize, or, for the K-quants (which gguf-py
+        only dequantizes), llama-quantize's output.
 
 The blocks to dequantize are random bytes, blocks quantized from random
 values, and adversarial ones: every special half-precision scale (zeros of
@@ -30,10 +36,12 @@ are left out.
 import gzip
 import os
 import struct
+import subprocess
+import tempfile
 
 import numpy as np
 from gguf import GGMLQuantizationType as T
-from gguf import quants
+from gguf import GGUFReader, GGUFWriter, quants
 from gguf.constants import GGML_QUANT_SIZES
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -52,6 +60,8 @@ QUANT_FILLS = [0x00, 0xFF, 0x0F, 0xF0, 0x55, 0xAA]
 
 TYPES = [T.F32, T.F16, T.BF16, T.Q8_0, T.Q4_0, T.Q4_1, T.Q5_0, T.Q5_1, T.Q4_K, T.Q5_K, T.Q6_K]
 QUANTIZERS = {T.F16, T.BF16, T.Q8_0, T.Q4_0, T.Q4_1, T.Q5_0, T.Q5_1}
+LLAMA_QUANTIZE = {T.Q4_K: "Q4_K", T.Q5_K: "Q5_K", T.Q6_K: "Q6_K", T.Q8_0: "Q8_0", T.Q4_0: "Q4_0"}
+LLAMACPP = os.environ.get("LLAMACPP", os.path.join(os.getcwd(), "..", "shared", "llamacpp"))
 
 # Byte offsets of the half-precision scales in a block, and of the bytes
 # of sub-block scales (K-quants).
@@ -195,6 +205,87 @@ def quant_values(t):
     return np.array(keep, dtype=f32)
 
 
+def library_dir(tmp):
+    """The tools' libraries with their version links, in tmp: a copy of the
+    tools may keep each link as a small file holding its target's name."""
+    bin_dir = os.path.join(LLAMACPP, "bin")
+    lib = os.path.join(tmp, "lib")
+    os.makedirs(lib)
+    for name in os.listdir(bin_dir):
+        path = os.path.join(bin_dir, name)
+        if ".so" in name and not os.path.islink(path) and os.path.getsize(path) < 256:
+            with open(path) as f:
+                os.symlink(os.path.join(bin_dir, f.read().strip()), os.path.join(lib, name))
+    return lib
+
+
+def k_rows():
+    """Rows of 256 values (one super-block each) for llama-quantize."""
+    n = 256
+    rows = [rng.standard_normal(n) * 10.0**e for e in (-4, -2, -1, 0, 1, 3) for _ in range(4)]
+    rows += [rng.uniform(-1, 1, n), rng.uniform(0, 1, n), rng.uniform(-1, 0, n), rng.laplace(0, 0.02, n)]
+    rows.append(np.zeros(n))
+    rows.append(np.full(n, -0.0))
+    rows.append(np.full(n, 0.25))
+    rows.append(np.full(n, -3.0))
+    spike = np.zeros(n)
+    spike[77] = 5.0
+    rows += [spike, -spike]
+    sparse = np.where(rng.uniform(0, 1, n) < 0.1, rng.standard_normal(n), 0.0)
+    rows.append(sparse)
+    # Sub-blocks of very different magnitudes, and one of zeros among others.
+    mixed = rng.standard_normal(n) * np.repeat(10.0 ** np.arange(-4, 4), 32)
+    rows.append(mixed)
+    holes = rng.standard_normal(n)
+    holes[32:64] = 0
+    holes[128:144] = 0
+    rows.append(holes)
+    rows.append(rng.standard_normal(n) * 1e-20)
+    rows.append(rng.standard_normal(n) * 1e4)
+    rows.append(np.round(rng.standard_normal(n) * 4) / 4)
+    rows.append(np.linspace(-1, 1, n))
+    return np.array(rows, dtype=np.float32)
+
+
+def llama_quantize(x, t):
+    """llama-quantize's bytes for the rows x (256 values each) as type t."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src, dst = os.path.join(tmp, "f32.gguf"), os.path.join(tmp, "q.gguf")
+        w = GGUFWriter(src, "llama")
+        n_embd, vocab = x.shape[1], x.shape[0]
+        w.add_context_length(64)
+        w.add_embedding_length(n_embd)
+        w.add_block_count(1)
+        w.add_feed_forward_length(n_embd)
+        w.add_head_count(4)
+        w.add_head_count_kv(4)
+        w.add_rope_dimension_count(n_embd // 4)
+        w.add_layer_norm_rms_eps(1e-5)
+        w.add_file_type(0)
+        filler = rng.standard_normal((n_embd, n_embd)).astype(np.float32)
+        w.add_tensor("token_embd.weight", np.resize(filler, (vocab, n_embd)))
+        w.add_tensor("output_norm.weight", np.ones(n_embd, dtype=np.float32))
+        w.add_tensor("output.weight", x)
+        for name in ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"):
+            w.add_tensor(f"blk.0.{name}.weight", filler)
+        for name in ("attn_norm", "ffn_norm"):
+            w.add_tensor(f"blk.0.{name}.weight", np.ones(n_embd, dtype=np.float32))
+        w.write_header_to_file()
+        w.write_kv_data_to_file()
+        w.write_tensors_to_file()
+        w.close()
+        env = dict(os.environ, LD_LIBRARY_PATH=library_dir(tmp))
+        tool = os.path.join(LLAMACPP, "bin", "llama-quantize")
+        r = subprocess.run([tool, "--pure", src, dst, LLAMA_QUANTIZE[t]], env=env, capture_output=True)
+        if r.returncode != 0:
+            raise RuntimeError(r.stderr.decode()[-3000:])
+        for tensor in GGUFReader(dst).tensors:
+            if tensor.name == "output.weight":
+                assert tensor.tensor_type == t, (tensor.tensor_type, t)
+                return np.array(tensor.data, dtype=np.uint8).reshape(len(x), -1)
+    raise RuntimeError("output.weight missing from llama-quantize's file")
+
+
 def main():
     for t in TYPES:
         block, size = GGML_QUANT_SIZES[t]
@@ -205,19 +296,33 @@ def main():
         out += struct.pack("<II", int(t), len(blocks))
         out += blocks.tobytes()
         out += values.tobytes()
+        x, q = np.zeros((0, block), dtype=np.float32), np.zeros((0, size), dtype=np.uint8)
         if t in QUANTIZERS:
             x = quant_values(t)
             with np.errstate(all="ignore"):
                 q = quants.quantize(x, t).reshape(-1, size)
-            out += struct.pack("<I", len(x)) + x.tobytes() + q.tobytes()
-        else:
-            out += struct.pack("<I", 0)
+            if t in LLAMA_QUANTIZE:
+                # llama-quantize agrees, but for a block of zeros led by −0
+                # (its C quantizer starts the search for the largest
+                # magnitude from +0).
+                # (It refuses scales that overflow half precision.)
+                ok = np.abs(x).max(axis=1) < 1e4
+                xs, qs = x[ok], q[ok]
+                whole = len(xs) // 8 * 8
+                ref = llama_quantize(xs[:whole].reshape(-1, 256), t).reshape(-1, size)
+                signed = np.signbit(xs[:whole, 0]) & np.all(xs[:whole] == 0, axis=1)
+                assert np.array_equal(ref[~signed], qs[:whole][~signed]), f"{t.name}: llama-quantize and gguf-py differ"
+                print(f"{t.name}: llama-quantize gives gguf-py's bytes on {whole} blocks ({signed.sum()} of −0s set aside)")
+        elif t in LLAMA_QUANTIZE:
+            x = k_rows()
+            q = llama_quantize(x, t)
+        out += struct.pack("<I", len(x)) + x.tobytes() + q.tobytes()
         path = os.path.join(HERE, t.name + ".bin.gz")
         with open(path, "wb") as f:
             # mtime 0: the same inputs give the same file.
             with gzip.GzipFile(fileobj=f, mode="wb", mtime=0, filename="") as g:
                 g.write(bytes(out))
-        print(f"{t.name}: {len(blocks)} blocks to dequantize, {len(x) if t in QUANTIZERS else 0} to quantize")
+        print(f"{t.name}: {len(blocks)} blocks to dequantize, {len(x)} to quantize")
 
 
 if __name__ == "__main__":
