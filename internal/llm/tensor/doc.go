@@ -10,7 +10,10 @@
 // checkpoint layout [out, in]. The kernels of package asm (Dot, MatMulT,
 // MatMulTQ8, Axpy) are exported here with their signatures, single-threaded,
 // and MatMulTQ8Q8Strided multiplies int8 activations (QuantizeRows) by int8
-// weights; Pool runs the matrix products over threads.
+// weights; MatMulTQuant multiplies activations quantised by QuantizeActs
+// by weights in a GGUF block format (package quant) on their own bytes, and
+// MatMulTHalf float32 activations by F16 or BF16 weights. Pool runs the
+// matrix products over threads.
 //
 // # Determinism
 //
@@ -23,5 +26,5 @@
 //
 // The kernels run as AVX2+FMA assembly where the CPU has it and as pure Go
 // elsewhere or under the purego build tag; the two agree to rounding (the
-// int8 × int8 product bit for bit).
+// int8 × int8 and block-quantised products bit for bit).
 package tensor

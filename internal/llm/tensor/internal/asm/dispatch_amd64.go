@@ -2,7 +2,11 @@
 
 package asm
 
-import "golang.org/x/sys/cpu"
+import (
+	"golang.org/x/sys/cpu"
+
+	"github.com/weftlabs/weft/internal/llm/quant"
+)
 
 // useAVX2 is fixed at start-up: the assembly needs AVX2, FMA and F16C (every
 // AVX2+FMA CPU has F16C, but it is a separate CPUID bit, so it is checked).
@@ -240,4 +244,12 @@ func matmulTQ8Q8(dst []float32, ldd int, a []int8, as []float32, b []int8, bs []
 			matmulTQ8Q8Row(&dst[i*ldd+j0], &a[i*k], &as[i*nbk], &b[j0*k], &bs[j0*nbk], w, k)
 		}
 	}
+}
+
+func matmulTQuant(t quant.Type, dst []float32, ldd int, x *QActs, w []byte, rowBytes, n int) {
+	matmulTQuantGeneric(t, dst, ldd, x, w, rowBytes, n)
+}
+
+func matmulTHalf(t quant.Type, dst []float32, ldd int, a []float32, lda int, w []byte, m, n, k int) {
+	matmulTHalfGeneric(t, dst, ldd, a, lda, w, m, n, k)
 }

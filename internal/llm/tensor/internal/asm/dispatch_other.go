@@ -2,6 +2,8 @@
 
 package asm
 
+import "github.com/weftlabs/weft/internal/llm/quant"
+
 func path() string { return "purego" }
 
 func dot(a, b []float32) float32 { return dotGeneric(a, b) }
@@ -47,4 +49,12 @@ func packB(b []float32, ldb, k, n int) ([]float32, int) { return nil, 0 }
 
 // matmulPacked has no packed columns to run.
 func matmulPacked(accumulate bool, dst []float32, ldd int, a []float32, lda int, packed []float32, m, n, k int, ahead []float32) {
+}
+
+func matmulTQuant(t quant.Type, dst []float32, ldd int, x *QActs, w []byte, rowBytes, n int) {
+	matmulTQuantGeneric(t, dst, ldd, x, w, rowBytes, n)
+}
+
+func matmulTHalf(t quant.Type, dst []float32, ldd int, a []float32, lda int, w []byte, m, n, k int) {
+	matmulTHalfGeneric(t, dst, ldd, a, lda, w, m, n, k)
 }

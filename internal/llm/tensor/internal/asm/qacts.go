@@ -1,0 +1,135 @@
+package asm
+
+import (
+	"fmt"
+	"math"
+)
+
+// QKBlock is the super-block of the K-quants: activations multiplied by
+// Q4_K, Q5_K and Q6_K weights share a scale per this many elements.
+const QKBlock = 256
+
+// ActKind is how a QActs quantises its rows: the block of elements that
+// share a scale, chosen by the weight format they multiply.
+type ActKind uint8
+
+const (
+	// Act32 has a scale per 32 elements (the blocks of Q8_0, Q4_0, Q4_1,
+	// Q5_0 and Q5_1), and each block's sum of values, d·Σq, for the
+	// formats with a minimum.
+	Act32 ActKind = iota + 1
+	// Act256 has a scale per 256 elements (the super-blocks of the
+	// K-quants) and the integer sum of each 32 elements, which the
+	// minima of Q4_K and Q5_K multiply.
+	Act256
+)
+
+// QActs are rows of activations quantised to int8 for the products with
+// block-quantised weights: element p of row i stands for
+// Q[i*Cols+p]·D[(i*Cols+p)/block]. Rows are quantised once and multiplied
+// by every weight of one format family; the storage is reused from call to
+// call.
+type QActs struct {
+	Kind       ActKind
+	Rows, Cols int
+	Q          []int8
+	D          []float32 // one scale per block
+	// Sums is Σq per 32 elements (Act256); DSums is d·Σq per block,
+	// rounded once (Act32).
+	Sums  []int32
+	DSums []float32
+}
+
+func (k ActKind) block() int {
+	if k == Act256 {
+		return QKBlock
+	}
+	return Q8Block
+}
+
+// QuantizeActs quantises the rows×cols matrix x (row-major) into dst as
+// kind, reusing dst's storage. Each block's scale is d = max|x|/127 and
+// each element rounds x·(127/max|x|) to the nearest integer, ties to even
+// (the rounding of the vector instructions). A block holding a NaN or an
+// infinity gets the scale NaN and zero levels, so every product reading it
+// is NaN, as the float32 product would be. cols must be a multiple of the
+// kind's block.
+func QuantizeActs(dst *QActs, kind ActKind, x []float32, rows, cols int) {
+	blk := kind.block()
+	if cols%blk != 0 {
+		panic(fmt.Sprintf("asm.QuantizeActs: %d columns are not a multiple of %d", cols, blk))
+	}
+	n := rows * cols
+	x = x[:n]
+	dst.Kind, dst.Rows, dst.Cols = kind, rows, cols
+	dst.Q = grow(dst.Q, n)
+	dst.D = grow(dst.D, n/blk)
+	if kind == Act256 {
+		dst.Sums, dst.DSums = grow(dst.Sums, n/Q8Block), dst.DSums[:0]
+	} else {
+		dst.Sums, dst.DSums = dst.Sums[:0], grow(dst.DSums, n/Q8Block)
+	}
+	for b := range dst.D {
+		q, v := dst.Q[b*blk:(b+1)*blk], x[b*blk:(b+1)*blk]
+		d := quantizeActBlock(q, v)
+		dst.D[b] = d
+		for s := 0; s < blk; s += Q8Block {
+			var sum int32
+			for _, l := range q[s : s+Q8Block] {
+				sum += int32(l)
+			}
+			if kind == Act256 {
+				dst.Sums[(b*blk+s)/Q8Block] = sum
+			} else {
+				dst.DSums[b] = float32(d * float32(sum))
+			}
+		}
+	}
+}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// quantizeActBlock quantises one block and returns its scale.
+func quantizeActBlock(q []int8, v []float32) float32 {
+	var amax float32
+	for _, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			clear(q)
+			return float32(math.NaN())
+		}
+		amax = max(amax, float32(math.Abs(float64(x))))
+	}
+	if amax == 0 {
+		clear(q)
+		return 0
+	}
+	id := 127 / amax
+	for i, x := range v {
+		q[i] = int8(math.RoundToEven(float64(float32(x * id))))
+	}
+	return amax / 127
+}
+
+// actRow is one row of a QActs.
+type actRow struct {
+	q     []int8
+	d     []float32
+	sums  []int32   // Act256
+	dsums []float32 // Act32
+}
+
+func (a *QActs) row(i int) actRow {
+	blk := a.Kind.block()
+	r := actRow{q: a.Q[i*a.Cols : (i+1)*a.Cols], d: a.D[i*a.Cols/blk : (i+1)*a.Cols/blk]}
+	if a.Kind == Act256 {
+		r.sums = a.Sums[i*a.Cols/Q8Block : (i+1)*a.Cols/Q8Block]
+	} else {
+		r.dsums = a.DSums[i*a.Cols/Q8Block : (i+1)*a.Cols/Q8Block]
+	}
+	return r
+}

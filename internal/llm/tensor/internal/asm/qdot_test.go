@@ -1,0 +1,199 @@
+package asm
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/weftlabs/weft/internal/llm/quant"
+)
+
+// quantTypes are the weight formats with a quantised product.
+var quantTypes = []quant.Type{quant.Q8_0, quant.Q4_0, quant.Q4_1, quant.Q5_0, quant.Q5_1, quant.Q4_K, quant.Q5_K, quant.Q6_K}
+
+// halfOffsets are the byte offsets of a block's half-precision scales.
+var halfOffsets = map[quant.Type][]int{
+	quant.Q8_0: {0}, quant.Q4_0: {0}, quant.Q5_0: {0}, quant.Q4_1: {0, 2}, quant.Q5_1: {0, 2},
+	quant.Q4_K: {0, 2}, quant.Q5_K: {0, 2}, quant.Q6_K: {208},
+}
+
+// randBlocks returns n rows of k weights of type t: random bytes (every
+// level and sub-block scale is valid) under half-precision scales drawn by
+// scale.
+func randBlocks(r *rand.Rand, t quant.Type, n, k int, scale func() float32) []byte {
+	rowBytes, err := t.Bytes(k)
+	if err != nil {
+		panic(err)
+	}
+	w := make([]byte, n*rowBytes)
+	for i := range w {
+		w[i] = byte(r.Uint32())
+	}
+	for b := 0; b < len(w); b += t.BlockBytes() {
+		for _, at := range halfOffsets[t] {
+			binary.LittleEndian.PutUint16(w[b+at:], quant.FloatToHalf(scale()))
+		}
+	}
+	return w
+}
+
+// randActs returns m rows of k activations of kind: levels in ±lim, scales
+// drawn by scale, sums to match.
+func randActs(r *rand.Rand, kind ActKind, m, k, lim int, scale func() float32) *QActs {
+	x := &QActs{Kind: kind, Rows: m, Cols: k, Q: make([]int8, m*k), D: make([]float32, m*k/kind.block())}
+	for i := range x.Q {
+		x.Q[i] = int8(r.IntN(2*lim+1) - lim)
+	}
+	for i := range x.D {
+		x.D[i] = scale()
+	}
+	for b := 0; b < m*k/Q8Block; b++ {
+		var s int32
+		for _, q := range x.Q[b*Q8Block : (b+1)*Q8Block] {
+			s += int32(q)
+		}
+		if kind == Act256 {
+			x.Sums = append(x.Sums, s)
+		} else {
+			x.DSums = append(x.DSums, float32(x.D[b]*float32(s)))
+		}
+	}
+	return x
+}
+
+// quantReference is the product in float64 over the dequantised weights
+// (quant.Dequantize, checked against gguf-py) and the activations' values;
+// it also returns Σ|terms| per element, the scale of float32 rounding.
+func quantReference(t quant.Type, x *QActs, w []byte, n int) (ref, mag []float64) {
+	k := x.Cols
+	rowBytes, _ := t.Bytes(k)
+	wf := make([]float32, k)
+	ref, mag = make([]float64, x.Rows*n), make([]float64, x.Rows*n)
+	blk := x.Kind.block()
+	for j := range n {
+		if err := quant.Dequantize(t, wf, w[j*rowBytes:(j+1)*rowBytes]); err != nil {
+			panic(err)
+		}
+		for i := range x.Rows {
+			var s, a float64
+			for p := range k {
+				v := float64(x.Q[i*k+p]) * float64(x.D[(i*k+p)/blk]) * float64(wf[p])
+				s += v
+				a += math.Abs(v)
+			}
+			ref[i*n+j], mag[i*n+j] = s, a
+		}
+	}
+	return ref, mag
+}
+
+func pow2Scale(r *rand.Rand) func() float32 {
+	return func() float32 { return float32(math.Ldexp(1, r.IntN(3)-2)) }
+}
+
+// TestMatMulTQuantExactOnPowersOfTwo: with scales that are powers of two
+// and activations small enough that every partial sum is an integer
+// multiple of a power of two below 2^24, each float32 step is exact, so the
+// product must equal the float64 one over the dequantised weights exactly:
+// a dropped, repeated or misplaced term, level or scale fails.
+func TestMatMulTQuantExactOnPowersOfTwo(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 1))
+	for _, typ := range quantTypes {
+		kind, _ := ActKindOf(typ)
+		k := 2 * kind.block()
+		if kind == Act32 {
+			k = 5 * Q8Block // an odd number of blocks
+		}
+		for _, m := range []int{1, 3} {
+			for _, n := range []int{1, 5} {
+				x := randActs(r, kind, m, k, 7, pow2Scale(r))
+				w := randBlocks(r, typ, n, k, pow2Scale(r))
+				got := make([]float32, m*n)
+				MatMulTQuant(typ, got, n, x, w, n)
+				ref, _ := quantReference(typ, x, w, n)
+				for i := range got {
+					if float64(got[i]) != ref[i] {
+						t.Fatalf("%v m=%d n=%d element %d: %v, float64 %v", typ, m, n, i, got[i], ref[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestMatMulTQuantCloseToDequantised: on realistic scales the product is
+// the float64 one over the dequantised weights to float32 rounding.
+func TestMatMulTQuantCloseToDequantised(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 2))
+	for _, typ := range quantTypes {
+		kind, _ := ActKindOf(typ)
+		for _, k := range []int{kind.block(), 4 * QKBlock} {
+			m, n := 3, 7
+			x := randActs(r, kind, m, k, 127, func() float32 { return float32(r.Float64() * 0.05) })
+			w := randBlocks(r, typ, n, k, func() float32 { return float32(r.Float64() * 0.01) })
+			got := make([]float32, m*n)
+			MatMulTQuant(typ, got, n, x, w, n)
+			ref, mag := quantReference(typ, x, w, n)
+			for i := range got {
+				if d := math.Abs(float64(got[i]) - ref[i]); d > 1e-6*mag[i]+1e-30 {
+					t.Fatalf("%v k=%d element %d: %v, float64 %v (Σ|terms| %v)", typ, k, i, got[i], ref[i], mag[i])
+				}
+			}
+		}
+	}
+}
+
+// TestQuantizeActs: levels within ±127, each element within half a scale
+// of its value, scales max|x|/127, sums of the levels; NaN and infinity
+// make their block's scale NaN.
+func TestQuantizeActs(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 3))
+	for _, kind := range []ActKind{Act32, Act256} {
+		blk := kind.block()
+		rows, cols := 3, 2*QKBlock
+		x := make([]float32, rows*cols)
+		for i := range x {
+			x[i] = float32(r.NormFloat64() * math.Ldexp(1, r.IntN(20)-10))
+		}
+		clear(x[blk : 2*blk]) // a block of zeros
+		x[3*blk+5] = float32(math.Inf(-1))
+		var a QActs
+		QuantizeActs(&a, kind, x, rows, cols)
+		for b, d := range a.D {
+			v, q := x[b*blk:(b+1)*blk], a.Q[b*blk:(b+1)*blk]
+			var amax float64
+			for _, e := range v {
+				amax = max(amax, math.Abs(float64(e)))
+			}
+			switch {
+			case b == 3:
+				if !math.IsNaN(float64(d)) {
+					t.Fatalf("kind %d: block with -Inf has scale %v, want NaN", kind, d)
+				}
+				continue
+			case b == 1 && d != 0:
+				t.Fatalf("kind %d: zero block has scale %v", kind, d)
+			case float32(amax/127) != d && b != 1:
+				t.Fatalf("kind %d block %d: scale %v, want %v", kind, b, d, float32(amax/127))
+			}
+			for p := range v {
+				if math.Abs(float64(q[p])*float64(d)-float64(v[p])) > float64(d)*0.5001 {
+					t.Fatalf("kind %d block %d element %d: level %d·%v for %v", kind, b, p, q[p], d, v[p])
+				}
+			}
+		}
+		for s := 0; s < rows*cols/Q8Block; s++ {
+			var sum int32
+			for _, q := range a.Q[s*Q8Block : (s+1)*Q8Block] {
+				sum += int32(q)
+			}
+			if kind == Act256 && a.Sums[s] != sum {
+				t.Fatalf("Act256 sum %d: %d, want %d", s, a.Sums[s], sum)
+			}
+			if kind == Act32 && s != 3 && a.DSums[s] != float32(a.D[s]*float32(sum)) {
+				t.Fatalf("Act32 sum %d: %v, want %v", s, a.DSums[s], a.D[s]*float32(sum))
+			}
+		}
+	}
+}
