@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -26,6 +27,38 @@ func (h *Handler) limitBody(next http.Handler) http.Handler {
 		r.Body = http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes)
 		next.ServeHTTP(w, r)
 	})
+}
+
+// collapseSlashes serves a path with runs of slashes as the path with single
+// ones: a client whose base URL ends in a slash (WF_TRACE_SERVER_URL=
+// http://host/, as people write it) asks for //call/start, which is meant as
+// /call/start. A slash escaped as %2F is not a separator and stays.
+func collapseSlashes(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.Contains(r.URL.Path, "//") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		u := *r.URL
+		u.Path = collapseRuns(u.Path)
+		u.RawPath = collapseRuns(u.RawPath)
+		r2 := *r
+		r2.URL = &u
+		next.ServeHTTP(w, &r2)
+	})
+}
+
+// collapseRuns replaces each run of slashes in p with one slash.
+func collapseRuns(p string) string {
+	var b strings.Builder
+	b.Grow(len(p))
+	for i := 0; i < len(p); i++ {
+		if p[i] == '/' && i > 0 && p[i-1] == '/' {
+			continue
+		}
+		b.WriteByte(p[i])
+	}
+	return b.String()
 }
 
 // observe logs every request and records its count and duration by route.

@@ -193,6 +193,7 @@ func New(cfg Config) (*Handler, error) {
 	handler = h.limitBody(handler)
 	handler = rejectNULInURL(handler)
 	handler = h.observe(handler)
+	handler = collapseSlashes(handler)
 	for i := len(cfg.Middleware) - 1; i >= 0; i-- {
 		handler = cfg.Middleware[i](handler)
 	}

@@ -135,6 +135,8 @@ func TestHandlerSharedBehaviour(t *testing.T) {
 			{"unknown nested field", "POST", "/probe", "Bearer " + f.aliceKey, `{"project_id":"alice/p","nested":{"x":1}}`, 200, `"count":0`},
 			{"domain error", "POST", "/probe", "Bearer " + f.aliceKey, `{"project_id":"alice/p","count":13}`, 409, `"error_type":"DigestMismatchError"`},
 			{"oversized body", "POST", "/probe", "Bearer " + f.aliceKey, `{"project_id":"alice/p","nested":{"name":"` + strings.Repeat("x", 2000) + `"}}`, 413, `"reason":"Request too large"`},
+			{"doubled slashes", "POST", "//probe", "Bearer " + f.aliceKey, good, 200, `"count":2`},
+			{"doubled slashes, GET", "GET", "//health", "", "", 200, `"status":"ok"`},
 			{"unknown route", "GET", "/nope", "", "", 404, `{"detail":"Not Found"}`},
 			{"wrong method", "GET", "/probe", "Bearer " + f.aliceKey, "", 405, `{"detail":"Method Not Allowed"}`},
 			{"health", "GET", "/health", "", "", 200, `"status":"ok"`},

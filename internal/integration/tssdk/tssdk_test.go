@@ -117,7 +117,9 @@ func runScript(t *testing.T, js string, srv *serverproc.Server, picture []byte) 
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),
 		"HOME="+dir,
-		"WF_TRACE_SERVER_URL="+srv.URL,
+		// With a trailing slash, as people write a base URL: the SDK then
+		// asks for //call/start, which the server serves as /call/start.
+		"WF_TRACE_SERVER_URL="+srv.URL+"/",
 		"WANDB_API_KEY="+srv.Key,
 		"WEAVE_PRINT_CALL_LINK=false",
 		"WEFT_PROJECT="+project,
