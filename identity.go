@@ -229,9 +229,11 @@ func (id *Identity) CreateAPIKey(ctx context.Context, username, name string) (st
 	return key, nil
 }
 
-// RevokeAPIKey disables the key with the given id (the hex part after "wf_").
-// Revoking a revoked key is a no-op; an unknown id is ErrUnknownKey.
-func (id *Identity) RevokeAPIKey(ctx context.Context, keyID string) error {
+// RevokeAPIKey disables a key, named by its id (the hex part after "wf_"),
+// by "wf_<id>", or by the whole key as CreateAPIKey returned it. Revoking a
+// revoked key is a no-op; an unknown id is ErrUnknownKey.
+func (id *Identity) RevokeAPIKey(ctx context.Context, key string) error {
+	keyID := APIKeyID(key)
 	res, err := id.db.NewUpdate().Model((*apiKeyRow)(nil)).Set("revoked_at = ?", id.now().UTC()).
 		Where("id = ?", keyID).Where("revoked_at IS NULL").Exec(ctx)
 	if err != nil {
@@ -395,6 +397,18 @@ func (id *Identity) forget() {
 	id.mu.Lock()
 	defer id.mu.Unlock()
 	clear(id.keys)
+}
+
+// APIKeyID is the id of a key named as RevokeAPIKey takes it: the id
+// itself, "wf_<id>" or the whole key. It is no secret: the id is what
+// commands and logs may print.
+func APIKeyID(key string) string {
+	rest, ok := strings.CutPrefix(key, keyPrefix)
+	if !ok {
+		return key
+	}
+	keyID, _, _ := strings.Cut(rest, "_")
+	return keyID
 }
 
 func parseKeyID(key string) (string, bool) {

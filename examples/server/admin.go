@@ -41,13 +41,14 @@ func keyCommand() *command {
 			})
 		},
 	}, {
-		name: "revoke", args: []string{"KEY_ID"}, summary: `revoke a key (KEY_ID is the hex after "wf_")`,
+		name: "revoke", args: []string{"KEY"}, summary: `revoke a key (KEY: the whole wf_… key, or its id, the hex after "wf_")`,
 		setup: func(fs *flag.FlagSet) action {
 			return withIdentity(fs, func(ctx context.Context, identity *weft.Identity, out io.Writer, args []string) error {
 				if err := identity.RevokeAPIKey(ctx, args[0]); err != nil {
 					return err
 				}
-				_, err := fmt.Fprintln(out, "revoked", args[0])
+				// The id alone: the secret part of a whole key is not printed back.
+				_, err := fmt.Fprintln(out, "revoked", weft.APIKeyID(args[0]))
 				return err
 			})
 		},

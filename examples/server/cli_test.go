@@ -280,8 +280,21 @@ func TestAdministrationAgainstADatabase(t *testing.T) {
 	if out := mustRun(db, "user", "create", "alice", "-admin"); !strings.HasPrefix(out, "created user alice ") {
 		t.Errorf("user create: %q", out)
 	}
-	if out := mustRun(db, "key", "create", "-name", "laptop", "alice"); !regexp.MustCompile(`^wf_[0-9a-f]+_[0-9a-f]+\n$`).MatchString(out) {
-		t.Errorf("key create: %q", out)
+	key := mustRun(db, "key", "create", "-name", "laptop", "alice")
+	if !regexp.MustCompile(`^wf_[0-9a-f]+_[0-9a-f]+\n$`).MatchString(key) {
+		t.Errorf("key create: %q", key)
+	}
+	// A key is revoked by the whole key as printed, by "wf_<id>" or by its id;
+	// revoking it again is no error.
+	key = strings.TrimSpace(key)
+	keyID := strings.Split(key, "_")[1]
+	for _, named := range []string{key, "wf_" + keyID, keyID} {
+		if out := mustRun(db, "key", "revoke", named); out != "revoked "+keyID+"\n" {
+			t.Errorf("key revoke %s: %q", named, out)
+		}
+	}
+	if got := runProgram(t, dir, db, "key", "revoke", "wf_00000000_0000"); got.status != 1 || !strings.Contains(got.stderr, `API key "00000000" not found`) {
+		t.Errorf("key revoke of an unknown key: status %d, stderr %q", got.status, got.stderr)
 	}
 	if out := mustRun(db, "member", "add", "alice", "-role", "owner", "alice"); out != "alice is now owner of alice\n" {
 		t.Errorf("member add: %q", out)
