@@ -179,12 +179,13 @@ func rowID(id *string) (string, error) {
 
 // checkTraceRef returns the ref the row is attached to: trace_ref or its alias
 // weave_ref, a ref of the request's project of any kind. What it names need
-// not exist.
+// not exist. A refusal names the field the client sent and the scheme its
+// clients write (either scheme is accepted in either field).
 func checkTraceRef(req CreateReq) (string, error) {
-	traceRef := req.TraceRef
+	traceRef, field, scheme := req.TraceRef, "trace_ref", "trace:///"
 	switch {
 	case traceRef == "":
-		traceRef = req.WeaveRef
+		traceRef, field, scheme = req.WeaveRef, "weave_ref", "weave:///"
 	case req.WeaveRef != "" && req.WeaveRef != traceRef:
 		return "", weft.Errorf(ErrInvalidFeedback, "trace_ref and weave_ref differ; give one of them")
 	}
@@ -193,10 +194,11 @@ func checkTraceRef(req CreateReq) (string, error) {
 	}
 	projectID, ok := anyRefProject(traceRef)
 	if !ok {
-		return "", weft.Errorf(ErrInvalidFeedback, "trace_ref %q is not a trace:/// ref", truncate(traceRef))
+		return "", weft.Errorf(ErrInvalidFeedback, "%s %q is not a %s%s/<kind>/… ref (a call's is %s%s/call/<call id>)",
+			field, truncate(traceRef), scheme, req.ProjectID, scheme, req.ProjectID)
 	}
 	if projectID != req.ProjectID {
-		return "", weft.Errorf(ErrInvalidFeedback, "trace_ref %q is not a ref of project %s", truncate(traceRef), req.ProjectID)
+		return "", weft.Errorf(ErrInvalidFeedback, "%s %q is not a ref of project %s", field, truncate(traceRef), req.ProjectID)
 	}
 	return traceRef, nil
 }

@@ -167,6 +167,18 @@ func TestFeedbackRoutes(t *testing.T) {
 		if status != 400 || !strings.Contains(out["reason"].(string), "batch[1]") {
 			t.Errorf("batch error names the index: %d %v", status, out)
 		}
+		// A bad ref is named by the field the client sent, with the scheme
+		// that field's clients write.
+		for _, field := range []struct{ name, scheme string }{{"weave_ref", "weave:///"}, {"trace_ref", "trace:///"}} {
+			status, out = do("POST", "/feedback/create", alice, `{"project_id":"alice/p","`+field.name+`":"call/123","feedback_type":"x","payload":{}}`)
+			if reason, _ := out["reason"].(string); status != 400 || !strings.HasPrefix(reason, field.name+` "call/123" is not a `+field.scheme+"alice/p/") {
+				t.Errorf("bad %s: %d %v", field.name, status, out)
+			}
+			status, out = do("POST", "/feedback/create", alice, `{"project_id":"alice/p","`+field.name+`":"`+field.scheme+`bob/q/call/1","feedback_type":"x","payload":{}}`)
+			if reason, _ := out["reason"].(string); status != 400 || !strings.HasPrefix(reason, field.name+` "`+field.scheme+`bob/q/call/1" is not a ref of project alice/p`) {
+				t.Errorf("%s of another project: %d %v", field.name, status, out)
+			}
+		}
 		// payload is dict[str, Any] in the reference: anything else is
 		// pydantic's 422, before the feedback rules are looked at.
 		for _, payload := range []string{`[1]`, `"x"`, `7`, `null`} {
