@@ -40,7 +40,9 @@ func OpenDir(dir string) (*Checkpoint, error) {
 	index := filepath.Join(dir, IndexFile)
 	data, err := os.ReadFile(index)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %s holds neither %s nor %s", ErrNotFound, dir, SingleFile, IndexFile)
+		// No weights at all is a missing file, not a missing tensor: name
+		// the file people put there.
+		return nil, fmt.Errorf("%s: no such file (nor %s, the index of a sharded checkpoint): %w", single, IndexFile, fs.ErrNotExist)
 	}
 	if err != nil {
 		return nil, err
