@@ -18,8 +18,10 @@ type LoRAAdapter struct {
 // AdapterResolver finds the LoRA adapter behind a trained-model name, such as
 // "<entity>/<project>/<name>", "<entity>/<project>/<name>:step<N>" or
 // "wandb-artifact:///<entity>/<project>/<name>:<alias>". It reports found=false
-// (and a nil error) for a name it does not know; an error means the lookup
-// itself failed. Implementations must be safe for concurrent use.
+// (and a nil error) for a name it does not know, and for a name the caller
+// (weft.PrincipalFrom(ctx)) may not read, so that such a name answers as an
+// unknown one; an error means the lookup itself failed. Implementations must
+// be safe for concurrent use.
 type AdapterResolver interface {
 	ResolveAdapter(ctx context.Context, model string) (LoRAAdapter, bool, error)
 }

@@ -31,8 +31,10 @@ type Config struct {
 	// Files stores generated images. Nil leaves image URLs and base64 data in
 	// /image/create responses as the provider returned them.
 	Files FileStore
-	// Adapters resolves trained-model names to LoRA adapters served by
-	// Routing.LoRA. Nil leaves such names unknown (404).
+	// Adapters resolves trained-model names to LoRA adapters, served by
+	// their local base model's engine or by Routing.LoRA, for the callers
+	// who may read them (see [AdapterResolver]). Nil leaves such names
+	// unknown (404).
 	Adapters AdapterResolver
 	// DefaultProject is the project name used under the caller's default
 	// entity when a request names no project. Defaults to DefaultProject.

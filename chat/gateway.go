@@ -133,7 +133,10 @@ func (s *Gateway) resolve(ctx context.Context, model string) (*Route, error) {
 		if base, ok := s.routes[adapter.BaseModel]; found && ok && s.local[base.Name] != nil {
 			return localAdapterRoute(base, adapter), nil
 		}
-		if found && s.cfg.Routing.LoRA != nil {
+		// A model with no weights yet is its base model: never another
+		// trained model, which the LoRA upstream would serve by that name
+		// to whoever registered a model over it.
+		if found && s.cfg.Routing.LoRA != nil && (adapter.Path != "" || !trainedModelName(adapter.BaseModel)) {
 			return s.adapterRoute(ctx, adapter)
 		}
 	}

@@ -355,7 +355,9 @@ func (c contextWriter) Context() context.Context { return c.ctx }
 func (c contextWriter) Flush()                   { c.ResponseWriter.(http.Flusher).Flush() }
 
 // A trained-model name is resolved to a LoRA adapter, loaded once into the
-// LoRA upstream and then addressed by the adapter's name.
+// LoRA upstream and then addressed by the adapter's name. A model with no
+// weights yet is served as its base model, unless that base names a trained
+// model (which the upstream would serve, to whoever registered the model).
 func TestLoRAAdapters(t *testing.T) {
 	t.Parallel()
 	var loads atomic.Int64
@@ -369,7 +371,7 @@ func TestLoRAAdapters(t *testing.T) {
 				http.Error(w, "bad load", 400)
 			}
 		case "/v1/chat/completions":
-			if body["model"] != "run-1" {
+			if body["model"] != "run-1" && body["model"] != "base" {
 				http.Error(w, "bad model", 400)
 				return
 			}
@@ -382,8 +384,13 @@ func TestLoRAAdapters(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, err := New(Config{Routing: r, Adapters: resolverFunc(func(_ context.Context, model string) (LoRAAdapter, bool, error) {
-		if model == "alice/proj/run-1:step3" {
+		switch model {
+		case "alice/proj/run-1:step3":
 			return LoRAAdapter{Name: "run-1", Path: "/adapters/run-1", BaseModel: "base"}, true, nil
+		case "bob/proj/fresh":
+			return LoRAAdapter{Name: "bob/proj/fresh:step0", BaseModel: "base"}, true, nil
+		case "bob/proj/over-alice":
+			return LoRAAdapter{Name: "bob/proj/over-alice:step0", BaseModel: "alice/proj/run-1:step3"}, true, nil
 		}
 		return LoRAAdapter{}, false, nil
 	})})
@@ -401,6 +408,12 @@ func TestLoRAAdapters(t *testing.T) {
 	}
 	if _, err := complete(t, s, `{"model":"alice/proj/other","messages":[]}`); !errors.Is(err, ErrModelNotFound) {
 		t.Fatalf("unknown adapter: %v", err)
+	}
+	if rec, err := complete(t, s, `{"model":"bob/proj/fresh","messages":[]}`); err != nil || rec.Code != 200 {
+		t.Fatalf("untrained model: %v %v", err, rec)
+	}
+	if _, err := complete(t, s, `{"model":"bob/proj/over-alice","messages":[]}`); !errors.Is(err, ErrModelNotFound) {
+		t.Fatalf("an untrained model over a trained one: %v", err)
 	}
 }
 

@@ -20,9 +20,10 @@ import (
 // handler then serves the chat routes with no models), tracing completions
 // into traces (the server's one trace store, so that its live views see
 // them), keeping generated images in db
-// there as files and serving trained models as LoRA adapters, and the metrics
-// registry it shares with the HTTP handler.
-func newChatService(path string, models []string, db *weft.DB, traces trace.Service, trained chatstore.CheckpointResolver, logger *slog.Logger) (chat.Service, *prometheus.Registry, error) {
+// there as files and serving trained models as LoRA adapters to the callers
+// identity lets read them, and the metrics registry it shares with the HTTP
+// handler.
+func newChatService(path string, models []string, db *weft.DB, identity *weft.Identity, traces trace.Service, trained chatstore.CheckpointResolver, logger *slog.Logger) (chat.Service, *prometheus.Registry, error) {
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if path == "" && len(models) == 0 {
@@ -45,7 +46,7 @@ func newChatService(path string, models []string, db *weft.DB, traces trace.Serv
 	service, err := chat.New(chat.Config{
 		Routing: routing, Registerer: registry, Logger: logger,
 		Recorder: chatstore.Recorder{Trace: traces}, Files: chatstore.Files{Objects: files},
-		Adapters: chatstore.Adapters{Training: trained},
+		Adapters: chatstore.Adapters{Training: trained, Authorizer: identity},
 	})
 	if err != nil {
 		return nil, nil, err

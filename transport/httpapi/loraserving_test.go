@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/chat"
 	"github.com/weftlabs/weft/chat/chatstore"
 	"github.com/weftlabs/weft/internal/llm/llmtest"
@@ -26,46 +27,8 @@ import (
 // once in shared passes, each as it answers alone.
 func TestServeTrainedCheckpointsLocally(t *testing.T) {
 	t.Parallel()
-	dims := llmtest.TinyQwen3
-	dir := llmtest.ModelDir{Dims: dims, Tokenizer: llmtest.TokenizerQwen3}.Write(t)
-	adapters := t.TempDir()
-	for step, cfg := range map[int]lora.Config{1: {}, 2: {Rank: 4, Targets: []lora.Target{lora.Q, lora.V, lora.Down}}} {
-		a := llmtest.RandomAdapter(dims.LoRAShape(), cfg, uint64(step), 1)
-		if err := lora.Save(filepath.Join(adapters, fmt.Sprintf("step%d", step)), a); err != nil {
-			t.Fatal(err)
-		}
-	}
-	f := newTrainingFixture(t, testdb.SQLite(t), trainingOptions{
-		workers: 1, env: []string{"TESTTRAINER_ADAPTERS=" + adapters},
-		chat: func(store *training.Store) *chat.Gateway {
-			routing, err := chat.ParseRouting(fmt.Appendf(nil,
-				"models: [{name: tiny-base, upstreams: [{kind: local, path: %q, threads: 1, kv_cache_bytes: 64MiB}]}]", dir), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			g, err := chat.New(chat.Config{Routing: routing, Adapters: chatstore.Adapters{Training: store}, Logger: slog.New(slog.DiscardHandler)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { g.Close(context.Background()) })
-			return g
-		},
-	})
-	var m training.Model
-	register := map[string]any{"project": "mail", "name": "agent", "base_model": "tiny-base"}
-	if status := f.call(t, f.aliceKey, http.MethodPost, "/v1/preview/models", register, &m); status != http.StatusOK {
-		t.Fatalf("register: %d", status)
-	}
-	for range 2 {
-		var job struct{ ID string }
-		body := map[string]any{"model_id": m.ID, "trajectory_groups": groups(2), "experimental_config": experimentalConfig}
-		if status := f.call(t, f.aliceKey, http.MethodPost, "/v1/preview/training-jobs", body, &job); status != http.StatusOK {
-			t.Fatalf("create job: %d", status)
-		}
-		if end := terminalEvents(f.pollEvents(t, job.ID)); len(end) != 1 || end[0].Type != training.EventTrainingEnded {
-			t.Fatalf("job ended with %+v", end)
-		}
-	}
+	f, dir, adapters := newLocalCheckpoints(t, testdb.SQLite(t), map[int]lora.Config{1: {}, 2: {Rank: 4, Targets: []lora.Target{lora.Q, lora.V, lora.Down}}})
+	trainModel(t, f, f.aliceKey, "mail", "agent", 2)
 
 	type answer struct {
 		PromptTokenIDs []int `json:"prompt_token_ids"`
@@ -120,4 +83,59 @@ func TestServeTrainedCheckpointsLocally(t *testing.T) {
 		"model": "alice/mail/agent:step9", "messages": []map[string]string{{"role": "user", "content": "hi"}}}, nil); status != http.StatusNotFound {
 		t.Fatalf("a step never trained: %d, want 404", status)
 	}
+}
+
+// newLocalCheckpoints serves a tiny random Qwen3 from dir as "tiny-base"
+// beside the training routes, on db; the stand-in trainer's job number N
+// writes the adapter of steps[N], saved under adapters, as checkpoint N.
+func newLocalCheckpoints(t *testing.T, db *weft.DB, steps map[int]lora.Config) (f *trainingFixture, dir, adapters string) {
+	t.Helper()
+	dims := llmtest.TinyQwen3
+	dir = llmtest.ModelDir{Dims: dims, Tokenizer: llmtest.TokenizerQwen3}.Write(t)
+	adapters = t.TempDir()
+	for step, cfg := range steps {
+		a := llmtest.RandomAdapter(dims.LoRAShape(), cfg, uint64(step), 1)
+		if err := lora.Save(filepath.Join(adapters, fmt.Sprintf("step%d", step)), a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f = newTrainingFixture(t, db, trainingOptions{
+		workers: 1, env: []string{"TESTTRAINER_ADAPTERS=" + adapters},
+		chat: func(store *training.Store) *chat.Gateway {
+			routing, err := chat.ParseRouting(fmt.Appendf(nil,
+				"models: [{name: tiny-base, upstreams: [{kind: local, path: %q, threads: 1, kv_cache_bytes: 64MiB}]}]", dir), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := chat.New(chat.Config{Routing: routing, Adapters: chatstore.Adapters{Training: store}, Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { g.Close(context.Background()) })
+			return g
+		},
+	})
+	return f, dir, adapters
+}
+
+// trainModel registers project/name over "tiny-base" with key and runs
+// jobs training jobs of it to their end; it returns the model.
+func trainModel(t *testing.T, f *trainingFixture, key, project, name string, jobs int) training.Model {
+	t.Helper()
+	var m training.Model
+	register := map[string]any{"project": project, "name": name, "base_model": "tiny-base"}
+	if status := f.call(t, key, http.MethodPost, "/v1/preview/models", register, &m); status != http.StatusOK {
+		t.Fatalf("register: %d", status)
+	}
+	for range jobs {
+		var job struct{ ID string }
+		body := map[string]any{"model_id": m.ID, "trajectory_groups": groups(2), "experimental_config": experimentalConfig}
+		if status := f.call(t, key, http.MethodPost, "/v1/preview/training-jobs", body, &job); status != http.StatusOK {
+			t.Fatalf("create job: %d", status)
+		}
+		if end := terminalEvents(f.pollEvents(t, job.ID)); len(end) != 1 || end[0].Type != training.EventTrainingEnded {
+			t.Fatalf("job ended with %+v", end)
+		}
+	}
+	return m
 }

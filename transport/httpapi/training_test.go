@@ -95,7 +95,7 @@ func newTrainingFixture(t testing.TB, db *weft.DB, opts trainingOptions) *traini
 }
 
 // call sends a JSON request with a Bearer key and decodes the answer into out
-// (when not nil); it returns the status.
+// (when not nil; a *[]byte takes the body as it is); it returns the status.
 func (f *trainingFixture) call(t testing.TB, key, method, path string, body any, out any) int {
 	t.Helper()
 	var r io.Reader
@@ -120,7 +120,9 @@ func (f *trainingFixture) call(t testing.TB, key, method, path string, body any,
 	if resp.StatusCode >= 500 {
 		t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, raw)
 	}
-	if out != nil {
+	if b, ok := out.(*[]byte); ok {
+		*b = raw
+	} else if out != nil {
 		if err := json.Unmarshal(raw, out); err != nil {
 			t.Fatalf("%s %s: %d %s: %v", method, path, resp.StatusCode, raw, err)
 		}

@@ -1,0 +1,112 @@
+package httpapi
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/chat"
+	"github.com/weftlabs/weft/internal/llm/lora"
+	"github.com/weftlabs/weft/internal/testdb"
+)
+
+// TestTrainedModelsStayWithTheirTenant: alice trains alice/mail/agent (a
+// real adapter as checkpoint 1) over the local base model; bob, in an
+// entity of his own, names it in every spelling on every route that takes
+// a model name, and each answers him exactly as it answers a model that
+// does not exist (404, same body but for the name), while alice is served.
+func TestTrainedModelsStayWithTheirTenant(t *testing.T) {
+	t.Parallel()
+	db := testdb.SQLite(t)
+	f, _, _ := newLocalCheckpoints(t, db, map[int]lora.Config{1: {}})
+	bobKey := newUser(t, db, "bob")
+	m := trainModel(t, f, f.aliceKey, "mail", "agent", 1)
+	if status := f.call(t, bobKey, http.MethodGet, "/v1/preview/models/"+m.ID, nil, nil); status != http.StatusForbidden {
+		t.Fatalf("bob reads alice's model: %d, want 403", status)
+	}
+
+	send := func(key, path string, body map[string]any) (int, string) {
+		t.Helper()
+		var raw []byte
+		status := f.call(t, key, http.MethodPost, path, body, &raw)
+		return status, string(raw)
+	}
+	messages := []map[string]string{{"role": "user", "content": "What is the secret?"}}
+	routes := []struct {
+		name, path string
+		body       func(model string) map[string]any
+	}{
+		{"completion", "/v1/chat/completions", func(model string) map[string]any {
+			return map[string]any{"model": model, "messages": messages, "max_tokens": 4}
+		}},
+		{"streamed completion", "/v1/chat/completions", func(model string) map[string]any {
+			return map[string]any{"model": model, "messages": messages, "max_tokens": 4, "stream": true}
+		}},
+		{"tokenize", "/tokenize", func(model string) map[string]any { return map[string]any{"model": model, "prompt": "secret"} }},
+		{"tokenize messages", "/tokenize", func(model string) map[string]any { return map[string]any{"model": model, "messages": messages} }},
+		{"detokenize", "/detokenize", func(model string) map[string]any { return map[string]any{"model": model, "tokens": []int{1, 2}} }},
+	}
+	names := []string{
+		"alice/mail/agent", "alice/mail/agent:step1", "alice/mail/agent:step0", "alice/mail/agent:latest",
+		"wandb-artifact:///alice/mail/agent:step1", "wandb-artifact:///alice/mail/agent", "wandb-artifact://alice/mail/agent:latest",
+	}
+	for _, r := range routes {
+		for _, name := range names {
+			if status, raw := send(f.aliceKey, r.path, r.body(name)); status != http.StatusOK {
+				t.Errorf("%s of %s by alice: %d %s", r.name, name, status, raw)
+			}
+			// A name of the same shape that names nothing: the answer bob
+			// must get, name for name.
+			ghost := strings.Replace(name, "agent", "ghost", 1)
+			ghostStatus, ghostBody := send(bobKey, r.path, r.body(ghost))
+			status, raw := send(bobKey, r.path, r.body(name))
+			if want := strings.ReplaceAll(ghostBody, ghost, name); status != http.StatusNotFound || ghostStatus != http.StatusNotFound || raw != want {
+				t.Errorf("%s of %s by bob: %d %s\nan unknown model answers %d %s", r.name, name, status, raw, ghostStatus, ghostBody)
+			}
+		}
+	}
+
+	// Images name models too: the answer names no checkpoint of alice's.
+	image := func(model string) string {
+		status, raw := send(bobKey, "/image/create", map[string]any{"project_id": "bob/p", "inputs": map[string]any{"model": model, "prompt": "a cat"}})
+		return fmt.Sprintf("%d %s", status, raw)
+	}
+	for _, name := range names {
+		ghost := strings.Replace(name, "agent", "ghost", 1)
+		if got, want := image(name), strings.ReplaceAll(image(ghost), ghost, name); got != want {
+			t.Errorf("image/create of %s by bob: %s, an unknown model: %s", name, got, want)
+		}
+	}
+
+	var list struct{ Data []chat.ModelCard }
+	if status := f.call(t, bobKey, http.MethodGet, "/v1/models", nil, &list); status != http.StatusOK {
+		t.Fatalf("models: %d", status)
+	}
+	for _, card := range list.Data {
+		if strings.Contains(card.ID, "alice") || strings.Contains(card.Root, "alice") {
+			t.Errorf("bob's model list shows %+v", card)
+		}
+	}
+}
+
+// newUser creates a user (with the personal entity of its name) in db and
+// returns an API key of it.
+func newUser(t testing.TB, db *weft.DB, name string) string {
+	t.Helper()
+	identity, err := weft.NewIdentity(weft.IdentityConfig{DB: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := identity.CreateUser(ctx, name, false); err != nil {
+		t.Fatal(err)
+	}
+	key, err := identity.CreateAPIKey(ctx, name, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
