@@ -94,7 +94,7 @@ func TestParseLocalRouting(t *testing.T) {
 		{`models: [{name: q, upstreams: [{kind: local}]}]`, "path (the model directory) is required"},
 		{`models: [{name: q, upstreams: [{kind: local, path: /m, url: "http://x/v1"}]}]`, "takes a path, not url"},
 		{`models: [{name: q, upstreams: [{kind: local, path: /m}, {url: "http://x/v1"}]}]`, "must be the only upstream"},
-		{`models: [{name: q, upstreams: [{kind: local, path: /m, weight_type: f16}]}]`, `weight_type "f16" must be f32 or int8`},
+		{`models: [{name: q, upstreams: [{kind: local, path: /m, weight_type: f8}]}]`, `weight_type "f8" must be one of`},
 		{`models: [{name: q, upstreams: [{kind: local, path: /m, kv_cache_bytes: lots}]}]`, `"lots" is not a size`},
 		{`models: [{name: q, upstreams: [{url: "http://x/v1", threads: 2}]}]`, "for kind local only"},
 		{`models: [{name: q, upstreams: [{kind: local, path: /m, reasoning_parser: qwen}]}]`, `reasoning_parser "qwen" must be auto or none`},

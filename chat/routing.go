@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/weftlabs/weft/chat/local"
 )
 
 // Upstream kinds: how a request is shaped for the server behind a route.
@@ -134,8 +136,10 @@ type LocalOptions struct {
 	// with Retry-After. Default: local.DefaultMaxQueueWait (10s).
 	MaxQueueWait time.Duration `yaml:"max_queue_wait"`
 	// WeightType is how linear-layer weights are held: "f32" (default,
-	// exact) or "int8" (blocks of 32 weights with one scale each: a quarter
-	// of the memory traffic, for speed on larger models).
+	// exact), "int8" (blocks of 32 weights with one scale each: a quarter
+	// of the memory traffic, for speed on larger models), a GGUF block
+	// format quantised at load ("q8_0", "q4_0", "q4_k", "q5_k", "q6_k") or
+	// half precision ("f16", "bf16"): local.WeightTypes.
 	WeightType string `yaml:"weight_type"`
 	// PromptTokensDetails reports usage.prompt_tokens_details.cached_tokens
 	// (prompt tokens served from the prefix cache), as vLLM does with
@@ -344,12 +348,10 @@ func (u *Upstream) prepareLocal(model string) error {
 	case u.Threads < 0 || u.MaxSequences < 0 || u.MaxBatchTokens < 0 || u.KVCacheBytes < 0 || u.MaxQueued < 0 || u.MaxQueueWait < 0:
 		return errors.New("threads, max_sequences, max_batch_tokens, kv_cache_bytes, max_queued and max_queue_wait must not be negative")
 	}
-	switch u.WeightType {
-	case "":
+	if u.WeightType == "" {
 		u.WeightType = "f32"
-	case "f32", "int8":
-	default:
-		return fmt.Errorf("weight_type %q must be f32 or int8", u.WeightType)
+	} else if !local.WeightType(u.WeightType).Valid() {
+		return fmt.Errorf("weight_type %q must be one of %v", u.WeightType, local.WeightTypes())
 	}
 	switch u.ReasoningParser {
 	case "":

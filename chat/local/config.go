@@ -2,9 +2,11 @@ package local
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/weftlabs/weft/internal/llm/constrain"
+	"github.com/weftlabs/weft/internal/llm/model"
 )
 
 // Defaults of [ModelConfig], exported so that a command line or a routing
@@ -49,6 +51,21 @@ const (
 	WeightInt8 WeightType = "int8"
 )
 
+// WeightTypes are the weight types a model loads with: f32, int8, the GGUF
+// block formats q8_0, q4_0, q4_k, q5_k and q6_k (quantised at load as
+// llama.cpp quantises them) and f16 and bf16 (model.WeightType documents
+// each).
+func WeightTypes() []WeightType {
+	var out []WeightType
+	for _, t := range model.WeightTypes {
+		out = append(out, WeightType(t))
+	}
+	return out
+}
+
+// Valid reports whether w is one of WeightTypes.
+func (w WeightType) Valid() bool { return slices.Contains(model.WeightTypes, model.WeightType(w)) }
+
 // ModelConfig tunes one served model. The zero value of every field is its
 // documented default.
 type ModelConfig struct {
@@ -63,7 +80,7 @@ type ModelConfig struct {
 	// DefaultKVCacheBytes. Requests beyond it queue, then fail with
 	// ErrOverloaded: the engine never allocates past it.
 	KVCacheBytes int64
-	// WeightType is WeightF32 (the default, "") or WeightInt8.
+	// WeightType is one of WeightTypes; "" is WeightF32.
 	WeightType WeightType
 	// MaxModelLen bounds prompt plus output tokens of a sequence. 0 means
 	// config.json's max_position_embeddings, lowered to what KVCacheBytes
@@ -139,12 +156,10 @@ func (c ModelConfig) withDefaults() (ModelConfig, error) {
 	if c.MaxModelLen < 0 {
 		return c, fmt.Errorf("%w: max_model_len must be positive, got %d", ErrModelDir, c.MaxModelLen)
 	}
-	switch c.WeightType {
-	case "":
+	if c.WeightType == "" {
 		c.WeightType = WeightF32
-	case WeightF32, WeightInt8:
-	default:
-		return c, fmt.Errorf("%w: weight_type %q: want %q or %q", ErrModelDir, c.WeightType, WeightF32, WeightInt8)
+	} else if !c.WeightType.Valid() {
+		return c, fmt.Errorf("%w: weight_type %q: want one of %v", ErrModelDir, c.WeightType, WeightTypes())
 	}
 	return c, nil
 }

@@ -139,11 +139,7 @@ func Open(dir string, cfg ModelConfig) (*Engine, error) {
 	if e.defaults, e.extraEOS, err = loadGenerationConfig(dir, e.eos, mc.VocabSize); err != nil {
 		return nil, err
 	}
-	wt := model.F32
-	if cfg.WeightType == WeightInt8 {
-		wt = model.Int8
-	}
-	if e.model, err = model.Load(dir, model.Options{WeightType: wt, MaxLen: e.maxModelLen, Threads: cfg.Threads}); err != nil {
+	if e.model, err = model.Load(dir, model.Options{WeightType: model.WeightType(cfg.WeightType), MaxLen: e.maxModelLen, Threads: cfg.Threads}); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrModelDir, err)
 	}
 	kc := kvcache.ForModel(mc, cfg.KVCacheBytes)

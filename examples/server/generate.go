@@ -29,7 +29,7 @@ func generateCommand() *command {
 			fs.Float64Var(&opts.temperature, "temperature", 0, "sampling temperature; 0 decodes greedily")
 			fs.Int64Var(&opts.seed, "seed", -1, "sampling seed; -1 draws one")
 			fs.IntVar(&opts.threads, "threads", local.DefaultThreads, "threads of the matrix products; 0 means one per CPU")
-			fs.StringVar(&opts.weightType, "weight-type", string(local.WeightF32), "weights as f32 or int8")
+			fs.StringVar(&opts.weightType, "weight-type", string(local.WeightF32), "weights as f32, int8, q8_0, q4_0, q4_k, q5_k, q6_k, f16 or bf16")
 			return func(ctx context.Context, out io.Writer, _ []string) error {
 				return generate(ctx, out, opts)
 			}
@@ -54,8 +54,8 @@ func generate(ctx context.Context, out io.Writer, opts generateOptions) error {
 		return usagef("-n must be at least 1, got %d", opts.tokens)
 	}
 	wt := local.WeightType(opts.weightType)
-	if wt != local.WeightF32 && wt != local.WeightInt8 {
-		return usagef("-weight-type must be %s or %s, got %q", local.WeightF32, local.WeightInt8, opts.weightType)
+	if !wt.Valid() {
+		return usagef("-weight-type must be one of %v, got %q", local.WeightTypes(), opts.weightType)
 	}
 	engine, err := local.Open(opts.model, local.ModelConfig{Threads: opts.threads, WeightType: wt, MaxSeqs: 1})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/weftlabs/weft/internal/llm/lora"
+	"github.com/weftlabs/weft/internal/llm/quant"
 	"github.com/weftlabs/weft/internal/llm/tensor"
 )
 
@@ -22,8 +23,10 @@ func (m *Model) project(x []float32, rows int, lins []*Linear, outs [][]float32)
 		total += l.Out
 	}
 	// Int8 weights in blocks of the activation block multiply int8
-	// activations: x is quantised once for all the layers and bands.
+	// activations, and block formats their own: x is quantised once for
+	// all the layers and bands.
 	xq := m.quantizedActivations(x, rows, lins)
+	xacts := m.blockActivations(x, rows, lins)
 	band := func(lo, hi int) {
 		base := 0
 		for i, l := range lins {
@@ -34,6 +37,10 @@ func (m *Model) project(x []float32, rows int, lins []*Linear, outs [][]float32)
 			}
 			k, n := l.In, to-from
 			switch {
+			case l.M != nil && tensor.Quantized(l.M.Type):
+				tensor.MatMulTQuant(outs[i][from:], l.Out, xacts[i], l.M, from, n)
+			case l.M != nil:
+				tensor.MatMulTHalf(outs[i][from:], l.Out, x, rows, l.M, from, n)
 			case l.Q != nil && l.Q.BlockSize == tensor.ActivationBlock:
 				nb := k / l.Q.BlockSize
 				tensor.MatMulTQ8Q8Strided(outs[i][from:], l.Out, xq, l.Q.Data[from*k:], l.Q.Scales[from*nb:], n)
@@ -70,6 +77,43 @@ func (m *Model) quantizedActivations(x []float32, rows int, lins []*Linear) *ten
 		}
 	}
 	return nil
+}
+
+// actsOf is one quantisation of a projection's input, for the weights of
+// type typ and those that take the same activations.
+type actsOf struct {
+	typ  quant.Type
+	acts tensor.QActs
+}
+
+// blockActivations quantises x (rows × the layers' input size) for each
+// of lins in a block format, once per kind of activation they take, into
+// the workspace, and returns each layer's (nil for the others).
+func (m *Model) blockActivations(x []float32, rows int, lins []*Linear) []*tensor.QActs {
+	var out []*tensor.QActs
+	used := 0
+	for i, l := range lins {
+		if l.M == nil || !tensor.Quantized(l.M.Type) {
+			continue
+		}
+		if out == nil {
+			out = make([]*tensor.QActs, len(lins))
+		}
+		for j := range used {
+			if tensor.SameActs(m.ws.acts[j].typ, l.M.Type) {
+				out[i] = &m.ws.acts[j].acts
+			}
+		}
+		if out[i] != nil {
+			continue
+		}
+		a := &m.ws.acts[used]
+		used++
+		a.typ = l.M.Type
+		tensor.QuantizeActs(&a.acts, l.M.Type, x, rows, l.In)
+		out[i] = &a.acts
+	}
+	return out
 }
 
 // attentionBlock adds self-attention of x's input norm to x, writing the

@@ -69,11 +69,14 @@ func (m *Model) backwardWeights() *backwardWeights {
 	return bw
 }
 
-// float32Weight is l's weight [Out × In] in float32: its own, or its int8
-// weight dequantised.
+// float32Weight is l's weight [Out × In] in float32: its own, or its
+// quantised weight dequantised.
 func float32Weight(l *Linear) []float32 {
-	if l.Q != nil {
+	switch {
+	case l.Q != nil:
 		return l.Q.Dequantize()
+	case l.M != nil:
+		return l.M.Dequantize()
 	}
 	return l.W
 }

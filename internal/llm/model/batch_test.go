@@ -55,66 +55,101 @@ func TestBatchedEqualsAlone(t *testing.T) {
 	for _, arch := range []Architecture{Llama, Qwen2, Qwen3} {
 		for _, wt := range []WeightType{F32, Int8} {
 			t.Run(string(arch)+"/"+string(wt), func(t *testing.T) {
-				cfg := mediumConfig(arch)
-				m := randomModel(t, cfg, Options{WeightType: wt, Threads: 2})
-				type seq struct {
-					prompt, decode []int32
-					joins          int // the step at which its prompt enters
-				}
-				seqs := []seq{
-					{randomTokens(1, 21, cfg.VocabSize), randomTokens(2, 6, cfg.VocabSize), 0},
-					{randomTokens(3, 5, cfg.VocabSize), randomTokens(4, 3, cfg.VocabSize), 0},
-					{randomTokens(5, 40, cfg.VocabSize), randomTokens(6, 4, cfg.VocabSize), 2},
-				}
-				want := make([][][]float32, len(seqs))
-				for i, s := range seqs {
-					want[i] = aloneLogits(t, m, s.prompt, s.decode)
-				}
-				cache := NewContiguousCache(cfg, 128)
-				got := make([][][]float32, len(seqs))
-				for step := 0; step < 8; step++ {
-					var b Batch
-					var who []int
-					for i, s := range seqs {
-						k := step - s.joins // 0: prompt, 1..: decode steps
-						if k < 0 || k > len(s.decode) {
-							continue
-						}
-						if k == 0 {
-							b.Seqs = append(b.Seqs, Sequence{ID: SeqID(i), Tokens: s.prompt, AllLogits: true})
-						} else {
-							b.Seqs = append(b.Seqs, Sequence{ID: SeqID(i), Tokens: s.decode[k-1 : k], Start: len(s.prompt) + k - 1})
-						}
-						who = append(who, i)
-					}
-					out, err := m.Forward(&b, cache)
-					if err != nil {
-						t.Fatal(err)
-					}
-					for j, i := range who {
-						got[i] = append(got[i], slices.Clone(out[j]))
-					}
-				}
-				for i := range seqs {
-					if len(got[i]) != len(want[i]) {
-						t.Fatalf("sequence %d: %d steps, want %d", i, len(got[i]), len(want[i]))
-					}
-					for k := range want[i] {
-						if !sameBits(got[i][k], want[i][k]) {
-							t.Fatalf("sequence %d step %d: batched logits differ from alone (max |Δ| %g)", i, k, maxDiff(t, got[i][k], want[i][k]))
-						}
-					}
-				}
+				checkBatchedEqualsAlone(t, randomModel(t, mediumConfig(arch), Options{WeightType: wt, Threads: 2}))
 			})
 		}
 	}
 }
 
+// kConfig is mediumConfig with rows of 256, so that the K-quants apply to
+// every layer, and one layer.
+func kConfig(arch Architecture) *Config {
+	c := mediumConfig(arch)
+	c.HiddenSize, c.IntermediateSize, c.Heads, c.KVHeads, c.HeadDim = 256, 256, 4, 2, 64
+	c.Layers, c.VocabSize = 1, 100
+	return c
+}
+
+// TestQuantizedBatchedEqualsAlone extends the determinism contract to the
+// block formats and half precision: batched, a sequence's logits are the
+// same bits as alone.
+func TestQuantizedBatchedEqualsAlone(t *testing.T) {
+	for _, wt := range []WeightType{Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, F16, BF16} {
+		t.Run(string(wt), func(t *testing.T) {
+			checkBatchedEqualsAlone(t, randomModel(t, kConfig(Qwen2), Options{WeightType: wt, Threads: 2}))
+		})
+	}
+}
+
+// checkBatchedEqualsAlone runs three sequences whose prompts and decode
+// steps overlap in shared forward passes (a prompt joining while others
+// decode, a sequence leaving) and checks every logit against the same
+// sequence run alone, bit for bit.
+func checkBatchedEqualsAlone(t *testing.T, m *Model) {
+	cfg := m.Config
+	type seq struct {
+		prompt, decode []int32
+		joins          int // the step at which its prompt enters
+	}
+	seqs := []seq{
+		{randomTokens(1, 21, cfg.VocabSize), randomTokens(2, 6, cfg.VocabSize), 0},
+		{randomTokens(3, 5, cfg.VocabSize), randomTokens(4, 3, cfg.VocabSize), 0},
+		{randomTokens(5, 40, cfg.VocabSize), randomTokens(6, 4, cfg.VocabSize), 2},
+	}
+	want := make([][][]float32, len(seqs))
+	for i, s := range seqs {
+		want[i] = aloneLogits(t, m, s.prompt, s.decode)
+	}
+	cache := NewContiguousCache(cfg, 128)
+	got := make([][][]float32, len(seqs))
+	for step := 0; step < 8; step++ {
+		var b Batch
+		var who []int
+		for i, s := range seqs {
+			k := step - s.joins // 0: prompt, 1..: decode steps
+			if k < 0 || k > len(s.decode) {
+				continue
+			}
+			if k == 0 {
+				b.Seqs = append(b.Seqs, Sequence{ID: SeqID(i), Tokens: s.prompt, AllLogits: true})
+			} else {
+				b.Seqs = append(b.Seqs, Sequence{ID: SeqID(i), Tokens: s.decode[k-1 : k], Start: len(s.prompt) + k - 1})
+			}
+			who = append(who, i)
+		}
+		out, err := m.Forward(&b, cache)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, i := range who {
+			got[i] = append(got[i], slices.Clone(out[j]))
+		}
+	}
+	for i := range seqs {
+		if len(got[i]) != len(want[i]) {
+			t.Fatalf("sequence %d: %d steps, want %d", i, len(got[i]), len(want[i]))
+		}
+		for k := range want[i] {
+			if !sameBits(got[i][k], want[i][k]) {
+				t.Fatalf("sequence %d step %d: batched logits differ from alone (max |Δ| %g)", i, k, maxDiff(t, got[i][k], want[i][k]))
+			}
+		}
+	}
+}
+
 // TestChunkedPrefillEqualsWhole feeds a prompt in pieces through the cache
-// and checks the logits against one pass over the whole prompt.
+// and checks the logits against one pass over the whole prompt, with f32
+// weights and with a K-quant.
 func TestChunkedPrefillEqualsWhole(t *testing.T) {
-	cfg := mediumConfig(Qwen3)
-	m := randomModel(t, cfg, Options{Threads: 2})
+	for _, wt := range []WeightType{F32, Q4_K} {
+		t.Run(string(wt), func(t *testing.T) {
+			checkChunkedPrefill(t, randomModel(t, kConfig(Qwen3), Options{WeightType: wt, Threads: 2}))
+		})
+	}
+}
+
+func checkChunkedPrefill(t *testing.T, m *Model) {
+	cfg := m.Config
 	prompt := randomTokens(9, 50, cfg.VocabSize)
 	whole, err := m.Forward(&Batch{Seqs: []Sequence{{ID: 1, Tokens: prompt, AllLogits: true}}}, NewContiguousCache(cfg, 64))
 	if err != nil {

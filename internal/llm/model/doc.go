@@ -18,7 +18,11 @@
 // the tensor. Options.WeightType Int8 quantises the linear layers and the
 // output projection in blocks of 32 weights (tensor.QuantizeQ8) for a
 // quarter of the memory traffic of a decode step; their inputs are quantised
-// per block of 32 too, and the products summed in integers.
+// per block of 32 too, and the products summed in integers. The GGUF block
+// formats Q8_0, Q4_0, Q4_K, Q5_K and Q6_K quantise them as llama.cpp does
+// (package quant) and multiply them on their blocks against inputs
+// quantised per 32 or 256 elements (tensor.MatMulTQuant); F16 and BF16 keep
+// them in half precision.
 //
 // # Forward passes
 //

@@ -26,9 +26,12 @@ type golden struct {
 
 func goldenDir(name string) string { return filepath.Join("..", "testdata", "torch", name) }
 
-func readGolden(t testing.TB, name string) *golden {
+func readGolden(t testing.TB, name string) *golden { return readGoldenFile(t, name, "golden.json") }
+
+// readGoldenFile reads one of the golden files of model name.
+func readGoldenFile(t testing.TB, name, file string) *golden {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(goldenDir(name), "golden.json"))
+	data, err := os.ReadFile(filepath.Join(goldenDir(name), file))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/weftlabs/weft/internal/llm/safetensors"
@@ -12,7 +13,7 @@ import (
 
 // Options are the load-time choices of a model.
 type Options struct {
-	// WeightType is F32 (the default) or Int8.
+	// WeightType is one of WeightTypes; "" is F32.
 	WeightType WeightType
 	// MaxLen caps the positions a sequence may reach (and the size of the
 	// RoPE tables). 0 means max_position_embeddings. With dynamic RoPE
@@ -38,7 +39,7 @@ type Model struct {
 	// Norm is the final RMSNorm's weight.
 	Norm []float32
 	// LMHead is the output projection; with tied embeddings its weight is
-	// Embed (or an int8 copy of it).
+	// Embed (or a quantised copy of it).
 	LMHead *Linear
 
 	rope     *tensor.RoPE
@@ -91,12 +92,10 @@ func FromWeights(cfg *Config, weights map[string][]float32, opts Options) (*Mode
 }
 
 func build(cfg *Config, l *loader, opts Options) (*Model, error) {
-	switch opts.WeightType {
-	case "":
+	if opts.WeightType == "" {
 		l.weightType = F32
-	case F32, Int8:
-	default:
-		return nil, unsupported("weight type", "%q (f32 or int8)", opts.WeightType)
+	} else if !slices.Contains(WeightTypes, opts.WeightType) {
+		return nil, unsupported("weight type", "%q (one of %v)", opts.WeightType, WeightTypes)
 	}
 	m := &Model{Config: cfg, MaxLen: cfg.MaxPositions}
 	if opts.MaxLen > 0 {

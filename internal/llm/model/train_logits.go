@@ -84,9 +84,9 @@ func (p *Pass) expRows(lo, hi int, buf []float32) []float32 {
 	}
 	buf = buf[:n*v]
 	normed := p.batch.Record.Normed[lo*d : hi*d]
-	int8Head := m.LMHead.Q != nil
+	int8Head := m.LMHead.Q != nil || m.LMHead.M != nil
 	if int8Head {
-		// Int8 logits as serving computes them, activations quantised.
+		// Quantised logits as serving computes them, activations quantised.
 		m.project(normed, n, []*Linear{m.LMHead}, [][]float32{buf})
 	}
 	blockMax, blockSum, blockEL := make([]float32, n*nb), make([]float64, n*nb), make([]float64, n*nb)

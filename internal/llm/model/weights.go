@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/weftlabs/weft/internal/llm/quant"
 	"github.com/weftlabs/weft/internal/llm/safetensors"
 	"github.com/weftlabs/weft/internal/llm/tensor"
 )
@@ -27,26 +28,65 @@ const (
 	// not a multiple of 32 gets one scale and the float kernel, exactly the
 	// product of the dequantised weights.
 	Int8 WeightType = "int8"
+	// The GGUF block formats (package quant), quantised at load as
+	// llama.cpp's quantisers do, and multiplied on their blocks: Q8_0,
+	// Q4_0 (blocks of 32 weights, 8.5 and 4.5 bits a weight), Q4_K, Q5_K
+	// and Q6_K (super-blocks of 256; 4.5, 5.5 and 6.56 bits). Each layer's
+	// input is quantised to int8 per block of 32 (per 256 for the
+	// K-quants) and the products are summed in integers
+	// (tensor.MatMulTQuant). A row whose length is not a whole number of
+	// the type's blocks takes the type llama-quantize falls back to (Q5_0
+	// for Q4_K, Q5_1 for Q5_K, Q8_0 for Q6_K), and stays float32 when it
+	// is not a multiple of 32 either. Embedding rows and norms stay
+	// float32.
+	Q8_0 WeightType = "q8_0"
+	Q4_0 WeightType = "q4_0"
+	Q4_K WeightType = "q4_k"
+	Q5_K WeightType = "q5_k"
+	Q6_K WeightType = "q6_k"
+	// F16 and BF16 hold the linear layers in half precision (half the
+	// bytes of f32 a decode step streams) and widen each weight exactly in
+	// the product (tensor.MatMulTHalf), with float32 activations.
+	F16  WeightType = "f16"
+	BF16 WeightType = "bf16"
 )
+
+// WeightTypes are the weight types a model loads with, f32 first.
+var WeightTypes = []WeightType{F32, Int8, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, F16, BF16}
+
+// blockTypes are the block formats of the weight types held in quant's
+// formats.
+var blockTypes = map[WeightType]quant.Type{
+	Q8_0: quant.Q8_0, Q4_0: quant.Q4_0, Q4_K: quant.Q4_K, Q5_K: quant.Q5_K, Q6_K: quant.Q6_K,
+	F16: quant.F16, BF16: quant.BF16,
+}
+
+// fallbackTypes are the types llama-quantize gives a row that is not a
+// whole number of super-blocks.
+var fallbackTypes = map[quant.Type]quant.Type{quant.Q4_K: quant.Q5_0, quant.Q5_K: quant.Q5_1, quant.Q6_K: quant.Q8_0}
 
 // Int8BlockSize is the number of consecutive weights of a row that share a
 // scale in the Int8 weight type (rows not a multiple of it get one scale).
 const Int8BlockSize = tensor.ActivationBlock
 
 // Linear is one linear layer y = x·Wᵀ + b with W stored [Out, In] as in the
-// checkpoint: float32 in W, or int8 in Q.
+// checkpoint: float32 in W, int8 in Q, or a GGUF block format in M.
 type Linear struct {
 	Out, In int
-	W       []float32  // nil when quantised
-	Q       *tensor.Q8 // nil for float32
-	Bias    []float32  // nil without bias
-	Name    string     // the checkpoint tensor, for errors and gradients
+	W       []float32     // nil when quantised
+	Q       *tensor.Q8    // the int8 weight type
+	M       *quant.Matrix // a block format or half precision
+	Bias    []float32     // nil without bias
+	Name    string        // the checkpoint tensor, for errors and gradients
 }
 
 // Bytes is the number of weight bytes one multiplication reads.
 func (l *Linear) Bytes() int {
-	if l.Q != nil {
+	switch {
+	case l.Q != nil:
 		return len(l.Q.Data) + 4*len(l.Q.Scales) + 4*len(l.Bias)
+	case l.M != nil:
+		return len(l.M.Data) + 4*len(l.Bias)
 	}
 	return 4*len(l.W) + 4*len(l.Bias)
 }
@@ -122,6 +162,9 @@ func (l *loader) linear(prefix string, out, in int, bias bool) (*Linear, error) 
 
 // setWeight stores w in lin as the loader's weight type.
 func (l *loader) setWeight(lin *Linear, w []float32) error {
+	if t, ok := blockTypes[l.weightType]; ok {
+		return setMatrix(lin, t, w)
+	}
 	if l.weightType != Int8 {
 		lin.W = w
 		return nil
@@ -139,6 +182,25 @@ func (l *loader) setWeight(lin *Linear, w []float32) error {
 		return fmt.Errorf("%w: %s: %v", ErrInvalid, lin.Name, err)
 	}
 	lin.Q = q
+	return nil
+}
+
+// setMatrix stores w in lin quantised to t, or to t's fallback for a row
+// that is not a whole number of t's blocks, or as float32 when neither
+// fits.
+func setMatrix(lin *Linear, t quant.Type, w []float32) error {
+	if lin.In%t.BlockSize() != 0 {
+		t = fallbackTypes[t]
+	}
+	if t == 0 || lin.In%t.BlockSize() != 0 {
+		lin.W = w
+		return nil
+	}
+	m, err := quant.QuantizeMatrix(t, w, lin.Out, lin.In)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrInvalid, lin.Name, err)
+	}
+	lin.M = m
 	return nil
 }
 
