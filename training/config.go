@@ -3,7 +3,6 @@ package training
 import (
 	"errors"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/weftlabs/weft"
@@ -18,6 +17,11 @@ const (
 	DefaultMaxDataBytes = 1 << 30
 	// DefaultDataTimeout bounds one SFT data download.
 	DefaultDataTimeout = 10 * time.Minute
+	// DefaultDataHosts is the default of Config.DataHosts, comma-separated as
+	// the command line takes it: none. SFT data then comes only from weft's
+	// own stored files (trace:/// and wandb-artifact:/// references, as ART
+	// publishes it), and an http(s) training_data_url is refused.
+	DefaultDataHosts = ""
 	// DefaultMaxAttempts is how often a job is tried before it fails.
 	DefaultMaxAttempts = 3
 	// DefaultRetryDelay is the wait before retry n (times n).
@@ -60,9 +64,19 @@ type Config struct {
 	// Objects reads SFT data given as object references. Defaults to none: such
 	// jobs fail with a message saying so.
 	Objects ObjectReader
-	// HTTPClient downloads SFT data from http(s) URLs. Defaults to a client
-	// with a [DefaultDataTimeout] timeout.
-	HTTPClient *http.Client
+	// DataHosts lists where SFT data may be downloaded from: an http(s)
+	// training_data_url is accepted only when its host matches an entry —
+	// a host name (example.com, any port), a host and port
+	// (example.com:8443), subdomains (*.example.com), an address (10.0.0.5,
+	// [fd00::1]:9000) or a network (10.0.0.0/8). Every connection, to the URL
+	// and to each redirect (whose URL must match too), is checked once the
+	// name is resolved: it may reach a public address, or a loopback,
+	// private, link-local or other non-public one only when an address or
+	// network entry covers it (a name entry never opens one). Defaults to
+	// none ([DefaultDataHosts]): no URL is fetched.
+	DataHosts []string
+	// DataTimeout bounds one SFT data download. Defaults to [DefaultDataTimeout].
+	DataTimeout time.Duration
 	// MaxDataBytes bounds downloaded SFT data. Defaults to [DefaultMaxDataBytes].
 	MaxDataBytes int64
 	// MaxAttempts is how often a job is tried before it fails. Defaults to [DefaultMaxAttempts].
@@ -105,8 +119,8 @@ func (cfg *Config) setDefaults() error {
 		}
 		cfg.Blobs = dir
 	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{Timeout: DefaultDataTimeout}
+	if cfg.DataTimeout == 0 {
+		cfg.DataTimeout = DefaultDataTimeout
 	}
 	if cfg.MaxDataBytes == 0 {
 		cfg.MaxDataBytes = DefaultMaxDataBytes

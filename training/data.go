@@ -3,8 +3,10 @@ package training
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -106,13 +108,16 @@ func (m *Store) fetchSFTData(ctx context.Context, ref dataRef, file string) (int
 }
 
 func (m *Store) fetchHTTP(ctx context.Context, u string) ([]byte, error) {
+	if err := m.checkDataHost(dataRef{url: u}); err != nil {
+		return nil, &dataError{msg: errDataHostRefused.Error()} // the operator's list changed since the job was created
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, dataErrorf("training data URL %s: %v", u, err)
 	}
-	resp, err := m.cfg.HTTPClient.Do(req)
+	resp, err := m.dataClient.Do(req)
 	if err != nil {
-		return nil, dataErrorf("training data could not be downloaded from %s: %v", u, err)
+		return nil, downloadError(ctx, u, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -120,7 +125,7 @@ func (m *Store) fetchHTTP(ctx context.Context, u string) ([]byte, error) {
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, m.cfg.MaxDataBytes+1))
 	if err != nil {
-		return nil, dataErrorf("training data could not be downloaded from %s: %v", u, err)
+		return nil, downloadError(ctx, u, err)
 	}
 	if int64(len(data)) > m.cfg.MaxDataBytes {
 		return nil, dataErrorf("training data at %s is larger than %d bytes", u, m.cfg.MaxDataBytes)
@@ -217,7 +222,7 @@ func checkJSONLines(data []byte) (int, error) {
 			MessagesAndChoices []json.RawMessage `json:"messages_and_choices"`
 		}
 		if err := json.Unmarshal(text, &conv); err != nil {
-			return 0, dataErrorf("training data line %d is not a JSON object: %v", line, err)
+			return 0, lineError(line, err)
 		}
 		if conv.Messages == nil && conv.MessagesAndChoices == nil {
 			return 0, dataErrorf("training data line %d has neither messages nor messages_and_choices", line)
@@ -231,4 +236,19 @@ func checkJSONLines(data []byte) (int, error) {
 		return 0, dataErrorf("training data holds no conversations")
 	}
 	return n, nil
+}
+
+// lineError says what is wrong with a line of training data without quoting
+// it: the bytes came from wherever the URL pointed, and an error event must
+// not carry them back to the job's owner.
+func lineError(line int, err error) error {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax):
+		return dataErrorf("training data line %d is not JSON (syntax error at byte %d of the line)", line, syntax.Offset)
+	case errors.As(err, &typ):
+		return dataErrorf("training data line %d: %s is a JSON %s, want an object or an array of messages", line, cmp.Or(typ.Field, "the line"), typ.Value)
+	}
+	return dataErrorf("training data line %d is not a JSON object", line)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
@@ -15,6 +16,9 @@ type Store struct {
 	cfg   Config
 	db    *weft.DB
 	queue queue
+
+	hosts      *hostPolicy  // where SFT data may be downloaded from
+	dataClient *http.Client // downloads it under hosts
 
 	mu     sync.Mutex
 	cancel context.CancelFunc
@@ -32,7 +36,11 @@ func New(cfg Config) (*Store, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
 	}
-	m := &Store{cfg: cfg, db: cfg.DB}
+	hosts, err := parseHostPolicy(cfg.DataHosts)
+	if err != nil {
+		return nil, err
+	}
+	m := &Store{cfg: cfg, db: cfg.DB, hosts: hosts, dataClient: hosts.client(cfg.DataTimeout)}
 	q, err := newQueue(cfg.DB, &m.cfg, m.work)
 	if err != nil {
 		return nil, fmt.Errorf("training: %w", err)

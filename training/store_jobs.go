@@ -50,6 +50,9 @@ func (m *Store) CreateSFTJob(ctx context.Context, req *CreateSFTJobReq) (*Job, e
 	if err != nil {
 		return nil, err
 	}
+	if err := m.checkDataHost(ref); err != nil {
+		return nil, err
+	}
 	config := json.RawMessage("{}")
 	if len(req.Config) > 0 && string(req.Config) != "null" {
 		if !isObject(req.Config) {

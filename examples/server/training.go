@@ -30,6 +30,8 @@ type trainingOptions struct {
 	maxAttempts       int
 	rescueAfter       time.Duration
 	jobTimeout        time.Duration
+	dataHosts         string
+	dataTimeout       time.Duration
 }
 
 func trainingFlags(fs *flag.FlagSet, defaultWorkers int) *trainingOptions {
@@ -41,6 +43,8 @@ func trainingFlags(fs *flag.FlagSet, defaultWorkers int) *trainingOptions {
 	fs.IntVar(&o.workers, "training-workers", defaultWorkers, "training jobs this process runs at once, with its trainers (the built-in trainer for the models it serves, -trainer-command for the others)")
 	fs.IntVar(&o.maxAttempts, "training-max-attempts", training.DefaultMaxAttempts, "attempts per training job before it fails")
 	fs.DurationVar(&o.jobTimeout, "training-job-timeout", training.DefaultJobTimeout, "longest one training attempt may run")
+	fs.StringVar(&o.dataHosts, "training-data-hosts", training.DefaultDataHosts, "comma-separated hosts an SFT job's http(s) training_data_url may name: example.com, *.example.com, example.com:8443, an address or a network (10.0.0.0/8); a name allows only public addresses, so list the address of an internal server too; empty: none (data comes from weft artifacts)")
+	fs.DurationVar(&o.dataTimeout, "training-data-timeout", training.DefaultDataTimeout, "longest download of an SFT job's data")
 	fs.DurationVar(&o.rescueAfter, "training-rescue-after", 0, "how long a job may look running before it is retried elsewhere (default: job timeout + "+training.DefaultRescueMargin.String()+")")
 	return o
 }
@@ -64,13 +68,7 @@ func newTrainingService(db *weft.DB, o *trainingOptions, files objects.Service, 
 		if err != nil {
 			return nil, nil, err
 		}
-		var bases []string
-		for _, b := range strings.Split(o.trainerBaseModels, ",") {
-			if b = strings.TrimSpace(b); b != "" {
-				bases = append(bases, b)
-			}
-		}
-		trainers.Add("exec", trainer, bases...)
+		trainers.Add("exec", trainer, splitList(o.trainerBaseModels)...)
 		runs = true
 	}
 	local, err := localTrainer(served, logger)
@@ -86,7 +84,7 @@ func newTrainingService(db *weft.DB, o *trainingOptions, files objects.Service, 
 		workers = 0
 	}
 	store, err := training.New(training.Config{DB: db, Blobs: blobs, Objects: training.ObjectFiles(files), MaxAttempts: o.maxAttempts,
-		JobTimeout: o.jobTimeout, RescueAfter: o.rescueAfter, Logger: logger,
+		JobTimeout: o.jobTimeout, RescueAfter: o.rescueAfter, Logger: logger, DataHosts: splitList(o.dataHosts), DataTimeout: o.dataTimeout,
 		Trainer: trainers, Workers: workers, OtherWorkers: o.otherWorkers || o.workers == 0})
 	if err != nil && local != nil {
 		_ = local.Close()
@@ -169,4 +167,15 @@ func work(ctx context.Context, out io.Writer, dbURL, logLevel string, opts *trai
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	return manager.Stop(stopCtx)
+}
+
+// splitList reads a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }

@@ -46,7 +46,7 @@ func newLocalTraining(t *testing.T) *localTraining {
 	}
 	trainers := &training.TrainerSet{}
 	manager, err := training.New(training.Config{DB: db, Blobs: blobs, Trainer: trainers, Workers: 1,
-		PollInterval: 20 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+		PollInterval: 20 * time.Millisecond, Logger: slog.New(slog.DiscardHandler), DataHosts: []string{"127.0.0.1"}}) // the tests' data servers
 	if err != nil {
 		t.Fatal(err)
 	}

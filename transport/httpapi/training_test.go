@@ -69,7 +69,7 @@ func newTrainingFixture(t testing.TB, db *weft.DB, opts trainingOptions) *traini
 	logger := slog.New(slog.DiscardHandler)
 	manager, err := training.New(training.Config{DB: db, Blobs: blobs, Trainer: trainer, Workers: opts.workers,
 		MaxAttempts: opts.maxAttempts, RetryDelay: 50 * time.Millisecond, PollInterval: 50 * time.Millisecond,
-		WatchdogInterval: 200 * time.Millisecond, Logger: logger})
+		WatchdogInterval: 200 * time.Millisecond, Logger: logger, DataHosts: []string{"127.0.0.1"}}) // the tests' data servers
 	if err != nil {
 		t.Fatal(err)
 	}
