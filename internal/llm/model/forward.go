@@ -85,7 +85,7 @@ type workspace struct {
 	act    tensor.Q8 // int8 activations of the projection being computed
 	// acts are the quantised activations of the projections in a block
 	// format, one per kind of activation (tensor.SameActs): there are two.
-	acts [2]actsOf
+	acts   [2]actsOf
 	layer  LayerActivations
 	proj   []float32 // o_proj and down_proj outputs before the residual sum
 	hidden []float32
