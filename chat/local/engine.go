@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 
 	"github.com/weftlabs/weft/internal/llm/chattemplate"
 	"github.com/weftlabs/weft/internal/llm/kvcache"
 	"github.com/weftlabs/weft/internal/llm/model"
+	"github.com/weftlabs/weft/internal/llm/modelfiles"
 	"github.com/weftlabs/weft/internal/llm/tokenizer"
 )
 
@@ -103,19 +103,13 @@ func Open(dir string, cfg ModelConfig) (*Engine, error) {
 	}
 	e := &Engine{dir: dir, cfg: cfg, name: cfg.Name, eos: -1, reasoningEnd: -1, adapters: newAdapterCache(cfg.MaxAdapters)}
 	if e.name == "" {
-		abs, err := filepath.Abs(dir)
-		if err != nil {
-			return nil, err
+		if e.name, err = modelfiles.Name(dir); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrModelDir, err)
 		}
-		e.name = filepath.Base(abs)
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+	mc, err := model.ReadConfig(dir)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrModelDir, err)
-	}
-	mc, err := model.ParseConfig(raw)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrModelDir, ConfigFile, err)
+		return nil, fmt.Errorf("%w: %w", ErrModelDir, err)
 	}
 	if e.maxModelLen, err = resolveMaxModelLen(mc, cfg); err != nil {
 		return nil, err
@@ -182,11 +176,11 @@ func resolveMaxModelLen(mc *model.Config, cfg ModelConfig) (int, error) {
 }
 
 func loadTemplate(dir string) (*chattemplate.Template, error) {
-	config, err := os.ReadFile(filepath.Join(dir, tokenizer.TokenizerConfigFile))
+	config, err := modelfiles.ReadFile(dir, tokenizer.TokenizerConfigFile)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %v", ErrModelDir, err)
 	}
-	jinja, err := os.ReadFile(filepath.Join(dir, ChatTemplateFile))
+	jinja, err := modelfiles.ReadFile(dir, ChatTemplateFile)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %v", ErrModelDir, err)
 	}
@@ -202,7 +196,7 @@ func loadTemplate(dir string) (*chattemplate.Template, error) {
 // than the tokenizer's.
 func loadGenerationConfig(dir string, eos, vocab int) (SamplingDefaults, []int, error) {
 	var d SamplingDefaults
-	raw, err := os.ReadFile(filepath.Join(dir, GenerationConfigFile))
+	raw, err := modelfiles.ReadFile(dir, GenerationConfigFile)
 	if errors.Is(err, os.ErrNotExist) {
 		return d, nil, nil
 	}

@@ -37,6 +37,9 @@ type Config struct {
 	// (partial_rotary_factor; default 1).
 	PartialRotary float64
 	RopeScaling   *RopeScaling // nil: plain RoPE
+	// RopeFreqFactors, when set, divide the inverse frequencies, one per
+	// rotated pair: how GGUF files carry Llama 3's scaling (rope_freqs).
+	RopeFreqFactors []float32
 	TiedEmbedding bool         // tie_word_embeddings; default false for all three families
 	AttentionBias bool         // q/k/v/o biases (Llama, Qwen3); Qwen2 has q/k/v biases always
 	MLPBias       bool         // gate/up/down biases (mlp_bias)
@@ -97,6 +100,14 @@ func ParseConfig(data []byte) (*Config, error) {
 	if err := json.NewDecoder(bytes.NewReader(data)).Decode(&raw); err != nil {
 		return nil, fmt.Errorf("%w: config.json: %v", ErrInvalid, err)
 	}
+	return raw.config(func(field string) string { return field })
+}
+
+// config checks the fields and fills in the defaults. field names a
+// config.json field in errors as the source of the values calls it.
+func (raw *rawConfig) config(field func(string) string) (*Config, error) {
+	invalid := func(f, format string, args ...any) error { return invalid(field(f), format, args...) }
+	unsupported := func(f, format string, args ...any) error { return unsupported(field(f), format, args...) }
 	if len(raw.Architectures) != 1 {
 		return nil, invalid("architectures", "want exactly one architecture, got %q", raw.Architectures)
 	}
@@ -189,12 +200,12 @@ func ParseConfig(data []byte) (*Config, error) {
 	if len(raw.QuantizationConfig) > 0 && !bytes.Equal(raw.QuantizationConfig, []byte("null")) {
 		return nil, unsupported("quantization_config", "quantised checkpoints (load f32, f16 or bf16 weights; int8 is a load option)")
 	}
-	if err := c.parseRopeScaling(raw.RopeScaling, "rope_scaling"); err != nil {
+	if err := c.parseRopeScaling(raw.RopeScaling, field("rope_scaling")); err != nil {
 		return nil, err
 	}
 	if c.RopeScaling == nil && len(raw.RopeParameters) > 0 {
 		// Newer files keep rope_theta and the scaling in rope_parameters.
-		if err := c.parseRopeScaling(raw.RopeParameters, "rope_parameters"); err != nil {
+		if err := c.parseRopeScaling(raw.RopeParameters, field("rope_parameters")); err != nil {
 			return nil, err
 		}
 	}

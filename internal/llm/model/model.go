@@ -2,11 +2,13 @@ package model
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 
+	"github.com/weftlabs/weft/internal/llm/gguf"
 	"github.com/weftlabs/weft/internal/llm/safetensors"
 	"github.com/weftlabs/weft/internal/llm/tensor"
 )
@@ -45,7 +47,7 @@ type Model struct {
 	rope     *tensor.RoPE
 	pool     *tensor.Pool
 	ownsPool bool
-	ckpt     *safetensors.Checkpoint
+	files    io.Closer // the mapped weight files, released by Close
 	bw       *backwardWeights // built by the first training pass
 	// spareExps is a backward-ed training pass's buffer of exponentials
 	// [targets × vocabulary], handed to the next pass: the largest buffer
@@ -59,19 +61,22 @@ type Model struct {
 	ws workspace
 }
 
-// Load reads a Hugging Face model directory: config.json and the
-// safetensors weights (see package safetensors). Float32 weights stay in
-// the mapped files, which Close releases.
-func Load(dir string, opts Options) (*Model, error) {
-	data, err := os.ReadFile(filepath.Join(dir, "config.json"))
+// Load reads a model: a Hugging Face model directory (config.json and the
+// safetensors weights, see package safetensors), or a GGUF model — a .gguf
+// file, a directory holding one, or an Ollama model (see gguf.Locate and
+// LoadGGUF). Float32 weights stay in the mapped files, which Close
+// releases.
+func Load(path string, opts Options) (*Model, error) {
+	if loc, ok, err := gguf.Locate(path); err != nil {
+		return nil, err
+	} else if ok {
+		return LoadGGUF(loc.File, opts)
+	}
+	cfg, err := ReadConfig(path)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := ParseConfig(data)
-	if err != nil {
-		return nil, err
-	}
-	ckpt, err := safetensors.OpenDir(dir)
+	ckpt, err := safetensors.OpenDir(path)
 	if err != nil {
 		return nil, err
 	}
@@ -80,8 +85,32 @@ func Load(dir string, opts Options) (*Model, error) {
 		ckpt.Close()
 		return nil, err
 	}
-	m.ckpt = ckpt
+	m.files = ckpt
 	return m, nil
+}
+
+// ReadConfig reads the configuration of the model at path: config.json of a
+// Hugging Face directory, or a GGUF model's metadata (ConfigFromGGUF).
+func ReadConfig(path string) (*Config, error) {
+	if loc, ok, err := gguf.Locate(path); err != nil {
+		return nil, err
+	} else if ok {
+		f, err := gguf.Open(loc.File)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return ConfigFromGGUF(f)
+	}
+	data, err := os.ReadFile(filepath.Join(path, "config.json"))
+	if err != nil {
+		return nil, err
+	}
+	c, err := ParseConfig(data)
+	if err != nil {
+		return nil, fmt.Errorf("config.json: %w", err)
+	}
+	return c, nil
 }
 
 // FromWeights builds a model from float32 weights in memory, named and
@@ -157,8 +186,8 @@ func (m *Model) Close() error {
 	if m.ownsPool {
 		m.pool.Close()
 	}
-	if m.ckpt != nil {
-		return m.ckpt.Close()
+	if m.files != nil {
+		return m.files.Close()
 	}
 	return nil
 }

@@ -25,6 +25,13 @@ func defaultInvFreq(base float32, dim int) []float32 {
 // of cos and sin for the model's scaling scheme, for sequences of up to
 // seqLen positions (which only the dynamic scheme looks at).
 func (c *Config) ropeFrequencies(seqLen int) (invFreq []float32, attentionScaling float32) {
+	if c.RopeFreqFactors != nil {
+		inv := defaultInvFreq(float32(c.RopeTheta), c.rotaryDim())
+		for i, f := range c.RopeFreqFactors {
+			inv[i] /= f
+		}
+		return inv, 1
+	}
 	dim := c.rotaryDim()
 	base := float32(c.RopeTheta)
 	rs := c.RopeScaling

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/weftlabs/weft/internal/llm/gguf"
 )
 
 // Tokenizer is a Hugging Face tokenizer loaded from tokenizer.json and
@@ -55,8 +57,19 @@ const (
 )
 
 // Load reads tokenizer.json and, when present, tokenizer_config.json from a
-// model directory.
+// model directory, or the tokenizer of a GGUF model (a .gguf file, a
+// directory holding one, an Ollama model: see gguf.Locate and FromGGUF).
 func Load(dir string) (*Tokenizer, error) {
+	if loc, ok, err := gguf.Locate(dir); err != nil {
+		return nil, fmt.Errorf("tokenizer: %w", err)
+	} else if ok {
+		f, err := gguf.Open(loc.File)
+		if err != nil {
+			return nil, fmt.Errorf("tokenizer: %w", err)
+		}
+		defer f.Close()
+		return FromGGUF(f)
+	}
 	data, err := os.ReadFile(filepath.Join(dir, TokenizerFile))
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: %w", err)

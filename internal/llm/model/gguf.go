@@ -1,0 +1,275 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/weftlabs/weft/internal/llm/gguf"
+)
+
+// ggufArchitectures are the general.architecture names of the
+// architectures this package runs. Mistral's files say "llama".
+var ggufArchitectures = map[string]Architecture{"llama": Llama, "qwen2": Qwen2, "qwen3": Qwen3}
+
+// ggufKeys names the GGUF metadata key (after "<architecture>.") that
+// holds each config.json field.
+var ggufKeys = map[string]string{
+	"vocab_size":              "vocab_size",
+	"hidden_size":             "embedding_length",
+	"intermediate_size":       "feed_forward_length",
+	"num_hidden_layers":       "block_count",
+	"num_attention_heads":     "attention.head_count",
+	"num_key_value_heads":     "attention.head_count_kv",
+	"head_dim":                "attention.key_length",
+	"max_position_embeddings": "context_length",
+	"rms_norm_eps":            "attention.layer_norm_rms_epsilon",
+	"rope_theta":              "rope.freq_base",
+	"rope_scaling":            "rope.scaling.type",
+}
+
+// ConfigFromGGUF reads a GGUF file's hyperparameters as the configuration
+// the equivalent config.json gives: the architecture from
+// general.architecture ("llama", "qwen2" or "qwen3"), the sizes from
+// <arch>.embedding_length, feed_forward_length, block_count,
+// attention.head_count(_kv), attention.key_length and context_length, the
+// norm epsilon and rope.freq_base, linear or yarn rope.scaling.*, Llama 3's
+// scaling from the rope_freqs tensor; biases and tied embeddings from the
+// tensors present. Errors name the file and the key.
+func ConfigFromGGUF(f *gguf.File) (*Config, error) {
+	name, err := f.String("general.architecture")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	arch, ok := ggufArchitectures[name]
+	if !ok {
+		return nil, unsupported(f.Path+": general.architecture", "%q (supported: llama, qwen2, qwen3)", name)
+	}
+	key := func(field string) string {
+		if k, ok := ggufKeys[field]; ok {
+			return name + "." + k
+		}
+		return field
+	}
+	field := func(f string) string { return key(f) }
+	raw := rawConfig{Architectures: []string{string(arch)}}
+	ints := map[string]**int{
+		"vocab_size": &raw.VocabSize, "hidden_size": &raw.HiddenSize, "intermediate_size": &raw.IntermediateSize,
+		"num_hidden_layers": &raw.NumHiddenLayers, "num_attention_heads": &raw.NumAttentionHeads,
+		"num_key_value_heads": &raw.NumKeyValueHeads, "head_dim": &raw.HeadDim,
+		"max_position_embeddings": &raw.MaxPositionEmbeddings,
+	}
+	for fieldName, dst := range ints {
+		if _, ok := f.Lookup(key(fieldName)); !ok {
+			continue
+		}
+		v, err := f.Uint(key(fieldName))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrUnsupported, err) // e.g. per-layer head counts
+		}
+		n := int(min(v, 1<<40))
+		*dst = &n
+	}
+	for fieldName, dst := range map[string]**float64{"rms_norm_eps": &raw.RMSNormEps, "rope_theta": &raw.RopeTheta} {
+		if _, ok := f.Lookup(key(fieldName)); !ok {
+			continue
+		}
+		v, err := f.Float(key(fieldName))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
+		*dst = &v
+	}
+	if raw.VocabSize == nil {
+		// Files without <arch>.vocab_size size it by the token list or
+		// the embedding.
+		if tokens, err := f.Strings("tokenizer.ggml.tokens"); err == nil {
+			n := len(tokens)
+			raw.VocabSize = &n
+		} else if t, err := f.Tensor("token_embd.weight"); err == nil && len(t.Dims) == 2 {
+			n := t.Dims[1]
+			raw.VocabSize = &n
+		}
+	}
+	if err := ggufUnsupported(f, name); err != nil {
+		return nil, err
+	}
+	_, err = f.Tensor("output.weight")
+	tied := errors.Is(err, gguf.ErrNotFound)
+	raw.TieWordEmbeddings = &tied
+	_, err = f.Tensor("blk.0.attn_output.bias")
+	bias := err == nil
+	raw.AttentionBias = &bias
+	if raw.RopeScaling, err = ggufRopeScaling(f, name); err != nil {
+		return nil, err
+	}
+	c, err := raw.config(field)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Path, err)
+	}
+	if t, err := f.Tensor("rope_freqs.weight"); err == nil {
+		if c.RopeFreqFactors, err = t.Float32(); err != nil || len(c.RopeFreqFactors) != c.rotaryDim()/2 {
+			return nil, invalid(f.Path+": rope_freqs.weight", "%d %s factors, want %d float32 (one per rotated pair)", t.Elements(), t.Type, c.rotaryDim()/2)
+		}
+		c.RopeFreqFactors = slices.Clone(c.RopeFreqFactors)
+	}
+	return c, nil
+}
+
+// ggufUnsupported rejects hyperparameters of features the decoder lacks:
+// mixtures of experts, partial rotation, keys and values of different
+// widths.
+func ggufUnsupported(f *gguf.File, arch string) error {
+	if n, err := f.Uint(arch + ".expert_count"); err == nil && n > 0 {
+		return unsupported(f.Path+": "+arch+".expert_count", "%d experts (mixtures of experts are not run)", n)
+	}
+	keyLen, errK := f.Uint(arch + ".attention.key_length")
+	valLen, errV := f.Uint(arch + ".attention.value_length")
+	if errK == nil && errV == nil && keyLen != valLen {
+		return unsupported(f.Path+": "+arch+".attention.value_length", "%d differs from key_length %d", valLen, keyLen)
+	}
+	if rot, err := f.Uint(arch + ".rope.dimension_count"); err == nil {
+		head := keyLen
+		if errK != nil {
+			embd, _ := f.Uint(arch + ".embedding_length")
+			heads, _ := f.Uint(arch + ".attention.head_count")
+			if heads > 0 {
+				head = embd / heads
+			}
+		}
+		if rot != head {
+			return unsupported(f.Path+": "+arch+".rope.dimension_count", "%d of head size %d rotate (only whole heads)", rot, head)
+		}
+	}
+	return nil
+}
+
+// ggufRopeScaling reads rope.scaling.* as config.json's rope_scaling.
+func ggufRopeScaling(f *gguf.File, arch string) ([]byte, error) {
+	typ, err := f.String(arch + ".rope.scaling.type")
+	if errors.Is(err, gguf.ErrNotFound) || typ == "none" {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	factor, err := f.Float(arch + ".rope.scaling.factor")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	switch typ {
+	case "linear":
+		return fmt.Appendf(nil, `{"rope_type":"linear","factor":%v}`, factor), nil
+	case "yarn":
+		orig, err := f.Uint(arch + ".rope.scaling.original_context_length")
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
+		return fmt.Appendf(nil, `{"rope_type":"yarn","factor":%v,"original_max_position_embeddings":%d}`, factor, orig), nil
+	}
+	return nil, unsupported(f.Path+": "+arch+".rope.scaling.type", "%q (supported: none, linear, yarn)", typ)
+}
+
+// ggufTensorName maps a checkpoint weight name to llama.cpp's.
+func ggufTensorName(name string) string {
+	if rest, ok := strings.CutPrefix(name, "model.layers."); ok {
+		n, rest, _ := strings.Cut(rest, ".")
+		for _, r := range []struct{ hf, gguf string }{
+			{"input_layernorm.weight", "attn_norm.weight"},
+			{"post_attention_layernorm.weight", "ffn_norm.weight"},
+			{"self_attn.q_proj.", "attn_q."}, {"self_attn.k_proj.", "attn_k."},
+			{"self_attn.v_proj.", "attn_v."}, {"self_attn.o_proj.", "attn_output."},
+			{"self_attn.q_norm.weight", "attn_q_norm.weight"}, {"self_attn.k_norm.weight", "attn_k_norm.weight"},
+			{"mlp.gate_proj.", "ffn_gate."}, {"mlp.up_proj.", "ffn_up."}, {"mlp.down_proj.", "ffn_down."},
+		} {
+			if suffix, ok := strings.CutPrefix(rest, r.hf); ok {
+				return "blk." + n + "." + r.gguf + suffix
+			}
+		}
+		return "blk." + n + "." + rest
+	}
+	switch name {
+	case "model.embed_tokens.weight":
+		return "token_embd.weight"
+	case "model.norm.weight":
+		return "output_norm.weight"
+	case "lm_head.weight":
+		return "output.weight"
+	}
+	return name
+}
+
+// LoadGGUF loads the model of a GGUF file: its configuration
+// (ConfigFromGGUF) and weights under llama.cpp's tensor names
+// (token_embd, blk.N.attn_q, ..., output_norm, output; a file without
+// output.weight ties it to the embedding). F32 tensors stay in the mapped
+// file; F16 and BF16 are widened. For Llama, whose converter reorders the
+// rows of each query and key head so that llama.cpp's RoPE rotates adjacent
+// pairs, the rows are put back in the Hugging Face order this package's
+// RoPE rotates (dimension i with i + head_dim/2). Quantized tensors are
+// ErrUnsupported naming the tensor and its type.
+func LoadGGUF(path string, opts Options) (*Model, error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := ConfigFromGGUF(f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	m, err := build(cfg, &loader{read: ggufReader(f, cfg), weightType: opts.WeightType}, opts)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	m.files = f
+	return m, nil
+}
+
+// ggufReader reads weights by their checkpoint names from a GGUF file.
+func ggufReader(f *gguf.File, c *Config) func(string, ...int) ([]float32, error) {
+	return func(name string, shape ...int) ([]float32, error) {
+		t, err := f.Tensor(ggufTensorName(name))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v (weight %s)", ErrInvalid, err, name)
+		}
+		if !slices.Equal(t.Shape(), shape) {
+			return nil, invalid(f.Path+": "+t.Name, "shape %v, the metadata gives %v", t.Shape(), shape)
+		}
+		w, err := t.Float32()
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrUnsupported, f.Path, err)
+		}
+		if c.Architecture == Llama {
+			switch {
+			case strings.HasSuffix(t.Name, ".attn_q.weight") || strings.HasSuffix(t.Name, ".attn_q.bias"):
+				w = unpermuteRows(w, c.Heads, c.HeadDim)
+			case strings.HasSuffix(t.Name, ".attn_k.weight") || strings.HasSuffix(t.Name, ".attn_k.bias"):
+				w = unpermuteRows(w, c.KVHeads, c.HeadDim)
+			}
+		}
+		return w, nil
+	}
+}
+
+// unpermuteRows undoes llama.cpp's converter's permutation of a query or
+// key projection (weight or bias): within each head it stored row
+// j·headDim/2+i at 2i+j, interleaving the two halves that Hugging Face's
+// RoPE rotates together. The result is a new slice in the original order.
+func unpermuteRows(w []float32, heads, headDim int) []float32 {
+	out := make([]float32, len(w))
+	in := len(w) / (heads * headDim)
+	half := headDim / 2
+	for h := range heads {
+		for i := range half {
+			for j := range 2 {
+				src := (h*headDim + 2*i + j) * in
+				dst := (h*headDim + j*half + i) * in
+				copy(out[dst:dst+in], w[src:src+in])
+			}
+		}
+	}
+	return out
+}
