@@ -25,9 +25,12 @@ const trainingPoll = 300 * time.Millisecond
 // Between polls that send nothing a comment keeps the connection open every
 // liveHeartbeat; before each flush the caller's session and project rights
 // are checked again, so a revoked session or membership ends the stream.
-// The job and model pages' charts both follow their data through it.
+// The job and model pages' charts both follow their data through it. send
+// writes one event; its id (when not "") is where the stream resumes: the
+// browser sends the last one back as Last-Event-ID when it reconnects after
+// the stream dropped, so that nothing is sent twice (see resumeFrom).
 func (h *Handler) pollStream(w http.ResponseWriter, r *http.Request, projectID string,
-	poll func(ctx context.Context, send func(event, data string) error) (done bool, err error)) {
+	poll func(ctx context.Context, send func(id, event, data string) error) (done bool, err error)) {
 	rc, ok := openEventStream(w)
 	if !ok {
 		return
@@ -38,8 +41,13 @@ func (h *Handler) pollStream(w http.ResponseWriter, r *http.Request, projectID s
 	idle := time.Duration(0)
 	for {
 		sent := false
-		send := func(event, data string) error {
+		send := func(id, event, data string) error {
 			sent = true
+			if id != "" {
+				if _, err := fmt.Fprintf(w, "id: %s\n", id); err != nil {
+					return err
+				}
+			}
 			return writeEvent(w, event, data)
 		}
 		done, err := poll(ctx, send)
@@ -87,17 +95,17 @@ func (h *Handler) jobLive(w http.ResponseWriter, r *http.Request, _ *viewer, pro
 	if !ok {
 		return
 	}
-	after := r.URL.Query().Get("after")
+	after := resumeFrom(r, r.URL.Query().Get("after"))
 	// Check the cursor before the stream starts, so that a bad one is a 404.
 	if err := h.cfg.Training.EachEvent(r.Context(), job.ID, after, func(training.Event) error { return errStop }); err != nil && !errors.Is(err, errStop) {
 		h.refuse(w, r, err)
 		return
 	}
-	h.pollStream(w, r, projectID, func(ctx context.Context, send func(event, data string) error) (bool, error) {
+	h.pollStream(w, r, projectID, func(ctx context.Context, send func(id, event, data string) error) (bool, error) {
 		sendEvent := func(e training.Event) error {
 			b, _ := json.Marshal(liveEvent{Type: e.Type, Data: e.Data, Nums: numbers(e.Data)})
 			after = e.ID
-			return send("training", string(b))
+			return send(e.ID, "training", string(b))
 		}
 		if err := h.cfg.Training.EachEvent(ctx, job.ID, after, sendEvent); err != nil {
 			return false, err
@@ -109,8 +117,18 @@ func (h *Handler) jobLive(w http.ResponseWriter, r *http.Request, _ *viewer, pro
 		// Events written before the status changed were read above; read
 		// once more for those committed with it, then end.
 		_ = h.cfg.Training.EachEvent(ctx, job.ID, after, sendEvent)
-		return true, send("end", string(now.Status))
+		return true, send("", "end", string(now.Status))
 	})
+}
+
+// resumeFrom is where a live stream starts: the last event id the browser
+// had when it reconnects after the stream dropped (Last-Event-ID), else the
+// page's own cursor.
+func resumeFrom(r *http.Request, cursor string) string {
+	if last := r.Header.Get("Last-Event-ID"); last != "" {
+		return last
+	}
+	return cursor
 }
 
 // errStop ends an EachEvent early.
@@ -134,14 +152,14 @@ func (h *Handler) modelLive(w http.ResponseWriter, r *http.Request, _ *viewer, p
 	if !ok {
 		return
 	}
-	from, err := strconv.ParseInt(r.URL.Query().Get("from"), 10, 64)
+	from, err := strconv.ParseInt(resumeFrom(r, r.URL.Query().Get("from")), 10, 64)
 	if err != nil || from < 0 {
 		h.refuse(w, r, weft.Errorf(errBadView, "from: a step ≥ 0"))
 		return
 	}
 	// sent is what the page has of the watched steps (from on).
 	sent := map[int64]map[string]float64{}
-	h.pollStream(w, r, projectID, func(ctx context.Context, send func(event, data string) error) (bool, error) {
+	h.pollStream(w, r, projectID, func(ctx context.Context, send func(id, event, data string) error) (bool, error) {
 		latest, err := h.checkpointsFrom(ctx, model.ID, from)
 		if err != nil {
 			return false, err
@@ -151,7 +169,7 @@ func (h *Handler) modelLive(w http.ResponseWriter, r *http.Request, _ *viewer, p
 				continue
 			}
 			b, _ := json.Marshal(livePoint{Step: c.Step, Numbers: c.Metrics, Saved: c.BlobPrefix != ""})
-			if err := send("checkpoint", string(b)); err != nil {
+			if err := send(strconv.FormatInt(c.Step, 10), "checkpoint", string(b)); err != nil {
 				return false, err
 			}
 			sent[c.Step] = c.Metrics

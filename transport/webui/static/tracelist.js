@@ -2,9 +2,61 @@
 // data-live="open" while their event stream (htmx's sse extension) is
 // connected and "closed" when it drops, so that people can tell a live list
 // from one that stopped updating (the stylesheet shows it by the count).
+//
+// The extension reports every error event of its stream as an error of the
+// page (console.error of the event: "[object Event]"). Most are none: a
+// stream that ends (a proxy's idle timeout, a server restarting) or that the
+// page cuts by being left is reconnected by the browser itself. So the
+// streams are made here (htmx.createEventSource, which the extension calls):
+// such an interruption only marks the list closed until it reopens, and the
+// extension hears of a stream only when the browser gave it up (the server
+// refused it: readyState CLOSED), which it retries with a growing delay.
+// Streams are closed when the page is hidden for good or for the
+// back-forward cache, whose restored page is loaded afresh.
+
 document.addEventListener("htmx:sseOpen", (event) => {
   event.target.dataset.live = "open";
 });
 document.addEventListener("htmx:sseError", (event) => {
   event.target.dataset.live = "closed";
+});
+
+const streams = new Set();
+let leaving = false;
+
+function listOf(url) {
+  for (const el of document.querySelectorAll("[sse-connect]")) {
+    if (el.getAttribute("sse-connect") === url) return el;
+  }
+  return null;
+}
+
+const createEventSource = window.htmx?.createEventSource;
+if (createEventSource) {
+  window.htmx.createEventSource = (url) => {
+    const source = createEventSource(url);
+    let reportError = null;
+    Object.defineProperty(source, "onerror", { get: () => reportError, set: (fn) => { reportError = fn; } });
+    source.addEventListener("error", (event) => {
+      if (leaving) return;
+      if (source.readyState === EventSource.CLOSED) {
+        streams.delete(source);
+        reportError?.call(source, event);
+        return;
+      }
+      const list = listOf(url);
+      if (list) list.dataset.live = "closed";
+    });
+    streams.add(source);
+    return source;
+  };
+}
+
+window.addEventListener("pagehide", () => {
+  leaving = true;
+  for (const source of streams) source.close();
+  streams.clear();
+});
+window.addEventListener("pageshow", (event) => {
+  if (event.persisted) window.location.reload();
 });

@@ -134,7 +134,11 @@ function addEventRow(type, step, payload) {
 
 // follow listens to a page's live stream (data-live) and hands each event
 // to its handler; an "end" event closes it. live.dataset.following says
-// whether it is listening ("true") or ended.
+// whether it is listening ("true"), waiting to reconnect ("reconnecting": the
+// stream dropped, and the browser reconnects by itself, resuming after the
+// last event it had), refused by the server ("closed"), or ended. A dropped
+// stream is no error of the page, and nothing is logged. The stream is
+// closed when the page is left.
 function follow(live, handlers) {
   const source = new EventSource(live.dataset.live);
   live.dataset.following = "true";
@@ -146,7 +150,21 @@ function follow(live, handlers) {
     live.dataset.following = "ended";
     handlers.end?.(e.data);
   });
+  source.addEventListener("open", () => {
+    if (live.dataset.following !== "ended") live.dataset.following = "true";
+  });
+  source.addEventListener("error", () => {
+    if (live.dataset.following === "ended") return;
+    live.dataset.following = source.readyState === EventSource.CLOSED ? "closed" : "reconnecting";
+  });
+  window.addEventListener("pagehide", () => source.close());
 }
+
+// A page restored from the back-forward cache lost its streams on the way
+// in (pagehide): it is loaded afresh.
+window.addEventListener("pageshow", (event) => {
+  if (event.persisted && document.querySelector(".live-charts[data-live]")) window.location.reload();
+});
 
 // jobHandlers: a job's events, each gradient step the next step of its own
 // (an overlaid job may have more), and its final status.
