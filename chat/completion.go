@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/weftlabs/weft"
@@ -51,6 +52,7 @@ func (s *Gateway) Complete(ctx context.Context, projectID string, raw []byte) (*
 	if err := Validate(req, route.ModelInfo); err != nil {
 		return nil, err
 	}
+	req.tenant, _, _ = strings.Cut(projectID, "/")
 	c := &Completion{queue: s.queue, now: s.now}
 	if s.queue != nil {
 		c.pending = pendingCall{

@@ -303,6 +303,7 @@ func engineRequest(req *CompletionRequest, prompt []int, maxTokens int) local.Re
 	if req.Priority != nil {
 		er.Priority = int(*req.Priority)
 	}
+	er.Tenant = req.tenant
 	if req.has("cache_salt") {
 		_ = json.Unmarshal(req.CacheSalt, &er.CacheSalt)
 	}

@@ -87,6 +87,9 @@ type CompletionRequest struct {
 	// or not, in order.
 	raw     []byte
 	members []member
+	// tenant is whose request it is: the entity of the project it is
+	// traced into. A local model keeps tenants' prefix caches apart.
+	tenant string
 }
 
 // ResponseFormat is OpenAI's response_format.

@@ -83,12 +83,14 @@ func (c *adapterCache) len() int {
 	return c.order.Len()
 }
 
-// prefixKey is the prefix-cache salt of a request: its cache salt, and its
-// adapter's key when it has one, in one unambiguous string, so that rows
-// computed under one adapter (or none) never serve another.
-func prefixKey(salt string, adapter *heldAdapter) string {
-	if adapter == nil {
-		return "base:" + salt
+// prefixKey is the prefix-cache salt of a request: its tenant, its cache
+// salt and its adapter's key when it has one, each quoted into one
+// unambiguous string, so that rows computed for one tenant, under one salt
+// or one adapter (or none) never serve another.
+func prefixKey(tenant, salt string, adapter *heldAdapter) string {
+	key := "base"
+	if adapter != nil {
+		key = "lora " + strconv.Quote(adapter.key)
 	}
-	return "lora:" + adapter.key + ":" + salt
+	return key + " " + strconv.Quote(tenant) + " " + strconv.Quote(salt)
 }

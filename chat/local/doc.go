@@ -76,9 +76,9 @@
 // chunks within MaxBatchTokens). Sequences join and leave between steps.
 // A request is admitted when a slot (MaxSeqs) is free and the KV cache can
 // hold its prompt, in priority order (lower value first, then arrival); it
-// reuses the cached blocks of the longest prefix computed before under the
-// same cache_salt. Its n choices share the prompt's blocks. When a running
-// sequence cannot grow, the lowest-priority running sequence is preempted:
+// reuses the cached blocks of the longest prefix computed before for the
+// same Tenant under the same CacheSalt. Its n choices share the prompt's
+// blocks. When a running sequence cannot grow, the lowest-priority running sequence is preempted:
 // its blocks go back to the pool and it is recomputed later (its random
 // generator keeps its state). A request the cache cannot take waits at most
 // MaxQueueWait (and at most MaxQueued wait) before ErrOverloaded; the engine
@@ -93,8 +93,8 @@
 // under different adapters, and the base model's, share each forward pass:
 // the base model's products run once for the whole batch and each
 // adapter's low-rank delta only on its own rows (package model). The prefix
-// cache is keyed by adapter as well as cache_salt: blocks computed under one
-// adapter never serve another, nor the base model.
+// cache is keyed by adapter as well as tenant and salt: blocks computed
+// under one adapter never serve another, nor the base model.
 //
 // # Determinism
 //

@@ -16,7 +16,7 @@ type request struct {
 	admitted chan error // receives nil on admission, or the refusal
 	arrival  uint64     // order of submission, the tie-break of priority
 	priority int
-	salt     string // the prefix-cache key: CacheSalt and the adapter
+	salt     string // the prefix-cache key: Tenant, CacheSalt and the adapter
 	adapter  *lora.Adapter
 	prompt   []int
 	n        int
@@ -65,7 +65,7 @@ func (e *Engine) resolve(req Request) (*request, error) {
 			return nil, err
 		}
 	}
-	r := &request{priority: req.Priority, salt: prefixKey(req.CacheSalt, adapter), prompt: req.Prompt, n: req.choices(),
+	r := &request{priority: req.Priority, salt: prefixKey(req.Tenant, req.CacheSalt, adapter), prompt: req.Prompt, n: req.choices(),
 		include: req.IncludeStopStrInOutput, minTokens: req.MinTokens, logprobs: req.Logprobs,
 		skipSpecial: req.SkipSpecialTokens == nil || *req.SkipSpecialTokens, promptTop: noPromptLogprobs, eos: -1,
 		constraint: req.Constraint, reasoningEnd: -1}

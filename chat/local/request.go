@@ -95,8 +95,15 @@ type Request struct {
 	// Priority orders admission and preemption: lower values first (vLLM's
 	// priority scheduling); ties go by arrival.
 	Priority int
-	// CacheSalt isolates prefix caching: a request only reuses KV blocks
-	// computed under the same salt ("" is a salt of its own).
+	// Tenant names whose request this is (an account, a team: any string
+	// the caller keys its users by). The prefix cache keeps tenants apart:
+	// a request reuses only KV blocks computed for the same tenant, so the
+	// cached tokens it reports (and how fast its first token comes) tell
+	// nothing of another tenant's prompts.
+	Tenant string
+	// CacheSalt further isolates prefix caching within the tenant: a
+	// request only reuses KV blocks computed under the same tenant and
+	// salt ("" is a salt of its own).
 	CacheSalt string
 
 	// Adapter, when not empty, is a LoRA adapter directory in the standard

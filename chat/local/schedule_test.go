@@ -257,11 +257,14 @@ func TestPreemptionTakesLowestPriorityAndRecomputes(t *testing.T) {
 	}
 }
 
+// The prefix cache is shared within one tenant and salt only: another
+// salt, another tenant with the same salt, or a tenant and salt that join
+// into the same text read nothing.
 func TestPrefixCacheReuseIsolatedBySalt(t *testing.T) {
 	e := open(t, llamaDir(t), ModelConfig{})
 	p := longPrompt(e, 40)
 	req := func(salt string) Request {
-		return Request{Prompt: p, MaxTokens: 8, Temperature: ptr(0.0), CacheSalt: salt, Logprobs: true, TopLogprobs: 2}
+		return Request{Prompt: p, MaxTokens: 8, Temperature: ptr(0.0), Tenant: "t", CacheSalt: salt, Logprobs: true, TopLogprobs: 2}
 	}
 	first := run(t, e, req("a"))
 	if first.Usage.CachedTokens != 0 {
@@ -279,6 +282,13 @@ func TestPrefixCacheReuseIsolatedBySalt(t *testing.T) {
 	}
 	if other := run(t, e, req("")); other.Usage.CachedTokens != 0 {
 		t.Fatalf("no salt: %d cached tokens", other.Usage.CachedTokens)
+	}
+	for _, other := range []struct{ tenant, salt string }{{"u", "a"}, {"", "a"}, {"", "ta"}, {"t a", ""}, {`t" "a`, ""}} {
+		r := req(other.salt)
+		r.Tenant = other.tenant
+		if res := run(t, e, r); res.Usage.CachedTokens != 0 {
+			t.Fatalf("tenant %q, salt %q: %d cached tokens of tenant t's", other.tenant, other.salt, res.Usage.CachedTokens)
+		}
 	}
 	if back := run(t, e, req("a")); back.Usage.CachedTokens != 32 {
 		t.Fatalf("salt a again: %d cached tokens", back.Usage.CachedTokens)

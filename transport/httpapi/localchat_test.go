@@ -105,11 +105,17 @@ func sharedGateway(t *testing.T) *chat.Gateway {
 // and body.
 func (s *localServer) post(t *testing.T, path, body string) (int, http.Header, []byte) {
 	t.Helper()
+	return s.postAs(t, s.aliceKey, path, body)
+}
+
+// postAs is post with key.
+func (s *localServer) postAs(t *testing.T, key, path, body string) (int, http.Header, []byte) {
+	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, s.server.URL+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+s.aliceKey)
+	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -160,7 +166,13 @@ type completion struct {
 
 func (s *localServer) complete(t *testing.T, body string) (completion, []byte) {
 	t.Helper()
-	status, _, raw := s.post(t, "/v1/chat/completions", body)
+	return s.completeAs(t, s.aliceKey, body)
+}
+
+// completeAs is complete with key.
+func (s *localServer) completeAs(t *testing.T, key, body string) (completion, []byte) {
+	t.Helper()
+	status, _, raw := s.postAs(t, key, "/v1/chat/completions", body)
 	if status != http.StatusOK {
 		t.Fatalf("status %d: %s", status, raw)
 	}

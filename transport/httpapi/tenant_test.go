@@ -1,7 +1,10 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -109,4 +112,42 @@ func newUser(t testing.TB, db *weft.DB, name string) string {
 		t.Fatal(err)
 	}
 	return key
+}
+
+// TestPrefixCacheKeepsTenantsApart: with prompt_tokens_details on, bob's
+// correct guess of alice's prompt is served as many cached tokens as a
+// wrong guess of the same length (none of hers), with or without a
+// cache_salt of his (which adds to his entity's, never replaces it: the
+// same salt as alice's reads nothing of hers either), while alice's own
+// repeat reads her prompt from the cache.
+func TestPrefixCacheKeepsTenantsApart(t *testing.T) {
+	t.Parallel()
+	db := testdb.SQLite(t)
+	s := &localServer{fixture: newFixture(t, db, 1<<20, func(cfg *Config) { cfg.Chat = sharedGateway(t) })}
+	bobKey := newUser(t, db, "bob")
+	body := func(secret, salt string) string {
+		b, _ := json.Marshal(map[string]any{"model": "tiny", "max_tokens": 1, "cache_salt": salt,
+			"messages": []map[string]string{{"role": "user", "content": secret + strings.Repeat(" word", 40)}}})
+		if salt == "" {
+			b = bytes.Replace(b, []byte(`"cache_salt":"",`), nil, 1)
+		}
+		return string(b)
+	}
+	cached := func(key, body string) int {
+		c, _ := s.completeAs(t, key, body)
+		return c.Usage.PromptTokensDetails.CachedTokens
+	}
+	for _, salt := range []string{"", "shared-salt"} {
+		secret, wrong := rand.Text(), rand.Text() // same length, different from the first token
+		if n := cached(s.aliceKey, body(secret, salt)); n != 0 {
+			t.Fatalf("salt %q: alice's first request read %d cached tokens", salt, n)
+		}
+		if n := cached(s.aliceKey, body(secret, salt)); n < 32 {
+			t.Errorf("salt %q: alice's repeat read %d cached tokens, want her prompt's full blocks", salt, n)
+		}
+		miss, guess := cached(bobKey, body(wrong, salt)), cached(bobKey, body(secret, salt))
+		if guess != miss {
+			t.Errorf("salt %q: bob's correct guess of alice's prompt read %d cached tokens, a wrong guess %d", salt, guess, miss)
+		}
+	}
 }
