@@ -12,14 +12,14 @@ import (
 	"github.com/weftlabs/weft/objects/ref"
 )
 
-// maxRefsPerBatch bounds one refs/read_batch.
-const maxRefsPerBatch = 1000
+// MaxRefsPerBatch bounds one RefsReadBatch.
+const MaxRefsPerBatch = 1000
 
 var jsonNull = json.RawMessage("null")
 
 func (s *Store) RefsReadBatch(ctx context.Context, req *RefsReadBatchReq) (*RefsReadBatchRes, error) {
-	if len(req.Refs) > maxRefsPerBatch {
-		return nil, weft.Errorf(ErrInvalidRequest, "Too many refs: %d (at most %d)", len(req.Refs), maxRefsPerBatch)
+	if len(req.Refs) > MaxRefsPerBatch {
+		return nil, weft.Errorf(ErrInvalidRequest, "Too many refs: %d (at most %d)", len(req.Refs), MaxRefsPerBatch)
 	}
 	parsed := make([]ref.Ref, len(req.Refs))
 	for i, s := range req.Refs {

@@ -107,13 +107,21 @@ func (s *Store) filtered(q *bun.SelectQuery, projectID string, f *CallsFilter) (
 	for _, in := range []struct {
 		column string
 		values []string
+		// emptyMatchesNone: an empty (not nil) list matches nothing rather
+		// than being no filter.
+		emptyMatchesNone bool
 	}{
-		{"c.id", f.CallIDs}, {"c.trace_id", f.TraceIDs}, {"c.parent_id", f.ParentIDs},
-		{"c.op_name", f.OpNames}, {"c.thread_id", f.ThreadIDs}, {"c.pf_user_id", f.UserIDs},
+		{"c.id", f.CallIDs, false}, {"c.trace_id", f.TraceIDs, false}, {"c.parent_id", f.ParentIDs, false},
+		{"c.thread_id", f.ThreadIDs, true}, {"c.turn_id", f.TurnIDs, true},
+		{"c.pf_user_id", f.UserIDs, false}, {"c.pf_run_id", qualifiedRunIDs(projectID, f.RunIDs), false},
 	} {
-		if len(in.values) > 0 {
+		if len(in.values) > 0 || (in.emptyMatchesNone && in.values != nil) {
 			q = whereIn(q, "? IN (?)", in.column, in.values)
 		}
+	}
+	if len(f.OpNames) > 0 {
+		cond := s.opNamesCondition(f.OpNames)
+		q = q.Where(cond.SQL, cond.Args...)
 	}
 	if f.TraceRootsOnly {
 		q = q.Where("c.parent_id IS NULL")
@@ -154,6 +162,56 @@ func (s *Store) filtered(q *bun.SelectQuery, projectID string, f *CallsFilter) (
 		q = whereIn(q, s.dialect.JSONArrayHasAny(), refs.column, refs.values)
 	}
 	return q, nil
+}
+
+// qualifiedRunIDs reads each run id without a "/" as a run of projectID.
+func qualifiedRunIDs(projectID string, runIDs []string) []string {
+	if len(runIDs) == 0 {
+		return runIDs
+	}
+	out := make([]string, len(runIDs))
+	for i, id := range runIDs {
+		if !strings.Contains(id, "/") {
+			id = projectID + "/" + id
+		}
+		out[i] = id
+	}
+	return out
+}
+
+// VersionWildcard ends an op_names entry that names every version of an op:
+// "weave:///<entity>/<project>/op/<name>:*".
+const VersionWildcard = ":*"
+
+// opNamesCondition holds for calls whose op_name is one of names, or, for a
+// name ending in VersionWildcard, starts with that name up to and including
+// its colon. A prefix is a range of the byte order ([prefix, prefix with
+// its colon replaced by the next byte)), which an index of op_name reads.
+func (s *Store) opNamesCondition(names []string) database.Expr {
+	var exact []string
+	var parts []string
+	var args []any
+	for _, name := range names {
+		if strings.ContainsRune(name, 0) {
+			continue // names nothing stored
+		}
+		prefix, wildcard := strings.CutSuffix(name, VersionWildcard)
+		if !wildcard {
+			exact = append(exact, name)
+			continue
+		}
+		column := s.dialect.ByteOrder("c.op_name")
+		parts = append(parts, "("+column+" >= ? AND "+column+" < ?)")
+		args = append(args, prefix+":", prefix+";")
+	}
+	if len(exact) > 0 {
+		parts = append(parts, "c.op_name IN (?)")
+		args = append(args, bun.In(exact))
+	}
+	if len(parts) == 0 {
+		return database.Expr{SQL: "1 = 0"}
+	}
+	return database.Expr{SQL: "(" + strings.Join(parts, " OR ") + ")", Args: args}
 }
 
 // hasFeedback holds for calls with feedback: a feedback row of the same
@@ -237,13 +295,7 @@ func (s *Store) CallsQuery(ctx context.Context, req *CallsQueryReq, yield func(*
 		return weft.Errorf(ErrInvalidQuery, "limit and offset must not be negative")
 	}
 	q = page(q, req.Limit, req.Offset)
-	var columns map[string]bool
-	if len(req.Columns) > 0 {
-		columns = map[string]bool{}
-		for _, c := range req.Columns {
-			columns[c] = true
-		}
-	}
+	columns := columnSet(req.Columns, req.IncludeCosts)
 	if !req.IncludeCosts {
 		book = nil
 	}

@@ -5,63 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/weftlabs/weft/internal/jsontext"
 	"github.com/weftlabs/weft/objects/ref"
 )
-
-// member is one member of a JSON object: its key as written and its value as
-// written, so that rebuilding an object keeps every byte of both.
-type member struct {
-	key      string
-	rawKey   []byte
-	rawValue []byte
-}
-
-// objectMembers splits the JSON object b into its members, in order. ok is
-// false when b is not an object.
-func objectMembers(b []byte) (members []member, ok bool) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, false
-	}
-	for dec.More() {
-		start := dec.InputOffset()
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, false
-		}
-		key, isKey := tok.(string)
-		end := dec.InputOffset()
-		var value json.RawMessage
-		if !isKey || dec.Decode(&value) != nil {
-			return nil, false
-		}
-		rawKey := bytes.TrimLeft(b[start:end], " \t\r\n,")
-		members = append(members, member{key: key, rawKey: rawKey, rawValue: value})
-	}
-	return members, true
-}
-
-// writeObject writes members as a JSON object.
-func writeObject(buf *bytes.Buffer, members []member) {
-	buf.WriteByte('{')
-	for i, m := range members {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		buf.Write(m.rawKey)
-		buf.WriteByte(':')
-		buf.Write(m.rawValue)
-	}
-	buf.WriteByte('}')
-}
-
-func newMember(key string, value []byte) member {
-	k, _ := json.Marshal(key)
-	return member{key: key, rawKey: k, rawValue: value}
-}
 
 // derivedWeaveKeys are the members of summary.weave the server owns: whatever
 // a client stored under them is replaced on every read.
@@ -80,29 +29,29 @@ const (
 // display_name or trace_name, and costs when given). Other members keep their
 // exact text.
 func rebuildSummary(stored []byte, c *Call, costs []byte) []byte {
-	members, ok := objectMembers(stored)
+	members, ok := jsontext.ObjectMembers(stored)
 	if !ok {
 		members = nil
 	}
 	weaveAt := -1
 	var errorCount float64
 	for i, m := range members {
-		switch m.key {
+		switch m.Key {
 		case "weave":
 			weaveAt = i
 		case "status_counts":
 			var counts struct {
 				Error float64 `json:"error"`
 			}
-			_ = json.Unmarshal(m.rawValue, &counts)
+			_ = json.Unmarshal(m.RawValue, &counts)
 			errorCount = counts.Error
 		}
 	}
-	var weave []member
+	var weave []jsontext.Member
 	if weaveAt >= 0 {
-		old, _ := objectMembers(members[weaveAt].rawValue)
+		old, _ := jsontext.ObjectMembers(members[weaveAt].RawValue)
 		for _, m := range old {
-			if !derivedWeaveKeys[m.key] {
+			if !derivedWeaveKeys[m.Key] {
 				weave = append(weave, m)
 			}
 		}
@@ -116,27 +65,27 @@ func rebuildSummary(stored []byte, c *Call, costs []byte) []byte {
 	case errorCount > 0:
 		status = StatusDescendantError
 	}
-	weave = append(weave, newMember("status", quote(status)))
+	weave = append(weave, jsontext.NewMember("status", quote(status)))
 	if c.DisplayName != nil {
-		weave = append(weave, newMember("display_name", quote(*c.DisplayName)))
+		weave = append(weave, jsontext.NewMember("display_name", quote(*c.DisplayName)))
 	} else {
-		weave = append(weave, newMember("trace_name", quote(opDisplayName(c.OpName))))
+		weave = append(weave, jsontext.NewMember("trace_name", quote(opDisplayName(c.OpName))))
 	}
 	if c.EndedAt != nil {
-		weave = append(weave, newMember("latency_ms", strconv.AppendInt(nil, latencyMS(c.StartedAt, *c.EndedAt), 10)))
+		weave = append(weave, jsontext.NewMember("latency_ms", strconv.AppendInt(nil, latencyMS(c.StartedAt, *c.EndedAt), 10)))
 	}
 	if costs != nil {
-		weave = append(weave, newMember("costs", costs))
+		weave = append(weave, jsontext.NewMember("costs", costs))
 	}
 	var wb bytes.Buffer
-	writeObject(&wb, weave)
+	jsontext.WriteObject(&wb, weave)
 	if weaveAt >= 0 {
-		members[weaveAt].rawValue = wb.Bytes()
+		members[weaveAt].RawValue = wb.Bytes()
 	} else {
-		members = append(members, newMember("weave", wb.Bytes()))
+		members = append(members, jsontext.NewMember("weave", wb.Bytes()))
 	}
 	var out bytes.Buffer
-	writeObject(&out, members)
+	jsontext.WriteObject(&out, members)
 	return out.Bytes()
 }
 
@@ -173,22 +122,57 @@ func quote(s string) []byte {
 }
 
 // selectColumns keeps only the requested top-level members of the encoded call
-// (plus the ones every call carries).
+// (plus the ones every call carries); attributes and inputs, which Weave's
+// call schema requires, are {} when not requested.
 func selectColumns(encoded []byte, columns map[string]bool) []byte {
-	members, ok := objectMembers(encoded)
+	members, ok := jsontext.ObjectMembers(encoded)
 	if !ok {
 		return encoded
 	}
 	kept := members[:0]
 	for _, m := range members {
-		if columns[m.key] || alwaysReturned[m.key] {
+		switch {
+		case columns[m.Key] || alwaysReturned[m.Key]:
+			kept = append(kept, m)
+		case m.Key == "attributes" || m.Key == "inputs":
+			m.RawValue = []byte("{}")
 			kept = append(kept, m)
 		}
 	}
 	var out bytes.Buffer
-	writeObject(&out, kept)
+	jsontext.WriteObject(&out, kept)
 	return out.Bytes()
 }
 
 // alwaysReturned are the fields a query returns whatever its columns say.
 var alwaysReturned = map[string]bool{"id": true, "project_id": true, "trace_id": true, "op_name": true, "started_at": true}
+
+// columnSet is the set of top-level fields that columns select, as Weave
+// reads them: a column names the field of its first path segment
+// ("output.result" selects output), a "_dump" suffix is dropped
+// ("summary_dump" is summary), and summary (also implied by costs) brings the
+// fields its derived members are made of: ended_at, exception and
+// display_name. Nil (every field) when columns is empty.
+func columnSet(columns []string, costs bool) map[string]bool {
+	if len(columns) == 0 {
+		return nil
+	}
+	set := map[string]bool{}
+	for _, c := range columns {
+		first, _, _ := strings.Cut(c, ".")
+		set[strings.TrimSuffix(first, "_dump")] = true
+	}
+	if costs {
+		set["summary"] = true
+	}
+	if set["summary"] {
+		set["ended_at"], set["exception"], set["display_name"] = true, true, true
+	}
+	// Either spelling of the user and run fields selects the field.
+	for pf, wb := range map[string]string{"pf_user_id": "wb_user_id", "pf_run_id": "wb_run_id", "pf_run_step": "wb_run_step", "pf_run_step_end": "wb_run_step_end"} {
+		if set[wb] {
+			set[pf] = true
+		}
+	}
+	return set
+}

@@ -318,16 +318,29 @@ type Call struct {
 func (c *Call) Cursor() CallsCursor { return c.cursor }
 
 // CallsFilter selects calls; every set field must match (lists match any of
-// their values).
+// their values). A nil list is no filter, and so is an empty one, except for
+// ThreadIDs and TurnIDs: an empty list of those matches nothing, as Weave
+// answers it.
 type CallsFilter struct {
-	_              struct{} `additionalProperties:"true"`
-	OpNames        []string `json:"op_names,omitempty"`
-	InputRefs      []string `json:"input_refs,omitempty"`
-	OutputRefs     []string `json:"output_refs,omitempty"`
-	ParentIDs      []string `json:"parent_ids,omitempty"`
-	TraceIDs       []string `json:"trace_ids,omitempty"`
-	CallIDs        []string `json:"call_ids,omitempty"`
-	ThreadIDs      []string `json:"thread_ids,omitempty"`
+	_ struct{} `additionalProperties:"true"`
+	// OpNames matches op_name exactly, or, for an entry ending in ":*" (an
+	// op ref without its version), every version of that op.
+	OpNames    []string `json:"op_names,omitempty"`
+	InputRefs  []string `json:"input_refs,omitempty"`
+	OutputRefs []string `json:"output_refs,omitempty"`
+	ParentIDs  []string `json:"parent_ids,omitempty"`
+	TraceIDs   []string `json:"trace_ids,omitempty"`
+	CallIDs    []string `json:"call_ids,omitempty"`
+	ThreadIDs  []string `json:"thread_ids,omitempty"`
+	TurnIDs    []string `json:"turn_ids,omitempty"`
+	// UserIDs keeps calls made by one of these users (pf_user_id; Weave's
+	// wb_user_ids is accepted for it).
+	UserIDs []string `json:"pf_user_ids,omitempty"`
+	// RunIDs keeps calls of one of these runs (pf_run_id; Weave's wb_run_ids
+	// is accepted for it). A run id without a "/" names a run of the
+	// query's project: it is read as "<entity>/<project>/<run id>", the form
+	// the SDKs store.
+	RunIDs         []string `json:"pf_run_ids,omitempty"`
 	TraceRootsOnly bool     `json:"trace_roots_only,omitempty"`
 
 	// The fields below serve Go callers such as the web UI's filters; they
@@ -350,8 +363,6 @@ type CallsFilter struct {
 	// searches): with TraceRootsOnly a search reads the trigram index, without
 	// it the project's calls are read one by one.
 	Search string `json:"-"`
-	// UserIDs keeps calls made by one of these users (pf_user_id).
-	UserIDs []string `json:"-"`
 	// HasFeedback keeps calls that have feedback attached (a feedback row
 	// whose trace_ref is the call's trace:/// or weave:/// ref).
 	HasFeedback bool `json:"-"`
@@ -359,6 +370,28 @@ type CallsFilter struct {
 	// undeleted call whose parent_id is theirs): what a tree needs to know
 	// of a page of calls to draw which of them expand, in one query.
 	HasChildren bool `json:"-"`
+}
+
+// UnmarshalJSON accepts Weave's wb_user_ids and wb_run_ids for pf_user_ids
+// and pf_run_ids.
+func (f *CallsFilter) UnmarshalJSON(b []byte) error {
+	type plain CallsFilter
+	var w struct {
+		plain
+		WbUserIDs []string `json:"wb_user_ids"`
+		WbRunIDs  []string `json:"wb_run_ids"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*f = CallsFilter(w.plain)
+	if f.UserIDs == nil {
+		f.UserIDs = w.WbUserIDs
+	}
+	if f.RunIDs == nil {
+		f.RunIDs = w.WbRunIDs
+	}
+	return nil
 }
 
 // SortBy orders a query by one field, "asc" or "desc".

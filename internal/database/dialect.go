@@ -154,6 +154,18 @@ func sqlitePath(path []string) string {
 	return b.String()
 }
 
+// ByteOrder is the text expression expr compared in byte order (which in
+// UTF-8 is code point order), whatever the database's collation: on
+// PostgreSQL expr COLLATE "C", on SQLite expr itself (its BINARY collation).
+// An index serves such comparisons only when it is built on the same
+// expression. expr is trusted text.
+func (d Dialect) ByteOrder(expr string) string {
+	if d.postgres {
+		return "(" + expr + ` COLLATE "C")`
+	}
+	return expr
+}
+
 // minTrigramRunes is the shortest term a trigram index can look up.
 const minTrigramRunes = 3
 

@@ -1,5 +1,8 @@
-// Package jsontext checks that JSON text holds only text both databases can
-// keep: valid UTF-8, and no \u escape naming half of a surrogate pair.
+// Package jsontext works on client JSON as the text it was sent as. Check
+// tells whether the text holds only what both databases can keep: valid
+// UTF-8, and no \u escape naming half of a surrogate pair. ObjectMembers and
+// WriteObject take an object apart and put it together member by member,
+// keeping every byte of the members they do not change.
 //
 // encoding/json accepts both and quietly turns them into U+FFFD when it decodes
 // a string, but raw JSON members (inputs, outputs, payloads) are stored as

@@ -84,23 +84,27 @@ func (h *Handler) registerObjects() {
 			}
 			return &in.Body, projects, nil
 		}, svc.RefsReadBatch)
-	route(h, post("file-create", "/file/create", "Store a file (multipart form: project_id, file, optional expected_digest)"), true,
-		func(_ context.Context, in *fileCreateInput) (*objects.FileCreateReq, []string, error) {
-			req, err := fileCreateRequest(&in.RawBody)
-			if err != nil {
-				return nil, nil, err
-			}
-			return req, one(req.ProjectID), nil
-		}, svc.FileCreate)
-	routeOutput(h, post("file-content", "/file/content", "Read a file's bytes"), false,
-		fromBody(func(r *objects.FileContentReq) string { return r.ProjectID }),
-		func(ctx context.Context, req *objects.FileContentReq) (*fileContentOutput, error) {
-			out, err := svc.FileContent(ctx, req)
-			if err != nil {
-				return nil, err
-			}
-			return &fileContentOutput{ContentType: "application/octet-stream", Body: out.Content}, nil
-		})
+	// Weave's server registers the file routes under both spellings, and the
+	// Python SDK uses /files/.
+	for _, spelling := range []string{"file", "files"} {
+		route(h, post(spelling+"-create", "/"+spelling+"/create", "Store a file (multipart form: project_id, file, optional expected_digest)"), true,
+			func(_ context.Context, in *fileCreateInput) (*objects.FileCreateReq, []string, error) {
+				req, err := fileCreateRequest(&in.RawBody)
+				if err != nil {
+					return nil, nil, err
+				}
+				return req, one(req.ProjectID), nil
+			}, svc.FileCreate)
+		routeOutput(h, post(spelling+"-content", "/"+spelling+"/content", "Read a file's bytes"), false,
+			fromBody(func(r *objects.FileContentReq) string { return r.ProjectID }),
+			func(ctx context.Context, req *objects.FileContentReq) (*fileContentOutput, error) {
+				out, err := svc.FileContent(ctx, req)
+				if err != nil {
+					return nil, err
+				}
+				return &fileContentOutput{ContentType: "application/octet-stream", Body: out.Content}, nil
+			})
+	}
 
 	for _, family := range objects.Families {
 		h.registerV2Family(family)

@@ -410,11 +410,13 @@ func batchAnswer(ctx context.Context, res *trace.UpsertBatchRes) upsertBatchOutp
 
 // streamQuery answers NDJSON, one call per line, written as rows arrive from
 // the database. The first line is flushed at once; an error before it is an
-// ordinary error response.
+// ordinary error response. Calls whose refs are expanded or whose feedback is
+// attached are written in batches of hydrateBatch.
 func (h *Handler) streamQuery(ctx context.Context, req *callsQueryBody) (*huma.StreamResponse, error) {
 	if err := checkNoQuery(req.Query); err != nil {
 		return nil, err
 	}
+	hy := h.newCallHydrator(req.ProjectID, req.ExpandColumns, req.IncludeFeedback)
 	return &huma.StreamResponse{Body: func(hctx huma.Context) {
 		_, w := humachi.Unwrap(hctx)
 		rc := http.NewResponseController(w)
@@ -422,7 +424,7 @@ func (h *Handler) streamQuery(ctx context.Context, req *callsQueryBody) (*huma.S
 		enc := json.NewEncoder(buf)
 		enc.SetEscapeHTML(false)
 		started := false
-		err := h.cfg.Trace.CallsQuery(hctx.Context(), &req.CallsQueryReq, func(c *trace.Call) error {
+		write := func(c *trace.Call) error {
 			if !started {
 				started = true
 				w.Header().Set("Content-Type", "application/jsonl")
@@ -436,7 +438,32 @@ func (h *Handler) streamQuery(ctx context.Context, req *callsQueryBody) (*huma.S
 				return rc.Flush()
 			}
 			return enc.Encode(c)
+		}
+		var pending []*trace.Call
+		flushPending := func() error {
+			if err := hy.hydrate(hctx.Context(), pending); err != nil {
+				return err
+			}
+			for _, c := range pending {
+				if err := write(c); err != nil {
+					return err
+				}
+			}
+			pending = pending[:0]
+			return nil
+		}
+		err := h.cfg.Trace.CallsQuery(hctx.Context(), &req.CallsQueryReq, func(c *trace.Call) error {
+			if !hy.active() {
+				return write(c)
+			}
+			if pending = append(pending, c); len(pending) == hydrateBatch {
+				return flushPending()
+			}
+			return nil
 		})
+		if err == nil && len(pending) > 0 {
+			err = flushPending()
+		}
 		switch {
 		case err != nil && !started:
 			rendered := renderDomainError(ctx, styleWeave, err)
