@@ -2,6 +2,7 @@ package asm
 
 //go:generate go run gen_kernels.go gen_kernels_avx512.go
 //go:generate go run gen_matmuladd.go
+//go:generate go run gen_quant.go
 
 import (
 	"fmt"

@@ -246,8 +246,51 @@ func matmulTQ8Q8(dst []float32, ldd int, a []int8, as []float32, b []int8, bs []
 	}
 }
 
+// quantRowKernels are the assembly products of row i of x by n rows of
+// weights of a format, stride wstride bytes apart.
+var quantRowKernels = map[quant.Type]func(dst *float32, x *QActs, i int, w *byte, wstride, n int){
+	quant.Q8_0: func(dst *float32, x *QActs, i int, w *byte, wstride, n int) {
+		nb := x.Cols / Q8Block
+		qdotQ8_0Row(dst, &x.Q[i*x.Cols], &x.D[i*nb], w, wstride, n, nb)
+	},
+	quant.Q4_0: func(dst *float32, x *QActs, i int, w *byte, wstride, n int) {
+		nb := x.Cols / Q8Block
+		qdotQ4_0Row(dst, &x.Q[i*x.Cols], &x.D[i*nb], w, wstride, n, nb)
+	},
+	quant.Q4_K: func(dst *float32, x *QActs, i int, w *byte, wstride, n int) {
+		nb := x.Cols / QKBlock
+		qdotQ4_KRow(dst, &x.Q[i*x.Cols], &x.D[i*nb], &x.Sums[i*x.Cols/Q8Block], w, wstride, n, nb)
+	},
+	quant.Q5_K: func(dst *float32, x *QActs, i int, w *byte, wstride, n int) {
+		nb := x.Cols / QKBlock
+		qdotQ5_KRow(dst, &x.Q[i*x.Cols], &x.D[i*nb], &x.Sums[i*x.Cols/Q8Block], w, wstride, n, nb)
+	},
+	quant.Q6_K: func(dst *float32, x *QActs, i int, w *byte, wstride, n int) {
+		nb := x.Cols / QKBlock
+		qdotQ6_KRow(dst, &x.Q[i*x.Cols], &x.D[i*nb], w, wstride, n, nb)
+	},
+}
+
+// matmulTQuant runs the row kernel over every row of x; with several rows
+// it takes the columns in blocks that stay in the per-core cache while
+// every row passes over them, so w is read from memory once.
 func matmulTQuant(t quant.Type, dst []float32, ldd int, x *QActs, w []byte, rowBytes, n int) {
-	matmulTQuantGeneric(t, dst, ldd, x, w, rowBytes, n)
+	kernel := quantRowKernels[t]
+	if !useAVX2 || kernel == nil {
+		matmulTQuantGeneric(t, dst, ldd, x, w, rowBytes, n)
+		return
+	}
+	m := x.Rows
+	cols := n
+	if m > 1 {
+		cols = max(colBlockBytes/rowBytes/4*4, 4)
+	}
+	for j0 := 0; j0 < n; j0 += cols {
+		c := min(cols, n-j0)
+		for i := range m {
+			kernel(&dst[i*ldd+j0], x, i, &w[j0*rowBytes], rowBytes, c)
+		}
+	}
 }
 
 func matmulTHalf(t quant.Type, dst []float32, ldd int, a []float32, lda int, w []byte, m, n, k int) {

@@ -79,18 +79,18 @@
 // integer is exact, so only the float32 steps fix the order:
 //
 //   - blocks of 32 (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1): lane l (0 ≤ l < 8) of
-//     block b takes the integer Σ w·x over the block's elements 4l … 4l+3,
-//     converts it, multiplies it by d_w·d_x (rounded once) and adds it to
-//     accumulator l of the even or the odd blocks by b's parity; the two
-//     sets of eight are added lane by lane and folded as MatMulT's lanes.
-//     Q4_1 and Q5_1 add m_w·(d_x·Σx), one rounded product a block, to a
-//     running sum in block order, added last;
+//     each block takes the integer Σ w·x over the block's elements
+//     4l … 4l+3, converts it, multiplies it by d_w·d_x (rounded once) and
+//     adds it to accumulator l, block after block; the lanes are folded as
+//     MatMulT's. Q4_1 and Q5_1 add m_w·(d_x·Σx), one rounded product a
+//     block, to a running sum in block order, added last;
 //   - super-blocks of 256 (Q4_K, Q5_K, Q6_K): lane l takes the exact
-//     integer Σ over the eight 32-element parts of sub-block scale ×
+//     integer p = Σ over the eight 32-element parts of sub-block scale ×
 //     Σ w·x over the part's elements 4l … 4l+3, and, for Q4_K and Q5_K,
-//     sub-block l's minimum × Σx over it; each times d_w·d_x (or
-//     dmin_w·d_x), rounded, is added to its lane's accumulator, and the
-//     lanes of the one minus the other are folded as MatMulT's.
+//     n = sub-block l's minimum × Σx over it; p·(d_w·d_x) − n·(dmin_w·d_x),
+//     each product and the difference rounded once, is added to
+//     accumulator l, super-block after super-block, and the lanes are
+//     folded as MatMulT's.
 //
 // MatMulTHalf widens F16 or BF16 weights exactly and sums as MatMulT,
 // rounding each product before it is added. The assembly of both computes

@@ -87,33 +87,23 @@ func lanes32(acc *[8]float32, w *[32]int8, x []int8, scale float32) {
 	}
 }
 
-// fold16 folds the even blocks' lanes (acc[0:8]) and the odd blocks'
-// (acc[8:16]) lane by lane, then the eight lanes as reduceLanes does.
-func fold16(acc *[2][8]float32) float32 {
-	var s [8]float32
-	for l := range s {
-		s[l] = acc[0][l] + acc[1][l]
-	}
-	return reduceLanes(&s)
-}
-
-// dot32 is the product of the blocks-of-32 formats: block b's lanes, scaled
-// by d_w·d_x (one rounding), go to the even or odd accumulator by b's
-// parity; the formats with a minimum add m_w·(d_x·Σq_x), one product a
+// dot32 is the product of the blocks-of-32 formats: each block's lanes,
+// scaled by d_w·d_x (one rounding), are added to the eight accumulators in
+// block order; the formats with a minimum add m_w·(d_x·Σq_x), one product a
 // block, to a running sum in block order, added last.
 func dot32(x actRow, w []byte, size int, levels func(dst *[32]int8, blk []byte) (dw, mw float32, hasMin bool)) float32 {
-	var acc [2][8]float32
+	var acc [8]float32
 	var mins float32
 	var lv [32]int8
 	for b, dx := range x.d {
 		blk := w[b*size : (b+1)*size]
 		dw, mw, hasMin := levels(&lv, blk)
-		lanes32(&acc[b&1], &lv, x.q[32*b:], float32(dw*dx))
+		lanes32(&acc, &lv, x.q[32*b:], float32(dw*dx))
 		if hasMin {
 			mins += float32(mw * x.dsums[b])
 		}
 	}
-	return fold16(&acc) + mins
+	return reduceLanes(&acc) + mins
 }
 
 func dotQ8_0(x actRow, w []byte) float32 {
@@ -173,10 +163,10 @@ func dotQ5_1(x actRow, w []byte) float32 {
 // takes the exact integer p[l] = Σ over the eight sub-blocks of 32 of
 // scale(l's sub-block part)·Σ_{e=4l}^{4l+3} w·x, and, for the formats with
 // minima, n[l] = min_l·Σx over sub-block l; then acc[l] += p[l]·(d_w·d_x)
-// and accMin[l] += n[l]·(dmin_w·d_x), each product rounded once. The
-// result folds acc[l] − accMin[l] as reduceLanes does.
+// − n[l]·(dmin_w·d_x), each product and the difference rounded once. The
+// result folds acc as reduceLanes does.
 func dotK(x actRow, w []byte, size int, super func(p, n *[8]int32, blk []byte, x []int8, sums []int32) (dw, dminw float32)) float32 {
-	var acc, accMin [8]float32
+	var acc [8]float32
 	for b, dx := range x.d {
 		var p, n [8]int32
 		var sums []int32
@@ -186,15 +176,10 @@ func dotK(x actRow, w []byte, size int, super func(p, n *[8]int32, blk []byte, x
 		dw, dmin := super(&p, &n, w[b*size:(b+1)*size], x.q[QKBlock*b:QKBlock*(b+1)], sums)
 		scale, scaleMin := float32(dw*dx), float32(dmin*dx)
 		for l := range acc {
-			acc[l] += float32(float32(p[l]) * scale)
-			accMin[l] += float32(float32(n[l]) * scaleMin)
+			acc[l] += float32(float32(float32(p[l])*scale) - float32(float32(n[l])*scaleMin))
 		}
 	}
-	var r [8]float32
-	for l := range r {
-		r[l] = acc[l] - accMin[l]
-	}
-	return reduceLanes(&r)
+	return reduceLanes(&acc)
 }
 
 // subLanes adds scale·Σ_{e=4l}^{4l+3} w[e]·x[e] to p[l] for one sub-block

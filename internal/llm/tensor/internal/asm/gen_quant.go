@@ -1,0 +1,415 @@
+//go:build ignore
+
+// gen_quant writes quant_amd64.s, the AVX2 products of quantised
+// activations with weights in GGUF block formats (MatMulTQuant). Run it
+// with `go generate` in this directory; the output is committed.
+//
+// Each kernel multiplies one row of activations by n rows of weights
+// (output columns), four columns at a time and then one, streaming the
+// weights' blocks as they are stored. Per block and column it computes
+// the integers and roundings of the pure-Go version (qdot.go) in the same
+// order, so the two give the same bits.
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"log"
+	"os"
+	"strings"
+)
+
+type gen struct{ buf bytes.Buffer }
+
+func (g *gen) p(format string, args ...any) { fmt.Fprintf(&g.buf, "\t"+format+"\n", args...) }
+func (g *gen) label(name string)            { fmt.Fprintf(&g.buf, "%s:\n", name) }
+
+func y(i int) string { return fmt.Sprintf("Y%d", i) }
+func x(i int) string { return fmt.Sprintf("X%d", i) }
+
+// colRegs hold the weight pointers of the four columns of a tile.
+var colRegs = []string{"R9", "R10", "R11", "R12"}
+
+// format32 is a blocks-of-32 format: its block size and the code that
+// loads block levels as signed bytes into a register.
+type format32 struct {
+	name  string
+	bytes int
+	// levels loads the 32 levels of the block at (reg)(DX*1) into y(dst),
+	// signed; tmp is a free register.
+	levels func(g *gen, reg string, dst, tmp int)
+	// full is set when a level may be −128, whose negation int8 cannot
+	// hold: the product then takes |w| and x·sign(w) (activations are
+	// within ±127), rather than |x| and w·sign(x).
+	full bool
+}
+
+var formats32 = []format32{
+	{"Q8_0", 34, func(g *gen, reg string, dst, tmp int) {
+		g.p("VMOVDQU 2(%s)(DX*1), %s", reg, y(dst))
+	}, true},
+	{"Q4_0", 18, func(g *gen, reg string, dst, tmp int) {
+		// Low nibbles are levels 0–15, high nibbles 16–31; minus 8.
+		g.p("VMOVDQU 2(%s)(DX*1), %s", reg, x(dst))
+		g.p("VPSRLW $4, %s, %s", x(dst), x(tmp))
+		g.p("VINSERTI128 $1, %s, %s, %s", x(tmp), y(dst), y(dst))
+		g.p("VPAND nibbleMask<>(SB), %s, %s", y(dst), y(dst))
+		g.p("VPSUBB eights<>(SB), %s, %s", y(dst), y(dst))
+	}, false},
+}
+
+// reduceStore folds the 8 lanes of y(a) as reduceLanes does and stores the
+// sum at off(AX).
+func (g *gen) reduceStore(a, tmp, off int) {
+	g.p("VEXTRACTF128 $1, %s, %s", y(a), x(tmp))
+	g.p("VADDPS %s, %s, %s", x(tmp), x(a), x(a))
+	g.p("VMOVHLPS %s, %s, %s", x(a), x(a), x(tmp))
+	g.p("VADDPS %s, %s, %s", x(tmp), x(a), x(a))
+	g.p("VMOVSHDUP %s, %s", x(a), x(tmp))
+	g.p("VADDSS %s, %s, %s", x(tmp), x(a), x(a))
+	g.p("VMOVSS %s, %d(AX)", x(a), off)
+}
+
+// kernel32 emits qdot<NAME>Row: dst[j] = x · w_j for the n columns.
+//
+// Registers: SI activations, R8 their scales, DI dst, CX columns left,
+// BX the column stride in bytes, R9–R12 column pointers, DX the block's
+// byte offset in a column, AX the activation offset, R13 the block count,
+// R14 the block index. Y0–Y3 accumulators, Y4 x, Y5 |x|, Y6 x's scale,
+// Y15 16-bit ones.
+func (g *gen) kernel32(f format32) {
+	name := "qdot" + f.name + "Row"
+	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, x *int8, xd *float32, w *byte, wstride int, n int, nb int)\n", name)
+	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $0-56\n", name)
+	g.p("MOVQ dst+0(FP), DI")
+	g.p("MOVQ w+24(FP), R9")
+	g.p("MOVQ wstride+32(FP), BX")
+	g.p("MOVQ n+40(FP), CX")
+	g.p("MOVQ nb+48(FP), R13")
+	g.p("VPCMPEQW Y15, Y15, Y15")
+	g.p("VPSRLW $15, Y15, Y15")
+	for _, cols := range []int{4, 1} {
+		pfx := fmt.Sprintf("%s_%d", name, cols)
+		g.label(pfx + "_tile")
+		g.p("CMPQ CX, $%d", cols)
+		g.p("JLT %s_done", pfx)
+		for c := 1; c < cols; c++ {
+			g.p("LEAQ (%s)(BX*1), %s", colRegs[c-1], colRegs[c])
+		}
+		for c := range cols {
+			g.p("VXORPS %s, %s, %s", y(c), y(c), y(c))
+		}
+		g.p("MOVQ x+8(FP), SI")
+		g.p("MOVQ xd+16(FP), R8")
+		g.p("XORQ DX, DX")
+		g.p("XORQ R14, R14")
+		g.label(pfx + "_loop")
+		g.p("VMOVDQU (SI), Y4")
+		if !f.full {
+			g.p("VPABSB Y4, Y5")
+		}
+		g.p("VBROADCASTSS (R8), Y6")
+		for c := range cols {
+			w, s := 7+2*(c%2), 8+2*(c%2)
+			reg := colRegs[c]
+			f.levels(g, reg, w, s)
+			if f.full {
+				g.p("VPSIGNB %s, Y4, %s", y(w), y(s))
+				g.p("VPABSB %s, %s", y(w), y(w))
+				g.p("VPMADDUBSW %s, %s, %s", y(s), y(w), y(w))
+			} else {
+				g.p("VPSIGNB Y4, %s, %s", y(w), y(w))
+				g.p("VPMADDUBSW %s, Y5, %s", y(w), y(w))
+			}
+			g.p("VPMADDWD Y15, %s, %s", y(w), y(w))
+			g.p("VCVTDQ2PS %s, %s", y(w), y(w))
+			g.p("VPBROADCASTW (%s)(DX*1), %s", reg, x(s))
+			g.p("VCVTPH2PS %s, %s", x(s), y(s))
+			g.p("VMULPS Y6, %s, %s", y(s), y(s))
+			g.p("VMULPS %s, %s, %s", y(s), y(w), y(w))
+			g.p("VADDPS %s, %s, %s", y(w), y(c), y(c))
+		}
+		g.p("ADDQ $32, SI")
+		g.p("ADDQ $4, R8")
+		g.p("ADDQ $%d, DX", f.bytes)
+		g.p("INCQ R14")
+		g.p("CMPQ R14, R13")
+		g.p("JLT %s_loop", pfx)
+		g.p("MOVQ DI, AX")
+		for c := range cols {
+			g.reduceStore(c, 14, 4*c)
+		}
+		g.p("ADDQ $%d, DI", 4*cols)
+		g.p("SUBQ $%d, CX", cols)
+		g.p("LEAQ (%s)(BX*1), R9", colRegs[cols-1])
+		g.p("JMP %s_tile", pfx)
+		g.label(pfx + "_done")
+	}
+	g.p("VZEROUPPER")
+	g.p("RET")
+}
+
+// kernelQ4K emits qdotQ4_KRow: dst[j] = x · w_j for the n columns of Q4_K
+// weights, one column at a time (qdot.go's dotQ4_K).
+//
+// Registers: SI activations, R8 their scales, DI dst, CX columns left, BX
+// the column stride, R9 the column, R13 the super-block count, R14 the
+// super-block index, DX the block offset, AX and R10–R12 scratch (R15 is
+// left alone: dynamic linking uses it).
+// Y0 the accumulator, Y1 the super-block's integer sums p, Y2 the minima
+// term n, Y3–Y8 temporaries, Y9 x's scale.
+func (g *gen) kernelQ4K(five bool) {
+	name, size, qs := "qdotQ4_KRow", 144, 16
+	if five {
+		name, size, qs = "qdotQ5_KRow", 176, 48
+	}
+	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, x *int8, xd *float32, xs *int32, w *byte, wstride int, n int, nb int)\n", name)
+	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $16-64\n", name)
+	g.p("MOVQ dst+0(FP), DI")
+	g.p("MOVQ w+32(FP), R9")
+	g.p("MOVQ wstride+40(FP), BX")
+	g.p("MOVQ n+48(FP), CX")
+	g.p("MOVQ nb+56(FP), R13")
+	g.label(name + "_col")
+	g.p("CMPQ CX, $1")
+	g.p("JLT %s_done", name)
+	g.p("VXORPS Y0, Y0, Y0")
+	g.p("MOVQ x+8(FP), SI")
+	g.p("MOVQ xd+16(FP), R8")
+	g.p("XORQ DX, DX")
+	g.p("XORQ R14, R14")
+	g.label(name + "_loop")
+	// The eight 6-bit scales and minima of the 12 bytes at 4(R9)(DX*1):
+	// scales to 0(SP), minima to 8(SP), a byte each.
+	g.p("MOVL 4(R9)(DX*1), AX")   // u0: scales 0–3 (low 6 bits)
+	g.p("MOVL 8(R9)(DX*1), R10")  // u1: minima 0–3
+	g.p("MOVL 12(R9)(DX*1), R11") // u2: low nibbles of 4–7
+	g.p("MOVL AX, R12")
+	g.p("ANDL $0x3f3f3f3f, R12")
+	g.p("MOVL R12, 0(SP)")
+	g.p("MOVL R10, R12")
+	g.p("ANDL $0x3f3f3f3f, R12")
+	g.p("MOVL R12, 8(SP)")
+	g.p("SHRL $6, AX")
+	g.p("ANDL $0x03030303, AX")
+	g.p("SHLL $4, AX")
+	g.p("MOVL R11, R12")
+	g.p("ANDL $0x0f0f0f0f, R12")
+	g.p("ORL AX, R12")
+	g.p("MOVL R12, 4(SP)")
+	g.p("SHRL $6, R10")
+	g.p("ANDL $0x03030303, R10")
+	g.p("SHLL $4, R10")
+	g.p("SHRL $4, R11")
+	g.p("ANDL $0x0f0f0f0f, R11")
+	g.p("ORL R10, R11")
+	g.p("MOVL R11, 12(SP)")
+	// n = minima × the activations' sums of 32.
+	g.p("MOVQ xs+24(FP), AX")
+	g.p("MOVQ R14, R10")
+	g.p("SHLQ $5, R10")
+	g.p("VPMOVZXBD 8(SP), Y2")
+	g.p("VPMULLD (AX)(R10*1), Y2, Y2")
+	// p: per sub-block j, maddubs of its levels and x, then madd with the
+	// scale broadcast as 16-bit words.
+	g.p("VPXOR Y1, Y1, Y1")
+	if five {
+		g.p("VMOVDQU 16(R9)(DX*1), Y8") // bit j of byte i: weight i of sub-block j
+	}
+	for cp := range 4 {
+		g.p("VMOVDQU %d(R9)(DX*1), Y3", qs+32*cp)
+		g.p("VPSRLW $4, Y3, Y4")
+		g.p("VPAND nibbleMask<>(SB), Y3, Y3")
+		g.p("VPAND nibbleMask<>(SB), Y4, Y4")
+		for half, lv := range []int{3, 4} {
+			j := 2*cp + half
+			if five {
+				// Bit j of each byte to bit 4 (word shifts: the bits that
+				// cross from the neighbouring byte are masked off).
+				switch {
+				case j < 4:
+					g.p("VPSLLW $%d, Y8, Y5", 4-j)
+				case j == 4:
+					g.p("VMOVDQU Y8, Y5")
+				default:
+					g.p("VPSRLW $%d, Y8, Y5", j-4)
+				}
+				g.p("VPAND bit4<>(SB), Y5, Y5")
+				g.p("VPOR Y5, %s, %s", y(lv), y(lv))
+			}
+			g.p("VPMADDUBSW %d(SI), %s, %s", 32*j, y(lv), y(lv))
+			g.p("VPBROADCASTB %d(SP), X5", j)
+			g.p("VPMOVZXBW X5, Y5")
+			g.p("VPMADDWD Y5, %s, %s", y(lv), y(lv))
+			g.p("VPADDD %s, Y1, Y1", y(lv))
+		}
+	}
+	// acc += p·(d·dx) − n·(dmin·dx).
+	g.p("VBROADCASTSS (R8), Y9")
+	g.p("VPBROADCASTW (R9)(DX*1), X6")
+	g.p("VCVTPH2PS X6, Y6")
+	g.p("VMULPS Y9, Y6, Y6")
+	g.p("VPBROADCASTW 2(R9)(DX*1), X7")
+	g.p("VCVTPH2PS X7, Y7")
+	g.p("VMULPS Y9, Y7, Y7")
+	g.p("VCVTDQ2PS Y1, Y1")
+	g.p("VMULPS Y6, Y1, Y1")
+	g.p("VCVTDQ2PS Y2, Y2")
+	g.p("VMULPS Y7, Y2, Y2")
+	g.p("VSUBPS Y2, Y1, Y1")
+	g.p("VADDPS Y1, Y0, Y0")
+	g.p("ADDQ $256, SI")
+	g.p("ADDQ $4, R8")
+	g.p("ADDQ $%d, DX", size)
+	g.p("INCQ R14")
+	g.p("CMPQ R14, R13")
+	g.p("JLT %s_loop", name)
+	g.p("MOVQ DI, AX")
+	g.reduceStore(0, 14, 0)
+	g.p("ADDQ $4, DI")
+	g.p("DECQ CX")
+	g.p("ADDQ BX, R9")
+	g.p("JMP %s_col", name)
+	g.label(name + "_done")
+	g.p("VZEROUPPER")
+	g.p("RET")
+}
+
+// kernelQ6K emits qdotQ6_KRow: dst[j] = x · w_j for the n columns of Q6_K
+// weights, one column at a time (qdot.go's dotQ6_K). Registers as
+// kernelQ4K's; Y1 the super-block's integer sums, X10 its 16 scales, Y12
+// the byte 32.
+func (g *gen) kernelQ6K() {
+	name := "qdotQ6_KRow"
+	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, x *int8, xd *float32, w *byte, wstride int, n int, nb int)\n", name)
+	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $0-56\n", name)
+	g.p("MOVQ dst+0(FP), DI")
+	g.p("MOVQ w+24(FP), R9")
+	g.p("MOVQ wstride+32(FP), BX")
+	g.p("MOVQ n+40(FP), CX")
+	g.p("MOVQ nb+48(FP), R13")
+	g.p("VMOVDQU thirtyTwos<>(SB), Y12")
+	g.label(name + "_col")
+	g.p("CMPQ CX, $1")
+	g.p("JLT %s_done", name)
+	g.p("VXORPS Y0, Y0, Y0")
+	g.p("MOVQ x+8(FP), SI")
+	g.p("MOVQ xd+16(FP), R8")
+	g.p("XORQ DX, DX")
+	g.p("XORQ R14, R14")
+	g.label(name + "_loop")
+	g.p("VMOVDQU 192(R9)(DX*1), X10")
+	g.p("VPXOR Y1, Y1, Y1")
+	for h := range 2 {
+		g.p("VMOVDQU %d(R9)(DX*1), Y3", 64*h)
+		g.p("VMOVDQU %d(R9)(DX*1), Y4", 64*h+32)
+		g.p("VMOVDQU %d(R9)(DX*1), Y5", 128+32*h)
+		for r := range 4 {
+			c := 4*h + r
+			low := 3 + r%2
+			if r < 2 {
+				g.p("VPAND nibbleMask<>(SB), %s, Y6", y(low))
+			} else {
+				g.p("VPSRLW $4, %s, Y6", y(low))
+				g.p("VPAND nibbleMask<>(SB), Y6, Y6")
+			}
+			// Bits 2r and 2r+1 of the high byte to bits 4 and 5.
+			switch {
+			case r < 2:
+				g.p("VPSLLW $%d, Y5, Y7", 4-2*r)
+			case r == 2:
+				g.p("VMOVDQU Y5, Y7")
+			default:
+				g.p("VPSRLW $2, Y5, Y7")
+			}
+			g.p("VPAND bits45<>(SB), Y7, Y7")
+			g.p("VPOR Y7, Y6, Y6")
+			// Σ (q−32)·x in pairs: q and 32 against x, subtracted.
+			g.p("VPMADDUBSW %d(SI), Y6, Y6", 32*c)
+			g.p("VPMADDUBSW %d(SI), Y12, Y7", 32*c)
+			g.p("VPSUBW Y7, Y6, Y6")
+			g.p("VPSHUFB q6ScaleShuffle<>+%d(SB), X10, X11", 16*c)
+			g.p("VPMOVSXBW X11, Y11")
+			g.p("VPMADDWD Y11, Y6, Y6")
+			g.p("VPADDD Y6, Y1, Y1")
+		}
+	}
+	g.p("VBROADCASTSS (R8), Y9")
+	g.p("VPBROADCASTW 208(R9)(DX*1), X8")
+	g.p("VCVTPH2PS X8, Y8")
+	g.p("VMULPS Y9, Y8, Y8")
+	g.p("VCVTDQ2PS Y1, Y1")
+	g.p("VMULPS Y8, Y1, Y1")
+	g.p("VADDPS Y1, Y0, Y0")
+	g.p("ADDQ $256, SI")
+	g.p("ADDQ $4, R8")
+	g.p("ADDQ $210, DX")
+	g.p("INCQ R14")
+	g.p("CMPQ R14, R13")
+	g.p("JLT %s_loop", name)
+	g.p("MOVQ DI, AX")
+	g.reduceStore(0, 14, 0)
+	g.p("ADDQ $4, DI")
+	g.p("DECQ CX")
+	g.p("ADDQ BX, R9")
+	g.p("JMP %s_col", name)
+	g.label(name + "_done")
+	g.p("VZEROUPPER")
+	g.p("RET")
+}
+
+// q6ScaleShuffle: for 32-element part c of a Q6_K super-block, the bytes
+// that spread its two 16-element scales over the low and high 8 bytes.
+func q6ScaleShuffle() string {
+	var b strings.Builder
+	for c := range 8 {
+		for half := range 2 {
+			v := uint64(0)
+			for i := range 8 {
+				v |= uint64(2*c+half) << (8 * i)
+			}
+			fmt.Fprintf(&b, "DATA q6ScaleShuffle<>+%d(SB)/8, $0x%016x\n", 16*c+8*half, v)
+		}
+	}
+	b.WriteString("GLOBL q6ScaleShuffle<>(SB), RODATA|NOPTR, $128\n")
+	return b.String()
+}
+
+// bytes32 is a 32-byte constant of one repeated byte.
+func bytes32(name string, v byte) string {
+	var b strings.Builder
+	for i := range 4 {
+		fmt.Fprintf(&b, "DATA %s<>+%d(SB)/8, $0x%016x\n", name, 8*i, uint64(v)*0x0101010101010101)
+	}
+	fmt.Fprintf(&b, "GLOBL %s<>(SB), RODATA|NOPTR, $32\n", name)
+	return b.String()
+}
+
+const header = `// Code generated by gen_quant.go; DO NOT EDIT.
+
+//go:build amd64 && !purego
+
+#include "textflag.h"
+`
+
+func main() {
+	var g gen
+	g.buf.WriteString(header)
+	for _, c := range []struct {
+		name string
+		v    byte
+	}{{"nibbleMask", 0x0f}, {"eights", 0x08}, {"bit4", 0x10}, {"bits45", 0x30}, {"thirtyTwos", 0x20}} {
+		g.buf.WriteString("\n" + bytes32(c.name, c.v))
+	}
+	g.buf.WriteString("\n" + q6ScaleShuffle())
+	for _, f := range formats32 {
+		g.kernel32(f)
+	}
+	g.kernelQ4K(false)
+	g.kernelQ4K(true)
+	g.kernelQ6K()
+	out := strings.ReplaceAll(g.buf.String(), "\t\n", "\n")
+	if err := os.WriteFile("quant_amd64.s", []byte(out), 0o644); err != nil {
+		log.Fatal(err)
+	}
+}
