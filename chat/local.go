@@ -49,7 +49,8 @@ func (s *Gateway) openLocalModels() error {
 			Structured: constrain.Config{
 				CacheSize: u.StructuredOutputs.CacheSize, MaxMasks: u.StructuredOutputs.MaxMasks,
 				MaxWhitespace: u.StructuredOutputs.MaxWhitespace, MaxStringLength: u.StructuredOutputs.MaxStringLength,
-				MaxNesting: u.StructuredOutputs.MaxNesting,
+				MaxNesting: u.StructuredOutputs.MaxNesting, MaxStates: u.StructuredOutputs.MaxStates,
+				MaxCompileTime: u.StructuredOutputs.MaxCompileTime, MaxCompiles: u.StructuredOutputs.MaxCompiles,
 			},
 		})
 		if err != nil {
@@ -138,9 +139,9 @@ func (s *Gateway) attemptLocal(ctx context.Context, r *Route, req *CompletionReq
 	if err != nil {
 		return false, err
 	}
-	constraint, err := plan.compile(lm.engine)
+	constraint, err := plan.compile(ctx, lm.engine)
 	if err != nil {
-		return false, err
+		return overloaded(err)
 	}
 	var in chatInput
 	if err := json.Unmarshal(req.raw, &in); err != nil {
@@ -196,11 +197,7 @@ func (s *Gateway) attemptLocal(ctx context.Context, r *Route, req *CompletionReq
 	gen, err := lm.engine.Generate(genCtx, engineReq)
 	if err != nil {
 		cancel()
-		var overloaded *local.OverloadedError
-		if errors.As(err, &overloaded) {
-			return true, weft.WithFields(local.ErrOverloaded, map[string]any{"retry_after": overloaded.RetryAfterSeconds()}, "%s", local.ErrOverloaded.Error())
-		}
-		return false, err
+		return overloaded(err)
 	}
 	n := engineReq.N
 	if req.Streaming() {
@@ -220,6 +217,17 @@ func (s *Gateway) attemptLocal(ctx context.Context, r *Route, req *CompletionReq
 	}
 	c.Status, c.contentType, c.body = http.StatusOK, "application/json", opts.completionBody(res)
 	return false, nil
+}
+
+// overloaded is attemptLocal's answer to an engine error: an
+// OverloadedError becomes a 503 with its Retry-After, which the route's
+// fallbacks may answer instead (retry true).
+func overloaded(err error) (retry bool, _ error) {
+	var over *local.OverloadedError
+	if errors.As(err, &over) {
+		return true, weft.WithFields(local.ErrOverloaded, map[string]any{"retry_after": over.RetryAfterSeconds()}, "%s", local.ErrOverloaded.Error())
+	}
+	return false, err
 }
 
 // requestID is the client's X-Request-Id (see WithRequestID), else the

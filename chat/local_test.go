@@ -76,7 +76,8 @@ func TestParseLocalRouting(t *testing.T) {
     max_model_len: 2048
     fallbacks: [r]
     upstreams: [{kind: local, path: /models/q, threads: 2, max_sequences: 8, kv_cache_bytes: 1.5GiB, max_queue_wait: 2s, weight_type: int8,
-      reasoning_parser: none, structured_outputs: {max_masks: 1024, max_whitespace: -1, max_string_length: 64}}]
+      reasoning_parser: none, structured_outputs: {max_masks: 1024, max_whitespace: -1, max_string_length: 64,
+      max_states: 100000, max_compile_time: 2s, max_compiles: 1}}]
   - name: r
     upstreams: [{kind: local, path: /models/r, kv_cache_bytes: 1000000}]
 `), nil)
@@ -86,7 +87,8 @@ func TestParseLocalRouting(t *testing.T) {
 	q := r.Models[0].Upstreams[0]
 	if q.KVCacheBytes != 3<<29 || q.WeightType != "int8" || q.Threads != 2 || q.MaxSequences != 8 || q.MaxQueueWait != 2*time.Second || q.Model != "q" ||
 		r.Models[1].Upstreams[0].KVCacheBytes != 1000000 || r.Models[1].Upstreams[0].WeightType != "f32" ||
-		q.ReasoningParser != "none" || q.StructuredOutputs != (StructuredOptions{MaxMasks: 1024, MaxWhitespace: -1, MaxStringLength: 64}) ||
+		q.ReasoningParser != "none" || q.StructuredOutputs != (StructuredOptions{MaxMasks: 1024, MaxWhitespace: -1, MaxStringLength: 64,
+		MaxStates: 100000, MaxCompileTime: 2 * time.Second, MaxCompiles: 1}) ||
 		r.Models[1].Upstreams[0].ReasoningParser != "auto" {
 		t.Fatalf("%+v %+v", q, r.Models[1].Upstreams[0])
 	}
@@ -99,6 +101,7 @@ func TestParseLocalRouting(t *testing.T) {
 		{`models: [{name: q, upstreams: [{url: "http://x/v1", threads: 2}]}]`, "for kind local only"},
 		{`models: [{name: q, upstreams: [{kind: local, path: /m, reasoning_parser: qwen}]}]`, `reasoning_parser "qwen" must be auto or none`},
 		{`models: [{name: q, upstreams: [{kind: local, path: /m, structured_outputs: {max_whitespace: -2}}]}]`, "max_whitespace not below -1"},
+		{`models: [{name: q, upstreams: [{kind: local, path: /m, structured_outputs: {max_compiles: -1}}]}]`, "max_compiles must not be negative"},
 	} {
 		if _, err := ParseRouting([]byte(tc.text), nil); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.text, err, tc.want)

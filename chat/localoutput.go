@@ -2,6 +2,7 @@ package chat
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -362,13 +363,13 @@ func jsonEqual(a, b json.RawMessage) bool {
 // when seen before. A constraint the compiler refuses is a 400 whose
 // message names the keyword or construct, with the field it came from as
 // param.
-func (p *outputPlan) compile(engine *local.Engine) (*constrain.Constraint, error) {
+func (p *outputPlan) compile(ctx context.Context, engine *local.Engine) (*constrain.Constraint, error) {
 	if p.spec == nil {
 		return nil, nil
 	}
-	c, err := engine.Compile(*p.spec)
-	if err == nil {
-		return c, nil
+	c, err := engine.Compile(ctx, *p.spec)
+	if err == nil || !errors.Is(err, local.ErrInvalidRequest) {
+		return c, err
 	}
 	what := "structured outputs constraint"
 	switch {

@@ -181,6 +181,19 @@ type StructuredOptions struct {
 	// MaxNesting bounds the nesting of recursive schemas and of generic
 	// JSON values (json_object). Default 32.
 	MaxNesting int `yaml:"max_nesting"`
+	// MaxStates bounds one constraint's automaton, and so what compiling
+	// it takes (about 200 bytes of memory a state); a constraint that
+	// needs more is a 400 "too complex", refused as soon as the build
+	// sees it cannot fit. Default: constrain.DefaultMaxStates (500,000).
+	MaxStates int `yaml:"max_states"`
+	// MaxCompileTime bounds one constraint's compile (a 400 "too
+	// complex" past it), and apart from it its wait for a turn.
+	// Default: constrain.DefaultMaxCompileTime (5s).
+	MaxCompileTime time.Duration `yaml:"max_compile_time"`
+	// MaxCompiles is how many new constraints compile at once; a request
+	// that finds no turn within max_compile_time is answered 503 with
+	// Retry-After. Default: constrain.DefaultMaxCompiles (2).
+	MaxCompiles int `yaml:"max_compiles"`
 }
 
 // ByteSize is a number of bytes, written in a routing file as an integer or
@@ -360,8 +373,9 @@ func (u *Upstream) prepareLocal(model string) error {
 	default:
 		return fmt.Errorf("reasoning_parser %q must be auto or none", u.ReasoningParser)
 	}
-	if so := u.StructuredOutputs; so.CacheSize < 0 || so.MaxMasks < 0 || so.MaxStringLength < 0 || so.MaxNesting < 0 || so.MaxWhitespace < -1 {
-		return errors.New("structured_outputs: cache_size, max_masks, max_string_length and max_nesting must not be negative, max_whitespace not below -1")
+	if so := u.StructuredOutputs; so.CacheSize < 0 || so.MaxMasks < 0 || so.MaxStringLength < 0 || so.MaxNesting < 0 || so.MaxWhitespace < -1 ||
+		so.MaxStates < 0 || so.MaxCompileTime < 0 || so.MaxCompiles < 0 {
+		return errors.New("structured_outputs: cache_size, max_masks, max_string_length, max_nesting, max_states, max_compile_time and max_compiles must not be negative, max_whitespace not below -1")
 	}
 	if u.Model == "" {
 		u.Model = model

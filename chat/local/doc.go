@@ -63,9 +63,11 @@
 // reasoning is free text, the answer after it constrained. The mask
 // depends only on the choice's own tokens, so determinism holds as below.
 // Compile errors wrap ErrInvalidRequest and package constrain's sentinel,
-// naming the unsupported keyword.
+// naming the unsupported keyword; compiles are bounded in states, time and
+// number at once (ModelConfig.Structured), and one that finds no turn is
+// an OverloadedError.
 //
-//	c, err := e.Compile(constrain.Spec{Kind: constrain.KindJSONSchema, Schema: schema})
+//	c, err := e.Compile(ctx, constrain.Spec{Kind: constrain.KindJSONSchema, Schema: schema})
 //	g, err := e.Generate(ctx, local.Request{Prompt: ids, Constraint: c, ConstrainAfterReasoning: thinking})
 //
 // # Scheduling

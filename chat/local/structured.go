@@ -1,7 +1,10 @@
 package local
 
 import (
+	"context"
+	"errors"
 	"sync"
+	"time"
 
 	"github.com/weftlabs/weft/internal/llm/constrain"
 )
@@ -33,17 +36,24 @@ func (e *Engine) Compiler() *constrain.Compiler {
 }
 
 // Compile compiles spec for this engine (from the cache when it was
-// compiled before), for Request.Constraint. A constraint that is malformed,
-// uses what the compiler does not implement or is too large is an error
-// wrapping both ErrInvalidRequest (a 400) and package constrain's
-// ErrInvalid, ErrUnsupported or ErrTooComplex, whose message names the
-// keyword or construct.
-func (e *Engine) Compile(spec constrain.Spec) (*constrain.Constraint, error) {
-	c, err := e.Compiler().Compile(spec)
-	if err != nil {
-		return nil, &constraintError{err: err}
+// compiled before), for Request.Constraint, within the bounds of
+// ModelConfig.Structured. A constraint that is malformed, uses what the
+// compiler does not implement or is too large is an error wrapping both
+// ErrInvalidRequest (a 400) and package constrain's ErrInvalid,
+// ErrUnsupported or ErrTooComplex, whose message names the keyword or
+// construct. A compile that found no turn among the others running is an
+// OverloadedError (a 503 to retry); one whose ctx ended, ctx's error.
+func (e *Engine) Compile(ctx context.Context, spec constrain.Spec) (*constrain.Constraint, error) {
+	c, err := e.Compiler().CompileContext(ctx, spec)
+	switch {
+	case err == nil:
+		return c, nil
+	case errors.Is(err, constrain.ErrBusy):
+		return nil, &OverloadedError{RetryAfter: time.Second, Reason: "constraint compiles"}
+	case ctx.Err() != nil:
+		return nil, err
 	}
-	return c, nil
+	return nil, &constraintError{err: err}
 }
 
 // ReasoningEnd is the token that ends the model's reasoning, after which a

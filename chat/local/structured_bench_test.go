@@ -59,7 +59,7 @@ func BenchmarkStructuredDecode(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer e.Close()
-			c, err := e.Compile(constrain.Spec{Kind: constrain.KindJSONSchema, Schema: []byte(benchSchema)})
+			c, err := e.Compile(context.Background(), constrain.Spec{Kind: constrain.KindJSONSchema, Schema: []byte(benchSchema)})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -74,7 +74,7 @@ var structuredSchemas = []string{
 
 func compile(t testing.TB, e *Engine, spec constrain.Spec) *constrain.Constraint {
 	t.Helper()
-	c, err := e.Compile(spec)
+	c, err := e.Compile(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,13 +330,13 @@ func TestStructuredCompileErrorsAndCache(t *testing.T) {
 		"uniqueItems": `{"type":"array","uniqueItems":true}`,
 		"not":         `{"type":"object","properties":{"a":{"not":{"type":"string"}}}}`,
 	} {
-		_, err := e.Compile(constrain.Spec{Kind: constrain.KindJSONSchema, Schema: []byte(schema)})
+		_, err := e.Compile(context.Background(), constrain.Spec{Kind: constrain.KindJSONSchema, Schema: []byte(schema)})
 		if !errors.Is(err, ErrInvalidRequest) || !errors.Is(err, constrain.ErrUnsupported) || !errors.Is(err, weft.ErrInvalid) ||
 			!strings.Contains(err.Error(), `"`+keyword+`"`) {
 			t.Errorf("%s: got %v, want a request error naming the keyword", keyword, err)
 		}
 	}
-	if _, err := e.Compile(constrain.Spec{Kind: constrain.KindRegex, Regex: "a(b"}); !errors.Is(err, ErrInvalidRequest) || !errors.Is(err, constrain.ErrInvalid) {
+	if _, err := e.Compile(context.Background(), constrain.Spec{Kind: constrain.KindRegex, Regex: "a(b"}); !errors.Is(err, ErrInvalidRequest) || !errors.Is(err, constrain.ErrInvalid) {
 		t.Errorf("bad regex: got %v", err)
 	}
 	// The same schema, however spaced, is compiled once.

@@ -7,11 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/weftlabs/weft/internal/procstat"
 	"github.com/weftlabs/weft/internal/testdb"
 )
 
@@ -90,20 +90,8 @@ func bufioDiscard(s *bufio.Scanner) (int, error) {
 	return n, s.Err()
 }
 
-// peakRSS reads the server's peak resident memory (VmHWM) from /proc.
-func (s *spawned) peakRSS() (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			return kb * 1024, err
-		}
-	}
-	return 0, fmt.Errorf("no VmHWM in /proc status")
-}
+// peakRSS reads the server's peak resident memory.
+func (s *spawned) peakRSS() (int64, error) { return procstat.PeakRSS(s.cmd.Process.Pid) }
 
 func (s *spawned) stop() {
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)

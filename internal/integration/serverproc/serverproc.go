@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft/internal/gobuild"
+	"github.com/weftlabs/weft/internal/procstat"
 )
 
 // Server is a running weft server process.
@@ -112,6 +113,10 @@ func (s *Server) Kill() {
 	_ = s.cmd.Process.Kill()
 	<-s.done
 }
+
+// PeakRSS is the most resident memory the process has held so far, in
+// bytes.
+func (s *Server) PeakRSS() (int64, error) { return procstat.PeakRSS(s.cmd.Process.Pid) }
 
 // Output returns what the server printed so far.
 func (s *Server) Output() string { return s.output.String() }

@@ -1,6 +1,7 @@
 package constrain
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -91,6 +92,27 @@ func BenchmarkMask(b *testing.B) {
 					restart()
 				}
 				b.StartTimer()
+			}
+		})
+	}
+}
+
+// BenchmarkCompileHostilePattern is the cost of refusing the 16-pattern
+// schema of hostilePatternSchema (bytes and time per refusal), beside a
+// same-run baseline: compiling the 50-property schema.
+func BenchmarkCompileHostilePattern(b *testing.B) {
+	vocab := NewVocabularyFromBytes([][]byte{[]byte("a"), []byte(`"`)}, []int{1})
+	for _, tc := range []struct {
+		name, schema string
+		refused      bool
+	}{{"hostile", hostilePatternSchema(16), true}, {"baseline-50-properties", fiftyProperties(), false}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_, err := NewCompiler(vocab, Config{}).Compile(Spec{Kind: KindJSONSchema, Schema: []byte(tc.schema)})
+				if refused := errors.Is(err, ErrTooComplex); refused != tc.refused {
+					b.Fatal(err)
+				}
 			}
 		})
 	}

@@ -3,8 +3,11 @@ package constrain
 import (
 	"bytes"
 	"container/list"
+	"context"
 	"encoding/json"
+	"errors"
 	"sync"
+	"time"
 )
 
 // Kind is which sort of constraint a Spec holds.
@@ -32,16 +35,56 @@ type Spec struct {
 	Grammar string
 }
 
+// Defaults of Config, exported so that a command line or a routing file can
+// show and reuse them.
+const (
+	// DefaultCacheSize is how many compiled constraints a Compiler keeps.
+	DefaultCacheSize = 128
+	// DefaultMaxStates bounds one constraint's automaton: at about 70
+	// bytes a state, it keeps one compile under ~40 MiB.
+	DefaultMaxStates = 500_000
+	// DefaultMaxCompileTime bounds one compile's building, and apart from
+	// it its wait for a turn.
+	DefaultMaxCompileTime = 5 * time.Second
+	// DefaultMaxCompiles is how many compiles a Compiler runs at once.
+	DefaultMaxCompiles = 2
+	// DefaultMaxNesting bounds how deeply rules may call each other.
+	DefaultMaxNesting = 32
+	// DefaultMaxDFAStates bounds the deterministic states a compiled
+	// constraint keeps as it is used.
+	DefaultMaxDFAStates = 1 << 14
+	// DefaultMaxMasks is how many distinct allowed-token masks one
+	// constraint keeps.
+	DefaultMaxMasks = 512
+	// DefaultMaxWhitespace is how many bytes of white space JSON output
+	// may have between two of its tokens.
+	DefaultMaxWhitespace = 8
+)
+
 // Config bounds what compiling and matching may cost. Zero fields take the
 // documented defaults.
 type Config struct {
 	// CacheSize is how many compiled constraints a Compiler keeps, least
-	// recently used dropped first. Default 128.
+	// recently used dropped first. Default DefaultCacheSize.
 	CacheSize int
-	// MaxStates bounds one constraint's automaton. Default 500,000.
+	// MaxStates bounds one constraint's automaton, and so the memory and
+	// time of compiling it: the build stops at the state that would go
+	// over (and a repeat whose copies cannot fit stops before making
+	// them), an error wrapping ErrTooComplex. Default DefaultMaxStates.
 	MaxStates int
+	// MaxCompileTime bounds one compile's building; past it the compile
+	// is an error wrapping ErrTooComplex. Waiting for a turn (see
+	// MaxCompiles) is bounded by as much again, past which the compile is
+	// an error wrapping ErrBusy. Default DefaultMaxCompileTime.
+	MaxCompileTime time.Duration
+	// MaxCompiles is how many compiles run at once; others wait for a
+	// turn, so that many requests with new constraints take at most this
+	// many times one compile's memory. Constraints found in the cache do
+	// not wait. Default DefaultMaxCompiles.
+	MaxCompiles int
 	// MaxNesting bounds how deeply rules may call each other, which bounds
-	// the nesting of recursive schemas and of generic JSON values. Default 32.
+	// the nesting of recursive schemas and of generic JSON values. Default
+	// DefaultMaxNesting.
 	MaxNesting int
 	// MaxDFAStates bounds the deterministic states, and as many interned
 	// stacks, that one compiled constraint keeps as it is used: each state
@@ -50,13 +93,14 @@ type Config struct {
 	// ever new ones (string lengths, nesting). When a call leaves more,
 	// the tables are dropped and rebuilt as matchers need them, the
 	// matchers walking their tokens again; outputs do not change.
-	// Default 16,384 (typical schemas settle below 2,000).
+	// Default DefaultMaxDFAStates (typical schemas settle below 2,000).
 	MaxDFAStates int
 	// MaxMasks is how many distinct allowed-token masks one constraint
-	// keeps (each is Vocabulary.MaskWords words). Default 512.
+	// keeps (each is Vocabulary.MaskWords words). Default DefaultMaxMasks.
 	MaxMasks int
 	// MaxWhitespace is how many bytes of white space JSON output may have
-	// between two of its tokens. Default 8; -1 allows none (compact JSON).
+	// between two of its tokens. Default DefaultMaxWhitespace; -1 allows
+	// none (compact JSON).
 	MaxWhitespace int
 	// MaxStringLength bounds the characters of a JSON string whose schema
 	// sets no maxLength (and of every string in generic JSON). Default 0:
@@ -74,14 +118,18 @@ func (c Config) withDefaults() Config {
 			*v = d
 		}
 	}
-	def(&c.CacheSize, 128)
-	def(&c.MaxStates, 500_000)
-	def(&c.MaxNesting, 32)
-	def(&c.MaxMasks, 512)
-	def(&c.MaxDFAStates, 1<<14)
-	def(&c.MaxWhitespace, 8)
+	def(&c.CacheSize, DefaultCacheSize)
+	def(&c.MaxStates, DefaultMaxStates)
+	def(&c.MaxCompiles, DefaultMaxCompiles)
+	def(&c.MaxNesting, DefaultMaxNesting)
+	def(&c.MaxMasks, DefaultMaxMasks)
+	def(&c.MaxDFAStates, DefaultMaxDFAStates)
+	def(&c.MaxWhitespace, DefaultMaxWhitespace)
 	if c.MaxWhitespace < 0 {
 		c.MaxWhitespace = 0
+	}
+	if c.MaxCompileTime <= 0 {
+		c.MaxCompileTime = DefaultMaxCompileTime
 	}
 	def(&c.IntegerDigits, 16)
 	def(&c.FractionDigits, 16)
@@ -96,6 +144,8 @@ type Compiler struct {
 	vocab *Vocabulary
 	cfg   Config
 
+	turns chan struct{} // one per compile running, MaxCompiles long
+
 	mu    sync.Mutex
 	lru   *list.List // of *Constraint, most recent first
 	byKey map[string]*list.Element
@@ -103,26 +153,47 @@ type Compiler struct {
 
 // NewCompiler returns a Compiler for vocab.
 func NewCompiler(vocab *Vocabulary, cfg Config) *Compiler {
-	return &Compiler{vocab: vocab, cfg: cfg.withDefaults(), lru: list.New(), byKey: map[string]*list.Element{}}
+	cfg = cfg.withDefaults()
+	return &Compiler{vocab: vocab, cfg: cfg, turns: make(chan struct{}, cfg.MaxCompiles),
+		lru: list.New(), byKey: map[string]*list.Element{}}
 }
 
-// Compile returns the constraint spec describes, from the cache when the
-// same constraint was compiled before. Errors wrap ErrInvalid,
-// ErrUnsupported or ErrTooComplex and name what they are about.
+// Compile is CompileContext without a context of its own.
 func (c *Compiler) Compile(spec Spec) (*Constraint, error) {
+	return c.CompileContext(context.Background(), spec)
+}
+
+// errCompileTime is the cause of a compile's own deadline.
+var errCompileTime = errors.New("compile time over")
+
+// CompileContext returns the constraint spec describes, from the cache when
+// the same constraint was compiled before. A new one waits for its turn
+// (Config.MaxCompiles) and is built within Config.MaxStates and
+// Config.MaxCompileTime. Errors wrap ErrInvalid, ErrUnsupported,
+// ErrTooComplex or ErrBusy and name what they are about, or are ctx's
+// error when it ends first.
+func (c *Compiler) CompileContext(ctx context.Context, spec Spec) (*Constraint, error) {
 	key, err := cacheKey(spec)
 	if err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	if el, ok := c.byKey[key]; ok {
-		c.lru.MoveToFront(el)
-		c.mu.Unlock()
-		return el.Value.(*Constraint), nil
+	if con := c.cached(key); con != nil {
+		return con, nil
 	}
-	c.mu.Unlock()
 
-	g, err := c.build(spec)
+	if err := c.takeTurn(ctx); err != nil {
+		return nil, err
+	}
+	defer func() { <-c.turns }()
+	if con := c.cached(key); con != nil { // compiled while this one waited
+		return con, nil
+	}
+	buildCtx, cancel := context.WithTimeoutCause(ctx, c.cfg.MaxCompileTime, errCompileTime)
+	defer cancel()
+	g, err := c.build(buildCtx, spec)
+	if errors.Is(err, errCompileTime) {
+		err = errorf(ErrTooComplex, "the constraint takes longer than %s to compile", c.cfg.MaxCompileTime)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -140,6 +211,37 @@ func (c *Compiler) Compile(spec Spec) (*Constraint, error) {
 		delete(c.byKey, old.key)
 	}
 	return con, nil
+}
+
+// takeTurn waits for one of the Config.MaxCompiles turns, at most
+// Config.MaxCompileTime.
+func (c *Compiler) takeTurn(ctx context.Context) error {
+	select {
+	case c.turns <- struct{}{}:
+		return nil
+	default:
+	}
+	wait := time.NewTimer(c.cfg.MaxCompileTime)
+	defer wait.Stop()
+	select {
+	case c.turns <- struct{}{}:
+		return nil
+	case <-wait.C:
+		return errorf(ErrBusy, "no turn to compile within %s: %d compiles are running", c.cfg.MaxCompileTime, c.cfg.MaxCompiles)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// cached is the compiled constraint of key, nil when the cache has none.
+func (c *Compiler) cached(key string) *Constraint {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.byKey[key]; ok {
+		c.lru.MoveToFront(el)
+		return el.Value.(*Constraint)
+	}
+	return nil
 }
 
 // Cached is how many compiled constraints the Compiler holds.
@@ -172,8 +274,19 @@ func cacheKey(spec Spec) (string, error) {
 	return "", errorf(ErrInvalid, "no constraint kind given")
 }
 
-func (c *Compiler) build(spec Spec) (*grammar, error) {
-	b := newBuilder(c.cfg.MaxStates)
+// build compiles spec into a grammar within the state budget and while
+// ctx lasts.
+func (c *Compiler) build(ctx context.Context, spec Spec) (g *grammar, err error) {
+	b := newBuilder(ctx, c.cfg.MaxStates)
+	defer func() {
+		if r := recover(); r != nil {
+			stop, ok := r.(buildStop)
+			if !ok {
+				panic(r)
+			}
+			g, err = nil, stop.err
+		}
+	}()
 	root := b.newRule("root")
 	switch spec.Kind {
 	case KindChoice:

@@ -19,6 +19,15 @@
 // middle of a string, the next array item) costs a copy. Compiled
 // constraints are cached by their canonical text.
 //
+// # Bounds
+//
+// What one compile may cost is bounded, since a constraint is request
+// text: its automaton within Config.MaxStates, a hard stop taken where
+// states are made (and a repeat whose copies cannot fit stops after its
+// second copy, so a schema asking for millions of states is refused in
+// milliseconds), its time within Config.MaxCompileTime, and the compiles
+// running at once to Config.MaxCompiles.
+//
 // # JSON output
 //
 // Output follows the schema's order: properties as written, every required

@@ -15,8 +15,12 @@ var (
 	// does not implement; the message names the keyword or construct.
 	ErrUnsupported = errors.New("constrain: unsupported constraint")
 	// ErrTooComplex: the constraint would need more automaton states than
-	// Config.MaxStates.
+	// Config.MaxStates, or longer than Config.MaxCompileTime to compile.
 	ErrTooComplex = errors.New("constrain: constraint too complex")
+	// ErrBusy: Config.MaxCompiles other compiles kept this one from its
+	// turn for Config.MaxCompileTime; the same constraint may compile
+	// later.
+	ErrBusy = errors.New("constrain: too many constraints compiling")
 	// ErrRejected: Advance was given a token the constraint does not allow.
 	ErrRejected = errors.New("constrain: token not allowed by the constraint")
 )

@@ -110,9 +110,6 @@ func (s *schemaCompiler) format(path string, n *node) (frag, bool, error) {
 		}
 		if p.hi > 0 {
 			f, ok = s.b.product(f, charCounter(p.lo, p.hi))
-			if s.b.err != nil {
-				return frag{}, false, s.b.err
-			}
 			if !ok {
 				return frag{}, false, errorf(ErrInvalid, "%s/format: no %s string", path, v.str)
 			}

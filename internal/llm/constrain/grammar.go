@@ -1,5 +1,7 @@
 package constrain
 
+import "context"
+
 // A grammar is a set of rules, each a byte-level automaton whose edges
 // consume one byte out of a range, consume nothing, or call another rule
 // (a recursive transition network). Every constraint compiles to one: a
@@ -47,21 +49,65 @@ type frag struct{ start, end int32 }
 
 // builder assembles a grammar; its methods build fragments that are then
 // wired together.
+//
+// Its budget is a hard stop: the state that would go over maxStates, or
+// the first state made once ctx is done, is never made; the builder
+// panics with a buildStop instead, which Compiler.build recovers into the
+// error. Compilers of every kind nest deeply (a repeat of an alternative
+// of a class), and no path may keep growing an automaton already refused,
+// so the stop is taken where states are made rather than checked by each
+// caller.
 type builder struct {
 	g         grammar
 	maxStates int
-	err       error
+	ctx       context.Context // the compile's deadline; checked every ctxCheckEvery states
 }
 
-// newBuilder starts a grammar of at most maxStates states; going over is
-// recorded and reported by finish.
-func newBuilder(maxStates int) *builder {
-	return &builder{maxStates: maxStates}
+// ctxCheckEvery is how many states are made between looks at the
+// compile's deadline.
+const ctxCheckEvery = 1024
+
+// buildStop is the panic value that ends a build: err says why.
+type buildStop struct{ err error }
+
+// newBuilder starts a grammar of at most maxStates states, built while ctx
+// is not done.
+func newBuilder(ctx context.Context, maxStates int) *builder {
+	return &builder{maxStates: maxStates, ctx: ctx}
+}
+
+// stop ends the build with err.
+func (b *builder) stop(err error) {
+	panic(buildStop{err})
+}
+
+// overBudget ends the build: the constraint needs more states than allowed.
+func (b *builder) overBudget() {
+	b.stop(errorf(ErrTooComplex, "the constraint needs more than %d automaton states", b.maxStates))
+}
+
+// reserve ends the build at once when n more states would go over the
+// budget, before any of them is made.
+func (b *builder) reserve(n int) {
+	if n > b.maxStates-len(b.g.edges) {
+		b.overBudget()
+	}
+}
+
+// checkTime ends the build once its context is done.
+func (b *builder) checkTime() {
+	if b.ctx.Err() != nil {
+		b.stop(context.Cause(b.ctx))
+	}
 }
 
 func (b *builder) state() int32 {
-	if len(b.g.edges) >= b.maxStates {
-		b.fail()
+	n := len(b.g.edges)
+	if n >= b.maxStates {
+		b.overBudget()
+	}
+	if n%ctxCheckEvery == 0 {
+		b.checkTime()
 	}
 	b.g.edges = append(b.g.edges, nil)
 	b.g.ruleOfEnd = append(b.g.ruleOfEnd, -1)
@@ -138,23 +184,39 @@ func (b *builder) star(f frag) frag {
 	return frag{s, s}
 }
 
-// repeat matches between lo and hi copies of what make builds (hi < 0: no
+// repeat matches between lo and hi copies of what gen builds (hi < 0: no
 // upper bound). gen is called once per copy since fragments cannot be
-// shared.
+// shared. Once the second copy is built the size of each further one is
+// known (the first may also define rules the others only call), and a
+// repeat whose copies cannot fit in the budget ends the build there,
+// before the others are made.
 func (b *builder) repeat(lo, hi int, gen func() frag) frag {
-	parts := copies(lo, gen)
+	total := max(lo, hi)
+	if hi < 0 {
+		total = lo + 1
+	}
+	made := 0
+	copyOf := func() frag {
+		made++
+		if made != 2 {
+			return gen()
+		}
+		before := len(b.g.edges)
+		f := gen()
+		// Each further copy costs as much, and an optional one two more.
+		b.reserve((total - made) * (len(b.g.edges) - before + 2))
+		return f
+	}
+	parts := copies(lo, copyOf)
 	switch {
 	case hi < 0:
-		parts = append(parts, b.star(gen()))
+		parts = append(parts, b.star(copyOf()))
 	case hi > lo:
 		// Nested optionals: (x (x (x)?)?)? so that each copy needs the one
 		// before it, keeping the automaton linear in hi.
 		tail := b.empty()
 		for i := hi - lo - 1; i >= 0; i-- {
-			tail = b.opt(b.seq(gen(), tail))
-			if b.err != nil {
-				break
-			}
+			tail = b.opt(b.seq(copyOf(), tail))
 		}
 		parts = append(parts, tail)
 	}
@@ -196,9 +258,6 @@ func (b *builder) call(id int32) frag {
 // finish makes rule root the grammar's start and checks that every rule
 // called is defined.
 func (b *builder) finish(root int32) (*grammar, error) {
-	if b.err != nil {
-		return nil, b.err
-	}
 	for _, r := range b.g.rules {
 		if !r.defined {
 			return nil, errorf(ErrInvalid, "rule %q is used but not defined", r.name)

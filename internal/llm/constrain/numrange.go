@@ -270,9 +270,6 @@ func (s *schemaCompiler) integer(path string, n *node) (frag, error) {
 	f := s.b.integerRange(lo, hi)
 	if div > 1 {
 		multiples, ok := s.b.product(f, remainderCounter(div))
-		if s.b.err != nil {
-			return frag{}, s.b.err
-		}
 		if !ok {
 			return frag{}, errorf(ErrInvalid, "%s: no integer within the bounds is divisible by %d", path, div)
 		}
@@ -375,7 +372,7 @@ func (s *schemaCompiler) nonzeroFraction() (frag, error) {
 	f := b.seq(b.literal("."), b.star(b.literal("0")), b.byteRange('1', '9'), b.star(b.byteRange('0', '9')))
 	bounded, ok := b.product(f, charCounter(2, s.j.cfg.FractionDigits+1))
 	if !ok {
-		return frag{}, b.err
+		return frag{}, errorf(ErrInvalid, "no fraction of at most %d digits", s.j.cfg.FractionDigits)
 	}
 	return bounded, nil
 }

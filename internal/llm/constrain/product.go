@@ -86,9 +86,13 @@ func (b *builder) product(f frag, k counter) (out frag, ok bool) {
 	}
 	add(key{f.start, k.start})
 	for i := 0; i < len(pairs); i++ {
-		if b.err != nil || len(pairs) > b.maxStates {
-			b.fail()
-			return frag{}, false
+		// Nearly every pair becomes a state: pairs past what the budget has
+		// left end the build before they cost more.
+		if len(pairs) > b.maxStates-len(b.g.edges) {
+			b.overBudget()
+		}
+		if i%ctxCheckEvery == 0 {
+			b.checkTime()
 		}
 		p := pairs[i]
 		for _, e := range b.g.edges[p.state] {
@@ -167,16 +171,15 @@ func (b *builder) product(f frag, k counter) (out frag, ok bool) {
 	return frag{states[0], end}, true
 }
 
-// fail records that the automaton went over its state budget.
-func (b *builder) fail() {
-	if b.err == nil {
-		b.err = errorf(ErrTooComplex, "the constraint needs more than %d automaton states", b.maxStates)
-	}
-}
-
 // maxDeterminized bounds the sets determinize builds: a few expressions
 // have exponentially many, and the product copes with f as it is.
-const maxDeterminized = 4096
+// maxDeterminizedSize bounds the states they hold together (which grow
+// with the square of a long chain's length), and so does what is left of
+// the state budget, since each costs about as much memory as a state.
+const (
+	maxDeterminized     = 4096
+	maxDeterminizedSize = 1 << 18
+)
 
 // determinize is a deterministic copy of f (byte and empty moves only):
 // one state per set of f's states some input reaches, no empty moves, and
@@ -216,6 +219,7 @@ func (b *builder) determinize(f frag) (d frag, ok bool) {
 	index := map[string]int32{}
 	var sets [][]int32
 	var states []int32
+	size := 0
 	intern := func(set []int32) int32 {
 		k := keyOf(set)
 		if s, ok := index[k]; ok {
@@ -224,6 +228,7 @@ func (b *builder) determinize(f frag) (d frag, ok bool) {
 		s := b.state()
 		index[k] = s
 		sets = append(sets, set)
+		size += len(set)
 		states = append(states, s)
 		if slices.Contains(set, f.end) {
 			b.link(s, end)
@@ -231,9 +236,13 @@ func (b *builder) determinize(f frag) (d frag, ok bool) {
 		return s
 	}
 	start := intern(closure([]int32{f.start}))
-	for i := 0; i < len(sets) && b.err == nil; i++ {
-		if len(sets) > maxDeterminized {
+	maxSize := min(maxDeterminizedSize, b.maxStates-len(b.g.edges))
+	for i := 0; i < len(sets); i++ {
+		if len(sets) > maxDeterminized || size > maxSize {
 			return frag{}, false
+		}
+		if i%64 == 0 {
+			b.checkTime()
 		}
 		// Cut the byte space where any edge starts or stops.
 		var cuts []int

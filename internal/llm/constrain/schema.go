@@ -258,9 +258,6 @@ func (s *schemaCompiler) str(path string, n *node) (frag, error) {
 	if lo > 0 || hi >= 0 {
 		// The pattern's automaton runs beside a count of characters.
 		bounded, ok := s.b.product(content, charCounter(lo, hi))
-		if s.b.err != nil {
-			return frag{}, s.b.err
-		}
 		if !ok {
 			return frag{}, errorf(ErrInvalid, "%s: no string of the pattern or format has a length within minLength and maxLength", path)
 		}
