@@ -181,7 +181,9 @@ type lazyServer struct {
 func (l *lazyServer) get(t testing.TB, what, hint string, start func(context.Context) (string, error)) string {
 	t.Helper()
 	l.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		// Generous: on a loaded two-core machine a Citus coordinator and two
+		// workers take minutes to create their extension.
+		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 		defer cancel()
 		l.url, l.err = start(ctx)
 	})
