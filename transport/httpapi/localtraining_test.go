@@ -35,6 +35,12 @@ type localTraining struct {
 
 func newLocalTraining(t *testing.T) *localTraining {
 	t.Helper()
+	return newLocalTrainingOn(t, llmtest.ModelDir{Dims: llmtest.TinyQwen3, Tokenizer: llmtest.TokenizerQwen3}.Write(t))
+}
+
+// newLocalTrainingOn is newLocalTraining serving the model at path.
+func newLocalTrainingOn(t *testing.T, path string) *localTraining {
+	t.Helper()
 	db := testdb.SQLite(t)
 	ctx := context.Background()
 	if err := weft.Migrate(ctx, db, training.MigrateQueue(db)); err != nil {
@@ -50,8 +56,7 @@ func newLocalTraining(t *testing.T) *localTraining {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := llmtest.ModelDir{Dims: llmtest.TinyQwen3, Tokenizer: llmtest.TokenizerQwen3}.Write(t)
-	routing, err := chat.ParseRouting(fmt.Appendf(nil, "models: [{name: tiny, max_model_len: 256, upstreams: [{kind: local, path: %q, threads: 1, kv_cache_bytes: 64MiB, max_sequences: 8}]}]", dir), nil)
+	routing, err := chat.ParseRouting(fmt.Appendf(nil, "models: [{name: tiny, max_model_len: 256, upstreams: [{kind: local, path: %q, threads: 1, kv_cache_bytes: 64MiB, max_sequences: 8}]}]", path), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -171,35 +171,6 @@ func ggufRopeScaling(f *gguf.File, arch string) ([]byte, error) {
 	return nil, unsupported(f.Path+": "+arch+".rope.scaling.type", "%q (supported: none, linear, yarn)", typ)
 }
 
-// ggufTensorName maps a checkpoint weight name to llama.cpp's.
-func ggufTensorName(name string) string {
-	if rest, ok := strings.CutPrefix(name, "model.layers."); ok {
-		n, rest, _ := strings.Cut(rest, ".")
-		for _, r := range []struct{ hf, gguf string }{
-			{"input_layernorm.weight", "attn_norm.weight"},
-			{"post_attention_layernorm.weight", "ffn_norm.weight"},
-			{"self_attn.q_proj.", "attn_q."}, {"self_attn.k_proj.", "attn_k."},
-			{"self_attn.v_proj.", "attn_v."}, {"self_attn.o_proj.", "attn_output."},
-			{"self_attn.q_norm.weight", "attn_q_norm.weight"}, {"self_attn.k_norm.weight", "attn_k_norm.weight"},
-			{"mlp.gate_proj.", "ffn_gate."}, {"mlp.up_proj.", "ffn_up."}, {"mlp.down_proj.", "ffn_down."},
-		} {
-			if suffix, ok := strings.CutPrefix(rest, r.hf); ok {
-				return "blk." + n + "." + r.gguf + suffix
-			}
-		}
-		return "blk." + n + "." + rest
-	}
-	switch name {
-	case "model.embed_tokens.weight":
-		return "token_embd.weight"
-	case "model.norm.weight":
-		return "output_norm.weight"
-	case "lm_head.weight":
-		return "output.weight"
-	}
-	return name
-}
-
 // LoadGGUF loads the model of a GGUF file: its configuration
 // (ConfigFromGGUF) and weights under llama.cpp's tensor names
 // (token_embd, blk.N.attn_q, ..., output_norm, output; a file without
@@ -231,7 +202,7 @@ func LoadGGUF(path string, opts Options) (*Model, error) {
 // ggufReader reads weights by their checkpoint names from a GGUF file.
 func ggufReader(f *gguf.File, c *Config) func(string, ...int) ([]float32, error) {
 	return func(name string, shape ...int) ([]float32, error) {
-		t, err := f.Tensor(ggufTensorName(name))
+		t, err := f.Tensor(gguf.TensorName(name))
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v (weight %s)", ErrInvalid, err, name)
 		}
@@ -245,31 +216,11 @@ func ggufReader(f *gguf.File, c *Config) func(string, ...int) ([]float32, error)
 		if c.Architecture == Llama {
 			switch {
 			case strings.HasSuffix(t.Name, ".attn_q.weight") || strings.HasSuffix(t.Name, ".attn_q.bias"):
-				w = unpermuteRows(w, c.Heads, c.HeadDim)
+				w = gguf.HalveRoPERows(w, c.Heads, c.HeadDim)
 			case strings.HasSuffix(t.Name, ".attn_k.weight") || strings.HasSuffix(t.Name, ".attn_k.bias"):
-				w = unpermuteRows(w, c.KVHeads, c.HeadDim)
+				w = gguf.HalveRoPERows(w, c.KVHeads, c.HeadDim)
 			}
 		}
 		return w, nil
 	}
-}
-
-// unpermuteRows undoes llama.cpp's converter's permutation of a query or
-// key projection (weight or bias): within each head it stored row
-// j·headDim/2+i at 2i+j, interleaving the two halves that Hugging Face's
-// RoPE rotates together. The result is a new slice in the original order.
-func unpermuteRows(w []float32, heads, headDim int) []float32 {
-	out := make([]float32, len(w))
-	in := len(w) / (heads * headDim)
-	half := headDim / 2
-	for h := range heads {
-		for i := range half {
-			for j := range 2 {
-				src := (h*headDim + 2*i + j) * in
-				dst := (h*headDim + j*half + i) * in
-				copy(out[dst:dst+in], w[src:src+in])
-			}
-		}
-	}
-	return out
 }

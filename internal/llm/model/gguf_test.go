@@ -90,28 +90,6 @@ func TestGGUFConfigMatchesConfigJSON(t *testing.T) {
 	}
 }
 
-func TestUnpermuteRowsInvertsTheConverter(t *testing.T) {
-	// The converter's permutation, as models.py applies it: within each
-	// head, row j·half+i goes to 2i+j.
-	const heads, headDim, in = 2, 8, 3
-	w := make([]float32, heads*headDim*in)
-	for i := range w {
-		w[i] = float32(i)
-	}
-	permuted := make([]float32, len(w))
-	half := headDim / 2
-	for h := range heads {
-		for i := range half {
-			for j := range 2 {
-				copy(permuted[(h*headDim+2*i+j)*in:][:in], w[(h*headDim+j*half+i)*in:][:in])
-			}
-		}
-	}
-	if got := unpermuteRows(permuted, heads, headDim); !slices.Equal(got, w) {
-		t.Fatalf("got %v", got)
-	}
-}
-
 func TestGGUFErrors(t *testing.T) {
 	src, err := gguf.Open(filepath.Join(ggufDir(), "qwen3-f16.f16.gguf"))
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weftlabs/weft/internal/llm/gguf"
 	"github.com/weftlabs/weft/internal/llm/llmtest"
 	"github.com/weftlabs/weft/internal/llm/tokenizer"
 )
@@ -69,27 +70,6 @@ func writeStories15M(dir string, weights map[string][]float32) error {
 	return writeReferenceTokenizer(filepath.Join(dir, "tokenizer.bin"), tokenizerJSON)
 }
 
-// interleaveRoPERows reorders the rows of a query or key projection from
-// the Hugging Face layout, whose RoPE rotates dimension i of a head with
-// dimension i+headDim/2, to the reference layout, whose RoPE rotates
-// adjacent dimensions 2i and 2i+1: reference row 2i+j of a head is row
-// j·headDim/2+i of the same head. Attention scores are unchanged, as both
-// vectors of every product are reordered alike.
-func interleaveRoPERows(w []float32, heads, headDim, in int) []float32 {
-	out := make([]float32, len(w))
-	half := headDim / 2
-	for h := range heads {
-		for i := range half {
-			for j := range 2 {
-				dst := (h*headDim + 2*i + j) * in
-				src := (h*headDim + j*half + i) * in
-				copy(out[dst:dst+in], w[src:src+in])
-			}
-		}
-	}
-	return out
-}
-
 // writeReferenceCheckpoint writes the reference implementation's checkpoint:
 // a header of seven int32 (dim, hidden_dim, n_layers, n_heads, n_kv_heads,
 // vocab_size, seq_len; a positive vocab_size says the classifier is the
@@ -118,7 +98,7 @@ func writeReferenceCheckpoint(path string, c *Config, w map[string][]float32) er
 		}
 	}
 	rope := func(heads int) func([]float32) []float32 {
-		return func(v []float32) []float32 { return interleaveRoPERows(v, heads, c.HeadDim, c.HiddenSize) }
+		return func(v []float32) []float32 { return gguf.InterleaveRoPERows(v, heads, c.HeadDim) }
 	}
 	binary.Write(bw, binary.LittleEndian, w["model.embed_tokens.weight"])
 	perLayer("input_layernorm.weight", nil)

@@ -177,6 +177,7 @@ func ggufFiles(f *gguf.File) (map[string]any, map[string]any, error) {
 	if err != nil {
 		return nil, nil, ggufError(err)
 	}
+	tokens = slices.Clone(tokens) // empty ones are renamed below
 	types := make([]int64, len(tokens))
 	for i := range types {
 		types[i] = ggufNormal
