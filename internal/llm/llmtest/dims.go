@@ -12,6 +12,8 @@ const (
 	Llama = "LlamaForCausalLM"
 	Qwen2 = "Qwen2ForCausalLM"
 	Qwen3 = "Qwen3ForCausalLM"
+	// Mistral is Llama's decoder with sliding window attention.
+	Mistral = "MistralForCausalLM"
 )
 
 // Dims is a decoder's shape, with the config.json key of each field. Qwen2
@@ -30,6 +32,8 @@ type Dims struct {
 	RopeTheta        float64 `json:"rope_theta"`
 	TiedEmbedding    bool    `json:"tie_word_embeddings"`
 	AttentionBias    bool    `json:"attention_bias"`
+	// SlidingWindow is Mistral's sliding_window (0: none).
+	SlidingWindow int `json:"sliding_window,omitempty"`
 }
 
 // Llama15M is llama2.c's 15M configuration (dim 288, 6 layers, 6 heads,
@@ -50,7 +54,7 @@ var Qwen3Small = Dims{
 
 // ConfigJSON is the config.json of the shape.
 func (d Dims) ConfigJSON() []byte {
-	types := map[string]string{Llama: "llama", Qwen2: "qwen2", Qwen3: "qwen3"}
+	types := map[string]string{Llama: "llama", Qwen2: "qwen2", Qwen3: "qwen3", Mistral: "mistral"}
 	raw, err := json.Marshal(d)
 	if err != nil {
 		panic(err)

@@ -10,8 +10,9 @@ import (
 	"github.com/weftlabs/weft/internal/llm/gguf"
 )
 
-// ggufArchitectures are general.architecture's names of the architectures.
-var ggufArchitectures = map[string]string{Llama: "llama", Qwen2: "qwen2", Qwen3: "qwen3"}
+// ggufArchitectures are general.architecture's names of the architectures
+// (llama.cpp's converter writes Mistral as Llama, without its window).
+var ggufArchitectures = map[string]string{Llama: "llama", Qwen2: "qwen2", Qwen3: "qwen3", Mistral: "llama"}
 
 // GGUFModel describes a GGUF model file to write.
 type GGUFModel struct {

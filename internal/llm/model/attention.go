@@ -236,21 +236,25 @@ func (m *Model) attendUnit(u attentionUnit, a *LayerActivations, rows []rowInfo,
 		}
 		for r := range u.rows {
 			p := scores[r*n : r*n+first+r+1]
+			// A sliding window hides the positions before lo: they weigh
+			// nothing, and the blocks wholly before it are not read.
+			lo := c.windowStart(first + r)
 			for j := range p {
 				p[j] *= scale
 			}
-			tensor.Softmax(p)
+			tensor.Softmax(p[lo:])
+			clear(p[:lo])
 			out := a.AttnOut[(u.row+r)*qd+h*hd : (u.row+r)*qd+(h+1)*hd]
 			// values blocks are [kvd × bs]: row d of head g holds
 			// dimension d of the block's positions.
-			for blk := 0; blk*bs < len(p); blk++ {
+			for blk := lo / bs; blk*bs < len(p); blk++ {
 				cnt := min(bs, len(p)-blk*bs)
 				dst := out
-				if blk > 0 {
+				if blk > lo/bs {
 					dst = s.partial[:hd]
 				}
 				tensor.MatMulTStrided(dst, hd, p[blk*bs:], cnt, values[blk][u.g*hd*bs:], bs, 1, hd, cnt)
-				if blk > 0 {
+				if blk > lo/bs {
 					tensor.Add(out, out, dst)
 				}
 			}

@@ -94,15 +94,20 @@ func (p *Pass) attentionCoreBackward(a *LayerActivations, s *backwardScratch) {
 					tensor.MatMulTStrided(dP[r0*n:], n, dO[r0*qd:], qd, V, kvd, r1-r0, r1, hd)
 				}
 				for r := range n {
-					row := P[r*n : r*n+r+1]
+					// Row r sees positions [lo, r]: a sliding window
+					// hides those before lo.
+					lo := c.windowStart(r)
+					row := P[r*n+lo : r*n+r+1]
 					tensor.Scale(scale, row)
 					tensor.Softmax(row)
+					clear(P[r*n : r*n+lo])
 					clear(P[r*n+r+1 : (r+1)*n])
-					dRow := dP[r*n : r*n+r+1]
+					dRow := dP[r*n+lo : r*n+r+1]
 					dot := tensor.Dot(row, dRow)
 					for j, q := range row {
 						dRow[j] = q * (dRow[j] - dot) * scale
 					}
+					clear(dP[r*n : r*n+lo])
 					clear(dP[r*n+r+1 : (r+1)*n])
 				}
 				dS := dP

@@ -17,6 +17,8 @@ const (
 	Llama Architecture = "LlamaForCausalLM"
 	Qwen2 Architecture = "Qwen2ForCausalLM"
 	Qwen3 Architecture = "Qwen3ForCausalLM"
+	// Mistral is Llama's decoder with sliding window attention.
+	Mistral Architecture = "MistralForCausalLM"
 )
 
 // Config is the part of config.json the forward pass depends on, with the
@@ -44,6 +46,9 @@ type Config struct {
 	AttentionBias bool         // q/k/v/o biases (Llama, Qwen3); Qwen2 has q/k/v biases always
 	MLPBias       bool         // gate/up/down biases (mlp_bias)
 	QKNorm        bool         // Qwen3's q_norm and k_norm
+	// SlidingWindow, when positive, is how many positions a query sees:
+	// its own and those before it (Mistral's sliding_window).
+	SlidingWindow int
 }
 
 // RopeScaling is config.json's rope_scaling (or rope_parameters): the scheme and its knobs, as
@@ -86,6 +91,7 @@ type rawConfig struct {
 	MLPBias               *bool           `json:"mlp_bias"`
 	HiddenAct             *string         `json:"hidden_act"`
 	UseSlidingWindow      *bool           `json:"use_sliding_window"`
+	SlidingWindow         *int            `json:"sliding_window"`
 	LayerTypes            []string        `json:"layer_types"`
 	QuantizationConfig    json.RawMessage `json:"quantization_config"`
 }
@@ -116,8 +122,15 @@ func (raw *rawConfig) config(field func(string) string) (*Config, error) {
 	case Llama, Qwen2:
 	case Qwen3:
 		c.QKNorm = true
+	case Mistral:
+		if raw.SlidingWindow != nil {
+			if *raw.SlidingWindow < 0 {
+				return nil, invalid("sliding_window", "%d is negative", *raw.SlidingWindow)
+			}
+			c.SlidingWindow = *raw.SlidingWindow
+		}
 	default:
-		return nil, unsupported("architectures", "%q (supported: %s, %s, %s)", c.Architecture, Llama, Qwen2, Qwen3)
+		return nil, unsupported("architectures", "%q (supported: %s, %s, %s, %s)", c.Architecture, Llama, Qwen2, Qwen3, Mistral)
 	}
 	required := []struct {
 		field string
@@ -210,6 +223,14 @@ func (raw *rawConfig) config(field func(string) string) (*Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// windowStart is the first position a query at pos attends to.
+func (c *Config) windowStart(pos int) int {
+	if c.SlidingWindow > 0 {
+		return max(0, pos+1-c.SlidingWindow)
+	}
+	return 0
 }
 
 // rotaryDim is the number of dimensions of each head that rotate.

@@ -82,7 +82,7 @@ func readLlamaCppGolden(t *testing.T, name string) llamaCppGolden {
 // are the files vocab.py wrote with llama.cpp's gguf-py, to the byte, so
 // that llama.cpp's tokenization of them (the goldens) applies.
 func TestGGUFVocabularyIsTheConverters(t *testing.T) {
-	for _, name := range ggufFixtureNames {
+	for _, name := range fixtureNames {
 		t.Run(name, func(t *testing.T) {
 			llmtest.RequireTokenizer(t, name)
 			want, got, err := llmtest.VocabGGUFDigest(name)
@@ -100,7 +100,7 @@ func TestGGUFVocabularyIsTheConverters(t *testing.T) {
 // llama.cpp's own (llama-tokenize, testdata/gguf/<name>.tokenize.json) on
 // the tokenizer tests' corpus, with and without the BOS the file asks for.
 func TestGGUFMatchesLlamaCpp(t *testing.T) {
-	for _, name := range ggufFixtureNames {
+	for _, name := range fixtureNames {
 		t.Run(name, func(t *testing.T) {
 			tok := ggufTokenizer(t, name)
 			for i, c := range readLlamaCppGolden(t, name).Cases {
@@ -122,10 +122,12 @@ func TestGGUFMatchesLlamaCpp(t *testing.T) {
 // text back from every encoding. The differences are: tokenizer.json's
 // normalizer (Qwen3's NFC), which a GGUF file does not carry; tokens that
 // llama.cpp makes control tokens because they are spelled like another
-// model's end marker (Qwen's "</s>"); and the BOS a Llama 3 GGUF file adds
-// by default, which this tokenizer.json's post-processor does not.
+// model's end marker (Qwen's "</s>"). Encodings are compared without
+// special tokens: a Llama 3 GGUF file adds BOS by default (llama.cpp's rule
+// for its pre-tokenizer), which this tokenizer.json's post-processor does
+// not; TestGGUFMatchesLlamaCpp checks the BOS.
 func TestGGUFMatchesTokenizerJSON(t *testing.T) {
-	for _, name := range ggufFixtureNames {
+	for _, name := range fixtureNames {
 		t.Run(name, func(t *testing.T) {
 			tok := ggufTokenizer(t, name)
 			ref := loadFixture(t, name)
@@ -252,6 +254,3 @@ func TestGGUFErrorsNameTheKey(t *testing.T) {
 		}
 	}
 }
-
-// ggufFixtureNames are the fixture tokenizers with GGUF goldens.
-var ggufFixtureNames = []string{"qwen3"}

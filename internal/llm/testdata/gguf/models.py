@@ -44,9 +44,12 @@ sys.path.insert(0, TORCH)
 import generate  # noqa: E402  (the reference forward pass)
 
 Q = gguf.GGMLQuantizationType
-ARCH = {"LlamaForCausalLM": "llama", "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3"}
+# The converter writes Mistral as Llama (LlamaModel), without its window.
+ARCH = {"LlamaForCausalLM": "llama", "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3", "MistralForCausalLM": "llama"}
+HF_ARCH = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM"}
 # golden model: the type of its matrices in the GGUF file
-MODELS = {"llama3-rope": Q.F32, "llama-linear-tied": Q.F16, "qwen2-bf16": Q.BF16, "qwen3-f16": Q.F16}
+MODELS = {"llama3-rope": Q.F32, "llama-linear-tied": Q.F16, "qwen2-bf16": Q.BF16, "qwen3-f16": Q.F16,
+          "mistral-swa": Q.F16}
 NAMES = [
     ("input_layernorm.weight", "attn_norm.weight"), ("post_attention_layernorm.weight", "ffn_norm.weight"),
     ("self_attn.q_proj.", "attn_q."), ("self_attn.k_proj.", "attn_k."), ("self_attn.v_proj.", "attn_v."),
@@ -176,7 +179,7 @@ def reference(path, src_cfg):
     meta = {f.name: f.contents() for f in r.fields.values() if not f.name.startswith("GGUF.")}
     heads, kv = meta[f"{arch}.attention.head_count"], meta[f"{arch}.attention.head_count_kv"]
     cfg = {
-        "architectures": [{v: k for k, v in ARCH.items()}[arch]],
+        "architectures": [HF_ARCH[arch]],
         "vocab_size": meta[f"{arch}.vocab_size"], "hidden_size": meta[f"{arch}.embedding_length"],
         "intermediate_size": meta[f"{arch}.feed_forward_length"], "num_hidden_layers": meta[f"{arch}.block_count"],
         "num_attention_heads": heads, "num_key_value_heads": kv,
@@ -231,7 +234,11 @@ def reference(path, src_cfg):
 
 
 def main():
+    # "models.py NAME ..." writes only those models' files.
+    only = set(sys.argv[1:])
     for name, qtype in MODELS.items():
+        if only and name not in only:
+            continue
         path, cfg = write_gguf(name, qtype)
         reference(path, cfg)
 

@@ -21,6 +21,7 @@ header length, the JSON header, the raw little-endian bytes).
 import json
 import math
 import os
+import sys
 
 import numpy as np
 import torch
@@ -179,8 +180,13 @@ def forward(cfg, w, rotary, ids, start, cache, adapter=None):
     x = w["model.embed_tokens.weight"][torch.tensor(ids)][None]
     total = start + t
     mask = torch.full((t, total), torch.finfo(torch.float32).min)
+    # Mistral's sliding window: a query sees its own position and the
+    # sliding_window - 1 before it (transformers' sliding_window_overlay:
+    # kv_idx > q_idx - sliding_window).
+    window = cfg.get("sliding_window") if arch == "MistralForCausalLM" else None
     for i in range(t):
-        mask[i, : start + i + 1] = 0
+        lo = max(0, start + i + 1 - window) if window else 0
+        mask[i, lo: start + i + 1] = 0
     for layer in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{layer}."
         residual = x
@@ -322,7 +328,8 @@ def write_model(name, cfg, seed, dtype="F32", shards=1, prompt_len=7, decode_ste
 def config(arch, **kw):
     cfg = {
         "architectures": [arch],
-        "model_type": {"LlamaForCausalLM": "llama", "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3"}[arch],
+        "model_type": {"LlamaForCausalLM": "llama", "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3",
+                       "MistralForCausalLM": "mistral"}[arch],
         "vocab_size": 96,
         "hidden_size": 32,
         "intermediate_size": 64,
@@ -345,21 +352,30 @@ LLAMA3_SCALING = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, 
 
 
 def main():
+    # "generate.py NAME ..." writes only those models; each draws from its
+    # own generator, so the others stay as they are.
+    only = set(sys.argv[1:])
+
+    def write(name, *args, **kw):
+        if not only or name in only:
+            write_model(name, *args, **kw)
+
     torch.manual_seed(0)
-    write_model("llama3-rope", config("LlamaForCausalLM", rope_theta=500000.0, rope_scaling=LLAMA3_SCALING), seed=1)
-    write_model("llama3-rope-sharded", config("LlamaForCausalLM", rope_theta=500000.0, rope_scaling=LLAMA3_SCALING),
-                seed=1, shards=2)
-    write_model("llama-linear-tied", config("LlamaForCausalLM", head_dim=16, attention_bias=True,
-                                            rope_scaling={"type": "linear", "factor": 2.0},
-                                            tie_word_embeddings=True), seed=2)
-    write_model("qwen2-bf16", config("Qwen2ForCausalLM", max_position_embeddings=16, torch_dtype="bfloat16",
-                                     rope_scaling={"rope_type": "dynamic", "factor": 2.0}),
-                seed=3, dtype="BF16", prompt_len=12, decode_steps=6)
-    write_model("qwen3-f16", config("Qwen3ForCausalLM", head_dim=16, max_position_embeddings=128, rope_theta=1000000.0,
-                                    torch_dtype="float16", tie_word_embeddings=True,
-                                    rope_scaling={"rope_type": "yarn", "factor": 4.0,
-                                                  "original_max_position_embeddings": 32}),
-                seed=4, dtype="F16")
+    write("llama3-rope", config("LlamaForCausalLM", rope_theta=500000.0, rope_scaling=LLAMA3_SCALING), seed=1)
+    write("llama3-rope-sharded", config("LlamaForCausalLM", rope_theta=500000.0, rope_scaling=LLAMA3_SCALING),
+          seed=1, shards=2)
+    write("llama-linear-tied", config("LlamaForCausalLM", head_dim=16, attention_bias=True,
+                                      rope_scaling={"type": "linear", "factor": 2.0},
+                                      tie_word_embeddings=True), seed=2)
+    write("qwen2-bf16", config("Qwen2ForCausalLM", max_position_embeddings=16, torch_dtype="bfloat16",
+                               rope_scaling={"rope_type": "dynamic", "factor": 2.0}),
+          seed=3, dtype="BF16", prompt_len=12, decode_steps=6)
+    write("qwen3-f16", config("Qwen3ForCausalLM", head_dim=16, max_position_embeddings=128, rope_theta=1000000.0,
+                              torch_dtype="float16", tie_word_embeddings=True,
+                              rope_scaling={"rope_type": "yarn", "factor": 4.0,
+                                            "original_max_position_embeddings": 32}),
+          seed=4, dtype="F16")
+    write("mistral-swa", config("MistralForCausalLM", sliding_window=4), seed=5, prompt_len=9, decode_steps=4)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ a gradient), a batch of two sequences and writes train/<name>.json:
 """
 
 import json
+import sys
 import math
 import os
 
@@ -35,7 +36,7 @@ import generate
 import generate_lora
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MODELS = ["llama3-rope", "llama-linear-tied", "qwen2-bf16", "qwen3-f16"]
+MODELS = ["llama3-rope", "llama-linear-tied", "qwen2-bf16", "qwen3-f16", "mistral-swa"]
 TARGETS = list(generate_lora.MODULES)
 RANK, ALPHA = 4, 8.0
 LENGTHS = [60, 9]  # past qwen2-bf16's max_position_embeddings (dynamic RoPE) and several blocks of attention's backward pass
@@ -155,9 +156,13 @@ def write(name, seed):
 
 
 def main():
+    # "generate_train.py NAME ..." writes only those goldens; each draws
+    # from its own seed.
+    only = set(sys.argv[1:])
     torch.manual_seed(0)
     for i, name in enumerate(MODELS):
-        write(name, 100 + i)
+        if not only or name in only:
+            write(name, 100 + i)
 
 
 if __name__ == "__main__":
