@@ -34,6 +34,7 @@ type serveOptions struct {
 	models        modelDirs
 	rateLimit     float64
 	rateBurst     int
+	timeouts      serverTimeouts
 	training      *trainingOptions
 }
 
@@ -64,6 +65,7 @@ func serveFlags(fs *flag.FlagSet) *serveOptions {
 	fs.DurationVar(&opts.shutdownGrace, "shutdown-grace", 30*time.Second, "how long in-flight requests may take to finish on shutdown")
 	fs.Float64Var(&opts.rateLimit, "rate-limit", 0, "requests per second allowed per API key (0: unlimited); over it, 429 with Retry-After")
 	fs.IntVar(&opts.rateBurst, "rate-burst", 0, "requests one key may send at once (default: the rate, rounded up)")
+	timeoutFlags(fs, &opts.timeouts)
 	opts.training = trainingFlags(fs, 1)
 	return opts
 }
@@ -93,11 +95,12 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 	}
 
 	cfg := httpapi.Config{
-		Identity:     identity,
-		MaxBodyBytes: opts.maxBodyBytes,
-		Logger:       logger,
-		Health:       db.PingContext,
-		RateLimit:    httpapi.RateLimit{PerSecond: opts.rateLimit, Burst: opts.rateBurst},
+		Identity:        identity,
+		MaxBodyBytes:    opts.maxBodyBytes,
+		Logger:          logger,
+		Health:          db.PingContext,
+		RateLimit:       httpapi.RateLimit{PerSecond: opts.rateLimit, Burst: opts.rateBurst},
+		BodyReadTimeout: opts.timeouts.body,
 	}
 	feed := trace.NewFeed()
 	// Live views see the calls other servers on the same PostgreSQL
@@ -144,7 +147,7 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 	// The web UI answers "/" and /ui/…; every other path is the API's.
 	handler, err := webui.New(webui.Config{DB: db, Identity: identity, Trace: cfg.Trace, Feedback: cfg.Feedback, Objects: cfg.Objects,
 		AnnotationSpecs: feedback.ObjectSpecs(cfg.Objects), Feed: feed, Fallback: api, Logger: logger,
-		Training: trainingService, Chat: cfg.Chat})
+		Training: trainingService, Chat: cfg.Chat, BodyReadTimeout: opts.timeouts.body})
 	if err != nil {
 		return err
 	}
@@ -153,7 +156,7 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 	if err != nil {
 		return err
 	}
-	server := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	server := &http.Server{Handler: handler, ReadHeaderTimeout: opts.timeouts.header, IdleTimeout: opts.timeouts.idle}
 	server.RegisterOnShutdown(handler.CloseStreams)
 	logger.Info("serving", "addr", listener.Addr().String(), "database", redact(opts.databaseURL))
 	fmt.Fprintf(out, "weft listening on http://%s\n", listener.Addr())

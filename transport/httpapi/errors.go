@@ -42,6 +42,7 @@ var errorStatus = []struct {
 	{weft.ErrRateLimited, http.StatusTooManyRequests, "RateLimitError"},
 	{weft.ErrUpstream, http.StatusBadGateway, "UpstreamError"},
 	{weft.ErrUnavailable, http.StatusServiceUnavailable, "ServiceUnavailable"},
+	{errBodyTimeout, http.StatusRequestTimeout, "RequestTimeout"},
 }
 
 // errorStyle is the shape of error bodies of one route family.

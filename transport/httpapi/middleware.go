@@ -2,8 +2,11 @@ package httpapi
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -11,6 +14,8 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/weftlabs/weft"
 )
 
 // limitBody caps every request body at MaxBodyBytes. huma enforces the same
@@ -60,6 +65,74 @@ func collapseRuns(p string) string {
 	}
 	return b.String()
 }
+
+// BodyTimeout bounds the time a request's body may take to arrive, on every
+// route: the connection gets a read deadline timeout after the handler
+// starts, lifted once the body has been read to its end. A body that has
+// not arrived by then fails its reads with an error [BodyError] turns into
+// 408, and the server closes the connection. Lifting the deadline matters:
+// the server reads a finished request's connection in the background, and a
+// deadline passing there would cancel a long answer (a stream). A body still
+// unread when the handler returns keeps the deadline, so the server's own
+// read of the rest cannot hang either. Requests without a body are left as
+// they are. The web UI serves its forms through the same bound.
+func BodyTimeout(timeout time.Duration) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if timeout <= 0 || r.Body == nil || r.Body == http.NoBody {
+				next.ServeHTTP(w, r)
+				return
+			}
+			rc := http.NewResponseController(w)
+			if rc.SetReadDeadline(time.Now().Add(timeout)) != nil {
+				next.ServeHTTP(w, r) // a writer that cannot: nothing to lift either
+				return
+			}
+			r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// deadlineBody lifts the connection's read deadline when the body ends.
+type deadlineBody struct {
+	io.ReadCloser
+	rc     *http.ResponseController
+	lifted bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.lifted {
+		b.lifted = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}
+
+// errBodyTimeout is the class of a body that did not arrive within
+// Config.BodyReadTimeout: 408 (errors.go).
+var errBodyTimeout = errors.New("request body read timeout")
+
+// BodyError names the failure of reading a request body for the one status
+// table ([StatusOf]): a body over its size limit is 413, one that did not
+// arrive in time ([BodyTimeout]) 408, a broken one 400.
+func BodyError(err error) error {
+	var maxErr *http.MaxBytesError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &maxErr):
+		return weft.Errorf(errBodyTooLarge, "request too large: the body exceeds %d bytes", maxErr.Limit)
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return fmt.Errorf("%w: the body did not arrive in time", errBodyTimeout)
+	}
+	return weft.Errorf(errBodyBroken, "cannot read the request body: %v", err)
+}
+
+var (
+	errBodyTooLarge = weft.DefineError(weft.ErrTooLarge, "RequestTooLarge", "request too large")
+	errBodyBroken   = weft.DefineError(weft.ErrInvalid, "InvalidRequest", "cannot read the request body")
+)
 
 // observe logs every request and records its count and duration by route.
 func (h *Handler) observe(next http.Handler) http.Handler {

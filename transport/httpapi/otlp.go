@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -266,11 +267,13 @@ func tooLarge(limit int64) error {
 	return weft.Errorf(errOTLPTooLarge, "request too large: the OTLP body exceeds %d bytes", limit)
 }
 
-// tooLargeOr is 413 when err is the server's body limit, else 400 with msg.
+// tooLargeOr is 413 when err is the server's body limit, 408 when the body
+// did not arrive in time, else 400 with msg.
 func tooLargeOr(err error, msg string) error {
 	var maxErr *http.MaxBytesError
-	if errors.As(err, &maxErr) {
-		return tooLarge(maxErr.Limit)
+	var netErr net.Error
+	if errors.As(err, &maxErr) || (errors.As(err, &netErr) && netErr.Timeout()) {
+		return BodyError(err)
 	}
 	return weft.Errorf(errOTLPBody, "%s", msg)
 }

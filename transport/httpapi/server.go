@@ -51,6 +51,19 @@ const (
 	DefaultBodyReadTimeout = time.Minute
 )
 
+// Timeouts of the http.Server that serves a [Handler], as weft serve sets
+// them: they bound what a connection holds before and between requests, where
+// no handler runs (Config.BodyReadTimeout bounds the body).
+const (
+	// DefaultReadHeaderTimeout bounds the time a request's headers may take
+	// to arrive (http.Server.ReadHeaderTimeout); then the connection is
+	// closed.
+	DefaultReadHeaderTimeout = 10 * time.Second
+	// DefaultIdleTimeout bounds the time a keep-alive connection may wait
+	// for its next request (http.Server.IdleTimeout); then it is closed.
+	DefaultIdleTimeout = time.Minute
+)
+
 // Config configures [New]. Services left nil leave their routes unregistered,
 // except Chat (see there).
 type Config struct {
@@ -191,6 +204,7 @@ func New(cfg Config) (*Handler, error) {
 
 	var handler http.Handler = router
 	handler = h.limitBody(handler)
+	handler = BodyTimeout(cfg.BodyReadTimeout)(handler)
 	handler = rejectNULInURL(handler)
 	handler = h.observe(handler)
 	handler = collapseSlashes(handler)

@@ -60,15 +60,17 @@ func takesJSON(op *huma.Operation) bool {
 
 // readWholeBody reads the request body under the operation's size limit and
 // read timeout, as huma itself does, answering a status and message when it
-// cannot.
+// cannot. The deadline is lifted only once the body is read: a body that
+// failed keeps it, so that the server's read of what is left after the
+// answer (to reuse the connection) fails too instead of waiting for a slow
+// client.
 func readWholeBody(ctx huma.Context, op *huma.Operation) (body []byte, status int, msg string) {
-	if op.BodyReadTimeout > 0 {
-		_ = ctx.SetReadDeadline(time.Now().Add(op.BodyReadTimeout))
-		defer func() { _ = ctx.SetReadDeadline(time.Time{}) }()
-	}
 	reader := ctx.BodyReader()
 	if reader == nil {
 		return nil, 0, ""
+	}
+	if op.BodyReadTimeout > 0 {
+		_ = ctx.SetReadDeadline(time.Now().Add(op.BodyReadTimeout))
 	}
 	if op.MaxBodyBytes > 0 {
 		reader = io.LimitReader(reader, op.MaxBodyBytes)
@@ -83,6 +85,9 @@ func readWholeBody(ctx huma.Context, op *huma.Operation) (body []byte, status in
 		return nil, http.StatusRequestTimeout, "request body read timeout"
 	case err != nil:
 		return nil, http.StatusBadRequest, "cannot read request body"
+	}
+	if op.BodyReadTimeout > 0 {
+		_ = ctx.SetReadDeadline(time.Time{})
 	}
 	return body, 0, ""
 }

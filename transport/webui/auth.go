@@ -163,6 +163,10 @@ func (h *Handler) signInPage(w http.ResponseWriter, r *http.Request) {
 // again and no hint of which part was wrong.
 func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
+	if err := r.ParseForm(); err != nil {
+		h.refuse(w, r, httpapi.BodyError(err))
+		return
+	}
 	form := signInForm{User: strings.TrimSpace(r.PostFormValue("user")), Next: localPath(r.PostFormValue("next"))}
 	key := strings.TrimSpace(r.PostFormValue("key"))
 	if key == "" {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/internal/slowclient"
 	"github.com/weftlabs/weft/internal/testdb"
 	"github.com/weftlabs/weft/transport/webui"
 )
@@ -193,4 +194,28 @@ func otherToken(token string) string {
 		return "1" + token[1:]
 	}
 	return "0" + token[1:]
+}
+
+// TestSlowSignInGets408: a sign-in form that trickles in is refused with 408
+// once Config.BodyReadTimeout has passed, before the client is done, and
+// the connection is closed.
+func TestSlowSignInGets408(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, testdb.SQLite(t), func(cfg *webui.Config) { cfg.BodyReadTimeout = 300 * time.Millisecond })
+	c, err := slowclient.Dial(s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	form := []byte(url.Values{"key": {s.aliceKey}, "next": {"/ui/p/alice/p/"}}.Encode())
+	res, err := c.Send(http.MethodPost, "/ui/signin", http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, form, 30*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != http.StatusRequestTimeout || res.Sent == len(form) {
+		t.Fatalf("%d after %d of %d bytes; want 408 before the form ends", res.Status, res.Sent, len(form))
+	}
+	if err := c.WaitClosed(); err != nil {
+		t.Fatal(err)
+	}
 }

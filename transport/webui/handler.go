@@ -63,6 +63,10 @@ type Config struct {
 	Fallback http.Handler
 	// SessionTTL is how long a sign-in lasts. Defaults to DefaultSessionTTL.
 	SessionTTL time.Duration
+	// BodyReadTimeout bounds the time a form or other request body of the UI
+	// may take to arrive (httpapi.BodyTimeout); a slower one gets 408 and
+	// its connection is closed. Defaults to httpapi.DefaultBodyReadTimeout.
+	BodyReadTimeout time.Duration
 	// SecureCookies marks the session cookie Secure on every response, for a
 	// server behind a TLS-terminating proxy. Requests that arrive over TLS get
 	// Secure cookies anyway. Off by default.
@@ -80,6 +84,8 @@ type Handler struct {
 	pages    *pages
 	sessions *sessionStore
 	mux      *http.ServeMux
+	// bounded is mux under the bound on request bodies.
+	bounded http.Handler
 	// crossOrigin refuses state-changing requests sent from other origins
 	// (Sec-Fetch-Site and Origin), before the CSRF token is even looked at.
 	crossOrigin *http.CrossOriginProtection
@@ -118,6 +124,7 @@ func New(cfg Config) (*Handler, error) {
 	h.objectRoutes()
 	h.trainingRoutes()
 	h.playgroundRoutes()
+	h.bounded = httpapi.BodyTimeout(cfg.BodyReadTimeout)(h.mux)
 	return h, nil
 }
 
@@ -143,6 +150,12 @@ func (cfg *Config) setDefaults() error {
 	if cfg.SessionTTL < 0 {
 		return errors.New("webui: SessionTTL must not be negative")
 	}
+	if cfg.BodyReadTimeout == 0 {
+		cfg.BodyReadTimeout = httpapi.DefaultBodyReadTimeout
+	}
+	if cfg.BodyReadTimeout < 0 {
+		return errors.New("webui: BodyReadTimeout must not be negative")
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -160,7 +173,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	setSecurityHeaders(w.Header())
-	h.mux.ServeHTTP(w, r)
+	h.bounded.ServeHTTP(w, r)
 }
 
 // routes registers every page. Pages that need a signed-in user are wrapped

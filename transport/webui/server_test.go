@@ -47,7 +47,8 @@ func (c *clock) advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-func newServer(t *testing.T, db *weft.DB) *server {
+// newServer starts the UI and API on db; configure changes the UI's Config.
+func newServer(t *testing.T, db *weft.DB, configure ...func(*webui.Config)) *server {
 	t.Helper()
 	ctx := context.Background()
 	identity, err := weft.NewIdentity(weft.IdentityConfig{DB: db, CacheTTL: -1})
@@ -84,7 +85,11 @@ func newServer(t *testing.T, db *weft.DB) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ui, err := webui.New(webui.Config{DB: db, Identity: identity, Trace: traces, Feedback: fb, Objects: objs, AnnotationSpecs: specs, Feed: feed, Fallback: api, Now: s.clock.Now})
+	cfg := webui.Config{DB: db, Identity: identity, Trace: traces, Feedback: fb, Objects: objs, AnnotationSpecs: specs, Feed: feed, Fallback: api, Now: s.clock.Now}
+	for _, c := range configure {
+		c(&cfg)
+	}
+	ui, err := webui.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
