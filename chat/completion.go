@@ -117,15 +117,15 @@ func (s *Gateway) forward(ctx context.Context, req *CompletionRequest, route *Ro
 				retry, err = s.attempt(ctx, r, u, body[key], req.Streaming(), c)
 			}
 			if err == nil {
-				s.attempts.WithLabelValues(r.Name, "ok").Inc()
+				s.attempts.WithLabelValues(r.label(), "ok").Inc()
 				return nil
 			}
 			lastErr = err
 			if !retry || ctx.Err() != nil {
-				s.attempts.WithLabelValues(r.Name, "error").Inc()
+				s.attempts.WithLabelValues(r.label(), "error").Inc()
 				return err
 			}
-			s.attempts.WithLabelValues(r.Name, "retry").Inc()
+			s.attempts.WithLabelValues(r.label(), "retry").Inc()
 			s.cfg.Logger.WarnContext(ctx, "chat: upstream attempt failed", "model", r.Name, "upstream", u.URL, "error", err)
 			failed[i] = true
 		}

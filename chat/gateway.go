@@ -68,7 +68,7 @@ func New(cfg Config) (*Gateway, error) {
 		return nil, err
 	}
 	s.attempts = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "weft_chat_upstream_attempts_total", Help: "Upstream attempts by route and outcome (ok, retry, error).",
+		Name: "weft_chat_upstream_attempts_total", Help: "Upstream attempts by configured route and outcome (ok, retry, error); trained models count under their base model's route, or " + loraMetricsLabel + ".",
 	}, []string{"model", "outcome"})
 	cfg.Registerer.MustRegister(s.attempts)
 	if cfg.Recorder != nil {
@@ -106,11 +106,8 @@ func (s *Gateway) ProjectFor(p weft.Principal, header string) string {
 func (s *Gateway) Models() []ModelCard {
 	models := make([]ModelCard, 0, len(s.cfg.Routing.Models))
 	for _, r := range s.cfg.Routing.Models {
-		card := ModelCard{ID: r.Name, Object: "model", Created: s.started.Unix(), OwnedBy: "weft", MaxModelLen: r.MaxModelLen}
-		if u := r.Upstreams[0]; u.Kind == KindLocal {
-			card.Root = u.Path
-		}
-		models = append(models, card)
+		models = append(models, ModelCard{ID: r.Name, Object: "model", Created: s.started.Unix(), OwnedBy: "weft",
+			Root: r.Name, MaxModelLen: r.MaxModelLen})
 	}
 	return models
 }
@@ -160,8 +157,13 @@ func (s *Gateway) adapterRoute(ctx context.Context, adapter LoRAAdapter) (*Route
 			return nil, err
 		}
 	}
-	return &Route{Name: adapter.Name, Upstreams: []Upstream{upstream}, Timeout: DefaultTimeout, RetryBackoff: DefaultRetryBackoff}, nil
+	return &Route{Name: adapter.Name, Upstreams: []Upstream{upstream}, Timeout: DefaultTimeout, RetryBackoff: DefaultRetryBackoff,
+		metricsLabel: loraMetricsLabel}, nil
 }
+
+// loraMetricsLabel is the route label of the attempts of trained models
+// the LoRA upstream serves.
+const loraMetricsLabel = "lora"
 
 func (s *Gateway) loadAdapter(ctx context.Context, upstream Upstream, adapter LoRAAdapter) error {
 	s.loading.Lock()

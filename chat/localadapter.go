@@ -15,7 +15,7 @@ func localAdapterRoute(base *Route, adapter LoRAAdapter) *Route {
 	u := base.Upstreams[0]
 	u.localAdapter = &localAdapter{path: adapter.Path, base: base.Name}
 	r := *base
-	r.Name, r.Upstreams, r.Fallbacks = adapter.Name, []Upstream{u}, nil
+	r.Name, r.Upstreams, r.Fallbacks, r.metricsLabel = adapter.Name, []Upstream{u}, nil, base.Name
 	return &r
 }
 

@@ -81,6 +81,19 @@ type Route struct {
 	RetryBackoff time.Duration `yaml:"retry_backoff"`
 	Timeout      time.Duration `yaml:"timeout"`
 	ModelInfo    `yaml:",inline"`
+
+	// metricsLabel names the route in metrics, which anyone may read, when
+	// Name is a caller's (a trained model's): never a tenant's model name.
+	metricsLabel string
+}
+
+// label is the route's name in metrics: a configured route's name, or the
+// label a trained model's route counts under.
+func (route *Route) label() string {
+	if route.metricsLabel != "" {
+		return route.metricsLabel
+	}
+	return route.Name
 }
 
 // Upstream is one OpenAI-compatible server, or a model run in-process

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/weftlabs/weft"
 )
 
@@ -383,7 +385,8 @@ func TestLoRAAdapters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Config{Routing: r, Adapters: resolverFunc(func(_ context.Context, model string) (LoRAAdapter, bool, error) {
+	metrics := prometheus.NewRegistry()
+	s, err := New(Config{Routing: r, Registerer: metrics, Adapters: resolverFunc(func(_ context.Context, model string) (LoRAAdapter, bool, error) {
 		switch model {
 		case "alice/proj/run-1:step3":
 			return LoRAAdapter{Name: "run-1", Path: "/adapters/run-1", BaseModel: "base"}, true, nil
@@ -414,6 +417,20 @@ func TestLoRAAdapters(t *testing.T) {
 	}
 	if _, err := complete(t, s, `{"model":"bob/proj/over-alice","messages":[]}`); !errors.Is(err, ErrModelNotFound) {
 		t.Fatalf("an untrained model over a trained one: %v", err)
+	}
+	// Metrics, which anyone may read, count them under the LoRA upstream.
+	families, err := metrics.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "model" && l.GetValue() != loraMetricsLabel {
+					t.Errorf("%s counts %s", f.GetName(), l.GetValue())
+				}
+			}
+		}
 	}
 }
 

@@ -144,7 +144,8 @@ type ModelCard struct {
 	Object  string `json:"object"`
 	Created int64  `json:"created"`
 	OwnedBy string `json:"owned_by"`
-	// Root is the model directory of a local model.
+	// Root is the model's served name, as vLLM shows a served model's
+	// (never a path on the server).
 	Root        string `json:"root,omitempty"`
 	MaxModelLen int64  `json:"max_model_len,omitempty"`
 }

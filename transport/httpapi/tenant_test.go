@@ -21,6 +21,7 @@ import (
 // entity of his own, names it in every spelling on every route that takes
 // a model name, and each answers him exactly as it answers a model that
 // does not exist (404, same body but for the name), while alice is served.
+// The model list and /metrics name no trained model and no server path.
 func TestTrainedModelsStayWithTheirTenant(t *testing.T) {
 	t.Parallel()
 	db := testdb.SQLite(t)
@@ -84,14 +85,22 @@ func TestTrainedModelsStayWithTheirTenant(t *testing.T) {
 		}
 	}
 
+	// The model list shows the served names alone: no trained model, no
+	// path on the server.
 	var list struct{ Data []chat.ModelCard }
 	if status := f.call(t, bobKey, http.MethodGet, "/v1/models", nil, &list); status != http.StatusOK {
 		t.Fatalf("models: %d", status)
 	}
-	for _, card := range list.Data {
-		if strings.Contains(card.ID, "alice") || strings.Contains(card.Root, "alice") {
-			t.Errorf("bob's model list shows %+v", card)
-		}
+	if len(list.Data) != 1 || list.Data[0].ID != "tiny-base" || list.Data[0].Root != "tiny-base" {
+		t.Errorf("bob's model list: %+v", list.Data)
+	}
+	// /metrics, which anyone may read, counts alice's completions under
+	// the base model that served them, not under her model's name.
+	var metrics []byte
+	if status := f.call(t, "", http.MethodGet, "/metrics", nil, &metrics); status != http.StatusOK ||
+		!strings.Contains(string(metrics), `weft_chat_upstream_attempts_total{model="tiny-base",outcome="ok"}`) ||
+		strings.Contains(string(metrics), "alice") || strings.Contains(string(metrics), "agent") {
+		t.Errorf("/metrics: %d\n%s", status, metrics)
 	}
 }
 

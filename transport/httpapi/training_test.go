@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/chat"
 	"github.com/weftlabs/weft/internal/gobuild"
@@ -44,8 +46,9 @@ type trainingOptions struct {
 	workers     int
 	maxAttempts int
 	// chat, when set, makes the completions gateway served beside the
-	// training routes, given the training store to resolve checkpoints.
-	chat func(*training.Store) *chat.Gateway
+	// training routes, given the training store to resolve checkpoints and
+	// the registry /metrics serves.
+	chat func(*training.Store, prometheus.Registerer) *chat.Gateway
 }
 
 func newTrainingFixture(t testing.TB, db *weft.DB, opts trainingOptions) *trainingFixture {
@@ -81,9 +84,9 @@ func newTrainingFixture(t testing.TB, db *weft.DB, opts trainingOptions) *traini
 		defer cancel()
 		_ = manager.Stop(stopCtx)
 	})
-	cfg := Config{Identity: identity, Training: manager, Logger: logger}
+	cfg := Config{Identity: identity, Training: manager, Logger: logger, Registry: prometheus.NewRegistry()}
 	if opts.chat != nil {
-		cfg.Chat = opts.chat(manager)
+		cfg.Chat = opts.chat(manager, cfg.Registry)
 	}
 	h, err := New(cfg)
 	if err != nil {
