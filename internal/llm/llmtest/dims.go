@@ -45,6 +45,16 @@ var Llama15M = Dims{
 	RMSNormEps: 1e-5, RopeTheta: 10000, TiedEmbedding: true,
 }
 
+// Llama400M is a 0.4B-parameter Llama with grouped-query attention (16
+// query heads over 4 key-value heads of 64, hidden 1024, intermediate
+// 4096, 24 layers, llama2.c's vocabulary of 32000, untied output): the
+// larger shape the engine's speed is measured on against llama.cpp.
+var Llama400M = Dims{
+	Architecture: Llama, VocabSize: 32000, HiddenSize: 1024, IntermediateSize: 4096,
+	Layers: 24, Heads: 16, KVHeads: 4, HeadDim: 64, MaxPositions: 2048,
+	RMSNormEps: 1e-5, RopeTheta: 10000,
+}
+
 // Qwen3Small is the shape of Qwen3-0.6B.
 var Qwen3Small = Dims{
 	Architecture: Qwen3, VocabSize: 151936, HiddenSize: 1024, IntermediateSize: 3072,
