@@ -130,7 +130,7 @@ func TestTrainerSet(t *testing.T) {
 			t.Fatalf("training_failed data %s: %v", events[0].Data, err)
 		}
 		// So does an SFT job.
-		url := "https://example.invalid/train.jsonl"
+		url := "wandb-artifact:///acme/p/data:v0"
 		sft, err := s.CreateSFTJob(ctx, &training.CreateSFTJobReq{ModelID: foreign.ID, TrainingDataURL: &url})
 		if err != nil || sft.Status != training.StatusFailed {
 			t.Fatalf("SFT job for an untrained base model = %+v %v", sft, err)
