@@ -13,8 +13,12 @@ import (
 const (
 	// DefaultCheckpointDir is where checkpoint files go when Config.Blobs is nil.
 	DefaultCheckpointDir = "data/checkpoints"
-	// DefaultMaxDataBytes bounds downloaded SFT data: 1 GiB.
+	// DefaultMaxDataBytes bounds an SFT job's data: 1 GiB, streamed to a
+	// scratch file, never held in memory.
 	DefaultMaxDataBytes = 1 << 30
+	// MaxDataLineBytes bounds one line (one conversation) of SFT data, the
+	// most of it held in memory at once: 16 MiB.
+	MaxDataLineBytes = 16 << 20
 	// DefaultDataTimeout bounds one SFT data download.
 	DefaultDataTimeout = 10 * time.Minute
 	// DefaultDataHosts is the default of Config.DataHosts, comma-separated as
@@ -77,7 +81,10 @@ type Config struct {
 	DataHosts []string
 	// DataTimeout bounds one SFT data download. Defaults to [DefaultDataTimeout].
 	DataTimeout time.Duration
-	// MaxDataBytes bounds downloaded SFT data. Defaults to [DefaultMaxDataBytes].
+	// MaxDataBytes bounds an SFT job's data (downloaded or read from an
+	// object): it is checked line by line while it streams to a scratch file
+	// (lines of at most [MaxDataLineBytes]), and data over it fails the job
+	// once that many bytes have arrived. Defaults to [DefaultMaxDataBytes].
 	MaxDataBytes int64
 	// MaxAttempts is how often a job is tried before it fails. Defaults to [DefaultMaxAttempts].
 	MaxAttempts int

@@ -87,27 +87,37 @@ func dataErrorf(format string, args ...any) error {
 	return &dataError{msg: fmt.Sprintf(format, args...)}
 }
 
-// fetchSFTData writes the training data named by ref to file and returns the
-// number of conversations in it.
+// fetchSFTData streams the training data named by ref to file, checking each
+// line on the way, and returns the number of conversations in it. At most one
+// line is held in memory; data over MaxDataBytes fails the job once that many
+// bytes have arrived, and ctx ending stops it at the next read or line.
 func (m *Store) fetchSFTData(ctx context.Context, ref dataRef, file string) (int, error) {
-	var data []byte
+	var src io.ReadCloser
 	var err error
 	if ref.url != "" {
-		data, err = m.fetchHTTP(ctx, ref.url)
+		src, err = m.openHTTP(ctx, ref.url)
 	} else {
-		data, err = m.fetchObject(ctx, ref)
+		var data []byte
+		data, err = m.fetchObject(ctx, ref) // a stored file: bounded by the objects service's file size
+		src = io.NopCloser(bytes.NewReader(data))
 	}
 	if err != nil {
 		return 0, err
 	}
-	n, err := checkJSONLines(data)
+	defer src.Close()
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return 0, err
 	}
-	return n, os.WriteFile(file, data, 0o600)
+	n, err := copyConversations(ctx, f, src, m.cfg.MaxDataBytes)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		return 0, cerr
+	}
+	return n, err
 }
 
-func (m *Store) fetchHTTP(ctx context.Context, u string) ([]byte, error) {
+// openHTTP starts the download of u, under the host policy.
+func (m *Store) openHTTP(ctx context.Context, u string) (io.ReadCloser, error) {
 	if err := m.checkDataHost(dataRef{url: u}); err != nil {
 		return nil, &dataError{msg: errDataHostRefused.Error()} // the operator's list changed since the job was created
 	}
@@ -119,19 +129,30 @@ func (m *Store) fetchHTTP(ctx context.Context, u string) ([]byte, error) {
 	if err != nil {
 		return nil, downloadError(ctx, u, err)
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
 		return nil, dataErrorf("training data could not be downloaded from %s: HTTP %d", u, resp.StatusCode)
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, m.cfg.MaxDataBytes+1))
-	if err != nil {
-		return nil, downloadError(ctx, u, err)
-	}
-	if int64(len(data)) > m.cfg.MaxDataBytes {
-		return nil, dataErrorf("training data at %s is larger than %d bytes", u, m.cfg.MaxDataBytes)
-	}
-	return data, nil
+	return &downloadBody{ctx: ctx, url: u, body: resp.Body}, nil
 }
+
+// downloadBody is a response body whose read errors are the job's errors
+// (downloadError).
+type downloadBody struct {
+	ctx  context.Context
+	url  string
+	body io.ReadCloser
+}
+
+func (b *downloadBody) Read(p []byte) (int, error) {
+	n, err := b.body.Read(p)
+	if err != nil && err != io.EOF {
+		err = downloadError(b.ctx, b.url, err)
+	}
+	return n, err
+}
+
+func (b *downloadBody) Close() error { return b.body.Close() }
 
 // fetchObject reads an artifact stored as an object whose value lists its files
 // ({"files": {"train.jsonl": "<digest>", ...}} anywhere in the value) and
@@ -205,37 +226,77 @@ func findFiles(val json.RawMessage) map[string]string {
 	return nil
 }
 
-// checkJSONLines checks that every non-empty line is a conversation: an object
-// with "messages" or "messages_and_choices".
-func checkJSONLines(data []byte) (int, error) {
-	scanner := bufio.NewScanner(bytes.NewReader(data))
-	scanner.Buffer(make([]byte, 0, 64<<10), 64<<20)
+// copyConversations copies r to w line by line, checking that every
+// non-empty line is a conversation (an object with "messages" or
+// "messages_and_choices"), and returns how many there are. It holds one line
+// at a time (at most [MaxDataLineBytes]), fails once r passes maxBytes, and
+// stops when ctx ends.
+func copyConversations(ctx context.Context, w io.Writer, r io.Reader, maxBytes int64) (int, error) {
+	limited := &io.LimitedReader{R: r, N: maxBytes + 1}
+	tooLarge := func() error {
+		return dataErrorf("training data is larger than %d bytes, the most this server takes (-training-data-max-bytes)", maxBytes)
+	}
+	scanner := bufio.NewScanner(limited)
+	scanner.Buffer(make([]byte, 0, 64<<10), MaxDataLineBytes)
+	out := bufio.NewWriterSize(w, 64<<10)
 	n, line := 0, 0
 	for scanner.Scan() {
 		line++
-		text := bytes.TrimSpace(scanner.Bytes())
-		if len(text) == 0 {
-			continue
+		if err := ctx.Err(); err != nil {
+			return 0, err
 		}
-		var conv struct {
-			Messages           []json.RawMessage `json:"messages"`
-			MessagesAndChoices []json.RawMessage `json:"messages_and_choices"`
+		if limited.N <= 0 {
+			return 0, tooLarge()
 		}
-		if err := json.Unmarshal(text, &conv); err != nil {
-			return 0, lineError(line, err)
+		if err := checkConversation(line, scanner.Bytes()); err != nil {
+			return 0, err
+		} else if len(bytes.TrimSpace(scanner.Bytes())) > 0 {
+			n++
 		}
-		if conv.Messages == nil && conv.MessagesAndChoices == nil {
-			return 0, dataErrorf("training data line %d has neither messages nor messages_and_choices", line)
+		if _, err := out.Write(scanner.Bytes()); err != nil {
+			return 0, err
 		}
-		n++
+		if err := out.WriteByte('\n'); err != nil {
+			return 0, err
+		}
+	}
+	if limited.N <= 0 {
+		return 0, tooLarge()
 	}
 	if err := scanner.Err(); err != nil {
+		var dataErr *dataError
+		switch {
+		case errors.Is(err, bufio.ErrTooLong):
+			return 0, dataErrorf("training data line %d is longer than %d bytes", line+1, MaxDataLineBytes)
+		case errors.As(err, &dataErr) || ctx.Err() != nil:
+			return 0, err
+		}
 		return 0, dataErrorf("training data could not be read: %v", err)
 	}
 	if n == 0 {
 		return 0, dataErrorf("training data holds no conversations")
 	}
-	return n, nil
+	return n, out.Flush()
+}
+
+// checkConversation checks line number line of the data: empty, or a
+// conversation.
+func checkConversation(line int, text []byte) error {
+	text = bytes.TrimSpace(text)
+	if len(text) == 0 {
+		return nil
+	}
+	var conv struct {
+		Messages           []json.RawMessage `json:"messages"`
+		MessagesAndChoices []json.RawMessage `json:"messages_and_choices"`
+	}
+	if err := json.Unmarshal(text, &conv); err != nil {
+		return lineError(line, err)
+	}
+	if conv.Messages == nil && conv.MessagesAndChoices == nil {
+		return dataErrorf("training data line %d has neither messages nor messages_and_choices", line)
+	}
+	return nil
 }
 
 // lineError says what is wrong with a line of training data without quoting

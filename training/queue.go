@@ -134,11 +134,23 @@ func (q *riverQueue[TTx]) start(ctx context.Context) error {
 	return q.client.Start(ctx)
 }
 
+// cancelWait is how long stop waits, after cancelling the running attempts,
+// for them to return.
+const cancelWait = 10 * time.Second
+
+// stop lets the running attempts finish until ctx ends, then cancels them
+// (River retries them) and waits up to cancelWait for them to return.
 func (q *riverQueue[TTx]) stop(ctx context.Context) error {
 	if !q.working {
 		return nil
 	}
-	return q.client.Stop(ctx)
+	err := q.client.Stop(ctx)
+	if err == nil || ctx.Err() == nil {
+		return err
+	}
+	cancelCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelWait)
+	defer cancel()
+	return q.client.StopAndCancel(cancelCtx)
 }
 
 // newQueue builds the River client for m's database: pgx on PostgreSQL, the

@@ -71,7 +71,8 @@ func (m *Store) Start(ctx context.Context) error {
 }
 
 // Stop stops the workers, waiting until ctx ends for running jobs (which are
-// then cancelled and retried elsewhere), and the watchdog.
+// then cancelled, given a few seconds to return, and retried later or
+// elsewhere), and the watchdog.
 func (m *Store) Stop(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -57,7 +57,12 @@ func (m *Store) work(ctx context.Context, rj *river.Job[jobArgs]) error {
 		return err
 	}
 
+	ctx, stop := m.watchAttempt(ctx, job)
+	defer stop()
 	res, rows, err := m.train(ctx, job, rj.Attempt)
+	if err != nil && (errors.Is(err, errJobEnded) || errors.Is(context.Cause(ctx), errJobEnded)) {
+		return nil // the job ended meanwhile (cancelled): nothing to retry
+	}
 	if err != nil {
 		var dataErr *dataError
 		permanent := errors.As(err, &dataErr) || errors.Is(err, ErrUntrainable)
@@ -76,6 +81,41 @@ func (m *Store) work(ctx context.Context, rj *river.Job[jobArgs]) error {
 		return err
 	}
 	return m.complete(ctx, job, res, rows)
+}
+
+// watchAttempt returns a context for an attempt at job that ends, besides
+// with ctx, within PollInterval of the job ending otherwise (cancelled by its
+// owner, ended by the watchdog): the attempt then stops downloading,
+// planning or training instead of working for a job no one waits for. The
+// queue's own cancellation does not reach an attempt in every case (another
+// process's cancel on SQLite), so the job's row is what it watches.
+func (m *Store) watchAttempt(ctx context.Context, job *jobRow) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	go func() {
+		ticker := time.NewTicker(m.cfg.PollInterval)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-ticker.C:
+			}
+			var status JobStatus
+			err := m.db.NewSelect().Model((*jobRow)(nil)).Column("status").
+				Where("project_id = ? AND id = ?", job.ProjectID, job.ID).Scan(ctx, &status)
+			if errors.Is(err, sql.ErrNoRows) || err == nil && status.Terminal() {
+				cancel(errJobEnded)
+				return
+			}
+		}
+	}()
+	return ctx, func() {
+		close(done)
+		cancel(nil)
+	}
 }
 
 // train prepares the job's files, runs the trainer and stores the new

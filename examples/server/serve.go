@@ -136,7 +136,13 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 	if err := trainingService.Start(ctx); err != nil {
 		return err
 	}
-	defer trainingService.Stop(context.WithoutCancel(ctx)) //nolint:errcheck // shutting down
+	defer func() {
+		// Running jobs get the grace too, then are cancelled and retried
+		// after the restart.
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.shutdownGrace)
+		defer cancel()
+		_ = trainingService.Stop(stopCtx)
+	}()
 	if cfg.Feedback, err = newFeedbackService(db, cfg.Trace, cfg.Objects); err != nil {
 		return err
 	}

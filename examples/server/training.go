@@ -32,6 +32,8 @@ type trainingOptions struct {
 	jobTimeout        time.Duration
 	dataHosts         string
 	dataTimeout       time.Duration
+	maxDataBytes      int64
+	maxSFTTokens      int
 }
 
 func trainingFlags(fs *flag.FlagSet, defaultWorkers int) *trainingOptions {
@@ -45,6 +47,8 @@ func trainingFlags(fs *flag.FlagSet, defaultWorkers int) *trainingOptions {
 	fs.DurationVar(&o.jobTimeout, "training-job-timeout", training.DefaultJobTimeout, "longest one training attempt may run")
 	fs.StringVar(&o.dataHosts, "training-data-hosts", training.DefaultDataHosts, "comma-separated hosts an SFT job's http(s) training_data_url may name: example.com, *.example.com, example.com:8443, an address or a network (10.0.0.0/8); a name allows only public addresses, so list the address of an internal server too; empty: none (data comes from weft artifacts)")
 	fs.DurationVar(&o.dataTimeout, "training-data-timeout", training.DefaultDataTimeout, "longest download of an SFT job's data")
+	fs.Int64Var(&o.maxDataBytes, "training-data-max-bytes", training.DefaultMaxDataBytes, "largest SFT data a job takes (streamed to a scratch file); larger data fails the job")
+	fs.IntVar(&o.maxSFTTokens, "training-sft-max-tokens", localtrainer.DefaultMaxSFTTokens, "most tokens of SFT data the built-in trainer trains in one job; more fails the job")
 	fs.DurationVar(&o.rescueAfter, "training-rescue-after", 0, "how long a job may look running before it is retried elsewhere (default: job timeout + "+training.DefaultRescueMargin.String()+")")
 	return o
 }
@@ -71,7 +75,7 @@ func newTrainingService(db *weft.DB, o *trainingOptions, files objects.Service, 
 		trainers.Add("exec", trainer, splitList(o.trainerBaseModels)...)
 		runs = true
 	}
-	local, err := localTrainer(served, logger)
+	local, err := localTrainer(served, o.maxSFTTokens, logger)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -84,7 +88,7 @@ func newTrainingService(db *weft.DB, o *trainingOptions, files objects.Service, 
 		workers = 0
 	}
 	store, err := training.New(training.Config{DB: db, Blobs: blobs, Objects: training.ObjectFiles(files), MaxAttempts: o.maxAttempts,
-		JobTimeout: o.jobTimeout, RescueAfter: o.rescueAfter, Logger: logger, DataHosts: splitList(o.dataHosts), DataTimeout: o.dataTimeout,
+		JobTimeout: o.jobTimeout, RescueAfter: o.rescueAfter, Logger: logger, DataHosts: splitList(o.dataHosts), DataTimeout: o.dataTimeout, MaxDataBytes: o.maxDataBytes,
 		Trainer: trainers, Workers: workers, OtherWorkers: o.otherWorkers || o.workers == 0})
 	if err != nil && local != nil {
 		_ = local.Close()
@@ -94,7 +98,7 @@ func newTrainingService(db *weft.DB, o *trainingOptions, files objects.Service, 
 
 // localTrainer is the built-in trainer of the models service runs
 // in-process, or nil when it runs none.
-func localTrainer(service chat.Service, logger *slog.Logger) (*localtrainer.Trainer, error) {
+func localTrainer(service chat.Service, maxSFTTokens int, logger *slog.Logger) (*localtrainer.Trainer, error) {
 	gateway, ok := service.(interface {
 		LocalEngines() map[string]*local.Engine
 	})
@@ -105,7 +109,7 @@ func localTrainer(service chat.Service, logger *slog.Logger) (*localtrainer.Trai
 	for name, engine := range gateway.LocalEngines() {
 		models[name] = localtrainer.Served(engine)
 	}
-	return localtrainer.New(localtrainer.Config{Models: models, Logger: logger})
+	return localtrainer.New(localtrainer.Config{Models: models, MaxSFTTokens: maxSFTTokens, Logger: logger})
 }
 
 // lateCheckpoints resolves checkpoints with the training service created

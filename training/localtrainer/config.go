@@ -22,6 +22,9 @@ const (
 	// config names none (or "auto").
 	DefaultSFTLearningRate = 5e-5
 	DefaultSFTBatchSize    = 2
+	// DefaultMaxSFTTokens bounds the tokens an SFT job trains: 4,194,304,
+	// 32 MiB of token ids and targets held while the job runs.
+	DefaultMaxSFTTokens = 1 << 22
 )
 
 // BaseModel is a base model the trainer trains adapters of.
@@ -55,6 +58,11 @@ type Config struct {
 	// default budget), where a pass would otherwise compute its logits
 	// twice.
 	MicroBatchTokens int
+	// MaxSFTTokens bounds the tokens of an SFT job's data (after
+	// truncation to the model's length): the job's plan holds them all, so
+	// data over it fails the job (training_failed) as soon as planning
+	// passes it. Defaults to [DefaultMaxSFTTokens].
+	MaxSFTTokens int
 	// Threads is the size of each model's thread pool; 0 means GOMAXPROCS.
 	Threads int
 	// Seed makes adapters' initial values and the order of rows
@@ -85,6 +93,12 @@ func (c *Config) setDefaults() error {
 	}
 	if c.MicroBatchTokens < 1 {
 		return errors.New("localtrainer: MicroBatchTokens must be positive")
+	}
+	if c.MaxSFTTokens == 0 {
+		c.MaxSFTTokens = DefaultMaxSFTTokens
+	}
+	if c.MaxSFTTokens < 1 {
+		return errors.New("localtrainer: MaxSFTTokens must be positive")
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

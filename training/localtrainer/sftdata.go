@@ -2,9 +2,14 @@ package localtrainer
 
 import (
 	"bufio"
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+
+	"github.com/weftlabs/weft/internal/llm/model"
+	"github.com/weftlabs/weft/training"
 )
 
 // sftConfig is an SFT job's config: batch_size (a number, or "auto" /
@@ -26,7 +31,10 @@ type sftLine struct {
 // of batch_size conversations, one optimizer step each, each with its
 // learning rate. Conversations longer than maxLen are truncated; a batch
 // with nothing to train is skipped (and does not count against a schedule).
-func planSFT(tp *Template, file string, rawConfig json.RawMessage, maxLen int) ([]*step, error) {
+// It reads one line at a time (at most training.MaxDataLineBytes), keeps only
+// the trained sequences' token ids, stops with ErrUntrainable once they pass
+// maxTokens, and with ctx's error as soon as ctx ends.
+func planSFT(ctx context.Context, tp *Template, file string, rawConfig json.RawMessage, maxLen, maxTokens int) ([]*step, error) {
 	var cfg sftConfig
 	if len(rawConfig) > 0 {
 		if err := json.Unmarshal(rawConfig, &cfg); err != nil {
@@ -44,16 +52,24 @@ func planSFT(tp *Template, file string, rawConfig json.RawMessage, maxLen int) (
 		return nil, err
 	}
 	defer f.Close()
-	var convs [][]Sequence
+	// batches[b] are the trained sequences of conversations
+	// b·batchSize … (b+1)·batchSize-1; empty ones are dropped once each has
+	// its learning rate.
+	var batches [][]model.TrainSequence
+	convs, tokens := 0, 0
 	scanner := bufio.NewScanner(f)
-	scanner.Buffer(make([]byte, 1<<20), 1<<30)
+	scanner.Buffer(make([]byte, 0, 64<<10), training.MaxDataLineBytes)
 	for n := 1; scanner.Scan(); n++ {
-		if len(scanner.Bytes()) == 0 {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		text := bytes.TrimSpace(scanner.Bytes())
+		if len(text) == 0 {
 			continue
 		}
 		var line sftLine
-		if err := json.Unmarshal(scanner.Bytes(), &line); err != nil {
-			return nil, fmt.Errorf("%w: line %d: %v", ErrConversation, n, err)
+		if err := json.Unmarshal(text, &line); err != nil {
+			return nil, fmt.Errorf("%w: line %d is not a conversation", ErrConversation, n)
 		}
 		messages := line.Messages
 		if messages == nil {
@@ -63,28 +79,30 @@ func planSFT(tp *Template, file string, rawConfig json.RawMessage, maxLen int) (
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %w", n, err)
 		}
-		convs = append(convs, seqs)
+		if convs%batchSize == 0 {
+			batches = append(batches, nil)
+		}
+		convs++
+		for _, s := range seqs {
+			if s = truncate(s, maxLen); scoredTokens(s) > 0 {
+				if tokens += len(s.IDs); tokens > maxTokens {
+					return nil, fmt.Errorf("%w: the SFT data passes %d tokens at line %d, more than this server trains in one job", ErrConversation, maxTokens, n)
+				}
+				batches[len(batches)-1] = append(batches[len(batches)-1], trainSequence(s))
+			}
+		}
 	}
 	if err := scanner.Err(); err != nil {
 		return nil, err
 	}
-	batches := (len(convs) + batchSize - 1) / batchSize
-	rates, err := learningRates(cfg.LearningRate, batches)
+	rates, err := learningRates(cfg.LearningRate, len(batches))
 	if err != nil {
 		return nil, err
 	}
 	var steps []*step
-	for b := range batches {
-		st := &step{lr: rates[b]}
-		for _, conv := range convs[b*batchSize : min((b+1)*batchSize, len(convs))] {
-			for _, s := range conv {
-				if s = truncate(s, maxLen); scoredTokens(s) > 0 {
-					st.seqs = append(st.seqs, trainSequence(s))
-				}
-			}
-		}
-		if len(st.seqs) > 0 {
-			steps = append(steps, st)
+	for b, seqs := range batches {
+		if len(seqs) > 0 {
+			steps = append(steps, &step{seqs: seqs, lr: rates[b]})
 		}
 	}
 	return steps, nil

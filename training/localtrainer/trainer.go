@@ -144,7 +144,7 @@ func (t *Trainer) Train(ctx context.Context, job *training.TrainJob, report trai
 		t.cfg.Logger.DebugContext(ctx, "rl job planned", "job_id", job.ID, "rows", len(steps), "groups", plan.groupsSubmitted,
 			"groups_trained", plan.groupsTrainable, "trajectories_trained", plan.trajectories)
 	case training.KindSFT:
-		if steps, err = planSFT(lm.base.Template, job.SFTDataFile, job.SFTConfig, lm.maxLen); err != nil {
+		if steps, err = planSFT(ctx, lm.base.Template, job.SFTDataFile, job.SFTConfig, lm.maxLen, t.cfg.MaxSFTTokens); err != nil {
 			return nil, err
 		}
 	default:
