@@ -339,10 +339,11 @@ func (s *special) read(f *gguf.File, n int) error {
 		if err != nil {
 			return ggufError(err)
 		}
-		if v >= uint64(n) {
-			return fmt.Errorf("%w: %s: %s: %d is outside the vocabulary of %d", ErrInvalid, f.Path, id.key, v, n)
+		// An id outside the vocabulary (converters write 2^32-1 for "none")
+		// leaves the default, as llama.cpp does.
+		if v < uint64(n) {
+			*id.dst = int(v)
 		}
-		*id.dst = int(v)
 	}
 	for _, b := range []struct {
 		key string

@@ -213,6 +213,20 @@ func TestGGUFSmallVocabulary(t *testing.T) {
 	if s := tok.SpecialTokens(); s.EOS.ID != 3 || s.BOS.ID != -1 || !tok.IsSpecial(3) {
 		t.Errorf("special tokens %+v", s)
 	}
+	// An id past the vocabulary (2^32-1 is how converters write "none") is
+	// no token, as llama.cpp reads it.
+	var b2 bytes.Buffer
+	kvs := append(smallVocab(), gguf.KV{Key: "tokenizer.ggml.padding_token_id", Value: gguf.Uint32(1<<32 - 1)})
+	if err := gguf.Write(&b2, kvs, nil); err != nil {
+		t.Fatal(err)
+	}
+	f2, err := gguf.Parse("small.gguf", b2.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok2, err := FromGGUF(f2); err != nil || tok2.SpecialTokens().Pad.ID != -1 {
+		t.Errorf("padding id 2^32-1: %v", err)
+	}
 }
 
 func TestGGUFErrorsNameTheKey(t *testing.T) {
@@ -233,7 +247,7 @@ func TestGGUFErrorsNameTheKey(t *testing.T) {
 	}{
 		{with("tokenizer.ggml.pre", gguf.String("tekken")), ErrUnsupported, "tokenizer.ggml.pre"},
 		{with("tokenizer.ggml.model", gguf.String("bert")), ErrUnsupported, "tokenizer.ggml.model"},
-		{with("tokenizer.ggml.eos_token_id", gguf.Uint32(1<<30)), ErrInvalid, "eos_token_id"},
+		{with("tokenizer.ggml.eos_token_id", gguf.Int32(-1)), ErrInvalid, "eos_token_id"},
 		{with("tokenizer.ggml.merges", gguf.Int32s([]int32{1})), ErrInvalid, "tokenizer.ggml.merges"},
 		{with("tokenizer.ggml.add_bos_token", gguf.Bool(true)), ErrInvalid, "bos_token"},
 		{with("tokenizer.ggml.tokens", gguf.Strings([]string{"a", "b", "ab", "a"})), ErrInvalid, "has ids 0 and 3"},
