@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/weftlabs/weft/internal/llm/gguf"
+	"github.com/weftlabs/weft/internal/llm/quant"
 )
 
 // ggufArchitectures are the general.architecture names of the
@@ -178,8 +179,10 @@ func ggufRopeScaling(f *gguf.File, arch string) ([]byte, error) {
 // file; F16 and BF16 are widened. For Llama, whose converter reorders the
 // rows of each query and key head so that llama.cpp's RoPE rotates adjacent
 // pairs, the rows are put back in the Hugging Face order this package's
-// RoPE rotates (dimension i with i + head_dim/2). Quantized tensors are
-// ErrUnsupported naming the tensor and its type.
+// RoPE rotates (dimension i with i + head_dim/2). Tensors of the quantized
+// types package quant reads (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, ...) are
+// dequantized to float32; others are ErrUnsupported naming the tensor and
+// its type.
 func LoadGGUF(path string, opts Options) (*Model, error) {
 	f, err := gguf.Open(path)
 	if err != nil {
@@ -211,7 +214,17 @@ func ggufReader(f *gguf.File, c *Config) func(string, ...int) ([]float32, error)
 		}
 		w, err := t.Float32()
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrUnsupported, f.Path, err)
+			// Quantized blocks are widened to float32 here, exactly as
+			// gguf-py dequantizes them, until the linear layers compute
+			// with the blocks themselves.
+			qt := quant.Type(t.Type)
+			if !qt.Known() {
+				return nil, fmt.Errorf("%w: %s: %v", ErrUnsupported, f.Path, err)
+			}
+			w = make([]float32, t.Elements())
+			if err := quant.Dequantize(qt, w, t.Data); err != nil {
+				return nil, invalid(f.Path+": "+t.Name, "%v", err)
+			}
 		}
 		if c.Architecture == Llama {
 			switch {

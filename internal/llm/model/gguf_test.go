@@ -15,9 +15,11 @@ import (
 
 // The GGUF files of the golden models and their reference logits, written
 // by testdata/gguf/models.py: llama.cpp's converter layout (Llama's
-// permuted query and key rows, rope_freqs, rope.scaling.*), and PyTorch's
-// forward pass over the file's own weights, dequantized.
-var ggufGoldens = []string{"llama3-rope.f32", "llama-linear-tied.f16", "qwen2-bf16.bf16", "qwen3-f16.f16", "mistral-swa.f16"}
+// permuted query and key rows, rope_freqs, rope.scaling.*), matrices in
+// F32, F16, BF16, Q8_0 or Q4_0 (gguf-py's quantizers), and PyTorch's
+// forward pass over the file's own weights, dequantized by gguf-py.
+var ggufGoldens = []string{"llama3-rope.f32", "llama-linear-tied.f16", "qwen2-bf16.bf16", "qwen3-f16.f16", "mistral-swa.f16",
+	"llama3-rope.q8_0", "qwen3-f16.q4_0"}
 
 func ggufDir() string { return filepath.Join("..", "testdata", "gguf") }
 
@@ -151,11 +153,11 @@ func TestGGUFErrors(t *testing.T) {
 		{"quantized", func(kvs []gguf.KV, ts []gguf.TensorData) ([]gguf.KV, []gguf.TensorData) {
 			for i := range ts {
 				if ts[i].Name == "blk.0.attn_v.weight" {
-					ts[i].Type, ts[i].Data = gguf.Q8_0, make([]byte, gguf.Q8_0.RowBytes(ts[i].Dims[0])*ts[i].Dims[1])
+					ts[i].Type, ts[i].Data = gguf.IQ4_NL, make([]byte, gguf.IQ4_NL.RowBytes(ts[i].Dims[0])*ts[i].Dims[1])
 				}
 			}
 			return kvs, ts
-		}, ErrUnsupported, "blk.0.attn_v.weight is Q8_0"},
+		}, ErrUnsupported, "blk.0.attn_v.weight is IQ4_NL"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path := rewrite(t, c.edit)

@@ -13,7 +13,8 @@ whose code needs transformers and is not used itself) writes that
 architecture: general.architecture "llama", "qwen2" or "qwen3" and its
 hyperparameter keys; the tensors under llama.cpp's names (token_embd,
 blk.N.attn_q, ..., output_norm, output unless tied), matrices in the file's
-type (F32, F16 or BF16; norms and biases in F32); Llama's query and key rows
+type (F32, F16, BF16, or Q8_0 and Q4_0 blocks made by gguf-py's quantizers;
+norms and biases in F32); Llama's query and key rows
 permuted per head as the converter's LlamaModel.permute does, so that
 llama.cpp's RoPE rotates adjacent pairs; Llama 3's rope scaling as the
 rope_freqs tensor of factors it computes; linear and yarn scaling as
@@ -48,8 +49,8 @@ Q = gguf.GGMLQuantizationType
 ARCH = {"LlamaForCausalLM": "llama", "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3", "MistralForCausalLM": "llama"}
 HF_ARCH = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM"}
 # golden model: the type of its matrices in the GGUF file
-MODELS = {"llama3-rope": Q.F32, "llama-linear-tied": Q.F16, "qwen2-bf16": Q.BF16, "qwen3-f16": Q.F16,
-          "mistral-swa": Q.F16}
+MODELS = [("llama3-rope", Q.F32), ("llama-linear-tied", Q.F16), ("qwen2-bf16", Q.BF16), ("qwen3-f16", Q.F16),
+          ("mistral-swa", Q.F16), ("llama3-rope", Q.Q8_0), ("qwen3-f16", Q.Q4_0)]
 NAMES = [
     ("input_layernorm.weight", "attn_norm.weight"), ("post_attention_layernorm.weight", "ffn_norm.weight"),
     ("self_attn.q_proj.", "attn_q."), ("self_attn.k_proj.", "attn_k."), ("self_attn.v_proj.", "attn_v."),
@@ -142,7 +143,7 @@ def write_gguf(name, qtype):
         g.add_value_length(hd)
     g.add_rope_dimension_count(hd)
     g.add_vocab_size(cfg["vocab_size"])
-    g.add_file_type({Q.F32: 0, Q.F16: 1, Q.BF16: 32}[qtype])
+    g.add_file_type({Q.F32: 0, Q.F16: 1, Q.BF16: 32, Q.Q8_0: 7, Q.Q4_0: 2}[qtype])
     rs = cfg.get("rope_scaling") or {}
     kind = rs.get("rope_type", rs.get("type"))
     if kind == "linear":
@@ -236,7 +237,7 @@ def reference(path, src_cfg):
 def main():
     # "models.py NAME ..." writes only those models' files.
     only = set(sys.argv[1:])
-    for name, qtype in MODELS.items():
+    for name, qtype in MODELS:
         if only and name not in only:
             continue
         path, cfg = write_gguf(name, qtype)
