@@ -61,7 +61,7 @@ func serveFlags(fs *flag.FlagSet) *serveOptions {
 	logLevelFlag(fs, &opts.logLevel)
 	fs.StringVar(&opts.adminUser, "admin-user", "admin", "name of the admin user created on first start with an empty database")
 	fs.StringVar(&opts.chatConfig, "chat-config", "", "routing file (YAML or JSON) mapping chat model names to upstream servers; empty serves no models (the chat routes answer that a model does not exist)")
-	fs.Var(&opts.models, "model", "a Hugging Face model directory to serve in-process under its folder name, beside -chat-config's models (repeat the flag for several; the environment variable takes a "+string(os.PathListSeparator)+"-separated list)")
+	fs.Var(&opts.models, "model", "a Hugging Face model directory (or a GGUF file, a directory holding one, an Ollama model manifest) to serve in-process under its name, beside -chat-config's models (repeat the flag for several; the environment variable takes a "+string(os.PathListSeparator)+"-separated list)")
 	fs.DurationVar(&opts.shutdownGrace, "shutdown-grace", 30*time.Second, "how long in-flight requests may take to finish on shutdown")
 	fs.Float64Var(&opts.rateLimit, "rate-limit", 0, "requests per second allowed per API key (0: unlimited); over it, 429 with Retry-After")
 	fs.IntVar(&opts.rateBurst, "rate-burst", 0, "requests one key may send at once (default: the rate, rounded up)")
