@@ -271,6 +271,15 @@ var quantRowKernels = map[quant.Type]func(dst *float32, x *QActs, i int, w *byte
 	},
 }
 
+// quantRows4Kernels are the products of four rows of x (from row i) by n
+// rows of weights, sharing each block's unpacking (prefill).
+var quantRows4Kernels = map[quant.Type]func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int){
+	quant.Q4_K: func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
+		nb := x.Cols / QKBlock
+		qdotQ4_KRows4(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], &x.Sums[i*x.Cols/Q8Block], x.Cols, w, wstride, n, nb)
+	},
+}
+
 // matmulTQuant runs the row kernel over every row of x; with several rows
 // it takes the columns in blocks that stay in the per-core cache while
 // every row passes over them, so w is read from memory once.
@@ -285,9 +294,16 @@ func matmulTQuant(t quant.Type, dst []float32, ldd int, x *QActs, w []byte, rowB
 	if m > 1 {
 		cols = max(colBlockBytes/rowBytes/4*4, 4)
 	}
+	rows4 := quantRows4Kernels[t]
 	for j0 := 0; j0 < n; j0 += cols {
 		c := min(cols, n-j0)
-		for i := range m {
+		i := 0
+		if rows4 != nil {
+			for ; i+4 <= m; i += 4 {
+				rows4(&dst[i*ldd+j0], ldd, x, i, &w[j0*rowBytes], rowBytes, c)
+			}
+		}
+		for ; i < m; i++ {
 			kernel(&dst[i*ldd+j0], x, i, &w[j0*rowBytes], rowBytes, c)
 		}
 	}

@@ -275,6 +275,140 @@ func (g *gen) kernelQ4K(five bool) {
 	g.p("RET")
 }
 
+// kernelQ4K4 emits qdotQ4_KRows4: dst[r*ldd+j] = x_r · w_j for four rows of
+// activations (k apart) and n columns of Q4_K weights, one column at a
+// time: each super-block's scales and levels are unpacked once for the
+// four rows (prefill). Per row it computes dotQ4_K's integers and
+// roundings, in its order.
+//
+// Registers: SI row 0 of x, R10 = k and R11 = 3k (rows 1–3 at SI+R10,
+// SI+2·R10, SI+R11), DI dst, CX columns left, BX the column stride, R9 the
+// column, R13 the super-block count, R14 the super-block index, DX the
+// block offset, AX and R12 scratch. Y0–Y3 the rows' accumulators, Y4–Y7
+// their integer sums, Y8–Y15 temporaries.
+func (g *gen) kernelQ4K4() {
+	name := "qdotQ4_KRows4"
+	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int, w *byte, wstride int, n int, nb int)\n", name)
+	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $16-80\n", name)
+	g.p("MOVQ dst+0(FP), DI")
+	g.p("MOVQ w+48(FP), R9")
+	g.p("MOVQ wstride+56(FP), BX")
+	g.p("MOVQ n+64(FP), CX")
+	g.p("MOVQ nb+72(FP), R13")
+	g.p("MOVQ k+40(FP), R10")
+	g.p("LEAQ (R10)(R10*2), R11")
+	g.label(name + "_col")
+	g.p("CMPQ CX, $1")
+	g.p("JLT %s_done", name)
+	for r := range 4 {
+		g.p("VXORPS %s, %s, %s", y(r), y(r), y(r))
+	}
+	g.p("MOVQ x+16(FP), SI")
+	g.p("XORQ DX, DX")
+	g.p("XORQ R14, R14")
+	g.label(name + "_loop")
+	// Scales to 0(SP), minima to 8(SP), as kernelQ4K unpacks them.
+	g.p("MOVL 4(R9)(DX*1), AX")
+	g.p("ANDL $0x3f3f3f3f, AX")
+	g.p("MOVL AX, 0(SP)")
+	g.p("MOVL 8(R9)(DX*1), AX")
+	g.p("ANDL $0x3f3f3f3f, AX")
+	g.p("MOVL AX, 8(SP)")
+	g.p("MOVL 4(R9)(DX*1), AX")
+	g.p("SHRL $6, AX")
+	g.p("ANDL $0x03030303, AX")
+	g.p("SHLL $4, AX")
+	g.p("MOVL 12(R9)(DX*1), R12")
+	g.p("ANDL $0x0f0f0f0f, R12")
+	g.p("ORL AX, R12")
+	g.p("MOVL R12, 4(SP)")
+	g.p("MOVL 8(R9)(DX*1), AX")
+	g.p("SHRL $6, AX")
+	g.p("ANDL $0x03030303, AX")
+	g.p("SHLL $4, AX")
+	g.p("MOVL 12(R9)(DX*1), R12")
+	g.p("SHRL $4, R12")
+	g.p("ANDL $0x0f0f0f0f, R12")
+	g.p("ORL AX, R12")
+	g.p("MOVL R12, 12(SP)")
+	rowAddr := func(r, off int) string {
+		switch r {
+		case 0:
+			return fmt.Sprintf("%d(SI)", off)
+		case 1:
+			return fmt.Sprintf("%d(SI)(R10*1)", off)
+		case 2:
+			return fmt.Sprintf("%d(SI)(R10*2)", off)
+		}
+		return fmt.Sprintf("%d(SI)(R11*1)", off)
+	}
+	for r := range 4 {
+		g.p("VPXOR %s, %s, %s", y(4+r), y(4+r), y(4+r))
+	}
+	for cp := range 4 {
+		g.p("VMOVDQU %d(R9)(DX*1), Y8", 16+32*cp)
+		g.p("VPSRLW $4, Y8, Y9")
+		g.p("VPAND nibbleMask<>(SB), Y8, Y8")
+		g.p("VPAND nibbleMask<>(SB), Y9, Y9")
+		for half, lv := range []int{8, 9} {
+			j := 2*cp + half
+			g.p("VPBROADCASTB %d(SP), X10", j)
+			g.p("VPMOVZXBW X10, Y10")
+			for r := range 4 {
+				g.p("VPMADDUBSW %s, %s, Y11", rowAddr(r, 32*j), y(lv))
+				g.p("VPMADDWD Y10, Y11, Y11")
+				g.p("VPADDD Y11, %s, %s", y(4+r), y(4+r))
+			}
+		}
+	}
+	// Per row: acc += p·(d·dx) − n·(dmin·dx), n = minima × the row's sums.
+	g.p("VPBROADCASTW (R9)(DX*1), X12")
+	g.p("VCVTPH2PS X12, Y12")
+	g.p("VPBROADCASTW 2(R9)(DX*1), X13")
+	g.p("VCVTPH2PS X13, Y13")
+	g.p("VPMOVZXBD 8(SP), Y14")
+	for r := range 4 {
+		// Row r's scale: xd + 4·(r·nb + index); its sums: xs + 32·(r·nb + index).
+		g.p("MOVQ R13, AX")
+		g.p("IMULQ $%d, AX", r)
+		g.p("ADDQ R14, AX")
+		g.p("MOVQ xd+24(FP), R12")
+		g.p("VBROADCASTSS (R12)(AX*4), Y15")
+		g.p("SHLQ $5, AX")
+		g.p("ADDQ xs+32(FP), AX")
+		g.p("VPMULLD (AX), Y14, Y11")
+		g.p("VCVTDQ2PS Y11, Y11")
+		g.p("VMULPS Y15, Y13, Y10")
+		g.p("VMULPS Y10, Y11, Y11")
+		g.p("VMULPS Y15, Y12, Y10")
+		g.p("VCVTDQ2PS %s, %s", y(4+r), y(4+r))
+		g.p("VMULPS Y10, %s, %s", y(4+r), y(4+r))
+		g.p("VSUBPS Y11, %s, %s", y(4+r), y(4+r))
+		g.p("VADDPS %s, %s, %s", y(4+r), y(r), y(r))
+	}
+	g.p("ADDQ $256, SI")
+	g.p("ADDQ $144, DX")
+	g.p("INCQ R14")
+	g.p("CMPQ R14, R13")
+	g.p("JLT %s_loop", name)
+	g.p("MOVQ DI, AX")
+	g.p("MOVQ ldd+8(FP), R12")
+	g.p("SHLQ $2, R12")
+	for r := range 4 {
+		g.reduceStore(r, 14, 0)
+		if r < 3 {
+			g.p("ADDQ R12, AX")
+		}
+	}
+	g.p("ADDQ $4, DI")
+	g.p("DECQ CX")
+	g.p("ADDQ BX, R9")
+	g.p("JMP %s_col", name)
+	g.label(name + "_done")
+	g.p("VZEROUPPER")
+	g.p("RET")
+}
+
 // kernelQ6K emits qdotQ6_KRow: dst[j] = x · w_j for the n columns of Q6_K
 // weights, one column at a time (qdot.go's dotQ6_K). Registers as
 // kernelQ4K's; Y1 the super-block's integer sums, X10 its 16 scales, Y12
@@ -408,6 +542,7 @@ func main() {
 	g.kernelQ4K(false)
 	g.kernelQ4K(true)
 	g.kernelQ6K()
+	g.kernelQ4K4()
 	out := strings.ReplaceAll(g.buf.String(), "\t\n", "\n")
 	if err := os.WriteFile("quant_amd64.s", []byte(out), 0o644); err != nil {
 		log.Fatal(err)
