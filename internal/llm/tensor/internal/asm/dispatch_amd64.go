@@ -274,6 +274,14 @@ var quantRowKernels = map[quant.Type]func(dst *float32, x *QActs, i int, w *byte
 // quantRows4Kernels are the products of four rows of x (from row i) by n
 // rows of weights, sharing each block's unpacking (prefill).
 var quantRows4Kernels = map[quant.Type]func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int){
+	quant.Q8_0: func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
+		nb := x.Cols / Q8Block
+		qdotQ8_0Rows4(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
+	},
+	quant.Q4_0: func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
+		nb := x.Cols / Q8Block
+		qdotQ4_0Rows4(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
+	},
 	quant.Q4_K: func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
 		nb := x.Cols / QKBlock
 		qdotQ4_KRows4(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], &x.Sums[i*x.Cols/Q8Block], x.Cols, w, wstride, n, nb)

@@ -149,6 +149,96 @@ func (g *gen) kernel32(f format32) {
 	g.p("RET")
 }
 
+// kernel32Rows4 emits qdot<NAME>Rows4: dst[r*ldd+j] = x_r · w_j for four
+// rows of activations (k apart) and n columns, one column at a time: each
+// block's levels and scale are loaded once for the four rows (prefill).
+// Per row it computes kernel32's integers and roundings.
+//
+// Registers: SI row 0 of x, R10 = k, R11 = 3k; R8 row 0's scales, R12 and
+// AX the byte distance to rows 1 and 3's; DI dst, CX columns left, BX the
+// column stride, R9 the column, DX the block offset, R13 the block count,
+// R14 the block index. Y0–Y3 the rows' accumulators, Y8 the levels, Y9
+// their magnitudes (full formats) or scratch, Y10 the weights' scale,
+// Y11–Y14 temporaries, Y15 16-bit ones.
+func (g *gen) kernel32Rows4(f format32) {
+	name := "qdot" + f.name + "Rows4"
+	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)\n", name)
+	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $0-72\n", name)
+	g.p("MOVQ dst+0(FP), DI")
+	g.p("MOVQ w+40(FP), R9")
+	g.p("MOVQ wstride+48(FP), BX")
+	g.p("MOVQ n+56(FP), CX")
+	g.p("MOVQ nb+64(FP), R13")
+	g.p("MOVQ k+32(FP), R10")
+	g.p("LEAQ (R10)(R10*2), R11")
+	g.p("LEAQ (R13*4), R12")
+	g.p("LEAQ (R12)(R12*2), AX")
+	g.p("VPCMPEQW Y15, Y15, Y15")
+	g.p("VPSRLW $15, Y15, Y15")
+	g.label(name + "_col")
+	g.p("CMPQ CX, $1")
+	g.p("JLT %s_done", name)
+	for r := range 4 {
+		g.p("VXORPS %s, %s, %s", y(r), y(r), y(r))
+	}
+	g.p("MOVQ x+16(FP), SI")
+	g.p("MOVQ xd+24(FP), R8")
+	g.p("XORQ DX, DX")
+	g.p("XORQ R14, R14")
+	g.label(name + "_loop")
+	f.levels(g, "R9", 8, 9)
+	if f.full {
+		g.p("VPABSB Y8, Y9")
+	}
+	g.p("VPBROADCASTW (R9)(DX*1), X10")
+	g.p("VCVTPH2PS X10, Y10")
+	rows := []string{"(SI)", "(SI)(R10*1)", "(SI)(R10*2)", "(SI)(R11*1)"}
+	scales := []string{"(R8)", "(R8)(R12*1)", "(R8)(R12*2)", "(R8)(AX*1)"}
+	for r := range 4 {
+		g.p("VMOVDQU %s, Y11", rows[r])
+		if f.full {
+			g.p("VPSIGNB Y8, Y11, Y13")
+			g.p("VPMADDUBSW Y13, Y9, Y13")
+		} else {
+			g.p("VPABSB Y11, Y12")
+			g.p("VPSIGNB Y11, Y8, Y13")
+			g.p("VPMADDUBSW Y13, Y12, Y13")
+		}
+		g.p("VPMADDWD Y15, Y13, Y13")
+		g.p("VCVTDQ2PS Y13, Y13")
+		g.p("VBROADCASTSS %s, Y14", scales[r])
+		g.p("VMULPS Y10, Y14, Y14")
+		g.p("VMULPS Y14, Y13, Y13")
+		g.p("VADDPS Y13, %s, %s", y(r), y(r))
+	}
+	g.p("ADDQ $32, SI")
+	g.p("ADDQ $4, R8")
+	g.p("ADDQ $%d, DX", f.bytes)
+	g.p("INCQ R14")
+	g.p("CMPQ R14, R13")
+	g.p("JLT %s_loop", name)
+	// Store the four rows' sums (SI is free now).
+	g.p("MOVQ DI, SI")
+	g.p("MOVQ ldd+8(FP), R8")
+	g.p("SHLQ $2, R8")
+	g.p("XCHGQ AX, SI")
+	for r := range 4 {
+		g.reduceStore(r, 14, 0)
+		if r < 3 {
+			g.p("ADDQ R8, AX")
+		}
+	}
+	g.p("XCHGQ AX, SI")
+	g.p("LEAQ (R12)(R12*2), AX")
+	g.p("ADDQ $4, DI")
+	g.p("DECQ CX")
+	g.p("ADDQ BX, R9")
+	g.p("JMP %s_col", name)
+	g.label(name + "_done")
+	g.p("VZEROUPPER")
+	g.p("RET")
+}
+
 // kernelQ4K emits qdotQ4_KRow: dst[j] = x · w_j for the n columns of Q4_K
 // weights, one column at a time (qdot.go's dotQ4_K).
 //
@@ -538,6 +628,7 @@ func main() {
 	g.buf.WriteString("\n" + q6ScaleShuffle())
 	for _, f := range formats32 {
 		g.kernel32(f)
+		g.kernel32Rows4(f)
 	}
 	g.kernelQ4K(false)
 	g.kernelQ4K(true)
