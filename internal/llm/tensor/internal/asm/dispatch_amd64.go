@@ -286,6 +286,10 @@ var quantRows4Kernels = map[quant.Type]func(dst *float32, ldd int, x *QActs, i i
 		nb := x.Cols / QKBlock
 		qdotQ4_KRows4(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], &x.Sums[i*x.Cols/Q8Block], x.Cols, w, wstride, n, nb)
 	},
+	quant.Q6_K: func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
+		nb := x.Cols / QKBlock
+		qdotQ6_KRows4(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
+	},
 }
 
 // matmulTQuant runs the row kernel over every row of x; with several rows

@@ -582,6 +582,112 @@ func (g *gen) kernelQ6K() {
 	g.p("RET")
 }
 
+// kernelQ6K4 emits qdotQ6_KRows4: four rows of activations (k apart) by n
+// columns of Q6_K weights, one column at a time, each 32-element part's
+// levels and scales built once for the four rows (prefill); per row
+// kernelQ6K's integers and roundings. Registers as kernelQ4K4's; Y8–Y10
+// the super-block half's bytes, Y11 the part's levels, Y13 its scales, Y15
+// the byte 32.
+func (g *gen) kernelQ6K4() {
+	name := "qdotQ6_KRows4"
+	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)\n", name)
+	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $0-72\n", name)
+	g.p("MOVQ dst+0(FP), DI")
+	g.p("MOVQ w+40(FP), R9")
+	g.p("MOVQ wstride+48(FP), BX")
+	g.p("MOVQ n+56(FP), CX")
+	g.p("MOVQ nb+64(FP), R13")
+	g.p("MOVQ k+32(FP), R10")
+	g.p("LEAQ (R10)(R10*2), R11")
+	g.label(name + "_col")
+	g.p("CMPQ CX, $1")
+	g.p("JLT %s_done", name)
+	for r := range 4 {
+		g.p("VXORPS %s, %s, %s", y(r), y(r), y(r))
+	}
+	g.p("MOVQ x+16(FP), SI")
+	g.p("XORQ DX, DX")
+	g.p("XORQ R14, R14")
+	g.label(name + "_loop")
+	g.p("VMOVDQU thirtyTwos<>(SB), Y15")
+	for r := range 4 {
+		g.p("VPXOR %s, %s, %s", y(4+r), y(4+r), y(4+r))
+	}
+	rowAddr := func(r, off int) string {
+		return [...]string{"%d(SI)", "%d(SI)(R10*1)", "%d(SI)(R10*2)", "%d(SI)(R11*1)"}[r]
+	}
+	for h := range 2 {
+		g.p("VMOVDQU %d(R9)(DX*1), Y8", 64*h)
+		g.p("VMOVDQU %d(R9)(DX*1), Y9", 64*h+32)
+		g.p("VMOVDQU %d(R9)(DX*1), Y10", 128+32*h)
+		for r := range 4 {
+			c := 4*h + r
+			low := 8 + r%2
+			if r < 2 {
+				g.p("VPAND nibbleMask<>(SB), %s, Y11", y(low))
+			} else {
+				g.p("VPSRLW $4, %s, Y11", y(low))
+				g.p("VPAND nibbleMask<>(SB), Y11, Y11")
+			}
+			switch {
+			case r < 2:
+				g.p("VPSLLW $%d, Y10, Y12", 4-2*r)
+			case r == 2:
+				g.p("VMOVDQU Y10, Y12")
+			default:
+				g.p("VPSRLW $2, Y10, Y12")
+			}
+			g.p("VPAND bits45<>(SB), Y12, Y12")
+			g.p("VPOR Y12, Y11, Y11")
+			g.p("VMOVDQU 192(R9)(DX*1), X13")
+			g.p("VPSHUFB q6ScaleShuffle<>+%d(SB), X13, X13", 16*c)
+			g.p("VPMOVSXBW X13, Y13")
+			for row := range 4 {
+				addr := fmt.Sprintf(rowAddr(row, 0), 32*c)
+				g.p("VPMADDUBSW %s, Y11, Y14", addr)
+				g.p("VPMADDUBSW %s, Y15, Y12", addr)
+				g.p("VPSUBW Y12, Y14, Y14")
+				g.p("VPMADDWD Y13, Y14, Y14")
+				g.p("VPADDD Y14, %s, %s", y(4+row), y(4+row))
+			}
+		}
+	}
+	g.p("VPBROADCASTW 208(R9)(DX*1), X8")
+	g.p("VCVTPH2PS X8, Y8")
+	for r := range 4 {
+		g.p("MOVQ R13, AX")
+		g.p("IMULQ $%d, AX", r)
+		g.p("ADDQ R14, AX")
+		g.p("MOVQ xd+24(FP), R12")
+		g.p("VBROADCASTSS (R12)(AX*4), Y9")
+		g.p("VMULPS Y8, Y9, Y9")
+		g.p("VCVTDQ2PS %s, %s", y(4+r), y(4+r))
+		g.p("VMULPS Y9, %s, %s", y(4+r), y(4+r))
+		g.p("VADDPS %s, %s, %s", y(4+r), y(r), y(r))
+	}
+	g.p("ADDQ $256, SI")
+	g.p("ADDQ $210, DX")
+	g.p("INCQ R14")
+	g.p("CMPQ R14, R13")
+	g.p("JLT %s_loop", name)
+	g.p("MOVQ DI, AX")
+	g.p("MOVQ ldd+8(FP), R12")
+	g.p("SHLQ $2, R12")
+	for r := range 4 {
+		g.reduceStore(r, 14, 0)
+		if r < 3 {
+			g.p("ADDQ R12, AX")
+		}
+	}
+	g.p("ADDQ $4, DI")
+	g.p("DECQ CX")
+	g.p("ADDQ BX, R9")
+	g.p("JMP %s_col", name)
+	g.label(name + "_done")
+	g.p("VZEROUPPER")
+	g.p("RET")
+}
+
 // q6ScaleShuffle: for 32-element part c of a Q6_K super-block, the bytes
 // that spread its two 16-element scales over the low and high 8 bytes.
 func q6ScaleShuffle() string {
@@ -634,6 +740,7 @@ func main() {
 	g.kernelQ4K(true)
 	g.kernelQ6K()
 	g.kernelQ4K4()
+	g.kernelQ6K4()
 	out := strings.ReplaceAll(g.buf.String(), "\t\n", "\n")
 	if err := os.WriteFile("quant_amd64.s", []byte(out), 0o644); err != nil {
 		log.Fatal(err)
