@@ -34,7 +34,7 @@ type serveOptions struct {
 	models        modelDirs
 	rateLimit     float64
 	rateBurst     int
-	timeouts      serverTimeouts
+	limits        serverLimits
 	training      *trainingOptions
 }
 
@@ -65,7 +65,7 @@ func serveFlags(fs *flag.FlagSet) *serveOptions {
 	fs.DurationVar(&opts.shutdownGrace, "shutdown-grace", 30*time.Second, "how long in-flight requests may take to finish on shutdown")
 	fs.Float64Var(&opts.rateLimit, "rate-limit", 0, "requests per second allowed per API key (0: unlimited); over it, 429 with Retry-After")
 	fs.IntVar(&opts.rateBurst, "rate-burst", 0, "requests one key may send at once (default: the rate, rounded up)")
-	timeoutFlags(fs, &opts.timeouts)
+	limitFlags(fs, &opts.limits)
 	opts.training = trainingFlags(fs, 1)
 	return opts
 }
@@ -100,7 +100,8 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 		Logger:          logger,
 		Health:          db.PingContext,
 		RateLimit:       httpapi.RateLimit{PerSecond: opts.rateLimit, Burst: opts.rateBurst},
-		BodyReadTimeout: opts.timeouts.body,
+		BodyReadTimeout: opts.limits.body,
+		OTLP:            opts.limits.otlp,
 	}
 	feed := trace.NewFeed()
 	// Live views see the calls other servers on the same PostgreSQL
@@ -153,7 +154,7 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 	// The web UI answers "/" and /ui/…; every other path is the API's.
 	handler, err := webui.New(webui.Config{DB: db, Identity: identity, Trace: cfg.Trace, Feedback: cfg.Feedback, Objects: cfg.Objects,
 		AnnotationSpecs: feedback.ObjectSpecs(cfg.Objects), Feed: feed, Fallback: api, Logger: logger,
-		Training: trainingService, Chat: cfg.Chat, BodyReadTimeout: opts.timeouts.body})
+		Training: trainingService, Chat: cfg.Chat, BodyReadTimeout: opts.limits.body})
 	if err != nil {
 		return err
 	}
@@ -162,7 +163,7 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 	if err != nil {
 		return err
 	}
-	server := &http.Server{Handler: handler, ReadHeaderTimeout: opts.timeouts.header, IdleTimeout: opts.timeouts.idle}
+	server := &http.Server{Handler: handler, ReadHeaderTimeout: opts.limits.header, IdleTimeout: opts.limits.idle}
 	server.RegisterOnShutdown(handler.CloseStreams)
 	logger.Info("serving", "addr", listener.Addr().String(), "database", redact(opts.databaseURL))
 	fmt.Fprintf(out, "weft listening on http://%s\n", listener.Addr())

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
@@ -29,8 +30,12 @@ const (
 	// DefaultOTLPMaxDecompressedBytes bounds an OTLP body after
 	// decompression.
 	DefaultOTLPMaxDecompressedBytes = 64 << 20
-	// DefaultOTLPMaxInFlight bounds the OTLP requests served at once.
+	// DefaultOTLPMaxInFlight bounds the OTLP exports decoded and stored at
+	// once.
 	DefaultOTLPMaxInFlight = 16
+	// DefaultOTLPMaxInFlightPerKey bounds the OTLP exports one API key has
+	// in progress at once, bodies still arriving included.
+	DefaultOTLPMaxInFlightPerKey = 4
 	// otlpRetryAfterSeconds is the Retry-After of a 503: exporters back off
 	// and retry, and one second is enough for a request in flight to end.
 	otlpRetryAfterSeconds = 1
@@ -45,10 +50,17 @@ type OTLPConfig struct {
 	// sent is bounded by Config.MaxBodyBytes); larger gets 413. Defaults to
 	// [DefaultOTLPMaxDecompressedBytes].
 	MaxDecompressedBytes int64
-	// MaxInFlight bounds the requests served at once; more get 503 with
-	// Retry-After, which OTLP exporters retry. Defaults to
+	// MaxInFlight bounds the exports decoded and stored at once; more get
+	// 503 with Retry-After, which OTLP exporters retry. An export takes its
+	// place only once its body has arrived (within Config.BodyReadTimeout),
+	// so clients that send slowly hold none. Defaults to
 	// [DefaultOTLPMaxInFlight].
 	MaxInFlight int
+	// MaxInFlightPerKey bounds the exports one API key has in progress at
+	// once, from the first byte of the body to the answer; more get 429
+	// with Retry-After, which OTLP exporters retry. Defaults to
+	// [DefaultOTLPMaxInFlightPerKey].
+	MaxInFlightPerKey int
 	// MaxValueBytes bounds one attribute value; longer values are truncated
 	// with a marker. Defaults to otlp.DefaultMaxValueBytes.
 	MaxValueBytes int
@@ -61,7 +73,10 @@ func (cfg *OTLPConfig) setDefaults() error {
 	if cfg.MaxInFlight == 0 {
 		cfg.MaxInFlight = DefaultOTLPMaxInFlight
 	}
-	if cfg.MaxDecompressedBytes < 0 || cfg.MaxInFlight < 0 {
+	if cfg.MaxInFlightPerKey == 0 {
+		cfg.MaxInFlightPerKey = DefaultOTLPMaxInFlightPerKey
+	}
+	if cfg.MaxDecompressedBytes < 0 || cfg.MaxInFlight < 0 || cfg.MaxInFlightPerKey < 0 {
 		return errors.New("httpapi: OTLP limits must not be negative")
 	}
 	return nil
@@ -73,13 +88,14 @@ type otlpIngest struct {
 	h        *Handler
 	conv     *otlp.Converter
 	inFlight chan struct{}
+	perKey   *keyCounter
 }
 
 // registerOTLP mounts the route at Weave's path; SDKs given <base>/otel as
 // their OTLP endpoint append /v1/traces themselves.
 func (h *Handler) registerOTLP() {
 	in := &otlpIngest{h: h, conv: otlp.New(otlp.Config{MaxValueBytes: h.cfg.OTLP.MaxValueBytes}),
-		inFlight: make(chan struct{}, h.cfg.OTLP.MaxInFlight)}
+		inFlight: make(chan struct{}, h.cfg.OTLP.MaxInFlight), perKey: newKeyCounter(h.cfg.OTLP.MaxInFlightPerKey)}
 	h.router.Post("/otel/v1/traces", in.serve)
 }
 
@@ -105,6 +121,7 @@ var (
 	errOTLPBody      = weft.DefineError(weft.ErrInvalid, "InvalidRequest", "cannot decode the OTLP body")
 	errOTLPTooLarge  = weft.DefineError(weft.ErrTooLarge, "RequestTooLarge", "request too large")
 	errOTLPBusy      = weft.DefineError(weft.ErrUnavailable, "ServiceUnavailable", "too many OpenTelemetry exports at once; retry later")
+	errOTLPKeyBusy   = weft.DefineError(weft.ErrRateLimited, "RateLimitError", "too many OpenTelemetry exports at once with this API key; retry later")
 )
 
 func (in *otlpIngest) serve(w http.ResponseWriter, r *http.Request) {
@@ -129,26 +146,34 @@ func (in *otlpIngest) serve(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(body)
 }
 
-// export runs the request's steps in order: credentials, rate and load
-// limits, media type, body, decoding, projects, one transaction.
+// export runs the request's steps in order: credentials, rate limit, media
+// type, the key's exports in progress, body, the server's exports in
+// progress, decoding, projects, one transaction. The body is read before a
+// place among the server's exports is taken, so that clients sending slowly
+// hold places only of their own key's.
 func (in *otlpIngest) export(r *http.Request, enc otlpEncoding, encErr error) (ptraceotlp.ExportResponse, error) {
 	ctx := r.Context()
-	p, err := in.authenticate(r)
+	p, key, err := in.authenticate(r)
 	if err != nil {
 		return ptraceotlp.ExportResponse{}, err
 	}
 	if encErr != nil {
 		return ptraceotlp.ExportResponse{}, encErr
 	}
+	if !in.perKey.acquire(key) {
+		return ptraceotlp.ExportResponse{}, weft.WithFields(errOTLPKeyBusy, map[string]any{"retry_after": otlpRetryAfterSeconds},
+			"too many OpenTelemetry exports at once with this API key (at most %d); retry later", in.h.cfg.OTLP.MaxInFlightPerKey)
+	}
+	defer in.perKey.release(key)
+	raw, err := in.readBody(r)
+	if err != nil {
+		return ptraceotlp.ExportResponse{}, err
+	}
 	select {
 	case in.inFlight <- struct{}{}:
 		defer func() { <-in.inFlight }()
 	default:
 		return ptraceotlp.ExportResponse{}, errOTLPBusy
-	}
-	raw, err := in.readBody(r)
-	if err != nil {
-		return ptraceotlp.ExportResponse{}, err
 	}
 	req := ptraceotlp.NewExportRequest()
 	if enc == otlpJSON {
@@ -182,24 +207,53 @@ func (in *otlpIngest) export(r *http.Request, enc otlpEncoding, encErr error) (p
 
 // authenticate reads the API key from Authorization (Basic api:<key> or
 // Bearer <key>) or Weave's wandb-api-key header, and takes a token of the
-// key's rate limit.
-func (in *otlpIngest) authenticate(r *http.Request) (weft.Principal, error) {
+// key's rate limit. limitedAs names the key in the server's limits.
+func (in *otlpIngest) authenticate(r *http.Request) (p weft.Principal, limitedAs string, err error) {
 	username, key, ok := credentials(r.Header.Get("Authorization"))
 	if !ok {
 		key = strings.TrimSpace(r.Header.Get("wandb-api-key"))
 		ok = key != ""
 	}
 	if !ok {
-		return weft.Principal{}, weft.ErrBadCredentials
+		return weft.Principal{}, "", weft.ErrBadCredentials
 	}
-	p, err := in.h.cfg.Authenticator.Authenticate(r.Context(), username, key)
-	if err != nil {
-		return weft.Principal{}, err
+	if p, err = in.h.cfg.Authenticator.Authenticate(r.Context(), username, key); err != nil {
+		return weft.Principal{}, "", err
 	}
 	if err := in.h.takeToken(key); err != nil {
-		return weft.Principal{}, err
+		return weft.Principal{}, "", err
 	}
-	return p, nil
+	return p, limitKey(p, key), nil
+}
+
+// keyCounter bounds what each key has in progress at once. A key's entry
+// lives while it has something in progress, so memory follows the keys in
+// use.
+type keyCounter struct {
+	limit int
+	mu    sync.Mutex
+	count map[string]int
+}
+
+func newKeyCounter(limit int) *keyCounter { return &keyCounter{limit: limit, count: map[string]int{}} }
+
+// acquire takes one of key's places, or reports that it has none left.
+func (c *keyCounter) acquire(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.count[key] >= c.limit {
+		return false
+	}
+	c.count[key]++
+	return true
+}
+
+func (c *keyCounter) release(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.count[key]--; c.count[key] <= 0 {
+		delete(c.count, key)
+	}
 }
 
 // requestEncoding reads the Content-Type: protobuf or JSON, anything else
@@ -348,6 +402,12 @@ func firstErr(a, b error) error {
 // 429 and 503 carry Retry-After, which exporters honour when they retry.
 func (in *otlpIngest) writeError(w http.ResponseWriter, r *http.Request, enc otlpEncoding, err error) {
 	status, msg := StatusOf(err), err.Error()
+	if status == http.StatusUnauthorized || status == http.StatusUnsupportedMediaType || status == http.StatusTooManyRequests {
+		// Refused before its body was read: closing the connection spares
+		// reading a body no one will use, which a slow client would make
+		// the answer wait for.
+		w.Header().Set("Connection", "close")
+	}
 	switch {
 	case status == http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", `Basic realm="weft", Bearer`)

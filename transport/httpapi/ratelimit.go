@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/weftlabs/weft"
 )
 
 // RateLimit bounds the requests one API key may make: a token bucket that
@@ -16,6 +18,17 @@ type RateLimit struct {
 	// Burst is how many requests may arrive at once. Defaults to PerSecond
 	// rounded up (at least 1).
 	Burst int
+}
+
+// limitKey names the API key of a request in the server's per-key limits:
+// the key's id, so that every spelling of the key (Basic, Bearer, a web UI
+// session of it) counts as one, else the key itself (an embedder's
+// Authenticator may leave KeyID empty).
+func limitKey(p weft.Principal, key string) string {
+	if p.KeyID != "" {
+		return "id:" + p.KeyID
+	}
+	return "key:" + key
 }
 
 // keyLimiter holds one bucket per API key. Full buckets are dropped, so memory
