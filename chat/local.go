@@ -45,7 +45,7 @@ func (s *Gateway) openLocalModels() error {
 		engine, err := local.Open(u.Path, local.ModelConfig{
 			Name: route.Name, Threads: u.Threads, MaxSeqs: u.MaxSequences, KVCacheBytes: int64(u.KVCacheBytes),
 			WeightType: local.WeightType(u.WeightType), MaxModelLen: int(route.MaxModelLen), MaxLogprobs: int(route.MaxLogprobs),
-			MaxBatchTokens: u.MaxBatchTokens, MaxQueued: u.MaxQueued, MaxQueueWait: u.MaxQueueWait,
+			MaxBatchTokens: u.MaxBatchTokens, MaxQueued: u.MaxQueued, MaxQueueWait: u.MaxQueueWait, MaxRequestTokens: u.MaxRequestTokens,
 			Structured: constrain.Config{
 				CacheSize: u.StructuredOutputs.CacheSize, MaxMasks: u.StructuredOutputs.MaxMasks,
 				MaxWhitespace: u.StructuredOutputs.MaxWhitespace, MaxStringLength: u.StructuredOutputs.MaxStringLength,

@@ -54,6 +54,7 @@ const (
 //	        path: models/Qwen3-0.6B    # config.json, model.safetensors, tokenizer.json, ...
 //	        threads: 2                 # see LocalOptions for these knobs and their defaults
 //	        max_sequences: 8
+//	        max_request_tokens: 65536  # n × max_tokens of one request
 //	        kv_cache_bytes: 1GiB
 //	        weight_type: int8
 //	lora:                              # where trained LoRA adapters are served
@@ -148,6 +149,11 @@ type LocalOptions struct {
 	// sequence slot and room in the KV cache) before it is answered 503
 	// with Retry-After. Default: local.DefaultMaxQueueWait (10s).
 	MaxQueueWait time.Duration `yaml:"max_queue_wait"`
+	// MaxRequestTokens bounds n × max_tokens of one request (max_tokens
+	// as sent, else what the context leaves); over it the request is
+	// answered 400 naming both. Default: local.DefaultMaxRequestTokens
+	// (65536).
+	MaxRequestTokens int `yaml:"max_request_tokens"`
 	// WeightType is how linear-layer weights are held: "f32" (default,
 	// exact), "int8" (blocks of 32 weights with one scale each: a quarter
 	// of the memory traffic, for speed on larger models), a GGUF block
@@ -331,7 +337,7 @@ func (u *Upstream) prepare(model string, lookupEnv func(string) (string, bool)) 
 		return u.prepareLocal(model)
 	}
 	if u.LocalOptions != (LocalOptions{}) {
-		return errors.New("path, threads, max_sequences, max_batch_tokens, kv_cache_bytes, max_queued, max_queue_wait, weight_type, prompt_tokens_details, reasoning_parser and structured_outputs are for kind local only")
+		return errors.New("path, threads, max_sequences, max_batch_tokens, kv_cache_bytes, max_queued, max_queue_wait, max_request_tokens, weight_type, prompt_tokens_details, reasoning_parser and structured_outputs are for kind local only")
 	}
 	parsed, err := url.Parse(u.URL)
 	if err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
@@ -371,8 +377,8 @@ func (u *Upstream) prepareLocal(model string) error {
 		return errors.New("a local upstream takes a path, not url or api_key_env")
 	case u.Path == "":
 		return errors.New("path (the model directory) is required for kind local")
-	case u.Threads < 0 || u.MaxSequences < 0 || u.MaxBatchTokens < 0 || u.KVCacheBytes < 0 || u.MaxQueued < 0 || u.MaxQueueWait < 0:
-		return errors.New("threads, max_sequences, max_batch_tokens, kv_cache_bytes, max_queued and max_queue_wait must not be negative")
+	case u.Threads < 0 || u.MaxSequences < 0 || u.MaxBatchTokens < 0 || u.KVCacheBytes < 0 || u.MaxQueued < 0 || u.MaxQueueWait < 0 || u.MaxRequestTokens < 0:
+		return errors.New("threads, max_sequences, max_batch_tokens, kv_cache_bytes, max_queued, max_queue_wait and max_request_tokens must not be negative")
 	}
 	if u.WeightType == "" {
 		u.WeightType = "f32"

@@ -36,6 +36,9 @@ const (
 	// DefaultMaxAdapters bounds the LoRA adapters held in memory at once
 	// (least recently used out first), as vLLM's max_loras does.
 	DefaultMaxAdapters = 8
+	// DefaultMaxRequestTokens bounds the tokens one request may generate,
+	// n × max_tokens: 16 choices of 4,096 tokens.
+	DefaultMaxRequestTokens = 1 << 16
 )
 
 // WeightType is how the engine holds the model's linear-layer weights.
@@ -107,6 +110,12 @@ type ModelConfig struct {
 	// DefaultMaxAdapters. One more evicts the least recently used, which
 	// requests still running keep until they end.
 	MaxAdapters int
+	// MaxRequestTokens bounds the tokens one request may generate: n ×
+	// max_tokens (max_tokens as the request gives it, else what the
+	// context leaves), so that no single request holds the engine for
+	// everyone; a request over it is ErrInvalidRequest naming both. 0
+	// means DefaultMaxRequestTokens.
+	MaxRequestTokens int
 	// Structured bounds what compiling and following output constraints
 	// may cost (the compiled-constraint cache, automaton and mask sizes,
 	// JSON white space and string lengths); its zero fields are package
@@ -130,6 +139,7 @@ func (c ModelConfig) withDefaults() (ModelConfig, error) {
 		{"max_queued", &c.MaxQueued, DefaultMaxQueued},
 		{"max_logprobs", &c.MaxLogprobs, DefaultMaxLogprobs},
 		{"max_adapters", &c.MaxAdapters, DefaultMaxAdapters},
+		{"max_request_tokens", &c.MaxRequestTokens, DefaultMaxRequestTokens},
 	} {
 		if *f.v == 0 {
 			*f.v = f.value

@@ -77,15 +77,21 @@
 // chunk of the prompt for a prefilling one (decode rows first, then prompt
 // chunks within MaxBatchTokens). Sequences join and leave between steps.
 // A request is admitted when a slot (MaxSeqs) is free and the KV cache can
-// hold its prompt, in priority order (lower value first, then arrival); it
-// reuses the cached blocks of the longest prefix computed before for the
-// same Tenant under the same CacheSalt. Its n choices share the prompt's
-// blocks. When a running sequence cannot grow, the lowest-priority running sequence is preempted:
-// its blocks go back to the pool and it is recomputed later (its random
-// generator keeps its state). A request the cache cannot take waits at most
-// MaxQueueWait (and at most MaxQueued wait) before ErrOverloaded; the engine
-// never allocates past KVCacheBytes. Cancelling a request's context frees its
-// slots and blocks before the next step.
+// hold its prompt, in priority order (lower value first), fairly across
+// tenants (Request.Tenant: the tenant running the fewest sequences first, a
+// tenant running two or more sequences more than a waiting one preempted
+// for it), then by arrival; it reuses the cached blocks of the longest
+// prefix computed before for the same Tenant under the same CacheSalt. Its
+// n choices share the prompt's blocks. When a running sequence cannot grow,
+// the lowest-priority running sequence (of the tenant running the most) is
+// preempted: its blocks go back to the pool and it is recomputed later (its
+// random generator keeps its state). A request the cache cannot take waits
+// at most MaxQueueWait (and at most MaxQueued wait; a full queue refuses the
+// newest request of the tenant queuing the most, if that is more than the
+// newcomer's tenant queues, else the newcomer) before ErrOverloaded. One
+// request generates at most MaxRequestTokens (n × max_tokens); the engine
+// never allocates past KVCacheBytes. Cancelling a request's context frees
+// its slots and blocks before the next step.
 //
 // # LoRA adapters
 //

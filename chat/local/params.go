@@ -16,6 +16,7 @@ type request struct {
 	admitted chan error // receives nil on admission, or the refusal
 	arrival  uint64     // order of submission, the tie-break of priority
 	priority int
+	tenant   string // whose request it is: admission is fair across tenants
 	salt     string // the prefix-cache key: Tenant, CacheSalt and the adapter
 	adapter  *lora.Adapter
 	prompt   []int
@@ -65,7 +66,7 @@ func (e *Engine) resolve(req Request) (*request, error) {
 			return nil, err
 		}
 	}
-	r := &request{priority: req.Priority, salt: prefixKey(req.Tenant, req.CacheSalt, adapter), prompt: req.Prompt, n: req.choices(),
+	r := &request{priority: req.Priority, tenant: req.Tenant, salt: prefixKey(req.Tenant, req.CacheSalt, adapter), prompt: req.Prompt, n: req.choices(),
 		include: req.IncludeStopStrInOutput, minTokens: req.MinTokens, logprobs: req.Logprobs,
 		skipSpecial: req.SkipSpecialTokens == nil || *req.SkipSpecialTokens, promptTop: noPromptLogprobs, eos: -1,
 		constraint: req.Constraint, reasoningEnd: -1}
@@ -96,6 +97,10 @@ func (e *Engine) resolve(req Request) (*request, error) {
 		if d := e.defaults.MaxTokens; d != nil && *d > 0 {
 			r.maxTokens = min(r.maxTokens, *d)
 		}
+	}
+	if total := int64(r.n) * int64(r.maxTokens); total > int64(e.cfg.MaxRequestTokens) {
+		return nil, invalid("n", "n × max_tokens = %d × %d = %d tokens is more than this model generates for one request (%d); lower n or max_tokens (max_completion_tokens).",
+			r.n, r.maxTokens, total, e.cfg.MaxRequestTokens)
 	}
 	if req.MinTokens < 0 || req.MinTokens > r.maxTokens {
 		return nil, invalid("min_tokens", "min_tokens must be greater than or equal to 0 and less than or equal to max_tokens=%d, got %d.", r.maxTokens, req.MinTokens)

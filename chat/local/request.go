@@ -99,7 +99,13 @@ type Request struct {
 	// the caller keys its users by). The prefix cache keeps tenants apart:
 	// a request reuses only KV blocks computed for the same tenant, so the
 	// cached tokens it reports (and how fast its first token comes) tell
-	// nothing of another tenant's prompts.
+	// nothing of another tenant's prompts. Admission is fair across
+	// tenants: within a priority, the tenant running the fewest sequences
+	// goes first, one running two or more sequences more than a waiting
+	// tenant gives up a slot (preempted) to it, and a full queue gives a
+	// newcomer the place of the newest request of the tenant queuing the
+	// most, so one tenant's queued work does not hold another's past
+	// MaxQueueWait.
 	Tenant string
 	// CacheSalt further isolates prefix caching within the tenant: a
 	// request only reuses KV blocks computed under the same tenant and

@@ -15,9 +15,10 @@ import (
 // that touches sequences, the KV cache and the model.
 type scheduler struct {
 	e           *Engine
-	running     []*sequence // in admission order
-	waiting     []*sequence // sorted by sequence.less
-	queued      int         // waiting sequences whose request is not yet admitted
+	running     []*sequence    // in admission order
+	waiting     []*sequence    // sorted by sequence.less
+	waitingBy   map[string]int // waiting sequences by tenant
+	queued      int            // waiting sequences whose request is not yet admitted
 	preemptions int
 	steps, rows int
 	admissions  uint64
@@ -29,7 +30,7 @@ const promptRowsBytes = 64 << 20
 // loop runs steps while there is work and sleeps otherwise.
 func (e *Engine) loop() {
 	defer close(e.loopDone)
-	s := &scheduler{e: e}
+	s := &scheduler{e: e, waitingBy: map[string]int{}}
 	for {
 	drain:
 		for {
@@ -75,9 +76,10 @@ func (e *Engine) loop() {
 }
 
 // enqueue queues a new request's first choice, or refuses it when the
-// queue is full.
+// queue is full (and holds no more of another tenant's requests than of
+// its own).
 func (s *scheduler) enqueue(r *request) {
-	if s.queued >= s.e.cfg.MaxQueued {
+	if s.queued >= s.e.cfg.MaxQueued && !s.makeQueueRoom(r) {
 		r.admitted <- &OverloadedError{RetryAfter: s.e.cfg.MaxQueueWait, Reason: "the admission queue is full"}
 		return
 	}
@@ -102,6 +104,7 @@ func (s *scheduler) wait(seq *sequence) {
 		return 1
 	})
 	s.waiting = slices.Insert(s.waiting, i, seq)
+	s.waitingBy[seq.req.tenant]++
 }
 
 // nextDeadline is when the earliest queued request runs out of patience.
@@ -145,20 +148,29 @@ func (s *scheduler) reap(now time.Time) {
 		if !seq.admitted {
 			s.queued--
 		}
+		s.unwait(seq)
 		return true
 	})
 }
 
-// admit moves waiting sequences into the running set in priority order
-// while slots and KV blocks last. The first that does not fit stops
+// admit moves waiting sequences into the running set while slots and KV
+// blocks last: in priority order, fairly across tenants (see
+// nextWaiting), preempting a tenant that runs more than its share for one
+// that waits (see preemptFor). The first that does not fit otherwise stops
 // admission, so a large request is not overtaken forever by smaller ones.
 func (s *scheduler) admit() {
-	for len(s.waiting) > 0 && len(s.running) < s.e.cfg.MaxSeqs {
-		seq := s.waiting[0]
-		if !s.allocate(seq) {
+	for len(s.waiting) > 0 {
+		share := s.shares()
+		i := s.nextWaiting(share)
+		seq := s.waiting[i]
+		if len(s.running) >= s.e.cfg.MaxSeqs || !s.allocate(seq) {
+			if s.preemptFor(seq, share) {
+				continue
+			}
 			return
 		}
-		s.waiting = s.waiting[1:]
+		s.waiting = slices.Delete(s.waiting, i, i+1)
+		s.unwait(seq)
 		s.running = append(s.running, seq)
 		if !seq.admitted {
 			seq.admitted = true
@@ -269,16 +281,17 @@ func (c reservedCache) Prepare(seq model.SeqID, start, n int) error {
 }
 
 // grow makes room for n more positions of seq, preempting from the lowest
-// priority up. It reports false when seq itself was preempted.
+// priority up (within one, the tenant running the most first; see
+// preemptsBefore). It reports false when seq itself was preempted.
 func (s *scheduler) grow(seq *sequence, n int) bool {
 	for {
 		err := reservedCache{s.e.cache}.Prepare(seq.id, seq.computed, n)
 		if err == nil {
 			return true
 		}
-		victim := seq
+		victim, share := seq, s.shares()
 		for _, o := range s.running {
-			if victim.less(o) {
+			if preemptsBefore(o, victim, share) {
 				victim = o
 			}
 		}
@@ -479,7 +492,13 @@ func (s *scheduler) fail(r *request, err error) {
 		s.release(seq)
 		return true
 	})
-	s.waiting = slices.DeleteFunc(s.waiting, func(seq *sequence) bool { return seq.req == r })
+	s.waiting = slices.DeleteFunc(s.waiting, func(seq *sequence) bool {
+		if seq.req != r {
+			return false
+		}
+		s.unwait(seq)
+		return true
+	})
 	r.gen.finish(err)
 }
 
@@ -496,6 +515,7 @@ func (s *scheduler) shutdown() {
 		seq.req.gen.finish(ErrClosed)
 	}
 	s.waiting, s.running = nil, nil
+	clear(s.waitingBy)
 	// Requests still being submitted see quit in Generate.
 	for {
 		select {

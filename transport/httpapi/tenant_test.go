@@ -160,3 +160,28 @@ func TestPrefixCacheKeepsTenantsApart(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalRequestTokenBound: a request asking a local model for more than
+// max_request_tokens (n × max_tokens) is answered 400 in vLLM's shape,
+// naming both fields, whole or streamed, before anything runs.
+func TestLocalRequestTokenBound(t *testing.T) {
+	t.Parallel()
+	s := newLocalServer(t)
+	for _, stream := range []string{"false", "true"} {
+		status, _, raw := s.post(t, "/v1/chat/completions", `{"model":"tiny",`+hello+`,"n":400,"max_tokens":200,"stream":`+stream+`}`)
+		var body struct {
+			Error struct {
+				Message, Type, Param string
+				Code                 int
+			}
+		}
+		_ = json.Unmarshal(raw, &body)
+		if e := body.Error; status != http.StatusBadRequest || e.Type != "BadRequestError" || e.Param != "n" || e.Code != 400 ||
+			!strings.Contains(e.Message, "n × max_tokens = 400 × 200 = 80000") || !strings.Contains(e.Message, "(65536)") {
+			t.Errorf("stream %s: %d %s", stream, status, raw)
+		}
+	}
+	if c, _ := s.complete(t, `{"model":"tiny",`+hello+`,"n":2,"max_tokens":3}`); len(c.Choices) != 2 {
+		t.Fatalf("%d choices", len(c.Choices))
+	}
+}
