@@ -137,11 +137,16 @@ func prefixed(split string, m map[string]float64) map[string]float64 {
 }
 
 // stepAverages averages gradient_step rows per key over the rows that have it,
-// as the client does for its train result.
+// as the client does for its train result, leaving out the steps' numbers
+// (stepNumber): the checkpoint's metrics are measures, and the average of
+// the numbers 1 … n is none.
 func stepAverages(rows []map[string]float64) map[string]float64 {
 	sums, counts := map[string]float64{}, map[string]float64{}
 	for _, row := range rows {
 		for k, v := range row {
+			if k == stepNumber {
+				continue
+			}
 			sums[k] += v
 			counts[k]++
 		}
@@ -152,6 +157,10 @@ func stepAverages(rows []map[string]float64) map[string]float64 {
 	}
 	return out
 }
+
+// stepNumber is the member of a gradient_step's data that numbers the step
+// (as the built-in trainer and other SFT trainers write it).
+const stepNumber = "gradient_step"
 
 // numericData keeps the values of a gradient_step payload that the client can
 // turn into floats (numbers, booleans as 0/1), in key order.

@@ -43,7 +43,7 @@ type checkpointRow struct {
 }
 
 func (r *checkpointRow) checkpoint() Checkpoint {
-	c := Checkpoint{ID: r.ID, Step: r.Step, Metrics: map[string]float64{}, BlobPrefix: r.BlobPrefix, CreatedAt: r.CreatedAt}
+	c := Checkpoint{ID: r.ID, Step: r.Step, Metrics: map[string]float64{}, BlobPrefix: r.BlobPrefix, JobID: r.JobID, CreatedAt: r.CreatedAt}
 	_ = json.Unmarshal([]byte(r.Metrics), &c.Metrics)
 	return c
 }

@@ -2,6 +2,7 @@ package training
 
 import (
 	"context"
+	"encoding/json"
 )
 
 // Service is the training control plane behind the /v1/preview routes. The
@@ -63,4 +64,8 @@ type Service interface {
 	// StepLogs returns the trajectory groups logged for a model at step (every
 	// split, oldest first, at most 200 logs).
 	StepLogs(ctx context.Context, modelID string, step int64) ([]StepLog, error)
+	// JobTrajectories returns the trajectory groups an RL job trains on, as
+	// sent; nil for an SFT job, whose data is at its training_data_url.
+	// ErrJobNotFound when there is no such job.
+	JobTrajectories(ctx context.Context, jobID string) (json.RawMessage, error)
 }

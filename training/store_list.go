@@ -123,3 +123,12 @@ func (m *Store) StepLogs(ctx context.Context, modelID string, step int64) ([]Ste
 	}
 	return out, nil
 }
+
+// JobTrajectories implements Service.
+func (m *Store) JobTrajectories(ctx context.Context, jobID string) (json.RawMessage, error) {
+	row, err := m.jobRow(ctx, jobID, true)
+	if err != nil || row.Kind != KindRL {
+		return nil, err
+	}
+	return json.RawMessage(row.Input), nil
+}

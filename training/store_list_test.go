@@ -66,6 +66,24 @@ func TestStoreLists(t *testing.T) {
 			t.Fatalf("a job id as model: %v", err)
 		}
 
+		// An RL job's trajectories as it stores them; an SFT job has none.
+		raw, err := s.JobTrajectories(ctx, jobs[0])
+		var trained []training.TrajectoryGroup
+		if err != nil || json.Unmarshal(raw, &trained) != nil || len(trained) != 1 || len(trained[0].Trajectories) != 2 {
+			t.Fatalf("job trajectories %s: %v", raw, err)
+		}
+		data := "wandb-artifact:///acme/mail/sft-data:v0"
+		sft, err := s.CreateSFTJob(ctx, &training.CreateSFTJobReq{ModelID: models[1].ID, TrainingDataURL: &data})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if raw, err := s.JobTrajectories(ctx, sft.ID); err != nil || raw != nil {
+			t.Fatalf("an SFT job's trajectories: %s %v", raw, err)
+		}
+		if _, err := s.JobTrajectories(ctx, "no-such-job"); !errors.Is(err, training.ErrJobNotFound) {
+			t.Fatalf("unknown job's trajectories: %v", err)
+		}
+
 		var seen []training.Event
 		collect := func(e training.Event) error { seen = append(seen, e); return nil }
 		if err := s.EachEvent(ctx, jobs[1], "", collect); err != nil || len(seen) != 1 || seen[0].Type != training.EventTrainingFailed {
@@ -84,7 +102,7 @@ func TestStoreLists(t *testing.T) {
 
 		split := "train"
 		logged := rlJob(models[0].ID).TrajectoryGroups
-		raw, _ := json.Marshal(logged)
+		raw, _ = json.Marshal(logged)
 		if _, err := s.Log(ctx, models[0].ID, &training.LogReq{Split: &split, TrajectoryGroups: logged, RawGroups: raw}); err != nil {
 			t.Fatal(err)
 		}

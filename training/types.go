@@ -30,8 +30,11 @@ type Checkpoint struct {
 	Metrics map[string]float64 `json:"metrics"`
 	// BlobPrefix is where the checkpoint's files are in the blob store ("" for
 	// the untrained step 0).
-	BlobPrefix string    `json:"-"`
-	CreatedAt  time.Time `json:"created_at"`
+	BlobPrefix string `json:"-"`
+	// JobID is the job that made the checkpoint ("" for step 0): the job
+	// that trained from the step before.
+	JobID     string    `json:"-"`
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // Job kinds.

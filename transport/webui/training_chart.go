@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // chartData is what a training chart draws, written into the page as JSON (a
@@ -23,6 +24,23 @@ type chartData struct {
 	Markers []int64 `json:"markers"`
 	// StepURL, when set, is where a click on step s goes: StepURL + s.
 	StepURL string `json:"step_url,omitempty"`
+	// First are the metrics charted as soon as a run has them (a live page
+	// adds their charts as they appear); Metrics are those of them the runs
+	// have, or a few others when they have none of them.
+	First []string `json:"first"`
+	// More are the runs' other metrics, by name, charted on demand: their
+	// values are read from MetricURL + the metric's name (query-escaped),
+	// as a chartMetric with its own X.
+	More      []string `json:"more"`
+	MetricURL string   `json:"metric_url,omitempty"`
+}
+
+// metricValues is one metric of a chart read on demand: its values by run
+// on the steps X (those of the chart when read, which a live page may have
+// passed since).
+type metricValues struct {
+	X      []int64       `json:"x"`
+	Values []chartColumn `json:"values"`
 }
 
 // chartMetric is one metric's lines: Values[run][i] is at X[i].
@@ -92,16 +110,27 @@ func padded(col chartColumn, n int) chartColumn {
 	return col
 }
 
-// preferredMetrics come first, in this order; the rest follow by name, with
-// validation metrics ("val/…") ahead of the others.
-var preferredMetrics = []string{"train/reward", "reward", "loss", "grad_norm", "learning_rate"}
+// What people look for first in a chart: of a model's checkpoints, the
+// reward (of the training trajectories, then of validation), the loss, the
+// gradient norm, the learning rate and the entropy; of a job's gradient
+// steps the same, the step's reward being its batch's.
+var (
+	checkpointFirst = []string{"train/reward", "val/reward", "loss", "grad_norm", "learning_rate", "entropy"}
+	stepFirst       = []string{"reward", "loss", "grad_norm", "learning_rate", "entropy"}
+)
 
-// maxChartMetrics bounds how many charts a page draws.
-const maxChartMetrics = 12
+// fallbackCharts is how many other metrics are charted when the runs have
+// none of the first ones (a trainer with names of its own).
+const fallbackCharts = 4
 
-// buildChart aligns runs on the union of their steps and picks the metrics:
-// the preferred ones any run has, then validation metrics, then the rest.
-func buildChart(runs []chartRun, markers []int64) chartData {
+// stepIndex is the number a trainer gives each gradient step: the chart's X,
+// not a metric.
+const stepIndex = "gradient_step"
+
+// buildChart aligns runs on the union of their steps and charts the metrics
+// of first that any run has (or, when none, the first fallbackCharts of the
+// others); every other metric is listed in More.
+func buildChart(runs []chartRun, markers []int64, first []string) chartData {
 	names := map[string]bool{}
 	for i := range runs {
 		runs[i].finish()
@@ -109,14 +138,37 @@ func buildChart(runs []chartRun, markers []int64) chartData {
 			names[k] = true
 		}
 	}
-	d := chartData{X: unionSteps(runs), Markers: markers, Runs: make([]string, len(runs)), Metrics: []chartMetric{}}
+	delete(names, stepIndex)
+	var drawn []string
+	for _, name := range first {
+		if names[name] {
+			drawn = append(drawn, name)
+		}
+	}
+	more := otherMetrics(names, drawn)
+	if len(drawn) == 0 {
+		n := min(fallbackCharts, len(more))
+		drawn, more = more[:n], more[n:]
+	}
+	d := alignedChart(runs, markers, drawn)
+	d.First, d.More = first, more
+	if d.First == nil {
+		d.First = []string{}
+	}
+	return d
+}
+
+// alignedChart aligns runs on the union of their steps, with the columns
+// of the metrics names.
+func alignedChart(runs []chartRun, markers []int64, names []string) chartData {
+	d := chartData{X: unionSteps(runs), Markers: markers, Runs: make([]string, len(runs)), Metrics: []chartMetric{}, More: []string{}}
 	if d.Markers == nil {
 		d.Markers = []int64{}
 	}
 	for i, r := range runs {
 		d.Runs[i] = r.Label
 	}
-	for _, name := range orderMetrics(names) {
+	for _, name := range names {
 		m := chartMetric{Name: name, Values: make([]chartColumn, len(runs))}
 		for i, r := range runs {
 			m.Values[i] = aligned(r, r.Values[name], d.X)
@@ -124,6 +176,15 @@ func buildChart(runs []chartRun, markers []int64) chartData {
 		d.Metrics = append(d.Metrics, m)
 	}
 	return d
+}
+
+// metricOf is one metric of runs, aligned as their chart aligns it.
+func metricOf(runs []chartRun, name string) metricValues {
+	for i := range runs {
+		runs[i].finish()
+	}
+	d := alignedChart(runs, nil, []string{name})
+	return metricValues{X: d.X, Values: d.Metrics[0].Values}
 }
 
 // unionSteps merges the runs' ascending steps.
@@ -159,18 +220,14 @@ func aligned(r chartRun, col chartColumn, x []int64) chartColumn {
 	return out
 }
 
-func orderMetrics(names map[string]bool) []string {
-	var out []string
-	for _, p := range preferredMetrics {
-		if names[p] {
-			out = append(out, p)
-		}
-	}
+// otherMetrics are the names not drawn, validation metrics ("val/…")
+// first, each part by name.
+func otherMetrics(names map[string]bool, drawn []string) []string {
 	var val, rest []string
 	for n := range names {
 		switch {
-		case slices.Contains(preferredMetrics, n):
-		case len(n) > 4 && n[:4] == "val/":
+		case slices.Contains(drawn, n):
+		case strings.HasPrefix(n, "val/"):
 			val = append(val, n)
 		default:
 			rest = append(rest, n)
@@ -178,11 +235,7 @@ func orderMetrics(names map[string]bool) []string {
 	}
 	sort.Strings(val)
 	sort.Strings(rest)
-	out = append(append(out, val...), rest...)
-	if len(out) > maxChartMetrics {
-		out = out[:maxChartMetrics]
-	}
-	return out
+	return append(append([]string{}, val...), rest...)
 }
 
 // trainingFuncs are the template functions of the training pages.

@@ -33,6 +33,10 @@ type jobView struct {
 	Chart            chartData
 	// LiveURL streams the job's next events while it has not finished.
 	LiveURL string
+	// Made is the step the job made, 0 until it has made one (no job makes
+	// step 0): the job trained from the step before it, whose page shows
+	// the trajectories.
+	Made int64
 }
 
 // eventRow is one event as the page lists it.
@@ -73,21 +77,13 @@ func (h *Handler) jobPage(w http.ResponseWriter, r *http.Request, v *viewer, pro
 		return
 	}
 	view.Total, view.TotalSteps = total, len(run.Steps)
-	runs := []chartRun{run}
-	if withID := r.URL.Query().Get("with"); withID != "" && withID != job.ID {
-		with, ok := h.projectJob(w, r, projectID, withID)
-		if !ok {
-			return
-		}
-		_, _, theirs, _, err := h.jobEvents(ctx, with, "job "+shortID(with.ID), 0)
-		if err != nil {
-			h.refuse(w, r, err)
-			return
-		}
-		view.With = with
-		runs = append(runs, theirs)
+	runs, with, ok := h.jobChartRuns(w, r, projectID, job, run)
+	if !ok {
+		return
 	}
-	view.Chart = buildChart(runs, nil)
+	view.With = with
+	view.Chart = buildChart(runs, nil, stepFirst)
+	view.Chart.MetricURL = metricURL(jobPath(projectID, job.ID, "/chart"), r.URL.Query().Get("with"))
 	end := from + len(events)
 	view.Events, view.EventsFrom = events, from
 	query := func(f int) string {
@@ -104,6 +100,16 @@ func (h *Handler) jobPage(w http.ResponseWriter, r *http.Request, v *viewer, pro
 	if !job.Status.Terminal() {
 		view.LiveURL = jobPath(projectID, job.ID, "/live?after=", lastID)
 	}
+	checkpoints, err := h.allCheckpoints(ctx, model.ID)
+	if err != nil {
+		h.refuse(w, r, err)
+		return
+	}
+	for _, c := range checkpoints {
+		if c.JobID == job.ID {
+			view.Made = c.Step
+		}
+	}
 	jobs, err := h.cfg.Training.ListJobs(ctx, job.ModelID, training.ListParams{Limit: 100})
 	if err != nil {
 		h.refuse(w, r, err)
@@ -116,6 +122,54 @@ func (h *Handler) jobPage(w http.ResponseWriter, r *http.Request, v *viewer, pro
 	}
 	title := "Training job " + shortID(job.ID)
 	h.render(w, r, http.StatusOK, "training_job", page{Title: title, Viewer: v, Project: projectID, Body: view})
+}
+
+// jobChartRuns are the runs of a job's chart: its gradient steps (run),
+// then those of the job ?with= names (with, nil when none).
+func (h *Handler) jobChartRuns(w http.ResponseWriter, r *http.Request, projectID string, job *training.Job,
+	run chartRun) (runs []chartRun, with *training.Job, ok bool) {
+	runs = []chartRun{run}
+	withID := r.URL.Query().Get("with")
+	if withID == "" || withID == job.ID {
+		return runs, nil, true
+	}
+	if with, ok = h.projectJob(w, r, projectID, withID); !ok {
+		return nil, nil, false
+	}
+	_, _, theirs, _, err := h.jobEvents(r.Context(), with, "job "+shortID(with.ID), 0)
+	if err != nil {
+		h.refuse(w, r, err)
+		return nil, nil, false
+	}
+	return append(runs, theirs), with, true
+}
+
+// jobMetric answers GET …/training-jobs/{jobID}/chart?metric=<name>[&with=]:
+// one metric of the job's chart, which its page draws on demand.
+func (h *Handler) jobMetric(w http.ResponseWriter, r *http.Request, _ *viewer, projectID string) {
+	job, ok := h.projectJob(w, r, projectID, r.PathValue("jobID"))
+	if !ok {
+		return
+	}
+	name, ok := h.metricParam(w, r)
+	if !ok {
+		return
+	}
+	model, err := h.cfg.Training.GetModel(r.Context(), job.ModelID)
+	if err != nil {
+		h.refuse(w, r, err)
+		return
+	}
+	_, _, run, _, err := h.jobEvents(r.Context(), job, model.Name, 0)
+	if err != nil {
+		h.refuse(w, r, err)
+		return
+	}
+	runs, _, ok := h.jobChartRuns(w, r, projectID, job, run)
+	if !ok {
+		return
+	}
+	writeJSON(w, metricOf(runs, name))
 }
 
 // eventsFrom reads ?from=, the number of the first event listed ("" is 0).

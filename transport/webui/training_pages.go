@@ -1,9 +1,12 @@
 package webui
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 
 	"github.com/weftlabs/weft"
@@ -29,6 +32,8 @@ func (h *Handler) trainingRoutes() {
 	h.mux.Handle(p+"training-jobs/{jobID}", h.inProject(h.jobPage))
 	h.mux.Handle(p+"training-jobs/{jobID}/live", h.inProject(h.jobLive))
 	h.mux.Handle(p+"models/{modelID}/live", h.inProject(h.modelLive))
+	h.mux.Handle(p+"models/{modelID}/chart", h.inProject(h.modelMetric))
+	h.mux.Handle(p+"training-jobs/{jobID}/chart", h.inProject(h.jobMetric))
 }
 
 // modelPath and jobPath are the pages of one model and one job.
@@ -118,28 +123,20 @@ func (h *Handler) modelPage(w http.ResponseWriter, r *http.Request, v *viewer, p
 	for i := len(checkpoints) - 1; i >= 0 && len(view.Checkpoints) < maxCheckpointRows; i-- {
 		view.Checkpoints = append(view.Checkpoints, checkpoints[i])
 	}
-	runs := []chartRun{checkpointRun(model.Name, checkpoints)}
 	var markers []int64
 	for _, c := range checkpoints {
 		if c.BlobPrefix != "" {
 			markers = append(markers, c.Step)
 		}
 	}
-	if withID := r.URL.Query().Get("with"); withID != "" && withID != model.ID {
-		with, ok := h.projectModel(w, r, projectID, withID)
-		if !ok {
-			return
-		}
-		theirs, err := h.allCheckpoints(ctx, with.ID)
-		if err != nil {
-			h.refuse(w, r, err)
-			return
-		}
-		view.With = with
-		runs = append(runs, checkpointRun(with.Name, theirs))
+	runs, with, ok := h.modelChartRuns(w, r, projectID, model, checkpoints)
+	if !ok {
+		return
 	}
-	view.Chart = buildChart(runs, markers)
+	view.With = with
+	view.Chart = buildChart(runs, markers, checkpointFirst)
 	view.Chart.StepURL = modelPath(projectID, model.ID, "/steps/")
+	view.Chart.MetricURL = metricURL(modelPath(projectID, model.ID, "/chart"), r.URL.Query().Get("with"))
 	latest := int64(0)
 	if n := len(checkpoints); n > 0 {
 		latest = checkpoints[n-1].Step
@@ -162,6 +159,71 @@ func (h *Handler) modelPage(w http.ResponseWriter, r *http.Request, v *viewer, p
 	}
 	view.Jobs, view.MoreJobs = jobs.Data, jobs.HasMore
 	h.render(w, r, http.StatusOK, "training_model", page{Title: model.Name, Viewer: v, Project: projectID, Body: view})
+}
+
+// modelChartRuns are the runs of a model's chart: its checkpoints', then
+// those of the model ?with= names (with, nil when none).
+func (h *Handler) modelChartRuns(w http.ResponseWriter, r *http.Request, projectID string, model *training.Model,
+	checkpoints []training.Checkpoint) (runs []chartRun, with *training.Model, ok bool) {
+	runs = []chartRun{checkpointRun(model.Name, checkpoints)}
+	withID := r.URL.Query().Get("with")
+	if withID == "" || withID == model.ID {
+		return runs, nil, true
+	}
+	if with, ok = h.projectModel(w, r, projectID, withID); !ok {
+		return nil, nil, false
+	}
+	theirs, err := h.allCheckpoints(r.Context(), with.ID)
+	if err != nil {
+		h.refuse(w, r, err)
+		return nil, nil, false
+	}
+	return append(runs, checkpointRun(with.Name, theirs)), with, true
+}
+
+// modelMetric answers GET …/models/{modelID}/chart?metric=<name>[&with=]:
+// one metric of the model's chart, which its page draws on demand.
+func (h *Handler) modelMetric(w http.ResponseWriter, r *http.Request, _ *viewer, projectID string) {
+	model, ok := h.projectModel(w, r, projectID, r.PathValue("modelID"))
+	if !ok {
+		return
+	}
+	name, ok := h.metricParam(w, r)
+	if !ok {
+		return
+	}
+	checkpoints, err := h.allCheckpoints(r.Context(), model.ID)
+	if err != nil {
+		h.refuse(w, r, err)
+		return
+	}
+	runs, _, ok := h.modelChartRuns(w, r, projectID, model, checkpoints)
+	if !ok {
+		return
+	}
+	writeJSON(w, metricOf(runs, name))
+}
+
+// metricParam reads ?metric=, the name of a metric.
+func (h *Handler) metricParam(w http.ResponseWriter, r *http.Request) (string, bool) {
+	name := r.URL.Query().Get("metric")
+	if name == "" || len(name) > maxIDLength || !cleanText(name) {
+		h.refuse(w, r, weft.Errorf(errBadView, "metric: 1 to %d characters of text", maxIDLength))
+		return "", false
+	}
+	return name, true
+}
+
+// metricURL is where a page's chart reads one metric on demand: base with
+// the page's overlaid run (withID, "" for none), then metric= for the name
+// the page appends.
+func metricURL(base, withID string) string {
+	q := url.Values{}
+	if withID != "" {
+		q.Set("with", withID)
+	}
+	q.Set("metric", "")
+	return base + "?" + q.Encode()
 }
 
 // projectModel reads a model of the project; a model of another project is
@@ -214,12 +276,19 @@ func checkpointRun(label string, checkpoints []training.Checkpoint) chartRun {
 	return run
 }
 
-// stepView is the data of the page of one step's logged trajectories.
+// stepView is the data of the page of one step's trajectories: those
+// logged at the step, and those the job that trained from it trained on.
 type stepView struct {
 	Project string
 	Model   *training.Model
 	Step    int64
-	Logs    []stepLogView
+	// Latest is the model's latest step: the last page of its steps.
+	Latest int64
+	Logs   []stepLogView
+	// Job made the next step from this one (nil when none did yet), trained
+	// on JobGroups (none for an SFT job).
+	Job       *training.Job
+	JobGroups []groupView
 }
 
 type stepLogView struct {
@@ -238,8 +307,14 @@ type trajectoryView struct {
 	Raw *jsonNode
 }
 
-// stepPage shows the trajectories logged for one step of a model.
+// errNoStep: a step past the model's latest (HTTP 404).
+var errNoStep = weft.DefineError(weft.ErrNotFound, "NotFoundError", "no such step")
+
+// stepPage shows one step of a model: the trajectories logged at it, and
+// those the job that trained from it (making the next step) trained on. A
+// step past the model's latest is not found.
 func (h *Handler) stepPage(w http.ResponseWriter, r *http.Request, v *viewer, projectID string) {
+	ctx := r.Context()
 	model, ok := h.projectModel(w, r, projectID, r.PathValue("modelID"))
 	if !ok {
 		return
@@ -249,17 +324,51 @@ func (h *Handler) stepPage(w http.ResponseWriter, r *http.Request, v *viewer, pr
 		h.refuse(w, r, weft.Errorf(errBadView, "step: a whole number ≥ 0"))
 		return
 	}
-	logs, err := h.cfg.Training.StepLogs(r.Context(), model.ID, step)
+	checkpoints, err := h.allCheckpoints(ctx, model.ID)
+	if err != nil {
+		h.refuse(w, r, err)
+		return
+	}
+	logs, err := h.cfg.Training.StepLogs(ctx, model.ID, step)
 	if err != nil {
 		h.refuse(w, r, err)
 		return
 	}
 	view := stepView{Project: projectID, Model: model, Step: step}
+	if n := len(checkpoints); n > 0 {
+		view.Latest = checkpoints[n-1].Step
+	}
+	if step > view.Latest && len(logs) == 0 {
+		h.refuse(w, r, weft.Errorf(errNoStep, "%s has no step %d: its latest is step %d", model.Name, step, view.Latest))
+		return
+	}
 	for _, l := range logs {
 		view.Logs = append(view.Logs, stepLogView{Log: l, Groups: trajectoryGroups(l.TrajectoryGroups)})
 	}
+	if next := checkpointAt(checkpoints, step+1); next != nil && next.JobID != "" {
+		if view.Job, err = h.cfg.Training.GetJob(ctx, next.JobID); err != nil {
+			h.refuse(w, r, err)
+			return
+		}
+		groups, err := h.cfg.Training.JobTrajectories(ctx, next.JobID)
+		if err != nil {
+			h.refuse(w, r, err)
+			return
+		}
+		view.JobGroups = trajectoryGroups(groups)
+	}
 	title := model.Name + " · step " + strconv.FormatInt(step, 10)
 	h.render(w, r, http.StatusOK, "training_step", page{Title: title, Viewer: v, Project: projectID, Body: view})
+}
+
+// checkpointAt is the checkpoint of step among checkpoints (ascending by
+// step), nil when there is none.
+func checkpointAt(checkpoints []training.Checkpoint, step int64) *training.Checkpoint {
+	i, found := slices.BinarySearchFunc(checkpoints, step, func(c training.Checkpoint, s int64) int { return cmp.Compare(c.Step, s) })
+	if !found {
+		return nil
+	}
+	return &checkpoints[i]
 }
 
 // trajectoryGroups reads logged groups for display: each trajectory's

@@ -102,7 +102,9 @@ func newTab(t testing.TB, base string) *tab {
 	if err := chromedp.Do(ctx); err != nil { // opens the tab
 		t.Fatal(err)
 	}
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	// The whole life of the tab: its longest test (the training pages)
+	// takes a minute on an idle two-core machine, three when it is shared.
+	ctx, cancelTimeout := context.WithTimeout(ctx, 4*time.Minute)
 	tb.ctx = ctx
 	t.Cleanup(func() {
 		tb.mu.Lock()

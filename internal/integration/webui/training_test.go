@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -242,6 +243,15 @@ func trainingPages(t *testing.T, e *env) {
 	if got := tb.text("#checkpoints"); !strings.Contains(got, "step 2") || !strings.Contains(got, "step 0") {
 		t.Fatalf("checkpoints table: %q", got)
 	}
+	// What people look for first is charted, in that order; the rest is
+	// offered, and a metric chosen is charted from the API's values.
+	firstCharts := "train/reward,val/reward,loss,grad_norm,learning_rate,entropy"
+	if got := chartedMetrics(tb); got != firstCharts {
+		t.Fatalf("the model page charts %s, want %s", got, firstCharts)
+	}
+	chooseMetric(tb, "policy_loss")
+	checkRun(t, "model page, chosen", chartOf(tb, "policy_loss"), 0, checkpoints, "policy_loss")
+	checkTicks(t, tb, "learning_rate") // 5e-6 on every step
 	tb.checkAccessibility("model page", axe)
 
 	// Two runs overlaid: the URL holds the view.
@@ -264,8 +274,15 @@ func trainingPages(t *testing.T, e *env) {
 	tb.run(chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, at[0], at[1]), chromedp.MouseClickXY(at[0], at[1]))
 	tb.waitPath(func(p string) bool { return p == modelURL+"/steps/1" })
 	tb.run(chromedp.WaitVisible(chromedp.CSS(".trajectory")))
-	if n := eval[int](tb, `document.querySelectorAll('.trajectory').length`); n != 4+4 {
-		t.Fatalf("step 1 shows %d trajectories, want 4 train and 4 val", n)
+	if n := eval[int](tb, `document.querySelectorAll('.step-log:not(#trained) .trajectory').length`); n != 4+4 {
+		t.Fatalf("step 1 shows %d logged trajectories, want 4 train and 4 val", n)
+	}
+	// The second job trained from step 1: its trajectories, and its link.
+	if n := eval[int](tb, `document.querySelectorAll('#trained .trajectory').length`); n != 4 {
+		t.Fatalf("step 1 shows %d trajectories its job trained on, want 4", n)
+	}
+	if !eval[bool](tb, `!!document.querySelector('#trained a[href$="/training-jobs/`+te.jobs[1]+`"]')`) {
+		t.Fatalf("step 1 does not link the job that trained from it: %s", tb.text("#trained h2"))
 	}
 	if got := tb.text("main"); !strings.Contains(got, "second scenario 0") || !strings.Contains(got, "second val scenario 0") || strings.Contains(got, "first scenario") {
 		t.Fatalf("step 1 page: %q", got)
@@ -288,6 +305,13 @@ func trainingPages(t *testing.T, e *env) {
 	}
 	checkSteps(t, "finished job", chartOf(tb, "loss"), 0, events, "loss")
 	checkSteps(t, "finished job", chartOf(tb, "grad_norm"), 0, events, "grad_norm")
+	if got, want := chartedMetrics(tb), "reward,loss,grad_norm,learning_rate,entropy"; got != want {
+		t.Fatalf("the job page charts %s, want %s", got, want)
+	}
+	chooseMetric(tb, "tokens_per_second")
+	checkSteps(t, "finished job, chosen", chartOf(tb, "tokens_per_second"), 0, events, "tokens_per_second")
+	checkTicks(t, tb, "tokens_per_second") // 2048 on every step
+	checkTicks(t, tb, "entropy")           // 1.5 down by 0.01 a step
 	tb.checkAccessibility("job page", axe)
 	// The overlay's choices tell the model's other jobs apart.
 	short := func(id string) string { return id[len(id)-8:] }
@@ -361,6 +385,12 @@ func trainingPages(t *testing.T, e *env) {
 	for _, metric := range []string{"train/reward", "loss", "val/reward"} {
 		checkRun(t, "live model page", chartOf(modelTab, metric), 0, checkpoints, metric)
 	}
+	// The live updates chart no metric beyond those; the others are offered.
+	if got := chartedMetrics(modelTab); got != firstCharts {
+		t.Fatalf("after the live updates the model page charts %s, want %s", got, firstCharts)
+	}
+	chooseMetric(modelTab, "policy_loss")
+	checkRun(t, "live model page, chosen", chartOf(modelTab, "policy_loss"), 0, checkpoints, "policy_loss")
 
 	// The training pages at phone width (each was checked at laptop width above).
 	tb.checkPagesAt(phone, axe, []a11yPage{
@@ -377,6 +407,7 @@ func trainingPages(t *testing.T, e *env) {
 		"/ui/p/" + artProject + "/models/" + te.bobModelID:                   http.StatusNotFound,
 		"/ui/p/bob/secret/models":                                            http.StatusForbidden,
 		"/ui/p/" + artProject + "/models/" + te.a.ID + "/steps/x":            http.StatusBadRequest,
+		"/ui/p/" + artProject + "/models/" + te.a.ID + "/steps/9":            http.StatusNotFound,
 		"/ui/p/" + artProject + "/training-jobs/" + te.jobs[0] + "?from=999": http.StatusBadRequest,
 		"/ui/p/" + artProject + "/models/" + te.a.ID + "/live?from=x":        http.StatusBadRequest,
 		"/ui/p/" + artProject + "/models/" + te.bobModelID + "/live?from=0":  http.StatusNotFound,
@@ -388,6 +419,54 @@ func trainingPages(t *testing.T, e *env) {
 			t.Fatalf("%s: %q", path, got)
 		}
 	}
+}
+
+// chartedMetrics lists the metrics a page charts, in their order.
+func chartedMetrics(tb *tab) string {
+	tb.t.Helper()
+	return eval[string](tb, `[...document.querySelectorAll('.charts[data-chart] figure.chart')].map(f => f.dataset.metric).join(',')`)
+}
+
+// chooseMetric charts one of the metrics offered under "More metrics".
+func chooseMetric(tb *tab, metric string) {
+	tb.t.Helper()
+	sel, _ := json.Marshal(`.more-metrics button[data-metric="` + metric + `"]`)
+	tb.run(chromedp.Click(chromedp.CSS(".more-metrics summary")))
+	tb.poll(`!!document.querySelector(` + string(sel) + `)`)
+	tb.run(chromedp.Click(chromedp.CSS(`.more-metrics button[data-metric="` + metric + `"]`)))
+	tb.poll(`!!document.querySelector('.charts[data-chart]').charts.get(` + string(must(json.Marshal(metric))) + `)`)
+}
+
+// checkTicks checks that a chart's value axis labels its ticks apart,
+// none of them a zero that is not there.
+func checkTicks(t *testing.T, tb *tab, metric string) {
+	t.Helper()
+	raw := eval[string](tb, fmt.Sprintf(`(() => {
+	  const u = document.querySelector('.charts[data-chart]').charts.get(%q);
+	  return JSON.stringify({labels: u.axes[1]._values, ticks: u.axes[1]._splits});
+	})()`, metric))
+	var axis struct {
+		Labels []string  `json:"labels"`
+		Ticks  []float64 `json:"ticks"`
+	}
+	if err := json.Unmarshal([]byte(raw), &axis); err != nil || len(axis.Labels) < 2 || len(axis.Labels) != len(axis.Ticks) {
+		t.Fatalf("%s: axis %s %v", metric, raw, err)
+	}
+	seen := map[string]bool{}
+	for i, label := range axis.Labels {
+		v, err := strconv.ParseFloat(label, 64)
+		if seen[label] || err != nil || (v == 0) != (axis.Ticks[i] == 0) || math.Abs(v-axis.Ticks[i]) > 1e-9*math.Max(1, math.Abs(axis.Ticks[i]))+math.Abs(axis.Ticks[i])*1e-6 {
+			t.Fatalf("%s: the axis labels %q for the ticks %v", metric, axis.Labels, axis.Ticks)
+		}
+		seen[label] = true
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
 
 // checkSteps checks that run r of a job chart is the job's gradient steps'
