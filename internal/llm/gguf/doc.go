@@ -23,11 +23,11 @@
 // ErrInvalid for a malformed file and ErrUnsupported for a well-formed one
 // this package does not read. A fuzz target holds the reader to that.
 //
-// Tensor types are ggml's: the plain F32, F16, BF16 (and integer) types and
-// the block formats of quantized weights (Q8_0, Q4_K, ...). The package
-// knows every type's block layout, so it sizes and places any tensor;
-// turning blocks into numbers is the business of the code that computes
-// with them.
+// Tensor types are ggml's (quant.Type, whose package owns the block
+// formats): the plain F32, F16, BF16 (and integer) types and the block
+// formats of quantized weights (Q8_0, Q4_K, ...). Every type's block layout
+// is known, so the reader sizes and places any tensor; turning blocks into
+// numbers is package quant's business.
 //
 // # Writing
 //

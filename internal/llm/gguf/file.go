@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/weftlabs/weft/internal/llm/filemap"
+	"github.com/weftlabs/weft/internal/llm/quant"
 )
 
 // Magic is the first four bytes of every GGUF file.
@@ -49,7 +50,7 @@ type File struct {
 // Tensor is one tensor of a file: its name, type, dimensions and bytes.
 type Tensor struct {
 	Name string
-	Type Type
+	Type quant.Type
 	// Dims are the dimensions as the file stores them, innermost first:
 	// Dims[0] is the length of a row (ggml's ne[0]). A matrix of Dims
 	// [in, out] is PyTorch's [out, in].
@@ -408,8 +409,8 @@ func (r *reader) tensorInfo(i uint64) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.Type = Type(typ)
-	if !t.Type.Known() {
+	t.Type = quant.Type(typ)
+	if !t.Type.Defined() {
 		return nil, fieldError(ErrUnsupported, r.path, field, "tensor type %d is not one this package knows", typ)
 	}
 	if len(t.Dims) == 0 {
@@ -432,11 +433,11 @@ func (r *reader) tensorInfo(i uint64) (*Tensor, error) {
 // widened exactly. Any other type is ErrUnsupported.
 func (t *Tensor) Float32() ([]float32, error) {
 	switch t.Type {
-	case F32:
+	case quant.F32:
 		return filemap.F32(t.Data), nil
-	case F16:
+	case quant.F16:
 		return filemap.F16(t.Data), nil
-	case BF16:
+	case quant.BF16:
 		return filemap.BF16(t.Data), nil
 	}
 	return nil, fmt.Errorf("%w: tensor %s is %s, not F32, F16 or BF16", ErrUnsupported, t.Name, t.Type)

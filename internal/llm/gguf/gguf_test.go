@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/weftlabs/weft/internal/llm/quant"
 )
 
 // sample is a file with a value of every type, a nested array and tensors
@@ -36,8 +38,8 @@ func sample() ([]KV, []TensorData) {
 		q8[i] = byte(i)
 	}
 	return kvs, []TensorData{
-		{Name: "w", Type: F32, Dims: []int{3, 2}, Data: f32},
-		{Name: "q", Type: Q8_0, Dims: []int{64}, Data: q8},
+		{Name: "w", Type: quant.F32, Dims: []int{3, 2}, Data: f32},
+		{Name: "q", Type: quant.Q8_0, Dims: []int{64}, Data: q8},
 	}
 }
 
@@ -100,7 +102,7 @@ func TestRoundTrip(t *testing.T) {
 		t.Errorf("tensor w: shape %v, %d bytes", w.Shape(), len(w.Data))
 	}
 	q, _ := f.Tensor("q")
-	if q.Type != Q8_0 || !bytes.Equal(q.Data, tensors[1].Data) || q.Offset%32 != 0 {
+	if q.Type != quant.Q8_0 || !bytes.Equal(q.Data, tensors[1].Data) || q.Offset%32 != 0 {
 		t.Errorf("tensor q: %s at %d, %d bytes", q.Type, q.Offset, len(q.Data))
 	}
 	if _, err := f.Tensor("nope"); !errors.Is(err, ErrNotFound) {
@@ -169,7 +171,7 @@ func TestMalformed(t *testing.T) {
 		b = binary.LittleEndian.AppendUint32(b, uint32(elem))
 		return binary.LittleEndian.AppendUint64(b, n)
 	}
-	tensorInfo := func(dims []uint64, typ Type, offset uint64) []byte {
+	tensorInfo := func(dims []uint64, typ quant.Type, offset uint64) []byte {
 		b := header(3, 1, 0)
 		b = binary.LittleEndian.AppendUint64(b, 1)
 		b = append(b, 't')
@@ -202,13 +204,13 @@ func TestMalformed(t *testing.T) {
 		{"string of 2^62 bytes", append(append(header(3, 0, 1), kvString("k", "")[:13]...), binary.LittleEndian.AppendUint64(nil, 1<<62)...), ErrInvalid, "exceeds"},
 		{"duplicate key", append(append(header(3, 0, 2), kvString("k", "a")...), kvString("k", "b")...), ErrInvalid, "twice"},
 		{"bad alignment", append(header(3, 0, 1), kvUint32(AlignmentKey, 24)...), ErrInvalid, AlignmentKey},
-		{"five dimensions", tensorInfo([]uint64{1, 1, 1, 1, 1}, F32, 0), ErrInvalid, "dimensions"},
-		{"2^60 × 2^60 elements", tensorInfo([]uint64{1 << 40, 1 << 40}, F32, 0), ErrInvalid, "elements"},
+		{"five dimensions", tensorInfo([]uint64{1, 1, 1, 1, 1}, quant.F32, 0), ErrInvalid, "dimensions"},
+		{"2^60 × 2^60 elements", tensorInfo([]uint64{1 << 40, 1 << 40}, quant.F32, 0), ErrInvalid, "elements"},
 		{"unknown tensor type", tensorInfo([]uint64{4}, 99, 0), ErrUnsupported, "tensor type 99"},
-		{"partial block", tensorInfo([]uint64{33}, Q8_0, 0), ErrInvalid, "whole blocks"},
-		{"misaligned offset", tensorInfo([]uint64{4}, F32, 8), ErrInvalid, "alignment"},
-		{"data past the end", tensorInfo([]uint64{1 << 20}, F32, 0), ErrInvalid, "past"},
-		{"offset past the end", tensorInfo([]uint64{1}, F32, 1 << 62), ErrInvalid, "past"},
+		{"partial block", tensorInfo([]uint64{33}, quant.Q8_0, 0), ErrInvalid, "whole blocks"},
+		{"misaligned offset", tensorInfo([]uint64{4}, quant.F32, 8), ErrInvalid, "alignment"},
+		{"data past the end", tensorInfo([]uint64{1 << 20}, quant.F32, 0), ErrInvalid, "past"},
+		{"offset past the end", tensorInfo([]uint64{1}, quant.F32, 1<<62), ErrInvalid, "past"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Parse("bad.gguf", c.data)
@@ -219,8 +221,8 @@ func TestMalformed(t *testing.T) {
 	}
 	t.Run("overlapping tensors", func(t *testing.T) {
 		data := encode(t, nil, []TensorData{
-			{Name: "a", Type: F32, Dims: []int{16}, Data: make([]byte, 64)},
-			{Name: "b", Type: F32, Dims: []int{16}, Data: make([]byte, 64)},
+			{Name: "a", Type: quant.F32, Dims: []int{16}, Data: make([]byte, 64)},
+			{Name: "b", Type: quant.F32, Dims: []int{16}, Data: make([]byte, 64)},
 		})
 		// b's offset (64) is the last field of its info: point it at a's.
 		at := bytes.LastIndex(data, binary.LittleEndian.AppendUint64(nil, 64))

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/weftlabs/weft/internal/llm/quant"
 )
 
 // TestReadsReferenceWriter reads testdata/gguf/types.gguf, written by
@@ -28,11 +30,11 @@ func TestReadsReferenceWriter(t *testing.T) {
 			Value json.RawMessage `json:"value"`
 		} `json:"kv"`
 		Tensors []struct {
-			Name   string `json:"name"`
-			Type   Type   `json:"type"`
-			Dims   []int  `json:"dims"`
-			Offset uint64 `json:"offset"`
-			Data   string `json:"data"`
+			Name   string     `json:"name"`
+			Type   quant.Type `json:"type"`
+			Dims   []int      `json:"dims"`
+			Offset uint64     `json:"offset"`
+			Data   string     `json:"data"`
 		} `json:"tensors"`
 	}
 	if err := json.Unmarshal(raw, &want); err != nil {

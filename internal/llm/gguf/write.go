@@ -6,13 +6,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/weftlabs/weft/internal/llm/quant"
 )
 
 // TensorData is a tensor to write: its name, type, dimensions (innermost
 // first, as Tensor.Dims) and bytes.
 type TensorData struct {
 	Name string
-	Type Type
+	Type quant.Type
 	Dims []int
 	Data []byte
 }
@@ -44,7 +46,7 @@ func Write(w io.Writer, kvs []KV, tensors []TensorData) error {
 	var offset uint64
 	offsets := make([]uint64, len(tensors))
 	for i, t := range tensors {
-		if !t.Type.Known() || len(t.Dims) == 0 || t.Dims[0]%t.Type.BlockSize() != 0 {
+		if !t.Type.Defined() || len(t.Dims) == 0 || t.Dims[0]%t.Type.BlockSize() != 0 {
 			return fmt.Errorf("gguf: tensor %s: type %s and dimensions %v do not make whole blocks", t.Name, t.Type, t.Dims)
 		}
 		size := t.Type.RowBytes(t.Dims[0])

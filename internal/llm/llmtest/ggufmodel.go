@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/weftlabs/weft/internal/llm/gguf"
+	"github.com/weftlabs/weft/internal/llm/quant"
 )
 
 // ggufArchitectures are general.architecture's names of the architectures
@@ -92,7 +93,7 @@ func (m GGUFModel) WriteTo(path string) error {
 		for i, x := range w {
 			binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(x))
 		}
-		tensors = append(tensors, gguf.TensorData{Name: gguf.TensorName(t.name), Type: gguf.F32, Dims: dims, Data: raw})
+		tensors = append(tensors, gguf.TensorData{Name: gguf.TensorName(t.name), Type: quant.F32, Dims: dims, Data: raw})
 	}
 	return gguf.WriteFile(path, kvs, tensors)
 }

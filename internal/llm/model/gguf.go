@@ -217,7 +217,7 @@ func ggufReader(f *gguf.File, c *Config) func(string, ...int) ([]float32, error)
 			// Quantized blocks are widened to float32 here, exactly as
 			// gguf-py dequantizes them, until the linear layers compute
 			// with the blocks themselves.
-			qt := quant.Type(t.Type)
+			qt := t.Type
 			if !qt.Known() {
 				return nil, fmt.Errorf("%w: %s: %v", ErrUnsupported, f.Path, err)
 			}

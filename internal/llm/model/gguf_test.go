@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/weftlabs/weft/internal/llm/gguf"
+	"github.com/weftlabs/weft/internal/llm/quant"
 )
 
 // The GGUF files of the golden models and their reference logits, written
@@ -153,7 +154,7 @@ func TestGGUFErrors(t *testing.T) {
 		{"quantized", func(kvs []gguf.KV, ts []gguf.TensorData) ([]gguf.KV, []gguf.TensorData) {
 			for i := range ts {
 				if ts[i].Name == "blk.0.attn_v.weight" {
-					ts[i].Type, ts[i].Data = gguf.IQ4_NL, make([]byte, gguf.IQ4_NL.RowBytes(ts[i].Dims[0])*ts[i].Dims[1])
+					ts[i].Type, ts[i].Data = quant.IQ4_NL, make([]byte, quant.IQ4_NL.RowBytes(ts[i].Dims[0])*ts[i].Dims[1])
 				}
 			}
 			return kvs, ts

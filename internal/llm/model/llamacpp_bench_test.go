@@ -100,10 +100,10 @@ func benchModel(b *testing.B, d llmtest.Dims, file string) *Model {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if t.Type == gguf.F32 {
+		if t.Type == quant.F32 {
 			return // the model's own float32 weights, of the same shape
 		}
-		mat, err := quant.NewMatrix(quant.Type(t.Type), l.Out, l.In, t.Data)
+		mat, err := quant.NewMatrix(t.Type, l.Out, l.In, t.Data)
 		if err != nil {
 			b.Fatalf("%s: %v", name, err)
 		}
