@@ -153,7 +153,7 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 	}
 	// The web UI answers "/" and /ui/…; every other path is the API's.
 	handler, err := webui.New(webui.Config{DB: db, Identity: identity, Trace: cfg.Trace, Feedback: cfg.Feedback, Objects: cfg.Objects,
-		AnnotationSpecs: feedback.ObjectSpecs(cfg.Objects), Feed: feed, Fallback: api, Logger: logger,
+		AnnotationSpecs: feedback.ObjectSpecs(cfg.Objects), Feed: feed, Fallback: api, RateLimiter: api, Logger: logger,
 		Training: trainingService, Chat: cfg.Chat, BodyReadTimeout: opts.limits.body})
 	if err != nil {
 		return err

@@ -31,15 +31,23 @@ func (h *Handler) authenticate(ctx huma.Context, next func(huma.Context)) {
 		_ = huma.WriteErr(h.api, ctx, http.StatusUnauthorized, "Not authenticated", err)
 		return
 	}
-	if err := h.takeToken(key); err != nil {
+	if err := h.takeToken(limitKey(p, key)); err != nil {
 		_ = huma.WriteErr(h.api, ctx, http.StatusTooManyRequests, "rate limited", err)
 		return
 	}
 	next(huma.WithContext(ctx, weft.WithPrincipal(ctx.Context(), p)))
 }
 
-// takeToken takes one request of key's rate limit; over it, the error says
-// when to retry (retry_after, whole seconds).
+// TakeToken takes one request of the rate limit (Config.RateLimit) of p's
+// API key, for requests that reach the server other than through the API:
+// the web UI's, signed in with the key, share the key's budget with its API
+// calls. Over it, the error (class weft.ErrRateLimited, 429) says when to
+// retry in its retry_after field (whole seconds). Without a rate limit it
+// is always nil.
+func (h *Handler) TakeToken(p weft.Principal) error { return h.takeToken(limitKey(p, "")) }
+
+// takeToken takes one request of a key's rate limit (named by limitKey);
+// over it, the error says when to retry (retry_after, whole seconds).
 func (h *Handler) takeToken(key string) error {
 	if h.limiter == nil {
 		return nil

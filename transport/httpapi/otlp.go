@@ -220,10 +220,11 @@ func (in *otlpIngest) authenticate(r *http.Request) (p weft.Principal, limitedAs
 	if p, err = in.h.cfg.Authenticator.Authenticate(r.Context(), username, key); err != nil {
 		return weft.Principal{}, "", err
 	}
-	if err := in.h.takeToken(key); err != nil {
+	limitedAs = limitKey(p, key)
+	if err := in.h.takeToken(limitedAs); err != nil {
 		return weft.Principal{}, "", err
 	}
-	return p, limitKey(p, key), nil
+	return p, limitedAs, nil
 }
 
 // keyCounter bounds what each key has in progress at once. A key's entry

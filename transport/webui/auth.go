@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"path"
@@ -56,6 +57,12 @@ func (h *Handler) signedIn(page func(http.ResponseWriter, *http.Request, *viewer
 			h.internalError(w, r, err)
 			return
 		}
+		if h.cfg.RateLimiter != nil {
+			if err := h.cfg.RateLimiter.TakeToken(v.principal); err != nil {
+				h.rateLimited(w, r, err)
+				return
+			}
+		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			submitted := r.Header.Get(csrfHeader)
 			if submitted == "" {
@@ -88,6 +95,18 @@ func (h *Handler) inProject(page func(http.ResponseWriter, *http.Request, *viewe
 		}
 		page(w, r, v, projectID)
 	})
+}
+
+// rateLimited answers a request over its key's rate limit: 429 with
+// Retry-After, and a page that says when to try again.
+func (h *Handler) rateLimited(w http.ResponseWriter, r *http.Request, err error) {
+	if httpapi.StatusOf(err) != http.StatusTooManyRequests {
+		h.internalError(w, r, err)
+		return
+	}
+	retry := fmt.Sprint(weft.ErrorFields(err)["retry_after"])
+	w.Header().Set("Retry-After", retry)
+	h.renderError(w, r, http.StatusTooManyRequests, "Too many requests with this API key. Try again in "+retry+" s.")
 }
 
 // refuse answers a domain error with its status from the API's table.

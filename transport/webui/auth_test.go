@@ -11,6 +11,7 @@ import (
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/internal/slowclient"
 	"github.com/weftlabs/weft/internal/testdb"
+	"github.com/weftlabs/weft/transport/httpapi"
 	"github.com/weftlabs/weft/transport/webui"
 )
 
@@ -201,7 +202,7 @@ func otherToken(token string) string {
 // the connection is closed.
 func TestSlowSignInGets408(t *testing.T) {
 	t.Parallel()
-	s := newServer(t, testdb.SQLite(t), func(cfg *webui.Config) { cfg.BodyReadTimeout = 300 * time.Millisecond })
+	s := newServer(t, testdb.SQLite(t), func(_ *httpapi.Config, ui *webui.Config) { ui.BodyReadTimeout = 300 * time.Millisecond })
 	c, err := slowclient.Dial(s.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -217,5 +218,39 @@ func TestSlowSignInGets408(t *testing.T) {
 	}
 	if err := c.WaitClosed(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestUIRateLimit: a signed-in user's pages take from the rate limit of the
+// API key they signed in with, the same budget as the key's API calls: over
+// it pages and API calls alike get 429 with Retry-After, and another key is
+// not held back.
+func TestUIRateLimit(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, testdb.SQLite(t), func(api *httpapi.Config, _ *webui.Config) {
+		api.RateLimit = httpapi.RateLimit{PerSecond: 0.001, Burst: 3}
+	})
+	alice := s.browser(t)
+	alice.signIn("alice", s.aliceKey) // signing in takes no token: no key is known yet
+	for i := range 3 {
+		if p := alice.get("/"); p.status != http.StatusOK {
+			t.Fatalf("page %d within the burst: %d", i+1, p.status)
+		}
+	}
+	p := alice.get("/ui/p/alice/p/")
+	if p.status != http.StatusTooManyRequests || p.header.Get("Retry-After") == "" {
+		t.Fatalf("a page past the key's rate: %d, Retry-After %q", p.status, p.header.Get("Retry-After"))
+	}
+	p.mustContain(t, "Too many requests")
+	req, _ := http.NewRequest(http.MethodPost, s.URL+"/calls/query_stats", strings.NewReader(`{"project_id":"alice/p"}`))
+	req.SetBasicAuth("api", s.aliceKey)
+	req.Header.Set("Content-Type", "application/json")
+	if p := alice.do(req); p.status != http.StatusTooManyRequests {
+		t.Fatalf("the key's API call after its pages spent the budget: %d", p.status)
+	}
+	bob := s.browser(t)
+	bob.signIn("bob", s.bobKey)
+	if p := bob.get("/"); p.status != http.StatusOK {
+		t.Fatalf("another key's page: %d", p.status)
 	}
 }

@@ -58,6 +58,13 @@ type Config struct {
 	// gateway, traced into the page's project.
 	Chat chat.Service
 
+	// RateLimiter, when set, holds a signed-in user's pages and actions to
+	// the rate limit of the API key they signed in with: give it the API
+	// handler (*httpapi.Handler), so that a key's pages and API calls share
+	// one budget. Over it a request gets 429 with Retry-After. Off (nil) by
+	// default.
+	RateLimiter RateLimiter
+
 	// Fallback serves every request whose path is neither "/" nor under
 	// Prefix: the place for the API handler. Defaults to a 404.
 	Fallback http.Handler
@@ -75,6 +82,14 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock for sessions and relative times. Defaults to time.Now.
 	Now func() time.Time
+}
+
+// RateLimiter takes one request of the rate limit of a principal's API key;
+// over it, it returns an error of class weft.ErrRateLimited whose
+// retry_after field (weft.ErrorFields) is the seconds to wait.
+// *httpapi.Handler is one.
+type RateLimiter interface {
+	TakeToken(p weft.Principal) error
 }
 
 // Handler serves the web UI. It is an http.Handler.

@@ -47,8 +47,12 @@ func (c *clock) advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-// newServer starts the UI and API on db; configure changes the UI's Config.
-func newServer(t *testing.T, db *weft.DB, configure ...func(*webui.Config)) *server {
+// serverOption changes the Configs of a test server's API and UI.
+type serverOption func(api *httpapi.Config, ui *webui.Config)
+
+// newServer starts the UI and API on db, the UI held to the API's rate
+// limit as weft serve does.
+func newServer(t *testing.T, db *weft.DB, options ...serverOption) *server {
 	t.Helper()
 	ctx := context.Background()
 	identity, err := weft.NewIdentity(weft.IdentityConfig{DB: db, CacheTTL: -1})
@@ -81,15 +85,17 @@ func newServer(t *testing.T, db *weft.DB, configure ...func(*webui.Config)) *ser
 	if err != nil {
 		t.Fatal(err)
 	}
-	api, err := httpapi.New(httpapi.Config{Identity: identity, Trace: traces, Feedback: fb, Objects: objs})
+	apiCfg := httpapi.Config{Identity: identity, Trace: traces, Feedback: fb, Objects: objs}
+	uiCfg := webui.Config{DB: db, Identity: identity, Trace: traces, Feedback: fb, Objects: objs, AnnotationSpecs: specs, Feed: feed, Now: s.clock.Now}
+	for _, o := range options {
+		o(&apiCfg, &uiCfg)
+	}
+	api, err := httpapi.New(apiCfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := webui.Config{DB: db, Identity: identity, Trace: traces, Feedback: fb, Objects: objs, AnnotationSpecs: specs, Feed: feed, Fallback: api, Now: s.clock.Now}
-	for _, c := range configure {
-		c(&cfg)
-	}
-	ui, err := webui.New(cfg)
+	uiCfg.Fallback, uiCfg.RateLimiter = api, api
+	ui, err := webui.New(uiCfg)
 	if err != nil {
 		t.Fatal(err)
 	}
