@@ -15,6 +15,7 @@ import (
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/chat/local"
 	"github.com/weftlabs/weft/internal/llm/constrain"
+	"github.com/weftlabs/weft/internal/llm/toolcall"
 )
 
 // localModel is a model the gateway runs in-process (a route of kind
@@ -23,8 +24,9 @@ type localModel struct {
 	engine        *local.Engine
 	prompt        promptModel
 	promptDetails bool
-	// thinks: the model reasons first, between <think> and </think> (its
-	// vocabulary has both, as Qwen3's does), when enable_thinking is on.
+	// thinks: the model may reason in a <think> block (its vocabulary
+	// has <think> and </think>, as Qwen3's does), read as reasoning when
+	// enable_thinking is on; its output is reasoning only inside one.
 	thinks bool
 	// toolFormat is how the model writes tool calls of its own accord,
 	// told by its vocabulary: Hermes' <tool_call>, or Llama 3's JSON
@@ -155,6 +157,7 @@ func (s *Gateway) attemptLocal(ctx context.Context, r *Route, req *CompletionReq
 	if err != nil {
 		return false, err
 	}
+	plan.reasoningOpen = plan.thinking && toolcall.PromptLeavesReasoningOpen(prompt.text)
 	requested, param := req.MaxCompletionTokens, "max_completion_tokens"
 	if requested == nil {
 		requested, param = req.MaxTokens, "max_tokens"
@@ -176,6 +179,7 @@ func (s *Gateway) attemptLocal(ctx context.Context, r *Route, req *CompletionReq
 	}
 	engineReq := engineRequest(req, ids, maxTokens)
 	engineReq.Constraint, engineReq.ConstrainAfterReasoning = constraint, constraint != nil && plan.thinking
+	engineReq.ReasoningOpen = plan.reasoningOpen
 	opts := answerOptions{
 		id: "chatcmpl-" + requestID(ctx, req), model: r.Name, created: s.now().Unix(), role: prompt.role,
 		logprobs: req.Logprobs != nil && *req.Logprobs, asTokenIDs: req.ReturnTokensAsTokenIDs != nil && *req.ReturnTokensAsTokenIDs,

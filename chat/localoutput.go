@@ -55,9 +55,14 @@ type outputPlan struct {
 	parallel bool
 	// format is the model's own tool-call format, for toolsAuto.
 	format toolFormat
-	// thinking: the output starts with reasoning, up to </think>, which
-	// goes to reasoning_content; the constraint applies after it.
+	// thinking: the model thinks in <think> blocks and the request leaves
+	// thinking on, so the reasoning of its output's think block goes to
+	// reasoning (see toolcall.Reasoning) and the constraint applies after
+	// it.
 	thinking bool
+	// reasoningOpen: the prompt left a think block open (its generation
+	// prompt ends in <think>), so the output starts as reasoning.
+	reasoningOpen bool
 	// includeReasoning is include_reasoning: false drops the reasoning.
 	includeReasoning bool
 }

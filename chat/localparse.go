@@ -6,7 +6,8 @@ import (
 )
 
 // Reading a local model's text back as vLLM's reasoning and tool parsers
-// do: the reasoning of a thinking template up to </think>, then content,
+// do: the reasoning of a think block (the prompt's or the model's own) up
+// to </think>, the rest content,
 // or tool calls in the model's own format (tool_choice auto) or in the
 // shape a constraint forced (required, named).
 
@@ -48,7 +49,7 @@ func (p *outputPlan) readWhole(text string) answerText {
 	var a answerText
 	content := &text
 	if p.thinking {
-		a.reasoning, content = toolcall.SplitReasoning(text, true)
+		a.reasoning, content = toolcall.SplitReasoning(text, p.reasoningOpen)
 	}
 	a.content = content
 	if content == nil {
@@ -124,7 +125,7 @@ func (s streamDeltaText) empty() bool {
 func (p *outputPlan) newStreamReader() *streamReader {
 	r := &streamReader{plan: p}
 	if p.thinking {
-		r.reasoning = toolcall.NewReasoning(true)
+		r.reasoning = toolcall.NewReasoning(p.reasoningOpen)
 	}
 	switch p.tools {
 	case toolsAuto:

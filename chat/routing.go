@@ -164,9 +164,11 @@ type LocalOptions struct {
 	// (prompt tokens served from the prefix cache), as vLLM does with
 	// --enable-prompt-tokens-details. Default false: the field is null.
 	PromptTokensDetails bool `yaml:"prompt_tokens_details"`
-	// ReasoningParser reads a thinking model's reasoning — its text up to
-	// </think> — into the answer's reasoning (and reasoning_content)
-	// rather than its content: "auto" (the default) for models whose
+	// ReasoningParser reads a thinking model's reasoning — the text of a
+	// think block the prompt left open (a generation prompt ending in
+	// <think>) or the model opened with <think>, up to </think> — into
+	// the answer's reasoning (and reasoning_content) rather than its
+	// content; the rest is content: "auto" (the default) for models whose
 	// vocabulary has <think> and </think> (Qwen3), when the request leaves
 	// chat_template_kwargs.enable_thinking on; "none" leaves the thinking
 	// in content.

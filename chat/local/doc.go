@@ -58,9 +58,12 @@
 // ends there with finish_reason "stop" and a nil stop_reason, without an
 // end-of-sequence token. max_tokens still bounds it ("length", the output
 // then cut short), and stop strings and stop token ids still apply. With
-// ConstrainAfterReasoning the constraint waits until the choice generates
-// the reasoning end ([Engine.ReasoningEnd], Qwen3's </think>): the
-// reasoning is free text, the answer after it constrained. The mask
+// ConstrainAfterReasoning the constraint waits while the choice reasons,
+// until it generates the reasoning end ([Engine.ReasoningEnd], Qwen3's
+// </think>): from its first token when the prompt left the reasoning open
+// (ReasoningOpen), else only when that first token is <think>, which the
+// mask allows beside the constraint's. The reasoning is free text, the
+// answer after it constrained. The mask
 // depends only on the choice's own tokens, so determinism holds as below.
 // Compile errors wrap ErrInvalidRequest and package constrain's sentinel,
 // naming the unsupported keyword; compiles are bounded in states, time and
@@ -68,7 +71,7 @@
 // an OverloadedError.
 //
 //	c, err := e.Compile(ctx, constrain.Spec{Kind: constrain.KindJSONSchema, Schema: schema})
-//	g, err := e.Generate(ctx, local.Request{Prompt: ids, Constraint: c, ConstrainAfterReasoning: thinking})
+//	g, err := e.Generate(ctx, local.Request{Prompt: ids, Constraint: c, ConstrainAfterReasoning: thinking, ReasoningOpen: open})
 //
 // # Scheduling
 //

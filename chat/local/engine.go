@@ -37,12 +37,12 @@ type Engine struct {
 	defaults  SamplingDefaults
 	eos       int   // the tokenizer's end-of-sequence id, -1 when none
 	extraEOS  []int // generation_config.json's other end-of-sequence ids
-	// reasoningEnd is the token that ends a thinking model's reasoning, -1
-	// when the vocabulary has none.
-	reasoningEnd int
-	constraints  constraints
-	maxModelLen  int
-	adapters     *adapterCache
+	// reasoningStart and reasoningEnd are the tokens that open and close
+	// a thinking model's reasoning, -1 when the vocabulary has none.
+	reasoningStart, reasoningEnd int
+	constraints                  constraints
+	maxModelLen                  int
+	adapters                     *adapterCache
 
 	submit   chan *request
 	wake     chan struct{}
@@ -101,7 +101,7 @@ func Open(dir string, cfg ModelConfig) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{dir: dir, cfg: cfg, name: cfg.Name, eos: -1, reasoningEnd: -1, adapters: newAdapterCache(cfg.MaxAdapters)}
+	e := &Engine{dir: dir, cfg: cfg, name: cfg.Name, eos: -1, reasoningStart: -1, reasoningEnd: -1, adapters: newAdapterCache(cfg.MaxAdapters)}
 	if e.name == "" {
 		if e.name, err = modelfiles.Name(dir); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrModelDir, err)
@@ -126,6 +126,9 @@ func Open(dir string, cfg ModelConfig) (*Engine, error) {
 	}
 	if id := e.tok.SpecialTokens().EOS.ID; id >= 0 {
 		e.eos = id
+	}
+	if id, ok := e.tok.TokenToID(reasoningStartText); ok {
+		e.reasoningStart = id
 	}
 	if id, ok := e.tok.TokenToID(reasoningEndText); ok {
 		e.reasoningEnd = id

@@ -30,8 +30,11 @@ type request struct {
 	include   bool
 	minTokens int
 
-	constraint   *constrain.Constraint
-	reasoningEnd int // the constraint waits for this token; -1: it applies from the start
+	constraint *constrain.Constraint
+	// reasoningEnd: the constraint waits for this token while the choice
+	// reasons; -1: it applies from the start. reasoningStart: the choice
+	// reasons only if its first token is this one; -1: from the start.
+	reasoningEnd, reasoningStart int
 
 	logprobs    bool
 	skipSpecial bool
@@ -69,15 +72,18 @@ func (e *Engine) resolve(req Request) (*request, error) {
 	r := &request{priority: req.Priority, tenant: req.Tenant, salt: prefixKey(req.Tenant, req.CacheSalt, adapter), prompt: req.Prompt, n: req.choices(),
 		include: req.IncludeStopStrInOutput, minTokens: req.MinTokens, logprobs: req.Logprobs,
 		skipSpecial: req.SkipSpecialTokens == nil || *req.SkipSpecialTokens, promptTop: noPromptLogprobs, eos: -1,
-		constraint: req.Constraint, reasoningEnd: -1}
+		constraint: req.Constraint, reasoningEnd: -1, reasoningStart: -1}
 	if adapter != nil {
 		r.adapter = adapter.adapter
 	}
 	if req.ConstrainAfterReasoning && req.Constraint != nil {
-		if e.reasoningEnd < 0 {
-			return nil, invalid("structured_outputs", "the model has no %s token to end its reasoning, so the constraint cannot wait for it.", reasoningEndText)
+		if e.reasoningEnd < 0 || e.reasoningStart < 0 {
+			return nil, invalid("structured_outputs", "the model has no %s and %s tokens to reason between, so the constraint cannot wait for them.", reasoningStartText, reasoningEndText)
 		}
 		r.reasoningEnd = e.reasoningEnd
+		if !req.ReasoningOpen {
+			r.reasoningStart = e.reasoningStart
+		}
 	}
 
 	// Context length.

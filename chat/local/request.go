@@ -84,13 +84,18 @@ type Request struct {
 	// without waiting for an end-of-sequence token, which the mask allows
 	// only once the output is complete.
 	Constraint *constrain.Constraint
-	// ConstrainAfterReasoning holds the Constraint back until the choice
-	// has generated the model's reasoning end token ([Engine.ReasoningEnd],
-	// Qwen3's </think>): the reasoning is free text and the answer after it
-	// is constrained. Set it only when the prompt leaves the model thinking
-	// (a template that thinks, with thinking enabled); a model without such
-	// a token refuses it.
+	// ConstrainAfterReasoning holds the Constraint back while the choice
+	// reasons, until it generates the model's reasoning end token
+	// ([Engine.ReasoningEnd], Qwen3's </think>): the reasoning is free text
+	// and the answer after it is constrained. The choice reasons from its
+	// first token when ReasoningOpen; otherwise only when its first token
+	// opens reasoning (<think>), which the mask then allows beside the
+	// constraint's, and else the constraint applies from that first token.
+	// A model without both tokens refuses it.
 	ConstrainAfterReasoning bool
+	// ReasoningOpen tells ConstrainAfterReasoning that the prompt left the
+	// model reasoning (its generation prompt ends in <think>).
+	ReasoningOpen bool
 
 	// Priority orders admission and preemption: lower values first (vLLM's
 	// priority scheduling); ties go by arrival.

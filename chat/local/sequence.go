@@ -28,7 +28,11 @@ type sequence struct {
 	// constraint applies: from the start, or once the reasoning ended.
 	guide  *constrain.Matcher
 	guided bool
-	mask   []uint64 // the step's allowed tokens, one bit per id
+	// mayOpen: the first token may open the reasoning instead of
+	// following the constraint (ConstrainAfterReasoning without
+	// ReasoningOpen).
+	mayOpen bool
+	mask    []uint64 // the step's allowed tokens, one bit per id
 
 	// scorePrompt: the prompt's logprobs are still to be computed, so the
 	// sequence neither reads the prefix cache nor skips a prompt row.
@@ -50,7 +54,8 @@ func newSequence(r *request, index int, tok *tokenizer.Tokenizer, vocab int) (*s
 	s.detok = newDetokenizer(tok, r.prompt, r.skipSpecial, r.stops, r.include, r.minTokens)
 	if r.constraint != nil {
 		s.guide = r.constraint.NewMatcher()
-		s.guided = r.reasoningEnd < 0
+		s.guided = r.reasoningEnd < 0 || r.reasoningStart >= 0
+		s.mayOpen = r.reasoningStart >= 0
 		s.mask = make([]uint64, (vocab+63)/64)
 	}
 	if index == 0 && r.promptTop != noPromptLogprobs {

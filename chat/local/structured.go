@@ -9,9 +9,13 @@ import (
 	"github.com/weftlabs/weft/internal/llm/constrain"
 )
 
-// reasoningEndText is the token that closes a thinking template's
-// reasoning (Qwen3's </think>, an added token of its own).
-const reasoningEndText = "</think>"
+// reasoningStartText and reasoningEndText are the tokens that open and
+// close a thinking model's reasoning (Qwen3's <think> and </think>, added
+// tokens of their own).
+const (
+	reasoningStartText = "<think>"
+	reasoningEndText   = "</think>"
+)
 
 // constraints is an engine's constraint compiler, built on first use:
 // indexing the vocabulary (a trie of every token's bytes) costs a fraction
@@ -74,6 +78,13 @@ func (e *constraintError) Unwrap() []error { return []error{ErrInvalidRequest, e
 // end-of-sequence token was accepted, or the output is complete and
 // nothing may follow (vLLM stops such a choice there).
 func (s *sequence) follow(tok int) (done bool, err error) {
+	if s.mayOpen {
+		s.mayOpen = false
+		if tok == s.req.reasoningStart {
+			s.guided = false // it reasons: the constraint waits for the end
+			return false, nil
+		}
+	}
 	if !s.guided {
 		s.guided = tok == s.req.reasoningEnd
 		return false, nil
@@ -91,5 +102,9 @@ func (s *sequence) allowed() []uint64 {
 		return nil
 	}
 	s.guide.Mask(s.mask)
+	if s.mayOpen {
+		start := s.req.reasoningStart
+		s.mask[start/64] |= 1 << (start % 64)
+	}
 	return s.mask
 }

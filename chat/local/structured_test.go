@@ -291,33 +291,71 @@ func TestStructuredAnswerAfterReasoning(t *testing.T) {
 	schema := `{"type":"object","properties":{"answer":{"type":"integer"},"unit":{"enum":["c","f"]},"sure":{"type":"boolean"}},"required":["answer","unit","sure"]}`
 	sch := llmcheck.SchemaValidator(t, schema)
 	c := compile(t, e, constrain.Spec{Kind: constrain.KindJSONSchema, Schema: []byte(schema)})
-	reqs := seeded(e, c, texts[4], 600)
-	for i := range reqs {
-		reqs[i].ConstrainAfterReasoning = true
+	start, ok := e.Tokenizer().TokenToID("<think>")
+	if !ok {
+		t.Fatal("no <think>")
+	}
+	// reasoned runs the seeded requests and checks each reasons, then
+	// answers valid JSON after </think>; with free, that some reasoning
+	// is text the constraint would not allow.
+	reasoned := func(what string, reqs []Request, free bool) []*Result {
+		t.Helper()
+		unconstrained := 0
+		results := concurrently(t, e, reqs)
+		for seed, res := range results {
+			out := res.Choices[0]
+			finished(t, what, out)
+			reasoning, answer, ok := strings.Cut(out.Text, "</think>")
+			if !ok {
+				t.Fatalf("%s seed %d: no </think> in %q", what, seed, out.Text)
+			}
+			if err := llmcheck.ValidJSON(sch, answer); err != nil {
+				t.Fatalf("%s seed %d: answer %v\n%q", what, seed, err, out.Text)
+			}
+			if t := strings.TrimSpace(strings.TrimPrefix(reasoning, "<think>")); t != "" && t[0] != '{' {
+				unconstrained++
+			}
+		}
+		if free && unconstrained == 0 {
+			t.Errorf("%s: every reasoning looked like the constrained answer: the constraint did not wait", what)
+		}
+		return results
+	}
+	// The prompt left the reasoning open: it runs from the first token.
+	open := seeded(e, c, texts[4], 600)
+	for i := range open {
+		open[i].ConstrainAfterReasoning, open[i].ReasoningOpen = true, true
 		// Random weights rarely pick </think>; a bias makes the reasoning
 		// short but not empty.
-		reqs[i].LogitBias = map[int]float64{end: reasoningBias}
+		open[i].LogitBias = map[int]float64{end: reasoningBias}
 	}
-	free := 0
-	for seed, res := range concurrently(t, e, reqs) {
-		out := res.Choices[0]
-		finished(t, "reasoning", out)
-		reasoning, answer, ok := strings.Cut(out.Text, "</think>")
-		if !ok {
-			t.Fatalf("seed %d: no </think> in %q", seed, out.Text)
-		}
-		if err := llmcheck.ValidJSON(sch, answer); err != nil {
-			t.Fatalf("seed %d: answer %v\n%q", seed, err, out.Text)
-		}
-		if t := strings.TrimSpace(reasoning); t != "" && t[0] != '{' {
-			free++
+	reasoned("open reasoning", open, true)
+	// The prompt left none open: a first token <think> opens it (biases
+	// make the random model write it, then close it at once) ...
+	opened := seeded(e, c, texts[4], 600)
+	for i := range opened {
+		opened[i].ConstrainAfterReasoning = true
+		opened[i].LogitBias = map[int]float64{start: 40, end: 80}
+	}
+	for i, res := range reasoned("reasoning the model opened", opened, false) {
+		if !strings.HasPrefix(res.Choices[0].Text, "<think>") {
+			t.Fatalf("seed %d: %q does not open with <think>", i, res.Choices[0].Text)
 		}
 	}
-	if free == 0 {
-		t.Error("every reasoning looked like the constrained answer: the constraint did not wait")
+	// ... and any other first token is the constrained answer's, which
+	// </think> cannot interrupt.
+	closed := seeded(e, c, texts[4], 400)
+	for i := range closed {
+		closed[i].ConstrainAfterReasoning = true
+		closed[i].LogitBias = map[int]float64{end: reasoningBias}
+	}
+	for seed, res := range concurrently(t, e, closed) {
+		if err := llmcheck.ValidJSON(sch, res.Choices[0].Text); err != nil {
+			t.Fatalf("seed %d: no reasoning opened, yet %v\n%q", seed, err, res.Choices[0].Text)
+		}
 	}
 	// Without the option the constraint applies from the first token.
-	res := run(t, e, Request{Prompt: reqs[0].Prompt, MaxTokens: 400, Temperature: ptr(1.0), Seed: ptr(int64(1)),
+	res := run(t, e, Request{Prompt: closed[0].Prompt, MaxTokens: 400, Temperature: ptr(1.0), Seed: ptr(int64(1)),
 		Constraint: c, LogitBias: map[int]float64{end: reasoningBias}})
 	if err := llmcheck.ValidJSON(sch, res.Choices[0].Text); err != nil {
 		t.Fatalf("%v\n%q", err, res.Choices[0].Text)

@@ -29,7 +29,9 @@ import (
 // Hermes tool format) and "llama" (tiny Llama 3, its JSON tool format),
 // with JSON strings bounded to 8 characters and no white space between
 // JSON tokens: a random model closes a string, or stops adding space,
-// only by chance.
+// only by chance. "qwen-thinking" is qwen with a template whose
+// generation prompt leaves a think block open, as Qwen3-Thinking-2507's
+// does; "qwen2" a tiny Qwen2 with the Qwen3 tokenizer and template.
 var sharedStructured struct {
 	once    sync.Once
 	gateway *chat.Gateway
@@ -40,15 +42,24 @@ func newStructuredServer(t *testing.T) *localServer {
 	sharedStructured.once.Do(func() {
 		llama := llmtest.Dims{Architecture: llmtest.Llama, VocabSize: 128256, HiddenSize: 16, IntermediateSize: 32,
 			Layers: 2, Heads: 2, KVHeads: 1, HeadDim: 8, MaxPositions: 1024, RMSNormEps: 1e-5, RopeTheta: 5e5, TiedEmbedding: true}
+		qwen2 := llmtest.TinyQwen3
+		qwen2.Architecture = llmtest.Qwen2
 		qwenDir := llmtest.ModelDir{Dims: llmtest.TinyQwen3, Tokenizer: llmtest.TokenizerQwen3}.Write(t)
+		thinkingDir := llmtest.ModelDir{Dims: llmtest.TinyQwen3, Tokenizer: llmtest.TokenizerQwen3,
+			Files: map[string][]byte{"chat_template.jinja": []byte(thinkingTemplate)}}.Write(t)
+		qwen2Dir := llmtest.ModelDir{Dims: qwen2, Tokenizer: llmtest.TokenizerQwen3}.Write(t)
 		llamaDir := llmtest.ModelDir{Dims: llama, Tokenizer: llmtest.TokenizerLlama3}.Write(t)
 		options := "threads: 1, kv_cache_bytes: 64MiB, max_sequences: 8, structured_outputs: {max_string_length: 8, max_nesting: 4, max_whitespace: -1}"
 		routing, err := chat.ParseRouting([]byte(fmt.Sprintf(`models:
   - name: qwen
-    upstreams: [{kind: local, path: %q, %s}]
+    upstreams: [{kind: local, path: %[1]q, %[5]s}]
+  - name: qwen-thinking
+    upstreams: [{kind: local, path: %[2]q, %[5]s}]
+  - name: qwen2
+    upstreams: [{kind: local, path: %[3]q, %[5]s}]
   - name: llama
-    upstreams: [{kind: local, path: %q, %s}]
-`, qwenDir, options, llamaDir, options)), nil)
+    upstreams: [{kind: local, path: %[4]q, %[5]s}]
+`, qwenDir, thinkingDir, qwen2Dir, llamaDir, options)), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,6 +73,11 @@ func newStructuredServer(t *testing.T) *localServer {
 	}
 	return &localServer{fixture: newFixture(t, testdb.SQLite(t), 1<<20, func(cfg *Config) { cfg.Chat = sharedStructured.gateway })}
 }
+
+// thinkingTemplate renders a conversation as Qwen3-Thinking-2507's template
+// does in the plain case: its generation prompt opens the think block.
+const thinkingTemplate = `{%- for message in messages %}{{ '<|im_start|>' + message.role + '\n' + message.content + '<|im_end|>\n' }}{%- endfor %}
+{%- if add_generation_prompt %}{{ '<|im_start|>assistant\n<think>\n' }}{%- endif %}`
 
 // answer is one choice as a client reads it back, whole or accumulated
 // from a stream.
@@ -186,17 +202,18 @@ func (s *localServer) streamedAnswers(t *testing.T, body string, n int) []answer
 }
 
 // sameAnswers checks that streamed choices carry what the whole ones do
-// (tool-call ids aside: each answer makes its own). A whole answer's
-// content "" next to tool calls is a stream's absent content.
+// (tool-call ids aside: each answer makes its own).
 func sameAnswers(t *testing.T, whole, streamed []answer) {
 	t.Helper()
 	norm := func(a answer) string {
 		if str(a.Reasoning) == "" && str(a.ReasoningContent) == "" {
 			a.Reasoning, a.ReasoningContent = nil, nil // no reasoning: "" whole, no delta streamed
 		}
-		content := str(a.Content)
-		if len(a.ToolCalls) > 0 && content == "" {
-			content = "<nil>"
+		// Content null and "" read alike: a stream's role chunk opens
+		// every choice's content with "".
+		content := ""
+		if a.Content != nil {
+			content = *a.Content
 		}
 		var calls []string
 		for _, c := range a.ToolCalls {
@@ -381,43 +398,109 @@ func TestLocalToolChoiceAuto(t *testing.T) {
 	}
 }
 
-// A thinking template's reasoning goes to reasoning and reasoning_content,
-// whole and streamed, and the constraint applies to the answer after
-// </think>; enable_thinking false leaves it all content, include_reasoning
-// false drops the reasoning.
+// Reasoning is the text of a think block — one the prompt left open, or
+// one the model opened with <think> — up to </think>, and goes to
+// reasoning and reasoning_content, whole and streamed alike; everything
+// else is content. A model that never thought (Qwen3's template, where the
+// model opens the block; a Qwen2) answers in content, a stray </think>
+// included. A constraint applies to the answer after </think>, or from
+// the first token when none opened; enable_thinking false leaves it all
+// content, include_reasoning false drops the reasoning.
 func TestLocalReasoning(t *testing.T) {
 	t.Parallel()
 	s := newStructuredServer(t)
-	// A bias on </think> (id 151668) ends the random model's reasoning
-	// soon: at once for some choices, after a few tokens for others.
-	body := `{"model":"qwen",` + hello + `,"structured_outputs":{"choice":["sunny","rainy"]},"logit_bias":{"151668":16},"n":6,"seed":5,"temperature":1,"max_tokens":60}`
-	whole := s.answers(t, body)
-	reasoned := 0
-	for i, a := range whole {
-		if a.Reasoning == nil || str(a.ReasoningContent) != *a.Reasoning || a.Content == nil || (*a.Content != "sunny" && *a.Content != "rainy") {
-			t.Fatalf("choice %d: reasoning %q/%q content %q", i, str(a.Reasoning), str(a.ReasoningContent), str(a.Content))
+	check := func(what, body string, n int, each func(i int, a answer) error) []answer {
+		t.Helper()
+		whole := s.answers(t, body)
+		for i, a := range whole {
+			if str(a.ReasoningContent) != str(a.Reasoning) || (a.Reasoning == nil) != (a.ReasoningContent == nil) {
+				t.Errorf("%s, choice %d: reasoning %q and reasoning_content %q differ", what, i, str(a.Reasoning), str(a.ReasoningContent))
+			}
+			if err := each(i, a); err != nil {
+				t.Errorf("%s, choice %d: %v: content %s, reasoning %s", what, i, err, show(a.Content), show(a.Reasoning))
+			}
 		}
-		if *a.Reasoning != "" {
+		sameAnswers(t, whole, s.streamedAnswers(t, body, n))
+		return whole
+	}
+	// A bias on </think> (id 151668) makes the random model write it
+	// soon; one on <think> (151667) at once.
+	const thinkEnd, thinkStart = `"151668":16`, `"151667":40,"151668":80`
+	free := func(model, bias string) string {
+		return `{"model":"` + model + `",` + hello + `,"logit_bias":{` + bias + `},"n":4,"seed":7,"temperature":1,"max_tokens":24}`
+	}
+	for _, model := range []string{"qwen", "qwen2"} {
+		check(model+" never thinking", free(model, thinkEnd), 4, func(i int, a answer) error {
+			if a.Reasoning != nil || a.Content == nil || *a.Content == "" {
+				return fmt.Errorf("want content and no reasoning")
+			}
+			return nil
+		})
+	}
+	strays := 0
+	for _, a := range s.answers(t, free("qwen", thinkEnd)) {
+		if strings.Contains(str(a.Content), "</think>") {
+			strays++
+		}
+	}
+	if strays == 0 {
+		t.Error("no answer held a stray </think>: the bias did not reach the model")
+	}
+
+	choice := `"structured_outputs":{"choice":["sunny","rainy"]}`
+	isChoice := func(c *string) bool { return c != nil && (*c == "sunny" || *c == "rainy") }
+	constrained := func(model, bias string) string {
+		return `{"model":"` + model + `",` + hello + `,` + choice + `,"logit_bias":{` + bias + `},"n":6,"seed":5,"temperature":1,"max_tokens":60}`
+	}
+	// A block never closed is all reasoning, cut off at max_tokens.
+	reasoned := 0
+	open := check("an open block", constrained("qwen-thinking", thinkEnd), 6, func(i int, a answer) error {
+		switch {
+		case a.FinishReason == "length" && a.Reasoning != nil && a.Content == nil:
+		case a.FinishReason != "stop" || a.Reasoning == nil || !isChoice(a.Content):
+			return fmt.Errorf("want reasoning, then a choice")
+		case *a.Reasoning != "":
 			reasoned++
 		}
-	}
+		return nil
+	})
 	if reasoned == 0 {
-		t.Errorf("no choice reasoned before answering: %+v", whole)
+		t.Errorf("no choice reasoned before answering: %+v", open)
 	}
-	sameAnswers(t, whole, s.streamedAnswers(t, body, 6))
+	check("a block the model opened", constrained("qwen", thinkStart), 6, func(i int, a answer) error {
+		if a.Reasoning == nil || !isChoice(a.Content) {
+			return fmt.Errorf("want reasoning, then a choice")
+		}
+		return nil
+	})
+	check("no block opened", constrained("qwen", thinkEnd), 6, func(i int, a answer) error {
+		if a.Reasoning != nil || !isChoice(a.Content) {
+			return fmt.Errorf("want a choice from the first token and no reasoning")
+		}
+		return nil
+	})
 
-	hidden := s.answers(t, strings.Replace(body, `"n":6`, `"n":6,"include_reasoning":false`, 1))
+	hidden := s.answers(t, strings.Replace(constrained("qwen-thinking", thinkEnd), `"n":6`, `"n":6,"include_reasoning":false`, 1))
 	for i, a := range hidden {
-		if a.Reasoning != nil || a.ReasoningContent != nil || str(a.Content) != *whole[i].Content {
+		if a.Reasoning != nil || a.ReasoningContent != nil || str(a.Content) != str(open[i].Content) {
 			t.Errorf("include_reasoning false, choice %d: %+v", i, a)
 		}
 	}
-	off := s.answers(t, strings.Replace(body, `"n":6`, `"n":6,`+noThinking, 1))
-	for i, a := range off {
-		if a.Reasoning != nil || (str(a.Content) != "sunny" && str(a.Content) != "rainy") {
-			t.Errorf("enable_thinking false, choice %d: %+v", i, a)
+	for _, model := range []string{"qwen", "qwen-thinking"} {
+		off := s.answers(t, strings.Replace(constrained(model, thinkStart), `"n":6`, `"n":6,`+noThinking, 1))
+		for i, a := range off {
+			if a.Reasoning != nil || !isChoice(a.Content) {
+				t.Errorf("%s enable_thinking false, choice %d: %+v", model, i, a)
+			}
 		}
 	}
+}
+
+func show(s *string) string {
+	if s == nil {
+		return "null"
+	}
+	return fmt.Sprintf("%q", *s)
 }
 
 // A constraint the compiler cannot enforce, or a request combining

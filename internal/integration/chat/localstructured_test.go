@@ -56,10 +56,10 @@ func mustValidate(t *testing.T, sch *jsonschema.Schema, what, text string) {
 }
 
 // extraString reads a member openai-go keeps among a message's extra
-// fields (reasoning_content).
+// fields (reasoning_content); ok is false when it is absent or null.
 func extraString(fields map[string]jsonRaw, key string) (string, bool) {
 	f, ok := fields[key]
-	if !ok {
+	if !ok || f.Raw() == "null" {
 		return "", false
 	}
 	var s string
@@ -126,31 +126,32 @@ func checkStructuredWithOpenAIGo(ctx context.Context, t *testing.T, client opena
 		}
 	}
 
-	// Thinking on (the template's default): the reasoning, cut short by a
-	// bias on </think> (151668), is reasoning_content; the answer after
-	// it is constrained.
-	reasoned, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
-		Model: localModel, Messages: userMessage("Hello!"), N: openai.Int(6), Seed: openai.Int(5), Temperature: openai.Float(1), MaxTokens: openai.Int(60),
-		LogitBias: map[string]int64{"151668": 16},
-	}, option.WithJSONSet("structured_outputs", map[string]any{"choice": []string{"sunny", "rainy"}}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	thought := 0
-	for _, ch := range reasoned.Choices {
-		fields := map[string]jsonRaw{}
-		for k, v := range ch.Message.JSON.ExtraFields {
-			fields[k] = v
+	// Thinking on (the template's default): a model that opens a think
+	// block (a bias on <think>, 151667, makes its first token one; one on
+	// </think>, 151668, closes it) has reasoning_content, and the answer
+	// after it is constrained; one that opens none answers from its first
+	// token, with no reasoning.
+	for _, opens := range []bool{true, false} {
+		bias := map[string]int64{"151668": 16}
+		if opens {
+			bias = map[string]int64{"151667": 40, "151668": 80}
 		}
-		reasoning, ok := extraString(fields, "reasoning_content")
-		if !ok || !slices.Contains([]string{"sunny", "rainy"}, ch.Message.Content) {
-			t.Fatalf("reasoning choice %d: %s", ch.Index, ch.RawJSON())
+		reasoned, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
+			Model: localModel, Messages: userMessage("Hello!"), N: openai.Int(6), Seed: openai.Int(5), Temperature: openai.Float(1), MaxTokens: openai.Int(60),
+			LogitBias: bias,
+		}, option.WithJSONSet("structured_outputs", map[string]any{"choice": []string{"sunny", "rainy"}}))
+		if err != nil {
+			t.Fatal(err)
 		}
-		if reasoning != "" {
-			thought++
+		for _, ch := range reasoned.Choices {
+			fields := map[string]jsonRaw{}
+			for k, v := range ch.Message.JSON.ExtraFields {
+				fields[k] = v
+			}
+			_, thought := extraString(fields, "reasoning_content")
+			if thought != opens || !slices.Contains([]string{"sunny", "rainy"}, ch.Message.Content) {
+				t.Fatalf("opens a block %v, choice %d: %s", opens, ch.Index, ch.RawJSON())
+			}
 		}
-	}
-	if thought == 0 {
-		t.Errorf("no choice reasoned: %s", reasoned.RawJSON())
 	}
 }

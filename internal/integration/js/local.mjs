@@ -21,10 +21,10 @@ const whole = await client.chat.completions.create(request);
 check(whole.choices.length === 2 && whole.usage.completion_tokens === 20 && whole.model === model, "whole completion", whole);
 check(whole.choices.every((c) => c.logprobs.content.length === 10 && c.finish_reason === "length"), "logprobs", whole.choices);
 
-// The tiny Qwen3 thinks first (its template's default): its text is
-// reasoning_content until a </think>, content after it.
+// Thinking is on (the template's default), but the tiny Qwen3 never opens
+// a think block: its text is content, with no reasoning.
 const text = (m) => (m.reasoning_content ?? "") + (m.content ?? "");
-check(whole.choices.every((c) => typeof c.message.reasoning_content === "string" && c.message.reasoning_content === c.message.reasoning), "reasoning_content", whole.choices);
+check(whole.choices.every((c) => c.message.reasoning_content === null && c.message.reasoning === null && c.message.content !== ""), "content of a model that never thought", whole.choices);
 const stream = await client.chat.completions.create({ ...request, stream: true, stream_options: { include_usage: true } });
 const texts = ["", ""];
 let usage = null;
@@ -78,13 +78,14 @@ for await (const chunk of callStream) {
 check(called.choices.every((c, i) => finishes[i] === "tool_calls" && streamedCalls[i].length === 1 &&
   streamedCalls[i][0].name === "get_weather" && streamedCalls[i][0].arguments === c.message.tool_calls[0].function.arguments), "streamed tool calls", { streamedCalls, finishes });
 
-// Thinking on: the reasoning, cut short by a bias on </think> (151668),
-// is reasoning_content; the constrained answer after it is content.
+// Thinking on: a think block the model opens (a bias on <think>, 151667,
+// makes its first token one; one on </think>, 151668, closes it) is
+// reasoning_content; the constrained answer after it is content.
 const reasoned = await client.chat.completions.create({
-  model, messages, n: 6, seed: 5, temperature: 1, max_tokens: 60, logit_bias: { 151668: 16 }, structured_outputs: { choice: ["sunny", "rainy"] },
+  model, messages, n: 6, seed: 5, temperature: 1, max_tokens: 60, logit_bias: { 151667: 40, 151668: 80 }, structured_outputs: { choice: ["sunny", "rainy"] },
 });
-check(reasoned.choices.every((c) => typeof c.message.reasoning_content === "string" && ["sunny", "rainy"].includes(c.message.content)) &&
-  reasoned.choices.some((c) => c.message.reasoning_content !== ""), "reasoning_content before a constrained answer", reasoned.choices);
+check(reasoned.choices.every((c) => typeof c.message.reasoning_content === "string" && ["sunny", "rainy"].includes(c.message.content)),
+  "reasoning_content before a constrained answer", reasoned.choices);
 
 let tooLong = null;
 try {

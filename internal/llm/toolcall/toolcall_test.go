@@ -120,26 +120,35 @@ func TestLlama3(t *testing.T) {
 }
 
 func TestReasoning(t *testing.T) {
+	// open: the prompt left a think block open.
 	cases := []struct {
 		text               string
-		thinking           bool
+		open               bool
 		reasoning, content *string
 	}{
-		{"<think>\nThe user greets.\n</think>\n\nHello!", true, ptr("\nThe user greets.\n"), ptr("\n\nHello!")},
+		{"<think>\nThe user greets.\n</think>\n\nHello!", false, ptr("\nThe user greets.\n"), ptr("\n\nHello!")},
+		{"\n <think>x</think>y", false, ptr("x"), ptr("y")},
 		{"Thinking in the prompt.</think>Answer", true, ptr("Thinking in the prompt."), ptr("Answer")},
-		{"<think>cut off mid-thought", true, ptr("cut off mid-thought"), nil},
-		{"<think>done</think>", true, ptr("done"), nil},
-		{"Plain answer, thinking off.", false, nil, ptr("Plain answer, thinking off.")},
+		{"<think>The model's own tag in an open block.</think>Answer", true, ptr("The model's own tag in an open block."), ptr("Answer")},
+		{"<think>cut off mid-thought", false, ptr("cut off mid-thought"), nil},
+		{"cut off mid-thought in an open block", true, ptr("cut off mid-thought in an open block"), nil},
+		{"<think>done</think>", false, ptr("done"), nil},
+		{"<think></think>", false, ptr(""), nil},
+		{"A model that never thought.", false, nil, ptr("A model that never thought.")},
+		{"", false, nil, ptr("")},
+		{"No block was open: </think> is text.", false, nil, ptr("No block was open: </think> is text.")},
+		{"Before <think>inside</think> after <think>again</think>", false, ptr("inside"), ptr("Before  after <think>again</think>")},
 		{"a < b </thin k> c", true, ptr("a < b </thin k> c"), nil},
+		{"a < b <thin k> c <thi", false, nil, ptr("a < b <thin k> c <thi")},
 	}
 	for i, c := range cases {
-		r, ct := SplitReasoning(c.text, c.thinking)
+		r, ct := SplitReasoning(c.text, c.open)
 		if !samePtr(r, c.reasoning) || !samePtr(ct, c.content) {
 			t.Errorf("case %d: got %s / %s, want %s / %s", i, show(r), show(ct), show(c.reasoning), show(c.content))
 		}
 		for seed := range uint64(20) {
 			rng := rand.New(rand.NewPCG(seed, 3))
-			p := NewReasoning(c.thinking)
+			p := NewReasoning(c.open)
 			var rs, cs strings.Builder
 			text := c.text
 			for len(text) > 0 {
@@ -155,6 +164,24 @@ func TestReasoning(t *testing.T) {
 			if rs.String() != deref(c.reasoning) || cs.String() != deref(c.content) {
 				t.Errorf("case %d seed %d: streamed %q / %q", i, seed, rs.String(), cs.String())
 			}
+		}
+	}
+}
+
+// The prompt leaves a block open when its last <think> is not closed: the
+// generation prompts of Qwen3-Thinking-2507 and the DeepSeek-R1 distills,
+// not Qwen3's with thinking on (the model opens the block) or off (the
+// prompt closes it).
+func TestPromptLeavesReasoningOpen(t *testing.T) {
+	for prompt, want := range map[string]bool{
+		"<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n":                               true,
+		"<｜User｜>hi<｜Assistant｜><think>\n":                                                               true,
+		"<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n":                                        false,
+		"<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n":                 false,
+		"<|im_start|>assistant\n<think>\nold\n</think>\n\nold answer<|im_end|>\n<|im_start|>assistant\n": false,
+	} {
+		if got := PromptLeavesReasoningOpen(prompt); got != want {
+			t.Errorf("%q: %v, want %v", prompt, got, want)
 		}
 	}
 }
