@@ -189,7 +189,7 @@ func (d *derivedVocab) value(key string) (gguf.Value, error) {
 func deriveVocab(tokenizerJSON []byte, nVocab int) (*derivedVocab, error) {
 	var f struct {
 		AddedTokens []addedToken `json:"added_tokens"`
-		Model struct {
+		Model       struct {
 			Vocab        map[string]int    `json:"vocab"`
 			Merges       []json.RawMessage `json:"merges"`
 			ByteFallback bool              `json:"byte_fallback"`

@@ -42,10 +42,10 @@ type Config struct {
 	// RopeFreqFactors, when set, divide the inverse frequencies, one per
 	// rotated pair: how GGUF files carry Llama 3's scaling (rope_freqs).
 	RopeFreqFactors []float32
-	TiedEmbedding bool         // tie_word_embeddings; default false for all three families
-	AttentionBias bool         // q/k/v/o biases (Llama, Qwen3); Qwen2 has q/k/v biases always
-	MLPBias       bool         // gate/up/down biases (mlp_bias)
-	QKNorm        bool         // Qwen3's q_norm and k_norm
+	TiedEmbedding   bool // tie_word_embeddings; default false for all three families
+	AttentionBias   bool // q/k/v/o biases (Llama, Qwen3); Qwen2 has q/k/v biases always
+	MLPBias         bool // gate/up/down biases (mlp_bias)
+	QKNorm          bool // Qwen3's q_norm and k_norm
 	// SlidingWindow, when positive, is how many positions a query sees:
 	// its own and those before it (Mistral's sliding_window).
 	SlidingWindow int

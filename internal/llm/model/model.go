@@ -47,7 +47,7 @@ type Model struct {
 	rope     *tensor.RoPE
 	pool     *tensor.Pool
 	ownsPool bool
-	files    io.Closer // the mapped weight files, released by Close
+	files    io.Closer        // the mapped weight files, released by Close
 	bw       *backwardWeights // built by the first training pass
 	// spareExps is a backward-ed training pass's buffer of exponentials
 	// [targets × vocabulary], handed to the next pass: the largest buffer

@@ -41,7 +41,7 @@ const (
 // whole skips the merges, whether BOS is added unless the file says
 // otherwise, and whether decoding cleans up spaces.
 type ggufPreTokenizer struct {
-	regex                          string
+	regex                         string
 	ignoreMerges, addBOS, cleanUp bool
 }
 
