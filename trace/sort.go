@@ -2,20 +2,17 @@ package trace
 
 import (
 	"errors"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/internal/database"
+	"github.com/weftlabs/weft/trace/callquery"
 )
 
-// sortColumns are the stored columns calls may be sorted by.
-var sortColumns = map[string]string{
-	"id": "c.id", "trace_id": "c.trace_id", "parent_id": "c.parent_id", "op_name": "c.op_name",
-	"display_name": "c.display_name", "started_at": "c.started_at", "ended_at": "c.ended_at",
-	"thread_id": "c.thread_id", "turn_id": "c.turn_id", "pf_user_id": "c.pf_user_id", "wb_user_id": "c.pf_user_id",
-}
+// nonNullColumns are the columns every visible call has: sorted by them, no
+// NULLs need placing (and the indexes that read them in order serve both
+// directions).
+var nonNullColumns = map[string]bool{"id": true, "project_id": true, "trace_id": true, "op_name": true, "started_at": true}
 
 // Sort fields derived from a call rather than stored in a column of their own.
 const (
@@ -46,30 +43,38 @@ const reactionCount = `(SELECT count(*) FROM feedback AS f WHERE f.project_id = 
 	AND f.trace_ref IN ('weave:///' || c.project_id || '/call/' || c.id, 'trace:///' || c.project_id || '/call/' || c.id)
 	AND f.feedback_type IN ('wandb.reaction.1', 'trace.reaction.1'))`
 
-// sortKey is one ORDER BY term of a sort field. Derived fields put the calls
-// that have no value last in either direction (a stored column keeps the
-// database's own order of NULLs).
+// sortKey is how a sort field orders calls: one expression, with the calls
+// that have no value last in either direction when nullsLast is set, or, for
+// the fields Weave orders in steps, several terms.
 type sortKey struct {
 	expr      database.Expr
 	nullsLast bool
 	// numeric keys page by cursor: their value, a number, is read with each
 	// call and bound back as it was read (CallsCursor.Key).
 	numeric bool
+	// terms, when set, order instead of expr: each in the sort's direction
+	// unless it has one of its own.
+	terms []sortTerm
 }
 
-// sortKeyOf resolves a sort field: a stored column, a derived field, or
-// "inputs.<member>[.<member>…]" / "output[.<member>…]", the JSON value at
-// that path (compared as the database compares JSON values), of the calls of
-// projectID. book prices SortCost; it is nil for every other field.
-func (s *Store) sortKeyOf(field, projectID string, book *priceBook) (sortKey, error) {
-	if col, ok := sortColumns[field]; ok {
-		return sortKey{expr: database.Expr{SQL: col}}, nil
-	}
+// sortTerm is one ORDER BY term of a sortKey of several.
+type sortTerm struct {
+	expr      database.Expr
+	direction string // "" for the sort's
+	nullsLast bool
+}
+
+// sortKeyOf resolves a sort field of the calls of projectID: weft's own
+// (SortLatency, SortStatus, SortTotalTokens, SortCost, SortReactions), or any
+// field of the query language (package callquery), ordered as Weave orders
+// it. book prices SortCost; it is nil for every other field. Fields read
+// through expand (the request's expand_columns) are refused.
+func (s *Store) sortKeyOf(field, projectID string, book *priceBook, expand []string) (sortKey, error) {
 	switch field {
 	case SortLatency:
 		return sortKey{expr: database.Expr{SQL: s.dialect.Elapsed("c.started_at", "c.ended_at")}, nullsLast: true, numeric: true}, nil
 	case SortStatus:
-		return sortKey{expr: s.statusExpr(), nullsLast: true}, nil
+		return sortKey{expr: statusExpr(s.dialect), nullsLast: true}, nil
 	case SortTotalTokens:
 		return sortKey{expr: database.Expr{SQL: s.dialect.JSONObjectArraySum("c.usage", usageTotal)}, nullsLast: true, numeric: true}, nil
 	case SortCost:
@@ -77,14 +82,52 @@ func (s *Store) sortKeyOf(field, projectID string, book *priceBook) (sortKey, er
 	case SortReactions:
 		return sortKey{expr: database.Expr{SQL: reactionCount, Args: []any{projectID}}, numeric: true}, nil
 	}
-	root, path, err := SplitField(field)
+	f, err := callquery.ParseField(field)
 	if err != nil {
-		return sortKey{}, weft.WithFields(ErrInvalidQuery, map[string]any{"param": "sort_by"},
-			"cannot sort by %q (%v); sortable fields: %v, %s, %s, %s, %s, %s, inputs.<member> and output[.<member>]",
-			clip(field), err, slices.Sorted(maps.Keys(sortColumns)), SortLatency, SortStatus, SortTotalTokens, SortCost, SortReactions)
+		return sortKey{}, weft.WithFields(ErrInvalidQuery, map[string]any{"param": "sort_by"}, "cannot sort by %q: %v", clip(field), err)
 	}
-	column := map[string]string{"inputs": "c.inputs", "output": "c.output"}[root]
-	return sortKey{expr: s.dialect.JSONValue(s.dialect.JSONDoc(column), path), nullsLast: true}, nil
+	c := &queryCompiler{dialect: s.dialect, projectID: projectID, expand: expand}
+	if err := c.checkExpanded(f.Name); err != nil {
+		return sortKey{}, weft.WithFields(ErrInvalidQuery, map[string]any{"param": "sort_by"}, "%v", err)
+	}
+	switch f.Kind {
+	case callquery.Column:
+		return sortKey{expr: database.Expr{SQL: "c." + f.Column}, nullsLast: !nonNullColumns[f.Column]}, nil
+	case callquery.Derived:
+		expr, _ := c.derived(f.Derived)
+		if f.Derived == callquery.TraceName {
+			expr.SQL = s.dialect.ByteOrder(expr.SQL)
+		}
+		return sortKey{expr: expr, nullsLast: true}, nil
+	case callquery.Dynamic:
+		doc := s.dialect.JSONTextDoc("c." + f.Root)
+		present := s.dialect.JSONPresent(doc, jsonSteps(f.Path))
+		return weaveValueOrder(s.dialect, present, s.dialect.JSONText(doc, jsonSteps(f.Path), "sv")), nil
+	}
+	// A feedback field sorts by its newest row.
+	text := s.dialect.JSONText(s.dialect.JSONTextDoc("f.payload"), jsonSteps(f.Path), "sv")
+	if f.FeedbackColumn != "payload" {
+		text = database.Expr{SQL: "f." + f.FeedbackColumn}
+	}
+	rows := c.feedbackRows("f", f.FeedbackType)
+	newest := database.Expr{
+		SQL:  "coalesce((SELECT " + text.SQL + " FROM feedback AS f WHERE " + rows.SQL + " ORDER BY f.created_at DESC, f.id DESC LIMIT 1), '')",
+		Args: concat(text.Args, rows.Args),
+	}
+	return weaveValueOrder(s.dialect, database.Expr{SQL: "(" + newest.SQL + " <> '')", Args: newest.Args}, newest), nil
+}
+
+// weaveValueOrder orders by a value read as text, as Weave orders dynamic
+// fields: the calls where present holds first (in either direction), then by
+// the text as a double (numbers first, in either direction), then by the
+// text in code point order.
+func weaveValueOrder(d database.Dialect, present, text database.Expr) sortKey {
+	number := d.Let(text, "sn", database.Expr{SQL: d.FloatOfText("sn")})
+	return sortKey{terms: []sortTerm{
+		{expr: database.Expr{SQL: "CASE WHEN " + present.SQL + " THEN 1 ELSE 0 END", Args: present.Args}, direction: "desc"},
+		{expr: number, nullsLast: true},
+		{expr: database.Expr{SQL: d.ByteOrder(text.SQL), Args: text.Args}},
+	}}
 }
 
 // SplitField splits a field of a call's JSON, "inputs.<member>[.<member>…]"

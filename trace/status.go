@@ -11,9 +11,9 @@ import (
 // statusCondition is the SQL condition that holds for calls whose status (as
 // rebuildSummary derives it) is one of statuses. It is built only from the
 // fixed fragments below: no request text reaches the SQL.
-func (s *Store) statusCondition(statuses []string) (database.Expr, error) {
+func statusCondition(d database.Dialect, statuses []string) (database.Expr, error) {
 	failed := failedCondition
-	errors := s.descendantErrors()
+	errors := descendantErrors(d)
 	descendantFailed := "COALESCE(" + errors.SQL + ", 0) > 0"
 	conditions := map[string]database.Expr{
 		StatusError:           {SQL: failed},
@@ -39,8 +39,8 @@ func (s *Store) statusCondition(statuses []string) (database.Expr, error) {
 
 // statusExpr is the status of a call as SQL text, for sorting: the same
 // derivation as statusCondition's.
-func (s *Store) statusExpr() database.Expr {
-	errors := s.descendantErrors()
+func statusExpr(d database.Dialect) database.Expr {
+	errors := descendantErrors(d)
 	return database.Expr{
 		SQL: "(CASE WHEN " + failedCondition + " THEN '" + StatusError + "' WHEN c.ended_at IS NULL THEN '" + StatusRunning +
 			"' WHEN COALESCE(" + errors.SQL + ", 0) > 0 THEN '" + StatusDescendantError + "' ELSE '" + StatusSuccess + "' END)",
@@ -53,6 +53,6 @@ const failedCondition = "(c.exception IS NOT NULL AND c.exception <> '')"
 
 // descendantErrors is summary.status_counts.error, read only when it is a
 // JSON number, as rebuildSummary reads it.
-func (s *Store) descendantErrors() database.Expr {
-	return s.dialect.JSONScalar(s.dialect.JSONDoc("c.summary"), []string{"status_counts", "error"}, "number")
+func descendantErrors(d database.Dialect) database.Expr {
+	return d.JSONScalar(d.JSONDoc("c.summary"), []string{"status_counts", "error"}, "number")
 }

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -133,7 +134,7 @@ func (s *Store) filtered(q *bun.SelectQuery, projectID string, f *CallsFilter) (
 		q = q.Where("c.started_at < ?", f.StartedBefore.UTC())
 	}
 	if len(f.Statuses) > 0 {
-		cond, err := s.statusCondition(f.Statuses)
+		cond, err := statusCondition(s.dialect, f.Statuses)
 		if err != nil {
 			return nil, err
 		}
@@ -238,9 +239,22 @@ func whereIn(q *bun.SelectQuery, cond, column string, values []string) *bun.Sele
 	return q.Where(cond, bun.Safe(column), bun.In(values))
 }
 
+// queried is filtered with the request's query as well.
+func (s *Store) queried(q *bun.SelectQuery, projectID string, f *CallsFilter, query json.RawMessage, expand []string) (*bun.SelectQuery, error) {
+	q, err := s.filtered(q, projectID, f)
+	if err != nil {
+		return nil, err
+	}
+	cond, err := s.compileQuery(query, projectID, expand)
+	if err != nil || cond == nil {
+		return q, err
+	}
+	return q.Where(cond.SQL, cond.Args...), nil
+}
+
 // CallsQuery implements [Service].
 func (s *Store) CallsQuery(ctx context.Context, req *CallsQueryReq, yield func(*Call) error) error {
-	q, err := s.filtered(s.db.NewSelect().Model((*callRow)(nil)).ExcludeColumn(searchColumns...), req.ProjectID, &req.Filter)
+	q, err := s.queried(s.db.NewSelect().Model((*callRow)(nil)).ExcludeColumn(searchColumns...), req.ProjectID, &req.Filter, req.Query, req.ExpandColumns)
 	if err != nil {
 		return err
 	}
@@ -255,23 +269,28 @@ func (s *Store) CallsQuery(ctx context.Context, req *CallsQueryReq, yield func(*
 	hasID := false
 	var keys []sortKey
 	for _, sb := range sortBy {
-		key, err := s.sortKeyOf(sb.Field, req.ProjectID, book)
+		key, err := s.sortKeyOf(sb.Field, req.ProjectID, book, req.ExpandColumns)
 		if err != nil {
 			return err
 		}
-		var order string
-		switch sb.Direction {
-		case "", "asc":
-			order = " ASC"
-		case "desc":
-			order = " DESC"
-		default:
+		direction := strings.ToLower(sb.Direction)
+		if direction != "" && direction != "asc" && direction != "desc" {
 			return weft.WithFields(ErrInvalidQuery, map[string]any{"param": "sort_by"}, "sort direction must be asc or desc")
 		}
-		if key.nullsLast {
-			order += " NULLS LAST"
+		terms := key.terms
+		if terms == nil {
+			terms = []sortTerm{{expr: key.expr, nullsLast: key.nullsLast}}
 		}
-		q = q.OrderExpr(key.expr.SQL+order, key.expr.Args...)
+		for _, t := range terms {
+			order := " ASC"
+			if cmp.Or(t.direction, direction) == "desc" {
+				order = " DESC"
+			}
+			if t.nullsLast {
+				order += " NULLS LAST"
+			}
+			q = q.OrderExpr(t.expr.SQL+order, t.expr.Args...)
+		}
 		hasID = hasID || sb.Field == "id"
 		keys = append(keys, key)
 	}
@@ -343,7 +362,7 @@ func keysetAfter(q *bun.SelectQuery, sortBy []SortBy, keys []sortKey, cursor *Ca
 			SortLatency, SortTotalTokens, SortCost, SortReactions)
 	}
 	before, after := ">=", ">"
-	if sortBy[0].Direction == "desc" {
+	if strings.EqualFold(sortBy[0].Direction, "desc") {
 		before, after = "<=", "<"
 	}
 	// The first bound alone is a range of the index, where the database
@@ -407,7 +426,7 @@ func (s *Store) streamThroughCursor(ctx context.Context, q *bun.SelectQuery, emi
 
 // CallsQueryStats implements [Service].
 func (s *Store) CallsQueryStats(ctx context.Context, req *CallsQueryStatsReq) (*CallsQueryStatsRes, error) {
-	inner, err := s.filtered(s.db.NewSelect().TableExpr("calls AS c").ColumnExpr("1"), req.ProjectID, &req.Filter)
+	inner, err := s.queried(s.db.NewSelect().TableExpr("calls AS c").ColumnExpr("1"), req.ProjectID, &req.Filter, req.Query, req.ExpandColumns)
 	if err != nil {
 		return nil, err
 	}

@@ -215,7 +215,7 @@ func TestStoreSortByFields(t *testing.T) {
 		if !slices.Equal(got, []string{c1, c2}) {
 			t.Errorf("inputs.rank: %v", got)
 		}
-		for _, bad := range []string{"inputs", "inputs.", "inputs.a..b", `inputs.a"b`, `output.x\y`, "summary.other", "attributes.x", "inputs." + strings.Repeat("a.", 20) + "a"} {
+		for _, bad := range []string{"nope", "inputs.", "inputs.a..b", `inputs.a"b`, `output.x\y`, "summary.weave.other", "feedback.x", "inputs." + strings.Repeat("a.", 20) + "a"} {
 			err := s.CallsQuery(ctx, &trace.CallsQueryReq{ProjectID: project, SortBy: []trace.SortBy{{Field: bad}}}, func(*trace.Call) error { return nil })
 			if !errors.Is(err, trace.ErrInvalidQuery) {
 				t.Errorf("sort by %q: %v", bad, err)

@@ -460,7 +460,7 @@ func TestStoreQuery(t *testing.T) {
 
 		t.Run("bad queries", func(t *testing.T) {
 			for _, req := range []trace.CallsQueryReq{
-				{ProjectID: project, SortBy: []trace.SortBy{{Field: "inputs"}}},
+				{ProjectID: project, SortBy: []trace.SortBy{{Field: "nope"}}},
 				{ProjectID: project, SortBy: []trace.SortBy{{Field: "id", Direction: "up"}}},
 				{ProjectID: project, Limit: -1},
 				{ProjectID: "bad"},

@@ -412,6 +412,15 @@ type CallsQueryReq struct {
 	Offset       int         `json:"offset,omitempty" minimum:"0"`
 	Columns      []string    `json:"columns,omitempty"`
 	IncludeCosts bool        `json:"include_costs,omitempty"`
+	// Query is Weave's calls query, {"$expr": …} (package callquery states
+	// its language); calls must meet it as well as Filter. A query that
+	// cannot be read, or that uses what is not supported, is
+	// ErrInvalidQuery naming it.
+	Query json.RawMessage `json:"query,omitempty"`
+	// ExpandColumns names the members whose refs the caller expands (the
+	// HTTP adapter does, as Weave does); Query and SortBy may not read
+	// fields through them.
+	ExpandColumns []string `json:"expand_columns,omitempty"`
 	// After, for Go callers (it is no member of the wire request), keeps the
 	// calls that come after the cursor in the query's order, which must be
 	// one field (either direction; id ascending breaks ties): started_at or
@@ -436,7 +445,10 @@ type CallsCursor struct {
 type CallsQueryStatsReq struct {
 	ProjectID string      `json:"project_id"`
 	Filter    CallsFilter `json:"filter,omitzero"`
-	Limit     int         `json:"limit,omitempty" minimum:"0"`
+	// Query and ExpandColumns are CallsQueryReq's.
+	Query         json.RawMessage `json:"query,omitempty"`
+	ExpandColumns []string        `json:"expand_columns,omitempty"`
+	Limit         int             `json:"limit,omitempty" minimum:"0"`
 }
 
 // CallsQueryStatsRes is the count.

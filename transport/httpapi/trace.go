@@ -115,34 +115,22 @@ type upsertBatchBody struct {
 }
 
 // callsQueryBody is CallsQueryReq plus the Weave fields this server accepts
-// and ignores (feedback, storage sizes, ref expansion) and the query DSL,
-// which it refuses rather than silently ignore.
+// and ignores (storage sizes) or serves in the adapter (expanded refs and
+// feedback, see callHydrator).
 type callsQueryBody struct {
 	trace.CallsQueryReq
-	Query                      json.RawMessage `json:"query,omitempty"`
-	ExpandColumns              []string        `json:"expand_columns,omitempty"`
-	IncludeFeedback            bool            `json:"include_feedback,omitempty"`
-	IncludeStorageSize         bool            `json:"include_storage_size,omitempty"`
-	IncludeTotalStorageSize    bool            `json:"include_total_storage_size,omitempty"`
-	ReturnExpandedColumnValues bool            `json:"return_expanded_column_values,omitempty"`
+	IncludeFeedback         bool `json:"include_feedback,omitempty"`
+	IncludeStorageSize      bool `json:"include_storage_size,omitempty"`
+	IncludeTotalStorageSize bool `json:"include_total_storage_size,omitempty"`
+	IncludeUsernames        bool `json:"include_usernames,omitempty"`
+	// ReturnExpandedColumnValues false keeps refs as they are (Weave then
+	// uses expand_columns for filtering and sorting only).
+	ReturnExpandedColumnValues *bool `json:"return_expanded_column_values,omitempty"`
 }
 
 type callsStatsBody struct {
 	trace.CallsQueryStatsReq
-	Query                   json.RawMessage `json:"query,omitempty"`
-	ExpandColumns           []string        `json:"expand_columns,omitempty"`
-	IncludeTotalStorageSize bool            `json:"include_total_storage_size,omitempty"`
-}
-
-// errQueryDSL refuses Weave's query expressions: answering without applying
-// them would return calls the caller excluded.
-var errQueryDSL = weft.DefineError(weft.ErrInvalid, "InvalidRequest", "query expressions are not supported; use filter")
-
-func checkNoQuery(q json.RawMessage) error {
-	if len(q) > 0 && string(q) != "null" && string(q) != "{}" {
-		return weft.WithFields(errQueryDSL, map[string]any{"param": "query"}, "query expressions are not supported; use filter (call_ids, trace_ids, parent_ids, op_names, trace_roots_only, input_refs, output_refs, thread_ids)")
-	}
-	return nil
+	IncludeTotalStorageSize bool `json:"include_total_storage_size,omitempty"`
 }
 
 // batchItemResult is one entry of an upsert_batch answer: the ids of a start,
@@ -217,9 +205,6 @@ func (h *Handler) registerTrace() {
 	route(h, post("calls-query-stats", "/calls/query_stats", "Count calls"), false,
 		fromBody(func(r *callsStatsBody) string { return r.ProjectID }),
 		func(ctx context.Context, req *callsStatsBody) (*trace.CallsQueryStatsRes, error) {
-			if err := checkNoQuery(req.Query); err != nil {
-				return nil, err
-			}
 			return svc.CallsQueryStats(ctx, &req.CallsQueryStatsReq)
 		})
 	route(h, post("calls-delete", "/calls/delete", "Delete calls and their descendants (at most 1000 ids)"), true,
@@ -413,10 +398,11 @@ func batchAnswer(ctx context.Context, res *trace.UpsertBatchRes) upsertBatchOutp
 // ordinary error response. Calls whose refs are expanded or whose feedback is
 // attached are written in batches of hydrateBatch.
 func (h *Handler) streamQuery(ctx context.Context, req *callsQueryBody) (*huma.StreamResponse, error) {
-	if err := checkNoQuery(req.Query); err != nil {
-		return nil, err
+	expand := req.ExpandColumns
+	if req.ReturnExpandedColumnValues != nil && !*req.ReturnExpandedColumnValues {
+		expand = nil
 	}
-	hy := h.newCallHydrator(req.ProjectID, req.ExpandColumns, req.IncludeFeedback)
+	hy := h.newCallHydrator(req.ProjectID, expand, req.IncludeFeedback)
 	return &huma.StreamResponse{Body: func(hctx huma.Context) {
 		_, w := humachi.Unwrap(hctx)
 		rc := http.NewResponseController(w)

@@ -149,8 +149,10 @@ func TestTraceRoutes(t *testing.T) {
 			{"missing started_at", alice, "/call/start", `{"start":{"project_id":"alice/p","op_name":"op"}}`, 422, `missing`},
 			{"bad id", alice, "/call/start", `{"start":{"project_id":"alice/p","id":"ABC","op_name":"op","started_at":"2026-05-01T12:00:00Z"}}`, 400, `InvalidIdFormat`},
 			{"bad project id", alice, "/calls/query_stats", `{"project_id":"nope"}`, 400, `InvalidRequest`},
-			{"bad sort", alice, "/calls/stream_query", `{"project_id":"alice/p","sort_by":[{"field":"inputs"}]}`, 400, `cannot sort by`},
-			{"query dsl refused", alice, "/calls/stream_query", `{"project_id":"alice/p","query":{"$expr":{}}}`, 400, `query expressions are not supported`},
+			{"bad sort", alice, "/calls/stream_query", `{"project_id":"alice/p","sort_by":[{"field":"nope"}]}`, 400, `cannot sort by`},
+			{"query", alice, "/calls/query_stats", `{"project_id":"alice/p","query":{"$expr":{"$eq":[{"$getField":"op_name"},{"$literal":"op"}]}}}`, 200, `"count":`},
+			{"unsupported query operator", alice, "/calls/stream_query", `{"project_id":"alice/p","query":{"$expr":{"$regex":[{"$getField":"op_name"},{"$literal":"x"}]}}}`, 400, `$regex is not supported`},
+			{"query through an expanded ref", alice, "/calls/stream_query", `{"project_id":"alice/p","expand_columns":["inputs.x"],"query":{"$expr":{"$eq":[{"$getField":"inputs.x.y"},{"$literal":"z"}]}}}`, 400, `expanded ref`},
 			{"update without name", alice, "/call/update", fmt.Sprintf(`{"project_id":"alice/p","call_id":%q,"display_name":""}`, id), 400, `display_name is required`},
 			{"usage bad limit", alice, "/calls/usage", `{"project_id":"alice/p","call_ids":["x"],"limit":-2}`, 400, `limit must be at least 1`},
 			// Fields the reference types as dict[str, Any] answer a non-object
