@@ -55,8 +55,8 @@ func parseCompareParams(q url.Values) (compareParams, error) {
 			p.Runs = append(p.Runs, id)
 		}
 	}
-	if len(p.Runs) < 2 || len(p.Runs) > maxCompareRuns {
-		return p, weft.Errorf(errBadView, "run: choose from 2 to %d evaluation runs to compare", maxCompareRuns)
+	if len(p.Runs) < 1 || len(p.Runs) > maxCompareRuns {
+		return p, weft.Errorf(errBadView, "run: choose one evaluation run to see its results, or up to %d to compare", maxCompareRuns)
 	}
 	if p.Baseline == "" {
 		p.Baseline = p.Runs[0]
@@ -103,7 +103,8 @@ func (p compareParams) url(projectID string, changes ...string) string {
 	return withQuery(projectPath(projectID, "evaluations/compare"), p.values(changes...))
 }
 
-// comparison is every example of two or more runs aligned by row digest,
+// comparison is every example of one run (its results) or more (aligned by
+// row digest),
 // before paging: what the page and the send actions read. Its examples may
 // be shared with other requests (the alignment cache): never changed.
 type comparison struct {

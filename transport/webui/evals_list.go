@@ -43,6 +43,8 @@ type evalRun struct {
 	Model      string // the model's ref or name
 	ModelHref  string
 	Scores     []summaryScore
+	// Results is the page of the run's examples (a comparison of one run).
+	Results string
 }
 
 // summaryScore is one score of a run's summary: "exactMatch true_fraction" 0.67.
@@ -75,7 +77,9 @@ func (h *Handler) evalsPage(w http.ResponseWriter, r *http.Request, v *viewer, p
 			SortBy: []trace.SortBy{{Field: "started_at", Direction: "desc"}}, Limit: evalsPageSize + 1, Offset: offset,
 		}
 		err = h.cfg.Trace.CallsQuery(ctx, req, func(c *trace.Call) error {
-			view.Runs = append(view.Runs, runOf(projectID, c))
+			run := runOf(projectID, c)
+			run.Results = compareParams{Runs: []string{c.ID}, Baseline: c.ID, Limit: comparePageSize}.url(projectID)
+			view.Runs = append(view.Runs, run)
 			return nil
 		})
 		if err != nil {
@@ -150,8 +154,9 @@ func refName(s string) string {
 }
 
 // summaryScores flattens an evaluation summary into named numbers: each
-// scorer's mean, true_fraction and other numbers, one level deep. The
-// model's own figures (latency, success) come last.
+// scorer's figures at any depth ("exactMatch.correct.true_fraction" of a
+// scorer that returns {correct: boolean}). The model's own figures
+// (latency, success) come last.
 func summaryScores(output json.RawMessage) []summaryScore {
 	var summary map[string]json.RawMessage
 	if json.Unmarshal(output, &summary) != nil {
@@ -173,23 +178,37 @@ func summaryScores(output json.RawMessage) []summaryScore {
 	return append(scores, model...)
 }
 
+// Bounds of the scores read from one value: how deep objects are followed,
+// and how many scores are kept (a scorer may return anything).
+const (
+	maxScoreDepth = 8
+	maxScores     = 64
+)
+
 // flattenScores turns one scorer's value into named numbers: a number or
-// boolean (1 or 0) under name, an object's numeric members under
-// name.member (one level deep).
+// boolean (1 or 0) under name, an object's numbers and booleans under
+// name.member, name.member.member… (in member order, at most maxScoreDepth
+// deep and maxScores in all). Anything else is no score.
 func flattenScores(name string, raw json.RawMessage) []summaryScore {
-	if f, ok := scoreNumber(raw); ok {
-		return []summaryScore{{Name: name, Value: f}}
-	}
-	var members map[string]json.RawMessage
-	if json.Unmarshal(raw, &members) != nil {
-		return nil
-	}
 	var out []summaryScore
-	for _, k := range sortedKeys(members) {
-		if f, ok := scoreNumber(members[k]); ok {
-			out = append(out, summaryScore{Name: name + "." + k, Value: f})
+	var walk func(name string, raw json.RawMessage, depth int)
+	walk = func(name string, raw json.RawMessage, depth int) {
+		if len(out) >= maxScores {
+			return
+		}
+		if f, ok := scoreNumber(raw); ok {
+			out = append(out, summaryScore{Name: name, Value: f})
+			return
+		}
+		var members map[string]json.RawMessage
+		if depth >= maxScoreDepth || json.Unmarshal(raw, &members) != nil {
+			return
+		}
+		for _, k := range sortedKeys(members) {
+			walk(name+"."+k, members[k], depth+1)
 		}
 	}
+	walk(name, raw, 0)
 	return out
 }
 

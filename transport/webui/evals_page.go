@@ -74,7 +74,8 @@ type cellScore struct {
 
 // evalComparePage answers GET …/evaluations/compare?run=…&run=…&baseline=…:
 // the runs' examples aligned by row digest with their scores and deltas
-// against the baseline, regressions only on request, paged.
+// against the baseline, regressions only on request, paged; with one run,
+// that run's results.
 func (h *Handler) evalComparePage(w http.ResponseWriter, r *http.Request, v *viewer, projectID string) {
 	p, err := parseCompareParams(r.URL.Query())
 	if err != nil {
@@ -132,7 +133,11 @@ func (h *Handler) evalComparePage(w http.ResponseWriter, r *http.Request, v *vie
 			view.Queues = res.Queues
 		}
 	}
-	h.render(w, r, http.StatusOK, "eval_compare", page{Title: "Compare evaluations", Viewer: v, Project: projectID, Body: view})
+	title := "Compare evaluations"
+	if len(cmp.Runs) == 1 {
+		title = "Evaluation results"
+	}
+	h.render(w, r, http.StatusOK, "eval_compare", page{Title: title, Viewer: v, Project: projectID, Body: view})
 }
 
 // pageOf is items[offset : offset+limit], bounded by len(items).

@@ -161,7 +161,8 @@ func TestObjectPages(t *testing.T) {
 			"tables/" + f.tables[0] + "?sort=" + url.QueryEscape(`a"b`):             http.StatusBadRequest,
 			"tables/nothing":                                                        http.StatusNotFound,
 			"?ref=" + url.QueryEscape("weave:///alice"):                             http.StatusBadRequest,
-			"evaluations/compare?run=" + f.runA:                                     http.StatusBadRequest,
+			"evaluations/compare":                                                   http.StatusBadRequest,
+			"evaluations/compare?run=1&run=2&run=3&run=4&run=5&run=6":               http.StatusBadRequest,
 			"evaluations/compare?run=x&run=" + f.runA:                               http.StatusNotFound,
 			"evaluations/compare?run=" + f.runA + "&run=" + f.runB + "&baseline=zz": http.StatusBadRequest,
 		} {
@@ -195,6 +196,19 @@ func TestEvaluationPages(t *testing.T) {
 
 		list := b.get(base + "evaluations")
 		list.mustContain(t, `data-run="`+f.runA+`"`, `data-run="`+f.runB+`"`, `data-score="exact.true_fraction">0.5<`)
+
+		// One run's results, from its link in the list: its examples and
+		// their scores, no deltas.
+		results := regexp.MustCompile(`data-run="` + f.runA + `"[\s\S]*?class="results-link" href="([^"]+)"`).FindStringSubmatch(list.body)
+		if results == nil {
+			t.Fatalf("run A has no results link:\n%s", list.body)
+		}
+		one := b.get(strings.ReplaceAll(results[1], "&amp;", "&"))
+		if got := rowOrder(one.body); one.status != http.StatusOK || len(got) != 3 || got[0] != f.rowDigests["q1"] || got[2] != f.rowDigests["q3"] {
+			t.Fatalf("run A's results: %d, rows %v", one.status, got)
+		}
+		one.mustContain(t, "Results of an evaluation run", "3 examples", `data-score="sim.score">0.5<`, `data-score="exact">1<`)
+		one.mustNotContain(t, "delta", "Regressions only", "(baseline)", "<strong>baseline")
 
 		compare := base + "evaluations/compare?run=" + f.runA + "&run=" + f.runB
 		all := b.get(compare)

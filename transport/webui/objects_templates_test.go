@@ -114,4 +114,24 @@ func TestRowKeyAndScores(t *testing.T) {
 	if got := strings.Join(names, " "); got != "acc.true_count=3 acc.true_fraction=0.75 f1=0.9 model_latency.mean=0.5" {
 		t.Fatalf("summary scores: %s", got)
 	}
+	// A scorer that returns {correct: boolean} is summarised a level deeper
+	// (the Weave TypeScript SDK's summary, as it writes it).
+	scores = summaryScores(json.RawMessage(`{"exactMatch":{"correct":{"true_count":2,"true_fraction":0.6666666666666666}},` +
+		`"model_success":{"true_count":3,"true_fraction":1},"model_latency":{"mean":0.25}}`))
+	names = nil
+	for _, s := range scores {
+		names = append(names, s.Name+"="+s.Text())
+	}
+	if got := strings.Join(names, " "); got != "exactMatch.correct.true_count=2 exactMatch.correct.true_fraction=0.6667 model_latency.mean=0.25 model_success.true_count=3 model_success.true_fraction=1" {
+		t.Fatalf("nested summary scores: %s", got)
+	}
+	// An example's scores, at any depth; anything but numbers and booleans
+	// is none.
+	var example []string
+	for _, s := range flattenScores("judge", json.RawMessage(`{"verdict":{"pass":true,"why":"x","score":{"value":0.5}},"list":[1]}`)) {
+		example = append(example, s.Name+"="+s.Text())
+	}
+	if got := strings.Join(example, " "); got != "judge.verdict.pass=1 judge.verdict.score.value=0.5" {
+		t.Fatalf("an example's nested scores: %s", got)
+	}
 }

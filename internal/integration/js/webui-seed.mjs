@@ -141,8 +141,10 @@ const rows = [
   { id: "q3", question: "colour of the sky", expected: "blue" },
 ];
 const dataset = new weave.Dataset({ name: "qa", rows });
+// A scorer returning an object, as scorers often do: its summary is one
+// level deeper ({correct: {true_count, true_fraction}}).
 const exactMatch = weave.op(function exactMatch({ modelOutput, datasetRow }) {
-  return modelOutput === datasetRow.expected;
+  return { correct: modelOutput === datasetRow.expected };
 });
 const closeness = weave.op(function closeness({ modelOutput, datasetRow }) {
   return 1 / (1 + Math.abs(String(modelOutput).length - datasetRow.expected.length));

@@ -161,9 +161,20 @@ func evaluationPages(t *testing.T, e *sdkEnv) {
 			t.Fatalf("run %s shows no scores: %q", run, got)
 		}
 	}
-	if got := tb.text(`#eval-runs tr[data-run="` + e.seed.EvalRuns[1] + `"] [data-score="exactMatch.true_fraction"]`); got != "0.6667" {
+	// exactMatch returns {correct: boolean}: the SDK summarises it a level
+	// deeper, as a fraction.
+	if got := tb.text(`#eval-runs tr[data-run="` + e.seed.EvalRuns[1] + `"] [data-score="exactMatch.correct.true_fraction"]`); got != "0.6667" {
 		t.Fatalf("the guesser's exactMatch: %q", got)
 	}
+	// One run's results: its three examples, each scored.
+	tb.follow(`#eval-runs tr[data-run="`+e.seed.EvalRuns[0]+`"] .results-link`, "#compare")
+	if got := eval[string](tb, `[...document.querySelectorAll('#compare tbody [data-score="exactMatch.correct"]')].map(d => d.textContent).join(',')`); got != "1,1,1" {
+		t.Fatalf("the oracle's results, exactMatch.correct by example: %q", got)
+	}
+	if got := tb.text(`#compare-runs [data-run="` + e.seed.EvalRuns[0] + `"]`); !strings.Contains(got, "exactMatch.correct.true_fraction") {
+		t.Fatalf("the oracle's run in its results: %q", got)
+	}
+	tb.follow(`[data-nav=evaluations]`, "#eval-runs")
 	tb.run(
 		chromedp.Click(chromedp.CSS(`#eval-runs tr[data-run="`+e.seed.EvalRuns[0]+`"] input[type=checkbox]`)),
 		chromedp.Click(chromedp.CSS(`#eval-runs tr[data-run="`+e.seed.EvalRuns[1]+`"] input[type=checkbox]`)),
@@ -183,6 +194,9 @@ func evaluationPages(t *testing.T, e *sdkEnv) {
 		t.Fatalf("regressions only: %d rows", got)
 	}
 	row := tb.text("#compare tbody tr")
+	if got := tb.text(`#compare tbody td[data-run="` + e.seed.EvalRuns[1] + `"] [data-score="exactMatch.correct"]`); got != "0 −1" {
+		t.Fatalf("the guesser's exactMatch.correct on the regression: %q", got)
+	}
 	for _, want := range []string{"capital of France", "Lyon", "−1", "regression"} {
 		if !strings.Contains(row, want) {
 			t.Fatalf("the regression row lacks %q: %q", want, row)
@@ -256,6 +270,7 @@ func objectAccessibility(t *testing.T, e *sdkEnv) {
 		{"op code diff", projectPath(evalProject, "objects/greet/diff?a=v0&b=v1"), "#code-diff"},
 		{"evaluations", projectPath(evalProject, "evaluations"), "#eval-runs"},
 		{"evaluation comparison", projectPath(evalProject, "evaluations/compare?run="+e.seed.EvalRuns[0]+"&run="+e.seed.EvalRuns[1]), "#compare"},
+		{"evaluation results", projectPath(evalProject, "evaluations/compare?run="+e.seed.EvalRuns[0]), "#compare"},
 	}
 	for _, size := range []viewport{laptop, phone} {
 		tb := newTab(t, e.srv.URL)
