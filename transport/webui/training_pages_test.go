@@ -13,6 +13,7 @@ import (
 	"github.com/weftlabs/weft/internal/testdb"
 	"github.com/weftlabs/weft/training"
 	"github.com/weftlabs/weft/training/blob"
+	"github.com/weftlabs/weft/transport/httpapi"
 	"github.com/weftlabs/weft/transport/webui"
 )
 
@@ -53,7 +54,7 @@ func newTrainingServer(t *testing.T, db *weft.DB) (*server, *training.Store) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ts.Stop(context.Background()) })
-	s := newServer(t, db, func(ui *webui.Config) { ui.Training = ts })
+	s := newServer(t, db, func(_ *httpapi.Config, ui *webui.Config) { ui.Training = ts })
 	return s, ts
 }
 
