@@ -35,6 +35,9 @@ const (
 	// DefaultRescueMargin is how much longer than JobTimeout a job may look
 	// running before it is taken to have lost its worker.
 	DefaultRescueMargin = 10 * time.Minute
+	// DefaultLease is how long a running attempt holds its job without
+	// renewing its lease; it renews it every PollInterval.
+	DefaultLease = 30 * time.Second
 	// DefaultPollInterval is how often idle workers look for jobs.
 	DefaultPollInterval = time.Second
 	// DefaultWatchdogInterval is how often the watchdog looks for jobs the
@@ -96,8 +99,17 @@ type Config struct {
 	// lost its worker and is retried (River's rescuer). Defaults to
 	// JobTimeout + [DefaultRescueMargin]; must exceed JobTimeout.
 	RescueAfter time.Duration
+	// Lease is how long a running attempt holds its job without renewing it.
+	// The attempt renews it every PollInterval; the watchdog (of any process)
+	// queues a job whose lease has expired again at once, counting the lost
+	// attempt, so a job whose worker was killed is retried within about Lease
+	// plus WatchdogInterval, not after RescueAfter. An attempt that finds its
+	// lease taken stops. The clocks of the processes sharing a database must
+	// agree to well within it. Defaults to [DefaultLease].
+	Lease time.Duration
 	// PollInterval is how often idle workers look for jobs (PostgreSQL also
-	// wakes them on insert). Defaults to [DefaultPollInterval].
+	// wakes them on insert) and running attempts renew their lease and look
+	// whether their job was cancelled. Defaults to [DefaultPollInterval].
 	PollInterval time.Duration
 	// WatchdogInterval is how often the watchdog looks for jobs the queue gave
 	// up on. Defaults to [DefaultWatchdogInterval].
@@ -149,6 +161,12 @@ func (cfg *Config) setDefaults() error {
 	}
 	if cfg.PollInterval == 0 {
 		cfg.PollInterval = DefaultPollInterval
+	}
+	if cfg.Lease == 0 {
+		cfg.Lease = DefaultLease
+	}
+	if cfg.Lease < 2*cfg.PollInterval {
+		return errors.New("training: Config.Lease must be at least twice PollInterval")
 	}
 	if cfg.WatchdogInterval == 0 {
 		cfg.WatchdogInterval = DefaultWatchdogInterval

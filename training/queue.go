@@ -3,6 +3,7 @@ package training
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -66,6 +67,12 @@ type queue interface {
 	// builder, which receives it.
 	enqueue(ctx context.Context, jobID string, maxAttempts int, statements func(riverJobID int64) []string) error
 	cancel(ctx context.Context, riverJobID int64) error
+	// rescue makes the running River job riverJobID available again (or
+	// discards it after its last attempt), recording reason as the attempt's
+	// error, in one transaction with claim (SQL built by bun), which must
+	// change exactly one row; otherwise, or when the River job is not
+	// running, it changes nothing and reports false.
+	rescue(ctx context.Context, riverJobID int64, claim, reason string) (bool, error)
 	// states returns the River state of each job that still exists.
 	states(ctx context.Context, riverJobIDs []int64) (map[int64]rivertype.JobState, error)
 	start(ctx context.Context) error
@@ -76,7 +83,7 @@ type queue interface {
 type riverQueue[TTx any] struct {
 	client   *river.Client[TTx]
 	begin    func(ctx context.Context) (TTx, error)
-	exec     func(ctx context.Context, tx TTx, query string) error
+	exec     func(ctx context.Context, tx TTx, query string) (rowsAffected int64, err error)
 	commit   func(ctx context.Context, tx TTx) error
 	rollback func(ctx context.Context, tx TTx) error
 	working  bool
@@ -97,11 +104,55 @@ func (q *riverQueue[TTx]) enqueue(ctx context.Context, jobID string, maxAttempts
 		return fmt.Errorf("enqueue: %w", err)
 	}
 	for _, stmt := range statements(res.Job.ID) {
-		if err := q.exec(ctx, tx, stmt); err != nil {
+		if _, err := q.exec(ctx, tx, stmt); err != nil {
 			return err
 		}
 	}
 	return q.commit(ctx, tx)
+}
+
+func (q *riverQueue[TTx]) rescue(ctx context.Context, riverJobID int64, claim, reason string) (rescued bool, err error) {
+	tx, err := q.begin(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer func() {
+		if !rescued {
+			_ = q.rollback(context.WithoutCancel(ctx), tx)
+		}
+	}()
+	if n, err := q.exec(ctx, tx, claim); err != nil || n != 1 {
+		return false, err
+	}
+	exec := q.client.Driver().UnwrapExecutor(tx)
+	job, err := exec.JobGetByID(ctx, &riverdriver.JobGetByIDParams{ID: riverJobID, Schema: q.client.Schema()})
+	if errors.Is(err, rivertype.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil || job.State != rivertype.JobStateRunning {
+		return false, err
+	}
+	// What River's own rescuer records for a stuck job, after the lease
+	// rather than the job timeout, and available at once: the attempt died,
+	// there is nothing to back off from.
+	now := time.Now().UTC()
+	state, finalized := rivertype.JobStateAvailable, (*time.Time)(nil)
+	if job.Attempt >= job.MaxAttempts {
+		state, finalized = rivertype.JobStateDiscarded, &now
+	}
+	attemptErr, err := json.Marshal(rivertype.AttemptError{At: now, Attempt: job.Attempt, Error: reason})
+	if err != nil {
+		return false, err
+	}
+	if _, err := exec.JobRescueMany(ctx, &riverdriver.JobRescueManyParams{ID: []int64{riverJobID}, Error: [][]byte{attemptErr},
+		FinalizedAt: []*time.Time{finalized}, ScheduledAt: []time.Time{now}, State: []string{string(state)},
+		StuckHorizon: now, Schema: q.client.Schema()}); err != nil {
+		return false, err
+	}
+	if err := q.commit(ctx, tx); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 func (q *riverQueue[TTx]) cancel(ctx context.Context, riverJobID int64) error {
@@ -182,9 +233,9 @@ func newQueue(db *weft.DB, cfg *Config, work func(ctx context.Context, job *rive
 		return &riverQueue[pgx.Tx]{
 			client: client, working: cfg.Workers > 0,
 			begin: func(ctx context.Context) (pgx.Tx, error) { return pool.Begin(ctx) },
-			exec: func(ctx context.Context, tx pgx.Tx, query string) error {
-				_, err := tx.Exec(ctx, query)
-				return err
+			exec: func(ctx context.Context, tx pgx.Tx, query string) (int64, error) {
+				tag, err := tx.Exec(ctx, query)
+				return tag.RowsAffected(), err
 			},
 			commit:   func(ctx context.Context, tx pgx.Tx) error { return tx.Commit(ctx) },
 			rollback: func(ctx context.Context, tx pgx.Tx) error { return tx.Rollback(ctx) },
@@ -199,9 +250,12 @@ func newQueue(db *weft.DB, cfg *Config, work func(ctx context.Context, job *rive
 	return &riverQueue[*sql.Tx]{
 		client: client, working: cfg.Workers > 0,
 		begin: func(ctx context.Context) (*sql.Tx, error) { return sqldb.BeginTx(ctx, nil) },
-		exec: func(ctx context.Context, tx *sql.Tx, query string) error {
-			_, err := tx.ExecContext(ctx, query)
-			return err
+		exec: func(ctx context.Context, tx *sql.Tx, query string) (int64, error) {
+			res, err := tx.ExecContext(ctx, query)
+			if err != nil {
+				return 0, err
+			}
+			return res.RowsAffected()
 		},
 		commit:   func(_ context.Context, tx *sql.Tx) error { return tx.Commit() },
 		rollback: func(_ context.Context, tx *sql.Tx) error { return tx.Rollback() },

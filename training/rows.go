@@ -65,6 +65,10 @@ type jobRow struct {
 	CreatedAt          time.Time  `bun:"created_at"`
 	StartedAt          *time.Time `bun:"started_at"`
 	EndedAt            *time.Time `bun:"ended_at"`
+	// Attempt is the queue's attempt that holds the job while it runs;
+	// HeartbeatAt is when that attempt last renewed its lease.
+	Attempt     int        `bun:"attempt"`
+	HeartbeatAt *time.Time `bun:"heartbeat_at"`
 }
 
 func (r *jobRow) job() *Job {
@@ -74,7 +78,7 @@ func (r *jobRow) job() *Job {
 
 // jobColumns are the columns of a job without its (possibly large) input.
 var jobColumns = []string{"project_id", "id", "model_id", "kind", "status", "river_job_id", "last_seq",
-	"error_message", "created_by", "created_at", "started_at", "ended_at"}
+	"error_message", "created_by", "created_at", "started_at", "ended_at", "attempt", "heartbeat_at"}
 
 type eventRow struct {
 	bun.BaseModel `bun:"table:training_events"`

@@ -23,7 +23,7 @@ import (
 // work runs one attempt of a training job for River. It returns nil when the
 // job reached its terminal event (or already had one), an error to have River
 // retry the attempt.
-func (m *Store) work(ctx context.Context, rj *river.Job[jobArgs]) error {
+func (m *Store) work(ctx context.Context, rj *river.Job[jobArgs]) (err error) {
 	job, err := m.jobRow(ctx, rj.Args.TrainingJobID, true)
 	if errors.Is(err, ErrJobNotFound) {
 		return nil // the model was deleted
@@ -51,17 +51,22 @@ func (m *Store) work(ctx context.Context, rj *river.Job[jobArgs]) error {
 			return river.JobSnooze(m.cfg.PollInterval) // another process's trainer runs it
 		}
 	}
-	if _, err := m.db.NewUpdate().Model((*jobRow)(nil)).Set("status = ?", StatusRunning).
-		Set("started_at = COALESCE(started_at, ?)", m.now()).
-		Where("project_id = ? AND id = ? AND status IN (?)", job.ProjectID, job.ID, bun.In([]JobStatus{StatusQueued, StatusRunning})).Exec(ctx); err != nil {
+	if claimed, err := m.claim(ctx, job, rj.Attempt); err != nil || !claimed {
 		return err
 	}
 
-	ctx, stop := m.watchAttempt(ctx, job)
+	ctx, stop := m.holdLease(ctx, job, rj.Attempt)
 	defer stop()
+	defer func() {
+		if err != nil { // River retries it: queued until then
+			m.release(context.WithoutCancel(ctx), job, rj.Attempt)
+		}
+	}()
 	res, rows, err := m.train(ctx, job, rj.Attempt)
-	if err != nil && (errors.Is(err, errJobEnded) || errors.Is(context.Cause(ctx), errJobEnded)) {
-		return nil // the job ended meanwhile (cancelled): nothing to retry
+	if err != nil && (errors.Is(err, errJobEnded) || errors.Is(context.Cause(ctx), errLeaseLost)) {
+		// The job ended meanwhile (cancelled) or another attempt holds it:
+		// this attempt has nothing to report and nothing to retry.
+		return nil
 	}
 	if err != nil {
 		var dataErr *dataError
@@ -81,41 +86,6 @@ func (m *Store) work(ctx context.Context, rj *river.Job[jobArgs]) error {
 		return err
 	}
 	return m.complete(ctx, job, res, rows)
-}
-
-// watchAttempt returns a context for an attempt at job that ends, besides
-// with ctx, within PollInterval of the job ending otherwise (cancelled by its
-// owner, ended by the watchdog): the attempt then stops downloading,
-// planning or training instead of working for a job no one waits for. The
-// queue's own cancellation does not reach an attempt in every case (another
-// process's cancel on SQLite), so the job's row is what it watches.
-func (m *Store) watchAttempt(ctx context.Context, job *jobRow) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	done := make(chan struct{})
-	go func() {
-		ticker := time.NewTicker(m.cfg.PollInterval)
-		defer ticker.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-ticker.C:
-			}
-			var status JobStatus
-			err := m.db.NewSelect().Model((*jobRow)(nil)).Column("status").
-				Where("project_id = ? AND id = ?", job.ProjectID, job.ID).Scan(ctx, &status)
-			if errors.Is(err, sql.ErrNoRows) || err == nil && status.Terminal() {
-				cancel(errJobEnded)
-				return
-			}
-		}
-	}()
-	return ctx, func() {
-		close(done)
-		cancel(nil)
-	}
 }
 
 // train prepares the job's files, runs the trainer and stores the new
@@ -300,10 +270,11 @@ func (r *reporter) rowsCopy() []map[string]float64 {
 	return append([]map[string]float64(nil), r.rows...)
 }
 
-// watch is the watchdog: every WatchdogInterval it ends, with training_failed,
-// the jobs that have not finished but that the queue no longer runs (River
-// discarded them after their last attempt's worker died, they were cancelled in
-// the queue, or their queue row is gone).
+// watch is the watchdog: every WatchdogInterval (and at once on start) it
+// queues again the jobs whose running attempt's lease expired, and ends, with
+// training_failed, the jobs that have not finished but that the queue no longer
+// runs (River discarded them after their last attempt's worker died, they were
+// cancelled in the queue, or their queue row is gone).
 func (m *Store) watch(ctx context.Context) {
 	ticker := time.NewTicker(m.cfg.WatchdogInterval)
 	defer ticker.Stop()
@@ -337,7 +308,16 @@ func (m *Store) Sweep(ctx context.Context) (int, error) {
 	ended := 0
 	for i := range jobs {
 		job := &jobs[i]
+		if m.leaseHeld(job) {
+			continue // an attempt is working on it, whatever the queue says
+		}
 		state, found := states[job.RiverJobID]
+		if found && state == rivertype.JobStateRunning {
+			if err := m.rescue(ctx, job); err != nil {
+				return ended, err
+			}
+			continue
+		}
 		var msg string
 		switch {
 		case !found:

@@ -30,6 +30,7 @@ type trainingOptions struct {
 	maxAttempts       int
 	rescueAfter       time.Duration
 	jobTimeout        time.Duration
+	lease             time.Duration
 	dataHosts         string
 	dataTimeout       time.Duration
 	maxDataBytes      int64
@@ -49,6 +50,7 @@ func trainingFlags(fs *flag.FlagSet, defaultWorkers int) *trainingOptions {
 	fs.DurationVar(&o.dataTimeout, "training-data-timeout", training.DefaultDataTimeout, "longest download of an SFT job's data")
 	fs.Int64Var(&o.maxDataBytes, "training-data-max-bytes", training.DefaultMaxDataBytes, "largest SFT data a job takes (streamed to a scratch file); larger data fails the job")
 	fs.IntVar(&o.maxSFTTokens, "training-sft-max-tokens", localtrainer.DefaultMaxSFTTokens, "most tokens of SFT data the built-in trainer trains in one job; more fails the job")
+	fs.DurationVar(&o.lease, "training-lease", training.DefaultLease, "how long a running training attempt holds its job without renewing it (it renews every second); a job whose worker was killed runs again this long after")
 	fs.DurationVar(&o.rescueAfter, "training-rescue-after", 0, "how long a job may look running before it is retried elsewhere (default: job timeout + "+training.DefaultRescueMargin.String()+")")
 	return o
 }
@@ -88,7 +90,7 @@ func newTrainingService(db *weft.DB, o *trainingOptions, files objects.Service, 
 		workers = 0
 	}
 	store, err := training.New(training.Config{DB: db, Blobs: blobs, Objects: training.ObjectFiles(files), MaxAttempts: o.maxAttempts,
-		JobTimeout: o.jobTimeout, RescueAfter: o.rescueAfter, Logger: logger, DataHosts: splitList(o.dataHosts), DataTimeout: o.dataTimeout, MaxDataBytes: o.maxDataBytes,
+		JobTimeout: o.jobTimeout, RescueAfter: o.rescueAfter, Lease: o.lease, Logger: logger, DataHosts: splitList(o.dataHosts), DataTimeout: o.dataTimeout, MaxDataBytes: o.maxDataBytes,
 		Trainer: trainers, Workers: workers, OtherWorkers: o.otherWorkers || o.workers == 0})
 	if err != nil && local != nil {
 		_ = local.Close()

@@ -313,19 +313,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 					"-checkpoint-dir", checkpoints, "-training-job-timeout", "15s", "-training-rescue-after", "16s"}})
 				return srv.Kill
 			},
-			job: func(t *testing.T, c e2e.Client, modelID string) string {
-				var data strings.Builder
-				for i := range 20 {
-					fmt.Fprintf(&data, `{"messages":[{"role":"user","content":"question %d"},{"role":"assistant","content":"answer %d"}]}`+"\n", i, i)
-				}
-				digest := c.Upload(t, "admin/p", "train.jsonl", []byte(data.String()))
-				c.Call(t, http.MethodPost, "/obj/create", map[string]any{"obj": map[string]any{"project_id": "admin/p", "object_id": "m-sft-data-0123456789ab",
-					"val": map[string]any{"_type": "CustomWeaveType", "weave_type": map[string]any{"type": "wandb.Artifact"}, "files": map[string]any{"train.jsonl": digest}}}}, nil)
-				var job struct{ ID string }
-				c.Call(t, http.MethodPost, "/v1/preview/sft-training-jobs", map[string]any{"model_id": modelID,
-					"training_data_url": "wandb-artifact:///admin/p/m-sft-data-0123456789ab:v0", "config": map[string]any{"batch_size": 1, "learning_rate": 1e-3}}, &job)
-				return job.ID
-			},
+			job: sftJob,
 		},
 	} {
 		t.Run(w.name, func(t *testing.T) {
@@ -341,37 +329,96 @@ func TestWorkerKilledMidJob(t *testing.T) {
 			var model struct{ ID string }
 			c.Call(t, http.MethodPost, "/v1/preview/models", map[string]any{"project": "p", "name": "m", "base_model": w.baseModel}, &model)
 			jobID := w.job(t, c, model.ID)
-			deadline := time.Now().Add(time.Minute)
-			for {
-				var page struct{ Data []event }
-				c.Call(t, http.MethodGet, "/v1/preview/training-jobs/"+jobID+"/events", nil, &page)
-				if len(page.Data) >= 2 { // training_started and a gradient step: mid-job
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatal("the worker never started the job")
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+			waitMidJob(t, c, jobID)
 			kill()
 			w.start(t, dbURL, checkpoints)
 
-			events := events(t, c, jobID, 2*time.Minute)
-			checkOneEnd(t, jobID, events, "training_ended")
-			starts := 0
-			for _, e := range events {
-				if e.Type == "training_started" {
-					starts++
-				}
-			}
-			if starts != 2 {
-				t.Fatalf("want the killed attempt and the retried one to have started, got %d starts: %+v", starts, events)
-			}
-			var cps struct{ Data []struct{ Step int64 } }
-			c.Call(t, http.MethodGet, "/v1/preview/models/"+model.ID+"/checkpoints?limit=1&order=desc", nil, &cps)
-			if len(cps.Data) != 1 || cps.Data[0].Step != 1 {
-				t.Fatalf("latest checkpoint after the retried job = %+v, want step 1", cps.Data)
-			}
+			checkRetried(t, c, model.ID, jobID)
+		})
+	}
+}
+
+// sftJob posts an SFT job of 20 one-conversation steps (about two seconds
+// on the tiny model) whose data is an artifact of admin/p, as ART publishes
+// it.
+func sftJob(t *testing.T, c e2e.Client, modelID string) string {
+	var data strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&data, `{"messages":[{"role":"user","content":"question %d"},{"role":"assistant","content":"answer %d"}]}`+"\n", i, i)
+	}
+	digest := c.Upload(t, "admin/p", "train.jsonl", []byte(data.String()))
+	c.Call(t, http.MethodPost, "/obj/create", map[string]any{"obj": map[string]any{"project_id": "admin/p", "object_id": "m-sft-data-0123456789ab",
+		"val": map[string]any{"_type": "CustomWeaveType", "weave_type": map[string]any{"type": "wandb.Artifact"}, "files": map[string]any{"train.jsonl": digest}}}}, nil)
+	var job struct{ ID string }
+	c.Call(t, http.MethodPost, "/v1/preview/sft-training-jobs", map[string]any{"model_id": modelID,
+		"training_data_url": "wandb-artifact:///admin/p/m-sft-data-0123456789ab:v0", "config": map[string]any{"batch_size": 1, "learning_rate": 1e-3}}, &job)
+	return job.ID
+}
+
+// waitMidJob waits until the job has started and made a gradient step.
+func waitMidJob(t *testing.T, c e2e.Client, jobID string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var page struct{ Data []event }
+		c.Call(t, http.MethodGet, "/v1/preview/training-jobs/"+jobID+"/events", nil, &page)
+		if len(page.Data) >= 2 { // training_started and a gradient step: mid-job
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the worker never started the job")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// checkRetried checks that a job whose first attempt was killed ended once,
+// with training_ended, after the killed attempt and the retried one started,
+// and made the model's step 1.
+func checkRetried(t *testing.T, c e2e.Client, modelID, jobID string) {
+	t.Helper()
+	events := events(t, c, jobID, 2*time.Minute)
+	checkOneEnd(t, jobID, events, "training_ended")
+	starts := 0
+	for _, e := range events {
+		if e.Type == "training_started" {
+			starts++
+		}
+	}
+	if starts != 2 {
+		t.Fatalf("want the killed attempt and the retried one to have started, got %d starts: %+v", starts, events)
+	}
+	var cps struct{ Data []struct{ Step int64 } }
+	c.Call(t, http.MethodGet, "/v1/preview/models/"+modelID+"/checkpoints?limit=1&order=desc", nil, &cps)
+	if len(cps.Data) != 1 || cps.Data[0].Step != 1 {
+		t.Fatalf("latest checkpoint after the retried job = %+v, want step 1", cps.Data)
+	}
+}
+
+// TestServerRestartedAfterKill: the one server of a database, training the
+// model it serves, is killed (SIGKILL) mid-job and started again with the
+// default job timeout (24 h): the job does not stay RUNNING until then — its
+// attempt's lease (30 s by default) expires and the restarted server runs the
+// job again to its one training_ended.
+func TestServerRestartedAfterKill(t *testing.T) {
+	t.Parallel()
+	for _, b := range testdb.Backends[:2] { // SQLite and PostgreSQL
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			dbURL := b.URL(t)
+			args := []string{"-model", e2e.TinyModel(t), "-checkpoint-dir", t.TempDir()}
+			srv := serverproc.Start(t, serverproc.Options{DatabaseURL: dbURL, Args: args})
+			c := artClient(srv)
+			var model struct{ ID string }
+			c.Call(t, http.MethodPost, "/v1/preview/models", map[string]any{"project": "p", "name": "m", "base_model": e2e.TinyModelName}, &model)
+			jobID := sftJob(t, c, model.ID)
+			waitMidJob(t, c, jobID)
+			srv.Kill()
+			killed := time.Now()
+
+			again := serverproc.Start(t, serverproc.Options{DatabaseURL: dbURL, Args: args})
+			checkRetried(t, e2e.Client{URL: again.URL, Auth: c.Auth}, model.ID, jobID)
+			t.Logf("the job ended %s after the kill", time.Since(killed).Round(time.Second))
 		})
 	}
 }
