@@ -1,8 +1,6 @@
 package model
 
 import (
-	"math"
-
 	"github.com/weftlabs/weft/internal/llm/lora"
 	"github.com/weftlabs/weft/internal/llm/quant"
 	"github.com/weftlabs/weft/internal/llm/tensor"
@@ -133,6 +131,7 @@ func (m *Model) attentionBlock(li int, ly *Layer, a *LayerActivations, x []float
 		tensor.RMSNorm(a.Q, a.Q, ly.QNorm, c.RMSNormEps)
 		tensor.RMSNorm(a.K, a.K, ly.KNorm, c.RMSNormEps)
 	}
+	ropes = m.layerRopes(li, ropes)
 	keys := make([][][]float32, len(b.Seqs))
 	values := make([][][]float32, len(b.Seqs))
 	for i, s := range b.Seqs {
@@ -154,7 +153,7 @@ func (m *Model) attentionBlock(li int, ly *Layer, a *LayerActivations, x []float
 	attend := func(lo, hi int) {
 		var scratch attentionScratch
 		for _, u := range units[lo:hi] {
-			m.attendUnit(u, a, rows, keys[rows[u.row].seq], values[rows[u.row].seq], bs, &scratch)
+			m.attendUnit(li, u, a, rows, keys[rows[u.row].seq], values[rows[u.row].seq], bs, &scratch)
 		}
 	}
 	work := 0
@@ -169,7 +168,7 @@ func (m *Model) attentionBlock(li int, ly *Layer, a *LayerActivations, x []float
 	proj := m.ws.proj[:T*c.HiddenSize]
 	m.project(a.AttnOut, T, []*Linear{ly.O}, [][]float32{proj})
 	m.adapt(runs, li, a.AttnOut, []lora.Target{lora.O}, [][]float32{proj})
-	tensor.Add(x, x, proj)
+	m.addResidual(x, proj, ly.AttnOutNorm, a.AttnProj)
 }
 
 // attentionRowBlock is the most rows of one sequence whose scores against
@@ -214,11 +213,11 @@ type attentionScratch struct {
 // positions (a product whose length is the row's position + 1), block by
 // block of the cache in order. So a token's output is the same bits in a
 // prompt, in a chunk of one, or as a decode step.
-func (m *Model) attendUnit(u attentionUnit, a *LayerActivations, rows []rowInfo, keys, values [][]float32, bs int, s *attentionScratch) {
+func (m *Model) attendUnit(li int, u attentionUnit, a *LayerActivations, rows []rowInfo, keys, values [][]float32, bs int, s *attentionScratch) {
 	c := m.Config
 	hd, kvd, qd := c.HeadDim, c.KVHeads*c.HeadDim, c.Heads*c.HeadDim
 	group := c.Heads / c.KVHeads
-	scale := float32(1 / math.Sqrt(float64(hd)))
+	scale := c.attentionScale()
 	first := rows[u.row].pos
 	n := first + u.rows // positions the last row sees
 	if cap(s.scores) < u.rows*n {
@@ -238,9 +237,12 @@ func (m *Model) attendUnit(u attentionUnit, a *LayerActivations, rows []rowInfo,
 			p := scores[r*n : r*n+first+r+1]
 			// A sliding window hides the positions before lo: they weigh
 			// nothing, and the blocks wholly before it are not read.
-			lo := c.windowStart(first + r)
+			lo := c.windowStart(li, first+r)
 			for j := range p {
 				p[j] *= scale
+			}
+			if c.AttnSoftcap > 0 {
+				softcap(p[lo:], c.AttnSoftcap)
 			}
 			tensor.Softmax(p[lo:])
 			clear(p[:lo])

@@ -1,8 +1,6 @@
 package model
 
 import (
-	"math"
-
 	"github.com/weftlabs/weft/internal/llm/tensor"
 )
 
@@ -18,11 +16,13 @@ type attentionGradScratch struct {
 	probs, dProbs    []float32
 	qT, dOutT        []float32
 	dKHeadT, dVHeadT []float32
+	slope            []float32 // a row's softcap derivatives
 }
 
 func (s *attentionGradScratch) size(n, hd int) {
 	if cap(s.probs) < n*n {
 		s.probs, s.dProbs = make([]float32, n*n), make([]float32, n*n)
+		s.slope = make([]float32, n)
 	}
 	if cap(s.qT) < n*hd {
 		s.qT, s.dOutT = make([]float32, n*hd), make([]float32, n*hd)
@@ -57,12 +57,12 @@ func transposeStrided(dst, src []float32, ld, rows, cols int) {
 //
 // The work is split over (sequence, key-value head) pairs, which write
 // disjoint parts of the gradients.
-func (p *Pass) attentionCoreBackward(a *LayerActivations, s *backwardScratch) {
+func (p *Pass) attentionCoreBackward(li int, a *LayerActivations, s *backwardScratch) {
 	c := p.m.Config
 	hd := c.HeadDim
 	qd, kvd := c.Heads*hd, c.KVHeads*hd
 	group := c.Heads / c.KVHeads
-	scale := float32(1 / math.Sqrt(float64(hd)))
+	scale := c.attentionScale()
 	type unit struct{ first, n, g int }
 	var units []unit
 	first := 0
@@ -96,9 +96,15 @@ func (p *Pass) attentionCoreBackward(a *LayerActivations, s *backwardScratch) {
 				for r := range n {
 					// Row r sees positions [lo, r]: a sliding window
 					// hides those before lo.
-					lo := c.windowStart(r)
+					lo := c.windowStart(li, r)
 					row := P[r*n+lo : r*n+r+1]
 					tensor.Scale(scale, row)
+					if c.AttnSoftcap > 0 {
+						// The cap's derivative 1 − (s/c)² at each capped
+						// score s, taken before the softmax replaces them.
+						softcap(row, c.AttnSoftcap)
+						capSlope(sc.slope[:len(row)], row, c.AttnSoftcap)
+					}
 					tensor.Softmax(row)
 					clear(P[r*n : r*n+lo])
 					clear(P[r*n+r+1 : (r+1)*n])
@@ -106,6 +112,11 @@ func (p *Pass) attentionCoreBackward(a *LayerActivations, s *backwardScratch) {
 					dot := tensor.Dot(row, dRow)
 					for j, q := range row {
 						dRow[j] = q * (dRow[j] - dot) * scale
+					}
+					if c.AttnSoftcap > 0 {
+						for j := range dRow {
+							dRow[j] *= sc.slope[j]
+						}
 					}
 					clear(dP[r*n : r*n+lo])
 					clear(dP[r*n+r+1 : (r+1)*n])
@@ -139,4 +150,14 @@ func (p *Pass) attentionCoreBackward(a *LayerActivations, s *backwardScratch) {
 		}
 	}
 	p.m.pool.Parallel(len(units), 1, work)
+}
+
+// capSlope sets slope[j] to the derivative of c·tanh(x/c) at the x whose
+// capped value is capped[j]: 1 − (capped/c)².
+func capSlope(slope, capped []float32, c float64) {
+	cf := float32(c)
+	for j, v := range capped {
+		t := v / cf
+		slope[j] = 1 - t*t
+	}
 }

@@ -140,7 +140,8 @@ type backwardScratch struct {
 	dNormed          []float32 // [T × hidden]
 	dAttnOut, dQ     []float32 // [T × q]
 	dK, dV           []float32 // [T × kv]
-	dQProj, dKProj   []float32 // Qwen3: before the q/k norm
+	dQProj, dKProj   []float32 // Qwen3, Gemma 3: before the q/k norm
+	dProj            []float32 // Gemma 3: at o_proj's or down_proj's output, before its norm [T × hidden]
 }
 
 func newBackwardScratch(c *Config, T int) *backwardScratch {
@@ -154,6 +155,9 @@ func newBackwardScratch(c *Config, T int) *backwardScratch {
 	if c.QKNorm {
 		s.dQProj, s.dKProj = make([]float32, T*qd), make([]float32, T*kvd)
 	}
+	if c.SandwichNorms {
+		s.dProj = make([]float32, T*d)
+	}
 	return s
 }
 
@@ -165,16 +169,34 @@ func (m *Model) mlpBackward(li int, a *LayerActivations, bw *backwardWeights, dx
 	ly := m.Layers[li]
 	d := c.HiddenSize
 	T := len(dx) / d
-	m.inputGradient(bw, s.dAct, T, []*Linear{ly.Down}, [][]float32{dx})
-	grads.Linear(li, lora.Down, ly.Down, a.Act, dx, s.dAct, T)
+	dy := m.outputNormBackward(dx, a.MLPProj, ly.MLPOutNorm, s)
+	m.inputGradient(bw, s.dAct, T, []*Linear{ly.Down}, [][]float32{dy})
+	grads.Linear(li, lora.Down, ly.Down, a.Act, dy, s.dAct, T)
 	f := c.IntermediateSize
+	gated := tensor.SwiGLUBackward
+	if c.GELU {
+		gated = tensor.GeGLUBackward
+	}
 	m.byRows(T, func(lo, hi int) {
-		tensor.SwiGLUBackward(s.dGate[lo*f:hi*f], s.dUp[lo*f:hi*f], s.dAct[lo*f:hi*f], a.Gate[lo*f:hi*f], a.Up[lo*f:hi*f])
+		gated(s.dGate[lo*f:hi*f], s.dUp[lo*f:hi*f], s.dAct[lo*f:hi*f], a.Gate[lo*f:hi*f], a.Up[lo*f:hi*f])
 	})
 	m.inputGradient(bw, s.dNormed, T, []*Linear{ly.Gate, ly.Up}, [][]float32{s.dGate, s.dUp})
 	grads.Linear(li, lora.Gate, ly.Gate, a.MLPNormed, s.dGate, s.dNormed, T)
 	grads.Linear(li, lora.Up, ly.Up, a.MLPNormed, s.dUp, s.dNormed, T)
-	m.rmsNormBackward(dx, s.dNormed, a.Mid, ly.PostAttentionNorm)
+	m.rmsNormBackward(dx, s.dNormed, a.Mid, ly.MLPNorm)
+}
+
+// outputNormBackward is the gradient at a sub-layer's projection output
+// given dx, the gradient at the residual sum it is added to: dx itself, or
+// through the projection's norm (Gemma 3) into s.dProj, at the recorded
+// output before the norm.
+func (m *Model) outputNormBackward(dx, proj, norm []float32, s *backwardScratch) []float32 {
+	if norm == nil {
+		return dx
+	}
+	clear(s.dProj)
+	m.rmsNormBackward(s.dProj, dx, proj, norm)
+	return s.dProj
 }
 
 // attentionBackward turns dx, the gradient at the residual stream after
@@ -187,14 +209,16 @@ func (p *Pass) attentionBackward(li int, bw *backwardWeights, dx []float32, s *b
 	d, hd := c.HiddenSize, c.HeadDim
 	qd, kvd := c.Heads*hd, c.KVHeads*hd
 	T := len(dx) / d
-	m.inputGradient(bw, s.dAttnOut, T, []*Linear{ly.O}, [][]float32{dx})
-	grads.Linear(li, lora.O, ly.O, a.AttnOut, dx, s.dAttnOut, T)
-	p.attentionCoreBackward(a, s)
+	dy := m.outputNormBackward(dx, a.AttnProj, ly.AttnOutNorm, s)
+	m.inputGradient(bw, s.dAttnOut, T, []*Linear{ly.O}, [][]float32{dy})
+	grads.Linear(li, lora.O, ly.O, a.AttnOut, dy, s.dAttnOut, T)
+	p.attentionCoreBackward(li, a, s)
+	ropes := m.layerRopes(li, p.ropes)
 	m.byRows(T, func(lo, hi int) {
 		for t, r := range p.rows[lo:hi] {
 			t += lo
-			p.ropes[r.seq].ApplyTranspose(s.dQ[t*qd:(t+1)*qd], hd, r.pos)
-			p.ropes[r.seq].ApplyTranspose(s.dK[t*kvd:(t+1)*kvd], hd, r.pos)
+			ropes[r.seq].ApplyTranspose(s.dQ[t*qd:(t+1)*qd], hd, r.pos)
+			ropes[r.seq].ApplyTranspose(s.dK[t*kvd:(t+1)*kvd], hd, r.pos)
 		}
 	})
 	dQ, dK := s.dQ, s.dK

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -12,13 +13,18 @@ type Architecture string
 
 // The architectures this package runs. They share one decoder: they differ
 // in attention biases (Qwen2 always has q/k/v biases; Llama and Qwen3 when
-// attention_bias is set) and Qwen3's per-head RMSNorm of queries and keys.
+// attention_bias is set), Qwen3's per-head RMSNorm of queries and keys,
+// Mistral's sliding window, and Gemma 3's norms, activation and layers of
+// two kinds (gemma3.go).
 const (
 	Llama Architecture = "LlamaForCausalLM"
 	Qwen2 Architecture = "Qwen2ForCausalLM"
 	Qwen3 Architecture = "Qwen3ForCausalLM"
 	// Mistral is Llama's decoder with sliding window attention.
 	Mistral Architecture = "MistralForCausalLM"
+	// Gemma3 is Gemma 3's text decoder (Gemma3ForCausalLM; the language
+	// model of a Gemma3ForConditionalGeneration directory loads as it).
+	Gemma3 Architecture = "Gemma3ForCausalLM"
 )
 
 // Config is the part of config.json the forward pass depends on, with the
@@ -45,10 +51,40 @@ type Config struct {
 	TiedEmbedding   bool // tie_word_embeddings; default false for all three families
 	AttentionBias   bool // q/k/v/o biases (Llama, Qwen3); Qwen2 has q/k/v biases always
 	MLPBias         bool // gate/up/down biases (mlp_bias)
-	QKNorm          bool // Qwen3's q_norm and k_norm
+	QKNorm          bool // Qwen3's and Gemma 3's q_norm and k_norm
 	// SlidingWindow, when positive, is how many positions a query sees:
-	// its own and those before it (Mistral's sliding_window).
+	// its own and those before it (Mistral's and Gemma 3's
+	// sliding_window), in the layers SlidingLayers marks.
 	SlidingWindow int
+	// SlidingLayers marks the layers with a sliding window (Gemma 3's
+	// layer_types); nil means every layer (Mistral).
+	SlidingLayers []bool
+	// LocalRopeTheta, when positive, is the RoPE base of the sliding-window
+	// layers, which rotate without RopeScaling (Gemma 3's
+	// rope_local_base_freq); RopeTheta and RopeScaling are the others'.
+	LocalRopeTheta float64
+	// GELU gates the MLP with GELU's tanh approximation (Gemma 3's
+	// gelu_pytorch_tanh) instead of SiLU.
+	GELU bool
+	// SandwichNorms adds Gemma 3's norms of the attention's and the MLP's
+	// outputs before their residual sums (post_attention_layernorm,
+	// post_feedforward_layernorm); the MLP's input norm is then
+	// pre_feedforward_layernorm.
+	SandwichNorms bool
+	// EmbedScale, when not 0, multiplies the embedding rows (Gemma 3:
+	// √hidden_size in float32, which Load rounds to the embedding's stored
+	// type as the reference implementation does).
+	EmbedScale float32
+	// QueryPreAttnScalar, when positive, replaces head_dim in the attention
+	// scale 1/√head_dim (Gemma 3's query_pre_attn_scalar).
+	QueryPreAttnScalar float64
+	// AttnSoftcap and FinalSoftcap, when positive, cap attention scores and
+	// logits to c·tanh(x/c) (attn_logit_softcapping,
+	// final_logit_softcapping).
+	AttnSoftcap, FinalSoftcap float64
+	// Multimodal: the directory is a Gemma3ForConditionalGeneration, whose
+	// text model's weights are under its language_model.
+	Multimodal bool
 }
 
 // RopeScaling is config.json's rope_scaling (or rope_parameters): the scheme and its knobs, as
@@ -94,17 +130,25 @@ type rawConfig struct {
 	SlidingWindow         *int            `json:"sliding_window"`
 	LayerTypes            []string        `json:"layer_types"`
 	QuantizationConfig    json.RawMessage `json:"quantization_config"`
+	gemma3Fields
 }
 
 // ParseConfig reads config.json. Every field the forward pass needs must be
-// present and consistent; a field asking for something this package does
-// not run (another architecture, an activation other than SiLU, sliding
-// window attention, quantised checkpoints, an unknown RoPE scaling) is
+// present (Gemma 3's have defaults) and consistent; a field asking for
+// something this package does not run (another architecture, an
+// activation other than the architecture's, Qwen2's sliding window
+// attention, quantised checkpoints, an unknown RoPE scaling) is
 // ErrUnsupported naming it.
 func ParseConfig(data []byte) (*Config, error) {
 	var raw rawConfig
 	if err := json.NewDecoder(bytes.NewReader(data)).Decode(&raw); err != nil {
 		return nil, fmt.Errorf("%w: config.json: %v", ErrInvalid, err)
+	}
+	if multimodal(&raw) {
+		return gemma3TextConfig(&raw)
+	}
+	if len(raw.Architectures) == 0 && raw.ModelType == gemma3TextModelType {
+		raw.Architectures = []string{string(Gemma3)}
 	}
 	return raw.config(func(field string) string { return field })
 }
@@ -122,7 +166,10 @@ func (raw *rawConfig) config(field func(string) string) (*Config, error) {
 	case Llama, Qwen2:
 	case Qwen3:
 		c.QKNorm = true
-	case Mistral:
+	case Mistral, Gemma3:
+		if c.Architecture == Gemma3 {
+			raw.gemma3Defaults()
+		}
 		if raw.SlidingWindow != nil {
 			if *raw.SlidingWindow < 0 {
 				return nil, invalid("sliding_window", "%d is negative", *raw.SlidingWindow)
@@ -130,7 +177,7 @@ func (raw *rawConfig) config(field func(string) string) (*Config, error) {
 			c.SlidingWindow = *raw.SlidingWindow
 		}
 	default:
-		return nil, unsupported("architectures", "%q (supported: %s, %s, %s, %s)", c.Architecture, Llama, Qwen2, Qwen3, Mistral)
+		return nil, unsupported("architectures", "%q (supported: %s, %s, %s, %s, %s)", c.Architecture, Llama, Qwen2, Qwen3, Mistral, Gemma3)
 	}
 	required := []struct {
 		field string
@@ -199,6 +246,17 @@ func (raw *rawConfig) config(field func(string) string) (*Config, error) {
 	if raw.MLPBias != nil {
 		c.MLPBias = *raw.MLPBias
 	}
+	if len(raw.QuantizationConfig) > 0 && !bytes.Equal(raw.QuantizationConfig, []byte("null")) {
+		return nil, unsupported("quantization_config", "quantised checkpoints (load f32, f16 or bf16 weights; int8 is a load option)")
+	}
+	if c.Architecture == Gemma3 {
+		// Gemma 3 reads hidden_activation, has layers of two kinds and
+		// its own rope_parameters.
+		if err := raw.gemma3(c, field); err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
 	if raw.HiddenAct != nil && *raw.HiddenAct != "silu" {
 		return nil, unsupported("hidden_act", "%q (only silu)", *raw.HiddenAct)
 	}
@@ -209,9 +267,6 @@ func (raw *rawConfig) config(field func(string) string) (*Config, error) {
 		if lt != "full_attention" {
 			return nil, unsupported(fmt.Sprintf("layer_types[%d]", i), "%q (only full_attention)", lt)
 		}
-	}
-	if len(raw.QuantizationConfig) > 0 && !bytes.Equal(raw.QuantizationConfig, []byte("null")) {
-		return nil, unsupported("quantization_config", "quantised checkpoints (load f32, f16 or bf16 weights; int8 is a load option)")
 	}
 	if err := c.parseRopeScaling(raw.RopeScaling, field("rope_scaling")); err != nil {
 		return nil, err
@@ -225,12 +280,26 @@ func (raw *rawConfig) config(field func(string) string) (*Config, error) {
 	return c, nil
 }
 
-// windowStart is the first position a query at pos attends to.
-func (c *Config) windowStart(pos int) int {
-	if c.SlidingWindow > 0 {
+// windowStart is the first position a query at pos attends to in layer.
+func (c *Config) windowStart(layer, pos int) int {
+	if c.SlidingWindow > 0 && (c.SlidingLayers == nil || c.SlidingLayers[layer]) {
 		return max(0, pos+1-c.SlidingWindow)
 	}
 	return 0
+}
+
+// localRope reports whether layer rotates by the local RoPE base.
+func (c *Config) localRope(layer int) bool {
+	return c.LocalRopeTheta > 0 && c.SlidingLayers != nil && c.SlidingLayers[layer]
+}
+
+// attentionScale is what attention scores are multiplied by: the inverse
+// square root of head_dim, or of query_pre_attn_scalar.
+func (c *Config) attentionScale() float32 {
+	if c.QueryPreAttnScalar > 0 {
+		return float32(1 / math.Sqrt(c.QueryPreAttnScalar))
+	}
+	return float32(1 / math.Sqrt(float64(c.HeadDim)))
 }
 
 // rotaryDim is the number of dimensions of each head that rotate.

@@ -1,19 +1,25 @@
 // Package model runs the decoder-only transformers of Hugging Face model
-// directories — LlamaForCausalLM, Qwen2ForCausalLM and Qwen3ForCausalLM —
-// on the CPU, in float32, with the kernels of package tensor.
+// directories — LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM,
+// MistralForCausalLM and Gemma3ForCausalLM — on the CPU, in float32, with
+// the kernels of package tensor.
 //
 // # Loading
 //
 // Load reads config.json (ParseConfig) and the safetensors weights (f32,
-// f16 or bf16; one file or shards). The three architectures share one
-// decoder: RMSNorm, grouped-query attention with rotate-half RoPE, a SwiGLU
-// MLP, tied or untied output embeddings. Qwen2 adds q/k/v biases, Qwen3 an
-// RMSNorm of each query and key head before RoPE; head_dim may differ from
-// hidden_size / num_attention_heads. rope_scaling may be linear, dynamic,
+// f16 or bf16; one file or shards). The architectures share one decoder:
+// RMSNorm, grouped-query attention with rotate-half RoPE, a SwiGLU MLP,
+// tied or untied output embeddings. Qwen2 adds q/k/v biases, Qwen3 an
+// RMSNorm of each query and key head before RoPE, Mistral a sliding window;
+// head_dim may differ from hidden_size / num_attention_heads. Gemma 3
+// (gemma3.go) adds its norms of (1 + w), a scaled embedding, a GELU-gated
+// MLP, norms of each sub-layer's output, query_pre_attn_scalar, sliding
+// and global layers with their own RoPE bases, and optional tanh
+// softcapping of scores and logits; a Gemma3ForConditionalGeneration
+// directory serves its language model. rope_scaling may be linear, dynamic,
 // yarn or llama3; their inverse frequencies and attention scaling are
 // computed as the reference implementation computes them. Anything else a
-// config.json asks for — another architecture or activation, sliding
-// windows, quantised checkpoints, partial rotation — is ErrUnsupported
+// config.json asks for — another architecture or activation, Qwen2's
+// sliding windows, quantised checkpoints, partial rotation — is ErrUnsupported
 // naming the field, and a weight of the wrong shape is ErrInvalid naming
 // the tensor. Options.WeightType Int8 quantises the linear layers and the
 // output projection in blocks of 32 weights (tensor.QuantizeQ8) for a
@@ -52,16 +58,18 @@
 // Forward's own code with Batch.Record set, which keeps every layer's
 // activations (Activations: the residual stream, normed inputs, Q/K before
 // the q/k norm and after RoPE, V, the attention output, gate and up before
-// SwiGLU, its output) in an arena of its own instead of the workspace, and
+// the gating, its output, Gemma 3's projections before their output norms)
+// in an arena of its own instead of the workspace, and
 // returns the log-probabilities of the chosen target tokens (only those
 // rows get logits, multiplied block by block of the vocabulary and turned
 // into exponentials in cache: train_logits.go). Pass.Backward takes the
 // loss's derivative with respect to each of them and walks the layers in
 // reverse: the gradient of x·Wᵀ is dy·W, a MatMulAdd against the weight as
 // stored (projections that share an input add into one gradient); RMSNorm,
-// RoPE (the transposed rotation) and SwiGLU have closed-form derivatives
-// over the recorded values; attention probabilities are recomputed from
-// the recorded Q and K rather than stored. Base weights and embeddings are
+// RoPE (the transposed rotation), SwiGLU and GeGLU and the tanh softcaps
+// have closed-form derivatives over the recorded values; attention
+// probabilities are recomputed from the recorded Q and K rather than
+// stored. Base weights and embeddings are
 // frozen: no gradient is formed for them. Every linear layer's input and output gradient goes
 // to a LinearGradients, which is how an adapter's factors get their
 // gradients (package train) without the model knowing about them.

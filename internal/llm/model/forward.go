@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/weftlabs/weft/internal/llm/lora"
 	"github.com/weftlabs/weft/internal/llm/tensor"
@@ -73,9 +74,13 @@ type LayerActivations struct {
 	QProj, KProj []float32
 	AttnOut      []float32 // attention output, before o_proj
 	Mid          []float32 // residual stream after attention
-	MLPNormed    []float32 // post_attention_layernorm(Mid)
-	Gate, Up     []float32 // gate_proj and up_proj outputs, before SwiGLU
-	Act          []float32 // SwiGLU(Gate, Up), the input of down_proj
+	MLPNormed    []float32 // the MLP's input norm of Mid
+	Gate, Up     []float32 // gate_proj and up_proj outputs, before the gating
+	Act          []float32 // SwiGLU or GeGLU of Gate and Up, the input of down_proj
+	// AttnProj and MLPProj are the o_proj and down_proj outputs before
+	// their norms (Gemma 3's sandwich norms, when recording; nil
+	// otherwise).
+	AttnProj, MLPProj []float32
 }
 
 // workspace holds the buffers of a forward pass that records nothing,
@@ -109,6 +114,9 @@ func (m *Model) buffers(rows int, rec *Activations) *LayerActivations {
 		if c.QKNorm {
 			a.QProj, a.KProj = rec.take(rows*qd), rec.take(rows*kvd)
 		}
+		if c.SandwichNorms {
+			a.AttnProj, a.MLPProj = rec.take(rows*d), rec.take(rows*d)
+		}
 		return a
 	}
 	if m.ws.tokens < rows {
@@ -138,6 +146,9 @@ func (m *Model) recordSize(rows int) int {
 	layer := 4*d + 2*qd + 2*kvd + 3*f
 	if c.QKNorm {
 		layer += qd + kvd
+	}
+	if c.SandwichNorms {
+		layer += 2 * d
 	}
 	return rows * (d + len(m.Layers)*layer)
 }
@@ -201,6 +212,9 @@ func (m *Model) decoderLayers(b *Batch, cache KVCache) ([]float32, error) {
 	if err := tensor.Embedding(x, m.Embed, d, ids); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBatch, err)
 	}
+	if c.EmbedScale != 0 {
+		tensor.Scale(c.EmbedScale, x)
+	}
 	ropes := m.ropeTables(b)
 	for li, ly := range m.Layers {
 		a := m.buffers(T, rec)
@@ -262,17 +276,58 @@ func (m *Model) ropeTables(b *Batch) []*tensor.RoPE {
 	return tables
 }
 
-// mlpBlock adds the SwiGLU MLP of x's post-attention norm to x.
+// mlpBlock adds the gated MLP (SwiGLU, or Gemma 3's GeGLU) of x's MLP
+// norm to x.
 func (m *Model) mlpBlock(li int, ly *Layer, a *LayerActivations, x []float32, T int, runs []adapterRun) {
 	c := m.Config
-	tensor.RMSNorm(a.MLPNormed, x, ly.PostAttentionNorm, c.RMSNormEps)
+	tensor.RMSNorm(a.MLPNormed, x, ly.MLPNorm, c.RMSNormEps)
 	m.project(a.MLPNormed, T, []*Linear{ly.Gate, ly.Up}, [][]float32{a.Gate, a.Up})
 	m.adapt(runs, li, a.MLPNormed, []lora.Target{lora.Gate, lora.Up}, [][]float32{a.Gate, a.Up})
-	tensor.SwiGLU(a.Act, a.Gate, a.Up)
+	if c.GELU {
+		tensor.GeGLU(a.Act, a.Gate, a.Up)
+	} else {
+		tensor.SwiGLU(a.Act, a.Gate, a.Up)
+	}
 	proj := m.ws.proj[:T*c.HiddenSize]
 	m.project(a.Act, T, []*Linear{ly.Down}, [][]float32{proj})
 	m.adapt(runs, li, a.Act, []lora.Target{lora.Down}, [][]float32{proj})
+	m.addResidual(x, proj, ly.MLPOutNorm, a.MLPProj)
+}
+
+// addResidual adds a sub-layer's output proj to the residual stream x,
+// after normalising it by norm when the layer has one (Gemma 3), keeping
+// the output before its norm in record when recording.
+func (m *Model) addResidual(x, proj, norm, record []float32) {
+	if norm != nil {
+		if record != nil {
+			copy(record, proj)
+		}
+		tensor.RMSNorm(proj, proj, norm, m.Config.RMSNormEps)
+	}
 	tensor.Add(x, x, proj)
+}
+
+// layerRopes returns the RoPE tables of layer li for the batch's
+// sequences, whose own tables (ropeTables) are ropes: a sliding-window
+// layer of a model with a local RoPE base rotates by that.
+func (m *Model) layerRopes(li int, ropes []*tensor.RoPE) []*tensor.RoPE {
+	if !m.Config.localRope(li) {
+		return ropes
+	}
+	local := make([]*tensor.RoPE, len(ropes))
+	for i := range local {
+		local[i] = m.localRope
+	}
+	return local
+}
+
+// softcap replaces each x by c·tanh(x/c) (attention's and the logits' tanh
+// softcapping), each step rounded to float32 as the reference computes it.
+func softcap(x []float32, c float64) {
+	cf := float32(c)
+	for i, v := range x {
+		x[i] = float32(math.Tanh(float64(v/cf))) * cf
+	}
 }
 
 // logits applies the final norm and the output projection to the rows
@@ -300,6 +355,9 @@ func (m *Model) logits(b *Batch, x []float32, record bool) [][]float32 {
 	tensor.RMSNorm(normed, normed, m.Norm, c.RMSNormEps)
 	out := make([]float32, len(picked)*v)
 	m.project(normed, len(picked), []*Linear{m.LMHead}, [][]float32{out})
+	if c.FinalSoftcap > 0 {
+		softcap(out, c.FinalSoftcap)
+	}
 	if record {
 		b.Record.Hidden, b.Record.Normed, b.Record.LogitRows = x, normed, picked
 	}

@@ -10,7 +10,7 @@ import (
 
 // The tiny models and golden logits of testdata/torch, written by its
 // generate.py from a reference forward pass in PyTorch.
-var goldenModels = []string{"llama3-rope", "llama3-rope-sharded", "llama-linear-tied", "qwen2-bf16", "qwen3-f16", "mistral-swa"}
+var goldenModels = []string{"llama3-rope", "llama3-rope-sharded", "llama-linear-tied", "qwen2-bf16", "qwen3-f16", "mistral-swa", "gemma3-bf16", "gemma3-softcap"}
 
 const goldenTolerance = 1e-4
 

@@ -50,7 +50,7 @@ func TestLoadErrorsNameTheField(t *testing.T) {
 		target error
 		field  string
 	}{
-		{"architecture", func(c map[string]any) { c["architectures"] = []string{"Gemma3ForCausalLM"} }, ErrUnsupported, "architectures"},
+		{"architecture", func(c map[string]any) { c["architectures"] = []string{"Phi3ForCausalLM"} }, ErrUnsupported, "architectures"},
 		{"activation", func(c map[string]any) { c["hidden_act"] = "gelu" }, ErrUnsupported, "hidden_act"},
 		{"rope type", func(c map[string]any) { c["rope_scaling"] = map[string]any{"rope_type": "longrope", "factor": 2} }, ErrUnsupported, "rope_scaling.rope_type"},
 		{"rope factor", func(c map[string]any) { c["rope_scaling"] = map[string]any{"type": "linear"} }, ErrInvalid, "rope_scaling.factor"},

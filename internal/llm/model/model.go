@@ -44,11 +44,14 @@ type Model struct {
 	// Embed (or a quantised copy of it).
 	LMHead *Linear
 
-	rope     *tensor.RoPE
-	pool     *tensor.Pool
-	ownsPool bool
-	files    io.Closer        // the mapped weight files, released by Close
-	bw       *backwardWeights // built by the first training pass
+	rope *tensor.RoPE
+	// localRope is the table of the sliding-window layers when they rotate
+	// by their own base (Config.LocalRopeTheta), else nil.
+	localRope *tensor.RoPE
+	pool      *tensor.Pool
+	ownsPool  bool
+	files     io.Closer        // the mapped weight files, released by Close
+	bw        *backwardWeights // built by the first training pass
 	// spareExps is a backward-ed training pass's buffer of exponentials
 	// [targets × vocabulary], handed to the next pass: the largest buffer
 	// of a step, not allocated (and zeroed) again each step.
@@ -80,7 +83,14 @@ func Load(path string, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := build(cfg, &loader{read: checkpointReader(ckpt), weightType: opts.WeightType}, opts)
+	read := checkpointReader(ckpt)
+	if cfg.Architecture == Gemma3 {
+		if read, err = gemma3Checkpoint(cfg, ckpt, read); err != nil {
+			ckpt.Close()
+			return nil, err
+		}
+	}
+	m, err := build(cfg, newLoader(cfg, read, opts.WeightType), opts)
 	if err != nil {
 		ckpt.Close()
 		return nil, err
@@ -117,7 +127,7 @@ func ReadConfig(path string) (*Config, error) {
 // shaped as in a checkpoint (model.embed_tokens.weight,
 // model.layers.0.self_attn.q_proj.weight, ...). The model keeps the slices.
 func FromWeights(cfg *Config, weights map[string][]float32, opts Options) (*Model, error) {
-	return build(cfg, &loader{read: mapReader(weights), weightType: opts.WeightType}, opts)
+	return build(cfg, newLoader(cfg, mapReader(weights), opts.WeightType), opts)
 }
 
 func build(cfg *Config, l *loader, opts Options) (*Model, error) {
@@ -145,7 +155,7 @@ func build(cfg *Config, l *loader, opts Options) (*Model, error) {
 		}
 		m.Layers = append(m.Layers, ly)
 	}
-	if m.Norm, err = l.vector("model.norm.weight", d); err != nil {
+	if m.Norm, err = l.norm("model.norm.weight", d); err != nil {
 		return nil, err
 	}
 	if cfg.TiedEmbedding {
@@ -157,6 +167,9 @@ func build(cfg *Config, l *loader, opts Options) (*Model, error) {
 		return nil, err
 	}
 	m.rope = cfg.ropeTable(min(m.MaxLen, cfg.MaxPositions))
+	if cfg.LocalRopeTheta > 0 {
+		m.localRope = tensor.NewRoPE(defaultInvFreq(float32(cfg.LocalRopeTheta), cfg.rotaryDim()), m.MaxLen, 1)
+	}
 	m.pool, m.ownsPool = opts.Pool, false
 	if m.pool == nil {
 		m.pool, m.ownsPool = tensor.NewPool(opts.Threads), true
@@ -176,7 +189,7 @@ func (m *Model) WeightBytes() int {
 		for _, lin := range []*Linear{ly.Q, ly.K, ly.V, ly.O, ly.Gate, ly.Up, ly.Down} {
 			n += lin.Bytes()
 		}
-		n += 4 * (len(ly.InputNorm) + len(ly.PostAttentionNorm) + len(ly.QNorm) + len(ly.KNorm))
+		n += 4 * (len(ly.InputNorm) + len(ly.MLPNorm) + len(ly.AttnOutNorm) + len(ly.MLPOutNorm) + len(ly.QNorm) + len(ly.KNorm))
 	}
 	return n + m.LMHead.Bytes()
 }

@@ -52,7 +52,10 @@ type Pass struct {
 	// entropies of their rows' distributions.
 	targetLogprobs []float32
 	entropies      []float32
-	done           bool // backward-ed: the activations are spent
+	// capped holds what the backward pass through capped logits needs
+	// (Config.FinalSoftcap), else nil.
+	capped *cappedLogits
+	done   bool // backward-ed: the activations are spent
 	// Logprobs[s][i] is log p(Targets[i] | Tokens[:i+1]) of sequence s, 0
 	// where Targets[i] is NoTarget.
 	Logprobs [][]float32

@@ -61,6 +61,9 @@ func (p *Pass) targetLogits(x []float32) {
 	p.targetLogprobs = make([]float32, n)
 	p.entropies = make([]float32, n)
 	p.blockScales = make([]float32, n*logitsBlocks(c.VocabSize))
+	if c.FinalSoftcap > 0 {
+		p.capped = &cappedLogits{blockMax: make([]float32, n*logitsBlocks(c.VocabSize)), target: make([]float32, n)}
+	}
 	exps := m.spareExps
 	m.spareExps = nil
 	for lo := 0; lo < n; lo += p.chunkRows {
@@ -115,11 +118,17 @@ func (p *Pass) expRows(lo, hi int, buf []float32) []float32 {
 				}
 				for i := s0; i < s1; i++ {
 					row := band[(i-s0)*logitsBlock : (i-s0)*logitsBlock+w]
+					if p.capped != nil {
+						softcap(row, m.Config.FinalSoftcap)
+					}
 					if t := int(p.targets[lo+i]); t >= c && t < c+w {
 						logit[i] = row[t-c]
 					}
 					e := buf[i*v+c : i*v+c+w]
 					bm, sum := tensor.ExpSum(e, row)
+					if p.capped != nil {
+						p.capped.blockMax[(lo+i)*nb+b] = bm
+					}
 					// Σ e·(logit − max) = Σ e·logit − max·Σ e, for the
 					// entropy.
 					blockMax[i*nb+b], blockSum[i*nb+b] = bm, sum
@@ -131,9 +140,36 @@ func (p *Pass) expRows(lo, hi int, buf []float32) []float32 {
 	m.byRows(n, func(rlo, rhi int) {
 		for i := rlo; i < rhi; i++ {
 			p.softmaxScales(lo+i, logit[i], blockMax[i*nb:(i+1)*nb], blockSum[i*nb:(i+1)*nb], blockEL[i*nb:(i+1)*nb])
+			if p.capped != nil {
+				p.capped.target[lo+i] = logit[i]
+			}
 		}
 	})
 	return buf
+}
+
+// cappedLogits is what the backward pass through tanh softcapped logits
+// (Config.FinalSoftcap) needs beyond the exponentials: each target row's
+// block maxima, which with a block's exponential e give its capped logit
+// max + ln e, and the capped logit of its target.
+type cappedLogits struct {
+	blockMax []float32 // [targets × blocks]
+	target   []float32 // [targets]
+}
+
+// capSlopes multiplies each of a block's exponentials e (before they are
+// scaled into gradients) by the derivative of the cap at its logit,
+// 1 − (l/c)² with l = max + ln e; an exponential that underflowed to 0 has
+// no gradient to scale.
+func capSlopes(e []float32, max float32, c float64) {
+	cf := float32(c)
+	for j, v := range e {
+		if v == 0 {
+			continue
+		}
+		t := (max + float32(math.Log(float64(v)))) / cf
+		e[j] = v * (1 - t*t)
+	}
 }
 
 // nextBlock is the share part of parts of the block after b to fetch while
@@ -223,6 +259,9 @@ func (p *Pass) logitsBackward(dLogprobs [][]float32, bw *backwardWeights, dx []f
 					s1 := min(s0+logitsBand, r1)
 					p.prefetchBand(exps, s1, min(s1+logitsBand, r1), c, w)
 					for i := s0; i < s1; i++ {
+						if p.capped != nil {
+							capSlopes(exps[i*v+c:i*v+c+w], p.capped.blockMax[(lo+i)*nb+b], m.Config.FinalSoftcap)
+						}
 						tensor.Scale(-lps[lo+i]*p.blockScales[(lo+i)*nb+b], exps[i*v+c:i*v+c+w])
 					}
 					ahead := nextBlock(bw.lmHeadBlocks, b, (s0-r0)/logitsBand, bands)
@@ -236,7 +275,13 @@ func (p *Pass) logitsBackward(dLogprobs [][]float32, bw *backwardWeights, dx []f
 	m.byRows(n, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			t, r := int(p.targets[i]), p.targetRows[i]
-			tensor.Axpy(lps[i], w[t*d:(t+1)*d], dNormed[i*d:(i+1)*d])
+			dTarget := lps[i]
+			if p.capped != nil {
+				// The target's own term, through the cap at its logit.
+				tc := p.capped.target[i] / float32(c.FinalSoftcap)
+				dTarget *= 1 - tc*tc
+			}
+			tensor.Axpy(dTarget, w[t*d:(t+1)*d], dNormed[i*d:(i+1)*d])
 			tensor.RMSNormBackward(dx[r*d:(r+1)*d], dNormed[i*d:(i+1)*d], rec.Hidden[r*d:(r+1)*d], m.Norm, c.RMSNormEps)
 		}
 	})

@@ -91,12 +91,21 @@ func (l *Linear) Bytes() int {
 	return 4*len(l.W) + 4*len(l.Bias)
 }
 
-// Layer is one decoder block's weights.
+// Layer is one decoder block's weights. Norm weights are the factors the
+// normalised rows are multiplied by (Gemma 3's stored offsets plus 1).
 type Layer struct {
-	InputNorm, PostAttentionNorm []float32
-	QNorm, KNorm                 []float32 // Qwen3 only: RMSNorm weights of head_dim
-	Q, K, V, O                   *Linear
-	Gate, Up, Down               *Linear
+	// InputNorm is the attention's input norm (input_layernorm), MLPNorm
+	// the MLP's (post_attention_layernorm; Gemma 3's
+	// pre_feedforward_layernorm).
+	InputNorm, MLPNorm []float32
+	// AttnOutNorm and MLPOutNorm normalise the attention's and the MLP's
+	// outputs before their residual sums (Gemma 3's
+	// post_attention_layernorm and post_feedforward_layernorm); nil
+	// otherwise.
+	AttnOutNorm, MLPOutNorm []float32
+	QNorm, KNorm            []float32 // Qwen3 and Gemma 3: RMSNorm weights of head_dim
+	Q, K, V, O              *Linear
+	Gate, Up, Down          *Linear
 }
 
 // loader reads named weights, checking their shapes against config.json,
@@ -105,6 +114,20 @@ type loader struct {
 	// read returns the named weight as float32 after checking its shape.
 	read       func(name string, shape ...int) ([]float32, error)
 	weightType WeightType
+	// normShift is added to every norm weight as it is read: 1 for Gemma
+	// 3's checkpoints, whose norms multiply by 1 + w (llama.cpp's files
+	// hold the sums).
+	normShift float32
+}
+
+// newLoader is the loader of a checkpoint's weights (not a GGUF file's) for
+// cfg.
+func newLoader(cfg *Config, read func(string, ...int) ([]float32, error), wt WeightType) *loader {
+	l := &loader{read: read, weightType: wt}
+	if cfg.Architecture == Gemma3 {
+		l.normShift = 1
+	}
+	return l
 }
 
 // checkpointReader reads weights from a safetensors checkpoint.
@@ -141,6 +164,21 @@ func mapReader(weights map[string][]float32) func(string, ...int) ([]float32, er
 
 // vector reads a 1-D weight of n elements.
 func (l *loader) vector(name string, n int) ([]float32, error) { return l.read(name, n) }
+
+// norm reads the weight of an RMSNorm of n elements, shifted by
+// l.normShift (in float32, as the reference adds 1 to the float32 weight);
+// the shift goes to a copy, never to a mapped file.
+func (l *loader) norm(name string, n int) ([]float32, error) {
+	w, err := l.read(name, n)
+	if err != nil || l.normShift == 0 {
+		return w, err
+	}
+	out := make([]float32, len(w))
+	for i, v := range w {
+		out[i] = l.normShift + v
+	}
+	return out, nil
+}
 
 // linear reads prefix.weight ([out, in]) and, if bias, prefix.bias.
 func (l *loader) linear(prefix string, out, in int, bias bool) (*Linear, error) {
@@ -212,9 +250,13 @@ func (l *loader) layer(c *Config, i int) (*Layer, error) {
 		ly  Layer
 		err error
 	)
+	mlpNorm := "post_attention_layernorm.weight"
+	if c.SandwichNorms {
+		mlpNorm = "pre_feedforward_layernorm.weight"
+	}
 	steps := []func() error{
-		func() error { ly.InputNorm, err = l.vector(p+"input_layernorm.weight", d); return err },
-		func() error { ly.PostAttentionNorm, err = l.vector(p+"post_attention_layernorm.weight", d); return err },
+		func() error { ly.InputNorm, err = l.norm(p+"input_layernorm.weight", d); return err },
+		func() error { ly.MLPNorm, err = l.norm(p+mlpNorm, d); return err },
 		func() error { ly.Q, err = l.linear(p+"self_attn.q_proj", c.Heads*hd, d, qkvBias); return err },
 		func() error { ly.K, err = l.linear(p+"self_attn.k_proj", c.KVHeads*hd, d, qkvBias); return err },
 		func() error { ly.V, err = l.linear(p+"self_attn.v_proj", c.KVHeads*hd, d, qkvBias); return err },
@@ -225,8 +267,13 @@ func (l *loader) layer(c *Config, i int) (*Layer, error) {
 	}
 	if c.QKNorm {
 		steps = append(steps,
-			func() error { ly.QNorm, err = l.vector(p+"self_attn.q_norm.weight", hd); return err },
-			func() error { ly.KNorm, err = l.vector(p+"self_attn.k_norm.weight", hd); return err })
+			func() error { ly.QNorm, err = l.norm(p+"self_attn.q_norm.weight", hd); return err },
+			func() error { ly.KNorm, err = l.norm(p+"self_attn.k_norm.weight", hd); return err })
+	}
+	if c.SandwichNorms {
+		steps = append(steps,
+			func() error { ly.AttnOutNorm, err = l.norm(p+"post_attention_layernorm.weight", d); return err },
+			func() error { ly.MLPOutNorm, err = l.norm(p+"post_feedforward_layernorm.weight", d); return err })
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {

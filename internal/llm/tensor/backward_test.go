@@ -66,8 +66,8 @@ func weighted(y, w []float32) float64 {
 	return s
 }
 
-// TestBackwardKernelsMatchDifferences: RMSNormBackward, SwiGLUBackward and
-// RoPE.ApplyTranspose give the gradients that central differences of the
+// TestBackwardKernelsMatchDifferences: RMSNormBackward, SwiGLUBackward,
+// GeGLUBackward and RoPE.ApplyTranspose give the gradients that central differences of the
 // forward kernels give, for a linear loss of the output.
 func TestBackwardKernelsMatchDifferences(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
@@ -98,6 +98,15 @@ func TestBackwardKernelsMatchDifferences(t *testing.T) {
 	}
 	checkGradient(t, "SwiGLU gate", dGate, numericGradient(gate, func(g []float32) float64 { return swiglu(g, up) }))
 	checkGradient(t, "SwiGLU up", dUp, numericGradient(up, func(u []float32) float64 { return swiglu(gate, u) }))
+
+	gelu := func(gate, up []float32) float64 {
+		y := make([]float32, len(gate))
+		GeGLU(y, gate, up)
+		return weighted(y, dy)
+	}
+	GeGLUBackward(dGate, dUp, dy, gate, up)
+	checkGradient(t, "GeGLU gate", dGate, numericGradient(gate, func(g []float32) float64 { return gelu(g, up) }))
+	checkGradient(t, "GeGLU up", dUp, numericGradient(up, func(u []float32) float64 { return gelu(gate, u) }))
 
 	inv := []float32{1, 0.1, 0.01, 0.001, 0.5, 0.25}
 	rope := NewRoPE(inv, 8, 1.3)

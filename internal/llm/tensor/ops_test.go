@@ -350,3 +350,43 @@ func TestExpSumMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// TestGeGLU: GELU's tanh approximation times up, against the definition
+// x/2·(1 + tanh(√(2/π)·(x + 0.044715·x³))) in float64, within a few ulps
+// (and the float32 rounding of the exponent 2u: a few ulps of it),
+// exactly 0 at 0 and x far above. Where 1 + tanh cancels (x below about
+// −3) the reference is its equal x/(1 + e^−2u), in float64; PyTorch's
+// float32 gives there values below 1e-7·|x|, or 0.
+func TestGeGLU(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	g, up := randFloats(r, 601), randFloats(r, 601)
+	for i := range g {
+		g[i] *= 4
+	}
+	g[0], g[1], g[2], g[3] = 0, -200, 200, -9
+	one := make([]float32, len(g))
+	for i := range one {
+		one[i] = 1
+	}
+	gelu := make([]float32, len(g))
+	GeGLU(gelu, g, one)
+	got := make([]float32, len(g))
+	GeGLU(got, g, up)
+	for i := range g {
+		x := float64(g[i])
+		u := math.Sqrt(2/math.Pi) * (x + 0.044715*x*x*x)
+		want := x / 2 * (1 + math.Tanh(u))
+		if x < -3 {
+			want = x / (1 + math.Exp(-2*u))
+		}
+		if math.Abs(float64(gelu[i])-want) > (8+8*math.Abs(u))*u32*math.Abs(want)+1e-30 {
+			t.Fatalf("GELU(%v) = %v, want %v", g[i], gelu[i], want)
+		}
+		if got[i] != gelu[i]*up[i] {
+			t.Fatalf("element %d: GeGLU %v is not GELU·up %v", i, got[i], gelu[i]*up[i])
+		}
+	}
+	if gelu[0] != 0 || gelu[1] != 0 || gelu[2] != 200 {
+		t.Fatalf("GELU(0, -200, 200) = %v", gelu[:3])
+	}
+}

@@ -18,7 +18,7 @@ import (
 // The goldens of testdata/torch/generate_train.py: PyTorch autograd's
 // gradients of LoRA factors on the tiny models of generate.py, and two
 // steps of its AdamW after clip_grad_norm_.
-var trainGoldens = []string{"llama3-rope", "llama-linear-tied", "qwen2-bf16", "qwen3-f16", "mistral-swa"}
+var trainGoldens = []string{"llama3-rope", "llama-linear-tied", "qwen2-bf16", "qwen3-f16", "mistral-swa", "gemma3-bf16", "gemma3-softcap"}
 
 // gradTolerance bounds the largest difference of a gradient tensor from
 // the reference's, relative to the reference's largest magnitude.

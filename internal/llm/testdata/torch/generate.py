@@ -10,12 +10,20 @@ For each model below it writes <name>/config.json, the weights
 <name>/golden.json: the logits of every position of a prompt, then the
 logits of a few greedy decode steps run with a KV cache.
 
-The reference forward pass is plain PyTorch written after the Llama, Qwen2
-and Qwen3 modeling code of Hugging Face transformers and its rope utilities:
-RMSNorm in float32 with the weight multiplied last, rotate_half RoPE from
-inv_freq @ position_ids, repeat_kv, eager causal attention with the softmax
-in float32, the SwiGLU MLP. Safetensors files are written by hand (an 8-byte
-header length, the JSON header, the raw little-endian bytes).
+The reference forward pass is plain PyTorch written after the Llama, Qwen2,
+Qwen3, Mistral and Gemma 3 modeling code of Hugging Face transformers and
+its rope utilities: RMSNorm in float32 with the weight multiplied last,
+rotate_half RoPE from inv_freq @ position_ids, repeat_kv, eager causal
+attention with the softmax in float32, the SwiGLU MLP. Gemma 3
+(modeling_gemma3.py) normalises by (1 + weight) in float32, scales the
+embedding rows by sqrt(hidden_size) in the embedding's dtype, gates its MLP
+with gelu(approximate="tanh"), normalises the attention's and the MLP's
+outputs before their residual sums, scales scores by
+query_pre_attn_scalar**-0.5, caps scores and logits with tanh when asked,
+and alternates sliding-window layers (rope_local_base_freq, no scaling) with
+global ones (rope_theta and rope_scaling). Safetensors files are written by
+hand (an 8-byte header length, the JSON header, the raw little-endian
+bytes).
 """
 
 import json
@@ -148,6 +156,45 @@ def rms_norm(x, weight, eps):
     return weight * x.to(dtype)
 
 
+def gemma_rms_norm(x, weight, eps):
+    # Gemma3RMSNorm: (x * rsqrt(mean(x^2) + eps)) * (1 + w), in float32.
+    out = x.float()
+    out = out * torch.rsqrt(out.pow(2).mean(-1, keepdim=True) + eps)
+    return (out * (1.0 + weight.float())).type_as(x)
+
+
+GEMMA3 = "Gemma3ForCausalLM"
+
+
+def sliding_layers(cfg):
+    """Which layers have a sliding window: Mistral's every layer, Gemma 3's
+    layer_types (or every sliding_window_pattern-th layer global)."""
+    arch, n = cfg["architectures"][0], cfg["num_hidden_layers"]
+    if arch == "MistralForCausalLM":
+        return [True] * n
+    if arch != GEMMA3:
+        return [False] * n
+    if cfg.get("layer_types"):
+        return [t == "sliding_attention" for t in cfg["layer_types"]]
+    pattern = cfg.get("sliding_window_pattern", 6)
+    return [bool((i + 1) % pattern) for i in range(n)]
+
+
+def local_rope_config(cfg):
+    """The configuration Gemma 3's sliding layers rotate by: the default
+    scheme at rope_local_base_freq (None for other models)."""
+    if cfg["architectures"][0] != GEMMA3:
+        return None
+    local = dict(cfg)
+    local["rope_theta"] = cfg.get("rope_local_base_freq", 10000.0)
+    local["rope_scaling"] = None
+    return local
+
+
+def softcap(x, cap):
+    return torch.tanh(x / cap) * cap if cap else x
+
+
 def linear(x, w, prefix, adapter=None):
     y = torch.nn.functional.linear(x, w[prefix + ".weight"], w.get(prefix + ".bias"))
     if adapter is not None and prefix in adapter["factors"]:
@@ -165,58 +212,89 @@ def repeat_kv(x, n_rep):
     return x[:, :, None, :, :].expand(b, h, n_rep, t, d).reshape(b, h * n_rep, t, d)
 
 
-def forward(cfg, w, rotary, ids, start, cache, adapter=None):
+def forward(cfg, w, rotary, ids, start, cache, adapter=None, local_rotary=None):
     """Logits of every new token; cache is a list of (k, v) per layer.
 
     adapter, if given, is {"factors": {projection prefix: (A, B)},
-    "scaling": float}, a LoRA adapter applied to those projections."""
+    "scaling": float}, a LoRA adapter applied to those projections.
+    local_rotary, for Gemma 3, rotates the sliding-window layers (default:
+    Rotary(local_rope_config(cfg)))."""
     arch = cfg["architectures"][0]
+    gemma = arch == GEMMA3
     eps = cfg["rms_norm_eps"]
+    norm = gemma_rms_norm if gemma else rms_norm
     heads, kv_heads = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     hd = cfg.get("head_dim") or cfg["hidden_size"] // heads
     t = len(ids)
     position_ids = torch.arange(start, start + t)[None, :]
     cos, sin = rotary(position_ids)
+    if gemma:
+        local_rotary = local_rotary or Rotary(local_rope_config(cfg))
+        local_cos, local_sin = local_rotary(position_ids)
     x = w["model.embed_tokens.weight"][torch.tensor(ids)][None]
+    if gemma:
+        # Gemma3TextScaledWordEmbedding: the scale in the embedding's dtype.
+        dtype = DTYPES[{"float32": "F32", "float16": "F16", "bfloat16": "BF16"}[cfg.get("torch_dtype", "float32")]]
+        x = x * torch.tensor(cfg["hidden_size"] ** 0.5).to(dtype).float()
     total = start + t
-    mask = torch.full((t, total), torch.finfo(torch.float32).min)
-    # Mistral's sliding window: a query sees its own position and the
+    # The sliding window: a query sees its own position and the
     # sliding_window - 1 before it (transformers' sliding_window_overlay:
     # kv_idx > q_idx - sliding_window).
-    window = cfg.get("sliding_window") if arch == "MistralForCausalLM" else None
-    for i in range(t):
-        lo = max(0, start + i + 1 - window) if window else 0
-        mask[i, lo: start + i + 1] = 0
+    masks = {}
+    for sliding in (False, True):
+        window = cfg.get("sliding_window") if sliding else None
+        mask = torch.full((t, total), torch.finfo(torch.float32).min)
+        for i in range(t):
+            lo = max(0, start + i + 1 - window) if window else 0
+            mask[i, lo: start + i + 1] = 0
+        masks[sliding] = mask
+    slides = sliding_layers(cfg)
+    scaling = cfg["query_pre_attn_scalar"] ** -0.5 if gemma else hd ** -0.5
     for layer in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{layer}."
         residual = x
-        h = rms_norm(x, w[p + "input_layernorm.weight"], eps)
+        h = norm(x, w[p + "input_layernorm.weight"], eps)
         q = linear(h, w, p + "self_attn.q_proj", adapter).view(1, t, heads, hd)
         k = linear(h, w, p + "self_attn.k_proj", adapter).view(1, t, kv_heads, hd)
         v = linear(h, w, p + "self_attn.v_proj", adapter).view(1, t, kv_heads, hd)
-        if arch == "Qwen3ForCausalLM":
-            q = rms_norm(q, w[p + "self_attn.q_norm.weight"], eps)
-            k = rms_norm(k, w[p + "self_attn.k_norm.weight"], eps)
+        if arch == "Qwen3ForCausalLM" or gemma:
+            q = norm(q, w[p + "self_attn.q_norm.weight"], eps)
+            k = norm(k, w[p + "self_attn.k_norm.weight"], eps)
         q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
-        q, k = apply_rotary(q, k, cos, sin)
+        if gemma and slides[layer]:
+            q, k = apply_rotary(q, k, local_cos, local_sin)
+        else:
+            q, k = apply_rotary(q, k, cos, sin)
         if cache[layer] is not None:
             k = torch.cat((cache[layer][0], k), dim=2)
             v = torch.cat((cache[layer][1], v), dim=2)
         cache[layer] = (k, v)
         k, v = repeat_kv(k, heads // kv_heads), repeat_kv(v, heads // kv_heads)
-        scores = torch.matmul(q, k.transpose(2, 3)) * hd ** -0.5
-        scores = scores + mask
+        scores = torch.matmul(q, k.transpose(2, 3)) * scaling
+        scores = softcap(scores, cfg.get("attn_logit_softcapping"))
+        scores = scores + masks[slides[layer]]
         probs = torch.nn.functional.softmax(scores, dim=-1, dtype=torch.float32).to(q.dtype)
         attn = torch.matmul(probs, v).transpose(1, 2).reshape(1, t, heads * hd)
-        x = residual + linear(attn, w, p + "self_attn.o_proj", adapter)
-        residual = x
-        h = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
+        out = linear(attn, w, p + "self_attn.o_proj", adapter)
+        if gemma:
+            out = norm(out, w[p + "post_attention_layernorm.weight"], eps)
+            x = residual + out
+            residual = x
+            h = norm(x, w[p + "pre_feedforward_layernorm.weight"], eps)
+        else:
+            x = residual + out
+            residual = x
+            h = norm(x, w[p + "post_attention_layernorm.weight"], eps)
         gate = linear(h, w, p + "mlp.gate_proj", adapter)
         up = linear(h, w, p + "mlp.up_proj", adapter)
-        x = residual + linear(torch.nn.functional.silu(gate) * up, w, p + "mlp.down_proj", adapter)
-    x = rms_norm(x, w["model.norm.weight"], eps)
+        act = torch.nn.functional.gelu(gate, approximate="tanh") if gemma else torch.nn.functional.silu(gate)
+        out = linear(act * up, w, p + "mlp.down_proj", adapter)
+        if gemma:
+            out = norm(out, w[p + "post_feedforward_layernorm.weight"], eps)
+        x = residual + out
+    x = norm(x, w["model.norm.weight"], eps)
     head = w["model.embed_tokens.weight"] if cfg.get("tie_word_embeddings") else w["lm_head.weight"]
-    return torch.nn.functional.linear(x, head)[0]
+    return softcap(torch.nn.functional.linear(x, head)[0], cfg.get("final_logit_softcapping"))
 
 
 # ---------------------------------------------------------------- weights
@@ -236,11 +314,20 @@ def random_weights(cfg, gen):
     def vec(name, n, mean=0.0, std=0.1):
         w[name] = mean + std * torch.randn(n, generator=gen)
 
-    w["model.embed_tokens.weight"] = torch.randn(cfg["vocab_size"], d, generator=gen)
+    # Gemma 3's norms store offsets from 1 (its RMSNorm multiplies by 1 + w),
+    # and its embedding rows are scaled by sqrt(hidden_size) on input: drawn
+    # at 1/sqrt(hidden_size), they enter the layers at unit scale, and the
+    # tied output's logits stay as peaked as a real model's.
+    gemma = arch == GEMMA3
+    norm_mean = 0.0 if gemma else 1.0
+    w["model.embed_tokens.weight"] = torch.randn(cfg["vocab_size"], d, generator=gen) / (math.sqrt(d) if gemma else 1)
     for layer in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{layer}."
-        vec(p + "input_layernorm.weight", d, 1.0)
-        vec(p + "post_attention_layernorm.weight", d, 1.0)
+        vec(p + "input_layernorm.weight", d, norm_mean)
+        vec(p + "post_attention_layernorm.weight", d, norm_mean)
+        if gemma:
+            vec(p + "pre_feedforward_layernorm.weight", d, norm_mean)
+            vec(p + "post_feedforward_layernorm.weight", d, norm_mean)
         for name, out in (("q_proj", heads * hd), ("k_proj", kv * hd), ("v_proj", kv * hd)):
             mat(p + "self_attn." + name + ".weight", out, d)
             if qkv_bias:
@@ -248,13 +335,13 @@ def random_weights(cfg, gen):
         mat(p + "self_attn.o_proj.weight", d, heads * hd)
         if cfg.get("attention_bias", False):
             vec(p + "self_attn.o_proj.bias", d)
-        if arch == "Qwen3ForCausalLM":
-            vec(p + "self_attn.q_norm.weight", hd, 1.0)
-            vec(p + "self_attn.k_norm.weight", hd, 1.0)
+        if arch == "Qwen3ForCausalLM" or gemma:
+            vec(p + "self_attn.q_norm.weight", hd, norm_mean)
+            vec(p + "self_attn.k_norm.weight", hd, norm_mean)
         mat(p + "mlp.gate_proj.weight", f, d)
         mat(p + "mlp.up_proj.weight", f, d)
         mat(p + "mlp.down_proj.weight", d, f)
-    vec("model.norm.weight", d, 1.0)
+    vec("model.norm.weight", d, norm_mean)
     if not cfg.get("tie_word_embeddings"):
         mat("lm_head.weight", cfg["vocab_size"], d)
     return w
@@ -329,7 +416,7 @@ def config(arch, **kw):
     cfg = {
         "architectures": [arch],
         "model_type": {"LlamaForCausalLM": "llama", "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3",
-                       "MistralForCausalLM": "mistral"}[arch],
+                       "MistralForCausalLM": "mistral", GEMMA3: "gemma3_text"}[arch],
         "vocab_size": 96,
         "hidden_size": 32,
         "intermediate_size": 64,
@@ -343,6 +430,9 @@ def config(arch, **kw):
         "tie_word_embeddings": False,
         "torch_dtype": "float32",
     }
+    if arch == GEMMA3:
+        del cfg["hidden_act"]
+        cfg["hidden_activation"] = "gelu_pytorch_tanh"
     cfg.update(kw)
     return cfg
 
@@ -376,6 +466,21 @@ def main():
                                             "original_max_position_embeddings": 32}),
           seed=4, dtype="F16")
     write("mistral-swa", config("MistralForCausalLM", sliding_window=4), seed=5, prompt_len=9, decode_steps=4)
+    # Gemma 3: two sliding-window layers of 4 positions and a global one
+    # with linear scaling, queries scaled by 1/sqrt(24) (not head_dim 16),
+    # bf16 weights (so the embedding scale sqrt(32) is rounded to bf16).
+    write("gemma3-bf16", config(GEMMA3, num_hidden_layers=3, head_dim=16, sliding_window=4,
+                                sliding_window_pattern=3, query_pre_attn_scalar=24, rope_theta=1000000.0,
+                                rope_local_base_freq=10000.0, rope_scaling={"rope_type": "linear", "factor": 2.0},
+                                tie_word_embeddings=True, torch_dtype="bfloat16"),
+          seed=6, dtype="BF16", prompt_len=9, decode_steps=4)
+    # Gemma 3 with tanh softcapping of scores and logits (tight enough to
+    # bind), layer_types spelled out, and untied output.
+    write("gemma3-softcap", config(GEMMA3, num_hidden_layers=2, head_dim=16, sliding_window=3,
+                                   layer_types=["full_attention", "sliding_attention"], query_pre_attn_scalar=16,
+                                   rope_local_base_freq=100.0, attn_logit_softcapping=1.5,
+                                   final_logit_softcapping=2.5, tie_word_embeddings=False),
+          seed=7, prompt_len=9, decode_steps=4)
 
 
 if __name__ == "__main__":

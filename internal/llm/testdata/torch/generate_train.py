@@ -36,7 +36,7 @@ import generate
 import generate_lora
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MODELS = ["llama3-rope", "llama-linear-tied", "qwen2-bf16", "qwen3-f16", "mistral-swa"]
+MODELS = ["llama3-rope", "llama-linear-tied", "qwen2-bf16", "qwen3-f16", "mistral-swa", "gemma3-bf16", "gemma3-softcap"]
 TARGETS = list(generate_lora.MODULES)
 RANK, ALPHA = 4, 8.0
 LENGTHS = [60, 9]  # past qwen2-bf16's max_position_embeddings (dynamic RoPE) and several blocks of attention's backward pass
