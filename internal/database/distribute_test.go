@@ -129,3 +129,18 @@ func TestDistributeRefusesPlainPostgreSQL(t *testing.T) {
 		t.Fatalf("Distribute on plain PostgreSQL = %v, want ErrNotDistributed", err)
 	}
 }
+
+// TestMigrateRunsAgainOnPostgreSQL: every migration can run again on a schema
+// that already has it, as on a database whose bookkeeping was lost — checked
+// on plain PostgreSQL, so a migration that is not idempotent fails here and
+// not only where Citus runs.
+func TestMigrateRunsAgainOnPostgreSQL(t *testing.T) {
+	ctx := context.Background()
+	db := testdb.Postgres(t)
+	if _, err := db.ExecContext(ctx, "DELETE FROM weft_migrations"); err != nil {
+		t.Fatal(err)
+	}
+	if err := weft.Migrate(ctx, db); err != nil {
+		t.Fatalf("migrate again: %v", err)
+	}
+}
