@@ -35,6 +35,7 @@ type serveOptions struct {
 	rateLimit     float64
 	rateBurst     int
 	limits        serverLimits
+	cookies       cookieOptions
 	training      *trainingOptions
 }
 
@@ -66,6 +67,7 @@ func serveFlags(fs *flag.FlagSet) *serveOptions {
 	fs.Float64Var(&opts.rateLimit, "rate-limit", 0, "requests per second allowed per API key (0: unlimited); over it, 429 with Retry-After")
 	fs.IntVar(&opts.rateBurst, "rate-burst", 0, "requests one key may send at once (default: the rate, rounded up)")
 	limitFlags(fs, &opts.limits)
+	cookieFlags(fs, &opts.cookies)
 	opts.training = trainingFlags(fs, 1)
 	return opts
 }
@@ -154,7 +156,8 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 	// The web UI answers "/" and /ui/…; every other path is the API's.
 	handler, err := webui.New(webui.Config{DB: db, Identity: identity, Trace: cfg.Trace, Feedback: cfg.Feedback, Objects: cfg.Objects,
 		AnnotationSpecs: feedback.ObjectSpecs(cfg.Objects), Feed: feed, Fallback: api, RateLimiter: api, Logger: logger,
-		Training: trainingService, Chat: cfg.Chat, BodyReadTimeout: opts.limits.body})
+		Training: trainingService, Chat: cfg.Chat, BodyReadTimeout: opts.limits.body,
+		SecureCookies: opts.cookies.secure, TrustedProxies: opts.cookies.trustedProxies})
 	if err != nil {
 		return err
 	}

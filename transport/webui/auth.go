@@ -126,7 +126,8 @@ func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, err error) {
 // user's memberships afresh so that a change of membership or a revoked key
 // applies to the next page.
 func (h *Handler) viewerOf(r *http.Request) (*viewer, error) {
-	cookie, err := r.Cookie(sessionCookie)
+	name, _ := h.sessionCookieOf(r)
+	cookie, err := r.Cookie(name)
 	if err != nil {
 		return nil, errNoSession
 	}

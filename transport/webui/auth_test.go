@@ -3,6 +3,7 @@ package webui_test
 import (
 	"context"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"testing"
@@ -252,5 +253,69 @@ func TestUIRateLimit(t *testing.T) {
 	bob.signIn("bob", s.bobKey)
 	if p := bob.get("/"); p.status != http.StatusOK {
 		t.Fatalf("another key's page: %d", p.status)
+	}
+}
+
+// TestSecureSessionCookie: behind HTTPS the session cookie is a Secure
+// "__Host-" cookie — when the operator says every request is
+// (SecureCookies), or when a trusted proxy says this one is — and the
+// plain-HTTP cookie name opens nothing there. X-Forwarded-Proto from an
+// address that is not a trusted proxy is ignored.
+func TestSecureSessionCookie(t *testing.T) {
+	t.Parallel()
+	signIn := func(s *server, header ...string) (cookie string) {
+		t.Helper()
+		p := s.browser(t).post("/ui/signin", url.Values{"key": {s.aliceKey}}, header...)
+		if p.status != http.StatusSeeOther {
+			t.Fatalf("sign-in: %d", p.status)
+		}
+		return p.header.Get("Set-Cookie")
+	}
+	// home loads "/" with a Cookie header and reports whether it was signed in.
+	home := func(s *server, cookie string, header ...string) bool {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, s.URL+"/", nil)
+		req.Header.Set("Cookie", cookie)
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		return s.browser(t).do(req).status == http.StatusOK
+	}
+	isSecure := func(cookie string) bool {
+		return strings.HasPrefix(cookie, "__Host-weft_session=") && strings.Contains(cookie, "; Secure") && strings.Contains(cookie, "Path=/") && !strings.Contains(cookie, "Domain=")
+	}
+	pair := func(cookie string) string { v, _, _ := strings.Cut(cookie, ";"); return v }
+
+	secure := newServer(t, testdb.SQLite(t), func(_ *httpapi.Config, ui *webui.Config) { ui.SecureCookies = true })
+	cookie := signIn(secure)
+	if !isSecure(cookie) {
+		t.Fatalf("SecureCookies: %q", cookie)
+	}
+	if !home(secure, pair(cookie)) {
+		t.Fatal("SecureCookies: the __Host- cookie does not sign in")
+	}
+	if token := strings.TrimPrefix(pair(cookie), "__Host-"); home(secure, token) {
+		t.Fatal("SecureCookies: the plain-HTTP cookie name signs in")
+	}
+
+	proxied := newServer(t, testdb.SQLite(t), func(_ *httpapi.Config, ui *webui.Config) {
+		ui.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+	})
+	cookie = signIn(proxied, "X-Forwarded-Proto", "https")
+	if !isSecure(cookie) {
+		t.Fatalf("a trusted proxy's https: %q", cookie)
+	}
+	if !home(proxied, pair(cookie), "X-Forwarded-Proto", "https") {
+		t.Fatal("a trusted proxy's https: the __Host- cookie does not sign in")
+	}
+	if cookie := signIn(proxied); isSecure(cookie) || strings.Contains(cookie, "Secure") {
+		t.Fatalf("a trusted proxy's plain HTTP request: %q", cookie)
+	}
+
+	untrusted := newServer(t, testdb.SQLite(t), func(_ *httpapi.Config, ui *webui.Config) {
+		ui.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
+	})
+	if cookie := signIn(untrusted, "X-Forwarded-Proto", "https"); isSecure(cookie) || strings.Contains(cookie, "Secure") {
+		t.Fatalf("X-Forwarded-Proto from an untrusted peer: %q", cookie)
 	}
 }

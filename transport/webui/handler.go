@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -74,10 +75,18 @@ type Config struct {
 	// may take to arrive (httpapi.BodyTimeout); a slower one gets 408 and
 	// its connection is closed. Defaults to httpapi.DefaultBodyReadTimeout.
 	BodyReadTimeout time.Duration
-	// SecureCookies marks the session cookie Secure on every response, for a
-	// server behind a TLS-terminating proxy. Requests that arrive over TLS get
-	// Secure cookies anyway. Off by default.
+	// SecureCookies makes the session cookie a Secure "__Host-" cookie on
+	// every response, for a server that browsers reach only over HTTPS
+	// (behind a TLS-terminating proxy). Requests that arrive over TLS, or
+	// from a TrustedProxies address that says it received them over HTTPS,
+	// get such cookies anyway. Off by default.
 	SecureCookies bool
+	// TrustedProxies are the addresses of the reverse proxies in front of
+	// the server whose X-Forwarded-Proto header is believed: a request from
+	// one of them (its TCP peer, not a header) that says "https" gets a
+	// Secure "__Host-" session cookie. Empty by default: the header is
+	// ignored, as any client can send it.
+	TrustedProxies []netip.Prefix
 	// Logger receives internal errors. Defaults to slog.Default().
 	Logger *slog.Logger
 	// Now is the clock for sessions and relative times. Defaults to time.Now.

@@ -10,14 +10,23 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/http"
+	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
 	"github.com/weftlabs/weft"
 )
 
-// sessionCookie names the cookie that carries the session token.
-const sessionCookie = "weft_session"
+// sessionCookie names the cookie that carries the session token over plain
+// HTTP; secureSessionCookie over HTTPS. The "__Host-" prefix makes browsers
+// take the cookie only when it is Secure, for this host alone (no Domain)
+// and the whole site (Path=/): a page of a sibling subdomain, or one served
+// over plain HTTP, cannot plant a session cookie of its own choosing.
+const (
+	sessionCookie       = "weft_session"
+	secureSessionCookie = "__Host-weft_session"
+)
 
 // sessionRow is a row of ui_sessions. The token itself is never stored.
 type sessionRow struct {
@@ -126,19 +135,61 @@ func randomToken() string {
 
 // setSessionCookie sends the session cookie: HttpOnly (no script reads it),
 // SameSite=Strict (no other site's page makes the browser send it), Secure
-// over TLS, and expiring with the session.
+// and "__Host-" when the browser reached the server over HTTPS (secure),
+// and expiring with the session.
 func (h *Handler) setSessionCookie(w http.ResponseWriter, r *http.Request, token string, expires time.Time) {
+	name, secure := h.sessionCookieOf(r)
 	http.SetCookie(w, &http.Cookie{
-		Name: sessionCookie, Value: token, Path: "/",
+		Name: name, Value: token, Path: "/",
 		Expires: expires, MaxAge: int(expires.Sub(h.cfg.Now()).Seconds()),
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil || h.cfg.SecureCookies,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: secure,
 	})
 }
 
 // clearSessionCookie tells the browser to drop the session cookie.
 func (h *Handler) clearSessionCookie(w http.ResponseWriter, r *http.Request) {
+	name, secure := h.sessionCookieOf(r)
 	http.SetCookie(w, &http.Cookie{
-		Name: sessionCookie, Value: "", Path: "/", MaxAge: -1,
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil || h.cfg.SecureCookies,
+		Name: name, Value: "", Path: "/", MaxAge: -1,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: secure,
 	})
+}
+
+// sessionCookieOf names the session cookie of a request and says whether
+// it is Secure: it is when the browser reached the server over HTTPS — the
+// request came over TLS, the operator says every request does
+// (SecureCookies), or a trusted proxy says this one did.
+func (h *Handler) sessionCookieOf(r *http.Request) (name string, secure bool) {
+	if r.TLS != nil || h.cfg.SecureCookies || h.forwardedHTTPS(r) {
+		return secureSessionCookie, true
+	}
+	return sessionCookie, false
+}
+
+// forwardedHTTPS reports whether a trusted proxy (Config.TrustedProxies)
+// sent r and says, in X-Forwarded-Proto, that the browser used HTTPS. The
+// header's last value is the one the nearest proxy (the trusted one) set.
+func (h *Handler) forwardedHTTPS(r *http.Request) bool {
+	if len(h.cfg.TrustedProxies) == 0 {
+		return false
+	}
+	values := r.Header.Values("X-Forwarded-Proto")
+	if len(values) == 0 {
+		return false
+	}
+	protos := strings.Split(values[len(values)-1], ",")
+	if !strings.EqualFold(strings.TrimSpace(protos[len(protos)-1]), "https") {
+		return false
+	}
+	peer, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return false
+	}
+	addr := peer.Addr().Unmap()
+	for _, p := range h.cfg.TrustedProxies {
+		if p.Contains(addr) {
+			return true
+		}
+	}
+	return false
 }
