@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"mime"
 	"net/http"
 	"net/url"
 	"path"
@@ -98,7 +99,8 @@ func (h *Handler) inProject(page func(http.ResponseWriter, *http.Request, *viewe
 }
 
 // rateLimited answers a request over its key's rate limit: 429 with
-// Retry-After, and a page that says when to try again.
+// Retry-After, and a page that says when to try again — or, to the
+// playground's JSON requests, the JSON error its module shows.
 func (h *Handler) rateLimited(w http.ResponseWriter, r *http.Request, err error) {
 	if httpapi.StatusOf(err) != http.StatusTooManyRequests {
 		h.internalError(w, r, err)
@@ -106,6 +108,10 @@ func (h *Handler) rateLimited(w http.ResponseWriter, r *http.Request, err error)
 	}
 	retry := fmt.Sprint(weft.ErrorFields(err)["retry_after"])
 	w.Header().Set("Retry-After", retry)
+	if mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mediaType == "application/json" {
+		playgroundError(w, err)
+		return
+	}
 	h.renderError(w, r, http.StatusTooManyRequests, "Too many requests with this API key. Try again in "+retry+" s.")
 }
 

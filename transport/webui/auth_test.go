@@ -222,23 +222,43 @@ func TestSlowSignInGets408(t *testing.T) {
 	}
 }
 
-// TestUIRateLimit: a signed-in user's pages take from the rate limit of the
-// API key they signed in with, the same budget as the key's API calls: over
-// it pages and API calls alike get 429 with Retry-After, and another key is
-// not held back.
+// TestUIRateLimit: a signed-in user's pages, the playground's runs included,
+// take from the rate limit of the API key they signed in with, the same
+// budget as the key's API calls: over it pages and API calls alike get 429
+// with Retry-After (the playground's run as the JSON error its module shows),
+// and another key is not held back.
 func TestUIRateLimit(t *testing.T) {
 	t.Parallel()
 	s := newServer(t, testdb.SQLite(t), func(api *httpapi.Config, _ *webui.Config) {
-		api.RateLimit = httpapi.RateLimit{PerSecond: 0.001, Burst: 3}
+		api.RateLimit = httpapi.RateLimit{PerSecond: 0.001, Burst: 4}
 	})
 	alice := s.browser(t)
 	alice.signIn("alice", s.aliceKey) // signing in takes no token: no key is known yet
-	for i := range 3 {
-		if p := alice.get("/"); p.status != http.StatusOK {
-			t.Fatalf("page %d within the burst: %d", i+1, p.status)
+	csrf := alice.csrf()              // 1
+	run := func() page {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, s.URL+"/ui/p/alice/p/playground/run", strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-CSRF-Token", csrf)
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		return alice.do(req)
+	}
+	for i, path := range []string{"/", "/ui/p/alice/p/"} { // 2, 3
+		if p := alice.get(path); p.status != http.StatusOK {
+			t.Fatalf("page %d within the burst: %d", i+2, p.status)
 		}
 	}
-	p := alice.get("/ui/p/alice/p/")
+	// 4: within the budget the run reaches the playground, which has no
+	// chat gateway here.
+	if p := run(); p.status != http.StatusServiceUnavailable {
+		t.Fatalf("a playground run within the burst: %d %s", p.status, p.body)
+	}
+	p := run()
+	if p.status != http.StatusTooManyRequests || p.header.Get("Retry-After") == "" || !strings.HasPrefix(p.header.Get("Content-Type"), "application/json") {
+		t.Fatalf("a playground run past the key's rate: %d, Retry-After %q, %s", p.status, p.header.Get("Retry-After"), p.body)
+	}
+	p.mustContain(t, `"message":"rate limit exceeded: retry in`)
+	p = alice.get("/ui/p/alice/p/playground")
 	if p.status != http.StatusTooManyRequests || p.header.Get("Retry-After") == "" {
 		t.Fatalf("a page past the key's rate: %d, Retry-After %q", p.status, p.header.Get("Retry-After"))
 	}
