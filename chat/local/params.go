@@ -195,6 +195,9 @@ func (e *Engine) resolve(req Request) (*request, error) {
 	base.AllowedTokenIDs = req.AllowedTokenIDs
 	base.MinTokens = req.MinTokens
 	base.StopTokenIDs = allStops
+	// Ids past the tokenizer's last token pad the model's vocabulary: no
+	// tokenizer prints them, so they are neither sampled nor listed.
+	base.Tokens = e.tok.VocabSize()
 	if req.Logprobs {
 		base.TopLogprobs = req.TopLogprobs
 	} else {

@@ -378,7 +378,7 @@ func (s *scheduler) scorePromptRows(seq *sequence, start, n int, rows []float32)
 		if next >= len(prompt) {
 			break
 		}
-		c := sample.Score(rows[j*vocab:(j+1)*vocab], prompt[next], seq.req.promptTop)
+		c := sample.Score(rows[j*vocab:(j+1)*vocab], prompt[next], seq.req.promptTop, s.e.tok.VocabSize())
 		seq.plp[next] = s.logprobs(c)
 	}
 }

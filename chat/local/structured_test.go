@@ -279,7 +279,7 @@ func TestStructuredPreemptedChoiceKeepsItsConstraint(t *testing.T) {
 }
 
 // reasoningBias raises </think>'s logit during the reasoning.
-const reasoningBias = 16
+const reasoningBias = 17
 
 func TestStructuredAnswerAfterReasoning(t *testing.T) {
 	e := openStructured(t, structuredModels[0], ModelConfig{})

@@ -4,7 +4,9 @@
 //
 //  1. The log-probabilities reported in Choice are log_softmax of the raw
 //     row, before anything below (the reference's default logprobs mode,
-//     "raw_logprobs", computed first thing in Sampler.forward).
+//     "raw_logprobs", computed first thing in Sampler.forward), but for
+//     ids past Params.Tokens: a model's rows past its tokenizer's last
+//     token are masked first, like a constraint's, never picked nor listed.
 //  2. allowed_token_ids: every other token is masked to −Inf.
 //  3. bad_words: a word's last id is masked when the generated output ends
 //     with the ids before it (a one-id word always); the prompt is not

@@ -66,6 +66,12 @@ type Params struct {
 	// caller that reports no logprobs: Choice.Logprob, Rank and Top stay
 	// zero, and TopLogprobs must be 0. The token picked is the same.
 	NoLogprobs bool
+	// Tokens, when positive, is how many of a row's ids are tokens: a
+	// model's vocabulary is often padded past its tokenizer's last token
+	// (Qwen3: 151,936 rows, 151,669 tokens), and ids at or past Tokens,
+	// which no tokenizer can print, are masked like a constraint's:
+	// never picked, −Inf in the log-probabilities, never in Top.
+	Tokens int
 }
 
 // DefaultParams are the OpenAI defaults: temperature 1, no truncation, no
@@ -107,6 +113,8 @@ func (p *Params) validate(vocabSize int) error {
 		return invalid("top_logprobs must be a positive value or -1, got %d.", p.TopLogprobs)
 	case p.NoLogprobs && p.TopLogprobs != 0:
 		return invalid("top_logprobs must be 0 when no logprobs are reported, got %d.", p.TopLogprobs)
+	case p.Tokens < 0 || p.Tokens > vocabSize:
+		return invalid("tokens must be in [0, %d], got %d.", vocabSize, p.Tokens)
 	}
 	var outside []int
 	for id, b := range p.LogitBias {

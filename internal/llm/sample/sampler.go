@@ -126,6 +126,7 @@ func (s *Sampler) NextMasked(logits []float32, history Tokens, allowed []uint64)
 		if allowed != nil {
 			applyMask(s.logprobs, allowed)
 		}
+		s.maskPadding(s.logprobs)
 		tensor.LogSoftmax(s.logprobs)
 	}
 
@@ -138,6 +139,7 @@ func (s *Sampler) NextMasked(logits []float32, history Tokens, allowed []uint64)
 	if allowed != nil {
 		applyMask(w, allowed)
 	}
+	s.maskPadding(w)
 	s.maskAllowed(w)
 	s.banBadWords(w, history.Output)
 	s.maskStopsBeforeMinTokens(w, len(history.Output))
@@ -170,7 +172,7 @@ func (s *Sampler) NextMasked(logits []float32, history Tokens, allowed []uint64)
 // untouched reports whether no mask, bias, ban or penalty applies at this
 // step, so that the row picked from is the model's as given.
 func (s *Sampler) untouched(allowed []uint64, generated int) bool {
-	return allowed == nil && s.allowed == nil && len(s.p.BadWords) == 0 && len(s.p.LogitBias) == 0 &&
+	return allowed == nil && s.allowed == nil && !s.padded() && len(s.p.BadWords) == 0 && len(s.p.LogitBias) == 0 &&
 		!s.penalised() && (generated >= s.p.MinTokens || len(s.p.StopTokenIDs) == 0)
 }
 
@@ -188,22 +190,35 @@ func (s *Sampler) choose(token int) (Choice, error) {
 		Token:   token,
 		Logprob: s.logprobs[token],
 		Rank:    rank(s.logprobs, s.logprobs[token]),
-		Top:     topLogprobs(s.logprobs, s.p.TopLogprobs),
+		Top:     topLogprobs(s.logprobs[:s.tokens()], s.p.TopLogprobs),
 	}, nil
+}
+
+// tokens is how many of the row's ids are tokens.
+func (s *Sampler) tokens() int {
+	if s.padded() {
+		return s.p.Tokens
+	}
+	return s.vocab
 }
 
 // Score reports a given token of one row of logits as Next reports the
 // token it picks: its log_softmax, its rank and the top most likely tokens
-// (0 none, -1 the whole vocabulary). It serves the logprobs of prompt tokens,
-// which are scored rather than sampled.
-func Score(logits []float32, token, top int) Choice {
+// (0 none, -1 the whole vocabulary), with ids at or past tokens masked as
+// Params.Tokens masks them (tokens 0: none). It serves the logprobs of
+// prompt tokens, which are scored rather than sampled.
+func Score(logits []float32, token, top, tokens int) Choice {
 	logprobs := slices.Clone(logits)
+	if tokens <= 0 || tokens > len(logprobs) {
+		tokens = len(logprobs)
+	}
+	fill(logprobs[tokens:], negInf)
 	tensor.LogSoftmax(logprobs)
 	return Choice{
 		Token:   token,
 		Logprob: logprobs[token],
 		Rank:    rank(logprobs, logprobs[token]),
-		Top:     topLogprobs(logprobs, top),
+		Top:     topLogprobs(logprobs[:tokens], top),
 	}
 }
 
@@ -218,10 +233,7 @@ func applyMask(w []float32, allowed []uint64) {
 		case ^uint64(0):
 			continue
 		case 0: // most words of a narrow mask
-			row := w[i:end]
-			for j := range row {
-				row[j] = negInf
-			}
+			fill(w[i:end], negInf)
 			continue
 		}
 		for j := i; j < end; j++ {
@@ -229,6 +241,22 @@ func applyMask(w []float32, allowed []uint64) {
 				w[j] = negInf
 			}
 		}
+	}
+}
+
+// padded reports whether the row has ids past its tokens (Params.Tokens).
+func (s *Sampler) padded() bool { return s.p.Tokens > 0 && s.p.Tokens < s.vocab }
+
+// maskPadding sets the ids past the row's tokens to −Inf.
+func (s *Sampler) maskPadding(w []float32) {
+	if s.padded() {
+		fill(w[s.p.Tokens:], negInf)
+	}
+}
+
+func fill(w []float32, v float32) {
+	for i := range w {
+		w[i] = v
 	}
 }
 

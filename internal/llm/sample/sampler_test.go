@@ -158,6 +158,34 @@ func TestAllowedTokenIDs(t *testing.T) {
 	}
 }
 
+// Ids past Params.Tokens (a vocabulary padded past its tokenizer) are
+// never picked, greedy or sampled, and neither listed nor counted in the
+// logprobs: those of the tokens are their log_softmax among themselves.
+func TestPaddingIsNeverPicked(t *testing.T) {
+	logits := []float32{float32(math.Log(0.25)), float32(math.Log(0.75)), 30, 40}
+	p := greedy()
+	p.Tokens, p.TopLogprobs = 2, -1
+	c := next(t, newSampler(t, p, 4), logits, Tokens{})
+	if c.Token != 1 || math.Abs(float64(c.Logprob)-math.Log(0.75)) > 1e-6 || c.Rank != 1 || len(c.Top) != 2 ||
+		c.Top[1].Token != 0 || math.Abs(float64(c.Top[1].Logprob)-math.Log(0.25)) > 1e-6 {
+		t.Fatalf("greedy: %+v", c)
+	}
+	p = seeded(3)
+	p.Tokens, p.TopLogprobs = 2, 3
+	s := newSampler(t, p, 4)
+	for range 300 {
+		if c := next(t, s, logits, Tokens{}); c.Token > 1 || len(c.Top) != 2 {
+			t.Fatalf("sampled: %+v", c)
+		}
+	}
+	if c := Score(logits, 0, 5, 2); len(c.Top) != 2 || math.Abs(float64(c.Logprob)-math.Log(0.25)) > 1e-6 || c.Rank != 2 {
+		t.Fatalf("scored: %+v", c)
+	}
+	if _, err := New(Params{Temperature: 1, TopP: 1, RepetitionPenalty: 1, Tokens: 5}, 4); !errors.Is(err, ErrInvalidParams) {
+		t.Fatalf("tokens past the row: %v", err)
+	}
+}
+
 func TestBadWords(t *testing.T) {
 	p := greedy()
 	p.BadWords = [][]int{{3}, {1, 2}, {4, 1, 0}}
