@@ -21,11 +21,13 @@ import (
 // booleans, null, arrays and objects.
 var fuzzValues = []string{`1`, `2`, `10`, `-3`, `0`, `1.50`, `2.5`, `1e3`, `0.1`, `12345678901234567890`,
 	`"1"`, `"10"`, `"2"`, `"5"`, `" 5"`, `"+7"`, `"007"`, `"1e2"`, `"abc"`, `"ABC"`, `"Abc d"`, `""`, `"true"`, `"ünï"`,
+	`"caf\u00e9"`, `"a\/b"`, `"q\"x"`, `"line\nnext"`,
 	`true`, `false`, `null`, `[1,2]`, `["x", "y"]`, `{"x": 1}`, `{"x":"abc"}`}
 
 // fuzzLiterals are the literals of fuzzed queries.
 var fuzzLiterals = []any{int64(1), int64(2), int64(10), int64(-3), int64(0), int64(3), int64(1000), 1.5, 2.5, 0.1, 1000.0,
 	"1", "10", "abc", "ABC", "", "true", "x", "ünï", "a", "t1", "boom", "alpha", "Zed", "success", "error", "running",
+	"café", "a/b", "é", "next", "AF", "1000", "1e3", "1.5", "0.1",
 	"descendant_error", "2026-05-01T12:00:05Z", "2026-05-01", true, false, nil}
 
 // fuzzFields are the fields fuzzed queries read and sort by.

@@ -99,6 +99,78 @@ func (c *queryCompiler) condition(q *callquery.Query) (database.Expr, error) {
 	return c.cond(q.Expr)
 }
 
+// prefilters are cheap conditions that every call the query matches meets:
+// for each term of the query's top-level $and that reads a string out of
+// a JSON member ($contains of a string literal, $eq or $in with string
+// literals), that the member's stored text holds the string. They let the
+// database skip reading the JSON of most calls. Only calls the query
+// matches (true, not null) need to meet them, which holds of the top-level
+// terms alone.
+func (c *queryCompiler) prefilters(q *callquery.Query) []database.Expr {
+	terms := []callquery.Expr{q.Expr}
+	if and, ok := q.Expr.(*callquery.And); ok {
+		terms = and.Terms
+	}
+	var out []database.Expr
+	for _, t := range terms {
+		if p, ok := c.prefilter(t); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// prefilter is the prefilter of one top-level term, if it has one.
+func (c *queryCompiler) prefilter(t callquery.Expr) (database.Expr, bool) {
+	var field callquery.Expr
+	var needles []callquery.Expr
+	caseInsensitive := false
+	switch t := t.(type) {
+	case *callquery.Contains:
+		field, needles, caseInsensitive = t.Input, []callquery.Expr{t.Substr}, t.CaseInsensitive
+	case *callquery.Compare:
+		if t.Op != callquery.Eq {
+			return database.Expr{}, false
+		}
+		field, needles = t.Left, []callquery.Expr{t.Right}
+		if _, isLiteral := t.Left.(*callquery.Literal); isLiteral {
+			field, needles = t.Right, []callquery.Expr{t.Left}
+		}
+	case *callquery.In:
+		field, needles = t.Left, t.List
+	default:
+		return database.Expr{}, false
+	}
+	f, ok := field.(*callquery.FieldRef)
+	if !ok || f.Field.Kind != callquery.Dynamic || len(needles) == 0 || c.checkExpanded(f.Field.Name) != nil {
+		return database.Expr{}, false
+	}
+	var parts []string
+	var args []any
+	for _, n := range needles {
+		l, ok := n.(*callquery.Literal)
+		if !ok {
+			return database.Expr{}, false
+		}
+		s, isString := l.Value.(string)
+		if !isString || !verbatimInJSON(s) {
+			return database.Expr{}, false
+		}
+		p := c.dialect.RawTextHolds("c."+f.Field.Root, s, caseInsensitive)
+		parts, args = append(parts, p.SQL), append(args, p.Args...)
+	}
+	return database.Expr{SQL: "(" + strings.Join(parts, " OR ") + ")", Args: args}, true
+}
+
+// verbatimInJSON tells whether s, found in the text of a JSON value, is
+// found in the JSON text itself unless that text holds a \u or \/ escape:
+// s has no character that JSON escapes otherwise (a quote, a backslash, a
+// control character) nor any that separates JSON tokens (braces, brackets,
+// colons, commas), so that it lies within one token of the value.
+func verbatimInJSON(s string) bool {
+	return !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || strings.ContainsRune(`"\{}[]:,`, r) })
+}
+
 // cond compiles an expression used as a condition.
 func (c *queryCompiler) cond(e callquery.Expr) (database.Expr, error) {
 	switch e := e.(type) {
@@ -684,8 +756,11 @@ func concat(a, b []any) []any {
 	return append(append([]any{}, a...), b...)
 }
 
-// compileQuery compiles the query of a request, nil when it has none.
-func (s *Store) compileQuery(raw []byte, projectID string, expand []string) (*database.Expr, error) {
+// compileQuery compiles the query of a request into the conditions a call
+// must meet (none when there is no query): the query itself, after cheaper
+// conditions it implies (see prefilters), as separate conditions so that
+// the database tests the cheap ones first.
+func (s *Store) compileQuery(raw []byte, projectID string, expand []string) ([]database.Expr, error) {
 	q, err := callquery.Parse(raw)
 	if err != nil {
 		return nil, invalidQueryf("%v", err)
@@ -698,5 +773,5 @@ func (s *Store) compileQuery(raw []byte, projectID string, expand []string) (*da
 	if err != nil {
 		return nil, err
 	}
-	return &cond, nil
+	return append(c.prefilters(q), cond), nil
 }

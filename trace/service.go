@@ -50,6 +50,12 @@ type Service interface {
 	// CallsUsage aggregates token usage (and optionally costs) per requested
 	// call over its whole subtree; see the method on [Store] for the rules.
 	CallsUsage(ctx context.Context, req *CallsUsageReq) (*CallsUsageRes, error)
+	// ThreadsQuery streams the threads of a project to yield, as Weave's
+	// /threads/stream_query answers: one per thread_id of the turns (calls
+	// whose turn_id is their id) of started, undeleted calls; see
+	// [ThreadsQueryReq] for the order and filters. A bad sort is reported
+	// before the first yield.
+	ThreadsQuery(ctx context.Context, req *ThreadsQueryReq, yield func(*Thread) error) error
 	// CostCreate adds project-level prices; they take precedence over the
 	// built-in defaults from their effective date on.
 	CostCreate(ctx context.Context, req *CostCreateReq) (*CostCreateRes, error)

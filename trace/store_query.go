@@ -245,11 +245,14 @@ func (s *Store) queried(q *bun.SelectQuery, projectID string, f *CallsFilter, qu
 	if err != nil {
 		return nil, err
 	}
-	cond, err := s.compileQuery(query, projectID, expand)
-	if err != nil || cond == nil {
-		return q, err
+	conds, err := s.compileQuery(query, projectID, expand)
+	if err != nil {
+		return nil, err
 	}
-	return q.Where(cond.SQL, cond.Args...), nil
+	for _, cond := range conds {
+		q = q.Where(cond.SQL, cond.Args...)
+	}
+	return q, nil
 }
 
 // CallsQuery implements [Service].

@@ -150,6 +150,15 @@ func (d Dialect) ContainsText(s, sub Expr, caseInsensitive bool) Expr {
 	return Expr{SQL: "(" + d.Position(fold(s.SQL), fold(sub.SQL)) + " > 0)", Args: concatArgs(s.Args, sub.Args)}
 }
 
+// RawTextHolds holds when the JSON text column (NULL: "") holds s, or a \u or
+// \/ escape (which may spell any of s's characters); folding ASCII letters
+// only when caseInsensitive. column is trusted text.
+func (d Dialect) RawTextHolds(column, s string, caseInsensitive bool) Expr {
+	text := "coalesce(" + column + ", '')"
+	hit := d.ContainsText(Expr{SQL: text}, Expr{SQL: "?", Args: []any{s}}, caseInsensitive)
+	return Expr{SQL: "(" + hit.SQL + " OR " + d.Position(text, `'\u'`) + " > 0 OR " + d.Position(text, `'\/'`) + " > 0)", Args: hit.Args}
+}
+
 // Position is the 1-based position of the first sub in the text s, 0 when
 // there is none. s and sub are trusted text.
 func (d Dialect) Position(s, sub string) string {

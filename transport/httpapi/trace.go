@@ -202,6 +202,11 @@ func (h *Handler) registerTrace() {
 	streamOp.Responses = h.errorResponses(styleWeave)
 	streamOp.Responses["200"] = &huma.Response{Description: "One call JSON object per line", Content: map[string]*huma.MediaType{"application/jsonl": {}}}
 	routeOutput(h, streamOp, false, fromBody(func(r *callsQueryBody) string { return r.ProjectID }), h.streamQuery)
+	threadsOp := post("threads-stream-query", "/threads/stream_query", "Threads and their turn statistics; the answer is NDJSON, one thread per line")
+	threadsOp.Tags = []string{"threads"}
+	threadsOp.Responses = h.errorResponses(styleWeave)
+	threadsOp.Responses["200"] = &huma.Response{Description: "One thread JSON object per line", Content: map[string]*huma.MediaType{"application/jsonl": {}}}
+	routeOutput(h, threadsOp, false, fromBody(func(r *trace.ThreadsQueryReq) string { return r.ProjectID }), h.streamThreads)
 	route(h, post("calls-query-stats", "/calls/query_stats", "Count calls"), false,
 		fromBody(func(r *callsStatsBody) string { return r.ProjectID }),
 		func(ctx context.Context, req *callsStatsBody) (*trace.CallsQueryStatsRes, error) {
@@ -393,10 +398,66 @@ func batchAnswer(ctx context.Context, res *trace.UpsertBatchRes) upsertBatchOutp
 	return out
 }
 
+// ndjsonStream writes an answer of JSON lines as values arrive: the first
+// line is flushed at once, and an error before it is an ordinary error
+// response.
+type ndjsonStream struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	buf     *bufio.Writer
+	enc     *json.Encoder
+	started bool
+}
+
+func newNDJSONStream(hctx huma.Context) *ndjsonStream {
+	_, w := humachi.Unwrap(hctx)
+	buf := bufio.NewWriterSize(w, 64<<10)
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	return &ndjsonStream{w: w, rc: http.NewResponseController(w), buf: buf, enc: enc}
+}
+
+func (s *ndjsonStream) start() {
+	s.started = true
+	s.w.Header().Set("Content-Type", "application/jsonl")
+	s.w.WriteHeader(http.StatusOK)
+}
+
+// write writes one line.
+func (s *ndjsonStream) write(v any) error {
+	if s.started {
+		return s.enc.Encode(v)
+	}
+	s.start()
+	if err := s.enc.Encode(v); err != nil {
+		return err
+	}
+	if err := s.buf.Flush(); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
+// finish ends the answer after the last line, or after err: an error
+// response when nothing was written yet, else a cut answer (and a log line).
+func (s *ndjsonStream) finish(ctx context.Context, err error) {
+	switch {
+	case err != nil && !s.started:
+		rendered := renderDomainError(ctx, styleWeave, err)
+		writeJSON(s.w, rendered.status, rendered.body)
+	case err != nil:
+		loggerFrom(ctx).WarnContext(ctx, "stream ended early", "error", err)
+		_ = s.buf.Flush()
+	case !s.started:
+		s.start()
+	default:
+		_ = s.buf.Flush()
+	}
+}
+
 // streamQuery answers NDJSON, one call per line, written as rows arrive from
-// the database. The first line is flushed at once; an error before it is an
-// ordinary error response. Calls whose refs are expanded or whose feedback is
-// attached are written in batches of hydrateBatch.
+// the database. Calls whose refs are expanded or whose feedback is attached
+// are written in batches of hydrateBatch.
 func (h *Handler) streamQuery(ctx context.Context, req *callsQueryBody) (*huma.StreamResponse, error) {
 	expand := req.ExpandColumns
 	if req.ReturnExpandedColumnValues != nil && !*req.ReturnExpandedColumnValues {
@@ -404,34 +465,14 @@ func (h *Handler) streamQuery(ctx context.Context, req *callsQueryBody) (*huma.S
 	}
 	hy := h.newCallHydrator(req.ProjectID, expand, req.IncludeFeedback)
 	return &huma.StreamResponse{Body: func(hctx huma.Context) {
-		_, w := humachi.Unwrap(hctx)
-		rc := http.NewResponseController(w)
-		buf := bufio.NewWriterSize(w, 64<<10)
-		enc := json.NewEncoder(buf)
-		enc.SetEscapeHTML(false)
-		started := false
-		write := func(c *trace.Call) error {
-			if !started {
-				started = true
-				w.Header().Set("Content-Type", "application/jsonl")
-				w.WriteHeader(http.StatusOK)
-				if err := enc.Encode(c); err != nil {
-					return err
-				}
-				if err := buf.Flush(); err != nil {
-					return err
-				}
-				return rc.Flush()
-			}
-			return enc.Encode(c)
-		}
+		out := newNDJSONStream(hctx)
 		var pending []*trace.Call
 		flushPending := func() error {
 			if err := hy.hydrate(hctx.Context(), pending); err != nil {
 				return err
 			}
 			for _, c := range pending {
-				if err := write(c); err != nil {
+				if err := out.write(c); err != nil {
 					return err
 				}
 			}
@@ -440,7 +481,7 @@ func (h *Handler) streamQuery(ctx context.Context, req *callsQueryBody) (*huma.S
 		}
 		err := h.cfg.Trace.CallsQuery(hctx.Context(), &req.CallsQueryReq, func(c *trace.Call) error {
 			if !hy.active() {
-				return write(c)
+				return out.write(c)
 			}
 			if pending = append(pending, c); len(pending) == hydrateBatch {
 				return flushPending()
@@ -450,18 +491,14 @@ func (h *Handler) streamQuery(ctx context.Context, req *callsQueryBody) (*huma.S
 		if err == nil && len(pending) > 0 {
 			err = flushPending()
 		}
-		switch {
-		case err != nil && !started:
-			rendered := renderDomainError(ctx, styleWeave, err)
-			writeJSON(w, rendered.status, rendered.body)
-		case err != nil:
-			loggerFrom(ctx).WarnContext(ctx, "calls stream ended early", "error", err)
-			_ = buf.Flush()
-		case !started:
-			w.Header().Set("Content-Type", "application/jsonl")
-			w.WriteHeader(http.StatusOK)
-		default:
-			_ = buf.Flush()
-		}
+		out.finish(ctx, err)
+	}}, nil
+}
+
+// streamThreads answers /threads/stream_query: NDJSON, one thread per line.
+func (h *Handler) streamThreads(ctx context.Context, req *trace.ThreadsQueryReq) (*huma.StreamResponse, error) {
+	return &huma.StreamResponse{Body: func(hctx huma.Context) {
+		out := newNDJSONStream(hctx)
+		out.finish(ctx, h.cfg.Trace.ThreadsQuery(hctx.Context(), req, func(t *trace.Thread) error { return out.write(t) }))
 	}}, nil
 }
