@@ -11,10 +11,12 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/danielgtaylor/huma/v2"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -97,6 +99,47 @@ func (h *Handler) registerOTLP() {
 	in := &otlpIngest{h: h, conv: otlp.New(otlp.Config{MaxValueBytes: h.cfg.OTLP.MaxValueBytes}),
 		inFlight: make(chan struct{}, h.cfg.OTLP.MaxInFlight), perKey: newKeyCounter(h.cfg.OTLP.MaxInFlightPerKey)}
 	h.router.Post("/otel/v1/traces", in.serve)
+	h.documentOTLP()
+}
+
+// documentOTLP puts the OTLP route in the OpenAPI document. It is served
+// outside huma (its bodies are OTLP's protobuf or JSON, its answers and
+// errors OTLP's), so it is described by hand.
+func (h *Handler) documentOTLP() {
+	doc := h.api.OpenAPI()
+	doc.Components.SecuritySchemes["wandbApiKey"] = &huma.SecurityScheme{Type: "apiKey", In: "header", Name: "wandb-api-key",
+		Description: "the API key, as Weave's OpenTelemetry exporters send it"}
+	status := &huma.Schema{Type: "object", Description: "google.rpc.Status: code, message and details", AdditionalProperties: true}
+	answer := func(desc string) *huma.Response {
+		return &huma.Response{Description: desc, Content: map[string]*huma.MediaType{
+			"application/x-protobuf": {Schema: &huma.Schema{Type: "string", Format: "binary"}},
+			"application/json":       {Schema: status},
+		}}
+	}
+	doc.AddOperation(&huma.Operation{
+		OperationID: "otel-traces-export", Method: http.MethodPost, Path: "/otel/v1/traces", Tags: []string{"otel"},
+		Summary: "Export OpenTelemetry spans (OTLP/HTTP)",
+		Description: "Each span becomes a call of the project its resource names (wandb.entity and wandb.project attributes, " +
+			"else a project_id header). The body is an ExportTraceServiceRequest as protobuf or OTLP/JSON, plain, gzip or deflate. " +
+			"200 carries an ExportTraceServiceResponse in the request's encoding (partial_success counts the spans not stored); " +
+			"errors carry a google.rpc.Status.",
+		Security: append(slices.Clone(authRequired), map[string][]string{"wandbApiKey": {}}),
+		RequestBody: &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{
+			"application/x-protobuf": {Schema: &huma.Schema{Type: "string", Format: "binary", Description: "ExportTraceServiceRequest (opentelemetry.proto.collector.trace.v1)"}},
+			"application/json": {Schema: &huma.Schema{Type: "object", Description: "ExportTraceServiceRequest in OTLP/JSON",
+				Properties: map[string]*huma.Schema{"resourceSpans": {Type: "array", Items: &huma.Schema{Type: "object", AdditionalProperties: true}}}}},
+		}},
+		Responses: map[string]*huma.Response{
+			"200": answer("ExportTraceServiceResponse: every span stored, or partial_success with the rejected spans and why"),
+			"400": answer("the body is no ExportTraceServiceRequest"),
+			"401": answer("no valid API key"),
+			"403": answer("the key may not write a project the spans name"),
+			"413": answer("the body is over the server's limit, as sent or decompressed"),
+			"415": answer("another media type or content encoding"),
+			"429": answer("the key's rate or in-flight limit; retry after Retry-After"),
+			"503": answer("the server is busy or cannot reach its database; retry after Retry-After"),
+		},
+	})
 }
 
 // otlpEncoding is the encoding of a request and of its answer.
@@ -425,7 +468,9 @@ func (in *otlpIngest) writeError(w http.ResponseWriter, r *http.Request, enc otl
 		loggerFrom(r.Context()).ErrorContext(r.Context(), "internal error", "error", err)
 		msg = "internal server error"
 	}
-	st := &rpcstatus.Status{Code: rpcCode(status), Message: msg}
+	// A decoder's message may quote the body's invalid UTF-8, which a
+	// google.rpc.Status cannot carry (protojson and proto refuse it).
+	st := &rpcstatus.Status{Code: rpcCode(status), Message: strings.ToValidUTF8(msg, "\uFFFD")}
 	var body []byte
 	if enc == otlpJSON {
 		body, _ = protojson.Marshal(st)

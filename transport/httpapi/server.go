@@ -166,6 +166,7 @@ func New(cfg Config) (*Handler, error) {
 	humaCfg.Formats = map[string]huma.Format{"application/json": jsonFormat, "json": jsonFormat}
 	humaCfg.CreateHooks = nil // no $schema field or Link header: clients compare bodies
 	humaCfg.OpenAPIPath = "/openapi"
+	humaCfg.DocsPath = "" // served from the binary (docs.go), not from a CDN
 	humaCfg.Info.Description = "Call tracing, feedback, versioned objects, chat completions and training jobs."
 	humaCfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		"basicAuth":  {Type: "http", Scheme: "basic", Description: "user name `api` (or your user name), password = API key"},
@@ -185,6 +186,11 @@ func New(cfg Config) (*Handler, error) {
 		writeJSON(w, http.StatusMethodNotAllowed, map[string]any{"detail": "Method Not Allowed"})
 	})
 	router.Handle("/metrics", promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{}))
+	reference, err := newDocs()
+	if err != nil {
+		return nil, err
+	}
+	reference.register(router)
 	h.registerSystem()
 	h.registerChat()
 	if cfg.Feedback != nil {

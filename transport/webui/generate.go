@@ -1,3 +1,3 @@
 package webui
 
-//go:generate go run ./internal/vendorgen
+//go:generate go run ../../internal/cmd/vendorgen

@@ -123,9 +123,18 @@ func (r route) projectScoped(doc *document) bool {
 	return false
 }
 
+// ignoresUnknownMembers reports whether the route's JSON body is OTLP/JSON,
+// whose receivers ignore the members they do not know (OTLP's JSON
+// encoding): text there is neither refused nor stored.
+func (r route) ignoresUnknownMembers() bool { return r.path == "/otel/v1/traces" }
+
 // malformedStatus is the status of a malformed request: 400 on the routes
-// whose errors come in the OpenAI envelope (chat), else FastAPI's 422.
+// whose errors come in the OpenAI envelope (chat) and on OTLP's (a
+// google.rpc.Status), else FastAPI's 422.
 func (r route) malformedStatus() int {
+	if r.ignoresUnknownMembers() {
+		return 400
+	}
 	for _, c := range r.op.Responses["default"].Content {
 		if c.Schema != nil && strings.HasSuffix(c.Schema.Ref, "/OpenAIErrorBody") {
 			return 400

@@ -38,8 +38,8 @@ func oneSpan(t *testing.T, attrs ...attribute.KeyValue) []sdktrace.ReadOnlySpan 
 // Request limits: a 2 MiB attribute is stored (cut at the value limit, with
 // the marker); a body over the limit as sent, or after gzip, is 413; a bad
 // key is 401 and not retried; other media types and encodings are 415; an
-// undecodable body is 400 with a google.rpc.Status in the request's
-// encoding.
+// undecodable body (invalid UTF-8 among its faults) is 400 with a
+// google.rpc.Status in the request's encoding.
 func TestLimitsAndRefusals(t *testing.T) {
 	t.Parallel()
 	testdb.ForEach(t, func(t *testing.T, db *weft.DB) {
@@ -103,6 +103,9 @@ func TestLimitsAndRefusals(t *testing.T) {
 			{map[string]string{"Content-Type": "application/x-protobuf", "Content-Encoding": "br"}, []byte("hi"), http.StatusUnsupportedMediaType, false},
 			{map[string]string{"Content-Type": "application/x-protobuf"}, []byte{0xff, 0xff, 0xff}, http.StatusBadRequest, false},
 			{map[string]string{"Content-Type": "application/json"}, []byte(`{"resourceSpans": [`), http.StatusBadRequest, true},
+			// The decoder's message quotes the body: its invalid UTF-8 must not
+			// leave the answer empty.
+			{map[string]string{"Content-Type": "application/json"}, []byte("{\"resourceSpans\": [\"\xff\xfe\"]}"), http.StatusBadRequest, true},
 			{map[string]string{"Content-Type": "application/x-protobuf", "Content-Encoding": "gzip"}, []byte("not gzip"), http.StatusBadRequest, false},
 		} {
 			tc.headers["Authorization"] = auth
