@@ -183,7 +183,7 @@ func (s *Gateway) attemptLocal(ctx context.Context, r *Route, req *CompletionReq
 	opts := answerOptions{
 		id: "chatcmpl-" + requestID(ctx, req), model: r.Name, created: s.now().Unix(), role: prompt.role,
 		logprobs: req.Logprobs != nil && *req.Logprobs, asTokenIDs: req.ReturnTokensAsTokenIDs != nil && *req.ReturnTokensAsTokenIDs,
-		tokenIDs: req.ReturnTokenIDs != nil && *req.ReturnTokenIDs, promptIDs: ids,
+		tokenIDs: req.ReturnTokenIDs != nil && *req.ReturnTokenIDs, tok: lm.engine.Tokenizer(), promptIDs: ids,
 		includeUsage: req.IncludeUsage(), promptDetails: lm.promptDetails, plan: plan,
 	}
 	if req.TopLogprobs != nil {

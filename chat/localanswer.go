@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/weftlabs/weft/chat/local"
+	"github.com/weftlabs/weft/internal/llm/tokenizer"
 )
 
 // The answers of a local model, shaped field for field as vLLM's
@@ -24,6 +25,8 @@ type answerOptions struct {
 	topLogprobs int // -1: every entry the engine returned
 	asTokenIDs  bool
 	tokenIDs    bool
+	// tok gives each token's bytes.
+	tok *tokenizer.Tokenizer
 	// echo is the text prepended to each choice (the last message's, when
 	// echo is asked and it has the answer's role).
 	echo string
@@ -172,17 +175,16 @@ func (o *answerOptions) usage(u local.Usage) wireUsage {
 }
 
 // logprobsOf renders a choice's token logprobs as vLLM does: the token's
-// text (or "token_id:N"), its logprob (-inf as -9999.0), the UTF-8 bytes
-// of its text, and the first top_logprobs entries of the position's
-// logprob map, which holds the chosen token first and then the most likely
-// ones.
+// text (or "token_id:N"), its logprob (-inf as -9999.0), its bytes, and the
+// first top_logprobs entries of the position's logprob map, which holds the
+// chosen token first and then the most likely ones.
 func (o *answerOptions) logprobsOf(lps []local.Logprobs) *wireLogprobs {
 	out := &wireLogprobs{Content: make([]wireLogprobEntry, len(lps))}
 	for i, lp := range lps {
 		entry := wireLogprobEntry{
 			Token:   o.tokenText(lp.ID, lp.Token),
 			Logprob: clampLogprob(lp.Logprob),
-			Bytes:   utf8Bytes(lp.Token),
+			Bytes:   o.tokenBytes(lp.TokenLogprob),
 		}
 		ranked := append([]local.TokenLogprob{lp.TokenLogprob}, lp.Top...)
 		entry.TopLogprobs = []wireLogprob{}
@@ -195,8 +197,11 @@ func (o *answerOptions) logprobsOf(lps []local.Logprobs) *wireLogprobs {
 			if o.topLogprobs >= 0 && len(entry.TopLogprobs) >= o.topLogprobs {
 				break
 			}
-			text := o.tokenText(t.ID, t.Token)
-			entry.TopLogprobs = append(entry.TopLogprobs, wireLogprob{Token: text, Logprob: clampLogprob(t.Logprob), Bytes: utf8Bytes(text)})
+			top := wireLogprob{Token: o.tokenText(t.ID, t.Token), Logprob: clampLogprob(t.Logprob), Bytes: o.tokenBytes(t)}
+			if o.asTokenIDs {
+				top.Bytes = utf8Bytes(top.Token) // vLLM's: the bytes of "token_id:N"
+			}
+			entry.TopLogprobs = append(entry.TopLogprobs, top)
 		}
 		out.Content[i] = entry
 	}
@@ -208,6 +213,25 @@ func (o *answerOptions) tokenText(id int, text string) string {
 		return "token_id:" + strconv.Itoa(id)
 	}
 	return text
+}
+
+// tokenBytes are a token's bytes as OpenAI's API gives them: the token's own
+// bytes as it adds them to a text, which concatenated spell the answer —
+// a part of a character and the leading space that decoding a
+// SentencePiece token alone drops included — and which name the token, so
+// that a client's rollout is trainable without return_tokens_as_token_ids.
+// (vLLM writes the UTF-8 of the token's text, U+FFFD for a part of a
+// character.)
+func (o *answerOptions) tokenBytes(t local.TokenLogprob) []int {
+	b, ok := o.tok.TokenBytes(t.ID)
+	if !ok {
+		return utf8Bytes(t.Token)
+	}
+	out := make([]int, len(b))
+	for i, c := range b {
+		out[i] = int(c)
+	}
+	return out
 }
 
 // clampLogprob writes -inf (and anything below) as vLLM's floor -9999.0.

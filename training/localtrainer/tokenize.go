@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/weftlabs/weft/internal/llm/chattemplate"
@@ -24,6 +23,8 @@ type Template struct {
 	// EndOfTurn are the ids that end an assistant turn (the engine's
 	// end-of-sequence ids, e.g. Qwen's <|im_end|>).
 	EndOfTurn []int
+
+	spellings spellings // built on first use
 }
 
 // Sequence is one tokenised stretch of a conversation: the tokens a model
@@ -77,10 +78,10 @@ type turn struct {
 // Trajectory tokenises one history of an RL trajectory (its
 // messages_and_choices and tools). Only the choices (entries with a
 // "message") are trained; plain messages, assistant ones included, are
-// context. A choice's tokens are the sampled ones, named by its logprobs
-// ("token_id:N", or a vocabulary token), and keep their log-probabilities; a
-// choice without logprobs is rendered by the template like a written reply and
-// gets unknown log-probabilities.
+// context. A choice's tokens are the sampled ones, read back from its
+// logprobs (named by id, or by their bytes: see sampledTokens), and keep
+// their log-probabilities; a choice without logprobs is rendered by the
+// template like a written reply and gets unknown log-probabilities.
 func (t *Template) Trajectory(messagesAndChoices, tools []json.RawMessage) ([]Sequence, error) {
 	turns, err := t.turns(messagesAndChoices)
 	if err != nil {
@@ -198,11 +199,6 @@ type wireChoice struct {
 	} `json:"logprobs"`
 }
 
-type wireLogprob struct {
-	Token   string  `json:"token"`
-	Logprob float64 `json:"logprob"`
-}
-
 // turns reads messages_and_choices: an entry with "message" is a choice,
 // one with "role" a plain message.
 func (t *Template) turns(items []json.RawMessage) ([]turn, error) {
@@ -244,30 +240,11 @@ func (t *Template) turns(items []json.RawMessage) ([]turn, error) {
 		if len(entries) == 0 {
 			continue
 		}
-		for j, e := range entries {
-			id, err := t.tokenID(e.Token)
-			if err != nil {
-				return nil, fmt.Errorf("%w: entry %d, logprob %d: %v", ErrConversation, i, j, err)
-			}
-			out[i].sampled = append(out[i].sampled, id)
-			out[i].logprobs = append(out[i].logprobs, e.Logprob)
+		ids, logprobs, err := t.sampledTokens(entries, msg)
+		if err != nil {
+			return nil, fmt.Errorf("%w: entry %d, %v", ErrConversation, i, err)
 		}
+		out[i].sampled, out[i].logprobs = ids, logprobs
 	}
 	return out, nil
-}
-
-// tokenID reads the token of a logprob entry: "token_id:N" (what the engine
-// writes with return_tokens_as_token_ids) or a token of the vocabulary.
-func (t *Template) tokenID(token string) (int, error) {
-	if rest, ok := strings.CutPrefix(token, "token_id:"); ok {
-		id, err := strconv.Atoi(rest)
-		if err != nil || id < 0 || id >= t.Tokenizer.VocabSize() {
-			return 0, fmt.Errorf("%q is not a token id of this model", token)
-		}
-		return id, nil
-	}
-	if id, ok := t.Tokenizer.TokenToID(token); ok {
-		return id, nil
-	}
-	return 0, fmt.Errorf("token %q is not in the vocabulary (sample with return_tokens_as_token_ids)", token)
 }
