@@ -86,7 +86,7 @@ func TestParseLocalRouting(t *testing.T) {
 	}
 	q := r.Models[0].Upstreams[0]
 	if q.KVCacheBytes != 3<<29 || q.WeightType != "int8" || q.Threads != 2 || q.MaxSequences != 8 || q.MaxQueueWait != 2*time.Second || q.Model != "q" ||
-		r.Models[1].Upstreams[0].KVCacheBytes != 1000000 || r.Models[1].Upstreams[0].WeightType != "f32" ||
+		r.Models[1].Upstreams[0].KVCacheBytes != 1000000 || r.Models[1].Upstreams[0].WeightType != "auto" ||
 		q.ReasoningParser != "none" || q.StructuredOutputs != (StructuredOptions{MaxMasks: 1024, MaxWhitespace: -1, MaxStringLength: 64,
 		MaxStates: 100000, MaxCompileTime: 2 * time.Second, MaxCompiles: 1}) ||
 		r.Models[1].Upstreams[0].ReasoningParser != "auto" {

@@ -154,8 +154,10 @@ type LocalOptions struct {
 	// answered 400 naming both. Default: local.DefaultMaxRequestTokens
 	// (65536).
 	MaxRequestTokens int `yaml:"max_request_tokens"`
-	// WeightType is how linear-layer weights are held: "f32" (default,
-	// exact), "int8" (blocks of 32 weights with one scale each: a quarter
+	// WeightType is how linear-layer weights are held: "auto" (default:
+	// as the model's file stores them, a GGUF file's quantised blocks
+	// used in place; a safetensors checkpoint as f32), "f32" (exact),
+	// "int8" (blocks of 32 weights with one scale each: a quarter
 	// of the memory traffic, for speed on larger models), a GGUF block
 	// format quantised at load ("q8_0", "q4_0", "q4_k", "q5_k", "q6_k") or
 	// half precision ("f16", "bf16"): local.WeightTypes.
@@ -383,7 +385,7 @@ func (u *Upstream) prepareLocal(model string) error {
 		return errors.New("threads, max_sequences, max_batch_tokens, kv_cache_bytes, max_queued, max_queue_wait and max_request_tokens must not be negative")
 	}
 	if u.WeightType == "" {
-		u.WeightType = "f32"
+		u.WeightType = string(local.WeightAuto)
 	} else if !local.WeightType(u.WeightType).Valid() {
 		return fmt.Errorf("weight_type %q must be one of %v", u.WeightType, local.WeightTypes())
 	}

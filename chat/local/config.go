@@ -45,6 +45,11 @@ const (
 type WeightType string
 
 const (
+	// WeightAuto holds every weight in the type its file stores it in (the
+	// default): a GGUF model's quantised blocks, F16 and BF16 tensors are
+	// multiplied where they lie in the mapped file, so the model takes about
+	// its file's size in memory; a safetensors checkpoint is WeightF32.
+	WeightAuto WeightType = "auto"
 	// WeightF32 computes with float32 weights: f32 checkpoints are used in
 	// place from the memory-mapped file, f16 and bf16 are widened exactly.
 	WeightF32 WeightType = "f32"
@@ -54,7 +59,7 @@ const (
 	WeightInt8 WeightType = "int8"
 )
 
-// WeightTypes are the weight types a model loads with: f32, int8, the GGUF
+// WeightTypes are the weight types a model loads with: auto, f32, int8, the GGUF
 // block formats q8_0, q4_0, q4_k, q5_k and q6_k (quantised at load as
 // llama.cpp quantises them) and f16 and bf16 (model.WeightType documents
 // each).
@@ -83,7 +88,7 @@ type ModelConfig struct {
 	// DefaultKVCacheBytes. Requests beyond it queue, then fail with
 	// ErrOverloaded: the engine never allocates past it.
 	KVCacheBytes int64
-	// WeightType is one of WeightTypes; "" is WeightF32.
+	// WeightType is one of WeightTypes; "" is WeightAuto.
 	WeightType WeightType
 	// MaxModelLen bounds prompt plus output tokens of a sequence. 0 means
 	// config.json's max_position_embeddings, lowered to what KVCacheBytes
@@ -167,7 +172,7 @@ func (c ModelConfig) withDefaults() (ModelConfig, error) {
 		return c, fmt.Errorf("%w: max_model_len must be positive, got %d", ErrModelDir, c.MaxModelLen)
 	}
 	if c.WeightType == "" {
-		c.WeightType = WeightF32
+		c.WeightType = WeightAuto
 	} else if !c.WeightType.Valid() {
 		return c, fmt.Errorf("%w: weight_type %q: want one of %v", ErrModelDir, c.WeightType, WeightTypes())
 	}

@@ -54,7 +54,7 @@ func TestOpenDefaultsAndAccessors(t *testing.T) {
 		t.Fatalf("eos %v", ids)
 	}
 	c := e.Config()
-	if c.MaxSeqs != DefaultMaxSeqs || c.BlockSize != DefaultBlockSize || c.WeightType != WeightF32 || c.MaxQueueWait != DefaultMaxQueueWait {
+	if c.MaxSeqs != DefaultMaxSeqs || c.BlockSize != DefaultBlockSize || c.WeightType != WeightAuto || c.MaxQueueWait != DefaultMaxQueueWait {
 		t.Fatalf("defaults %+v", c)
 	}
 }

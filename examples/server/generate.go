@@ -29,7 +29,7 @@ func generateCommand() *command {
 			fs.Float64Var(&opts.temperature, "temperature", 0, "sampling temperature; 0 decodes greedily")
 			fs.Int64Var(&opts.seed, "seed", -1, "sampling seed; -1 draws one")
 			fs.IntVar(&opts.threads, "threads", local.DefaultThreads, "threads of the matrix products; 0 means one per CPU")
-			fs.StringVar(&opts.weightType, "weight-type", string(local.WeightF32), "weights as f32, int8, q8_0, q4_0, q4_k, q5_k, q6_k, f16 or bf16")
+			fs.StringVar(&opts.weightType, "weight-type", string(local.WeightAuto), "weights as auto (as the model file stores them), f32, int8, q8_0, q4_0, q4_k, q5_k, q6_k, f16 or bf16")
 			return func(ctx context.Context, out io.Writer, _ []string) error {
 				return generate(ctx, out, opts)
 			}

@@ -132,7 +132,7 @@ func TestGenerateRejectsBadArguments(t *testing.T) {
 	}{
 		{[]string{"generate", "-prompt", "hi"}, "weft generate: -model is required"},
 		{[]string{"generate", "-model", dir, "-n", "0"}, "weft generate: -n must be at least 1, got 0"},
-		{[]string{"generate", "-model", dir, "-weight-type", "f8"}, `weft generate: -weight-type must be one of [f32 int8 q8_0 q4_0 q4_k q5_k q6_k f16 bf16], got "f8"`},
+		{[]string{"generate", "-model", dir, "-weight-type", "f8"}, `weft generate: -weight-type must be one of [auto f32 int8 q8_0 q4_0 q4_k q5_k q6_k f16 bf16], got "f8"`},
 		{[]string{"generate", "-model", dir, "-prompt", strings.Repeat("word ", 60)}, "weft generate: the prompt has "},
 	} {
 		got := run(t, tc.args...)

@@ -49,16 +49,26 @@ func TensorName(name string) string {
 // what Hugging Face's rotation of dimension i with i+headDim/2 does.
 // Attention scores are unchanged, as queries and keys are reordered alike.
 func InterleaveRoPERows(w []float32, heads, headDim int) []float32 {
-	return permuteRoPERows(w, heads, headDim, true)
+	out := make([]float32, len(w))
+	permuteRoPERows(out, w, heads, headDim, true)
+	return out
 }
 
 // HalveRoPERows undoes InterleaveRoPERows.
 func HalveRoPERows(w []float32, heads, headDim int) []float32 {
-	return permuteRoPERows(w, heads, headDim, false)
+	out := make([]float32, len(w))
+	HalveRoPERowsTo(out, w, heads, headDim)
+	return out
 }
 
-func permuteRoPERows(w []float32, heads, headDim int, interleave bool) []float32 {
-	out := make([]float32, len(w))
+// HalveRoPERowsTo is HalveRoPERows writing into dst (len(w) elements, not
+// w itself): the outputs of a projection whose rows are interleaved, one
+// output row at a time, put back without an allocation.
+func HalveRoPERowsTo(dst, w []float32, heads, headDim int) {
+	permuteRoPERows(dst, w, heads, headDim, false)
+}
+
+func permuteRoPERows(out, w []float32, heads, headDim int, interleave bool) {
 	in := len(w) / (heads * headDim)
 	half := headDim / 2
 	for h := range heads {
@@ -74,5 +84,4 @@ func permuteRoPERows(w []float32, heads, headDim int, interleave bool) []float32
 			}
 		}
 	}
-	return out
 }

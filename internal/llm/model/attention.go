@@ -1,6 +1,7 @@
 package model
 
 import (
+	"github.com/weftlabs/weft/internal/llm/gguf"
 	"github.com/weftlabs/weft/internal/llm/lora"
 	"github.com/weftlabs/weft/internal/llm/quant"
 	"github.com/weftlabs/weft/internal/llm/tensor"
@@ -56,12 +57,32 @@ func (m *Model) project(x []float32, rows int, lins []*Linear, outs [][]float32)
 		m.pool.Parallel(total, columnGrain, band)
 	}
 	for i, l := range lins {
+		if l.RoPEInterleaved > 0 {
+			halveRoPE(outs[i], rows, l.Out, l.RoPEInterleaved)
+		}
 		if l.Bias != nil {
 			for r := range rows {
 				row := outs[i][r*l.Out : (r+1)*l.Out]
 				tensor.Add(row, row, l.Bias)
 			}
 		}
+	}
+}
+
+// halveRoPE puts rows outputs of a projection whose weight rows are
+// interleaved (Linear.RoPEInterleaved, heads of hd) back in RoPE's order,
+// one head at a time through a buffer on the stack.
+func halveRoPE(out []float32, rows, width, hd int) {
+	var stack [256]float32
+	buf := stack[:]
+	if hd > len(stack) {
+		buf = make([]float32, hd)
+	}
+	buf = buf[:hd]
+	for h := 0; h < rows*width; h += hd {
+		head := out[h : h+hd]
+		copy(buf, head)
+		gguf.HalveRoPERowsTo(head, buf, 1, hd)
 	}
 }
 

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 
+	"github.com/weftlabs/weft/internal/llm/gguf"
 	"github.com/weftlabs/weft/internal/llm/lora"
 	"github.com/weftlabs/weft/internal/llm/tensor"
 )
@@ -38,8 +39,8 @@ type LinearGradients interface {
 // through them; its float32 rows also serve the targets' term.
 type backwardWeights struct {
 	layers        map[*Linear]*tensor.PackedB // a decoder layer's projection, [Out × In]
-	lmHead        []float32                   // the output projection [vocab × hidden] in float32
-	lmHeadTBlocks []*tensor.PackedB           // block b: the transpose's columns [b·logitsBlock, +logitsBlock)
+	lmHead        []float32                   // the output projection [vocab × hidden] in float32; nil when held in a block format
+	lmHeadTBlocks []*tensor.PackedB           // block b: the transpose's columns [b·logitsBlock, +logitsBlock); nil for a quantised head
 	lmHeadBlocks  []*tensor.PackedB           // block b: the weight's rows [b·logitsBlock, +logitsBlock)
 }
 
@@ -52,45 +53,114 @@ func (m *Model) backwardWeights() *backwardWeights {
 	bw := &backwardWeights{layers: map[*Linear]*tensor.PackedB{}}
 	for _, ly := range m.Layers {
 		for _, l := range []*Linear{ly.Q, ly.K, ly.V, ly.O, ly.Gate, ly.Up, ly.Down} {
-			bw.layers[l] = tensor.PackB(float32Weight(l), l.In, l.Out, l.In)
+			if l.M == nil {
+				bw.layers[l] = tensor.PackB(float32Weight(l), l.In, l.Out, l.In)
+			}
 		}
 	}
 	w := float32Weight(m.LMHead)
-	bw.lmHead = w
 	d, v := m.LMHead.In, m.LMHead.Out
-	wT := make([]float32, len(w))
-	tensor.Transpose(wT, w, v, d)
+	quantized := m.LMHead.Q != nil || m.LMHead.M != nil
+	if m.LMHead.M == nil {
+		bw.lmHead = w // else the targets' rows are widened as needed
+	}
+	var wT []float32
+	if !quantized {
+		// A quantised head's logits are computed as serving computes them
+		// (expRows), not against the transpose.
+		wT = make([]float32, len(w))
+		tensor.Transpose(wT, w, v, d)
+	}
 	for c := 0; c < v; c += logitsBlock {
 		wb := min(logitsBlock, v-c)
-		bw.lmHeadTBlocks = append(bw.lmHeadTBlocks, tensor.PackB(wT[c:], v, d, wb))
+		if wT != nil {
+			bw.lmHeadTBlocks = append(bw.lmHeadTBlocks, tensor.PackB(wT[c:], v, d, wb))
+		}
 		bw.lmHeadBlocks = append(bw.lmHeadBlocks, tensor.PackB(w[c*d:], d, wb, d))
 	}
 	m.bw = bw
 	return bw
 }
 
-// float32Weight is l's weight [Out × In] in float32: its own, or its
-// quantised weight dequantised.
+// float32Weight is l's weight [Out × In] in float32, its rows in the order
+// of its outputs: its own, or its quantised weight dequantised.
 func float32Weight(l *Linear) []float32 {
+	w := l.W
 	switch {
 	case l.Q != nil:
-		return l.Q.Dequantize()
+		w = l.Q.Dequantize()
 	case l.M != nil:
-		return l.M.Dequantize()
+		w = l.M.Dequantize()
 	}
-	return l.W
+	if hd := l.RoPEInterleaved; hd > 0 {
+		w = gguf.HalveRoPERows(w, l.Out/hd, hd)
+	}
+	return w
 }
 
 // inputGradient sets dx [rows × In] to Σ dys[i]·W_i over layers lins that
 // share an input, dys[i] being [rows × lins[i].Out].
 func (m *Model) inputGradient(bw *backwardWeights, dx []float32, rows int, lins []*Linear, dys [][]float32) {
 	for i, l := range lins {
-		if i == 0 {
-			m.pool.MatMulPacked(dx, dys[i], bw.layers[l], rows)
-		} else {
-			m.pool.MatMulAddPacked(dx, dys[i], bw.layers[l], rows)
+		switch packed := bw.layers[l]; {
+		case packed == nil:
+			m.streamedInputGradient(dx, rows, l, dys[i], i > 0)
+		case i == 0:
+			m.pool.MatMulPacked(dx, dys[i], packed, rows)
+		default:
+			m.pool.MatMulAddPacked(dx, dys[i], packed, rows)
 		}
 	}
+}
+
+// streamedRows is how many rows of a weight in a block format the gradient
+// through it widens at a time.
+const streamedRows = 64
+
+// streamedInputGradient sets dx [rows × l.In] to dy·W, or adds it with
+// accumulate, for a weight held in a block format or half precision (l.M),
+// widening streamedRows of its rows at a time instead of keeping the whole
+// weight in float32: training over a quantised base takes the base's own
+// size in memory, not four bytes a weight. The rows are widened in the
+// order of l's outputs (a query or key projection's interleaved rows put
+// back), and each element of dx is summed over them in that order onto its
+// value, as MatMulAdd sums: the bits of the product against the widened
+// weight, packed, whatever the thread count.
+func (m *Model) streamedInputGradient(dx []float32, rows int, l *Linear, dy []float32, accumulate bool) {
+	in, out := l.In, l.Out
+	if !accumulate {
+		clear(dx[:rows*in])
+	}
+	n := min(streamedRows, out)
+	if len(m.streamed) < n*in+rows*n {
+		m.streamed = make([]float32, n*in+rows*n)
+	}
+	w, a := m.streamed[:n*in], m.streamed[n*in:n*in+rows*n]
+	for o := 0; o < out; o += n {
+		k := min(n, out-o)
+		m.pool.Parallel(k, 1, func(lo, hi int) {
+			for j := lo; j < hi; j++ {
+				l.M.DequantizeRow(w[j*in:(j+1)*in], storedRow(l, o+j))
+			}
+		})
+		for r := range rows {
+			copy(a[r*k:(r+1)*k], dy[r*out+o:r*out+o+k])
+		}
+		m.pool.MatMulAdd(dx, a[:rows*k], w[:k*in], rows, in, k)
+	}
+}
+
+// storedRow is the row of l's weight that computes its output o: o itself,
+// or, for rows stored interleaved (Linear.RoPEInterleaved), the row
+// gguf.InterleaveRoPERows moved it to.
+func storedRow(l *Linear, o int) int {
+	hd := l.RoPEInterleaved
+	if hd == 0 {
+		return o
+	}
+	half := hd / 2
+	h, r := o/hd, o%hd
+	return h*hd + 2*(r%half) + r/half
 }
 
 // Backward propagates dLogprobs — the gradient of a loss with respect to

@@ -28,7 +28,9 @@
 // formats Q8_0, Q4_0, Q4_K, Q5_K and Q6_K quantise them as llama.cpp does
 // (package quant) and multiply them on their blocks against inputs
 // quantised per 32 or 256 elements (tensor.MatMulTQuant); F16 and BF16 keep
-// them in half precision.
+// them in half precision. The default, Auto, keeps each weight in the type
+// its file stores it in: a GGUF file's blocks are multiplied where they lie
+// in the mapped file (LoadGGUF).
 //
 // # Forward passes
 //

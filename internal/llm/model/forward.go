@@ -209,7 +209,7 @@ func (m *Model) decoderLayers(b *Batch, cache KVCache) ([]float32, error) {
 	for _, s := range b.Seqs {
 		ids = append(ids, s.Tokens...)
 	}
-	if err := tensor.Embedding(x, m.Embed, d, ids); err != nil {
+	if err := m.Embed.embed(x, ids); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBatch, err)
 	}
 	if c.EmbedScale != 0 {

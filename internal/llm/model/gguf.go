@@ -175,14 +175,19 @@ func ggufRopeScaling(f *gguf.File, arch string) ([]byte, error) {
 // LoadGGUF loads the model of a GGUF file: its configuration
 // (ConfigFromGGUF) and weights under llama.cpp's tensor names
 // (token_embd, blk.N.attn_q, ..., output_norm, output; a file without
-// output.weight ties it to the embedding). F32 tensors stay in the mapped
-// file; F16 and BF16 are widened. For Llama, whose converter reorders the
-// rows of each query and key head so that llama.cpp's RoPE rotates adjacent
-// pairs, the rows are put back in the Hugging Face order this package's
-// RoPE rotates (dimension i with i + head_dim/2). Tensors of the quantized
-// types package quant reads (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, ...) are
-// dequantized to float32; others are ErrUnsupported naming the tensor and
-// its type.
+// output.weight ties it to the embedding). With the weight type Auto every
+// matrix is used in its own type where it lies in the mapped file (F32 as
+// float32, F16, BF16 and the block formats of package quant as
+// quant.Matrix), the embedding table is looked up row by row in its own
+// type whatever the weight type, and a tied output projection is the
+// embedding table itself; other weight types widen the matrices to float32
+// (exactly as gguf-py dequantizes them) and quantize them again as they
+// would a safetensors checkpoint. Llama's converter reorders the rows of
+// each query and key head so that llama.cpp's RoPE rotates adjacent pairs:
+// those projections are multiplied as stored and their outputs put back in
+// the Hugging Face order this package's RoPE rotates (Linear.RoPEInterleaved;
+// their biases are reordered at load). A tensor of a type package quant
+// does not read is ErrUnsupported naming it and its type.
 func LoadGGUF(path string, opts Options) (*Model, error) {
 	f, err := gguf.Open(path)
 	if err != nil {
@@ -193,7 +198,16 @@ func LoadGGUF(path string, opts Options) (*Model, error) {
 		f.Close()
 		return nil, err
 	}
-	m, err := build(cfg, &loader{read: ggufReader(f, cfg), weightType: opts.WeightType}, opts)
+	l := &loader{read: ggufReader(f, cfg), stored: ggufMatrix(f), weightType: opts.WeightType}
+	if cfg.Architecture == Llama {
+		l.interleaved = func(name string) int {
+			if strings.HasSuffix(name, ".q_proj.weight") || strings.HasSuffix(name, ".k_proj.weight") {
+				return cfg.HeadDim
+			}
+			return 0
+		}
+	}
+	m, err := build(cfg, l, opts)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -202,35 +216,59 @@ func LoadGGUF(path string, opts Options) (*Model, error) {
 	return m, nil
 }
 
-// ggufReader reads weights by their checkpoint names from a GGUF file.
+// ggufTensor returns the tensor of a checkpoint name, its shape checked.
+func ggufTensor(f *gguf.File, name string, shape ...int) (*gguf.Tensor, error) {
+	t, err := f.Tensor(gguf.TensorName(name))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v (weight %s)", ErrInvalid, err, name)
+	}
+	if !slices.Equal(t.Shape(), shape) {
+		return nil, invalid(f.Path+": "+t.Name, "shape %v, the metadata gives %v", t.Shape(), shape)
+	}
+	if !t.Type.Known() {
+		return nil, unsupported(f.Path, "tensor %s is %v, a type the engine does not read", t.Name, t.Type)
+	}
+	return t, nil
+}
+
+// ggufMatrix returns matrices by their checkpoint names from a GGUF file as
+// they are stored, over the file's bytes.
+func ggufMatrix(f *gguf.File) func(string, int, int) (*quant.Matrix, error) {
+	return func(name string, rows, cols int) (*quant.Matrix, error) {
+		t, err := ggufTensor(f, name, rows, cols)
+		if err != nil {
+			return nil, err
+		}
+		m, err := quant.NewMatrix(t.Type, rows, cols, t.Data)
+		if err != nil {
+			return nil, invalid(f.Path+": "+t.Name, "%v", err)
+		}
+		return m, nil
+	}
+}
+
+// ggufReader reads weights by their checkpoint names from a GGUF file as
+// float32: F32 tensors as views of the file, others widened. Llama's query
+// and key biases are put back in Hugging Face order; their weights are left
+// as stored (see LoadGGUF).
 func ggufReader(f *gguf.File, c *Config) func(string, ...int) ([]float32, error) {
 	return func(name string, shape ...int) ([]float32, error) {
-		t, err := f.Tensor(gguf.TensorName(name))
+		t, err := ggufTensor(f, name, shape...)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v (weight %s)", ErrInvalid, err, name)
-		}
-		if !slices.Equal(t.Shape(), shape) {
-			return nil, invalid(f.Path+": "+t.Name, "shape %v, the metadata gives %v", t.Shape(), shape)
+			return nil, err
 		}
 		w, err := t.Float32()
 		if err != nil {
-			// Quantized blocks are widened to float32 here, exactly as
-			// gguf-py dequantizes them, until the linear layers compute
-			// with the blocks themselves.
-			qt := t.Type
-			if !qt.Known() {
-				return nil, fmt.Errorf("%w: %s: %v", ErrUnsupported, f.Path, err)
-			}
 			w = make([]float32, t.Elements())
-			if err := quant.Dequantize(qt, w, t.Data); err != nil {
+			if err := quant.Dequantize(t.Type, w, t.Data); err != nil {
 				return nil, invalid(f.Path+": "+t.Name, "%v", err)
 			}
 		}
 		if c.Architecture == Llama {
 			switch {
-			case strings.HasSuffix(t.Name, ".attn_q.weight") || strings.HasSuffix(t.Name, ".attn_q.bias"):
+			case strings.HasSuffix(t.Name, ".attn_q.bias"):
 				w = gguf.HalveRoPERows(w, c.Heads, c.HeadDim)
-			case strings.HasSuffix(t.Name, ".attn_k.weight") || strings.HasSuffix(t.Name, ".attn_k.bias"):
+			case strings.HasSuffix(t.Name, ".attn_k.bias"):
 				w = gguf.HalveRoPERows(w, c.KVHeads, c.HeadDim)
 			}
 		}

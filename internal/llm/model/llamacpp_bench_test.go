@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/weftlabs/weft/internal/llm/gguf"
 	"github.com/weftlabs/weft/internal/llm/llmtest"
 	"github.com/weftlabs/weft/internal/llm/quant"
 )
@@ -78,48 +77,36 @@ func BenchmarkVsLlamaCpp(b *testing.B) {
 // benchContext is the positions a benchmark sequence reaches at most.
 const benchContext = 512
 
-// benchModel builds the shape with random weights and, given a GGUF file,
-// serves its linear layers' tensors in their own types.
+// benchModel loads the GGUF file as the engine serves one (Load: every
+// tensor in its own type where it lies in the mapped file, the Q4_K_M
+// file's Q4_K and Q6_K blocks included), or, without one, builds the shape
+// with random float32 weights.
 func benchModel(b *testing.B, d llmtest.Dims, file string) *Model {
-	cfg := configOf(b, d)
-	m, err := FromWeights(cfg, llmtest.FastRandomWeights(d), Options{Threads: 2, MaxLen: benchContext})
+	var m *Model
+	var err error
+	if file == "" {
+		m, err = FromWeights(configOf(b, d), llmtest.FastRandomWeights(d), Options{Threads: 2, MaxLen: benchContext})
+	} else {
+		m, err = Load(file, Options{Threads: 2, MaxLen: benchContext})
+	}
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { m.Close() })
-	if file == "" {
-		return m
-	}
-	f, err := gguf.Open(file)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { f.Close() })
-	use := func(l *Linear, name string) {
-		t, err := f.Tensor(name)
-		if err != nil {
-			b.Fatal(err)
+	if file != "" {
+		types := map[quant.Type]int{}
+		lins := []*Linear{m.LMHead}
+		for _, ly := range m.Layers {
+			lins = append(lins, ly.Q, ly.K, ly.V, ly.O, ly.Gate, ly.Up, ly.Down)
 		}
-		if t.Type == quant.F32 {
-			return // the model's own float32 weights, of the same shape
+		for _, l := range lins {
+			if l.M != nil {
+				types[l.M.Type]++
+			} else {
+				types[quant.F32]++
+			}
 		}
-		mat, err := quant.NewMatrix(t.Type, l.Out, l.In, t.Data)
-		if err != nil {
-			b.Fatalf("%s: %v", name, err)
-		}
-		l.M, l.W, l.Q = mat, nil, nil
-	}
-	for i, ly := range m.Layers {
-		p := fmt.Sprintf("blk.%d.", i)
-		for name, l := range map[string]*Linear{"attn_q": ly.Q, "attn_k": ly.K, "attn_v": ly.V, "attn_output": ly.O,
-			"ffn_gate": ly.Gate, "ffn_up": ly.Up, "ffn_down": ly.Down} {
-			use(l, p+name+".weight")
-		}
-	}
-	if d.TiedEmbedding {
-		use(m.LMHead, "token_embd.weight")
-	} else {
-		use(m.LMHead, "output.weight")
+		b.Logf("%s: linear layers by type %v", filepath.Base(file), types)
 	}
 	runtime.GC()
 	return m

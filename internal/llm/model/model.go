@@ -15,7 +15,7 @@ import (
 
 // Options are the load-time choices of a model.
 type Options struct {
-	// WeightType is one of WeightTypes; "" is F32.
+	// WeightType is one of WeightTypes; "" is Auto.
 	WeightType WeightType
 	// MaxLen caps the positions a sequence may reach (and the size of the
 	// RoPE tables). 0 means max_position_embeddings. With dynamic RoPE
@@ -35,8 +35,10 @@ type Model struct {
 	Config *Config
 	// MaxLen is the number of positions a sequence may reach.
 	MaxLen int
-	// Embed is the token embedding table [VocabSize × HiddenSize].
-	Embed  []float32
+	// Embed is the token embedding table [VocabSize × HiddenSize]: float32
+	// in W, or as its file stores it in M, whose rows are dequantised as
+	// tokens look them up.
+	Embed  *Linear
 	Layers []*Layer
 	// Norm is the final RMSNorm's weight.
 	Norm []float32
@@ -59,6 +61,10 @@ type Model struct {
 	// spareRecord is a backward-ed training pass's arena of activations,
 	// handed to the next the same way.
 	spareRecord []float32
+	// streamed holds the rows of a weight in a block format widened for
+	// the gradient through it, and the gradient's matching columns
+	// (streamedInputGradient).
+	streamed []float32
 
 	mu sync.Mutex // one forward pass at a time: ws is shared
 	ws workspace
@@ -132,7 +138,7 @@ func FromWeights(cfg *Config, weights map[string][]float32, opts Options) (*Mode
 
 func build(cfg *Config, l *loader, opts Options) (*Model, error) {
 	if opts.WeightType == "" {
-		l.weightType = F32
+		l.weightType = Auto
 	} else if !slices.Contains(WeightTypes, opts.WeightType) {
 		return nil, unsupported("weight type", "%q (one of %v)", opts.WeightType, WeightTypes)
 	}
@@ -145,7 +151,7 @@ func build(cfg *Config, l *loader, opts Options) (*Model, error) {
 	}
 	var err error
 	d := cfg.HiddenSize
-	if m.Embed, err = l.read("model.embed_tokens.weight", cfg.VocabSize, d); err != nil {
+	if m.Embed, err = l.embedding(cfg.VocabSize, d); err != nil {
 		return nil, err
 	}
 	for i := range cfg.Layers {
@@ -158,9 +164,11 @@ func build(cfg *Config, l *loader, opts Options) (*Model, error) {
 	if m.Norm, err = l.norm("model.norm.weight", d); err != nil {
 		return nil, err
 	}
-	if cfg.TiedEmbedding {
-		m.LMHead = &Linear{Out: cfg.VocabSize, In: d, Name: "model.embed_tokens.weight"}
-		if err := l.setWeight(m.LMHead, m.Embed); err != nil {
+	if cfg.TiedEmbedding && l.weightType == Auto {
+		m.LMHead = m.Embed // the table itself, in its own type
+	} else if cfg.TiedEmbedding {
+		m.LMHead = &Linear{Out: cfg.VocabSize, In: d, Name: m.Embed.Name}
+		if err := l.setWeight(m.LMHead, float32Weight(m.Embed)); err != nil {
 			return nil, err
 		}
 	} else if m.LMHead, err = l.linear("lm_head", cfg.VocabSize, d, false); err != nil {

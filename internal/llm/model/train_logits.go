@@ -273,6 +273,10 @@ func (p *Pass) logitsBackward(dLogprobs [][]float32, bw *backwardWeights, dx []f
 	m.spareExps = exps
 	rec := p.batch.Record
 	m.byRows(n, func(lo, hi int) {
+		var row []float32 // a target's row of a head in a block format
+		if w == nil {
+			row = make([]float32, d)
+		}
 		for i := lo; i < hi; i++ {
 			t, r := int(p.targets[i]), p.targetRows[i]
 			dTarget := lps[i]
@@ -281,7 +285,12 @@ func (p *Pass) logitsBackward(dLogprobs [][]float32, bw *backwardWeights, dx []f
 				tc := p.capped.target[i] / float32(c.FinalSoftcap)
 				dTarget *= 1 - tc*tc
 			}
-			tensor.Axpy(dTarget, w[t*d:(t+1)*d], dNormed[i*d:(i+1)*d])
+			if w != nil {
+				row = w[t*d : (t+1)*d]
+			} else {
+				m.LMHead.M.DequantizeRow(row, t)
+			}
+			tensor.Axpy(dTarget, row, dNormed[i*d:(i+1)*d])
 			tensor.RMSNormBackward(dx[r*d:(r+1)*d], dNormed[i*d:(i+1)*d], rec.Hidden[r*d:(r+1)*d], m.Norm, c.RMSNormEps)
 		}
 	})

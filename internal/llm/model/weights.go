@@ -13,6 +13,14 @@ import (
 type WeightType string
 
 const (
+	// Auto keeps every weight in the type its file stores it in, the
+	// default: a GGUF file's quantised blocks (Q8_0, Q4_0, Q4_1, Q5_0,
+	// Q5_1, Q4_K, Q5_K, Q6_K) and F16 and BF16 tensors are multiplied on
+	// their own bytes where they lie in the mapped file, as the types
+	// below are, and F32 tensors are float32; a safetensors checkpoint
+	// loads as F32. The memory a model takes is then about its file's
+	// size.
+	Auto WeightType = "auto"
 	// F32 keeps weights as float32 (f16 and bf16 checkpoints widened
 	// exactly; f32 checkpoints used in place from the mapped file).
 	F32 WeightType = "f32"
@@ -51,8 +59,8 @@ const (
 	BF16 WeightType = "bf16"
 )
 
-// WeightTypes are the weight types a model loads with, f32 first.
-var WeightTypes = []WeightType{F32, Int8, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, F16, BF16}
+// WeightTypes are the weight types a model loads with, auto first.
+var WeightTypes = []WeightType{Auto, F32, Int8, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, F16, BF16}
 
 // blockTypes are the block formats of the weight types held in quant's
 // formats.
@@ -78,6 +86,13 @@ type Linear struct {
 	M       *quant.Matrix // a block format or half precision
 	Bias    []float32     // nil without bias
 	Name    string        // the checkpoint tensor, for errors and gradients
+	// RoPEInterleaved, when not 0, is the head size of a query or key
+	// projection whose weight rows are stored in llama.cpp's order, each
+	// head's two halves interleaved (gguf.InterleaveRoPERows), as a GGUF
+	// Llama's are: the products run on the rows where they lie and each
+	// output row is put back in the order this package's RoPE rotates
+	// (which changes no value). Bias is in that order already.
+	RoPEInterleaved int
 }
 
 // Bytes is the number of weight bytes one multiplication reads.
@@ -89,6 +104,15 @@ func (l *Linear) Bytes() int {
 		return len(l.M.Data) + 4*len(l.Bias)
 	}
 	return 4*len(l.W) + 4*len(l.Bias)
+}
+
+// embed sets row t of dst to row ids[t] of the weight, an embedding table
+// (float32 or in M's type).
+func (l *Linear) embed(dst []float32, ids []int32) error {
+	if l.M != nil {
+		return tensor.EmbeddingMatrix(dst, l.M, ids)
+	}
+	return tensor.Embedding(dst, l.W, l.In, ids)
 }
 
 // Layer is one decoder block's weights. Norm weights are the factors the
@@ -112,8 +136,14 @@ type Layer struct {
 // and stores linear layers as the chosen weight type.
 type loader struct {
 	// read returns the named weight as float32 after checking its shape.
-	read       func(name string, shape ...int) ([]float32, error)
-	weightType WeightType
+	read func(name string, shape ...int) ([]float32, error)
+	// stored, when not nil, returns a rows×cols weight as its file stores
+	// it, after checking its shape (a GGUF file's tensors).
+	stored func(name string, rows, cols int) (*quant.Matrix, error)
+	// interleaved, when not nil, gives the RoPEInterleaved of a linear
+	// layer's weight by name.
+	interleaved func(name string) int
+	weightType  WeightType
 	// normShift is added to every norm weight as it is read: 1 for Gemma
 	// 3's checkpoints, whose norms multiply by 1 + w (llama.cpp's files
 	// hold the sums).
@@ -182,13 +212,19 @@ func (l *loader) norm(name string, n int) ([]float32, error) {
 
 // linear reads prefix.weight ([out, in]) and, if bias, prefix.bias.
 func (l *loader) linear(prefix string, out, in int, bias bool) (*Linear, error) {
-	w, err := l.read(prefix+".weight", out, in)
+	lin, err := l.matrix(prefix+".weight", out, in, l.weightType == Auto)
 	if err != nil {
 		return nil, err
 	}
-	lin := &Linear{Out: out, In: in, Name: prefix + ".weight"}
-	if err := l.setWeight(lin, w); err != nil {
-		return nil, err
+	if lin.M == nil && lin.W != nil {
+		w := lin.W
+		lin.W = nil
+		if err := l.setWeight(lin, w); err != nil {
+			return nil, err
+		}
+	}
+	if l.interleaved != nil {
+		lin.RoPEInterleaved = l.interleaved(lin.Name)
 	}
 	if bias {
 		if lin.Bias, err = l.vector(prefix+".bias", out); err != nil {
@@ -198,13 +234,45 @@ func (l *loader) linear(prefix string, out, in int, bias bool) (*Linear, error) 
 	return lin, nil
 }
 
+// matrix reads the out×in weight name: as its file stores it (in M) when
+// asStored and the file holds it in a type other than F32, else as float32
+// (in W).
+func (l *loader) matrix(name string, out, in int, asStored bool) (*Linear, error) {
+	lin := &Linear{Out: out, In: in, Name: name}
+	if l.stored != nil && asStored {
+		m, err := l.stored(name, out, in)
+		if err != nil {
+			return nil, err
+		}
+		if m.Type != quant.F32 {
+			lin.M = m
+			return lin, nil
+		}
+	}
+	w, err := l.read(name, out, in)
+	if err != nil {
+		return nil, err
+	}
+	lin.W = w
+	return lin, nil
+}
+
+// embedding reads the token embedding table: as its file stores it, if
+// the file has it in another type than F32, whatever the weight type —
+// looking up a row gives the same values as looking it up in the
+// dequantised table, without the table's four bytes a weight — else as
+// float32.
+func (l *loader) embedding(vocab, d int) (*Linear, error) {
+	return l.matrix("model.embed_tokens.weight", vocab, d, true)
+}
+
 // setWeight stores w in lin as the loader's weight type.
 func (l *loader) setWeight(lin *Linear, w []float32) error {
 	if t, ok := blockTypes[l.weightType]; ok {
 		return setMatrix(lin, t, w)
 	}
 	if l.weightType != Int8 {
-		lin.W = w
+		lin.W = w // F32 and Auto
 		return nil
 	}
 	block := Int8BlockSize

@@ -2,8 +2,9 @@
 """GGUF files of the tiny golden models, and the PyTorch reference logits of
 each file's own weights.
 
-Run with Debian's python3, python3-torch and python3-numpy, with llama.cpp's
-gguf-py on the path:
+Run with Debian's python3, python3-torch and python3-numpy from the project
+root, with llama.cpp's gguf-py on the path and its tools beside the project
+(LLAMACPP names another place):
 
     PYTHONPATH=../shared/llamacpp/gguf-py /usr/bin/python3 internal/llm/testdata/gguf/models.py
 
@@ -14,7 +15,11 @@ architecture: general.architecture "llama", "qwen2" or "qwen3" and its
 hyperparameter keys; the tensors under llama.cpp's names (token_embd,
 blk.N.attn_q, ..., output_norm, output unless tied), matrices in the file's
 type (F32, F16, BF16, or Q8_0 and Q4_0 blocks made by gguf-py's quantizers;
-norms and biases in F32); Llama's query and key rows
+norms and biases in F32), or, for a llama.cpp file type such as Q4_K_M,
+written in F16 and then quantized by llama-quantize, which picks each
+tensor's type as it does for any model (Q4_K, Q6_K for the tied embedding
+and the layers it gives more bits, Q5_0 or Q8_0 for rows that are not whole
+super-blocks); Llama's query and key rows
 permuted per head as the converter's LlamaModel.permute does, so that
 llama.cpp's RoPE rotates adjacent pairs; Llama 3's rope scaling as the
 rope_freqs tensor of factors it computes; linear and yarn scaling as
@@ -29,10 +34,13 @@ writing <name>.<type>.golden.json: the logits of every prompt position and
 of a few greedy decode steps.
 """
 
+import importlib.util
 import json
 import math
 import os
+import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import torch
@@ -44,13 +52,18 @@ TORCH = os.path.normpath(os.path.join(HERE, "..", "torch"))
 sys.path.insert(0, TORCH)
 import generate  # noqa: E402  (the reference forward pass)
 
+_spec = importlib.util.spec_from_file_location("quant_goldens", os.path.join(HERE, "..", "quants", "generate.py"))
+quant_goldens = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(quant_goldens)  # its library_dir and LLAMACPP
+
 Q = gguf.GGMLQuantizationType
 # The converter writes Mistral as Llama (LlamaModel), without its window.
 ARCH = {"LlamaForCausalLM": "llama", "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3", "MistralForCausalLM": "llama"}
 HF_ARCH = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM"}
-# golden model: the type of its matrices in the GGUF file
+# golden model: the type of its matrices in the GGUF file, or the file type
+# llama-quantize makes of its F16 file
 MODELS = [("llama3-rope", Q.F32), ("llama-linear-tied", Q.F16), ("qwen2-bf16", Q.BF16), ("qwen3-f16", Q.F16),
-          ("mistral-swa", Q.F16), ("llama3-rope", Q.Q8_0), ("qwen3-f16", Q.Q4_0)]
+          ("mistral-swa", Q.F16), ("llama3-rope", Q.Q8_0), ("qwen3-f16", Q.Q4_0), ("llama-k256", "Q4_K_M")]
 NAMES = [
     ("input_layernorm.weight", "attn_norm.weight"), ("post_attention_layernorm.weight", "ffn_norm.weight"),
     ("self_attn.q_proj.", "attn_q."), ("self_attn.k_proj.", "attn_k."), ("self_attn.v_proj.", "attn_v."),
@@ -120,6 +133,25 @@ def llama3_rope_factors(cfg, dim):
 
 
 def write_gguf(name, qtype):
+    if isinstance(qtype, str):
+        return llama_quantized(name, qtype)
+    return write_gguf_as(name, qtype, os.path.join(HERE, f"{name}.{qtype.name.lower()}.gguf"))
+
+
+def llama_quantized(name, ftype):
+    """The model's F16 file quantized by llama-quantize to ftype."""
+    path = os.path.join(HERE, f"{name}.{ftype.lower()}.gguf")
+    with tempfile.TemporaryDirectory() as tmp:
+        f16, cfg = write_gguf_as(name, Q.F16, os.path.join(tmp, "f16.gguf"))
+        env = dict(os.environ, LD_LIBRARY_PATH=quant_goldens.library_dir(tmp))
+        tool = os.path.join(quant_goldens.LLAMACPP, "bin", "llama-quantize")
+        r = subprocess.run([tool, f16, path, ftype, "1"], env=env, capture_output=True)
+        if r.returncode != 0:
+            raise RuntimeError(r.stderr.decode()[-3000:])
+    return path, cfg
+
+
+def write_gguf_as(name, qtype, path):
     src = os.path.join(TORCH, name)
     with open(os.path.join(src, "config.json")) as f:
         cfg = json.load(f)
@@ -127,7 +159,6 @@ def write_gguf(name, qtype):
     arch = ARCH[cfg["architectures"][0]]
     heads, kv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     hd = cfg.get("head_dim") or cfg["hidden_size"] // heads
-    path = os.path.join(HERE, f"{name}.{qtype.name.lower()}.gguf")
     g = gguf.GGUFWriter(path, arch)
     g.add_name(name)
     g.add_context_length(cfg["max_position_embeddings"])
