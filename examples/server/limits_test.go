@@ -91,3 +91,42 @@ func TestServerClosesIdleAndSlowConnections(t *testing.T) {
 		t.Fatalf("slow sign-in: %v", err)
 	}
 }
+
+// TestServeLiveStreamFlags: -live-streams-per-session bounds the live pages
+// one sign-in follows (one more is a 429), and a count below 1 is a mistake
+// in the command line (exit 2).
+func TestServeLiveStreamFlags(t *testing.T) {
+	t.Parallel()
+	base, key := startServer(t, "-live-streams-per-session", "1")
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := client.PostForm(base+"/ui/signin", url.Values{"key": {key}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	cookies := res.Cookies()
+	live := func() *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, base+"/ui/p/admin/p/live", nil)
+		for _, c := range cookies {
+			req.AddCookie(c)
+		}
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { res.Body.Close() })
+		return res
+	}
+	if first := live(); first.StatusCode != http.StatusOK {
+		t.Fatalf("the first live list: %d", first.StatusCode)
+	}
+	if second := live(); second.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("a second live list past -live-streams-per-session 1: %d", second.StatusCode)
+	}
+	for _, flag := range []string{"-live-streams-per-session", "-live-refreshes"} {
+		if got := run(t, "serve", flag, "0"); got.status != 2 || !strings.Contains(got.stderr, flag) {
+			t.Errorf("%s 0: status %d, stderr %q", flag, got.status, got.stderr)
+		}
+	}
+}

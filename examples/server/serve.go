@@ -157,7 +157,8 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 	handler, err := webui.New(webui.Config{DB: db, Identity: identity, Trace: cfg.Trace, Feedback: cfg.Feedback, Objects: cfg.Objects,
 		AnnotationSpecs: feedback.ObjectSpecs(cfg.Objects), Feed: feed, Fallback: api, RateLimiter: api, Logger: logger,
 		Training: trainingService, Chat: cfg.Chat, BodyReadTimeout: opts.limits.body,
-		SecureCookies: opts.cookies.secure, TrustedProxies: opts.cookies.trustedProxies})
+		SecureCookies: opts.cookies.secure, TrustedProxies: opts.cookies.trustedProxies,
+		MaxLiveStreams: int(opts.limits.liveStreams), LiveRefreshes: int(opts.limits.liveRefreshes)})
 	if err != nil {
 		return err
 	}

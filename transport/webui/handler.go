@@ -22,6 +22,14 @@ import (
 // DefaultSessionTTL is how long a sign-in lasts when Config.SessionTTL is zero.
 const DefaultSessionTTL = 12 * time.Hour
 
+// DefaultMaxLiveStreams is how many live streams one session may have open
+// when Config.MaxLiveStreams is zero: a few tabs of live lists and charts.
+const DefaultMaxLiveStreams = 8
+
+// DefaultLiveRefreshes is how many live trace list refreshes run at once
+// when Config.LiveRefreshes is zero.
+const DefaultLiveRefreshes = 2
+
 // Prefix starts the path of every page and asset of the UI except the home
 // page "/": requests outside "/" and Prefix go to Config.Fallback.
 const Prefix = "/ui/"
@@ -87,6 +95,18 @@ type Config struct {
 	// Secure "__Host-" session cookie. Empty by default: the header is
 	// ignored, as any client can send it.
 	TrustedProxies []netip.Prefix
+	// MaxLiveStreams bounds the live streams (trace lists, training charts)
+	// one session has open at once in this process; one more gets 429 until
+	// another closes. Defaults to DefaultMaxLiveStreams.
+	MaxLiveStreams int
+	// LiveRefreshes bounds the live trace list refreshes that run at once in
+	// this process, whatever their project and view, so that however many
+	// lists are open they hold at most this many database connections and
+	// the rest serve other requests; the others wait their turn. Streams of
+	// the same project and view share each refresh, and a view is refreshed
+	// again no sooner than liveCostFactor times as long as its last refresh
+	// took. Defaults to DefaultLiveRefreshes.
+	LiveRefreshes int
 	// Logger receives internal errors. Defaults to slog.Default().
 	Logger *slog.Logger
 	// Now is the clock for sessions and relative times. Defaults to time.Now.
@@ -115,6 +135,9 @@ type Handler struct {
 	crossOrigin *http.CrossOriginProtection
 	// alignments keeps the alignments of recent evaluation comparisons.
 	alignments alignmentCache
+	// live shares live list refreshes among streams and counts each
+	// session's streams.
+	live *liveHub
 	// closing ends the live streams (CloseStreams).
 	closing   chan struct{}
 	closeOnce sync.Once
@@ -138,6 +161,7 @@ func New(cfg Config) (*Handler, error) {
 		sessions:    &sessionStore{db: cfg.DB, now: cfg.Now, ttl: cfg.SessionTTL},
 		mux:         http.NewServeMux(),
 		crossOrigin: http.NewCrossOriginProtection(),
+		live:        newLiveHub(cfg.MaxLiveStreams, cfg.LiveRefreshes),
 		closing:     make(chan struct{}),
 	}
 	h.crossOrigin.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -179,6 +203,15 @@ func (cfg *Config) setDefaults() error {
 	}
 	if cfg.BodyReadTimeout < 0 {
 		return errors.New("webui: BodyReadTimeout must not be negative")
+	}
+	if cfg.MaxLiveStreams == 0 {
+		cfg.MaxLiveStreams = DefaultMaxLiveStreams
+	}
+	if cfg.LiveRefreshes == 0 {
+		cfg.LiveRefreshes = DefaultLiveRefreshes
+	}
+	if cfg.MaxLiveStreams < 0 || cfg.LiveRefreshes < 0 {
+		return errors.New("webui: MaxLiveStreams and LiveRefreshes must not be negative")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

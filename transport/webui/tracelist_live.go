@@ -13,9 +13,15 @@ import (
 
 // Timing of a live list stream.
 const (
-	// liveSettle is how long a stream waits after a write for more writes
+	// liveSettle is how long a list waits after a write for more writes
 	// before it re-reads the page, so that a burst costs one read.
 	liveSettle = 250 * time.Millisecond
+	// liveCostFactor spaces a list's refreshes by their cost: the next one
+	// starts no sooner than this many times as long as the last one took
+	// after it ended, so that an expensive view (a big project sorted by
+	// cost) keeps the database busy at most a fifth of the time however
+	// often its project is written.
+	liveCostFactor = 4
 	// liveHeartbeat is how often an idle stream sends a comment, so that
 	// proxies keep the connection open and a closed one is noticed.
 	liveHeartbeat = 20 * time.Second
@@ -24,10 +30,12 @@ const (
 // traceListLive streams a trace list view as server-sent events: whenever a
 // call that is on the page, or that the view's filters keep, is written, the
 // page is read again and sent as one "results" event (the inner HTML of the
-// list's results, which htmx's sse extension swaps in). The caller's session
-// and project rights are checked again before each event: a revoked session
-// or membership ends the stream.
-func (h *Handler) traceListLive(w http.ResponseWriter, r *http.Request, _ *viewer, projectID string) {
+// list's results, which htmx's sse extension swaps in). Every stream of the
+// same project and view shares one reading of it (liveHub.follow,
+// refreshLive). The caller's session and project rights are checked again
+// before each event: a revoked session or membership ends the stream. A
+// session has at most Config.MaxLiveStreams streams open.
+func (h *Handler) traceListLive(w http.ResponseWriter, r *http.Request, v *viewer, projectID string) {
 	if h.cfg.Feed == nil {
 		h.renderError(w, r, http.StatusNotFound, "This server has no live updates.")
 		return
@@ -37,17 +45,24 @@ func (h *Handler) traceListLive(w http.ResponseWriter, r *http.Request, _ *viewe
 		h.refuse(w, r, err)
 		return
 	}
-	ctx := r.Context()
-	sub := h.cfg.Feed.Subscribe(projectID)
-	defer sub.Close()
-	// What the page shows now: a write to one of these calls changes it even
-	// when the call no longer matches the filters.
-	current, err := h.listData(ctx, projectID, view, nil)
+	release, err := h.live.openStream(v.session)
 	if err != nil {
 		h.refuse(w, r, err)
 		return
 	}
-	shown := shownCalls(current)
+	defer release()
+	ctx := r.Context()
+	list, updates := h.live.follow(projectID, view, h.refreshLive)
+	defer h.live.unfollow(list, updates)
+	select {
+	case <-list.ready:
+	case <-ctx.Done():
+		return
+	}
+	if list.err != nil {
+		h.refuse(w, r, list.err)
+		return
+	}
 
 	rc, ok := openEventStream(w)
 	if !ok {
@@ -65,42 +80,83 @@ func (h *Handler) traceListLive(w http.ResponseWriter, r *http.Request, _ *viewe
 			if _, err := fmt.Fprint(w, ": ping\n\n"); err != nil || rc.Flush() != nil {
 				return
 			}
-			continue
+		case results := <-updates:
+			if !h.stillAllowed(r, projectID) {
+				return
+			}
+			if err := writeEvent(w, "results", results); err != nil || rc.Flush() != nil {
+				return
+			}
+		}
+	}
+}
+
+// refreshLive is the loop of a followed list (liveHub.follow): it reads
+// the page once, then, whenever a write touches what the view shows, reads
+// it again and publishes its results to every follower. Each reading takes
+// one of the hub's refresh slots and starts no sooner than liveSettle after
+// the write that woke it, nor than liveCostFactor times the last reading's
+// time after that one ended.
+func (h *Handler) refreshLive(ctx context.Context, l *liveList) {
+	sub := h.cfg.Feed.Subscribe(l.projectID)
+	defer sub.Close()
+	// What the page shows now: a write to one of these calls changes it even
+	// when the call no longer matches the filters.
+	var shown map[string]bool
+	took, err := h.live.refresh(ctx, func() error {
+		data, err := h.listData(ctx, l.projectID, l.view, nil)
+		shown = shownCalls(data)
+		return err
+	})
+	l.err = err
+	close(l.ready)
+	if err != nil {
+		h.live.forget(l)
+		return
+	}
+	for {
+		next := time.Now().Add(liveCostFactor * took)
+		select {
+		case <-ctx.Done():
+			return
 		case <-sub.Ready():
 		}
 		select {
-		case <-time.After(liveSettle):
+		case <-time.After(max(liveSettle, time.Until(next))):
 		case <-ctx.Done():
 			return
 		}
 		ids, overflow := sub.Take()
-		changed, err := h.touchesView(ctx, projectID, view, ids, overflow, shown)
-		if err != nil || !changed {
+		results := ""
+		took, err = h.live.refresh(ctx, func() error {
+			changed, err := h.touchesView(ctx, l.projectID, l.view, ids, overflow, shown)
+			if err != nil || !changed {
+				return err
+			}
+			fresh := make(map[string]bool, len(ids))
+			for _, id := range ids {
+				fresh[id] = true
+			}
+			data, err := h.listData(ctx, l.projectID, l.view, fresh)
 			if err != nil {
-				h.cfg.Logger.WarnContext(ctx, "webui: live list", "project", projectID, "error", err)
+				return err
+			}
+			shown = shownCalls(data)
+			var body bytes.Buffer
+			if err := h.pages.byName["traces"].ExecuteTemplate(&body, "results_body", data); err != nil {
+				return err
+			}
+			results = body.String()
+			return nil
+		})
+		if err != nil {
+			if ctx.Err() == nil {
+				h.cfg.Logger.WarnContext(ctx, "webui: live list", "project", l.projectID, "error", err)
 			}
 			continue
 		}
-		if !h.stillAllowed(r, projectID) {
-			return
-		}
-		fresh := map[string]bool{}
-		for _, id := range ids {
-			fresh[id] = true
-		}
-		data, err := h.listData(ctx, projectID, view, fresh)
-		if err != nil {
-			h.cfg.Logger.WarnContext(ctx, "webui: live list", "project", projectID, "error", err)
-			continue
-		}
-		shown = shownCalls(data)
-		var body bytes.Buffer
-		if err := h.pages.byName["traces"].ExecuteTemplate(&body, "results_body", data); err != nil {
-			h.cfg.Logger.ErrorContext(ctx, "webui: live list", "error", err)
-			return
-		}
-		if err := writeEvent(w, "results", body.String()); err != nil || rc.Flush() != nil {
-			return
+		if results != "" {
+			h.live.publish(l, results)
 		}
 	}
 }

@@ -28,9 +28,16 @@ const trainingPoll = 300 * time.Millisecond
 // The job and model pages' charts both follow their data through it. send
 // writes one event; its id (when not "") is where the stream resumes: the
 // browser sends the last one back as Last-Event-ID when it reconnects after
-// the stream dropped, so that nothing is sent twice (see resumeFrom).
-func (h *Handler) pollStream(w http.ResponseWriter, r *http.Request, projectID string,
+// the stream dropped, so that nothing is sent twice (see resumeFrom). It
+// counts as one of the session's Config.MaxLiveStreams.
+func (h *Handler) pollStream(w http.ResponseWriter, r *http.Request, v *viewer, projectID string,
 	poll func(ctx context.Context, send func(id, event, data string) error) (done bool, err error)) {
+	release, err := h.live.openStream(v.session)
+	if err != nil {
+		h.refuse(w, r, err)
+		return
+	}
+	defer release()
 	rc, ok := openEventStream(w)
 	if !ok {
 		return
@@ -90,7 +97,7 @@ type liveEvent struct {
 // jobLive streams a job's events after ?after= as "training" events and
 // ends with an "end" event carrying the job's final status once the job has
 // finished.
-func (h *Handler) jobLive(w http.ResponseWriter, r *http.Request, _ *viewer, projectID string) {
+func (h *Handler) jobLive(w http.ResponseWriter, r *http.Request, v *viewer, projectID string) {
 	job, ok := h.projectJob(w, r, projectID, r.PathValue("jobID"))
 	if !ok {
 		return
@@ -101,7 +108,7 @@ func (h *Handler) jobLive(w http.ResponseWriter, r *http.Request, _ *viewer, pro
 		h.refuse(w, r, err)
 		return
 	}
-	h.pollStream(w, r, projectID, func(ctx context.Context, send func(id, event, data string) error) (bool, error) {
+	h.pollStream(w, r, v, projectID, func(ctx context.Context, send func(id, event, data string) error) (bool, error) {
 		sendEvent := func(e training.Event) error {
 			b, _ := json.Marshal(liveEvent{Type: e.Type, Data: e.Data, Nums: numbers(e.Data)})
 			after = e.ID
@@ -147,7 +154,7 @@ type livePoint struct {
 // each change of the latest one's metrics (logged trajectories add theirs to
 // the latest checkpoint). Models do not finish: the stream runs until the
 // page leaves.
-func (h *Handler) modelLive(w http.ResponseWriter, r *http.Request, _ *viewer, projectID string) {
+func (h *Handler) modelLive(w http.ResponseWriter, r *http.Request, v *viewer, projectID string) {
 	model, ok := h.projectModel(w, r, projectID, r.PathValue("modelID"))
 	if !ok {
 		return
@@ -159,7 +166,7 @@ func (h *Handler) modelLive(w http.ResponseWriter, r *http.Request, _ *viewer, p
 	}
 	// sent is what the page has of the watched steps (from on).
 	sent := map[int64]map[string]float64{}
-	h.pollStream(w, r, projectID, func(ctx context.Context, send func(id, event, data string) error) (bool, error) {
+	h.pollStream(w, r, v, projectID, func(ctx context.Context, send func(id, event, data string) error) (bool, error) {
 		latest, err := h.checkpointsFrom(ctx, model.ID, from)
 		if err != nil {
 			return false, err
