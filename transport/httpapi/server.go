@@ -33,6 +33,7 @@ import (
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/chat"
+	"github.com/weftlabs/weft/evalrun"
 	"github.com/weftlabs/weft/feedback"
 	"github.com/weftlabs/weft/objects"
 	"github.com/weftlabs/weft/trace"
@@ -108,7 +109,9 @@ type Config struct {
 	// Feedback serves /feedback/* and /annotation_queues/*.
 	Feedback feedback.Service
 	// Objects serves /obj/*, /objs/*, /refs/*, /file/*, /files/*, /table/* and
-	// the /v2/{entity}/{project}/ object family.
+	// the /v2/{entity}/{project}/ object family. With Trace and Feedback it
+	// also serves the v2 evaluation_runs, predictions and scores (package
+	// evalrun).
 	Objects objects.Service
 	// Health reports whether the server can do its work (typically a database
 	// ping); /health answers 503 when it fails. Defaults to always healthy.
@@ -205,6 +208,13 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if cfg.Objects != nil {
 		h.registerObjects()
+	}
+	if cfg.Trace != nil && cfg.Objects != nil && cfg.Feedback != nil {
+		runs, err := evalrun.New(evalrun.Config{Trace: cfg.Trace, Objects: cfg.Objects, Feedback: cfg.Feedback})
+		if err != nil {
+			return nil, err
+		}
+		h.registerEvalRuns(runs)
 	}
 	typeTaggedFields(humaCfg.Components.Schemas, "#/components/schemas/")
 
