@@ -140,7 +140,10 @@ func (s *Store) tableRowOf(ctx context.Context, projectID string, v digest.Value
 		return digest.Value{}, false, nil
 	}
 	var text string
+	// Through the table's meta row: entries of a table still being written
+	// (or whose writing failed) are not a table yet.
 	err = s.db.NewSelect().TableExpr("obj_table_entries AS e").ColumnExpr("r.val").
+		Join("JOIN obj_tables AS t ON t.project_id = e.project_id AND t.digest = e.table_digest").
 		Join("JOIN obj_table_rows AS r ON r.project_id = e.project_id AND r.digest = e.row_digest").
 		Where("e.project_id = ? AND e.table_digest = ? AND e.row_digest = ?", projectID, table.Digest, rowDigest).
 		Limit(1).Scan(ctx, &text)

@@ -82,19 +82,38 @@ func (s *Store) TableCreate(ctx context.Context, req *TableCreateReq) (*TableCre
 	if in.ExpectedDigest != nil && *in.ExpectedDigest != "" && *in.ExpectedDigest != tableDigest {
 		return nil, weft.Errorf(ErrDigestMismatch, "expected digest %s but the server computed %s", *in.ExpectedDigest, tableDigest)
 	}
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if err := insertRows(ctx, tx, in.ProjectID, rows); err != nil {
-			return err
-		}
-		return s.storeTable(ctx, tx, in.ProjectID, tableDigest, rowDigests)
-	})
-	if err != nil {
+	if err := s.writeTable(ctx, in.ProjectID, tableDigest, rows, rowDigests); err != nil {
 		return nil, err
 	}
 	return &TableCreateRes{Digest: tableDigest, RowDigests: rowDigests}, nil
 }
 
-// insertRows stores rows not yet stored in the project.
+// writeTable stores the rows (those not stored yet) and the table over
+// rowDigests, unless the table exists. Nothing of it is one long transaction:
+// every statement writes at most insertBatch rows and commits on its own, so
+// that a large table never holds the database's write lock (SQLite has one,
+// for every tenant) for more than one statement's time; see storeTable for
+// how the table still appears whole or not at all.
+func (s *Store) writeTable(ctx context.Context, projectID, tableDigest string, rows []preparedRow, rowDigests []string) error {
+	if exists, err := tableExists(ctx, s.db, projectID, tableDigest); err != nil || exists {
+		return err
+	}
+	if err := insertRows(ctx, s.db, projectID, rows); err != nil {
+		return err
+	}
+	return s.storeTable(ctx, s.db, projectID, tableDigest, rowDigests)
+}
+
+// tableExists reports whether the table's meta row is there: whether the
+// table is.
+func tableExists(ctx context.Context, db bun.IDB, projectID, tableDigest string) (bool, error) {
+	return db.NewSelect().Model((*tableMeta)(nil)).Where("project_id = ? AND digest = ?", projectID, tableDigest).Exists(ctx)
+}
+
+// insertRows stores rows not yet stored in the project, insertBatch rows per
+// statement (each its own transaction when db is not one). A stored row is
+// only content under its digest: no table shows it before the table's meta
+// row commits.
 func insertRows(ctx context.Context, tx bun.IDB, projectID string, rows []preparedRow) error {
 	seen := make(map[string]bool, len(rows))
 	batch := make([]tableRowRow, 0, min(len(rows), insertBatch))
@@ -121,10 +140,14 @@ func insertRows(ctx context.Context, tx bun.IDB, projectID string, rows []prepar
 	return flush()
 }
 
-// storeTable records a table over stored rows unless it exists already.
-func (s *Store) storeTable(ctx context.Context, tx bun.Tx, projectID, tableDigest string, rowDigests []string) error {
-	exists, err := tx.NewSelect().Model((*tableMeta)(nil)).Where("project_id = ? AND digest = ?", projectID, tableDigest).Exists(ctx)
-	if err != nil || exists {
+// storeTable records a table over stored rows unless it exists already: its
+// entries, insertBatch per statement, then its meta row. Every read of a
+// table starts from the meta row, so the table appears whole when that last
+// statement commits, and a request that fails before leaves no table, only
+// entries nothing reads, which the next creation of the same (content-named)
+// table completes.
+func (s *Store) storeTable(ctx context.Context, tx bun.IDB, projectID, tableDigest string, rowDigests []string) error {
+	if exists, err := tableExists(ctx, tx, projectID, tableDigest); err != nil || exists {
 		return err
 	}
 	sizes, err := rowSizes(ctx, tx, projectID, rowDigests)
@@ -139,10 +162,6 @@ func (s *Store) storeTable(ctx context.Context, tx bun.Tx, projectID, tableDiges
 		}
 		total += size
 	}
-	meta := &tableMeta{ProjectID: projectID, Digest: tableDigest, RowCount: int64(len(rowDigests)), StorageSizeBytes: total, CreatedAt: s.now()}
-	if _, err := tx.NewInsert().Model(meta).On("CONFLICT DO NOTHING").Exec(ctx); err != nil {
-		return err
-	}
 	entries := make([]tableEntry, 0, min(len(rowDigests), insertBatch))
 	for i, d := range rowDigests {
 		entries = append(entries, tableEntry{ProjectID: projectID, TableDigest: tableDigest, Position: i, RowDigest: d})
@@ -153,7 +172,9 @@ func (s *Store) storeTable(ctx context.Context, tx bun.Tx, projectID, tableDiges
 			entries = entries[:0]
 		}
 	}
-	return nil
+	meta := &tableMeta{ProjectID: projectID, Digest: tableDigest, RowCount: int64(len(rowDigests)), StorageSizeBytes: total, CreatedAt: s.now()}
+	_, err = tx.NewInsert().Model(meta).On("CONFLICT DO NOTHING").Exec(ctx)
+	return err
 }
 
 // rowSizes returns the stored size of each distinct row digest that exists.
@@ -176,7 +197,7 @@ func rowSizes(ctx context.Context, db bun.IDB, projectID string, rowDigests []st
 
 // tableRowDigests loads the ordered row digests of a table.
 func tableRowDigests(ctx context.Context, db bun.IDB, projectID, tableDigest string) ([]string, error) {
-	exists, err := db.NewSelect().Model((*tableMeta)(nil)).Where("project_id = ? AND digest = ?", projectID, tableDigest).Exists(ctx)
+	exists, err := tableExists(ctx, db, projectID, tableDigest)
 	if err != nil {
 		return nil, err
 	}
@@ -193,51 +214,46 @@ func (s *Store) TableUpdate(ctx context.Context, req *TableUpdateReq) (*TableUpd
 	if err := checkProject(req.ProjectID); err != nil {
 		return nil, err
 	}
-	var res *TableUpdateRes
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		digests, err := tableRowDigests(ctx, tx, req.ProjectID, req.BaseDigest)
-		if err != nil {
-			return err
-		}
-		var added []preparedRow
-		res = &TableUpdateRes{UpdatedRowDigests: []string{}}
-		for i, u := range req.Updates {
-			switch {
-			case u.Append != nil && u.Pop == nil && u.Insert == nil:
-				r, err := prepareRow(u.Append.Row, i)
-				if err != nil {
-					return err
-				}
-				added = append(added, r)
-				digests = append(digests, r.digest)
-				res.UpdatedRowDigests = append(res.UpdatedRowDigests, r.digest)
-			case u.Pop != nil && u.Append == nil && u.Insert == nil:
-				if u.Pop.Index < 0 || u.Pop.Index >= len(digests) {
-					return weft.Errorf(ErrInvalidRequest, "update %d: pop index %d out of range", i, u.Pop.Index)
-				}
-				digests = slices.Delete(digests, u.Pop.Index, u.Pop.Index+1)
-			case u.Insert != nil && u.Append == nil && u.Pop == nil:
-				if u.Insert.Index < 0 || u.Insert.Index > len(digests) {
-					return weft.Errorf(ErrInvalidRequest, "update %d: insert index %d out of range", i, u.Insert.Index)
-				}
-				r, err := prepareRow(u.Insert.Row, i)
-				if err != nil {
-					return err
-				}
-				added = append(added, r)
-				digests = slices.Insert(digests, u.Insert.Index, r.digest)
-				res.UpdatedRowDigests = append(res.UpdatedRowDigests, r.digest)
-			default:
-				return weft.Errorf(ErrInvalidRequest, "update %d must have exactly one of append, pop and insert", i)
-			}
-		}
-		if err := insertRows(ctx, tx, req.ProjectID, added); err != nil {
-			return err
-		}
-		res.Digest = digest.Table(digests)
-		return s.storeTable(ctx, tx, req.ProjectID, res.Digest, digests)
-	})
+	// The base table is immutable (named by its content): it is read, and
+	// the new table written, as writeTable writes any table.
+	digests, err := tableRowDigests(ctx, s.db, req.ProjectID, req.BaseDigest)
 	if err != nil {
+		return nil, err
+	}
+	var added []preparedRow
+	res := &TableUpdateRes{UpdatedRowDigests: []string{}}
+	for i, u := range req.Updates {
+		switch {
+		case u.Append != nil && u.Pop == nil && u.Insert == nil:
+			r, err := prepareRow(u.Append.Row, i)
+			if err != nil {
+				return nil, err
+			}
+			added = append(added, r)
+			digests = append(digests, r.digest)
+			res.UpdatedRowDigests = append(res.UpdatedRowDigests, r.digest)
+		case u.Pop != nil && u.Append == nil && u.Insert == nil:
+			if u.Pop.Index < 0 || u.Pop.Index >= len(digests) {
+				return nil, weft.Errorf(ErrInvalidRequest, "update %d: pop index %d out of range", i, u.Pop.Index)
+			}
+			digests = slices.Delete(digests, u.Pop.Index, u.Pop.Index+1)
+		case u.Insert != nil && u.Append == nil && u.Pop == nil:
+			if u.Insert.Index < 0 || u.Insert.Index > len(digests) {
+				return nil, weft.Errorf(ErrInvalidRequest, "update %d: insert index %d out of range", i, u.Insert.Index)
+			}
+			r, err := prepareRow(u.Insert.Row, i)
+			if err != nil {
+				return nil, err
+			}
+			added = append(added, r)
+			digests = slices.Insert(digests, u.Insert.Index, r.digest)
+			res.UpdatedRowDigests = append(res.UpdatedRowDigests, r.digest)
+		default:
+			return nil, weft.Errorf(ErrInvalidRequest, "update %d must have exactly one of append, pop and insert", i)
+		}
+	}
+	res.Digest = digest.Table(digests)
+	if err := s.writeTable(ctx, req.ProjectID, res.Digest, added, digests); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -248,10 +264,7 @@ func (s *Store) TableCreateFromDigests(ctx context.Context, req *TableCreateFrom
 		return nil, err
 	}
 	d := digest.Table(req.RowDigests)
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		return s.storeTable(ctx, tx, req.ProjectID, d, req.RowDigests)
-	})
-	if err != nil {
+	if err := s.writeTable(ctx, req.ProjectID, d, nil, req.RowDigests); err != nil {
 		return nil, err
 	}
 	return &TableCreateFromDigestsRes{Digest: d}, nil

@@ -3,8 +3,13 @@ package objects_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/internal/digest"
@@ -211,5 +216,87 @@ func TestRefsReadBatch(t *testing.T) {
 		wantErr(t, err, weft.ErrInvalid)
 		_, err = svc.RefsReadBatch(ctx, &objects.RefsReadBatchReq{Refs: []string{"weave:///acme/proj/object/nobody:abc"}})
 		wantErr(t, err, objects.ErrNotFound)
+	})
+}
+
+// hookAfter runs fn, once, after the first statement whose text contains
+// marker has run on db.
+type hookAfter struct {
+	marker string
+	fired  atomic.Bool
+	fn     func()
+}
+
+func (h *hookAfter) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context { return ctx }
+
+func (h *hookAfter) AfterQuery(_ context.Context, e *bun.QueryEvent) {
+	if strings.Contains(e.Query, h.marker) && h.fired.CompareAndSwap(false, true) {
+		h.fn()
+	}
+}
+
+// TestLargeTableWrittenInShortStatements writes a table of more rows than
+// one statement takes: while it is half written, another tenant's write
+// commits (SQLite has one writer: a table written in one transaction kept
+// it waiting) and the table is nowhere to be seen; a write that fails
+// halfway leaves no table, and the same table created again is whole.
+func TestLargeTableWrittenInShortStatements(t *testing.T) {
+	t.Parallel()
+	testdb.ForEach(t, func(t *testing.T, db *weft.DB) {
+		svc := newService(t, db, objects.Config{})
+		ctx := userCtx()
+		rows := make([]json.RawMessage, 2500)
+		rowDigests := make([]string, len(rows))
+		for i := range rows {
+			rows[i] = json.RawMessage(fmt.Sprintf(`{"i":%d}`, i))
+			v, err := digest.Parse(rows[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			rowDigests[i] = digest.Bytes(v.Canonical())
+		}
+		tableDigest := digest.Table(rowDigests)
+		invisible := func() {
+			t.Helper()
+			_, err := svc.TableQuery(ctx, &objects.TableQueryReq{ProjectID: project, Digest: tableDigest})
+			wantErr(t, err, objects.ErrNotFound)
+			stats := must[*objects.TableQueryStatsBatchRes](t)(svc.TableQueryStatsBatch(ctx, &objects.TableQueryStatsBatchReq{ProjectID: project, Digests: []string{tableDigest}}))
+			if len(stats.Tables) != 0 {
+				t.Errorf("stats of a half-written table: %+v", stats.Tables)
+			}
+			ds := create(t, svc, "ds", `{"rows":"weave:///`+project+`/table/`+tableDigest+`"}`)
+			vals := must[*objects.RefsReadBatchRes](t)(svc.RefsReadBatch(ctx, &objects.RefsReadBatchReq{Refs: []string{
+				"weave:///" + project + "/object/ds:" + ds.Digest + "/attr/rows/id/" + rowDigests[0]}}))
+			if string(vals.Vals[0]) != "null" {
+				t.Errorf("a row of a half-written table is read: %s", vals.Vals[0])
+			}
+		}
+
+		failing, cancel := context.WithCancel(ctx)
+		db.AddQueryHook(&hookAfter{marker: `INSERT INTO "obj_table_entries"`, fn: func() {
+			invisible()
+			cancel()
+		}})
+		_, err := svc.TableCreate(failing, &objects.TableCreateReq{Table: objects.TableSchemaForInsert{ProjectID: project, Rows: rows}})
+		if err == nil {
+			t.Fatal("a table/create whose context ended halfway succeeded")
+		}
+		invisible()
+
+		rows = append(rows, json.RawMessage(`{"i":"last"}`))
+		db.AddQueryHook(&hookAfter{marker: `INSERT INTO "obj_table_entries"`, fn: func() {
+			other, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			if _, err := svc.ObjCreate(other, &objects.ObjCreateReq{Obj: objects.ObjSchemaForInsert{ProjectID: "other/proj", ObjectID: "note", Val: json.RawMessage(`{"n":1}`)}}); err != nil {
+				t.Errorf("another tenant's write while a table is written: %v", err)
+			}
+		}})
+		for _, want := range []int{len(rows) - 1, len(rows)} { // the failed table again, then a larger one
+			res := must[*objects.TableCreateRes](t)(svc.TableCreate(ctx, &objects.TableCreateReq{Table: objects.TableSchemaForInsert{ProjectID: project, Rows: rows[:want]}}))
+			got := must[*objects.TableQueryRes](t)(svc.TableQuery(ctx, &objects.TableQueryReq{ProjectID: project, Digest: res.Digest}))
+			if len(got.Rows) != want || string(got.Rows[want-1].Val) != string(rows[want-1]) {
+				t.Fatalf("table of %d rows read back with %d", want, len(got.Rows))
+			}
+		}
 	})
 }

@@ -174,14 +174,15 @@ func (s *Store) DatasetCreate(ctx context.Context, req *DatasetCreateReq) (*V2Cr
 		rows[i], rowDigests[i] = r, r.digest
 	}
 	tableDigest := digest.Table(rowDigests)
+	if err := checkProject(req.ProjectID); err != nil {
+		return nil, err
+	}
+	// The table first, in short statements; then the dataset object over it.
+	if err := s.writeTable(ctx, req.ProjectID, tableDigest, rows, rowDigests); err != nil {
+		return nil, err
+	}
 	var res *ObjCreateRes
 	err := s.inTx(ctx, req.ProjectID, func(ctx context.Context, tx bun.Tx) error {
-		if err := insertRows(ctx, tx, req.ProjectID, rows); err != nil {
-			return err
-		}
-		if err := s.storeTable(ctx, tx, req.ProjectID, tableDigest, rowDigests); err != nil {
-			return err
-		}
 		table := ref.Table(req.ProjectID, tableDigest).WithScheme(ref.SchemeWeave)
 		var err error
 		res, err = s.publishValue(ctx, tx, req.ProjectID, MakeObjectID(&req.Name, "Dataset"), digest.Obj(weaveObject("Dataset",
