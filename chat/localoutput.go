@@ -310,11 +310,21 @@ func (p *outputPlan) readTools(req *CompletionRequest) error {
 	return nil
 }
 
+// toolCallWhitespace bounds the white space between two JSON tokens of a
+// tool call that tool_choice required or named constrains: a chat template
+// renders a model's calls with tojson (Python's json.dumps, one space after
+// "," and ":"), so one byte is all a model writes there. The routing
+// file's max_whitespace, meant for any JSON a schema asks for, lets a
+// model that favours white space wander 8 bytes at every gap of an array
+// of calls with no end of its own, until max_tokens.
+const toolCallWhitespace = 1
+
 // toolSchema is the constraint of tool_choice required or named, built as
 // vLLM builds it: a named function's parameters; for required, an array
 // (at least one item, at most one without parallel_tool_calls) of objects
 // {"name": <one tool's name>, "parameters": <its parameters>}, one anyOf
-// branch per tool, with the tools' $defs lifted to the top.
+// branch per tool, with the tools' $defs lifted to the top. Its white
+// space is bounded by toolCallWhitespace.
 func (p *outputPlan) toolSchema(req *CompletionRequest) (namedSpec, error) {
 	params := func(t Tool) json.RawMessage {
 		if len(t.Function.Parameters) == 0 || isNull(t.Function.Parameters) {
@@ -325,7 +335,7 @@ func (p *outputPlan) toolSchema(req *CompletionRequest) (namedSpec, error) {
 	if p.tools == toolsNamed {
 		for _, t := range req.Tools {
 			if t.Function.Name == p.named {
-				return namedSpec{constrain.Spec{Kind: constrain.KindJSONSchema, Schema: params(t)}, "json", "tools"}, nil
+				return namedSpec{constrain.Spec{Kind: constrain.KindJSONSchema, Schema: params(t), MaxWhitespace: toolCallWhitespace}, "json", "tools"}, nil
 			}
 		}
 		return namedSpec{}, invalid("tool_choice", "The tool specified in `tool_choice` does not match any of the specified `tools`")
@@ -356,7 +366,7 @@ func (p *outputPlan) toolSchema(req *CompletionRequest) (namedSpec, error) {
 		schema["$defs"] = defs
 	}
 	b, _ := json.Marshal(schema)
-	return namedSpec{constrain.Spec{Kind: constrain.KindJSONSchema, Schema: b}, "json", "tools"}, nil
+	return namedSpec{constrain.Spec{Kind: constrain.KindJSONSchema, Schema: b, MaxWhitespace: toolCallWhitespace}, "json", "tools"}, nil
 }
 
 func jsonEqual(a, b json.RawMessage) bool {

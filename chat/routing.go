@@ -196,7 +196,8 @@ type StructuredOptions struct {
 	// is vocabulary/8 bytes). Default 512.
 	MaxMasks int `yaml:"max_masks"`
 	// MaxWhitespace is how many bytes of white space JSON output may have
-	// between two of its tokens. Default 8; -1 allows none.
+	// between two of its tokens. Default 8; -1 allows none. The tool
+	// calls tool_choice required and named constrain have at most one.
 	MaxWhitespace int `yaml:"max_whitespace"`
 	// MaxStringLength bounds the characters of JSON strings whose schema
 	// sets no maxLength. Default 0: unbounded.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -33,6 +34,11 @@ type Spec struct {
 	Regex   string
 	Schema  []byte // JSON text
 	Grammar string
+	// MaxWhitespace, when not 0, lowers Config.MaxWhitespace for this
+	// constraint's JSON: at most this many bytes of white space between
+	// two tokens (-1 none). A caller that knows the JSON a model writes
+	// (a tool call, as its chat template renders it) bounds it closer.
+	MaxWhitespace int
 }
 
 // Defaults of Config, exported so that a command line or a routing file can
@@ -254,6 +260,10 @@ func (c *Compiler) Cached() int {
 // cacheKey is the canonical text of a constraint: its kind and its content,
 // with JSON compacted so that white space does not make a new entry.
 func cacheKey(spec Spec) (string, error) {
+	if spec.MaxWhitespace != 0 && (spec.Kind == KindJSONSchema || spec.Kind == KindJSONObject) {
+		key, err := cacheKey(Spec{Kind: spec.Kind, Schema: spec.Schema})
+		return fmt.Sprintf("ws%d:%s", spec.MaxWhitespace, key), err
+	}
 	switch spec.Kind {
 	case KindChoice:
 		b, _ := json.Marshal(spec.Choice)
@@ -272,6 +282,16 @@ func cacheKey(spec Spec) (string, error) {
 		return "grammar:" + spec.Grammar, nil
 	}
 	return "", errorf(ErrInvalid, "no constraint kind given")
+}
+
+// jsonConfig is the Config spec's JSON is built under: its own
+// MaxWhitespace when that is lower.
+func (c *Compiler) jsonConfig(spec Spec) Config {
+	cfg := c.cfg
+	if spec.MaxWhitespace != 0 {
+		cfg.MaxWhitespace = min(cfg.MaxWhitespace, max(spec.MaxWhitespace, 0))
+	}
+	return cfg
 }
 
 // build compiles spec into a grammar within the state budget and while
@@ -309,7 +329,7 @@ func (c *Compiler) build(ctx context.Context, spec Spec) (g *grammar, err error)
 		}
 		b.define(root, f)
 	case KindJSONSchema:
-		sc, err := newSchemaCompiler(b, c.cfg, spec.Schema)
+		sc, err := newSchemaCompiler(b, c.jsonConfig(spec), spec.Schema)
 		if err != nil {
 			return nil, err
 		}
@@ -319,7 +339,7 @@ func (c *Compiler) build(ctx context.Context, spec Spec) (g *grammar, err error)
 		}
 		b.define(root, f)
 	case KindJSONObject:
-		j := newJSONBuilder(b, c.cfg)
+		j := newJSONBuilder(b, c.jsonConfig(spec))
 		b.define(root, j.anyObject())
 	case KindGrammar:
 		f, err := compileEBNF(b, spec.Grammar)

@@ -36,7 +36,8 @@
 // reading serving stacks use); an undeclared member's name is printable
 // ASCII without escapes and never one of the declared names, so no output
 // has a duplicate key. White space between tokens is bounded
-// (Config.MaxWhitespace), numbers' digits too (integers are written without
+// (Config.MaxWhitespace, or a Spec's lower MaxWhitespace; an empty object
+// or array has one gap), numbers' digits too (integers are written without
 // a fraction), and \u escapes never name surrogates. A JSON Schema keyword
 // the compiler cannot enforce is an error naming it (ErrUnsupported), never
 // silently dropped; annotations and keywords outside the specification are

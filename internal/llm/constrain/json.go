@@ -106,7 +106,7 @@ func (j *jsonBuilder) anyObject() frag {
 		return b.seq(j.str(0, -1), j.ws(), b.literal(":"), j.ws(), j.anyValue())
 	}
 	more := b.star(b.seq(j.ws(), b.literal(","), j.ws(), member()))
-	return b.seq(b.literal("{"), j.ws(), b.opt(b.seq(member(), more, j.ws())), b.literal("}"))
+	return j.brackets("{", "}", b.seq(member(), more), true)
 }
 
 // anyArray is a JSON array of any values.
@@ -118,18 +118,31 @@ func (j *jsonBuilder) anyArray() frag {
 // that item builds.
 func (j *jsonBuilder) array(item func() frag, lo, hi int) frag {
 	b := j.b
-	open, close := b.seq(b.literal("["), j.ws()), b.seq(j.ws(), b.literal("]"))
 	if hi == 0 {
-		return b.seq(open, close)
+		return j.emptyBrackets("[", "]")
 	}
 	next := func() frag { return b.seq(j.ws(), b.literal(","), j.ws(), item()) }
 	restHi := hi - 1
 	if hi < 0 {
 		restHi = -1
 	}
-	items := b.seq(item(), b.repeat(max(lo-1, 0), restHi, next))
-	if lo == 0 {
-		items = b.opt(items)
+	return j.brackets("[", "]", b.seq(item(), b.repeat(max(lo-1, 0), restHi, next)), lo == 0)
+}
+
+// brackets is body between open and close with white space inside each
+// bracket, body left out when mayBeEmpty: "[", white space, then body and
+// white space, then "]". The gap of an empty pair is one gap, bounded
+// once, not the two that would meet around a missing body.
+func (j *jsonBuilder) brackets(open, close string, body frag, mayBeEmpty bool) frag {
+	b := j.b
+	inner := b.seq(body, j.ws())
+	if mayBeEmpty {
+		inner = b.opt(inner)
 	}
-	return b.seq(open, items, close)
+	return b.seq(b.literal(open), j.ws(), inner, b.literal(close))
+}
+
+// emptyBrackets is an empty pair: open, white space, close.
+func (j *jsonBuilder) emptyBrackets(open, close string) frag {
+	return j.b.seq(j.b.literal(open), j.ws(), j.b.literal(close))
 }

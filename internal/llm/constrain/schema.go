@@ -324,7 +324,7 @@ func (s *schemaCompiler) array(path string, n *node) (frag, error) {
 				e = b.seq(sep(), e)
 			}
 			e = b.seq(e, rest(i+1))
-			if i >= lo {
+			if i >= lo && i > 0 {
 				e = b.opt(e)
 			}
 			return e
@@ -341,17 +341,17 @@ func (s *schemaCompiler) array(path string, n *node) (frag, error) {
 		if limit >= 0 {
 			tailLimit = limit - 1
 		}
-		first := b.seq(item(i), b.repeat(max(need-1, 0), tailLimit, more))
-		if need == 0 {
-			first = b.opt(first)
-		}
-		return first
+		return b.seq(item(i), b.repeat(max(need-1, 0), tailLimit, more))
+	}
+	// rest(0) is never empty: an empty array is "[", one gap, "]".
+	if hi == 0 || noMore && len(prefix) == 0 {
+		return j.emptyBrackets("[", "]"), nil
 	}
 	body := rest(0)
 	if firstErr != nil {
 		return frag{}, firstErr
 	}
-	return b.seq(b.literal("["), j.ws(), body, j.ws(), b.literal("]")), nil
+	return j.brackets("[", "]", body, lo == 0), nil
 }
 
 type property struct {
@@ -449,12 +449,17 @@ func (s *schemaCompiler) object(path string, n *node) (frag, error) {
 		b.link(comma.end, member.start)
 		b.link(member.end, last[1])
 	}
-	end := b.seq(j.ws(), b.literal("}"))
-	b.link(last[0], end.start)
+	// The white space after "{" is the only gap of an object with no
+	// members: one gap, one bound.
+	done := b.state()
+	empty, end := b.literal("}"), b.seq(j.ws(), b.literal("}"))
+	b.link(last[0], empty.start)
 	b.link(last[1], end.start)
+	b.link(empty.end, done)
+	b.link(end.end, done)
 	open := b.seq(b.literal("{"), j.ws())
 	b.link(open.end, at[0][0])
-	return frag{open.start, end.end}, nil
+	return frag{open.start, done}, nil
 }
 
 // keyBytes are the bytes an undeclared member name is written with:
