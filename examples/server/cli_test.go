@@ -144,6 +144,50 @@ func TestServeHelpMatchesREADME(t *testing.T) {
 	}
 }
 
+// Every flag the README names — a code span that starts with one, or a word
+// of a `go run ./examples/server` line — is a flag some command parses: a
+// how-to with a misspelt flag fails here, not in a reader's terminal.
+func TestREADMENamesRealFlags(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(moduleRoot(), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The help flags, the README's "-flag or --flag" and go build's flag.
+	parsed := map[string]bool{"h": true, "help": true, "version": true, "flag": true, "buildvcs": true}
+	var walk func(cmd *command)
+	walk = func(cmd *command) {
+		if cmd.setup != nil {
+			fs := flag.NewFlagSet("", flag.ContinueOnError)
+			cmd.setup(fs)
+			fs.VisitAll(func(f *flag.Flag) { parsed[f.Name] = true })
+		}
+		for _, sub := range cmd.subcommands {
+			walk(sub)
+		}
+	}
+	walk(commands())
+	named := map[string]bool{}
+	leading := regexp.MustCompile(`^--?([a-z][a-z0-9-]*)`)
+	for _, span := range regexp.MustCompile("`([^`\n]+)`").FindAllStringSubmatch(string(readme), -1) {
+		if m := leading.FindStringSubmatch(span[1]); m != nil {
+			named[m[1]] = true
+		}
+	}
+	for _, line := range regexp.MustCompile(`go run \./examples/server\b[^#\n`+"`"+`]*`).FindAllString(string(readme), -1) {
+		for _, m := range regexp.MustCompile(`\s--?([a-z][a-z0-9-]*)`).FindAllStringSubmatch(line, -1) {
+			named[m[1]] = true
+		}
+	}
+	if len(named) < 20 {
+		t.Fatalf("found %d flags in the README", len(named))
+	}
+	for name := range named {
+		if !parsed[name] {
+			t.Errorf("the README names -%s, which no command parses", name)
+		}
+	}
+}
+
 func TestVersion(t *testing.T) {
 	binary := gobuild.Binary(t, "./examples/server")
 	var first string
