@@ -1,6 +1,9 @@
 package gguf
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // llama.cpp's conventions for the tensors of decoder models, shared by the
 // readers of GGUF models and the writers of their test fixtures.
@@ -17,14 +20,27 @@ var layerTensorNames = []struct{ hf, gguf string }{
 	{"mlp.gate_proj.", "ffn_gate."}, {"mlp.up_proj.", "ffn_up."}, {"mlp.down_proj.", "ffn_down."},
 }
 
+// archLayerTensorNames are the names an architecture gives a block's
+// weights otherwise, looked up before layerTensorNames. Gemma 3's
+// post_attention_layernorm normalises the attention's output
+// (post_attention_norm); its MLP's input norm is pre_feedforward_layernorm.
+var archLayerTensorNames = map[string][]struct{ hf, gguf string }{
+	"gemma3": {
+		{"post_attention_layernorm.weight", "post_attention_norm.weight"},
+		{"pre_feedforward_layernorm.weight", "ffn_norm.weight"},
+		{"post_feedforward_layernorm.weight", "post_ffw_norm.weight"},
+	},
+}
+
 // TensorName maps a Hugging Face checkpoint's weight name to the name
-// llama.cpp's converter gives it (model.layers.3.self_attn.q_proj.weight is
+// llama.cpp's converter gives it in a file of architecture arch
+// (general.architecture): model.layers.3.self_attn.q_proj.weight is
 // blk.3.attn_q.weight; the embedding token_embd, the final norm
-// output_norm, lm_head output). Other names are returned unchanged.
-func TensorName(name string) string {
+// output_norm, lm_head output. Other names are returned unchanged.
+func TensorName(arch, name string) string {
 	if rest, ok := strings.CutPrefix(name, "model.layers."); ok {
 		n, rest, _ := strings.Cut(rest, ".")
-		for _, r := range layerTensorNames {
+		for _, r := range slices.Concat(archLayerTensorNames[arch], layerTensorNames) {
 			if suffix, ok := strings.CutPrefix(rest, r.hf); ok {
 				return "blk." + n + "." + r.gguf + suffix
 			}

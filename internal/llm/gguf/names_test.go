@@ -15,8 +15,20 @@ func TestTensorName(t *testing.T) {
 		"model.norm.weight":                              "output_norm.weight",
 		"lm_head.weight":                                 "output.weight",
 	} {
-		if got := TensorName(hf); got != want {
+		if got := TensorName("llama", hf); got != want {
 			t.Errorf("%s → %s, want %s", hf, got, want)
+		}
+	}
+	// Gemma 3's four norms a block, as gguf-py's tensor map names them.
+	for hf, want := range map[string]string{
+		"model.layers.2.input_layernorm.weight":            "blk.2.attn_norm.weight",
+		"model.layers.2.post_attention_layernorm.weight":   "blk.2.post_attention_norm.weight",
+		"model.layers.2.pre_feedforward_layernorm.weight":  "blk.2.ffn_norm.weight",
+		"model.layers.2.post_feedforward_layernorm.weight": "blk.2.post_ffw_norm.weight",
+		"model.layers.2.self_attn.q_norm.weight":           "blk.2.attn_q_norm.weight",
+	} {
+		if got := TensorName("gemma3", hf); got != want {
+			t.Errorf("gemma3: %s → %s, want %s", hf, got, want)
 		}
 	}
 }

@@ -93,7 +93,7 @@ func (m GGUFModel) WriteTo(path string) error {
 		for i, x := range w {
 			binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(x))
 		}
-		tensors = append(tensors, gguf.TensorData{Name: gguf.TensorName(t.name), Type: quant.F32, Dims: dims, Data: raw})
+		tensors = append(tensors, gguf.TensorData{Name: gguf.TensorName(arch, t.name), Type: quant.F32, Dims: dims, Data: raw})
 	}
 	return gguf.WriteFile(path, kvs, tensors)
 }

@@ -12,7 +12,7 @@ import (
 
 // ggufArchitectures are the general.architecture names of the
 // architectures this package runs. Mistral's files say "llama".
-var ggufArchitectures = map[string]Architecture{"llama": Llama, "qwen2": Qwen2, "qwen3": Qwen3}
+var ggufArchitectures = map[string]Architecture{"llama": Llama, "qwen2": Qwen2, "qwen3": Qwen3, "gemma3": Gemma3}
 
 // ggufKeys names the GGUF metadata key (after "<architecture>.") that
 // holds each config.json field.
@@ -32,7 +32,8 @@ var ggufKeys = map[string]string{
 
 // ConfigFromGGUF reads a GGUF file's hyperparameters as the configuration
 // the equivalent config.json gives: the architecture from
-// general.architecture ("llama", "qwen2" or "qwen3"), the sizes from
+// general.architecture ("llama", "qwen2", "qwen3" or "gemma3", whose own
+// keys ggufGemma3 reads), the sizes from
 // <arch>.embedding_length, feed_forward_length, block_count,
 // attention.head_count(_kv), attention.key_length and context_length, the
 // norm epsilon and rope.freq_base, linear or yarn rope.scaling.*, Llama 3's
@@ -45,7 +46,7 @@ func ConfigFromGGUF(f *gguf.File) (*Config, error) {
 	}
 	arch, ok := ggufArchitectures[name]
 	if !ok {
-		return nil, unsupported(f.Path+": general.architecture", "%q (supported: llama, qwen2, qwen3)", name)
+		return nil, unsupported(f.Path+": general.architecture", "%q (supported: llama, qwen2, qwen3, gemma3)", name)
 	}
 	key := func(field string) string {
 		if k, ok := ggufKeys[field]; ok {
@@ -96,6 +97,11 @@ func ConfigFromGGUF(f *gguf.File) (*Config, error) {
 	if err := ggufUnsupported(f, name); err != nil {
 		return nil, err
 	}
+	if arch == Gemma3 {
+		if err := ggufGemma3(f, &raw); err != nil {
+			return nil, err
+		}
+	}
 	_, err = f.Tensor("output.weight")
 	tied := errors.Is(err, gguf.ErrNotFound)
 	raw.TieWordEmbeddings = &tied
@@ -116,6 +122,38 @@ func ConfigFromGGUF(f *gguf.File) (*Config, error) {
 		c.RopeFreqFactors = slices.Clone(c.RopeFreqFactors)
 	}
 	return c, nil
+}
+
+// ggufGemma3 reads a Gemma 3 file's own hyperparameters as llama.cpp
+// reads them: attention.sliding_window; every sixth layer global, the
+// others rotating by base 10000 unscaled; scores scaled by 1/√key_length
+// (by 1/√(embedding_length/head_count) for the 62 layers of the 27B model,
+// whose query_pre_attn_scalar that is). No softcapping: Gemma 3 has none.
+// The converter stores the norms' weights as 1 + w, the factors the norms
+// multiply by, so they are read as they are.
+func ggufGemma3(f *gguf.File, raw *rawConfig) error {
+	const arch = "gemma3"
+	window, err := f.Uint(arch + ".attention.sliding_window")
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	w := int(min(window, 1<<40))
+	raw.SlidingWindow = &w
+	pattern, local := 6, 10000.0
+	raw.SlidingWindowPattern, raw.RopeLocalBaseFreq = &pattern, &local
+	if raw.HiddenSize == nil || raw.NumAttentionHeads == nil || *raw.NumAttentionHeads <= 0 {
+		return nil // config reports the missing size
+	}
+	perHead := *raw.HiddenSize / *raw.NumAttentionHeads
+	if raw.HeadDim == nil {
+		raw.HeadDim = &perHead
+	}
+	scalar := float64(*raw.HeadDim)
+	if raw.NumHiddenLayers != nil && *raw.NumHiddenLayers == 62 {
+		scalar = float64(perHead)
+	}
+	raw.QueryPreAttnScalar = &scalar
+	return nil
 }
 
 // ggufUnsupported rejects hyperparameters of features the decoder lacks:
@@ -218,7 +256,8 @@ func LoadGGUF(path string, opts Options) (*Model, error) {
 
 // ggufTensor returns the tensor of a checkpoint name, its shape checked.
 func ggufTensor(f *gguf.File, name string, shape ...int) (*gguf.Tensor, error) {
-	t, err := f.Tensor(gguf.TensorName(name))
+	arch, _ := f.String("general.architecture")
+	t, err := f.Tensor(gguf.TensorName(arch, name))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v (weight %s)", ErrInvalid, err, name)
 	}

@@ -37,6 +37,7 @@ var ggufGoldens = []struct {
 }{
 	{"llama3-rope.f32", 0}, {"llama-linear-tied.f16", 0}, {"qwen2-bf16.bf16", 0}, {"qwen3-f16.f16", 0}, {"mistral-swa.f16", 0},
 	{"llama3-rope.q8_0", 0.08}, {"qwen3-f16.q4_0", 0.08}, {"llama-k256.q4_k_m", 0.06},
+	{"gemma3-bf16.f32", 0},
 }
 
 func ggufDir() string { return filepath.Join("..", "testdata", "gguf") }
@@ -95,6 +96,16 @@ func TestGGUFConfigMatchesConfigJSON(t *testing.T) {
 			want, err := ReadConfig(goldenDir(strings.Split(name, ".")[0]))
 			if err != nil {
 				t.Fatal(err)
+			}
+			if want.Architecture == Gemma3 {
+				// What llama.cpp reads of a Gemma 3 file: every sixth
+				// layer global, the others at base 10000, scores by
+				// 1/√head_dim, the embedding scaled in float32.
+				want.QueryPreAttnScalar, want.LocalRopeTheta = float64(want.HeadDim), 10000
+				for i := range want.SlidingLayers {
+					want.SlidingLayers[i] = (i+1)%6 != 0
+				}
+				want.EmbedScale = float32(math.Sqrt(float64(want.HiddenSize)))
 			}
 			if want.Architecture == Mistral {
 				// llama.cpp's converter writes Mistral as Llama, without
@@ -302,7 +313,7 @@ func (r *gradientsByLayer) Linear(_ int, _ lora.Target, _ *Linear, _, dy, dx []f
 // (gguf.TensorName's inverse on the names of a decoder).
 func checkpointName(ggufName string) string {
 	for _, hf := range []string{"model.embed_tokens.weight", "model.norm.weight", "lm_head.weight"} {
-		if gguf.TensorName(hf) == ggufName {
+		if gguf.TensorName("llama", hf) == ggufName {
 			return hf
 		}
 	}
@@ -311,7 +322,7 @@ func checkpointName(ggufName string) string {
 		"self_attn.k_proj.weight", "self_attn.v_proj.weight", "self_attn.o_proj.weight", "mlp.gate_proj.weight",
 		"mlp.up_proj.weight", "mlp.down_proj.weight"} {
 		name := "model.layers." + layer + "." + hf
-		if gguf.TensorName(name) == ggufName {
+		if gguf.TensorName("llama", name) == ggufName {
 			return name
 		}
 	}

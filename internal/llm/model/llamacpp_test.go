@@ -74,6 +74,23 @@ func TestStories15MGGUFMatchesLlamaCpp(t *testing.T) {
 	checkGreedyMatchesLlamaCpp(t, llama, path, fromGGUF)
 }
 
+// TestGemma3GGUFMatchesLlamaCpp checks the Gemma 3 file of a golden model
+// (testdata/gguf/models.py: the converter's Gemma 3 layout, its norms
+// stored as 1 + w, a SentencePiece vocabulary of letters) against
+// llama.cpp itself: the prompt's tokens and the ids llama-completion
+// decodes greedily (the logits are PyTorch's over the same file in
+// TestGGUFLogitsMatchReference).
+func TestGemma3GGUFMatchesLlamaCpp(t *testing.T) {
+	llama := llmtest.RequireLlamaCpp(t)
+	path := filepath.Join(ggufDir(), "gemma3-bf16.f32.gguf")
+	m, err := Load(path, Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	checkGreedyMatchesLlamaCpp(t, llama, path, m)
+}
+
 // checkGreedyMatchesLlamaCpp checks that m, loaded from path, tokenizes a
 // prompt as llama.cpp does and decodes greedily the ids llama-completion
 // decodes from the same file at temperature 0.

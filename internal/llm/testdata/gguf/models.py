@@ -58,12 +58,20 @@ _spec.loader.exec_module(quant_goldens)  # its library_dir and LLAMACPP
 
 Q = gguf.GGMLQuantizationType
 # The converter writes Mistral as Llama (LlamaModel), without its window.
-ARCH = {"LlamaForCausalLM": "llama", "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3", "MistralForCausalLM": "llama"}
-HF_ARCH = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM"}
+ARCH = {"LlamaForCausalLM": "llama", "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3", "MistralForCausalLM": "llama",
+        generate.GEMMA3: "gemma3"}
+HF_ARCH = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM", "gemma3": generate.GEMMA3}
 # golden model: the type of its matrices in the GGUF file, or the file type
 # llama-quantize makes of its F16 file
 MODELS = [("llama3-rope", Q.F32), ("llama-linear-tied", Q.F16), ("qwen2-bf16", Q.BF16), ("qwen3-f16", Q.F16),
-          ("mistral-swa", Q.F16), ("llama3-rope", Q.Q8_0), ("qwen3-f16", Q.Q4_0), ("llama-k256", "Q4_K_M")]
+          ("mistral-swa", Q.F16), ("llama3-rope", Q.Q8_0), ("qwen3-f16", Q.Q4_0), ("llama-k256", "Q4_K_M"),
+          ("gemma3-bf16", Q.F32)]
+# Gemma 3's names of its four norms a block, looked up first in its files
+# (gguf-py's tensor map).
+GEMMA3_NAMES = [
+    ("post_attention_layernorm.weight", "post_attention_norm.weight"), ("pre_feedforward_layernorm.weight", "ffn_norm.weight"),
+    ("post_feedforward_layernorm.weight", "post_ffw_norm.weight"),
+]
 NAMES = [
     ("input_layernorm.weight", "attn_norm.weight"), ("post_attention_layernorm.weight", "ffn_norm.weight"),
     ("self_attn.q_proj.", "attn_q."), ("self_attn.k_proj.", "attn_k."), ("self_attn.v_proj.", "attn_v."),
@@ -89,7 +97,7 @@ def read_safetensors(path):
     return out
 
 
-def gguf_name(name):
+def gguf_name(name, arch="llama"):
     if name == "model.embed_tokens.weight":
         return "token_embd.weight"
     if name == "model.norm.weight":
@@ -97,7 +105,7 @@ def gguf_name(name):
     if name == "lm_head.weight":
         return "output.weight"
     layer, rest = name[len("model.layers."):].split(".", 1)
-    for hf, gg in NAMES:
+    for hf, gg in (GEMMA3_NAMES if arch == "gemma3" else []) + NAMES:
         if rest.startswith(hf):
             return f"blk.{layer}.{gg}{rest[len(hf):]}"
     raise KeyError(name)
@@ -130,6 +138,27 @@ def llama3_rope_factors(cfg, dim):
             smooth = (old / wavelen - low) / (high - low)
             out.append(1 / ((1 - smooth) / factor + smooth))
     return np.array(out, dtype=np.float32)
+
+
+def add_letters_vocab(g, n):
+    """A SentencePiece vocabulary of n tokens for llama.cpp's tools: the
+    control tokens, then "▁", the letters and "▁" + the letters, so that
+    llama-completion can tokenize an English prompt with the tiny models'
+    small vocabularies."""
+    tokens = ["<pad>", "<eos>", "<bos>", "<unk>", "\u2581"]
+    letters = [chr(c) for c in range(ord("a"), ord("z") + 1)] + [chr(c) for c in range(ord("A"), ord("Z") + 1)]
+    tokens += letters
+    tokens += ["\u2581" + c for c in letters][: n - len(tokens)]
+    tokens += [f"<unused{i}>" for i in range(n - len(tokens))]
+    g.add_tokenizer_model("llama")
+    g.add_token_list(tokens)
+    g.add_token_scores([0.0] * 5 + [-float(i) for i in range(n - 5)])
+    g.add_token_types([gguf.TokenType.CONTROL] * 3 + [gguf.TokenType.UNKNOWN] + [gguf.TokenType.NORMAL] * (n - 4))
+    g.add_bos_token_id(2)
+    g.add_eos_token_id(1)
+    g.add_unk_token_id(3)
+    g.add_pad_token_id(0)
+    g.add_add_bos_token(True)
 
 
 def write_gguf(name, qtype):
@@ -172,6 +201,12 @@ def write_gguf_as(name, qtype, path):
     if "head_dim" in cfg:
         g.add_key_length(hd)
         g.add_value_length(hd)
+    if arch == "gemma3":
+        # Gemma3Model's keys: the window; llama.cpp fixes the rest (every
+        # sixth layer global, the others at base 10000, scores by
+        # 1/sqrt(head_dim)).
+        g.add_sliding_window(cfg["sliding_window"])
+        add_letters_vocab(g, cfg["vocab_size"])
     g.add_rope_dimension_count(hd)
     g.add_vocab_size(cfg["vocab_size"])
     g.add_file_type({Q.F32: 0, Q.F16: 1, Q.BF16: 32, Q.Q8_0: 7, Q.Q4_0: 2}[qtype])
@@ -192,10 +227,12 @@ def write_gguf_as(name, qtype, path):
             t = permute(t, heads)
         if arch == "llama" and ".k_proj." in hf:
             t = permute(t, kv)
+        if arch == "gemma3" and hf.endswith("norm.weight"):
+            t = t + np.float32(1)  # Gemma3Model.norm_shift: the factors the norms multiply by
         if t.ndim == 2 and qtype != Q.F32:
-            g.add_tensor(gguf_name(hf), gguf.quants.quantize(t, qtype), raw_dtype=qtype)
+            g.add_tensor(gguf_name(hf, arch), gguf.quants.quantize(t, qtype), raw_dtype=qtype)
         else:
-            g.add_tensor(gguf_name(hf), t.astype(np.float32))
+            g.add_tensor(gguf_name(hf, arch), t.astype(np.float32))
     g.write_header_to_file()
     g.write_kv_data_to_file()
     g.write_tensors_to_file()
@@ -221,6 +258,11 @@ def reference(path, src_cfg):
     }
     if f"{arch}.attention.key_length" in meta:
         cfg["head_dim"] = meta[f"{arch}.attention.key_length"]
+    if arch == "gemma3":
+        # What llama.cpp makes of a Gemma 3 file's metadata (llama-model.cpp).
+        cfg.update(sliding_window=meta["gemma3.attention.sliding_window"], sliding_window_pattern=6,
+                   rope_local_base_freq=10000.0, query_pre_attn_scalar=cfg.get("head_dim") or cfg["hidden_size"] // heads,
+                   torch_dtype="float32")
     if f"{arch}.rope.scaling.type" in meta:
         cfg["rope_scaling"] = {"rope_type": meta[f"{arch}.rope.scaling.type"], "factor": meta[f"{arch}.rope.scaling.factor"]}
         if f"{arch}.rope.scaling.original_context_length" in meta:
@@ -234,16 +276,19 @@ def reference(path, src_cfg):
         for t in names:
             if t.startswith(f"blk.{l}."):
                 rest = t[len(f"blk.{l}."):]
-                for hf, gg in NAMES:
+                for hf, gg in (GEMMA3_NAMES if arch == "gemma3" else []) + NAMES:
                     if rest.startswith(gg):
                         w[f"model.layers.{l}.{hf}{rest[len(gg):]}"] = None
+                        break
     for hf in w:
-        t = names[gguf_name(hf)]
+        t = names[gguf_name(hf, arch)]
         x = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32).reshape([int(d) for d in reversed(t.shape)])
         if arch == "llama" and ".q_proj." in hf:
             x = unpermute(x, heads)
         if arch == "llama" and ".k_proj." in hf:
             x = unpermute(x, kv)
+        if arch == "gemma3" and hf.endswith("norm.weight"):
+            x = x - np.float32(1)  # the reference norm multiplies by 1 + w; exact for factors in [0.5, 2]
         w[hf] = torch.from_numpy(x.copy())
     cfg["attention_bias"] = any(".o_proj.bias" in n for n in w)
     rotary = generate.Rotary(cfg)
