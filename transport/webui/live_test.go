@@ -11,16 +11,26 @@ import (
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/internal/testdb"
 	"github.com/weftlabs/weft/trace"
+	"github.com/weftlabs/weft/training"
 	"github.com/weftlabs/weft/transport/httpapi"
 	"github.com/weftlabs/weft/transport/webui"
 )
 
 // TestLiveStreamsPerSession: a session has at most MaxLiveStreams live
-// streams open; one more is a 429 that says why, another session of the same
-// user is not held back, and a closed stream frees its place.
+// streams open, trace lists and training charts alike; one more is a 429
+// that says why, another session of the same user is not held back, and a
+// closed stream frees its place.
 func TestLiveStreamsPerSession(t *testing.T) {
 	t.Parallel()
-	s := newServer(t, testdb.SQLite(t), func(_ *httpapi.Config, ui *webui.Config) { ui.MaxLiveStreams = 2 })
+	s, ts := newTrainingServer(t, testdb.SQLite(t), func(_ *httpapi.Config, ui *webui.Config) { ui.MaxLiveStreams = 2 })
+	alice, err := s.identity.Authenticate(context.Background(), "", s.aliceKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, err := ts.CreateModel(weft.WithPrincipal(context.Background(), alice), &training.CreateModelReq{Entity: new("alice"), Project: "p", Name: "agent", BaseModel: "base"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	b := s.browser(t)
 	b.signIn("", s.aliceKey)
 	first, _ := openLive(t, b, "/ui/p/alice/p/live")
@@ -30,6 +40,9 @@ func TestLiveStreamsPerSession(t *testing.T) {
 	if over := b.get("/ui/p/alice/p/live?op=tool"); over.status != http.StatusTooManyRequests || !strings.Contains(over.body, "already follows 2 live pages") {
 		t.Fatalf("a stream past the bound: %d\n%s", over.status, over.body)
 	}
+	if over := b.get("/ui/p/alice/p/models/" + model.ID + "/live?from=0"); over.status != http.StatusTooManyRequests {
+		t.Fatalf("a model chart's stream past the bound: %d\n%s", over.status, over.body)
+	}
 	other := s.browser(t)
 	other.signIn("", s.aliceKey)
 	if res, _ := openLive(t, other, "/ui/p/alice/p/live"); res.StatusCode != http.StatusOK {
@@ -37,7 +50,7 @@ func TestLiveStreamsPerSession(t *testing.T) {
 	}
 	first.Body.Close()
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		res, _ := openLive(t, b, "/ui/p/alice/p/live?op=tool")
+		res, _ := openLive(t, b, "/ui/p/alice/p/models/"+model.ID+"/live?from=0")
 		if res.StatusCode == http.StatusOK {
 			break
 		}

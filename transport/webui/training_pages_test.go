@@ -35,7 +35,7 @@ func (stepTrainer) Train(ctx context.Context, _ *training.TrainJob, report train
 
 // newTrainingServer is newServer with a training service whose jobs
 // stepTrainer runs.
-func newTrainingServer(t *testing.T, db *weft.DB) (*server, *training.Store) {
+func newTrainingServer(t *testing.T, db *weft.DB, options ...serverOption) (*server, *training.Store) {
 	t.Helper()
 	ctx := context.Background()
 	if err := training.MigrateQueue(db)(ctx); err != nil {
@@ -54,7 +54,7 @@ func newTrainingServer(t *testing.T, db *weft.DB) (*server, *training.Store) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ts.Stop(context.Background()) })
-	s := newServer(t, db, func(_ *httpapi.Config, ui *webui.Config) { ui.Training = ts })
+	s := newServer(t, db, append(options, func(_ *httpapi.Config, ui *webui.Config) { ui.Training = ts })...)
 	return s, ts
 }
 
