@@ -23,6 +23,14 @@ func (id *Identity) PrincipalOfKey(ctx context.Context, keyID string) (Principal
 	return id.principalOf(ctx, row)
 }
 
+// PrincipalOfUser returns the current principal of the user with id userID
+// (no key: KeyID is ""), for work done later on a user's behalf, such as a
+// monitor's judge running with the authority of the user who published it:
+// memberships are read afresh. An unknown user is ErrBadCredentials.
+func (id *Identity) PrincipalOfUser(ctx context.Context, userID string) (Principal, error) {
+	return id.principalOf(ctx, apiKeyRow{UserID: userID})
+}
+
 // Project is a project recorded under an entity (on its first write).
 type Project struct {
 	Entity    string

@@ -27,6 +27,10 @@ type Config struct {
 	// that is read straight from its rank. Smaller tables are sorted on
 	// every query. Defaults to [DefaultSortedTableRows]; negative keeps none.
 	SortedTableRows int64
+	// Hook, when set, is told of the publishes and deletes of the objects
+	// of the classes it watches, and may refuse a publish (see
+	// [ChangeHook]). None by default.
+	Hook ChangeHook
 	// Now is the clock that stamps rows. Defaults to time.Now; times are
 	// stored in UTC.
 	Now func() time.Time

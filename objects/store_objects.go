@@ -102,10 +102,18 @@ func (s *Store) ObjCreate(ctx context.Context, req *ObjCreateReq) (*ObjCreateRes
 	if in.ExpectedDigest != nil && *in.ExpectedDigest != "" && *in.ExpectedDigest != d {
 		return nil, weft.Errorf(ErrDigestMismatch, "expected digest %s but the server computed %s", *in.ExpectedDigest, d)
 	}
+	watched := s.watched(p.base)
+	if watched {
+		if err := s.cfg.Hook.CheckPublish(ctx, in.ProjectID, in.ObjectID, in.Val); err != nil {
+			return nil, err
+		}
+	}
 	var res *ObjCreateRes
 	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		res, err = s.publish(ctx, tx, in.ProjectID, in.ObjectID, d, p)
-		return err
+		if res, err = s.publish(ctx, tx, in.ProjectID, in.ObjectID, d, p); err != nil || !watched {
+			return err
+		}
+		return s.objectChanged(ctx, tx, in.ProjectID, in.ObjectID)
 	})
 	if err != nil {
 		return nil, err
@@ -387,6 +395,9 @@ func (s *Store) deleteVersions(ctx context.Context, tx bun.Tx, req *ObjDeleteReq
 		Where("project_id = ? AND object_id = ? AND digest IN (?) AND deleted_at IS NULL", req.ProjectID, req.ObjectID, bun.In(digests)).
 		Exec(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.deletedChanged(ctx, tx, req.ProjectID, req.ObjectID); err != nil {
 		return nil, err
 	}
 	return &ObjDeleteRes{NumDeleted: len(digests)}, nil

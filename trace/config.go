@@ -17,6 +17,9 @@ type Config struct {
 	// Feed, when set, is told of every call this store writes, after the
 	// write commits (live views subscribe to it). None by default.
 	Feed *Feed
+	// Hook, when set, is told of the calls each write starts or ends, inside
+	// the write's transaction (see [WriteHook]). None by default.
+	Hook WriteHook
 }
 
 func (cfg *Config) setDefaults() error {

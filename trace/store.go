@@ -19,6 +19,7 @@ type Store struct {
 	dialect database.Dialect
 	now     func() time.Time
 	feed    *Feed
+	hook    WriteHook
 }
 
 var _ Service = (*Store)(nil)
@@ -28,7 +29,7 @@ func New(cfg Config) (*Store, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
 	}
-	return &Store{db: cfg.DB, dialect: database.DialectOf(cfg.DB), now: cfg.Now, feed: cfg.Feed}, nil
+	return &Store{db: cfg.DB, dialect: database.DialectOf(cfg.DB), now: cfg.Now, feed: cfg.Feed, hook: cfg.Hook}, nil
 }
 
 // callRow is a row of the calls table.
@@ -180,6 +181,34 @@ func (s *Store) flush(ctx context.Context, db bun.IDB, w *writeSet) error {
 	return nil
 }
 
+// flushTx writes the set in one transaction through bun, with the hook.
+func (s *Store) flushTx(ctx context.Context, w *writeSet) error {
+	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := s.flush(ctx, tx, w); err != nil {
+			return err
+		}
+		return s.callHook(ctx, WriteTx{SQL: tx.Tx}, w)
+	})
+}
+
+// write writes a set of starts and ends in one transaction: COPY where
+// PostgreSQL can, else upserts.
+func (s *Store) write(ctx context.Context, w *writeSet) error {
+	if s.dialect.Has(database.Copy) {
+		return s.flushPostgres(ctx, w)
+	}
+	return s.flushTx(ctx, w)
+}
+
+// writeOne writes the set of one start or end: a single statement, unless a
+// hook must see it inside a transaction.
+func (s *Store) writeOne(ctx context.Context, w *writeSet) error {
+	if s.hook != nil {
+		return s.write(ctx, w)
+	}
+	return s.flush(ctx, s.db, w)
+}
+
 // copyColumns are the calls columns a COPY fills, in callRow order.
 var copyColumns = []string{"project_id", "id", "trace_id", "parent_id", "thread_id", "turn_id", "op_name", "display_name",
 	"started_at", "ended_at", "attributes", "inputs", "otel_dump", "input_refs", "output", "output_refs", "summary",
@@ -199,7 +228,7 @@ func (s *Store) flushPostgres(ctx context.Context, w *writeSet) error {
 	return conn.Raw(func(driverConn any) error {
 		pc, ok := driverConn.(*stdlib.Conn)
 		if !ok {
-			return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return s.flush(ctx, tx, w) })
+			return s.flushTx(ctx, w)
 		}
 		tx, err := pc.Conn().Begin(ctx)
 		if err != nil {
@@ -226,6 +255,9 @@ func (s *Store) flushPostgres(ctx context.Context, w *writeSet) error {
 					return err
 				}
 			}
+		}
+		if err := s.callHook(ctx, WriteTx{Pgx: tx}, w); err != nil {
+			return err
 		}
 		return tx.Commit(ctx)
 	})
@@ -271,7 +303,7 @@ func (s *Store) CallStart(ctx context.Context, req *CallStartReq) (*CallStartRes
 	}
 	var w writeSet
 	w.addStart(f)
-	if err := s.flush(ctx, s.db, &w); err != nil {
+	if err := s.writeOne(ctx, &w); err != nil {
 		return nil, err
 	}
 	s.published(ctx, writtenCalls(&w))
@@ -286,7 +318,7 @@ func (s *Store) CallEnd(ctx context.Context, req *CallEndReq) (*CallEndRes, erro
 	}
 	var w writeSet
 	w.addEnd(f)
-	if err := s.flush(ctx, s.db, &w); err != nil {
+	if err := s.writeOne(ctx, &w); err != nil {
 		return nil, err
 	}
 	s.published(ctx, writtenCalls(&w))
@@ -326,13 +358,7 @@ func (s *Store) UpsertBatch(ctx context.Context, req *UpsertBatchReq) (*UpsertBa
 	if len(w.order) == 0 {
 		return res, nil
 	}
-	var err error
-	if s.dialect.Has(database.Copy) {
-		err = s.flushPostgres(ctx, &w)
-	} else {
-		err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return s.flush(ctx, tx, &w) })
-	}
-	if err != nil {
+	if err := s.write(ctx, &w); err != nil {
 		return nil, err
 	}
 	s.published(ctx, writtenCalls(&w))

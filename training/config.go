@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/jobs"
 	"github.com/weftlabs/weft/training/blob"
 )
 
@@ -50,6 +51,15 @@ type Config struct {
 	// DB holds the training tables and River's queue (migrate it with
 	// weft.Migrate(ctx, db, MigrateQueue(db))). Required.
 	DB *weft.DB
+	// Jobs is the process's job queue, shared with the other domains that
+	// queue work on the database (every process on a database must know every
+	// job kind: see package jobs). New registers the training worker on it;
+	// its owner starts and stops it once every domain has registered. nil
+	// gives the Store a queue of its own, built with PollInterval,
+	// RescueAfter and Logger, which Start and Stop run. On a shared queue a
+	// job whose worker died is retried after the longer of the queue's
+	// RescueAfter and JobTimeout.
+	Jobs *jobs.Queue
 	// Blobs stores checkpoint files. Defaults to the directory
 	// [DefaultCheckpointDir] under the working directory.
 	Blobs blob.Store

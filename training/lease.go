@@ -115,7 +115,7 @@ func (m *Store) rescue(ctx context.Context, job *jobRow) error {
 	claim := m.db.NewUpdate().Model((*jobRow)(nil)).Set("status = ?", StatusQueued).Set("heartbeat_at = NULL").
 		Where("project_id = ? AND id = ? AND status = ? AND attempt = ?", job.ProjectID, job.ID, StatusRunning, job.Attempt).
 		Where("(heartbeat_at IS NULL OR heartbeat_at <= ?)", horizon)
-	rescued, err := m.queue.rescue(ctx, job.RiverJobID, claim.String(), "training attempt lost its lease: its worker stopped renewing it")
+	rescued, err := m.queue.Rescue(ctx, job.RiverJobID, claim.String(), "training attempt lost its lease: its worker stopped renewing it")
 	if err != nil || !rescued {
 		return err
 	}

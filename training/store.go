@@ -9,13 +9,17 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/jobs"
 )
 
 // Store is the bun-backed [Service]; with Workers it also runs jobs.
 type Store struct {
 	cfg   Config
 	db    *weft.DB
-	queue queue
+	queue *jobs.Queue
+	// ownsQueue: the queue is the Store's own (Config.Jobs was nil), which
+	// Start and Stop run.
+	ownsQueue bool
 
 	hosts      *hostPolicy  // where SFT data may be downloaded from
 	dataClient *http.Client // downloads it under hosts
@@ -41,11 +45,9 @@ func New(cfg Config) (*Store, error) {
 		return nil, err
 	}
 	m := &Store{cfg: cfg, db: cfg.DB, hosts: hosts, dataClient: hosts.client(cfg.DataTimeout)}
-	q, err := newQueue(cfg.DB, &m.cfg, m.work)
-	if err != nil {
+	if err := m.useQueue(); err != nil {
 		return nil, fmt.Errorf("training: %w", err)
 	}
-	m.queue = q
 	return m, nil
 }
 
@@ -58,9 +60,11 @@ func (m *Store) Start(ctx context.Context) error {
 		return errors.New("training: already started")
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	if err := m.queue.start(ctx); err != nil {
-		cancel()
-		return fmt.Errorf("training: start queue: %w", err)
+	if m.ownsQueue {
+		if err := m.queue.Start(ctx); err != nil {
+			cancel()
+			return fmt.Errorf("training: start queue: %w", err)
+		}
 	}
 	m.cancel, m.done = cancel, make(chan struct{})
 	go func() {
@@ -79,7 +83,10 @@ func (m *Store) Stop(ctx context.Context) error {
 	if m.cancel == nil {
 		return nil
 	}
-	err := m.queue.stop(ctx)
+	var err error
+	if m.ownsQueue {
+		err = m.queue.Stop(ctx)
+	}
 	m.cancel()
 	<-m.done
 	m.cancel = nil

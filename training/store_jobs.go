@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/jobs"
 )
 
 // CreateJob implements Service.
@@ -89,12 +90,13 @@ func (m *Store) enqueueJob(ctx context.Context, modelID, kind, input, config str
 	}
 	row := &jobRow{ProjectID: model.ProjectID, ID: newID(), ModelID: modelID, Kind: kind, Status: StatusQueued,
 		Input: input, ExperimentalConfig: config, CreatedBy: weft.UserID(ctx), CreatedAt: m.now()}
-	err = m.queue.enqueue(ctx, row.ID, m.cfg.MaxAttempts, func(riverJobID int64) []string {
+	err = m.queue.Enqueue(ctx, m.insertParams(row.ID), func(ctx context.Context, tx jobs.Tx, riverJobID int64) error {
 		row.RiverJobID = riverJobID
-		return []string{
-			m.db.NewInsert().Model(row).String(),
-			m.db.NewInsert().Model(&idRow{ID: row.ID, ProjectID: row.ProjectID, Kind: idKindJob}).String(),
+		if _, err := tx.Exec(ctx, m.db.NewInsert().Model(row).String()); err != nil {
+			return err
 		}
+		_, err := tx.Exec(ctx, m.db.NewInsert().Model(&idRow{ID: row.ID, ProjectID: row.ProjectID, Kind: idKindJob}).String())
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -152,7 +154,7 @@ func (m *Store) CancelJob(ctx context.Context, jobID string) (*Job, error) {
 		return nil, err
 	}
 	if row.RiverJobID != 0 {
-		if err := m.queue.cancel(ctx, row.RiverJobID); err != nil {
+		if err := m.queue.Cancel(ctx, row.RiverJobID); err != nil {
 			m.cfg.Logger.WarnContext(ctx, "cancel queued job", "job_id", jobID, "error", err)
 		}
 	}

@@ -153,7 +153,7 @@ func (m *Store) DeleteModel(ctx context.Context, modelID string) (*DeleteModelRe
 		return nil, err
 	}
 	for _, id := range riverJobs {
-		if err := m.queue.cancel(ctx, id); err != nil {
+		if err := m.queue.Cancel(ctx, id); err != nil {
 			m.cfg.Logger.WarnContext(ctx, "cancel queued job of deleted model", "river_job_id", id, "error", err)
 		}
 	}

@@ -301,7 +301,7 @@ func (m *Store) Sweep(ctx context.Context) (int, error) {
 	for _, j := range jobs {
 		ids = append(ids, j.RiverJobID)
 	}
-	states, err := m.queue.states(ctx, ids)
+	states, err := m.queue.States(ctx, ids)
 	if err != nil {
 		return 0, err
 	}

@@ -15,7 +15,10 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/chat/chatstore"
 	"github.com/weftlabs/weft/feedback"
+	"github.com/weftlabs/weft/jobs"
+	"github.com/weftlabs/weft/monitor"
 	"github.com/weftlabs/weft/trace"
 	"github.com/weftlabs/weft/training"
 	"github.com/weftlabs/weft/transport/httpapi"
@@ -37,6 +40,7 @@ type serveOptions struct {
 	limits        serverLimits
 	cookies       cookieOptions
 	training      *trainingOptions
+	monitors      *monitorOptions
 }
 
 func serveCommand() *command {
@@ -69,6 +73,7 @@ func serveFlags(fs *flag.FlagSet) *serveOptions {
 	limitFlags(fs, &opts.limits)
 	cookieFlags(fs, &opts.cookies)
 	opts.training = trainingFlags(fs, 1)
+	opts.monitors = monitorFlags(fs)
 	return opts
 }
 
@@ -105,16 +110,26 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 		BodyReadTimeout: opts.limits.body,
 		OTLP:            opts.limits.otlp,
 	}
+	// One job queue for the process, shared by every domain that queues
+	// work: it starts once they have all registered their workers.
+	queue, err := jobs.New(db, jobs.Config{Logger: logger, RescueAfter: opts.training.rescueAfter})
+	if err != nil {
+		return err
+	}
+	monitors, err := newMonitors(db, queue, identity, opts.monitors, logger)
+	if err != nil {
+		return err
+	}
 	feed := trace.NewFeed()
 	// Live views see the calls other servers on the same PostgreSQL
 	// database write, too.
 	if err := feed.ListenPostgres(ctx, db, logger); err != nil {
 		return fmt.Errorf("live updates: %w", err)
 	}
-	if cfg.Trace, err = newTraceService(db, feed); err != nil {
+	if cfg.Trace, err = newTraceService(db, feed, monitors); err != nil {
 		return err
 	}
-	if cfg.Objects, err = newObjectsService(db, opts.maxFileBytes); err != nil {
+	if cfg.Objects, err = newObjectsService(db, opts.maxFileBytes, monitors); err != nil {
 		return err
 	}
 	// Chat serves trained checkpoints from the training service, which
@@ -127,7 +142,7 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 	if cfg.Chat != nil {
 		defer closeChat(cfg.Chat, logger)
 	}
-	trainingService, localTrainer, err := newTrainingService(db, opts.training, cfg.Objects, cfg.Chat, logger)
+	trainingService, localTrainer, err := newTrainingService(db, queue, opts.training, cfg.Objects, cfg.Chat, logger)
 	if err != nil {
 		return err
 	}
@@ -149,6 +164,20 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 	if cfg.Feedback, err = newFeedbackService(db, cfg.Trace, cfg.Objects); err != nil {
 		return err
 	}
+	monitors.SetServices(cfg.Trace, cfg.Objects, cfg.Feedback)
+	if cfg.Chat != nil {
+		monitors.SetChat(cfg.Chat, monitor.ChatModels{Chat: cfg.Chat, Adapters: chatstore.Adapters{Training: checkpoints, Authorizer: identity}})
+	}
+	if err := queue.Start(ctx); err != nil {
+		return fmt.Errorf("job queue: %w", err)
+	}
+	defer func() {
+		// Running jobs get the grace too, then are cancelled and retried
+		// after the restart (or by another server).
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.shutdownGrace)
+		defer cancel()
+		_ = queue.Stop(stopCtx)
+	}()
 	api, err := httpapi.New(cfg)
 	if err != nil {
 		return err

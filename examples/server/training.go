@@ -12,6 +12,8 @@ import (
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/chat"
 	"github.com/weftlabs/weft/chat/local"
+	"github.com/weftlabs/weft/jobs"
+	"github.com/weftlabs/weft/monitor"
 	"github.com/weftlabs/weft/objects"
 	"github.com/weftlabs/weft/training"
 	"github.com/weftlabs/weft/training/blob"
@@ -62,7 +64,7 @@ func trainingFlags(fs *flag.FlagSet, defaultWorkers int) *trainingOptions {
 // -trainer-base-models, or every other base model). A job whose base model
 // no trainer of the set runs fails at once, unless other processes may run
 // it. A process with no trainer runs no workers.
-func newTrainingService(db *weft.DB, o *trainingOptions, files objects.Service, served chat.Service, logger *slog.Logger) (*training.Store, *localtrainer.Trainer, error) {
+func newTrainingService(db *weft.DB, queue *jobs.Queue, o *trainingOptions, files objects.Service, served chat.Service, logger *slog.Logger) (*training.Store, *localtrainer.Trainer, error) {
 	blobs, err := blob.NewDir(o.checkpointDir)
 	if err != nil {
 		return nil, nil, err
@@ -89,7 +91,7 @@ func newTrainingService(db *weft.DB, o *trainingOptions, files objects.Service, 
 	if !runs {
 		workers = 0
 	}
-	store, err := training.New(training.Config{DB: db, Blobs: blobs, Objects: training.ObjectFiles(files), MaxAttempts: o.maxAttempts,
+	store, err := training.New(training.Config{DB: db, Jobs: queue, Blobs: blobs, Objects: training.ObjectFiles(files), MaxAttempts: o.maxAttempts,
 		JobTimeout: o.jobTimeout, RescueAfter: o.rescueAfter, Lease: o.lease, Logger: logger, DataHosts: splitList(o.dataHosts), DataTimeout: o.dataTimeout, MaxDataBytes: o.maxDataBytes,
 		Trainer: trainers, Workers: workers, OtherWorkers: o.otherWorkers || o.workers == 0})
 	if err != nil && local != nil {
@@ -157,17 +159,34 @@ func work(ctx context.Context, out io.Writer, dbURL, logLevel string, opts *trai
 		return err
 	}
 	defer db.Close()
-	files, err := newObjectsService(db, objects.DefaultMaxFileBytes)
+	files, err := newObjectsService(db, objects.DefaultMaxFileBytes, nil)
 	if err != nil {
 		return err
 	}
-	manager, _, err := newTrainingService(db, opts, files, nil, logger)
+	queue, err := jobs.New(db, jobs.Config{Logger: logger, RescueAfter: opts.rescueAfter})
 	if err != nil {
+		return err
+	}
+	manager, _, err := newTrainingService(db, queue, opts, files, nil, logger)
+	if err != nil {
+		return err
+	}
+	// This process works no monitor jobs but knows their kind, so that its
+	// queue retries one whose worker died instead of discarding it.
+	if err := monitor.RegisterKinds(queue); err != nil {
 		return err
 	}
 	if err := manager.Start(ctx); err != nil {
 		return err
 	}
+	if err := queue.Start(ctx); err != nil {
+		return err
+	}
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		_ = queue.Stop(stopCtx)
+	}()
 	fmt.Fprintf(out, "weft worker running %d training job(s) at a time\n", opts.workers)
 	<-ctx.Done()
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)

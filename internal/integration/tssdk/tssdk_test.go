@@ -165,8 +165,13 @@ func sdkFileDigest(content []byte) string {
 
 // queryCalls reads /calls/stream_query (NDJSON) with filter.
 func queryCalls(t *testing.T, server e2e.Client, filter map[string]any) []call {
+	return queryProjectCalls(t, server, project, filter)
+}
+
+// queryProjectCalls reads the calls of projectID that filter selects.
+func queryProjectCalls(t *testing.T, server e2e.Client, projectID string, filter map[string]any) []call {
 	t.Helper()
-	body := server.Call(t, http.MethodPost, "/calls/stream_query", map[string]any{"project_id": project, "filter": filter}, nil)
+	body := server.Call(t, http.MethodPost, "/calls/stream_query", map[string]any{"project_id": projectID, "filter": filter}, nil)
 	var out []call
 	scanner := bufio.NewScanner(bytes.NewReader(body))
 	scanner.Buffer(nil, 1<<24)

@@ -1,0 +1,18 @@
+package monitor
+
+import "github.com/weftlabs/weft"
+
+// Errors of the monitor domain. The HTTP adapter maps each by its class.
+var (
+	// ErrInvalidMonitor: a Monitor object that cannot run (a bad sampling
+	// rate, a scorer that is not a ref of the same project, ...): the
+	// publish is refused (400).
+	ErrInvalidMonitor = weft.DefineError(weft.ErrInvalid, "InvalidMonitor", "invalid monitor")
+	// ErrInvalidScorer: a scorer a monitor names that cannot run (an unknown
+	// class, a malformed pattern or template, a schema the judge cannot
+	// enforce) (400).
+	ErrInvalidScorer = weft.DefineError(weft.ErrInvalid, "InvalidScorer", "invalid scorer")
+	// ErrJudgeModel: the judge model of a scorer is not one its publisher
+	// may use (400).
+	ErrJudgeModel = weft.DefineError(weft.ErrInvalid, "InvalidJudgeModel", "judge model not allowed")
+)

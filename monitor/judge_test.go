@@ -1,0 +1,251 @@
+package monitor_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/chat"
+	"github.com/weftlabs/weft/chat/chatstore"
+	"github.com/weftlabs/weft/internal/llm/llmtest"
+	"github.com/weftlabs/weft/internal/testdb"
+	"github.com/weftlabs/weft/monitor"
+	"github.com/weftlabs/weft/trace"
+	"github.com/weftlabs/weft/training"
+)
+
+// judges serves three tiny random-weight models with real tokenizers
+// (Qwen3's, Llama 3's, and the 32,000-token SentencePiece one with a
+// Llama 2 chat template) on the built-in engine, with JSON strings bounded
+// so that random weights finish a verdict. The chat calls it traces go to
+// the store of the (parallel) test whose project they belong to.
+var judges struct {
+	once    sync.Once
+	gateway *chat.Gateway
+	traces  sync.Map // project id → *trace.Store
+}
+
+// judgeModels are the models judges serves.
+var judgeModels = []string{"judge-qwen3", "judge-llama3", "judge-llama2"}
+
+// llama2Template is Llama 2 chat's prompt format.
+const llama2Template = `{{ bos_token }}{%- for message in messages %}{%- if message.role == 'system' %}{{ '<<SYS>>\n' + message.content + '\n<</SYS>>\n\n' }}` +
+	`{%- elif message.role == 'user' %}{{ '[INST] ' + message.content + ' [/INST]' }}{%- else %}{{ ' ' + message.content + eos_token }}{%- endif %}{%- endfor %}`
+
+// tracesRecorder records judges' calls into the store of their project's
+// test.
+type tracesRecorder struct{}
+
+func (tracesRecorder) RecordCalls(ctx context.Context, calls []chat.Call) error {
+	for _, c := range calls {
+		if s, ok := judges.traces.Load(c.ProjectID); ok {
+			if err := (chatstore.Recorder{Trace: s.(*trace.Store)}).RecordCalls(ctx, []chat.Call{c}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// judgeGateway returns the judges' gateway, tracing the calls of project
+// into traces.
+func judgeGateway(t *testing.T, project string, traces *trace.Store) *chat.Gateway {
+	t.Helper()
+	judges.once.Do(func() {
+		for _, name := range []string{llmtest.TokenizerQwen3, llmtest.TokenizerLlama3, llmtest.TokenizerLlama2} {
+			llmtest.RequireTokenizer(t, name)
+		}
+		llama := llmtest.Dims{Architecture: llmtest.Llama, VocabSize: 128256, HiddenSize: 16, IntermediateSize: 32,
+			Layers: 2, Heads: 2, KVHeads: 1, HeadDim: 8, MaxPositions: 1024, RMSNormEps: 1e-5, RopeTheta: 5e5, TiedEmbedding: true}
+		llama2 := llama
+		llama2.VocabSize = 32000
+		dirs := []string{
+			llmtest.ModelDir{Dims: llmtest.TinyQwen3, Tokenizer: llmtest.TokenizerQwen3}.Write(t),
+			llmtest.ModelDir{Dims: llama, Tokenizer: llmtest.TokenizerLlama3}.Write(t),
+			llmtest.ModelDir{Dims: llama2, Tokenizer: llmtest.TokenizerLlama2,
+				Files: map[string][]byte{"chat_template.jinja": []byte(llama2Template)}}.Write(t),
+		}
+		var routes strings.Builder
+		routes.WriteString("models:\n")
+		for i, name := range judgeModels {
+			fmt.Fprintf(&routes, "  - name: %s\n    upstreams: [{kind: local, path: %q, threads: 1, kv_cache_bytes: 64MiB, max_sequences: 4, "+
+				"structured_outputs: {max_string_length: 8, max_nesting: 4, max_whitespace: -1}}]\n", name, dirs[i])
+		}
+		routing, err := chat.ParseRouting([]byte(routes.String()), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		judges.gateway, err = chat.New(chat.Config{Routing: routing, Recorder: tracesRecorder{}, Logger: slog.New(slog.DiscardHandler),
+			Adapters: chatstore.Adapters{Training: noCheckpoints{}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+	if judges.gateway == nil {
+		t.Fatal("opening the judge models failed")
+	}
+	judges.traces.Store(project, traces)
+	t.Cleanup(func() { judges.traces.Delete(project) })
+	return judges.gateway
+}
+
+// noCheckpoints knows no trained model.
+type noCheckpoints struct{}
+
+func (noCheckpoints) ResolveAdapter(context.Context, string) (training.Adapter, bool, error) {
+	return training.Adapter{}, false, nil
+}
+
+// verdictSchema is the verdict every judge answers under.
+const verdictSchema = `{"type":"object","properties":{"verdict":{"enum":["good","bad"]},"reason":{"type":"string"}},` +
+	`"required":["verdict","reason"],"additionalProperties":false}`
+
+// judgeVal is an LLMAsAJudgeScorer as Weave publishes it, with weft's
+// response_schema.
+func judgeVal(model string) string {
+	return fmt.Sprintf(`{"_type":"LLMAsAJudgeScorer","_class_name":"LLMAsAJudgeScorer","_bases":["Scorer","Object","BaseModel"],`+
+		`"model":{"_type":"LLMStructuredCompletionModel","_class_name":"LLMStructuredCompletionModel","_bases":["Model","Object","BaseModel"],`+
+		`"llm_model_id":%q,"default_params":{"messages_template":[{"role":"system","content":"You grade answers to questions."}],`+
+		`"temperature":1,"max_tokens":64,"response_format":"json_schema"}},`+
+		`"scoring_prompt":"Question: {question}\nAnswer: {output}\nIs the answer good?","response_schema":%s}`, model, verdictSchema)
+}
+
+// TestJudgeVerdicts: an active monitor with a judge on each of three models
+// of the built-in engine scores each ended call through weft's own chat
+// path: every verdict satisfies the judge's schema (checked here by a JSON
+// Schema validator), is stored as Weave stores scorer feedback, and links
+// the judge's own traced call, which is not itself judged.
+func TestJudgeVerdicts(t *testing.T) {
+	testdb.ForEach(t, func(t *testing.T, db *weft.DB) {
+		var s *server
+		s = newServer(t, db, serverOptions{monitor: func(cfg *monitor.Config) {
+			cfg.JudgeRate = 100
+			cfg.JudgeConcurrency = 4
+		}})
+		// A project per database: the subtests run at once and share the
+		// gateway.
+		project := "acme/support-" + path.Base(t.Name())
+		gateway := judgeGateway(t, project, s.trace)
+		s.monitors.SetChat(gateway, monitor.ChatModels{Chat: gateway})
+		ctx := s.user(t, "alice", "acme")
+		var refs []string
+		for _, model := range judgeModels {
+			refs = append(refs, s.publish(t, ctx, project, strings.ReplaceAll(model, "-", "_"), judgeVal(model)))
+		}
+		op := "weave:///" + project + "/op/answer:abc"
+		s.publish(t, ctx, project, "graded", monitorVal(1, []string{"weave:///" + project + "/op/answer:*"}, true, refs...))
+		calls := []call{{id: newID(), op: op, output: `"42"`}, {id: newID(), op: op, output: `{"text":"forty-two"}`}}
+		s.ingest(t, ctx, project, calls...)
+
+		var got map[string]map[string]map[string]any
+		eventually(t, 120*time.Second, "every judge's verdict", func() bool {
+			got = s.verdictFeedback(t, project)
+			return len(got[calls[0].id]) == 3 && len(got[calls[1].id]) == 3
+		})
+		c := jsonschema.NewCompiler()
+		doc, _ := jsonschema.UnmarshalJSON(strings.NewReader(verdictSchema))
+		if err := c.AddResource("v.json", doc); err != nil {
+			t.Fatal(err)
+		}
+		schema := c.MustCompile("v.json")
+		for _, cl := range calls {
+			for i, model := range judgeModels {
+				name := strings.ReplaceAll(model, "-", "_")
+				f := got[cl.id][name]
+				payload, _ := json.Marshal(f["payload"])
+				var p struct {
+					Output json.RawMessage `json:"output"`
+				}
+				if err := json.Unmarshal(payload, &p); err != nil {
+					t.Fatal(err)
+				}
+				out, err := jsonschema.UnmarshalJSON(strings.NewReader(string(p.Output)))
+				if err != nil {
+					t.Fatalf("%s on %s: payload.output %s is not JSON", model, cl.id, p.Output)
+				}
+				if err := schema.Validate(out); err != nil {
+					t.Errorf("%s on %s: verdict %s off-schema: %v", model, cl.id, p.Output, err)
+				}
+				if text(f["runnable_ref"]) != refs[i] {
+					t.Errorf("%s: runnable_ref %v, want %s", model, f["runnable_ref"], refs[i])
+				}
+				judgeCall := text(f["call_ref"])
+				judgeID := judgeCall[strings.LastIndex(judgeCall, "/")+1:]
+				if !strings.HasPrefix(judgeCall, "weave:///"+project+"/call/") {
+					t.Fatalf("%s: call_ref %q, want the judge's traced call", model, judgeCall)
+				}
+				eventually(t, 30*time.Second, "the judge's call traced", func() bool {
+					var found *trace.Call
+					_ = s.trace.CallsQuery(context.Background(), &trace.CallsQueryReq{ProjectID: project,
+						Filter: trace.CallsFilter{CallIDs: []string{judgeID}}}, func(c *trace.Call) error {
+						found = c
+						return nil
+					})
+					var in struct {
+						Model string `json:"model"`
+					}
+					if found != nil {
+						_ = json.Unmarshal(found.Inputs, &in)
+					}
+					return found != nil && found.OpName == chat.OpChatCompletion && in.Model == model
+				})
+				t.Logf("%s on %s: %s", model, cl.id, p.Output)
+			}
+		}
+		// The judges' own calls are never judged.
+		for id := range got {
+			if id != calls[0].id && id != calls[1].id {
+				t.Errorf("call %s was judged, but only the two ingested calls match", id)
+			}
+		}
+	})
+}
+
+// TestJudgeModelAuthorized: a monitor whose judge names a model its
+// publisher may not use — a served name that does not exist, or another
+// entity's trained model — is refused when published; a trained model of
+// the publisher's own entity is accepted.
+func TestJudgeModelAuthorized(t *testing.T) {
+	db := testdb.SQLite(t)
+	s := newServer(t, db, serverOptions{})
+	const project = "acme/support"
+	gateway := judgeGateway(t, project, s.trace)
+	s.monitors.SetChat(gateway, monitor.ChatModels{Chat: gateway, Adapters: chatstore.Adapters{Training: knownCheckpoints{"acme/p/agent": true, "rival/p/agent": true}}})
+	alice := s.user(t, "alice", "acme")
+	s.user(t, "bob", "rival")
+	for model, allowed := range map[string]bool{"judge-qwen3": true, "acme/p/agent": true, "acme/p/agent:step3": true,
+		"rival/p/agent": false, "wandb-artifact:///rival/p/agent:latest": false, "gpt-nothing": false} {
+		ref := s.publish(t, alice, project, "j", judgeVal(model))
+		_, err := s.tryPublish(alice, project, "m", monitorVal(1, nil, true, ref))
+		switch {
+		case allowed && err != nil:
+			t.Errorf("judge model %s: refused: %v", model, err)
+		case !allowed && !errors.Is(err, monitor.ErrJudgeModel):
+			t.Errorf("judge model %s: err %v, want ErrJudgeModel", model, err)
+		case !allowed:
+			t.Logf("%s: %v", model, err)
+		}
+	}
+}
+
+// knownCheckpoints resolves the trained models it lists (by name, any step
+// or artifact spelling).
+type knownCheckpoints map[string]bool
+
+func (k knownCheckpoints) ResolveAdapter(_ context.Context, model string) (training.Adapter, bool, error) {
+	ref, ok := training.ParseModelRef(model)
+	if !ok || !k[ref.ProjectID+"/"+ref.Name] {
+		return training.Adapter{}, false, nil
+	}
+	return training.Adapter{Name: ref.ProjectID + "/" + ref.Name + ":step1", BaseModel: "judge-qwen3", Step: 1}, true, nil
+}
