@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -25,6 +26,7 @@ var (
 	ErrEntityExists   = DefineError(ErrConflict, "Conflict", "an entity of that name already exists")
 	ErrUnknownUser    = DefineError(ErrNotFound, "NotFoundError", "user not found")
 	ErrUnknownKey     = DefineError(ErrNotFound, "NotFoundError", "API key not found")
+	ErrUnknownEntity  = DefineError(ErrNotFound, "NotFoundError", "entity not found")
 	ErrBadName        = DefineError(ErrInvalid, "InvalidRequest", "names are 1 to 128 characters without '/', ':' or control characters")
 )
 
@@ -70,6 +72,7 @@ type Identity struct {
 	mu       sync.Mutex
 	keys     map[string]cachedPrincipal // by key hash
 	projects sync.Map                   // "entity/project" → struct{}: known to exist
+	entities sync.Map                   // entity name → struct{}: known to exist
 }
 
 type cachedPrincipal struct {
@@ -319,24 +322,58 @@ func (id *Identity) principalOf(ctx context.Context, row apiKeyRow) (Principal, 
 	}, nil
 }
 
-// Authorize checks that p may touch projectID ("<entity>/<project>"). A write
-// also records the project the first time it is written to. A malformed id is
-// ErrBadProjectID; a project of an entity p is not a member of is ErrNotMember
-// (HTTP 403: entity names are not secret, and a clear answer helps more than a
-// vague 404).
+// Authorize checks that p may touch projectID ("<entity>/<project>"): a
+// member of the entity may, and an admin may touch every project of every
+// entity that exists. A malformed id is ErrBadProjectID; an entity that does
+// not exist is ErrUnknownEntity (HTTP 404) for everyone, admins included, so
+// a mistyped entity is never created by a write; a project of another entity
+// is ErrNotMember (HTTP 403: entity names are not secret, and a clear answer
+// helps more than a vague 404). Authorize only checks: a write records its
+// project with [Identity.ProjectWritten] once it succeeded, so a write that
+// is refused creates nothing.
 func (id *Identity) Authorize(ctx context.Context, p Principal, projectID string, write bool) error {
-	entity, project, err := ParseProjectID(projectID)
+	entity, _, err := ParseProjectID(projectID)
 	if err != nil {
 		return err
 	}
-	if !p.MemberOf(entity) {
+	if slices.Contains(p.Entities, entity) {
+		return nil // a membership row names an entity that exists
+	}
+	exists, err := id.entityExists(ctx, entity)
+	if err != nil {
+		return err
+	}
+	if !exists {
+		return Errorf(ErrUnknownEntity, "entity %q not found", truncate(entity, 40))
+	}
+	if !p.Admin {
 		return Errorf(ErrNotMember, "%s is not a member of entity %q", p.Username, entity)
 	}
-	if !write {
-		return nil
+	return nil
+}
+
+// entityExists reports whether entity is stored; entities are never
+// deleted, so one seen once is remembered.
+func (id *Identity) entityExists(ctx context.Context, entity string) (bool, error) {
+	if _, known := id.entities.Load(entity); known {
+		return true, nil
 	}
+	exists, err := id.db.NewSelect().Model((*entityRow)(nil)).Where("name = ?", entity).Exists(ctx)
+	if exists {
+		id.entities.Store(entity, struct{}{})
+	}
+	return exists, err
+}
+
+// ProjectWritten records projectID, which p was authorized to write and
+// wrote, in the project list the first time it is written to.
+func (id *Identity) ProjectWritten(ctx context.Context, p Principal, projectID string) error {
 	if _, known := id.projects.Load(projectID); known {
 		return nil
+	}
+	entity, project, err := ParseProjectID(projectID)
+	if err != nil {
+		return err
 	}
 	_, err = id.db.NewInsert().Model(&projectRow{Entity: entity, Name: project, CreatedBy: p.UserID, CreatedAt: id.now().UTC()}).
 		On("CONFLICT DO NOTHING").Exec(ctx)

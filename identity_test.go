@@ -99,6 +99,8 @@ func TestIdentity(t *testing.T) {
 			{"team/shared", false, nil},
 			{"admin/secret", false, weft.ErrForbidden},
 			{"admin/secret", true, weft.ErrForbidden},
+			{"ghost/proj", false, weft.ErrNotFound},
+			{"ghost/proj", true, weft.ErrNotFound},
 			{"no-slash", false, weft.ErrInvalid},
 			{"/p", false, weft.ErrInvalid},
 			{"a/b/c", false, weft.ErrInvalid},
@@ -111,9 +113,32 @@ func TestIdentity(t *testing.T) {
 		if err := id.Authorize(ctx, admin, "alice/p1", true); err != nil {
 			t.Errorf("admin may touch every project: %v", err)
 		}
-		var projects int64
-		if projects, err = db.NewSelect().Table("projects").Count(ctx); err != nil || projects != 2 {
-			t.Errorf("projects created on first write = %d (%v), want 2", projects, err)
+		// An entity that does not exist is not found, for an admin too: a
+		// mistyped entity is never created by a write.
+		for _, write := range []bool{false, true} {
+			if err := id.Authorize(ctx, admin, "ghost/proj", write); !errors.Is(err, weft.ErrNotFound) {
+				t.Errorf("admin, ghost/proj write=%v: %v, want not found", write, err)
+			}
+		}
+		// Authorizing creates no project; a write that succeeded does.
+		countProjects := func() int64 {
+			t.Helper()
+			n, err := db.NewSelect().Table("projects").Count(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		if n := countProjects(); n != 0 {
+			t.Errorf("projects after authorizing only = %d, want 0", n)
+		}
+		for _, p := range []string{"alice/p1", "team/shared", "alice/p1"} {
+			if err := id.ProjectWritten(ctx, alice, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := countProjects(); n != 2 {
+			t.Errorf("projects written = %d, want 2", n)
 		}
 
 		keyID := alice.KeyID
@@ -221,7 +246,7 @@ func TestIdentityLookups(t *testing.T) {
 			if project == "bob/q" {
 				owner = weft.Principal{UserID: bob.ID, Username: "bob", Entities: []string{"bob"}}
 			}
-			if err := id.Authorize(ctx, owner, project, true); err != nil {
+			if err := id.ProjectWritten(ctx, owner, project); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -103,6 +103,11 @@ func (h *Handler) createChatCompletion(ctx context.Context, in *chatCompletionIn
 	if err != nil {
 		return nil, err
 	}
+	if err := h.written(ctx, project); err != nil {
+		// The completion is under way and its call will be traced: the
+		// project is recorded by its next write.
+		loggerFrom(ctx).WarnContext(ctx, "chat: recording the project", "project", project, "error", err)
+	}
 	return &huma.StreamResponse{Body: func(hctx huma.Context) {
 		_, w := humachi.Unwrap(hctx)
 		if err := completion.Relay(w); err != nil {

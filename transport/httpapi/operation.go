@@ -78,14 +78,25 @@ func (h *Handler) errorResponses(style errorStyle) map[string]*huma.Response {
 // public marks an operation that needs no credentials.
 var public = []map[string][]string{}
 
-// authorize checks that the caller in ctx may touch projectID; write also
-// records the project on first write.
+// authorize checks that the caller in ctx may touch projectID.
 func (h *Handler) authorize(ctx context.Context, projectID string, write bool) error {
 	p, ok := weft.PrincipalFrom(ctx)
 	if !ok {
 		return weft.ErrBadCredentials
 	}
 	return h.cfg.Authorizer.Authorize(ctx, p, projectID, write)
+}
+
+// written records that the caller in ctx wrote to the projects, after the
+// write succeeded: a rejected write creates no project.
+func (h *Handler) written(ctx context.Context, projectIDs ...string) error {
+	p, _ := weft.PrincipalFrom(ctx)
+	for _, projectID := range projectIDs {
+		if err := h.cfg.Authorizer.ProjectWritten(ctx, p, projectID); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // projectOf joins the {entity} and {project} path parameters of the v2 routes.

@@ -245,7 +245,8 @@ func (in *otlpIngest) export(r *http.Request, enc otlpEncoding, encErr error) (p
 			return ptraceotlp.ExportResponse{}, err
 		}
 	}
-	return partialSuccess(spans, stored), nil
+	res, written := partialSuccess(spans, stored)
+	return res, in.h.written(ctx, written...)
 }
 
 // authenticate reads the API key from Authorization (Basic api:<key> or
@@ -402,11 +403,11 @@ func (in *otlpIngest) authorizeProjects(ctx context.Context, spans []otlp.Span) 
 	return nil
 }
 
-// partialSuccess counts the spans not stored, with the first messages.
-// stored has a start and an end result per span without Err, in span order
-// (the batch export built).
-func partialSuccess(spans []otlp.Span, stored *trace.UpsertBatchRes) ptraceotlp.ExportResponse {
-	res := ptraceotlp.NewExportResponse()
+// partialSuccess counts the spans not stored, with the first messages, and
+// names the projects a span was stored in. stored has a start and an end
+// result per span without Err, in span order (the batch export built).
+func partialSuccess(spans []otlp.Span, stored *trace.UpsertBatchRes) (res ptraceotlp.ExportResponse, written []string) {
+	res = ptraceotlp.NewExportResponse()
 	var rejected int64
 	var msgs []string
 	reject := func(spanID string, err error) {
@@ -425,13 +426,15 @@ func partialSuccess(spans []otlp.Span, stored *trace.UpsertBatchRes) ptraceotlp.
 		item += 2
 		if err := firstErr(start.Err, end.Err); err != nil {
 			reject(s.SpanID, err)
+		} else if !slices.Contains(written, s.ProjectID) {
+			written = append(written, s.ProjectID)
 		}
 	}
 	if rejected > 0 {
 		res.PartialSuccess().SetRejectedSpans(rejected)
 		res.PartialSuccess().SetErrorMessage(strings.Join(msgs, "; "))
 	}
-	return res
+	return res, written
 }
 
 func firstErr(a, b error) error {

@@ -21,7 +21,8 @@ type body[T any] struct {
 //     projects it touches, from its body, its path or a stored resource it
 //     names (training looks the model or job up);
 //  3. each project named is authorized, for writing when write is set;
-//  4. run calls the service, and its answer is the response body.
+//  4. run calls the service, and its answer is the response body; a write
+//     that succeeded records its projects (one refused creates none).
 //
 // An error of any step is rendered by the one mapping in errors.go, in the
 // Weave style of these families.
@@ -45,15 +46,21 @@ func routeOutput[I, Req, O any](h *Handler, op huma.Operation, write bool,
 		if err != nil {
 			return nil, err
 		}
-		for i, projectID := range projects {
-			if slices.Contains(projects[:i], projectID) {
+		var distinct []string
+		for _, projectID := range projects {
+			if slices.Contains(distinct, projectID) {
 				continue
 			}
 			if err := h.authorize(ctx, projectID, write); err != nil {
 				return nil, err
 			}
+			distinct = append(distinct, projectID)
 		}
-		return run(ctx, req)
+		out, err := run(ctx, req)
+		if err != nil || !write {
+			return out, err
+		}
+		return out, h.written(ctx, distinct...)
 	})
 }
 

@@ -132,9 +132,13 @@ type Authenticator interface {
 }
 
 // Authorizer checks that p may read (write=false) or write a project
-// "<entity>/<project>"; a refusal wraps weft.ErrForbidden.
+// "<entity>/<project>"; a refusal wraps weft.ErrForbidden, or weft.ErrNotFound
+// for an entity that does not exist. Authorize only checks; ProjectWritten is
+// told of each project a write succeeded in (the project list shows it from
+// then on), never of a refused or failed one.
 type Authorizer interface {
 	Authorize(ctx context.Context, p weft.Principal, projectID string, write bool) error
+	ProjectWritten(ctx context.Context, p weft.Principal, projectID string) error
 }
 
 // Handler serves weft's routes. It is an http.Handler.

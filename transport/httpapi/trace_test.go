@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -305,4 +306,65 @@ func TestUpsertBatchBodies(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRefusedWritesCreateNothing: a write the service refuses creates no
+// project, and an entity that does not exist is not found for every caller,
+// an admin included, so a mistyped entity is never created.
+func TestRefusedWritesCreateNothing(t *testing.T) {
+	t.Parallel()
+	testdb.ForEach(t, func(t *testing.T, db *weft.DB) {
+		f := newTraceFixture(t, db)
+		alice, admin := basic("api", f.aliceKey), basic("api", f.adminKey)
+		start := func(project, id string) string {
+			return fmt.Sprintf(`{"start":{"project_id":%q,"id":%q,"op_name":"op","started_at":"2026-05-01T12:00:00Z"}}`, project, id)
+		}
+		projects := func() []string {
+			t.Helper()
+			list, err := f.handler.cfg.Identity.Projects(context.Background(), weft.Principal{Admin: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, p := range list {
+				ids = append(ids, p.ID())
+			}
+			return ids
+		}
+		for _, tc := range []struct {
+			name, auth, body string
+			status           int
+			want             string
+		}{
+			{"rejected write", alice, start("alice/proj", "ABC"), 400, `InvalidIdFormat`},
+			{"admin, no such entity", admin, start("ghost/proj", newUUID()), 404, `entity \"ghost\" not found`},
+			{"user, no such entity", alice, start("ghost/proj", newUUID()), 404, `entity \"ghost\" not found`},
+			{"admin reads no such entity", admin, `{"project_id":"ghost/proj"}`, 404, `NotFoundError`},
+		} {
+			path := "/call/start"
+			if !strings.Contains(tc.body, `"start"`) {
+				path = "/calls/query_stats"
+			}
+			if status, body := post(t, f, tc.auth, path, tc.body); status != tc.status || !bytes.Contains(body, []byte(tc.want)) {
+				t.Errorf("%s: %d %s; want %d with %s", tc.name, status, body, tc.status, tc.want)
+			}
+		}
+		if got := projects(); len(got) != 0 {
+			t.Fatalf("projects after refused writes: %v", got)
+		}
+		var ghosts int
+		if err := db.NewSelect().Table("entities").ColumnExpr("COUNT(*)").Where("name = 'ghost'").Scan(context.Background(), &ghosts); err != nil || ghosts != 0 {
+			t.Fatalf("entity ghost stored %d times (%v)", ghosts, err)
+		}
+		// Writes that succeed create their projects, an admin's in another
+		// entity that exists included.
+		for _, w := range []struct{ auth, project string }{{alice, "alice/proj"}, {admin, "alice/admins"}} {
+			if status, body := post(t, f, w.auth, "/call/start", start(w.project, newUUID())); status != 200 {
+				t.Fatalf("%s: %d %s", w.project, status, body)
+			}
+		}
+		if got := strings.Join(projects(), ","); got != "alice/admins,alice/proj" {
+			t.Fatalf("projects = %s", got)
+		}
+	})
 }

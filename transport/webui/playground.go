@@ -192,6 +192,11 @@ func (h *Handler) playgroundRun(w http.ResponseWriter, r *http.Request, v *viewe
 		playgroundError(w, err)
 		return
 	}
+	if err := h.cfg.Authorizer.ProjectWritten(ctx, v.principal, projectID); err != nil {
+		// The run is under way and its call will be traced: the project is
+		// recorded by its next write.
+		h.cfg.Logger.WarnContext(ctx, "webui: recording the project", "project", projectID, "error", err)
+	}
 	if err := completion.Relay(w); err != nil {
 		h.cfg.Logger.DebugContext(ctx, "webui: playground relay ended early", "error", err)
 	}

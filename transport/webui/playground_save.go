@@ -47,6 +47,9 @@ func (h *Handler) playgroundSave(w http.ResponseWriter, r *http.Request, v *view
 		return
 	}
 	version, err := h.appendDatasetRow(ctx, projectID, req.Dataset, row)
+	if err == nil {
+		err = h.cfg.Authorizer.ProjectWritten(ctx, v.principal, projectID)
+	}
 	if err != nil {
 		playgroundError(w, err)
 		return
