@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"flag"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -424,4 +425,29 @@ func TestDistributeCommand(t *testing.T) {
 			t.Fatalf("status %d, stderr %q", got.status, got.stderr)
 		}
 	})
+}
+
+// A first start that fails — its address taken, a model that cannot be
+// opened — prints no admin key and stores no admin: the key, shown once,
+// is not spent by a server that never ran.
+func TestFailedFirstStartSpendsNoAdminKey(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	dir := t.TempDir()
+	db := []string{"WEFT_DATABASE_URL=sqlite:" + filepath.Join(dir, "weft.db"), "WEFT_LOG_LEVEL=warn"}
+	for _, args := range [][]string{
+		{"serve", "-addr", taken.Addr().String()},
+		{"serve", "-addr", "127.0.0.1:0", "-model", filepath.Join(dir, "no-such-model")},
+	} {
+		got := runProgram(t, dir, db, args...)
+		if got.status == 0 || strings.Contains(got.stdout, "WEFT_API_KEY") {
+			t.Errorf("weft %s: status %d, stdout %q; want a failure and no key", strings.Join(args, " "), got.status, got.stdout)
+		}
+	}
+	if got := runProgram(t, dir, db, "key", "create", "admin"); got.status != 1 || !strings.Contains(got.stderr, `user "admin" not found`) {
+		t.Errorf("the failed starts stored the admin: status %d, stdout %q, stderr %q", got.status, got.stdout, got.stderr)
+	}
 }

@@ -92,14 +92,14 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 	if err != nil {
 		return err
 	}
-	key, err := identity.Bootstrap(ctx, opts.adminUser)
+	// The admin key is shown once, so the first start creates it only when
+	// nothing else can fail: the address is bound and every model and
+	// service is open first.
+	listener, err := net.Listen("tcp", opts.addr)
 	if err != nil {
-		return fmt.Errorf("bootstrap: %w", err)
+		return err
 	}
-	if key != "" {
-		fmt.Fprintf(out, "Created admin user %q with entity %q. Its API key is shown only this once:\n", opts.adminUser, opts.adminUser)
-		fmt.Fprintf(out, "WEFT_API_KEY=%s\n", key)
-	}
+	defer listener.Close() //nolint:errcheck // closed by Serve when serving started
 
 	cfg := httpapi.Config{
 		Identity:        identity,
@@ -192,9 +192,13 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 		return err
 	}
 
-	listener, err := net.Listen("tcp", opts.addr)
+	key, err := identity.Bootstrap(ctx, opts.adminUser)
 	if err != nil {
-		return err
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	if key != "" {
+		fmt.Fprintf(out, "Created admin user %q with entity %q. Its API key is shown only this once (if it is lost, `weft key create %s` prints a new one):\n", opts.adminUser, opts.adminUser, opts.adminUser)
+		fmt.Fprintf(out, "WEFT_API_KEY=%s\n", key)
 	}
 	server := &http.Server{Handler: handler, ReadHeaderTimeout: opts.limits.header, IdleTimeout: opts.limits.idle}
 	server.RegisterOnShutdown(handler.CloseStreams)
