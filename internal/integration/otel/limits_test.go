@@ -140,8 +140,9 @@ func TestLimitsAndRefusals(t *testing.T) {
 	})
 }
 
-// Under overload the route answers 429 (the key's rate limit) or 503 (too
-// many exports at once) with Retry-After, which exporters retry.
+// Under overload the route answers 429 (the key's rate limit, or its exports
+// in progress) with Retry-After, which exporters retry. A body still arriving
+// holds a place of its own key only, never one of the server's.
 func TestOverload(t *testing.T) {
 	t.Parallel()
 	db := testdb.SQLite(t)
@@ -157,9 +158,9 @@ func TestOverload(t *testing.T) {
 		t.Fatalf("rate limited: %d %q %s", res.StatusCode, res.Header.Get("Retry-After"), b)
 	}
 
-	s = newServer(t, testdb.SQLite(t), func(cfg *httpapi.Config) { cfg.OTLP.MaxInFlight = 1 })
+	s = newServer(t, testdb.SQLite(t), func(cfg *httpapi.Config) { cfg.OTLP.MaxInFlight, cfg.OTLP.MaxInFlightPerKey = 1, 1 })
 	auth["Authorization"] = "Basic " + b64("api:"+s.aliceKey)
-	// A request whose body never ends holds the one slot.
+	// A request whose body never ends holds its key's one place.
 	pr, pw := io.Pipe()
 	req, _ := http.NewRequest(http.MethodPost, s.URL+"/otel/v1/traces", pr)
 	for k, v := range auth {
@@ -184,8 +185,13 @@ func TestOverload(t *testing.T) {
 			break
 		}
 	}
-	if got == nil || got.StatusCode != http.StatusServiceUnavailable || got.Header.Get("Retry-After") != "1" {
+	if got == nil || got.StatusCode != http.StatusTooManyRequests || got.Header.Get("Retry-After") != "1" {
 		t.Fatalf("while one export is in flight: %+v", got)
+	}
+	// Another key's export takes the server's one place meanwhile.
+	other := map[string]string{"Content-Type": "application/json", "Authorization": "Basic " + b64("api:"+s.bobKey)}
+	if res, b := s.rawPost(t, other, []byte(`{}`)); res.StatusCode != http.StatusOK {
+		t.Fatalf("another key while alice's body is arriving: %d %s", res.StatusCode, b)
 	}
 	_, _ = pw.Write([]byte(`}`))
 	_ = pw.Close()
