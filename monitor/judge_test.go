@@ -249,3 +249,30 @@ func (k knownCheckpoints) ResolveAdapter(_ context.Context, model string) (train
 	}
 	return training.Adapter{Name: ref.ProjectID + "/" + ref.Name + ":step1", BaseModel: "judge-qwen3", Step: 1}, true, nil
 }
+
+// TestJudgeFailureLeavesErrorVerdict: a judge that cannot run (here: the
+// server serves no chat models) leaves an error verdict saying why, and
+// no feedback — never a silent gap.
+func TestJudgeFailureLeavesErrorVerdict(t *testing.T) {
+	testdb.ForEach(t, func(t *testing.T, db *weft.DB) {
+		s := newServer(t, db, serverOptions{})
+		ctx := s.user(t, "alice", "acme")
+		const project = "acme/support"
+		judge := s.publish(t, ctx, project, "judge", judgeVal("judge-qwen3"))
+		s.publish(t, ctx, project, "graded", monitorVal(1, nil, true, judge))
+		id := newID()
+		s.ingest(t, ctx, project, call{id: id, op: "weave:///acme/support/op/answer:abc", output: `"42"`})
+		var state, reason string
+		eventually(t, 30*time.Second, "an error verdict", func() bool {
+			err := db.NewRaw("SELECT state, coalesce(error, '') FROM monitor_verdicts WHERE project_id = ? AND call_id = ?", project, id).
+				Scan(context.Background(), &state, &reason)
+			return err == nil && state == monitor.StateError
+		})
+		if !strings.Contains(reason, "serves no chat models") {
+			t.Errorf("error verdict's reason %q, want it to say the server serves no chat models", reason)
+		}
+		if got := s.verdictFeedback(t, project); len(got) != 0 {
+			t.Errorf("an error verdict stored feedback: %v", got)
+		}
+	})
+}

@@ -1,12 +1,10 @@
 package tssdk_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -123,34 +121,15 @@ func TestWeaveSDKMonitor(t *testing.T) {
 }
 
 type monitorRefs struct {
-	OK      bool   `json:"ok"`
 	Scorer  string `json:"scorer"`
 	Monitor string `json:"monitor"`
 }
 
-// runMonitorScript runs monitor.mjs in an empty working directory and home.
+// runMonitorScript runs monitor.mjs.
 func runMonitorScript(t *testing.T, js string, srv *serverproc.Server) monitorRefs {
 	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, ".netrc"), nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("node", filepath.Join(js, "monitor.mjs"))
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HOME="+dir, "WF_TRACE_SERVER_URL="+srv.URL, "WANDB_API_KEY="+srv.Key, "WEAVE_PRINT_CALL_LINK=false",
-		"WEFT_PROJECT="+monitorProject, "WEFT_CALLS="+strconv.Itoa(monitorCalls), "WEFT_SAMPLING_RATE="+strconv.FormatFloat(samplingRate, 'f', -1, 64))
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("node monitor.mjs: %v\nstdout:\n%s\nstderr:\n%s\nserver:\n%s", err, stdout.String(), stderr.String(), srv.Output())
-	}
-	if log, err := os.ReadFile(filepath.Join(dir, "weaveErrors.log")); err == nil {
-		t.Fatalf("the SDK logged failed batches:\n%s", log)
-	}
-	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	var refs monitorRefs
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &refs); err != nil || !refs.OK {
-		t.Fatalf("script result %q: %v\nstderr:\n%s", lines[len(lines)-1], err, stderr.String())
-	}
+	runNode(t, js, "monitor.mjs", srv, &refs, "WF_TRACE_SERVER_URL="+srv.URL, "WEFT_PROJECT="+monitorProject,
+		"WEFT_CALLS="+strconv.Itoa(monitorCalls), "WEFT_SAMPLING_RATE="+strconv.FormatFloat(samplingRate, 'f', -1, 64))
 	return refs
 }

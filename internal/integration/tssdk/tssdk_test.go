@@ -107,29 +107,37 @@ func startServer(t *testing.T, databaseURL string) *serverproc.Server {
 // writes weaveErrors.log to the working directory and ~/.netrc on login).
 func runScript(t *testing.T, js string, srv *serverproc.Server, picture []byte) scriptResult {
 	t.Helper()
+	var res scriptResult
+	runNode(t, js, "weave.mjs", srv, &res,
+		// With a trailing slash, as people write a base URL: the SDK then
+		// asks for //call/start, which the server serves as /call/start.
+		"WF_TRACE_SERVER_URL="+srv.URL+"/",
+		"WEFT_PROJECT="+project,
+		"WEFT_MODEL="+model,
+		"WEFT_PNG_BASE64="+base64.StdEncoding.EncodeToString(picture),
+	)
+	return res
+}
+
+// runNode runs script with env (and the server's key) in an empty working
+// directory and home (the SDK writes weaveErrors.log to the working
+// directory and ~/.netrc on login), fails on anything the SDK reported, and
+// reads the script's last line, its JSON result with "ok": true, into res.
+func runNode(t *testing.T, js, script string, srv *serverproc.Server, res any, env ...string) {
+	t.Helper()
 	dir := t.TempDir()
 	// weave.login rewrites ~/.netrc and logs a stack trace when there is none yet.
 	netrc := filepath.Join(dir, ".netrc")
 	if err := os.WriteFile(netrc, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("node", filepath.Join(js, "weave.mjs"))
+	cmd := exec.Command("node", filepath.Join(js, script))
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(),
-		"HOME="+dir,
-		// With a trailing slash, as people write a base URL: the SDK then
-		// asks for //call/start, which the server serves as /call/start.
-		"WF_TRACE_SERVER_URL="+srv.URL+"/",
-		"WANDB_API_KEY="+srv.Key,
-		"WEAVE_PRINT_CALL_LINK=false",
-		"WEFT_PROJECT="+project,
-		"WEFT_MODEL="+model,
-		"WEFT_PNG_BASE64="+base64.StdEncoding.EncodeToString(picture),
-	)
+	cmd.Env = append(append(os.Environ(), "HOME="+dir, "WANDB_API_KEY="+srv.Key, "WEAVE_PRINT_CALL_LINK=false"), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("node weave.mjs: %v\nstdout:\n%s\nstderr:\n%s\nserver:\n%s", err, stdout.String(), stderr.String(), srv.Output())
+		t.Fatalf("node %s: %v\nstdout:\n%s\nstderr:\n%s\nserver:\n%s", script, err, stdout.String(), stderr.String(), srv.Output())
 	}
 	if log, err := os.ReadFile(filepath.Join(dir, "weaveErrors.log")); err == nil {
 		t.Fatalf("the SDK logged failed batches:\n%s", log)
@@ -138,11 +146,16 @@ func runScript(t *testing.T, js string, srv *serverproc.Server, picture []byte) 
 		t.Fatalf("weave.login did not save the key: %q %v", saved, err)
 	}
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-	var res scriptResult
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil || !res.OK {
-		t.Fatalf("script result %q: %v\nstderr:\n%s", lines[len(lines)-1], err, stderr.String())
+	last := lines[len(lines)-1]
+	var ok struct {
+		OK bool `json:"ok"`
 	}
-	return res
+	if err := json.Unmarshal([]byte(last), &ok); err != nil || !ok.OK {
+		t.Fatalf("script result %q: %v\nstderr:\n%s", last, err, stderr.String())
+	}
+	if err := json.Unmarshal([]byte(last), res); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // testPNG is a small image for the script's image output.
