@@ -79,6 +79,7 @@ func (h *Handler) registerChat() {
 		return out, nil
 	})
 	h.registerTokenize()
+	h.registerCompletions()
 	route(h, huma.Operation{
 		OperationID: "image-create", Method: http.MethodPost, Path: "/image/create", Tags: []string{"images"},
 		Summary: "Generate images, store them as files and trace the call",

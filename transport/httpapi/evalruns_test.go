@@ -51,14 +51,18 @@ func TestEvaluationRunsV2(t *testing.T) {
 			return out
 		}
 
-		var run struct{ EvaluationRunID string `json:"evaluation_run_id"` }
+		var run struct {
+			EvaluationRunID string `json:"evaluation_run_id"`
+		}
 		decode(c.post("/v2/alice/p/evaluation_runs", fmt.Sprintf(`{"evaluation":%q,"model":%q}`, evaluation, model), 200, ""), &run)
 		runPath := "/v2/alice/p/evaluation_runs/" + run.EvaluationRunID
 		c.do(http.MethodGet, runPath, "", nil, 200, `"status":"running"`)
 
 		var predictions []string
 		for i, output := range []string{`"4"`, `"5"`} {
-			var p struct{ PredictionID string `json:"prediction_id"` }
+			var p struct {
+				PredictionID string `json:"prediction_id"`
+			}
 			decode(c.post("/v2/alice/p/predictions", fmt.Sprintf(`{"model":%q,"inputs":{"q":"2+2","i":%d},"output":%s,"evaluation_run_id":%q}`, model, i, output, run.EvaluationRunID), 200, ""), &p)
 			predictions = append(predictions, p.PredictionID)
 			c.post("/v2/alice/p/scores", fmt.Sprintf(`{"prediction_id":%q,"scorer":%q,"value":%d,"evaluation_run_id":%q}`, p.PredictionID, scorer, 1-i, run.EvaluationRunID), 200, "score_id")
@@ -140,7 +144,9 @@ func TestEvaluationRunsV2(t *testing.T) {
 
 		// A standalone prediction and score; then deleting the run takes
 		// its predictions and scores with it.
-		var lone struct{ PredictionID string `json:"prediction_id"` }
+		var lone struct {
+			PredictionID string `json:"prediction_id"`
+		}
 		decode(c.post("/v2/alice/p/predictions", fmt.Sprintf(`{"model":%q,"inputs":{},"output":7}`, model), 200, ""), &lone)
 		c.do(http.MethodGet, "/v2/alice/p/predictions/"+lone.PredictionID, "", nil, 200, `"evaluation_run_id":null`)
 		c.do(http.MethodDelete, "/v2/alice/p/evaluation_runs?evaluation_run_ids="+run.EvaluationRunID, "", nil, 200, `"num_deleted":`)
