@@ -42,6 +42,10 @@ type Service interface {
 	FileContent(ctx context.Context, req *FileContentReq) (*FileContentRes, error)
 	// FilesQueryStats sums the sizes of the project's distinct files.
 	FilesQueryStats(ctx context.Context, req *FilesQueryStatsReq) (*FilesQueryStatsRes, error)
+	// StorageSizes sums the stored sizes of the project's live object
+	// versions, its table rows and its files, the object parts of Weave's
+	// /project/stats.
+	StorageSizes(ctx context.Context, projectID string) (*StorageSizes, error)
 
 	// TableCreate stores a table: each row once per project and row digest,
 	// the table as the ordered list of row digests. Creating the same table

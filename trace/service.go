@@ -56,6 +56,10 @@ type Service interface {
 	// [ThreadsQueryReq] for the order and filters. A bad sort is reported
 	// before the first yield.
 	ThreadsQuery(ctx context.Context, req *ThreadsQueryReq, yield func(*Thread) error) error
+	// StorageSize is the number of bytes of JSON text the project's live
+	// calls store (attributes, inputs, output, summary and exception), the
+	// trace part of Weave's /project/stats.
+	StorageSize(ctx context.Context, projectID string) (int64, error)
 	// CostCreate adds project-level prices; they take precedence over the
 	// built-in defaults from their effective date on.
 	CostCreate(ctx context.Context, req *CostCreateReq) (*CostCreateRes, error)

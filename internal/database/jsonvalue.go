@@ -168,6 +168,15 @@ func (d Dialect) Position(s, sub string) string {
 	return "instr(" + s + ", " + sub + ")"
 }
 
+// ByteLength is the length in bytes of the text x (0 when NULL). x is
+// trusted text.
+func (d Dialect) ByteLength(x string) string {
+	if d.postgres {
+		return "coalesce(octet_length(" + x + "), 0)"
+	}
+	return "coalesce(length(CAST(" + x + " AS BLOB)), 0)"
+}
+
 // FloatType is the type of doubles.
 func (d Dialect) FloatType() string {
 	if d.postgres {

@@ -213,6 +213,9 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Objects != nil {
 		h.registerObjects()
 	}
+	if cfg.Trace != nil && cfg.Objects != nil {
+		h.registerProjectStats()
+	}
 	if cfg.Trace != nil && cfg.Objects != nil && cfg.Feedback != nil {
 		runs, err := evalrun.New(evalrun.Config{Trace: cfg.Trace, Objects: cfg.Objects, Feedback: cfg.Feedback})
 		if err != nil {
