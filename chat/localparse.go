@@ -69,9 +69,8 @@ func (p *outputPlan) readWhole(text string) answerText {
 		}
 		a.content, calls = r.Content, r.ToolCalls
 	case toolsRequired:
-		if parsed, ok := toolcall.ParseRequired(*content, nil); ok {
-			calls, a.content = parsed, new(string)
-		}
+		// Cut short, the calls as far as written, as a stream sends them.
+		calls, a.content = toolcall.ParseRequired(*content, nil).ToolCalls, new(string)
 	case toolsNamed:
 		calls, a.content = toolcall.ParseNamed(p.named, *content, nil).ToolCalls, new(string)
 	}

@@ -356,6 +356,44 @@ func TestLocalToolChoiceConstrained(t *testing.T) {
 	}
 }
 
+// A required call cut short by max_tokens reads alike whole and streamed,
+// at every length: as the reference server streams it, a call once its
+// name is written and its parameters have begun, with its parameters as
+// far as written, content "" and finish_reason length. (Whole, the cut
+// output was content and no calls, while the stream sent the calls.)
+func TestLocalToolChoiceRequiredCutShort(t *testing.T) {
+	t.Parallel()
+	s := newStructuredServer(t)
+	tools := `"tools":[` + weatherTool + `,` + timeTool + `]`
+	for _, model := range []string{"qwen", "llama"} {
+		body := func(maxTokens int) string {
+			return fmt.Sprintf(`{"model":%q,%s,%s,%s,"tool_choice":"required","logit_bias":{"60":12},"seed":3,"temperature":1,"max_tokens":%d}`,
+				model, hello, noThinking, tools, maxTokens)
+		}
+		full, _ := s.complete(t, body(400))
+		n := full.Usage.CompletionTokens
+		if full.Choices[0].FinishReason != "tool_calls" || n < 10 {
+			t.Fatalf("%s: the whole output ended %q after %d tokens", model, full.Choices[0].FinishReason, n)
+		}
+		t.Logf("%s: %d tokens", model, n)
+		cutCalls := 0
+		for maxTokens := 1; maxTokens <= n; maxTokens++ {
+			whole := s.answers(t, body(maxTokens))
+			sameAnswers(t, whole, s.streamedAnswers(t, body(maxTokens), 1))
+			a := whole[0]
+			if maxTokens < n && a.FinishReason != "length" || str(a.Content) != "" {
+				t.Fatalf("%s, max_tokens %d: finish %q, content %q", model, maxTokens, a.FinishReason, str(a.Content))
+			}
+			if k := len(a.ToolCalls); k > 0 && !json.Valid([]byte(a.ToolCalls[k-1].Function.Arguments)) {
+				cutCalls++
+			}
+		}
+		if cutCalls == 0 {
+			t.Errorf("%s: no length cut a call in its parameters", model)
+		}
+	}
+}
+
 // With tool_choice auto the model's own format is parsed into tool calls:
 // Qwen3's <tool_call> blocks, Llama 3's JSON. A regular expression makes
 // the random model write one; with tool_choice none the same text is

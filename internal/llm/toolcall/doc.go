@@ -6,8 +6,11 @@
 //   - Llama 3 JSON: output that starts with <|python_tag|> or "{" is one
 //     or more {"name": ..., "parameters"|"arguments": {...}} objects
 //     separated by ";".
-//   - Qwen3 reasoning: text up to </think> is reasoning, the rest content
-//     (<think> itself dropped); with enable_thinking false it is all content.
+//   - Forced shapes: tool_choice naming a function (the output is its
+//     arguments) and "required" (a JSON array of {"name", "parameters"}
+//     objects; cut short, the calls as far as written, as streamed).
+//   - Reasoning: the text of a think block the prompt left open or the
+//     model opened with <think>, up to </think>; the rest is content.
 //
 // Every parser is incremental: Feed takes the next piece of text and
 // returns what can be sent now — content, and tool-call deltas that give a

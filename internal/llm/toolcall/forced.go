@@ -1,9 +1,6 @@
 package toolcall
 
-import (
-	"encoding/json"
-	"strings"
-)
+import "strings"
 
 // The parsers of outputs whose shape a constraint forced: tool_choice
 // naming a function (the output is that function's arguments) and
@@ -70,7 +67,10 @@ func NewRequired(newID func() string) *Required {
 	return &Required{newID: newID}
 }
 
-// Feed takes the next piece of the model's text.
+// Feed takes the next piece of the model's text. A call is sent once its
+// name is written and its parameters have begun (or its object closed),
+// as the reference server streams them: a call cut off before then is
+// never sent, one cut off in its parameters is sent as far as written.
 func (r *Required) Feed(text string) Delta {
 	r.text.WriteString(text)
 	var d Delta
@@ -78,11 +78,26 @@ func (r *Required) Feed(text string) Delta {
 		if i >= len(r.calls) {
 			r.calls = append(r.calls, callState{})
 		}
+		if !r.calls[i].nameSent && !parametersBegun(obj) {
+			break
+		}
 		if !streamCall(i, obj, &r.calls[i], []string{"parameters"}, r.newID, &d.ToolCalls) {
 			break
 		}
 	}
 	return d
+}
+
+// parametersBegun reports whether a call object's parameters value has
+// begun, or the object is closed.
+func parametersBegun(obj string) bool {
+	members, end, _ := scanObject(obj)
+	for _, m := range members {
+		if m.key == "parameters" {
+			return true
+		}
+	}
+	return end >= 0
 }
 
 // Finish sends nothing more: the array's text holds no held-back content.
@@ -117,17 +132,12 @@ func arrayObjects(s string) []string {
 	}
 }
 
-// ParseRequired is the non-streaming answer for a "required" output: its
-// calls, or ok false when the text is not a complete array of calls (the
-// output was cut short).
-func ParseRequired(text string, newID func() string) (calls []Call, ok bool) {
-	var items []struct {
-		Name       string          `json:"name"`
-		Parameters json.RawMessage `json:"parameters"`
-	}
-	if json.Unmarshal([]byte(text), &items) != nil || len(items) == 0 {
-		return nil, false
-	}
-	calls, _ = collect(NewRequired(newID), text)
-	return calls, len(calls) == len(items) && validCalls(calls)
+// ParseRequired is the non-streaming answer for a "required" output: the
+// calls a stream of the same text sends, so that an output cut short
+// (finish_reason length) reads alike whole and streamed — a call whose
+// parameters were cut off keeps them as far as written, as the reference
+// server streams it.
+func ParseRequired(text string, newID func() string) Result {
+	calls, _ := collect(NewRequired(newID), text)
+	return Result{ToolCalls: calls}
 }

@@ -212,12 +212,8 @@ func TestForced(t *testing.T) {
 	}
 	text := `[{"name": "a", "parameters": {"s": "}, {"}}, {"name":"b","parameters":{}}]`
 	want := []Call{{ID: "id-1", Name: "a", Arguments: `{"s": "}, {"}`}, {ID: "id-2", Name: "b", Arguments: `{}`}}
-	calls, ok := ParseRequired(text, counter())
-	if !ok || fmt.Sprint(calls) != fmt.Sprint(want) {
-		t.Errorf("required: %v %v", calls, ok)
-	}
-	if _, ok := ParseRequired(text[:len(text)-3], counter()); ok {
-		t.Error("a cut array parsed")
+	if calls := ParseRequired(text, counter()).ToolCalls; fmt.Sprint(calls) != fmt.Sprint(want) {
+		t.Errorf("required: %v", calls)
 	}
 	for seed := range uint64(20) {
 		rng := rand.New(rand.NewPCG(seed, 4))
@@ -226,6 +222,34 @@ func TestForced(t *testing.T) {
 		}
 		if got, _ := streamed(t, NewNamed("get_weather", counter()), args, rng); fmt.Sprint(got) != fmt.Sprint([]Call{{ID: "id-1", Name: "get_weather", Arguments: args}}) {
 			t.Errorf("seed %d: named streamed %v", seed, got)
+		}
+	}
+}
+
+// A "required" output cut off anywhere reads alike whole and streamed: a
+// call is sent once its name is written and its parameters have begun
+// (or its object closed), as the reference server streams it, and then
+// with its parameters as far as written.
+func TestRequiredCutShort(t *testing.T) {
+	text := `[{"name": "a", "parameters": {"s": "x"}}, {"name": "bb", "parameters": {}}, {"name": "c", "parameters": {"n": [1, 2]}}]`
+	for cut := range len(text) + 1 {
+		prefix := text[:cut]
+		whole := ParseRequired(prefix, counter()).ToolCalls
+		for seed := range uint64(3) {
+			if got, content := streamed(t, NewRequired(counter()), prefix, rand.New(rand.NewPCG(seed, 5))); fmt.Sprint(got) != fmt.Sprint(whole) || content != "" {
+				t.Fatalf("%q: whole %v, streamed %v %q", prefix, whole, got, content)
+			}
+		}
+	}
+	for prefix, want := range map[string][]Call{
+		`[{"name": "a"`:                                     nil,
+		`[{"name": "a", "parameters":`:                      nil,
+		`[{"name": "a", "parameters": {"s"`:                 {{ID: "id-1", Name: "a", Arguments: `{"s"`}},
+		`[{"name": "a", "parameters": {"s": "x"}}, {"name"`: {{ID: "id-1", Name: "a", Arguments: `{"s": "x"}`}},
+		`[{"name": "a", "parameters": {}}, {"name": "b"}`:   {{ID: "id-1", Name: "a", Arguments: `{}`}, {ID: "id-2", Name: "b"}},
+	} {
+		if got := ParseRequired(prefix, counter()).ToolCalls; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%q: %v, want %v", prefix, got, want)
 		}
 	}
 }
