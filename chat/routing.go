@@ -408,6 +408,59 @@ func (u *Upstream) prepareLocal(model string) error {
 	return nil
 }
 
+// LocalLimits are per-request limits of the models run in-process that an
+// operator sets for every local route at once (the server's -local-… flags);
+// a value a route sets in the routing file wins. A zero field leaves the
+// default named.
+type LocalLimits struct {
+	// MaxRequestTokens bounds n × max_tokens of one request
+	// (local.DefaultMaxRequestTokens).
+	MaxRequestTokens int
+	// MaxLogprobs bounds top_logprobs and prompt_logprobs
+	// (local.DefaultMaxLogprobs).
+	MaxLogprobs int64
+	// MaxQueueWait bounds one request's wait for admission
+	// (local.DefaultMaxQueueWait).
+	MaxQueueWait time.Duration
+	// MaxStates bounds one request's output constraint automaton
+	// (constrain.DefaultMaxStates).
+	MaxStates int
+	// MaxCompileTime bounds the compile of one request's output
+	// constraint (constrain.DefaultMaxCompileTime).
+	MaxCompileTime time.Duration
+}
+
+// ApplyLocalLimits sets l on every route served in-process, where the
+// routing file left the limit unset.
+func (r *Routing) ApplyLocalLimits(l LocalLimits) {
+	fill := func(v *int, to int) {
+		if *v == 0 {
+			*v = to
+		}
+	}
+	fillDuration := func(v *time.Duration, to time.Duration) {
+		if *v == 0 {
+			*v = to
+		}
+	}
+	for i := range r.Models {
+		route := &r.Models[i]
+		for j := range route.Upstreams {
+			u := &route.Upstreams[j]
+			if u.Kind != KindLocal {
+				continue
+			}
+			fill(&u.MaxRequestTokens, l.MaxRequestTokens)
+			fillDuration(&u.MaxQueueWait, l.MaxQueueWait)
+			fill(&u.StructuredOutputs.MaxStates, l.MaxStates)
+			fillDuration(&u.StructuredOutputs.MaxCompileTime, l.MaxCompileTime)
+			if route.MaxLogprobs == 0 {
+				route.MaxLogprobs = l.MaxLogprobs
+			}
+		}
+	}
+}
+
 // AddLocalModels serves each model directory under its folder name (the
 // server's -model flag), with the default LocalOptions. A name already
 // routed is an error.

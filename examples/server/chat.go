@@ -20,10 +20,11 @@ import (
 // handler then serves the chat routes with no models), tracing completions
 // into traces (the server's one trace store, so that its live views see
 // them), keeping generated images in db
-// there as files and serving trained models as LoRA adapters to the callers
+// there as files, bounding requests to the models served in-process by
+// limits where the routing file does not, and serving trained models as LoRA adapters to the callers
 // identity lets read them, and the metrics registry it shares with the HTTP
 // handler.
-func newChatService(path string, models []string, db *weft.DB, identity *weft.Identity, traces trace.Service, trained chatstore.CheckpointResolver, logger *slog.Logger) (chat.Service, *prometheus.Registry, error) {
+func newChatService(path string, models []string, limits chat.LocalLimits, db *weft.DB, identity *weft.Identity, traces trace.Service, trained chatstore.CheckpointResolver, logger *slog.Logger) (chat.Service, *prometheus.Registry, error) {
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if path == "" && len(models) == 0 {
@@ -39,6 +40,7 @@ func newChatService(path string, models []string, db *weft.DB, identity *weft.Id
 	if err := routing.AddLocalModels(models...); err != nil {
 		return nil, nil, err
 	}
+	routing.ApplyLocalLimits(limits)
 	files, err := objects.New(objects.Config{DB: db})
 	if err != nil {
 		return nil, nil, err

@@ -6,6 +6,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/weftlabs/weft/chat"
+	"github.com/weftlabs/weft/chat/local"
+	"github.com/weftlabs/weft/internal/llm/constrain"
 	"github.com/weftlabs/weft/transport/httpapi"
 	"github.com/weftlabs/weft/transport/webui"
 )
@@ -20,6 +23,17 @@ type serverLimits struct {
 	// liveStreams and liveRefreshes bound the web UI's live pages
 	// (webui.Config.MaxLiveStreams, LiveRefreshes).
 	liveStreams, liveRefreshes count
+	// localRequestTokens, localLogprobs, localStates, localQueueWait and
+	// localCompileTime bound one request to a model served in-process
+	// (chat.LocalLimits), where the routing file leaves them unset.
+	localRequestTokens, localLogprobs, localStates count
+	localQueueWait, localCompileTime               time.Duration
+}
+
+// localLimits are the -local-… flags as chat.LocalLimits.
+func (l *serverLimits) localLimits() chat.LocalLimits {
+	return chat.LocalLimits{MaxRequestTokens: int(l.localRequestTokens), MaxLogprobs: int64(l.localLogprobs), MaxQueueWait: l.localQueueWait,
+		MaxStates: int(l.localStates), MaxCompileTime: l.localCompileTime}
 }
 
 func limitFlags(fs *flag.FlagSet, l *serverLimits) {
@@ -31,6 +45,12 @@ func limitFlags(fs *flag.FlagSet, l *serverLimits) {
 	l.liveStreams, l.liveRefreshes = webui.DefaultMaxLiveStreams, webui.DefaultLiveRefreshes
 	fs.Var(&l.liveStreams, "live-streams-per-session", "the `number` of live pages (trace lists, training charts) one web UI sign-in may follow at once; one more gets 429")
 	fs.Var(&l.liveRefreshes, "live-refreshes", "the `number` of live trace list refreshes run at once, whatever their project and view (streams of one view share each); the others wait their turn")
+	l.localRequestTokens, l.localLogprobs, l.localStates = local.DefaultMaxRequestTokens, local.DefaultMaxLogprobs, constrain.DefaultMaxStates
+	fs.Var(&l.localRequestTokens, "local-max-request-tokens", "the `number` of tokens one request may ask a model served in-process for (n × max_tokens); more get 400 (a route's max_request_tokens wins)")
+	fs.Var(&l.localLogprobs, "local-max-logprobs", "the largest top_logprobs and prompt_logprobs `number` a request to a model served in-process may ask for; more get 400 (a route's max_logprobs wins)")
+	fs.DurationVar(&l.localQueueWait, "local-max-queue-wait", local.DefaultMaxQueueWait, "longest a request waits for a model served in-process to admit it; then 503 with Retry-After (a route's max_queue_wait wins)")
+	fs.Var(&l.localStates, "local-max-constraint-states", "the `number` of automaton states one request's structured output may compile to; more get 400 too complex (a route's structured_outputs.max_states wins)")
+	fs.DurationVar(&l.localCompileTime, "local-max-constraint-compile-time", constrain.DefaultMaxCompileTime, "longest one request's structured output may take to compile; then 400 too complex (a route's structured_outputs.max_compile_time wins)")
 }
 
 // count is a flag of a whole number ≥ 1.

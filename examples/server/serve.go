@@ -136,7 +136,7 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 	// trains the models chat serves in-process: chat is opened first and
 	// reads checkpoints through checkpoints once the service exists.
 	checkpoints := &lateCheckpoints{}
-	if cfg.Chat, cfg.Registry, err = newChatService(opts.chatConfig, opts.models, db, identity, cfg.Trace, checkpoints, logger); err != nil {
+	if cfg.Chat, cfg.Registry, err = newChatService(opts.chatConfig, opts.models, opts.limits.localLimits(), db, identity, cfg.Trace, checkpoints, logger); err != nil {
 		return err
 	}
 	if cfg.Chat != nil {
