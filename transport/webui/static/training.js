@@ -238,14 +238,15 @@ function addEventRow(type, step, payload) {
 
 // follow listens to a page's live stream (data-live) and hands each event
 // to its handler; an "end" event closes it. live.dataset.following says
-// whether it is listening ("true"), waiting to reconnect ("reconnecting": the
-// stream dropped, and the browser reconnects by itself, resuming after the
-// last event it had), refused by the server ("closed"), or ended. A dropped
+// whether it is connecting ("connecting": the server has not answered yet),
+// listening ("true"), waiting to reconnect ("reconnecting": the stream
+// dropped, and the browser reconnects by itself, resuming after the last
+// event it had), refused by the server ("closed"), or ended. A dropped
 // stream is no error of the page, and nothing is logged. The stream is
 // closed when the page is left.
 function follow(live, handlers) {
   const source = new EventSource(live.dataset.live);
-  live.dataset.following = "true";
+  live.dataset.following = "connecting";
   for (const [name, handle] of Object.entries(handlers)) {
     if (name !== "end") source.addEventListener(name, (e) => handle(e.data));
   }
