@@ -87,7 +87,7 @@ func TestWeaveCompletionRoutes(t *testing.T) {
 		status     int
 	}{
 		{"/completions/create", `{"project_id":"alice/p","inputs":[1]}`, 422},
-		{"/completions/create", `{"project_id":"bob/p","inputs":{"model":"m","messages":[]}}`, 403},
+		{"/completions/create", `{"project_id":"admin/p","inputs":{"model":"m","messages":[]}}`, 403},
 		{"/actions/execute_batch", `{"project_id":"alice/p","action_ref":"weave:///alice/p/object/a:b","call_ids":["x"]}`, 400},
 	} {
 		if status, body := post(t, f, auth, tc.path, tc.body); status != tc.status {

@@ -139,7 +139,7 @@ func TestEvaluationRunsV2(t *testing.T) {
 		c.post("/v2/alice/p/scores", fmt.Sprintf(`{"prediction_id":%q,"scorer":"weave:///alice/p/op/f:abc","value":1}`, predictions[0]), 400, "scorer")
 		c.post("/v2/alice/p/predictions", fmt.Sprintf(`{"model":%q,"inputs":[1],"output":1}`, model), 422, "")
 		c.post("/v2/alice/p/predictions", fmt.Sprintf(`{"model":%q,"inputs":{},"output":1,"evaluation_run_id":"nope"}`, model), 404, "")
-		c.post("/v2/bob/p/evaluation_runs", fmt.Sprintf(`{"evaluation":%q,"model":%q}`, evaluation, model), 403, "")
+		c.post("/v2/admin/p/evaluation_runs", fmt.Sprintf(`{"evaluation":%q,"model":%q}`, evaluation, model), 403, "")
 		c.do(http.MethodDelete, "/v2/alice/p/scores", "", nil, 400, "")
 
 		// A standalone prediction and score; then deleting the run takes

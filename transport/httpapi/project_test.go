@@ -49,7 +49,7 @@ func TestProjectStats(t *testing.T) {
 		if got := stats(`{"project_id":"alice/p","include_trace_storage_size":false,"include_table_storage_size":false}`); got["trace_storage_size_bytes"] != 0 || got["tables_storage_size_bytes"] != 0 || got["objects_storage_size_bytes"] == 0 {
 			t.Errorf("parts: %v", got)
 		}
-		if status, body := post(t, f, alice, "/project/stats", `{"project_id":"bob/p"}`); status != 403 {
+		if status, body := post(t, f, alice, "/project/stats", `{"project_id":"admin/p"}`); status != 403 {
 			t.Errorf("another project: %d %s", status, body)
 		}
 	})
