@@ -72,7 +72,9 @@ func TestMonitorExactlyOnceAcrossServers(t *testing.T) {
 		// A second server starts while the first still runs, and both
 		// ingest and work the queue; then the first stops, its stalled job
 		// cancelled.
-		b := newServer(t, db, serverOptions{})
+		// A stop that outlasts its deadline leaves the stalled job looking
+		// running; the queue's rescuer gives it to b after rescueAfter.
+		b := newServer(t, db, serverOptions{rescueAfter: 3 * time.Second})
 		for i := range 8 {
 			if i%2 == 0 {
 				a.ingest(t, ctx, project, batch()...)
@@ -84,7 +86,20 @@ func TestMonitorExactlyOnceAcrossServers(t *testing.T) {
 		b.ingest(t, ctx, project, batch()...)
 
 		var got map[string]map[string]map[string]any
-		eventually(t, 60*time.Second, "every call scored by both scorers", func() bool {
+		// The stalled job's feedback is written before its verdicts, so
+		// the verdicts are what says every job has finished.
+		doneVerdicts := func() int {
+			var n int
+			if err := db.NewRaw("SELECT count(*) FROM monitor_verdicts WHERE project_id = ? AND state = ?", project, monitor.StateDone).
+				Scan(context.Background(), &n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		eventually(t, 90*time.Second, "every call scored by both scorers", func() bool {
+			if doneVerdicts() < 2*len(ids) {
+				return false
+			}
 			got = b.verdictFeedback(t, project)
 			for _, id := range ids {
 				if len(got[id]) != 2 {
@@ -100,12 +115,7 @@ func TestMonitorExactlyOnceAcrossServers(t *testing.T) {
 		if len(res.Result) != 2*len(ids) {
 			t.Errorf("%d feedback rows, want %d: one per call and scorer", len(res.Result), 2*len(ids))
 		}
-		var verdicts int
-		if err := db.NewRaw("SELECT count(*) FROM monitor_verdicts WHERE project_id = ? AND state = ?", project, monitor.StateDone).
-			Scan(context.Background(), &verdicts); err != nil {
-			t.Fatal(err)
-		}
-		if verdicts != 2*len(ids) {
+		if verdicts := doneVerdicts(); verdicts != 2*len(ids) {
 			t.Errorf("%d verdicts done, want %d", verdicts, 2*len(ids))
 		}
 	})

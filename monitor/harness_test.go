@@ -35,6 +35,9 @@ type server struct {
 type serverOptions struct {
 	monitor  func(*monitor.Config)
 	feedback func(monitor.FeedbackWriter) monitor.FeedbackWriter
+	// rescueAfter, when set, is the queue's RescueAfter: how soon a job
+	// left running by a server that stopped is worked again.
+	rescueAfter time.Duration
 }
 
 // newServer builds a server on db, migrates the queue's tables and starts
@@ -45,7 +48,7 @@ func newServer(t testing.TB, db *weft.DB, opts serverOptions) *server {
 	if err := jobs.Migrate(db)(ctx); err != nil {
 		t.Fatal(err)
 	}
-	q, err := jobs.New(db, jobs.Config{PollInterval: 50 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+	q, err := jobs.New(db, jobs.Config{PollInterval: 50 * time.Millisecond, RescueAfter: opts.rescueAfter, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
