@@ -33,6 +33,7 @@ const (
 	ggufUnknown     = 2
 	ggufControl     = 3
 	ggufUserDefined = 4
+	ggufUnused      = 5
 	ggufByte        = 6
 )
 
@@ -189,6 +190,12 @@ func ggufFiles(f *gguf.File) (map[string]any, map[string]any, error) {
 		if len(types) < len(tokens) {
 			return nil, nil, fmt.Errorf("%w: %s: %s: %d types for %d tokens", ErrInvalid, f.Path, ggufTokenTypes, len(types), len(tokens))
 		}
+	}
+	// The converter pads the list to the model's vocabulary with unused
+	// "[PAD<id>]" entries; they are rows of the model, not tokens, so the
+	// tokenizer ends where a Hugging Face tokenizer of the model does.
+	for n := len(tokens); n > 0 && types[n-1] == ggufUnused && tokens[n-1] == fmt.Sprintf("[PAD%d]", n-1); n-- {
+		tokens = tokens[:n-1]
 	}
 	vocab := make(map[string]int, len(tokens))
 	for id, tok := range tokens {
