@@ -292,7 +292,14 @@ func sweep(t *testing.T, dbURL string) {
 				if j.h.badText && inBody && !j.r.ignoresUnknownMembers() {
 					want = is(j.r.malformedStatus())
 				}
-				found.expect(fmt.Sprintf("%s [%s in %s]", j.r, j.h.name, where), sendKeeping(alice, q, keep, nil), want)
+				got := sendKeeping(alice, q, keep, nil)
+				// A request line past net/http's header limit is refused by
+				// the HTTP server itself, before any handler, with its own
+				// plain-text 431: a clear 4xx no handler can shape.
+				if got.status == http.StatusRequestHeaderFieldsTooLarge && len(q.urlPath()) > http.DefaultMaxHeaderBytes {
+					got.body = []byte(`{}`)
+				}
+				found.expect(fmt.Sprintf("%s [%s in %s]", j.r, j.h.name, where), got, want)
 				mu.Lock()
 				requests++
 				mu.Unlock()
@@ -444,9 +451,10 @@ func snapshot(t *testing.T, db *weft.DB) map[string]map[string]bool {
 	// Ordinary tables only: a full-text index's virtual table reads its
 	// content from calls, and its shadow tables are storage it rewrites as it
 	// merges segments.
-	list := `SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'table' AND name NOT LIKE 'sqlite_%'`
+	// The job queue's leader row is re-elected every few seconds by design.
+	list := `SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'river_leader'`
 	if db.Dialect().Name().String() == "pg" {
-		list = `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`
+		list = `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' AND table_name <> 'river_leader'`
 	}
 	if err := db.NewRaw(list).Scan(ctx, &tables); err != nil {
 		t.Fatal(err)
