@@ -45,6 +45,17 @@
 // come back for each sequence's last token, or for all of its tokens with
 // AllLogits.
 //
+// # Embeddings
+//
+// A model directory in sentence-transformers' layout (modules.json, its
+// Pooling module's config.json, a Normalize module) is an embedding model
+// (ReadPooling; a checkpoint of the bare decoder, without the model.
+// prefix, loads too): Embeddings runs a batch of sequences through the
+// same layers and pools each one's final-norm states — the last token
+// (Qwen3-Embedding), the mean, or the first — truncates it to a
+// Matryoshka size the config.json declares, and scales it to unit length
+// when the model normalises.
+//
 // # Determinism
 //
 // A sequence's logits are the same bits whatever else is batched with it,

@@ -21,6 +21,9 @@ var (
 	// ErrCacheFull is returned by a KVCache that has no room for the
 	// positions a batch asks for.
 	ErrCacheFull = errors.New("model: KV cache full")
+	// ErrDimensions marks an Embeddings call asking for a vector size the
+	// model does not define.
+	ErrDimensions = errors.New("model: unsupported dimensions")
 )
 
 func unsupported(field, format string, args ...any) error {

@@ -163,6 +163,9 @@ type rowInfo struct {
 // AllLogits, else [VocabSize] for its last token. A sequence's logits are
 // the same bits whatever else is in the batch.
 func (m *Model) Forward(b *Batch, cache KVCache) ([][]float32, error) {
+	if m.LMHead == nil {
+		return nil, unsupported("lm_head", "an embedding model has no output projection: use Embeddings")
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	x, err := m.decoderLayers(b, cache)

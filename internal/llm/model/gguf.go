@@ -245,7 +245,7 @@ func LoadGGUF(path string, opts Options) (*Model, error) {
 			return 0
 		}
 	}
-	m, err := build(cfg, l, opts)
+	m, err := build(cfg, l, opts, nil)
 	if err != nil {
 		f.Close()
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/weftlabs/weft/internal/llm/gguf"
@@ -43,8 +44,13 @@ type Model struct {
 	// Norm is the final RMSNorm's weight.
 	Norm []float32
 	// LMHead is the output projection; with tied embeddings its weight is
-	// Embed (or a quantised copy of it).
+	// Embed (or a quantised copy of it). An embedding model without tied
+	// embeddings has none (nil): its checkpoint holds no lm_head.
 	LMHead *Linear
+	// Pooling, for an embedding model (a sentence-transformers directory,
+	// ReadPooling), is how Embeddings pools its final states; nil
+	// otherwise.
+	Pooling *Pooling
 
 	rope *tensor.RoPE
 	// localRope is the table of the sliding-window layers when they rotate
@@ -89,14 +95,19 @@ func Load(path string, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	read := checkpointReader(ckpt)
+	pooling, err := ReadPooling(path)
+	if err != nil {
+		ckpt.Close()
+		return nil, err
+	}
+	read := bareCheckpoint(ckpt, checkpointReader(ckpt))
 	if cfg.Architecture == Gemma3 {
 		if read, err = gemma3Checkpoint(cfg, ckpt, read); err != nil {
 			ckpt.Close()
 			return nil, err
 		}
 	}
-	m, err := build(cfg, newLoader(cfg, read, opts.WeightType), opts)
+	m, err := build(cfg, newLoader(cfg, read, opts.WeightType), opts, pooling)
 	if err != nil {
 		ckpt.Close()
 		return nil, err
@@ -133,16 +144,34 @@ func ReadConfig(path string) (*Config, error) {
 // shaped as in a checkpoint (model.embed_tokens.weight,
 // model.layers.0.self_attn.q_proj.weight, ...). The model keeps the slices.
 func FromWeights(cfg *Config, weights map[string][]float32, opts Options) (*Model, error) {
-	return build(cfg, newLoader(cfg, mapReader(weights), opts.WeightType), opts)
+	return build(cfg, newLoader(cfg, mapReader(weights), opts.WeightType), opts, nil)
 }
 
-func build(cfg *Config, l *loader, opts Options) (*Model, error) {
+// bareCheckpoint reads a checkpoint saved from the decoder without its
+// language-model head (Qwen3-Embedding's embed_tokens.weight, layers.0.…,
+// norm.weight) by the names of a full one (model.embed_tokens.weight, …).
+func bareCheckpoint(ckpt *safetensors.Checkpoint, read func(string, ...int) ([]float32, error)) func(string, ...int) ([]float32, error) {
+	names := ckpt.Names()
+	if slices.Contains(names, "model.embed_tokens.weight") || !slices.Contains(names, "embed_tokens.weight") {
+		return read
+	}
+	return func(name string, shape ...int) ([]float32, error) {
+		if rest, ok := strings.CutPrefix(name, "model."); ok {
+			name = rest
+		}
+		return read(name, shape...)
+	}
+}
+
+// build loads the weights of cfg through l; pooling, when not nil, makes
+// the model an embedding model (an untied lm_head is then not read).
+func build(cfg *Config, l *loader, opts Options, pooling *Pooling) (*Model, error) {
 	if opts.WeightType == "" {
 		l.weightType = Auto
 	} else if !slices.Contains(WeightTypes, opts.WeightType) {
 		return nil, unsupported("weight type", "%q (one of %v)", opts.WeightType, WeightTypes)
 	}
-	m := &Model{Config: cfg, MaxLen: cfg.MaxPositions}
+	m := &Model{Config: cfg, MaxLen: cfg.MaxPositions, Pooling: pooling}
 	if opts.MaxLen > 0 {
 		if opts.MaxLen > cfg.MaxPositions && (cfg.RopeScaling == nil || cfg.RopeScaling.Type != "dynamic") {
 			return nil, unsupported("max length", "%d beyond max_position_embeddings %d needs dynamic RoPE scaling", opts.MaxLen, cfg.MaxPositions)
@@ -171,6 +200,8 @@ func build(cfg *Config, l *loader, opts Options) (*Model, error) {
 		if err := l.setWeight(m.LMHead, float32Weight(m.Embed)); err != nil {
 			return nil, err
 		}
+	} else if pooling != nil {
+		m.LMHead = nil
 	} else if m.LMHead, err = l.linear("lm_head", cfg.VocabSize, d, false); err != nil {
 		return nil, err
 	}
@@ -199,7 +230,10 @@ func (m *Model) WeightBytes() int {
 		}
 		n += 4 * (len(ly.InputNorm) + len(ly.MLPNorm) + len(ly.AttnOutNorm) + len(ly.MLPOutNorm) + len(ly.QNorm) + len(ly.KNorm))
 	}
-	return n + m.LMHead.Bytes()
+	if m.LMHead != nil {
+		n += m.LMHead.Bytes()
+	}
+	return n
 }
 
 // Close stops the pool the model started and releases the mapped weights.

@@ -212,8 +212,10 @@ def repeat_kv(x, n_rep):
     return x[:, :, None, :, :].expand(b, h, n_rep, t, d).reshape(b, h * n_rep, t, d)
 
 
-def forward(cfg, w, rotary, ids, start, cache, adapter=None, local_rotary=None):
+def forward(cfg, w, rotary, ids, start, cache, adapter=None, local_rotary=None, hidden=False):
     """Logits of every new token; cache is a list of (k, v) per layer.
+    With hidden, the final norm's output of every new token instead (the
+    decoder's last_hidden_state, which embedding models pool).
 
     adapter, if given, is {"factors": {projection prefix: (A, B)},
     "scaling": float}, a LoRA adapter applied to those projections.
@@ -293,6 +295,8 @@ def forward(cfg, w, rotary, ids, start, cache, adapter=None, local_rotary=None):
             out = norm(out, w[p + "post_feedforward_layernorm.weight"], eps)
         x = residual + out
     x = norm(x, w["model.norm.weight"], eps)
+    if hidden:
+        return x[0]
     head = w["model.embed_tokens.weight"] if cfg.get("tie_word_embeddings") else w["lm_head.weight"]
     return softcap(torch.nn.functional.linear(x, head)[0], cfg.get("final_logit_softcapping"))
 
