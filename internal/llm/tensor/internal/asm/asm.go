@@ -2,7 +2,7 @@ package asm
 
 //go:generate go run gen_kernels.go gen_kernels_avx512.go
 //go:generate go run gen_matmuladd.go
-//go:generate go run gen_quant.go
+//go:generate go run gen_quant.go gen_quant_avx512.go
 
 import (
 	"fmt"
@@ -154,8 +154,8 @@ func BF16ToF32(dst []float32, src []uint16) {
 // for compute-bound work such as prefill.
 func Peak(rounds int) int { return peak(rounds) }
 
-// Path names the kernel set in use: "avx512+avx2+fma", "avx2+fma" or
-// "purego".
+// Path names the kernel set in use: "avx512vnni+avx2+fma",
+// "avx512+avx2+fma", "avx2+fma" or "purego".
 func Path() string { return path() }
 
 func checkMatMul(op string, lenDst, ldd, lenA, lda, lenB, ldb, m, n, k int) {

@@ -16,6 +16,10 @@ var useAVX2 = cpu.X86.HasAVX && cpu.X86.HasAVX2 && cpu.X86.HasFMA && hasF16C()
 // m); it sums in the same order as the AVX2 tiles, so results do not change.
 var useAVX512 = useAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL
 
+// useVNNI adds the AVX-512 VNNI tiles of the quantised products (four rows
+// by two columns, zmm): they give the AVX2 kernels' bits.
+var useVNNI = useAVX512 && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VNNI
+
 // colBlockBytes bounds the b rows one pass over a's rows reuses, so that they
 // stay in the per-core cache while every tile of rows streams past them.
 const colBlockBytes = 1 << 20
@@ -27,6 +31,9 @@ const colBlockBytes = 1 << 20
 const groupedMaxRows = 16
 
 func path() string {
+	if useVNNI {
+		return "avx512vnni+avx2+fma"
+	}
 	if useAVX512 {
 		return "avx512+avx2+fma"
 	}
@@ -292,6 +299,15 @@ var quantRows4Kernels = map[quant.Type]func(dst *float32, ldd int, x *QActs, i i
 	},
 }
 
+// quantTileKernels are the AVX-512 VNNI products of four rows of x (from
+// row i) by n columns of weights, n even (prefill).
+var quantTileKernels = map[quant.Type]func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int){
+	quant.Q4_K: func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
+		nb := x.Cols / QKBlock
+		qdotQ4_KTile(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], &x.Sums[i*x.Cols/Q8Block], x.Cols, w, wstride, n, nb)
+	},
+}
+
 // matmulTQuant runs the row kernel over every row of x; with several rows
 // it takes the columns in blocks that stay in the per-core cache while
 // every row passes over them, so w is read from memory once.
@@ -306,10 +322,24 @@ func matmulTQuant(t quant.Type, dst []float32, ldd int, x *QActs, w []byte, rowB
 	if m > 1 {
 		cols = max(colBlockBytes/rowBytes/4*4, 4)
 	}
-	rows4 := quantRows4Kernels[t]
+	rows4, tile := quantRows4Kernels[t], quantTileKernels[t]
+	if !useVNNI {
+		tile = nil
+	}
 	for j0 := 0; j0 < n; j0 += cols {
 		c := min(cols, n-j0)
 		i := 0
+		if tile != nil {
+			even := c &^ 1
+			for ; i+4 <= m; i += 4 {
+				if even > 0 {
+					tile(&dst[i*ldd+j0], ldd, x, i, &w[j0*rowBytes], rowBytes, even)
+				}
+				if even < c {
+					rows4(&dst[i*ldd+j0+even], ldd, x, i, &w[(j0+even)*rowBytes], rowBytes, c-even)
+				}
+			}
+		}
 		if rows4 != nil {
 			for ; i+4 <= m; i += 4 {
 				rows4(&dst[i*ldd+j0], ldd, x, i, &w[j0*rowBytes], rowBytes, c)

@@ -732,6 +732,7 @@ func main() {
 		g.buf.WriteString("\n" + bytes32(c.name, c.v))
 	}
 	g.buf.WriteString("\n" + q6ScaleShuffle())
+	g.buf.WriteString("\n" + vnniConstants())
 	for _, f := range formats32 {
 		g.kernel32(f)
 		g.kernel32Rows4(f)
@@ -741,6 +742,7 @@ func main() {
 	g.kernelQ6K()
 	g.kernelQ4K4()
 	g.kernelQ6K4()
+	g.kernelQ4KVNNI()
 	out := strings.ReplaceAll(g.buf.String(), "\t\n", "\n")
 	if err := os.WriteFile("quant_amd64.s", []byte(out), 0o644); err != nil {
 		log.Fatal(err)

@@ -20,3 +20,24 @@ func matmulAddKernels() map[string]func(accumulate bool, dst []float32, ldd int,
 	}
 	return out
 }
+
+// forQuantPaths runs f under each quantised-product path this CPU has: the
+// AVX2 kernels and, where the CPU has AVX-512 VNNI, its tiles.
+func forQuantPaths(f func(path string)) {
+	defer func(v bool) { useVNNI = v }(useVNNI)
+	has := useVNNI
+	useVNNI = false
+	f("avx2")
+	if has {
+		useVNNI = true
+		f("avx512vnni")
+	}
+}
+
+// avx2Time is f's time per call with the AVX2 kernels, measured once per
+// key (pureGoTime's cache).
+func avx2Time(key string, f func()) float64 {
+	defer func(v bool) { useVNNI = v }(useVNNI)
+	useVNNI = false
+	return pureGoTime("avx2/"+key, f)
+}

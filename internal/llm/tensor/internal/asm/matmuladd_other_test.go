@@ -8,3 +8,9 @@ func matmulAddKernels() map[string]func(accumulate bool, dst []float32, ldd int,
 		"pure Go": matmulAddGeneric,
 	}
 }
+
+// forQuantPaths runs f once: this build has the pure-Go products only.
+func forQuantPaths(f func(path string)) { f("purego") }
+
+// avx2Time is unused without the assembly.
+func avx2Time(key string, f func()) float64 { return pureGoTime(key, f) }

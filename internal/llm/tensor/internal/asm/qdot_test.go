@@ -201,45 +201,47 @@ func TestQuantizeActs(t *testing.T) {
 // TestMatMulTQuantAssemblyEqualsPureGo: on random bytes (every level and
 // sub-block scale, −128 included) under random scales, the assembly and
 // the pure-Go version give the same bits, for every column count (the
-// four-column tiles and the rest), several rows, row strides and a weight
-// matrix wider than one cache block of columns.
+// four-column tiles and the rest), several rows (the four-row tiles and the
+// rest), row strides and a weight matrix wider than one cache block of
+// columns, on each path the CPU has.
 func TestMatMulTQuantAssemblyEqualsPureGo(t *testing.T) {
-	t.Logf("kernels: %s", Path())
-	r := rand.New(rand.NewPCG(31, 6))
-	for _, typ := range quantTypes {
-		kind, _ := ActKindOf(typ)
-		for _, k := range []int{kind.block(), 3 * QKBlock} {
-			for _, m := range []int{1, 2, 5} {
-				for _, n := range []int{1, 3, 4, 7, 9} {
-					x := randActs(r, kind, m, k, 127, func() float32 { return float32(r.NormFloat64() * 0.05) })
-					w := randBlocks(r, typ, n, k, func() float32 { return float32(r.NormFloat64() * 0.02) })
-					rowBytes, _ := typ.Bytes(k)
-					ldd := n + 3
-					got, pure := make([]float32, m*ldd), make([]float32, m*ldd)
-					MatMulTQuant(typ, got, ldd, x, w, n)
-					matmulTQuantGeneric(typ, pure, ldd, x, w, rowBytes, n)
-					if i := sameBits(got, pure); i >= 0 {
-						t.Fatalf("%v k=%d m=%d n=%d element %d: assembly %v, pure Go %v", typ, k, m, n, i, got[i], pure[i])
+	forQuantPaths(func(path string) {
+		r := rand.New(rand.NewPCG(31, 6))
+		for _, typ := range quantTypes {
+			kind, _ := ActKindOf(typ)
+			for _, k := range []int{kind.block(), 3 * QKBlock} {
+				for _, m := range []int{1, 2, 5, 8} {
+					for _, n := range []int{1, 2, 3, 4, 7, 9} {
+						x := randActs(r, kind, m, k, 127, func() float32 { return float32(r.NormFloat64() * 0.05) })
+						w := randBlocks(r, typ, n, k, func() float32 { return float32(r.NormFloat64() * 0.02) })
+						rowBytes, _ := typ.Bytes(k)
+						ldd := n + 3
+						got, pure := make([]float32, m*ldd), make([]float32, m*ldd)
+						MatMulTQuant(typ, got, ldd, x, w, n)
+						matmulTQuantGeneric(typ, pure, ldd, x, w, rowBytes, n)
+						if i := sameBits(got, pure); i >= 0 {
+							t.Fatalf("%s: %v k=%d m=%d n=%d element %d: assembly %v, pure Go %v", path, typ, k, m, n, i, got[i], pure[i])
+						}
 					}
 				}
 			}
+			// Many columns and rows: the column blocks of the multi-row
+			// order, which every format shares (two formats suffice, one of
+			// each kind of activation).
+			if typ != quant.Q8_0 && typ != quant.Q4_K {
+				continue
+			}
+			k := 4 * QKBlock
+			rowBytes, _ := typ.Bytes(k)
+			n := (1<<20)/rowBytes + 13 // past the assembly's column block (colBlockBytes)
+			x := randActs(r, kind, 7, k, 127, func() float32 { return float32(r.Float64() * 0.05) })
+			w := randBlocks(r, typ, n, k, func() float32 { return float32(r.Float64() * 0.02) })
+			got, pure := make([]float32, 7*n), make([]float32, 7*n)
+			MatMulTQuant(typ, got, n, x, w, n)
+			matmulTQuantGeneric(typ, pure, n, x, w, rowBytes, n)
+			if i := sameBits(got, pure); i >= 0 {
+				t.Fatalf("%s: %v n=%d element %d: assembly %v, pure Go %v", path, typ, n, i, got[i], pure[i])
+			}
 		}
-		// Many columns and rows: the column blocks of the multi-row order,
-		// which every format shares (two formats suffice, one of each
-		// kind of activation).
-		if typ != quant.Q8_0 && typ != quant.Q4_K {
-			continue
-		}
-		k := 4 * QKBlock
-		rowBytes, _ := typ.Bytes(k)
-		n := (1<<20)/rowBytes + 13 // past the assembly's column block (colBlockBytes)
-		x := randActs(r, kind, 3, k, 127, func() float32 { return float32(r.Float64() * 0.05) })
-		w := randBlocks(r, typ, n, k, func() float32 { return float32(r.Float64() * 0.02) })
-		got, pure := make([]float32, 3*n), make([]float32, 3*n)
-		MatMulTQuant(typ, got, n, x, w, n)
-		matmulTQuantGeneric(typ, pure, n, x, w, rowBytes, n)
-		if i := sameBits(got, pure); i >= 0 {
-			t.Fatalf("%v n=%d element %d: assembly %v, pure Go %v", typ, n, i, got[i], pure[i])
-		}
-	}
+	})
 }

@@ -1,0 +1,233 @@
+//go:build ignore
+
+// The AVX-512 VNNI tiles of gen_quant.go (prefill): four rows of
+// activations by two columns of weights, in zmm registers. Each weight
+// block is unpacked once for the four rows and each activation row is read
+// from the cache once per column, so a tile does a quarter of the
+// unpacking and half the float32 steps per product of the AVX2 Rows4
+// kernels. The integers are exact whatever instruction sums them
+// (VPDPWSSD, VPDPBUSD), and every float32 step is the pure-Go version's,
+// on the same values in the same order, so the tiles give the same bits.
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+func z(i int) string { return fmt.Sprintf("Z%d", i) }
+
+// vnniRowAddr is row r of the tile's activations at byte off: rows are k
+// (R10) apart, R11 = 3k.
+func vnniRowAddr(r, off int) string {
+	return fmt.Sprintf([...]string{"%d(SI)", "%d(SI)(R10*1)", "%d(SI)(R10*2)", "%d(SI)(R11*1)"}[r], off)
+}
+
+// vnniColAddr is column c of the tile's weights at byte off of the current
+// block: columns are wstride (BX) apart.
+func vnniColAddr(c, off int) string {
+	return fmt.Sprintf([...]string{"%d(R9)", "%d(R9)(BX*1)"}[c], off)
+}
+
+// vnniStore folds each row's accumulator (column 0 in lanes 0–7, column 1
+// in lanes 8–15) as reduceLanes does and stores the two sums of row r at
+// dst + r·ldd.
+func (g *gen) vnniStore(acc int) {
+	g.p("MOVQ ldd+8(FP), R12")
+	g.p("SHLQ $2, R12")
+	g.p("MOVQ DI, AX")
+	for r := range 4 {
+		g.p("VEXTRACTF64X4 $1, %s, Y14", z(acc+r))
+		g.p("VMOVAPS %s, Y13", y(acc+r))
+		g.reduceStore(13, 15, 0)
+		g.reduceStore(14, 15, 4)
+		if r < 3 {
+			g.p("ADDQ R12, AX")
+		}
+	}
+}
+
+// unpackQ4KScales sets y(dst) to the sixteen words of the Q4_K block of
+// column c: its eight 6-bit scales, then its eight minima (as kernelQ4K4
+// unpacks them), in general registers (AX, R12, R13, R14 scratch) and
+// moved across whole, so that no vector load waits on narrower stores.
+func (g *gen) unpackQ4KScales(c, dst int) {
+	// AX = u0, R14 = u2, then R12 = u1 (the 12 bytes at offset 4).
+	g.p("MOVL %s, AX", vnniColAddr(c, 4))
+	g.p("MOVL %s, R14", vnniColAddr(c, 12))
+	// Scales 4–7: low nibbles of u2 | (u0>>6 & 3) << 4; 0–3: u0 & 63.
+	g.p("MOVL AX, R13")
+	g.p("SHRL $2, R13")
+	g.p("ANDL $0x30303030, R13")
+	g.p("MOVL R14, R12")
+	g.p("ANDL $0x0f0f0f0f, R12")
+	g.p("ORL R12, R13")
+	g.p("MOVL %s, R12", vnniColAddr(c, 8))
+	g.p("SHLQ $32, R13")
+	g.p("ANDL $0x3f3f3f3f, AX")
+	g.p("ORQ R13, AX")
+	g.p("MOVQ AX, %s", x(dst))
+	// Minima 4–7: high nibbles of u2 | (u1>>6 & 3) << 4; 0–3: u1 & 63.
+	g.p("MOVL R12, R13")
+	g.p("SHRL $2, R13")
+	g.p("ANDL $0x30303030, R13")
+	g.p("SHRL $4, R14")
+	g.p("ANDL $0x0f0f0f0f, R14")
+	g.p("ORL R14, R13")
+	g.p("SHLQ $32, R13")
+	g.p("ANDL $0x3f3f3f3f, R12")
+	g.p("ORQ R13, R12")
+	g.p("VPINSRQ $1, R12, %s, %s", x(dst), x(dst))
+	g.p("VPMOVZXBW %s, %s", x(dst), y(dst))
+}
+
+// halfPair sets z(dst) to 16 float32: the half at byte off of column 0's
+// block in lanes 0–7, column 1's in lanes 8–15; z(tmp) is scratch.
+func (g *gen) halfPair(off, dst, tmp int) {
+	g.p("VPBROADCASTW %s, %s", vnniColAddr(0, off), x(dst))
+	g.p("VPBROADCASTW %s, %s", vnniColAddr(1, off), x(tmp))
+	g.p("VINSERTI32X4 $1, %s, %s, %s", x(tmp), y(dst), y(dst))
+	g.p("VCVTPH2PS %s, %s", y(dst), z(dst))
+}
+
+// kernelQ4KVNNI emits qdotQ4_KTile: dst[r*ldd+j] = x_r · w_j for four rows
+// of activations (k apart) and n columns of Q4_K weights (n even), two
+// columns at a time.
+//
+// Per super-block and column, the 32-byte part cp of the levels is
+// broadcast to both halves of a zmm, its low nibbles (sub-block 2cp) kept
+// in the low half and its high nibbles (sub-block 2cp+1) in the high half;
+// VPERMW spreads the two sub-blocks' scales likewise; per row, VPMADDUBSW
+// against the row's 64 bytes of those sub-blocks and VPDPWSSD with the
+// scales add scale × the 4-element sums to an int32 lane per half. The
+// halves' sum is dotQ4_K's exact p[l]. The float32 steps then run on both
+// columns at once: p·(d·dx) − n·(dmin·dx), each product and the
+// difference rounded once, added to the accumulator.
+//
+// Registers: SI row 0 of the activations at the super-block, R10 = k, R11
+// = 3k; R9 column 0's block, BX the column stride; DI dst; CX columns
+// left; DX = 4 × the super-block index, R8 = 4 × the super-block count;
+// 0(SP) the tile's first column; AX, R12, R13, R14 scratch. Z0–Z7 the integer sums
+// (row r, column c in Z(2r+c)), Z8–Z11 the rows' accumulators, Z12–Z13 the
+// columns' scales and minima as words, Z14 levels, Z15 products, Z16–Z19
+// the scale permutations, Z20 the nibble mask, Z21 the half shifts, Z22 the
+// permuted scales, Z23–Z31 float32 scratch.
+func (g *gen) kernelQ4KVNNI() {
+	name := "qdotQ4_KTile"
+	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int, w *byte, wstride int, n int, nb int)\n", name)
+	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $8-80\n", name)
+	g.p("MOVQ dst+0(FP), DI")
+	g.p("MOVQ w+48(FP), R9")
+	g.p("MOVQ wstride+56(FP), BX")
+	g.p("MOVQ n+64(FP), CX")
+	g.p("MOVQ nb+72(FP), R8")
+	g.p("SHLQ $2, R8")
+	g.p("MOVQ k+40(FP), R10")
+	g.p("LEAQ (R10)(R10*2), R11")
+	for cp := range 4 {
+		g.p("VMOVDQU64 q4kScaleIdx<>+%d(SB), %s", 64*cp, z(16+cp))
+	}
+	g.p("VPBROADCASTD nibbleMask<>(SB), Z20")
+	g.p("VMOVDQU64 halfShifts<>(SB), Z21")
+	g.label(name + "_tile")
+	g.p("CMPQ CX, $2")
+	g.p("JLT %s_done", name)
+	for r := range 4 {
+		g.p("VPXORD %s, %s, %s", z(8+r), z(8+r), z(8+r))
+	}
+	g.p("MOVQ R9, 0(SP)")
+	g.p("MOVQ x+16(FP), SI")
+	g.p("XORQ DX, DX")
+	g.label(name + "_loop")
+	for c := range 2 {
+		g.unpackQ4KScales(c, 12+c)
+	}
+	for i := range 8 {
+		g.p("VPXORD %s, %s, %s", z(i), z(i), z(i))
+	}
+	for cp := range 4 {
+		for c := range 2 {
+			g.p("VBROADCASTI64X4 %s, Z14", vnniColAddr(c, 16+32*cp))
+			g.p("VPSRLVW Z21, Z14, Z14")
+			g.p("VPANDD Z20, Z14, Z14")
+			g.p("VPERMW %s, %s, Z22", z(12+c), z(16+cp))
+			for r := range 4 {
+				g.p("VPMADDUBSW %s, Z14, Z15", vnniRowAddr(r, 64*cp))
+				g.p("VPDPWSSD Z22, Z15, %s", z(2*r+c))
+			}
+		}
+	}
+	// Both columns' d and dmin, and their minima as int32.
+	g.halfPair(0, 23, 31)
+	g.halfPair(2, 24, 31)
+	g.p("VEXTRACTI32X4 $1, Y12, X25")
+	g.p("VPMOVZXWD X25, Y25")
+	g.p("VEXTRACTI128 $1, Y13, X14")
+	g.p("VPMOVZXWD X14, Y14")
+	g.p("VINSERTI64X4 $1, Y14, Z25, Z25")
+	// Row r's scale at xd + DX + r·R8, its sums at xs + 8·DX + 8r·R8.
+	g.p("MOVQ xd+24(FP), AX")
+	g.p("ADDQ DX, AX")
+	g.p("MOVQ xs+32(FP), R12")
+	g.p("LEAQ (R12)(DX*8), R12")
+	for r := range 4 {
+		if r > 0 {
+			g.p("ADDQ R8, AX")
+			g.p("LEAQ (R12)(R8*8), R12")
+		}
+		// p of both columns: the halves of Z(2r) and Z(2r+1) summed.
+		g.p("VSHUFI64X2 $0x44, %s, %s, Z29", z(2*r+1), z(2*r))
+		g.p("VSHUFI64X2 $0xee, %s, %s, Z31", z(2*r+1), z(2*r))
+		g.p("VPADDD Z31, Z29, Z29")
+		g.p("VBROADCASTI64X4 (R12), Z30")
+		g.p("VPMULLD Z25, Z30, Z30")
+		g.p("VBROADCASTSS (AX), Z26")
+		g.p("VMULPS Z26, Z23, Z27")
+		g.p("VMULPS Z26, Z24, Z28")
+		g.p("VCVTDQ2PS Z29, Z29")
+		g.p("VMULPS Z27, Z29, Z29")
+		g.p("VCVTDQ2PS Z30, Z30")
+		g.p("VMULPS Z28, Z30, Z30")
+		g.p("VSUBPS Z30, Z29, Z29")
+		g.p("VADDPS Z29, %s, %s", z(8+r), z(8+r))
+	}
+	g.p("ADDQ $256, SI")
+	g.p("ADDQ $144, R9")
+	g.p("ADDQ $4, DX")
+	g.p("CMPQ DX, R8")
+	g.p("JLT %s_loop", name)
+	g.vnniStore(8)
+	g.p("ADDQ $8, DI")
+	g.p("SUBQ $2, CX")
+	g.p("MOVQ 0(SP), R9")
+	g.p("LEAQ (R9)(BX*2), R9")
+	g.p("JMP %s_tile", name)
+	g.label(name + "_done")
+	g.p("VZEROUPPER")
+	g.p("RET")
+}
+
+// vnniConstants are the tables of the VNNI tiles: for part cp of a Q4_K
+// super-block, the word indices that spread scale 2cp over the low half of
+// a zmm and scale 2cp+1 over the high half; the word shifts that keep a
+// byte's low nibble in the low half and move its high nibble down in the
+// high half.
+func vnniConstants() string {
+	var b strings.Builder
+	for cp := range 4 {
+		for q := range 8 {
+			v := uint64(2*cp + q/4)
+			fmt.Fprintf(&b, "DATA q4kScaleIdx<>+%d(SB)/8, $0x%016x\n", 64*cp+8*q, v*0x0001000100010001)
+		}
+	}
+	b.WriteString("GLOBL q4kScaleIdx<>(SB), RODATA|NOPTR, $256\n\n")
+	for q := range 8 {
+		v := uint64(0)
+		if q >= 4 {
+			v = 4
+		}
+		fmt.Fprintf(&b, "DATA halfShifts<>+%d(SB)/8, $0x%016x\n", 8*q, v*0x0001000100010001)
+	}
+	b.WriteString("GLOBL halfShifts<>(SB), RODATA|NOPTR, $64\n")
+	return b.String()
+}
