@@ -306,6 +306,10 @@ var quantTileKernels = map[quant.Type]func(dst *float32, ldd int, x *QActs, i in
 		nb := x.Cols / QKBlock
 		qdotQ4_KTile(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], &x.Sums[i*x.Cols/Q8Block], x.Cols, w, wstride, n, nb)
 	},
+	quant.Q6_K: func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
+		nb := x.Cols / QKBlock
+		qdotQ6_KTile(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
+	},
 }
 
 // matmulTQuant runs the row kernel over every row of x; with several rows

@@ -744,6 +744,7 @@ func main() {
 	g.kernelQ4K4()
 	g.kernelQ6K4()
 	g.kernelQ4KVNNI()
+	g.kernelQ6KVNNI()
 	out := strings.ReplaceAll(g.buf.String(), "\t\n", "\n")
 	if err := os.WriteFile("quant_amd64.s", []byte(out), 0o644); err != nil {
 		log.Fatal(err)

@@ -207,6 +207,109 @@ func (g *gen) kernelQ4KVNNI() {
 	g.p("RET")
 }
 
+// kernelQ6KVNNI emits qdotQ6_KTile: four rows of activations (k apart)
+// by n columns of Q6_K weights (n even), two columns at a time, as
+// kernelQ4KVNNI: each zmm holds two consecutive 32-element parts of a
+// super-block (the 64 bytes of their low nibbles are contiguous, their
+// high bits one 32-byte run shifted per half), and per row VPMADDUBSW of
+// the levels and of 32 against the row's 64 bytes, subtracted, gives
+// Σ(q−32)·x in exact pairs, which VPDPWSSD scales (VPERMW spreads the
+// parts' four 16-element scales) and sums. The halves' sum is dotQ6_K's
+// p[l]; acc += p·(d·dx), each product rounded once.
+//
+// Registers as kernelQ4KVNNI's; Z12–Z13 the columns' scales as words,
+// Z20 the nibble mask, Z21 the high-bit mask, Z22 the byte 32, Z24–Z27 the
+// rows' 32·x pairs, Z28 the permuted scales.
+func (g *gen) kernelQ6KVNNI() {
+	name := "qdotQ6_KTile"
+	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)\n", name)
+	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $8-72\n", name)
+	g.p("MOVQ dst+0(FP), DI")
+	g.p("MOVQ w+40(FP), R9")
+	g.p("MOVQ wstride+48(FP), BX")
+	g.p("MOVQ n+56(FP), CX")
+	g.p("MOVQ nb+64(FP), R8")
+	g.p("SHLQ $2, R8")
+	g.p("MOVQ k+32(FP), R10")
+	g.p("LEAQ (R10)(R10*2), R11")
+	for pp := range 4 {
+		g.p("VMOVDQU64 q6kScaleIdx<>+%d(SB), %s", 64*pp, z(16+pp))
+	}
+	g.p("VPBROADCASTD nibbleMask<>(SB), Z20")
+	g.p("VPBROADCASTD bits45<>(SB), Z21")
+	g.p("VPBROADCASTD thirtyTwos<>(SB), Z22")
+	g.label(name + "_tile")
+	g.p("CMPQ CX, $2")
+	g.p("JLT %s_done", name)
+	for r := range 4 {
+		g.p("VPXORD %s, %s, %s", z(8+r), z(8+r), z(8+r))
+	}
+	g.p("MOVQ R9, 0(SP)")
+	g.p("MOVQ x+16(FP), SI")
+	g.p("XORQ DX, DX")
+	g.label(name + "_loop")
+	for c := range 2 {
+		g.p("VPMOVSXBW %s, %s", vnniColAddr(c, 192), y(12+c))
+	}
+	for i := range 8 {
+		g.p("VPXORD %s, %s, %s", z(i), z(i), z(i))
+	}
+	for pp := range 4 {
+		h, r := pp/2, 2*(pp%2)
+		for row := range 4 {
+			g.p("VPMADDUBSW %s, Z22, %s", vnniRowAddr(row, 64*pp), z(24+row))
+		}
+		for c := range 2 {
+			g.p("VMOVDQU64 %s, Z14", vnniColAddr(c, 64*h))
+			if r == 2 {
+				g.p("VPSRLW $4, Z14, Z14")
+			}
+			g.p("VPANDD Z20, Z14, Z14")
+			g.p("VBROADCASTI64X4 %s, Z15", vnniColAddr(c, 128+32*h))
+			g.p("VPSRLVW q6kHighShifts<>+%d(SB), Z15, Z15", 64*(r/2))
+			g.p("VPSLLW $4, Z15, Z15")
+			g.p("VPANDD Z21, Z15, Z15")
+			g.p("VPORD Z15, Z14, Z14")
+			g.p("VPERMW %s, %s, Z28", z(12+c), z(16+pp))
+			for row := range 4 {
+				g.p("VPMADDUBSW %s, Z14, Z15", vnniRowAddr(row, 64*pp))
+				g.p("VPSUBW %s, Z15, Z15", z(24+row))
+				g.p("VPDPWSSD Z28, Z15, %s", z(2*row+c))
+			}
+		}
+	}
+	g.halfPair(208, 23, 31)
+	g.p("MOVQ xd+24(FP), AX")
+	g.p("ADDQ DX, AX")
+	for r := range 4 {
+		if r > 0 {
+			g.p("ADDQ R8, AX")
+		}
+		g.p("VSHUFI64X2 $0x44, %s, %s, Z29", z(2*r+1), z(2*r))
+		g.p("VSHUFI64X2 $0xee, %s, %s, Z31", z(2*r+1), z(2*r))
+		g.p("VPADDD Z31, Z29, Z29")
+		g.p("VBROADCASTSS (AX), Z26")
+		g.p("VMULPS Z26, Z23, Z27")
+		g.p("VCVTDQ2PS Z29, Z29")
+		g.p("VMULPS Z27, Z29, Z29")
+		g.p("VADDPS Z29, %s, %s", z(8+r), z(8+r))
+	}
+	g.p("ADDQ $256, SI")
+	g.p("ADDQ $210, R9")
+	g.p("ADDQ $4, DX")
+	g.p("CMPQ DX, R8")
+	g.p("JLT %s_loop", name)
+	g.vnniStore(8)
+	g.p("ADDQ $8, DI")
+	g.p("SUBQ $2, CX")
+	g.p("MOVQ 0(SP), R9")
+	g.p("LEAQ (R9)(BX*2), R9")
+	g.p("JMP %s_tile", name)
+	g.label(name + "_done")
+	g.p("VZEROUPPER")
+	g.p("RET")
+}
+
 // vnniConstants are the tables of the VNNI tiles: for part cp of a Q4_K
 // super-block, the word indices that spread scale 2cp over the low half of
 // a zmm and scale 2cp+1 over the high half; the word shifts that keep a
@@ -228,6 +331,23 @@ func vnniConstants() string {
 		}
 		fmt.Fprintf(&b, "DATA halfShifts<>+%d(SB)/8, $0x%016x\n", 8*q, v*0x0001000100010001)
 	}
-	b.WriteString("GLOBL halfShifts<>(SB), RODATA|NOPTR, $64\n")
+	b.WriteString("GLOBL halfShifts<>(SB), RODATA|NOPTR, $64\n\n")
+	// Q6_K: for the part pair pp, the words of scales 4pp … 4pp+3, eight
+	// each; the shifts of the high bits of parts 0, 1 (pairs 0 and 2) and
+	// 2, 3 (pairs 1 and 3).
+	for pp := range 4 {
+		for q := range 8 {
+			v := uint64(4*pp + q/2)
+			fmt.Fprintf(&b, "DATA q6kScaleIdx<>+%d(SB)/8, $0x%016x\n", 64*pp+8*q, v*0x0001000100010001)
+		}
+	}
+	b.WriteString("GLOBL q6kScaleIdx<>(SB), RODATA|NOPTR, $256\n\n")
+	for pair := range 2 {
+		for q := range 8 {
+			v := uint64(4*pair + 2*(q/4))
+			fmt.Fprintf(&b, "DATA q6kHighShifts<>+%d(SB)/8, $0x%016x\n", 64*pair+8*q, v*0x0001000100010001)
+		}
+	}
+	b.WriteString("GLOBL q6kHighShifts<>(SB), RODATA|NOPTR, $128\n")
 	return b.String()
 }

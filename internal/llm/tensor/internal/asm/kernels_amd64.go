@@ -109,3 +109,6 @@ func qdotQ6_KRows4(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, 
 
 //go:noescape
 func qdotQ4_KTile(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int, w *byte, wstride int, n int, nb int)
+
+//go:noescape
+func qdotQ6_KTile(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)
