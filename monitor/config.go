@@ -34,6 +34,9 @@ const (
 	// DefaultJobTimeout is the longest one dispatch job or judge request
 	// may run.
 	DefaultJobTimeout = 5 * time.Minute
+	// DefaultBackfillChunk is how many calls of a backfill's range one
+	// job reads and dispatches.
+	DefaultBackfillChunk = 500
 	// DefaultRetryDelay is the wait before a failed attempt's retry,
 	// multiplied by the attempt's number.
 	DefaultRetryDelay = 2 * time.Second
@@ -117,6 +120,10 @@ type Config struct {
 	// JobTimeout bounds one dispatch job or judge request. Defaults to
 	// [DefaultJobTimeout].
 	JobTimeout time.Duration
+	// BackfillChunk is how many calls of a backfill's range one job reads
+	// and dispatches: the memory and time of one step. Defaults to
+	// [DefaultBackfillChunk].
+	BackfillChunk int
 	// RetryDelay is the wait before a retry, times the attempt's number.
 	// Defaults to [DefaultRetryDelay].
 	RetryDelay time.Duration
@@ -134,7 +141,7 @@ func (cfg *Config) setDefaults() error {
 		return errors.New("monitor: Config.Jobs is required")
 	case cfg.Principals == nil:
 		return errors.New("monitor: Config.Principals is required")
-	case cfg.JudgeConcurrency < 0, cfg.JudgeRate < 0, cfg.MaxAttempts < 0, cfg.JobTimeout < 0, cfg.RetryDelay < 0:
+	case cfg.JudgeConcurrency < 0, cfg.JudgeRate < 0, cfg.MaxAttempts < 0, cfg.JobTimeout < 0, cfg.RetryDelay < 0, cfg.BackfillChunk < 0:
 		return errors.New("monitor: Config limits must not be negative")
 	}
 	if cfg.Workers == 0 {
@@ -154,6 +161,9 @@ func (cfg *Config) setDefaults() error {
 	}
 	if cfg.JobTimeout == 0 {
 		cfg.JobTimeout = DefaultJobTimeout
+	}
+	if cfg.BackfillChunk == 0 {
+		cfg.BackfillChunk = DefaultBackfillChunk
 	}
 	if cfg.RetryDelay == 0 {
 		cfg.RetryDelay = DefaultRetryDelay

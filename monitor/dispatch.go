@@ -45,6 +45,8 @@ type dispatchArgs struct {
 	// calls whichever time they ended.
 	MonitorID  string `json:"monitor_id,omitempty"`
 	BackfillID string `json:"backfill_id,omitempty"`
+	// Chunk is the job's number among its backfill's dispatch jobs.
+	Chunk int `json:"chunk,omitempty"`
 }
 
 func (dispatchArgs) Kind() string { return "weft_monitor_dispatch" }
@@ -59,7 +61,16 @@ type dispatchWorker struct {
 }
 
 func (w *dispatchWorker) Work(ctx context.Context, job *river.Job[dispatchArgs]) error {
+	if job.Args.BackfillID != "" {
+		running, err := w.m.backfillRunning(ctx, job.Args.ProjectID, job.Args.BackfillID)
+		if err != nil || !running {
+			return err
+		}
+	}
 	err := w.m.dispatch(ctx, job.Args)
+	if err == nil && job.Args.BackfillID != "" {
+		err = w.m.chunkDone(ctx, job.Args)
+	}
 	if err != nil && job.Attempt >= job.MaxAttempts {
 		w.m.cfg.Logger.ErrorContext(ctx, "monitor dispatch failed; its calls are not scored", "project_id", job.Args.ProjectID,
 			"calls", len(job.Args.CallIDs), "error", err)
@@ -76,6 +87,9 @@ func (w *dispatchWorker) NextRetry(job *river.Job[dispatchArgs]) time.Time {
 // register adds the monitor workers to the job queue.
 func (m *Monitors) register() error {
 	if err := jobs.Register(m.cfg.Jobs, dispatchQueue, max(m.cfg.Workers, 0), &dispatchWorker{m: m}); err != nil {
+		return err
+	}
+	if err := jobs.Register(m.cfg.Jobs, dispatchQueue, 0, &backfillWorker{m: m}); err != nil {
 		return err
 	}
 	return jobs.Register(m.cfg.Jobs, judgeQueue, max(m.cfg.JudgeWorkers, 0), &judgeWorker{m: m})

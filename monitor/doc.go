@@ -25,6 +25,12 @@
 // one verdict per scorer version. A judge that fails, answers off-schema or
 // cannot run leaves an error verdict with its reason.
 //
+// A backfill runs one monitor over the calls that started in a time range:
+// a planner job walks the range in started_at order by a cursor it keeps in
+// the monitor_backfills row, and queues a dispatch job per chunk of sampled
+// calls in the transaction that moves the cursor; the dispatch jobs are the
+// live ones', so a call already scored keeps its verdict.
+//
 // Verdicts are stored as Weave's scoring worker stores them: feedback of
 // type wandb.runnable.<scorer>, runnable_ref the scorer's ref, trigger_ref
 // the monitor's, payload {"output": verdict}, wb_user_id the monitor's
@@ -34,5 +40,6 @@
 // objects), dispatch.go and verdicts.go (matching, sampling, the verdict
 // rows), scorer.go (deterministic scorers), judge.go, judgework.go and
 // template.go (LLM judges), models.go (judge model access), limits.go
-// (per-monitor judge limits).
+// (per-monitor judge limits), backfill.go (monitors run over past calls),
+// service.go (what the API offers).
 package monitor

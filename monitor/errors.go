@@ -15,4 +15,12 @@ var (
 	// ErrJudgeModel: the judge model of a scorer is not one its publisher
 	// may use (400).
 	ErrJudgeModel = weft.DefineError(weft.ErrInvalid, "InvalidJudgeModel", "judge model not allowed")
+	// ErrMonitorNotFound: no monitor of the project has that object id
+	// (404).
+	ErrMonitorNotFound = weft.DefineError(weft.ErrNotFound, "MonitorNotFound", "monitor not found")
+	// ErrBackfillNotFound: no backfill of the project has that id (404).
+	ErrBackfillNotFound = weft.DefineError(weft.ErrNotFound, "BackfillNotFound", "backfill not found")
+	// ErrInvalidBackfill: a backfill that cannot run (a range that ends
+	// before it starts) (400).
+	ErrInvalidBackfill = weft.DefineError(weft.ErrInvalid, "InvalidBackfill", "invalid backfill")
 )

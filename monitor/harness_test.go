@@ -158,6 +158,8 @@ type call struct {
 	id, op, output string
 	exception      string
 	noEnd          bool
+	// at is when the call started and ended; zero is now.
+	at time.Time
 }
 
 // ingest writes calls, each a start and an end, in one batch.
@@ -166,6 +168,10 @@ func (s *server) ingest(t testing.TB, ctx context.Context, projectID string, cal
 	now := time.Now().UTC()
 	var batch []trace.BatchItem
 	for _, c := range calls {
+		now := now
+		if !c.at.IsZero() {
+			now = c.at.UTC()
+		}
 		batch = append(batch, trace.BatchItem{Mode: trace.ModeStart, Start: &trace.StartedCall{ProjectID: projectID, ID: c.id,
 			TraceID: c.id, OpName: c.op, StartedAt: now, Inputs: json.RawMessage(`{"question":"what is 6*7?"}`),
 			Attributes: json.RawMessage(`{}`)}})

@@ -95,6 +95,15 @@ func (m *Monitors) judge(ctx context.Context, job *river.Job[judgeArgs]) error {
 	if row.State != StatePending {
 		return nil
 	}
+	if row.BackfillID != nil {
+		running, err := m.backfillRunning(ctx, a.ProjectID, *row.BackfillID)
+		if err != nil {
+			return err
+		}
+		if !running {
+			return m.dropPending(ctx, a.ProjectID, *row.BackfillID)
+		}
+	}
 	limitKey := a.ProjectID + "\x00" + row.MonitorID
 	wait, ok := m.limits.acquire(limitKey, time.Now())
 	if !ok {
@@ -104,6 +113,13 @@ func (m *Monitors) judge(ctx context.Context, job *river.Job[judgeArgs]) error {
 
 	res, err := m.judgeOnce(ctx, &row)
 	var failure *judgeFailure
+	if err == nil && row.BackfillID != nil {
+		// The backfill may have been cancelled while the judge ran.
+		running, err := m.backfillRunning(ctx, a.ProjectID, *row.BackfillID)
+		if err != nil || !running {
+			return err
+		}
+	}
 	switch {
 	case err == nil:
 		return m.storeJudgement(ctx, &row, res)

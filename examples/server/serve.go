@@ -165,6 +165,7 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 		return err
 	}
 	monitors.SetServices(cfg.Trace, cfg.Objects, cfg.Feedback)
+	cfg.Monitors = monitors
 	if cfg.Chat != nil {
 		monitors.SetChat(cfg.Chat, monitor.ChatModels{Chat: cfg.Chat, Adapters: chatstore.Adapters{Training: checkpoints, Authorizer: identity}})
 	}

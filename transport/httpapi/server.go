@@ -35,6 +35,7 @@ import (
 	"github.com/weftlabs/weft/chat"
 	"github.com/weftlabs/weft/evalrun"
 	"github.com/weftlabs/weft/feedback"
+	"github.com/weftlabs/weft/monitor"
 	"github.com/weftlabs/weft/objects"
 	"github.com/weftlabs/weft/trace"
 	"github.com/weftlabs/weft/training"
@@ -119,6 +120,8 @@ type Config struct {
 
 	// Training serves the /v1/preview model and training-job routes.
 	Training training.Service
+	// Monitors serves /v2/{entity}/{project}/monitor_backfills.
+	Monitors monitor.Service
 	// OTLP configures OpenTelemetry trace ingest at /otel/v1/traces, served
 	// with Trace.
 	OTLP OTLPConfig
@@ -212,6 +215,9 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if cfg.Objects != nil {
 		h.registerObjects()
+	}
+	if cfg.Monitors != nil {
+		h.registerMonitors(cfg.Monitors)
 	}
 	if cfg.Trace != nil && cfg.Objects != nil {
 		h.registerProjectStats()

@@ -1,0 +1,23 @@
+package monitor
+
+import "context"
+
+// Service is what the API offers of monitors beyond the Monitor objects
+// themselves (which are published and read as objects). Every method acts
+// in the caller's project, which the caller (weft.PrincipalFrom(ctx)) has
+// been authorized for: reading for Backfill and Backfills, writing for the
+// others. *Monitors is one.
+type Service interface {
+	// StartBackfill runs a monitor over the calls that started in a range,
+	// once per (call, scorer version) whatever scored them before.
+	StartBackfill(ctx context.Context, req BackfillReq) (*Backfill, error)
+	// Backfill returns a backfill and its progress.
+	Backfill(ctx context.Context, projectID, id string) (*Backfill, error)
+	// Backfills returns the newest backfills of a project, or of one of
+	// its monitors.
+	Backfills(ctx context.Context, projectID, monitorID string) ([]Backfill, error)
+	// CancelBackfill stops a running backfill.
+	CancelBackfill(ctx context.Context, projectID, id string) (*Backfill, error)
+}
+
+var _ Service = (*Monitors)(nil)

@@ -1,0 +1,58 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/weftlabs/weft/monitor"
+)
+
+// The inputs of the monitor routes, which name their project in the path.
+type (
+	backfillInput struct {
+		Entity  string `path:"entity"`
+		Project string `path:"project"`
+		ID      string `path:"id" maxLength:"64"`
+	}
+	backfillListInput struct {
+		Entity    string `path:"entity"`
+		Project   string `path:"project"`
+		MonitorID string `query:"monitor_id" maxLength:"128" doc:"only the backfills of this monitor (its object id)"`
+	}
+	backfillList struct {
+		Backfills []monitor.Backfill `json:"backfills"`
+	}
+)
+
+// registerMonitors registers the routes of the monitors that weft runs:
+// backfills over past calls.
+func (h *Handler) registerMonitors(svc monitor.Service) {
+	op := func(id, method, path, summary string) huma.Operation {
+		return huma.Operation{OperationID: id, Method: method, Path: "/v2/{entity}/{project}/" + path, Summary: summary, Tags: []string{"monitors"}}
+	}
+	read := func(_ context.Context, in *backfillInput) (*backfillInput, []string, error) {
+		return in, one(projectOf(in.Entity, in.Project)), nil
+	}
+	route(h, op("monitor-backfill-create", http.MethodPost, "monitor_backfills",
+		"Run a monitor over the calls that started in a time range, once per call and scorer version"), true,
+		v2Body(func(r *monitor.BackfillReq) *string { return &r.ProjectID }), byValue(svc.StartBackfill))
+	route(h, op("monitor-backfill-list", http.MethodGet, "monitor_backfills", "List the newest backfills, with their progress"), false,
+		func(_ context.Context, in *backfillListInput) (*backfillListInput, []string, error) {
+			return in, one(projectOf(in.Entity, in.Project)), nil
+		},
+		func(ctx context.Context, in *backfillListInput) (*backfillList, error) {
+			list, err := svc.Backfills(ctx, projectOf(in.Entity, in.Project), in.MonitorID)
+			return &backfillList{Backfills: list}, err
+		})
+	route(h, op("monitor-backfill-read", http.MethodGet, "monitor_backfills/{id}", "Read a backfill and its progress"), false, read,
+		func(ctx context.Context, in *backfillInput) (*monitor.Backfill, error) {
+			return svc.Backfill(ctx, projectOf(in.Entity, in.Project), in.ID)
+		})
+	route(h, op("monitor-backfill-cancel", http.MethodPost, "monitor_backfills/{id}/cancel",
+		"Cancel a backfill: its queued work is dropped, verdicts given stay"), true, read,
+		func(ctx context.Context, in *backfillInput) (*monitor.Backfill, error) {
+			return svc.CancelBackfill(ctx, projectOf(in.Entity, in.Project), in.ID)
+		})
+}
