@@ -12,14 +12,22 @@
 //   - [github.com/weftlabs/weft/chat]: an OpenAI-compatible chat completions and
 //     image generation gateway to real model servers, traced into trace.
 //   - [github.com/weftlabs/weft/training]: models, RL and SFT training jobs, their
-//     events and checkpoints, and the workers that run them.
+//     events and checkpoints, and the workers that run them (its trainers:
+//     training/localtrainer in-process, training/exectrainer as a program).
+//   - [github.com/weftlabs/weft/evalrun]: Weave's v2 evaluation runs,
+//     predictions and scores over objects and trace.
+//   - [github.com/weftlabs/weft/monitor]: online evaluation — monitors that
+//     score new calls with a scorer or an LLM judge and write feedback.
+//   - [github.com/weftlabs/weft/jobs]: the durable job queue the workers share.
 //   - [github.com/weftlabs/weft/transport/httpapi]: all of the above over HTTP, at
 //     the routes the official Weave and OpenAI clients call.
+//   - [github.com/weftlabs/weft/transport/webui]: the web UI over the same
+//     services, with the API's authorization.
 //
 // This package holds what they share: opening and migrating the database
 // ([Open], [Migrate]), the acting caller ([Principal], [WithPrincipal]), users,
-// entities, projects and API keys ([Identity]), and the error classes every
-// service's errors wrap ([ErrNotFound], [ErrInvalid], ...).
+// entities, projects, API keys and the web UI's sessions ([Identity]), and the
+// error classes every service's errors wrap ([ErrNotFound], [ErrInvalid], ...).
 //
 // # Hosting
 //

@@ -22,7 +22,10 @@
 // Checkpoint files live in a [blob.Store]; [Store.ResolveAdapter] turns a model
 // name used in chat completions into the adapter directory to serve.
 //
-// Package exectrainer provides the Trainer that runs an external program per job.
+// A [Trainer] does the training itself. Two come with weft: package
+// localtrainer trains LoRA adapters in-process on the served weights, and
+// package exectrainer runs an external program per job; a [TrainerSet]
+// chooses one by the model's base model.
 //
 // # Using it
 //
@@ -40,5 +43,7 @@
 // ...) or are a [FieldError], each of a weft error class that decides its
 // HTTP status. The files follow the layout every domain shares (see package
 // weft): service.go, errors.go, types.go, config.go, store.go,
-// store_models.go, store_jobs.go and rows.go, beside the queue and the worker.
+// store_models.go, store_jobs.go, store_list.go and rows.go, beside the queue
+// (queue.go), the worker and its watchdog (worker.go), the job's lease
+// (lease.go) and the readers of training data (data.go, datahosts.go).
 package training

@@ -83,7 +83,7 @@ func (h *Handler) signedIn(page func(http.ResponseWriter, *http.Request, *viewer
 // caller must be signed in and the API's authorizer must let it read the
 // project; otherwise the page is the refusal (403 for another entity's
 // project, 400 for a malformed name).
-func (h *Handler) inProject(page func(http.ResponseWriter, *http.Request, *viewer, string)) http.Handler {
+func (h *Handler) inProject(page projectPage) http.Handler {
 	return h.signedIn(func(w http.ResponseWriter, r *http.Request, v *viewer) {
 		if err := checkRequestText(r); err != nil {
 			h.refuse(w, r, err)

@@ -2,8 +2,11 @@
 // services the API calls (trace, feedback), with the API's authorizer deciding
 // what a user may see.
 //
-// Pages are html/template files embedded in the binary, updated in part by
-// htmx; the one script of the UI's own is a plain ES module. There is no
+// Pages are html/template files embedded in the binary (templates/, a folder
+// per page family), updated in part by htmx; the UI's own scripts are plain
+// ES modules, one per concern (static/app.js for every page, keys.js for the
+// keyboard, and one per page family that needs more). Every route is
+// registered in routes.go, by family. There is no
 // build step: the third-party browser files are committed under
 // static/vendor, copied there by `go generate` from pinned npm packages whose
 // hashes vendor.json lists (and a test checks). Every asset is served from the
@@ -13,7 +16,7 @@
 // elsewhere and no value from stored data can run as code.
 //
 // A user signs in with an API key (and optionally the user name): the server
-// opens a session (the ui_sessions table keeps a hash of its token), sets an
+// opens a session (weft.Identity keeps only a hash of its token), sets an
 // HttpOnly, SameSite=Strict cookie (Secure under TLS) and resolves the user
 // afresh on every page, so a revoked key or a removed membership applies at
 // once. Sign-out revokes the session on the server. Every form and htmx
@@ -33,7 +36,7 @@
 // time, each row with a bar on the trace's timeline (placed by
 // static/traceview.js from the start and end the server writes on the row).
 // Its detail pane reads chat messages in the OpenAI (chat and Responses),
-// Anthropic and Gemini shapes (chat.go) and renders their text as Markdown
+// Anthropic and Gemini shapes (traceview_messages.go) and renders their text as Markdown
 // with raw HTML shown as text and only http, https and mailto links kept
 // (render_markdown.go); pictures are drawn only from inline raster data URLs
 // or from the project's files through an authorized route, so no page
@@ -89,6 +92,6 @@
 // [Prefix], and passes everything else to Config.Fallback.
 //
 //	api, _ := httpapi.New(httpapi.Config{Identity: identity, Trace: traces})
-//	ui, _ := webui.New(webui.Config{DB: db, Identity: identity, Trace: traces, Fallback: api})
+//	ui, _ := webui.New(webui.Config{Identity: identity, Trace: traces, Fallback: api})
 //	http.ListenAndServe(":8080", ui)
 package webui

@@ -63,7 +63,7 @@ func newBenchUI(b *testing.B, db *weft.DB, configure ...func(*webui.Config)) *be
 		b.Fatal(err)
 	}
 	fresh := func() http.Handler {
-		cfg := webui.Config{DB: db, Identity: identity, Trace: traces, Objects: objs, Feedback: fb}
+		cfg := webui.Config{Identity: identity, Trace: traces, Objects: objs, Feedback: fb}
 		for _, c := range configure {
 			c(&cfg)
 		}

@@ -36,11 +36,9 @@ const Prefix = "/ui/"
 
 // Config configures [New].
 type Config struct {
-	// DB holds the sessions table (migrated with weft.Migrate). Required.
-	DB *weft.DB
-	// Identity authenticates the API key given at sign-in, resolves a
-	// session's user afresh on every page and lists the caller's projects.
-	// Required.
+	// Identity authenticates the API key given at sign-in, keeps the
+	// sessions, resolves a session's user afresh on every page and lists the
+	// caller's projects. Required.
 	Identity *weft.Identity
 	// Authorizer checks project access; it is the API's (httpapi.Config) so
 	// that a page shows exactly what the API would. Defaults to Identity.
@@ -158,7 +156,7 @@ func New(cfg Config) (*Handler, error) {
 	}
 	h := &Handler{
 		cfg: cfg, assets: a, pages: p,
-		sessions:    &sessionStore{db: cfg.DB, now: cfg.Now, ttl: cfg.SessionTTL},
+		sessions:    &sessionStore{identity: cfg.Identity, now: cfg.Now, ttl: cfg.SessionTTL},
 		mux:         http.NewServeMux(),
 		crossOrigin: http.NewCrossOriginProtection(),
 		live:        newLiveHub(cfg.MaxLiveStreams, cfg.LiveRefreshes),
@@ -168,18 +166,11 @@ func New(cfg Config) (*Handler, error) {
 		h.renderError(w, r, http.StatusForbidden, "This request came from another site and was refused.")
 	}))
 	h.routes()
-	h.queueRoutes()
-	h.objectRoutes()
-	h.trainingRoutes()
-	h.playgroundRoutes()
 	h.bounded = httpapi.BodyTimeout(cfg.BodyReadTimeout)(h.mux)
 	return h, nil
 }
 
 func (cfg *Config) setDefaults() error {
-	if cfg.DB == nil {
-		return errors.New("webui: Config.DB is required")
-	}
 	if cfg.Identity == nil {
 		return errors.New("webui: Config.Identity is required")
 	}
@@ -231,26 +222,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	setSecurityHeaders(w.Header())
 	h.bounded.ServeHTTP(w, r)
-}
-
-// routes registers every page. Pages that need a signed-in user are wrapped
-// by signedIn; pages of one project by inProject, which also authorizes.
-func (h *Handler) routes() {
-	h.mux.Handle("GET "+Prefix+"static/{name...}", http.HandlerFunc(h.assets.serve))
-	h.mux.HandleFunc("GET "+Prefix+"signin", h.signInPage)
-	h.mux.Handle("POST "+Prefix+"signin", h.crossOrigin.Handler(http.HandlerFunc(h.signIn)))
-	h.mux.Handle("POST "+Prefix+"signout", h.crossOrigin.Handler(h.signedIn(h.signOut)))
-	h.mux.Handle("GET /{$}", h.signedIn(h.projectsPage))
-	h.mux.Handle("GET "+Prefix+"{$}", http.RedirectHandler("/", http.StatusSeeOther))
-	h.mux.Handle("GET "+Prefix+"p/{entity}/{project}/{$}", h.inProject(h.tracesPage))
-	h.mux.Handle("GET "+Prefix+"p/{entity}/{project}/live", h.inProject(h.traceListLive))
-	h.mux.Handle("GET "+Prefix+"p/{entity}/{project}/traces/{traceID}", h.inProject(h.tracePage))
-	h.mux.Handle("GET "+Prefix+"p/{entity}/{project}/calls/{callID}/children", h.inProject(h.callChildren))
-	h.mux.Handle("GET "+Prefix+"p/{entity}/{project}/calls/{callID}", h.inProject(h.callDetail))
-	h.traceViewRoutes()
-	h.mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
-		h.renderError(w, r, http.StatusNotFound, "There is no page here.")
-	})
 }
 
 // internalError logs err and answers a page that says the server failed

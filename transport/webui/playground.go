@@ -17,14 +17,6 @@ var errNoChat = weft.DefineError(weft.ErrUnavailable, "ServiceUnavailable", "cha
 // maxPlaygroundRequest bounds a playground request body.
 const maxPlaygroundRequest = 4 << 20
 
-// playgroundRoutes registers the playground.
-func (h *Handler) playgroundRoutes() {
-	p := Prefix + "p/{entity}/{project}/playground"
-	h.mux.Handle("GET "+p, h.inProject(h.playgroundPage))
-	h.mux.Handle("POST "+p+"/run", h.crossOrigin.Handler(h.inProject(h.playgroundRun)))
-	h.mux.Handle("POST "+p+"/save", h.crossOrigin.Handler(h.inProject(h.playgroundSave)))
-}
-
 // playgroundView is the data of the playground: the request as form fields.
 type playgroundView struct {
 	Project  string

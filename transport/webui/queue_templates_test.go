@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/feedback"
 )
 
@@ -87,7 +88,7 @@ func TestQueueTemplates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := &viewer{session: newSession("token", sessionRow{UserID: "u-1", KeyID: "k"})}
+	v := &viewer{session: newSession("token", weft.Session{UserID: "u-1", KeyID: "k"})}
 	detail := &callDetail{Call: viewOf(fixtureCall())}
 	fixture := queueFixtures(v, detail)["queue_item"]
 	var buf bytes.Buffer

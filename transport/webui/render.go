@@ -15,14 +15,22 @@ import (
 )
 
 // templates holds one file per page (defining "title" and "content", and the
-// fragments htmx swaps in), the shared layout and the shared partials.
+// fragments htmx swaps in), the shared layout and the shared partials. The
+// site-wide pages (sign-in, projects, errors) sit at the top; every other
+// page sits in the folder of its family (tracelist, traceview, objects,
+// evals, queue, training, playground), whose partials/ folder holds the
+// templates its pages share. A page is named by its file name without
+// ".html", unique across folders.
 //
 //go:embed templates
 var templates embed.FS
 
 // shared are the template files parsed into every page.
-var shared = []string{"templates/layout.html", "templates/partials.html", "templates/traceview/*.html",
-	"templates/training/*.html"}
+var shared = []string{"templates/layout.html", "templates/partials.html", "templates/*/partials/*.html"}
+
+// pageFiles are the patterns of the page files: the site-wide pages and
+// those of each family.
+var pageFiles = []string{"templates/*.html", "templates/*/*.html"}
 
 // pages holds each page's template set, by page name (its file name without
 // ".html").
@@ -61,9 +69,13 @@ func loadPages(a *assets) (*pages, error) {
 		funcs[name] = f
 	}
 	funcs["roles"] = func() []string { return roles }
-	files, err := fs.Glob(templates, "templates/*.html")
-	if err != nil {
-		return nil, err
+	var files []string
+	for _, pattern := range pageFiles {
+		matched, err := fs.Glob(templates, pattern)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, matched...)
 	}
 	p := &pages{byName: map[string]*template.Template{}}
 	for _, file := range files {
@@ -71,6 +83,9 @@ func loadPages(a *assets) (*pages, error) {
 			continue
 		}
 		name := strings.TrimSuffix(path.Base(file), ".html")
+		if _, dup := p.byName[name]; dup {
+			return nil, fmt.Errorf("webui: two page templates are named %s", name)
+		}
 		t, err := template.New(name).Funcs(funcs).ParseFS(templates, append(shared, file)...)
 		if err != nil {
 			return nil, fmt.Errorf("webui: template %s: %w", name, err)

@@ -86,7 +86,7 @@ func newServer(t *testing.T, db *weft.DB, options ...serverOption) *server {
 		t.Fatal(err)
 	}
 	apiCfg := httpapi.Config{Identity: identity, Trace: traces, Feedback: fb, Objects: objs}
-	uiCfg := webui.Config{DB: db, Identity: identity, Trace: traces, Feedback: fb, Objects: objs, AnnotationSpecs: specs, Feed: feed, Now: s.clock.Now}
+	uiCfg := webui.Config{Identity: identity, Trace: traces, Feedback: fb, Objects: objs, AnnotationSpecs: specs, Feed: feed, Now: s.clock.Now}
 	for _, o := range options {
 		o(&apiCfg, &uiCfg)
 	}

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
-	"database/sql"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -14,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/uptrace/bun"
 	"github.com/weftlabs/weft"
 )
 
@@ -28,18 +26,6 @@ const (
 	secureSessionCookie = "__Host-weft_session"
 )
 
-// sessionRow is a row of ui_sessions. The token itself is never stored.
-type sessionRow struct {
-	bun.BaseModel `bun:"table:ui_sessions"`
-
-	TokenHash string     `bun:"token_hash,pk"`
-	UserID    string     `bun:"user_id"`
-	KeyID     string     `bun:"key_id"`
-	CreatedAt time.Time  `bun:"created_at"`
-	ExpiresAt time.Time  `bun:"expires_at"`
-	RevokedAt *time.Time `bun:"revoked_at"`
-}
-
 // session is a live session as a request sees it.
 type session struct {
 	token  string // the cookie value
@@ -49,31 +35,23 @@ type session struct {
 	csrf string
 }
 
-// sessionStore keeps sessions in ui_sessions.
+// sessionStore keeps sessions in the identity store (weft.Identity's
+// sessions), by the hash of their token: the token itself is never stored.
 type sessionStore struct {
-	db  *weft.DB
-	now func() time.Time
-	ttl time.Duration
+	identity *weft.Identity
+	now      func() time.Time
+	ttl      time.Duration
 }
 
 // errNoSession: the request carries no cookie, or one of no live session.
 var errNoSession = errors.New("no live session")
 
 // create opens a session for the user's key and returns it with its expiry.
-// Expired sessions of the same user are removed on the way, which keeps the
-// table as small as the number of live sign-ins.
 func (s *sessionStore) create(ctx context.Context, userID, keyID string) (session, time.Time, error) {
 	token := randomToken()
 	now := s.now().UTC()
-	row := sessionRow{TokenHash: hashToken(token), UserID: userID, KeyID: keyID, CreatedAt: now, ExpiresAt: now.Add(s.ttl)}
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := tx.NewDelete().Model((*sessionRow)(nil)).Where("user_id = ?", userID).Where("expires_at < ?", now).Exec(ctx); err != nil {
-			return err
-		}
-		_, err := tx.NewInsert().Model(&row).Exec(ctx)
-		return err
-	})
-	if err != nil {
+	row := weft.Session{UserID: userID, KeyID: keyID, CreatedAt: now, ExpiresAt: now.Add(s.ttl)}
+	if err := s.identity.CreateSession(ctx, hashToken(token), row); err != nil {
 		return session{}, time.Time{}, err
 	}
 	return newSession(token, row), row.ExpiresAt, nil
@@ -84,9 +62,8 @@ func (s *sessionStore) lookup(ctx context.Context, token string) (session, error
 	if token == "" || len(token) > 100 {
 		return session{}, errNoSession
 	}
-	var row sessionRow
-	err := s.db.NewSelect().Model(&row).Where("token_hash = ?", hashToken(token)).Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
+	row, err := s.identity.SessionOf(ctx, hashToken(token))
+	if errors.Is(err, weft.ErrUnknownSession) {
 		return session{}, errNoSession
 	}
 	if err != nil {
@@ -100,12 +77,10 @@ func (s *sessionStore) lookup(ctx context.Context, token string) (session, error
 
 // revoke ends a session at once; later lookups of its token fail.
 func (s *sessionStore) revoke(ctx context.Context, token string) error {
-	_, err := s.db.NewUpdate().Model((*sessionRow)(nil)).Set("revoked_at = ?", s.now().UTC()).
-		Where("token_hash = ?", hashToken(token)).Where("revoked_at IS NULL").Exec(ctx)
-	return err
+	return s.identity.RevokeSession(ctx, hashToken(token), s.now())
 }
 
-func newSession(token string, row sessionRow) session {
+func newSession(token string, row weft.Session) session {
 	return session{token: token, userID: row.UserID, keyID: row.KeyID, csrf: csrfToken(token)}
 }
 

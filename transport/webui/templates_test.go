@@ -40,7 +40,7 @@ func fixtureCall() *trace.Call {
 // pageFixtures gives every page template the data it is rendered with;
 // a template without a fixture fails TestTemplatesRender.
 func pageFixtures() map[string]page {
-	v := &viewer{session: newSession("token", sessionRow{UserID: "u-1", KeyID: "k"}), principal: weft.Principal{Username: xss}}
+	v := &viewer{session: newSession("token", weft.Session{UserID: "u-1", KeyID: "k"}), principal: weft.Principal{Username: xss}}
 	call := viewOf(fixtureCall())
 	call.Username = xss
 	call.HasChildren = true

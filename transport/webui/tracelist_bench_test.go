@@ -88,7 +88,7 @@ func BenchmarkTraceList1M(b *testing.B) {
 	if _, err := db.ExecContext(ctx, "VACUUM ANALYZE calls"); err != nil {
 		b.Fatal(err)
 	}
-	ui, err := webui.New(webui.Config{DB: db, Identity: identity, Trace: traces})
+	ui, err := webui.New(webui.Config{Identity: identity, Trace: traces})
 	if err != nil {
 		b.Fatal(err)
 	}

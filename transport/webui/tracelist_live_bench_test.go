@@ -125,7 +125,7 @@ func newLoadServer(b *testing.B, db *weft.DB, calls int) *loadServer {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ui, err := webui.New(webui.Config{DB: db, Identity: identity, Trace: s.traces, Feed: feed, Fallback: api, Logger: slog.New(slog.DiscardHandler)})
+	ui, err := webui.New(webui.Config{Identity: identity, Trace: s.traces, Feed: feed, Fallback: api, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/trace"
 )
 
@@ -38,7 +39,7 @@ func TestTraceListRender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fixture := tracesFixture(&viewer{session: newSession("token", sessionRow{UserID: "u-1", KeyID: "k"})}, fixtureCall())
+	fixture := tracesFixture(&viewer{session: newSession("token", weft.Session{UserID: "u-1", KeyID: "k"})}, fixtureCall())
 	var b strings.Builder
 	if err := p.byName["traces"].ExecuteTemplate(&b, "layout", fixture); err != nil {
 		t.Fatal(err)

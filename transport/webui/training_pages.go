@@ -23,19 +23,6 @@ const maxModelsListed = 100
 // lists; the chart has them all.
 const maxCheckpointRows = 100
 
-// trainingRoutes registers the models and training pages.
-func (h *Handler) trainingRoutes() {
-	p := "GET " + Prefix + "p/{entity}/{project}/"
-	h.mux.Handle(p+"models", h.inProject(h.modelsPage))
-	h.mux.Handle(p+"models/{modelID}", h.inProject(h.modelPage))
-	h.mux.Handle(p+"models/{modelID}/steps/{step}", h.inProject(h.stepPage))
-	h.mux.Handle(p+"training-jobs/{jobID}", h.inProject(h.jobPage))
-	h.mux.Handle(p+"training-jobs/{jobID}/live", h.inProject(h.jobLive))
-	h.mux.Handle(p+"models/{modelID}/live", h.inProject(h.modelLive))
-	h.mux.Handle(p+"models/{modelID}/chart", h.inProject(h.modelMetric))
-	h.mux.Handle(p+"training-jobs/{jobID}/chart", h.inProject(h.jobMetric))
-}
-
 // modelPath and jobPath are the pages of one model and one job.
 func modelPath(projectID, modelID string, rest ...string) string {
 	return projectPath(projectID, append([]string{"models/", pathSegment(modelID)}, rest...)...)

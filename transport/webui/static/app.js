@@ -1,6 +1,9 @@
-// The UI's only script of its own, a plain ES module: it adds what the
-// server-rendered pages and htmx leave to the browser. It never builds markup
-// from data: every value on a page comes escaped from the server.
+// The UI's script for every page, a plain ES module: it adds what the
+// server-rendered pages and htmx leave to the browser (local times, tree
+// toggles, ...); keys.js holds the keyboard and each page family that needs
+// more has its own module (tracelist.js, traceview.js, training.js,
+// playground.js). It never builds markup from data: every value on a page
+// comes escaped from the server.
 
 // Times: the server writes UTC; show each in the reader's zone, keeping UTC
 // in the tooltip.

@@ -339,15 +339,3 @@ type saveStatus struct {
 	Cleared bool
 	Error   string
 }
-
-// queueRoutes registers the annotation queue pages; the two that change
-// state refuse other origins and need the session's CSRF token (signedIn)
-// and write access to the project (the handlers).
-func (h *Handler) queueRoutes() {
-	queue := Prefix + "p/{entity}/{project}/queues/{queueID}"
-	h.mux.Handle("GET "+Prefix+"p/{entity}/{project}/queues", h.inProject(h.queuesPage))
-	h.mux.Handle("GET "+queue, h.inProject(h.queueResume))
-	h.mux.Handle("GET "+queue+"/items/{itemID}", h.inProject(h.queueItemPage))
-	h.mux.Handle("POST "+queue+"/items/{itemID}/annotation", h.crossOrigin.Handler(h.inProject(h.saveAnnotation)))
-	h.mux.Handle("POST "+queue+"/items/{itemID}/progress", h.crossOrigin.Handler(h.inProject(h.queueProgress)))
-}
