@@ -299,17 +299,30 @@ var quantRows4Kernels = map[quant.Type]func(dst *float32, ldd int, x *QActs, i i
 	},
 }
 
-// quantTileKernels are the AVX-512 VNNI products of four rows of x (from
-// row i) by n columns of weights, n even (prefill).
-var quantTileKernels = map[quant.Type]func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int){
-	quant.Q4_K: func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
+// quantTile is an AVX-512 VNNI product of four rows of x (from row i) by
+// n columns of weights, n a multiple of cols (prefill).
+type quantTile struct {
+	cols int
+	run  func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int)
+}
+
+var quantTileKernels = map[quant.Type]quantTile{
+	quant.Q8_0: {4, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
+		nb := x.Cols / Q8Block
+		qdotQ8_0Tile(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
+	}},
+	quant.Q4_0: {4, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
+		nb := x.Cols / Q8Block
+		qdotQ4_0Tile(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
+	}},
+	quant.Q4_K: {2, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
 		nb := x.Cols / QKBlock
 		qdotQ4_KTile(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], &x.Sums[i*x.Cols/Q8Block], x.Cols, w, wstride, n, nb)
-	},
-	quant.Q6_K: func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
+	}},
+	quant.Q6_K: {2, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
 		nb := x.Cols / QKBlock
 		qdotQ6_KTile(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
-	},
+	}},
 }
 
 // matmulTQuant runs the row kernel over every row of x; with several rows
@@ -328,19 +341,19 @@ func matmulTQuant(t quant.Type, dst []float32, ldd int, x *QActs, w []byte, rowB
 	}
 	rows4, tile := quantRows4Kernels[t], quantTileKernels[t]
 	if !useVNNI {
-		tile = nil
+		tile.run = nil
 	}
 	for j0 := 0; j0 < n; j0 += cols {
 		c := min(cols, n-j0)
 		i := 0
-		if tile != nil {
-			even := c &^ 1
+		if tile.run != nil {
+			whole := c - c%tile.cols
 			for ; i+4 <= m; i += 4 {
-				if even > 0 {
-					tile(&dst[i*ldd+j0], ldd, x, i, &w[j0*rowBytes], rowBytes, even)
+				if whole > 0 {
+					tile.run(&dst[i*ldd+j0], ldd, x, i, &w[j0*rowBytes], rowBytes, whole)
 				}
-				if even < c {
-					rows4(&dst[i*ldd+j0+even], ldd, x, i, &w[(j0+even)*rowBytes], rowBytes, c-even)
+				if whole < c {
+					rows4(&dst[i*ldd+j0+whole], ldd, x, i, &w[(j0+whole)*rowBytes], rowBytes, c-whole)
 				}
 			}
 		}

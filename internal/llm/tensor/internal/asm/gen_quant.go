@@ -729,7 +729,7 @@ func main() {
 	for _, c := range []struct {
 		name string
 		v    byte
-	}{{"nibbleMask", 0x0f}, {"eights", 0x08}, {"bit4", 0x10}, {"bits45", 0x30}, {"thirtyTwos", 0x20}} {
+	}{{"nibbleMask", 0x0f}, {"eights", 0x08}, {"bit4", 0x10}, {"bits45", 0x30}, {"thirtyTwos", 0x20}, {"signBits", 0x80}} {
 		g.buf.WriteString("\n" + bytes32(c.name, c.v))
 	}
 	g.buf.WriteString("\n" + q6ScaleShuffle())
@@ -745,6 +745,9 @@ func main() {
 	g.kernelQ6K4()
 	g.kernelQ4KVNNI()
 	g.kernelQ6KVNNI()
+	for _, f := range formats32 {
+		g.kernel32VNNI(f)
+	}
 	out := strings.ReplaceAll(g.buf.String(), "\t\n", "\n")
 	if err := os.WriteFile("quant_amd64.s", []byte(out), 0o644); err != nil {
 		log.Fatal(err)

@@ -29,18 +29,21 @@ func vnniColAddr(c, off int) string {
 	return fmt.Sprintf([...]string{"%d(R9)", "%d(R9)(BX*1)"}[c], off)
 }
 
-// vnniStore folds each row's accumulator (column 0 in lanes 0–7, column 1
-// in lanes 8–15) as reduceLanes does and stores the two sums of row r at
-// dst + r·ldd.
-func (g *gen) vnniStore(acc int) {
+// vnniStore folds each accumulator (one column in lanes 0–7, the next in
+// lanes 8–15) as reduceLanes does and stores row r's sums of column pair p,
+// held in z(acc(r, p)), at dst + r·ldd + 8p.
+func (g *gen) vnniStore(acc func(r, p int) int, pairs int) {
 	g.p("MOVQ ldd+8(FP), R12")
 	g.p("SHLQ $2, R12")
 	g.p("MOVQ DI, AX")
 	for r := range 4 {
-		g.p("VEXTRACTF64X4 $1, %s, Y14", z(acc+r))
-		g.p("VMOVAPS %s, Y13", y(acc+r))
-		g.reduceStore(13, 15, 0)
-		g.reduceStore(14, 15, 4)
+		for p := range pairs {
+			a := acc(r, p)
+			g.p("VEXTRACTF64X4 $1, %s, Y14", z(a))
+			g.p("VMOVAPS %s, Y13", y(a))
+			g.reduceStore(13, 15, 8*p)
+			g.reduceStore(14, 15, 8*p+4)
+		}
 		if r < 3 {
 			g.p("ADDQ R12, AX")
 		}
@@ -196,7 +199,7 @@ func (g *gen) kernelQ4KVNNI() {
 	g.p("ADDQ $4, DX")
 	g.p("CMPQ DX, R8")
 	g.p("JLT %s_loop", name)
-	g.vnniStore(8)
+	g.vnniStore(func(r, _ int) int { return 8 + r }, 1)
 	g.p("ADDQ $8, DI")
 	g.p("SUBQ $2, CX")
 	g.p("MOVQ 0(SP), R9")
@@ -299,11 +302,127 @@ func (g *gen) kernelQ6KVNNI() {
 	g.p("ADDQ $4, DX")
 	g.p("CMPQ DX, R8")
 	g.p("JLT %s_loop", name)
-	g.vnniStore(8)
+	g.vnniStore(func(r, _ int) int { return 8 + r }, 1)
 	g.p("ADDQ $8, DI")
 	g.p("SUBQ $2, CX")
 	g.p("MOVQ 0(SP), R9")
 	g.p("LEAQ (R9)(BX*2), R9")
+	g.p("JMP %s_tile", name)
+	g.label(name + "_done")
+	g.p("VZEROUPPER")
+	g.p("RET")
+}
+
+// vnniCol4Addr is column c of a four-column tile at byte off of the
+// current block: columns are wstride (BX) apart, R12 is column 3.
+func vnniCol4Addr(c, off int) string {
+	return fmt.Sprintf([...]string{"%d(R9)", "%d(R9)(BX*1)", "%d(R9)(BX*2)", "%d(R12)"}[c], off)
+}
+
+// kernel32VNNI emits qdot<NAME>Tile: four rows of activations (k apart) by
+// n columns of a blocks-of-32 format (n a multiple of 4), four columns at
+// a time, each zmm holding two columns' eight lanes (column 2p in lanes
+// 0–7, 2p+1 in 8–15). The levels are made unsigned — Q8_0's plus 128 (its
+// sign bit flipped), Q4_0's nibbles as stored — and the row's 32 bytes
+// broadcast to both halves; VPDPBUSD adds the 4-element sums of the
+// unsigned levels times x to −bias·Σx (the same VPDPBUSD of the bias byte,
+// negated, once per row and block), which is kernel32's exact Σ w·x per
+// lane. Then, as kernel32: converted, times d_w·d_x rounded once, rounded,
+// added to the lane's accumulator, block after block.
+//
+// Registers: SI row 0 of the activations at the block, R10 = k, R11 = 3k;
+// R9 column 0's block, R12 column 3's, BX the column stride; DI dst; CX
+// columns left; DX = 4 × the block index, R8 = 4 × the block count; 0(SP)
+// the tile's first column; AX scratch. Z0–Z7 the accumulators (row r,
+// column pair p in Z(2r+p)), Z8–Z9 the pairs' unsigned levels, Z10–Z11
+// their weights' scales, Z12 the row's bytes, Z13 its −bias·Σx, Z14 its
+// scale, Z15–Z18 scratch, Z20 the bias bytes, Z21 the nibble mask, Z23
+// zero.
+func (g *gen) kernel32VNNI(f format32) {
+	name := "qdot" + f.name + "Tile"
+	nibbles := f.name == "Q4_0"
+	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)\n", name)
+	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $8-72\n", name)
+	g.p("MOVQ dst+0(FP), DI")
+	g.p("MOVQ w+40(FP), R9")
+	g.p("MOVQ wstride+48(FP), BX")
+	g.p("MOVQ n+56(FP), CX")
+	g.p("MOVQ nb+64(FP), R8")
+	g.p("SHLQ $2, R8")
+	g.p("MOVQ k+32(FP), R10")
+	g.p("LEAQ (R10)(R10*2), R11")
+	if nibbles {
+		g.p("VPBROADCASTD eights<>(SB), Z20")
+		g.p("VPBROADCASTD nibbleMask<>(SB), Z21")
+	} else {
+		g.p("VPBROADCASTD signBits<>(SB), Z20")
+	}
+	g.p("VPXORD Z23, Z23, Z23")
+	g.label(name + "_tile")
+	g.p("CMPQ CX, $4")
+	g.p("JLT %s_done", name)
+	for i := range 8 {
+		g.p("VPXORD %s, %s, %s", z(i), z(i), z(i))
+	}
+	g.p("MOVQ R9, 0(SP)")
+	g.p("LEAQ (R9)(BX*2), R12")
+	g.p("ADDQ BX, R12")
+	g.p("MOVQ x+16(FP), SI")
+	g.p("XORQ DX, DX")
+	g.label(name + "_loop")
+	for p := range 2 {
+		c0, c1 := 2*p, 2*p+1
+		lv := 8 + p
+		if nibbles {
+			// [c0 low, c1 low, c0 high, c1 high] nibbles, then the 128-bit
+			// lanes reordered to c0's 32 levels and c1's.
+			g.p("VMOVDQU32 %s, X17", vnniCol4Addr(c0, 2))
+			g.p("VINSERTI32X4 $1, %s, Y17, Y17", vnniCol4Addr(c1, 2))
+			g.p("VPSRLW $4, Y17, Y18")
+			g.p("VINSERTI64X4 $1, Y18, Z17, Z17")
+			g.p("VSHUFI64X2 $0xd8, Z17, Z17, %s", z(lv))
+			g.p("VPANDD Z21, %s, %s", z(lv), z(lv))
+		} else {
+			g.p("VMOVDQU32 %s, Y17", vnniCol4Addr(c0, 2))
+			g.p("VINSERTI64X4 $1, %s, Z17, Z17", vnniCol4Addr(c1, 2))
+			g.p("VPXORD Z20, Z17, %s", z(lv))
+		}
+		g.p("VPBROADCASTW %s, X%d", vnniCol4Addr(c0, 0), 10+p)
+		g.p("VPBROADCASTW %s, X18", vnniCol4Addr(c1, 0))
+		g.p("VINSERTI32X4 $1, X18, Y%d, Y%d", 10+p, 10+p)
+		g.p("VCVTPH2PS Y%d, Z%d", 10+p, 10+p)
+	}
+	g.p("MOVQ xd+24(FP), AX")
+	g.p("ADDQ DX, AX")
+	for r := range 4 {
+		if r > 0 {
+			g.p("ADDQ R8, AX")
+		}
+		g.p("VBROADCASTI64X4 %s, Z12", vnniRowAddr(r, 0))
+		g.p("VPXORD Z13, Z13, Z13")
+		g.p("VPDPBUSD Z12, Z20, Z13")
+		g.p("VPSUBD Z13, Z23, Z13")
+		g.p("VBROADCASTSS (AX), Z14")
+		for p := range 2 {
+			g.p("VMOVDQA64 Z13, Z15")
+			g.p("VPDPBUSD Z12, %s, Z15", z(8+p))
+			g.p("VCVTDQ2PS Z15, Z15")
+			g.p("VMULPS Z14, %s, Z16", z(10+p))
+			g.p("VMULPS Z16, Z15, Z15")
+			g.p("VADDPS Z15, %s, %s", z(2*r+p), z(2*r+p))
+		}
+	}
+	g.p("ADDQ $32, SI")
+	g.p("ADDQ $%d, R9", f.bytes)
+	g.p("ADDQ $%d, R12", f.bytes)
+	g.p("ADDQ $4, DX")
+	g.p("CMPQ DX, R8")
+	g.p("JLT %s_loop", name)
+	g.vnniStore(func(r, p int) int { return 2*r + p }, 2)
+	g.p("ADDQ $16, DI")
+	g.p("SUBQ $4, CX")
+	g.p("MOVQ 0(SP), R9")
+	g.p("LEAQ (R9)(BX*4), R9")
 	g.p("JMP %s_tile", name)
 	g.label(name + "_done")
 	g.p("VZEROUPPER")
