@@ -33,7 +33,7 @@
 //
 // A route whose upstream is of kind local (or a directory given to the
 // server's -model flag, see [Routing.AddLocalModels]) is served in-process
-// by the engine of package chat/local, opened once by [New] and closed by
+// by weft's engine (internal/llm/engine), opened once by [New] and closed by
 // [Gateway.Close]. The gateway renders the request with the model's chat
 // template, tokenizes it, applies vLLM's context-length rules (its exact
 // 400 messages) and shapes the engine's output as vLLM's
@@ -76,7 +76,7 @@
 // ("<entity>/<project>/<name>", "…:step<N>" or "wandb-artifact:///…") is asked
 // of an [AdapterResolver]. A checkpoint whose base model is a route of kind
 // local is served by that route's engine with the checkpoint's adapter
-// applied to each of its requests (package local: many adapters over one
+// applied to each of its requests (the engine: many adapters over one
 // copy of the weights, batched together); the untrained step 0 is the base
 // model. Any other resolved LoRA adapter is loaded into the configured
 // LoRA-capable vLLM upstream on first use and then addressed by name.

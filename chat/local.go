@@ -13,15 +13,15 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/weftlabs/weft"
-	"github.com/weftlabs/weft/chat/local"
 	"github.com/weftlabs/weft/internal/llm/constrain"
+	"github.com/weftlabs/weft/internal/llm/engine"
 	"github.com/weftlabs/weft/internal/llm/toolcall"
 )
 
 // localModel is a model the gateway runs in-process (a route of kind
 // local): its engine and what rendering a prompt for it takes.
 type localModel struct {
-	engine        *local.Engine
+	engine        *engine.Engine
 	prompt        promptModel
 	promptDetails bool
 	// thinks: the model may reason in a <think> block (its vocabulary
@@ -44,9 +44,9 @@ func (s *Gateway) openLocalModels() error {
 			continue
 		}
 		u := route.Upstreams[0]
-		engine, err := local.Open(u.Path, local.ModelConfig{
+		eng, err := engine.Open(u.Path, engine.ModelConfig{
 			Name: route.Name, Threads: u.Threads, MaxSeqs: u.MaxSequences, KVCacheBytes: int64(u.KVCacheBytes),
-			WeightType: local.WeightType(u.WeightType), MaxModelLen: int(route.MaxModelLen), MaxLogprobs: int(route.MaxLogprobs),
+			WeightType: engine.WeightType(u.WeightType), MaxModelLen: int(route.MaxModelLen), MaxLogprobs: int(route.MaxLogprobs),
 			MaxBatchTokens: u.MaxBatchTokens, MaxQueued: u.MaxQueued, MaxQueueWait: u.MaxQueueWait, MaxRequestTokens: u.MaxRequestTokens,
 			Structured: constrain.Config{
 				CacheSize: u.StructuredOutputs.CacheSize, MaxMasks: u.StructuredOutputs.MaxMasks,
@@ -57,24 +57,24 @@ func (s *Gateway) openLocalModels() error {
 		})
 		if err != nil {
 			s.closeLocalModels()
-			return fmt.Errorf("chat: model %q: %w", route.Name, err)
+			return fmt.Errorf("chat: model %q: %w", route.Name, fromEngine(err))
 		}
 		lm := &localModel{
-			engine: engine,
+			engine: eng,
 			prompt: promptModel{
-				tokenizer: engine.Tokenizer(), template: engine.ChatTemplate(), maxModelLen: engine.MaxModelLen(),
+				tokenizer: eng.Tokenizer(), template: eng.ChatTemplate(), maxModelLen: eng.MaxModelLen(),
 				trustRequestTemplate: u.TrustRequestChatTemplate,
 			},
 			promptDetails: u.PromptTokensDetails,
 		}
 		lm.readFormats(u.ReasoningParser != "none")
 		route.ModelInfo = ModelInfo{
-			MaxModelLen: int64(engine.MaxModelLen()), VocabSize: int64(engine.VocabSize()),
+			MaxModelLen: int64(eng.MaxModelLen()), VocabSize: int64(eng.VocabSize()),
 			MaxLogprobs: route.MaxLogprobs, PriorityScheduling: true, countsPrompt: true,
 		}
 		s.local[route.Name] = lm
 		s.cfg.Logger.Info("chat: local model ready", "model", route.Name, "path", u.Path,
-			"max_model_len", engine.MaxModelLen(), "weight_type", u.WeightType)
+			"max_model_len", eng.MaxModelLen(), "weight_type", u.WeightType)
 	}
 	return nil
 }
@@ -217,21 +217,17 @@ func (s *Gateway) attemptLocal(ctx context.Context, r *Route, req *CompletionReq
 	defer gen.Close()
 	res, err := gen.Wait()
 	if err != nil {
-		return false, err
+		return false, fromEngine(err)
 	}
 	c.Status, c.contentType, c.body = http.StatusOK, "application/json", opts.completionBody(res)
 	return false, nil
 }
 
-// overloaded is attemptLocal's answer to an engine error: an
-// OverloadedError becomes a 503 with its Retry-After, which the route's
-// fallbacks may answer instead (retry true).
+// overloaded is attemptLocal's answer to an engine error, mapped to weft's
+// classes: an OverloadedError is a 503 with its Retry-After, which the
+// route's fallbacks may answer instead (retry true).
 func overloaded(err error) (retry bool, _ error) {
-	var over *local.OverloadedError
-	if errors.As(err, &over) {
-		return true, weft.WithFields(local.ErrOverloaded, map[string]any{"retry_after": over.RetryAfterSeconds()}, "%s", local.ErrOverloaded.Error())
-	}
-	return false, err
+	return errors.Is(err, engine.ErrOverloaded), fromEngine(err)
 }
 
 // requestID is the client's X-Request-Id (see WithRequestID), else the
@@ -250,8 +246,8 @@ func requestID(ctx context.Context, req *CompletionRequest) string {
 // engineRequest turns the request's sampling options into the engine's,
 // every one passed through; the engine applies the model's defaults to
 // those left out.
-func engineRequest(req *CompletionRequest, prompt []int, maxTokens int) local.Request {
-	er := local.Request{
+func engineRequest(req *CompletionRequest, prompt []int, maxTokens int) engine.Request {
+	er := engine.Request{
 		Prompt: prompt, N: 1, MaxTokens: maxTokens,
 		Temperature: req.Temperature, TopP: req.TopP, MinP: req.MinP, RepetitionPenalty: req.RepetitionPenalty,
 		Seed: req.Seed, BadWords: req.BadWords,

@@ -6,7 +6,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/weftlabs/weft/chat/local"
+	"github.com/weftlabs/weft/internal/llm/engine"
 	"github.com/weftlabs/weft/internal/llm/tokenizer"
 )
 
@@ -109,7 +109,7 @@ type wireCompletion struct {
 }
 
 // completionBody is the non-streamed answer.
-func (o *answerOptions) completionBody(res *local.Result) []byte {
+func (o *answerOptions) completionBody(res *engine.Result) []byte {
 	out := wireCompletion{
 		ID: o.id, Object: "chat.completion", Created: o.created, Model: o.model,
 		Choices: make([]wireChoice, len(res.Choices)),
@@ -150,7 +150,7 @@ func (o *answerOptions) completionBody(res *local.Result) []byte {
 }
 
 // finishReason is vLLM's: the engine's, "stop" when it gave none.
-func finishReason(r local.FinishReason) string {
+func finishReason(r engine.FinishReason) string {
 	if r == "" {
 		return "stop"
 	}
@@ -166,7 +166,7 @@ func nonNil(ids []int) []int {
 
 // usage builds a request's usage; it carries prompt_tokens_details when the
 // model is configured to report cached tokens.
-func (o *answerOptions) usage(u local.Usage) wireUsage {
+func (o *answerOptions) usage(u engine.Usage) wireUsage {
 	w := wireUsage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens}
 	if o.promptDetails {
 		w.PromptTokensDetails = &wireCachedTokens{CachedTokens: u.CachedTokens}
@@ -178,7 +178,7 @@ func (o *answerOptions) usage(u local.Usage) wireUsage {
 // text (or "token_id:N"), its logprob (-inf as -9999.0), its bytes, and the
 // first top_logprobs entries of the position's logprob map, which holds the
 // chosen token first and then the most likely ones.
-func (o *answerOptions) logprobsOf(lps []local.Logprobs) *wireLogprobs {
+func (o *answerOptions) logprobsOf(lps []engine.Logprobs) *wireLogprobs {
 	out := &wireLogprobs{Content: make([]wireLogprobEntry, len(lps))}
 	for i, lp := range lps {
 		entry := wireLogprobEntry{
@@ -186,7 +186,7 @@ func (o *answerOptions) logprobsOf(lps []local.Logprobs) *wireLogprobs {
 			Logprob: clampLogprob(lp.Logprob),
 			Bytes:   o.tokenBytes(lp.TokenLogprob),
 		}
-		ranked := append([]local.TokenLogprob{lp.TokenLogprob}, lp.Top...)
+		ranked := append([]engine.TokenLogprob{lp.TokenLogprob}, lp.Top...)
 		entry.TopLogprobs = []wireLogprob{}
 		seen := map[int]bool{}
 		for _, t := range ranked {
@@ -222,7 +222,7 @@ func (o *answerOptions) tokenText(id int, text string) string {
 // that a client's rollout is trainable without return_tokens_as_token_ids.
 // (vLLM writes the UTF-8 of the token's text, U+FFFD for a part of a
 // character.)
-func (o *answerOptions) tokenBytes(t local.TokenLogprob) []int {
+func (o *answerOptions) tokenBytes(t engine.TokenLogprob) []int {
 	b, ok := o.tok.TokenBytes(t.ID)
 	if !ok {
 		return utf8Bytes(t.Token)
@@ -256,7 +256,7 @@ func utf8Bytes(text string) []int {
 // promptLogprobs renders the prompt's logprobs as vLLM does: null for the
 // first token, then per position {"<id>": {logprob, rank, decoded_token}}
 // with the prompt's own token first and the most likely ones after it.
-func promptLogprobs(plp []*local.Logprobs) []any {
+func promptLogprobs(plp []*engine.Logprobs) []any {
 	out := make([]any, len(plp))
 	for i, lp := range plp {
 		if lp == nil {
@@ -265,7 +265,7 @@ func promptLogprobs(plp []*local.Logprobs) []any {
 		var b bytes.Buffer
 		b.WriteByte('{')
 		seen := map[int]bool{}
-		for _, t := range append([]local.TokenLogprob{lp.TokenLogprob}, lp.Top...) {
+		for _, t := range append([]engine.TokenLogprob{lp.TokenLogprob}, lp.Top...) {
 			if seen[t.ID] {
 				continue
 			}

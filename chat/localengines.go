@@ -1,13 +1,13 @@
 package chat
 
-import "github.com/weftlabs/weft/chat/local"
+import "github.com/weftlabs/weft/internal/llm/engine"
 
 // LocalEngines returns the engines of the models the gateway runs in-process,
 // by model name: what the built-in trainer needs to train adapters of them
 // (their directories, tokenizers and chat templates). The gateway owns them;
 // they stay open until Close.
-func (s *Gateway) LocalEngines() map[string]*local.Engine {
-	out := make(map[string]*local.Engine, len(s.local))
+func (s *Gateway) LocalEngines() map[string]*engine.Engine {
+	out := make(map[string]*engine.Engine, len(s.local))
 	for name, lm := range s.local {
 		out[name] = lm.engine
 	}

@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/weftlabs/weft"
-	"github.com/weftlabs/weft/chat/local"
 	"github.com/weftlabs/weft/internal/llm/constrain"
+	"github.com/weftlabs/weft/internal/llm/engine"
 )
 
 // What a request asks of the shape of a local model's output: the
@@ -378,12 +378,12 @@ func jsonEqual(a, b json.RawMessage) bool {
 // when seen before. A constraint the compiler refuses is a 400 whose
 // message names the keyword or construct, with the field it came from as
 // param.
-func (p *outputPlan) compile(ctx context.Context, engine *local.Engine) (*constrain.Constraint, error) {
+func (p *outputPlan) compile(ctx context.Context, eng *engine.Engine) (*constrain.Constraint, error) {
 	if p.spec == nil {
 		return nil, nil
 	}
-	c, err := engine.Compile(ctx, *p.spec)
-	if err == nil || !errors.Is(err, local.ErrInvalidRequest) {
+	c, err := eng.Compile(ctx, *p.spec)
+	if err == nil || !errors.Is(err, engine.ErrInvalidRequest) {
 		return c, err
 	}
 	what := "structured outputs constraint"

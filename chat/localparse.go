@@ -1,7 +1,7 @@
 package chat
 
 import (
-	"github.com/weftlabs/weft/chat/local"
+	"github.com/weftlabs/weft/internal/llm/engine"
 	"github.com/weftlabs/weft/internal/llm/toolcall"
 )
 
@@ -94,8 +94,8 @@ func (p *outputPlan) withoutHiddenReasoning(a answerText) answerText {
 // calls were read under tool_choice auto or required and the engine
 // stopped of its own accord (a named function keeps "stop", as OpenAI
 // does).
-func (p *outputPlan) finishReason(engine local.FinishReason, called bool) string {
-	r := finishReason(engine)
+func (p *outputPlan) finishReason(engineReason engine.FinishReason, called bool) string {
+	r := finishReason(engineReason)
 	if called && r == "stop" && (p.tools == toolsAuto || p.tools == toolsRequired) {
 		return "tool_calls"
 	}

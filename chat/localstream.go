@@ -5,7 +5,7 @@ import (
 	"errors"
 	"io"
 
-	"github.com/weftlabs/weft/chat/local"
+	"github.com/weftlabs/weft/internal/llm/engine"
 )
 
 // The streamed answer of a local model: vLLM's chunk sequence, written as
@@ -88,7 +88,7 @@ func (s *streamWriter) event(v any) {
 // chunk, the usage chunk when asked, then data: [DONE]. An engine failure
 // becomes one error event before [DONE]. It returns the write error that
 // ended it early (the client went away), nil otherwise.
-func streamAnswer(w io.Writer, gen *local.Generation, o *answerOptions, n int) error {
+func streamAnswer(w io.Writer, gen *engine.Generation, o *answerOptions, n int) error {
 	s := &streamWriter{w: w, o: o, prompt: len(gen.PromptTokens()), generated: make([]int, n)}
 	if o.plan.parsed() {
 		s.readers = make([]*streamReader, n)
@@ -154,7 +154,7 @@ func (s *streamWriter) opening(n int) {
 // step writes one engine chunk: its text, token ids and logprobs, and the
 // finish reason on a choice's last one. An empty step before any token
 // (nothing to say yet) is skipped, as vLLM skips it.
-func (s *streamWriter) step(c local.Chunk) {
+func (s *streamWriter) step(c engine.Chunk) {
 	if c.Index < 0 || c.Index >= len(s.generated) {
 		return
 	}

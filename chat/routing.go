@@ -14,7 +14,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/weftlabs/weft/chat/local"
+	"github.com/weftlabs/weft/internal/llm/engine"
 )
 
 // Upstream kinds: how a request is shaped for the server behind a route.
@@ -130,28 +130,28 @@ type LocalOptions struct {
 	Threads int `yaml:"threads"`
 	// MaxSequences bounds the sequences decoded together (continuous
 	// batching); requests beyond it wait in a queue. Default:
-	// local.DefaultMaxSeqs (16).
+	// engine.DefaultMaxSeqs (16).
 	MaxSequences int `yaml:"max_sequences"`
 	// MaxBatchTokens bounds the tokens of one forward pass (decode rows
 	// first, then prompt chunks); it must be at least MaxSequences.
-	// Default: local.DefaultMaxBatchTokens (512).
+	// Default: engine.DefaultMaxBatchTokens (512).
 	MaxBatchTokens int `yaml:"max_batch_tokens"`
 	// KVCacheBytes bounds the memory of the key-value cache, e.g. "512MiB"
 	// or "2GiB". A request that cannot get room waits; once the queue is
 	// full it is answered 503 with Retry-After. Default:
-	// local.DefaultKVCacheBytes (1GiB).
+	// engine.DefaultKVCacheBytes (1GiB).
 	KVCacheBytes ByteSize `yaml:"kv_cache_bytes"`
 	// MaxQueued bounds the requests waiting for admission; one more is
 	// answered 503 with Retry-After at once. Default:
-	// local.DefaultMaxQueued (256).
+	// engine.DefaultMaxQueued (256).
 	MaxQueued int `yaml:"max_queued"`
 	// MaxQueueWait bounds how long a request waits for admission (a free
 	// sequence slot and room in the KV cache) before it is answered 503
-	// with Retry-After. Default: local.DefaultMaxQueueWait (10s).
+	// with Retry-After. Default: engine.DefaultMaxQueueWait (10s).
 	MaxQueueWait time.Duration `yaml:"max_queue_wait"`
 	// MaxRequestTokens bounds n × max_tokens of one request (max_tokens
 	// as sent, else what the context leaves); over it the request is
-	// answered 400 naming both. Default: local.DefaultMaxRequestTokens
+	// answered 400 naming both. Default: engine.DefaultMaxRequestTokens
 	// (65536).
 	MaxRequestTokens int `yaml:"max_request_tokens"`
 	// WeightType is how linear-layer weights are held: "auto" (default:
@@ -160,7 +160,7 @@ type LocalOptions struct {
 	// "int8" (blocks of 32 weights with one scale each: a quarter
 	// of the memory traffic, for speed on larger models), a GGUF block
 	// format quantised at load ("q8_0", "q4_0", "q4_k", "q5_k", "q6_k") or
-	// half precision ("f16", "bf16"): local.WeightTypes.
+	// half precision ("f16", "bf16"): engine.WeightTypes.
 	WeightType string `yaml:"weight_type"`
 	// PromptTokensDetails reports usage.prompt_tokens_details.cached_tokens
 	// (prompt tokens served from the prefix cache), as vLLM does with
@@ -386,9 +386,9 @@ func (u *Upstream) prepareLocal(model string) error {
 		return errors.New("threads, max_sequences, max_batch_tokens, kv_cache_bytes, max_queued, max_queue_wait and max_request_tokens must not be negative")
 	}
 	if u.WeightType == "" {
-		u.WeightType = string(local.WeightAuto)
-	} else if !local.WeightType(u.WeightType).Valid() {
-		return fmt.Errorf("weight_type %q must be one of %v", u.WeightType, local.WeightTypes())
+		u.WeightType = string(engine.WeightAuto)
+	} else if !engine.WeightType(u.WeightType).Valid() {
+		return fmt.Errorf("weight_type %q must be one of %v", u.WeightType, engine.WeightTypes())
 	}
 	switch u.ReasoningParser {
 	case "":
@@ -414,13 +414,13 @@ func (u *Upstream) prepareLocal(model string) error {
 // default named.
 type LocalLimits struct {
 	// MaxRequestTokens bounds n × max_tokens of one request
-	// (local.DefaultMaxRequestTokens).
+	// (engine.DefaultMaxRequestTokens).
 	MaxRequestTokens int
 	// MaxLogprobs bounds top_logprobs and prompt_logprobs
-	// (local.DefaultMaxLogprobs).
+	// (engine.DefaultMaxLogprobs).
 	MaxLogprobs int64
 	// MaxQueueWait bounds one request's wait for admission
-	// (local.DefaultMaxQueueWait).
+	// (engine.DefaultMaxQueueWait).
 	MaxQueueWait time.Duration
 	// MaxStates bounds one request's output constraint automaton
 	// (constrain.DefaultMaxStates).

@@ -8,7 +8,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/weftlabs/weft/chat/local"
+	"github.com/weftlabs/weft/internal/llm/engine"
 )
 
 func generateCommand() *command {
@@ -28,8 +28,8 @@ func generateCommand() *command {
 			fs.IntVar(&opts.tokens, "n", 256, "the most tokens to generate")
 			fs.Float64Var(&opts.temperature, "temperature", 0, "sampling temperature; 0 decodes greedily")
 			fs.Int64Var(&opts.seed, "seed", -1, "sampling seed; -1 draws one")
-			fs.IntVar(&opts.threads, "threads", local.DefaultThreads, "threads of the matrix products; 0 means one per CPU")
-			fs.StringVar(&opts.weightType, "weight-type", string(local.WeightAuto), "weights as auto (as the model file stores them), f32, int8, q8_0, q4_0, q4_k, q5_k, q6_k, f16 or bf16")
+			fs.IntVar(&opts.threads, "threads", engine.DefaultThreads, "threads of the matrix products; 0 means one per CPU")
+			fs.StringVar(&opts.weightType, "weight-type", string(engine.WeightAuto), "weights as auto (as the model file stores them), f32, int8, q8_0, q4_0, q4_k, q5_k, q6_k, f16 or bf16")
 			return func(ctx context.Context, out io.Writer, _ []string) error {
 				return generate(ctx, out, opts)
 			}
@@ -53,31 +53,31 @@ func generate(ctx context.Context, out io.Writer, opts generateOptions) error {
 	if opts.tokens < 1 {
 		return usagef("-n must be at least 1, got %d", opts.tokens)
 	}
-	wt := local.WeightType(opts.weightType)
+	wt := engine.WeightType(opts.weightType)
 	if !wt.Valid() {
-		return usagef("-weight-type must be one of %v, got %q", local.WeightTypes(), opts.weightType)
+		return usagef("-weight-type must be one of %v, got %q", engine.WeightTypes(), opts.weightType)
 	}
-	engine, err := local.Open(opts.model, local.ModelConfig{Threads: opts.threads, WeightType: wt, MaxSeqs: 1})
+	eng, err := engine.Open(opts.model, engine.ModelConfig{Threads: opts.threads, WeightType: wt, MaxSeqs: 1})
 	if err != nil {
 		return err
 	}
-	defer engine.Close()
-	prompt := engine.Tokenizer().Encode(opts.prompt, true)
+	defer eng.Close()
+	prompt := eng.Tokenizer().Encode(opts.prompt, true)
 	if len(prompt) == 0 {
 		return usagef("-prompt is empty and the model adds no BOS token: give a prompt")
 	}
-	room := engine.MaxModelLen() - len(prompt)
+	room := eng.MaxModelLen() - len(prompt)
 	if room < 1 {
-		return usagef("the prompt has %d tokens; the model's context holds %d", len(prompt), engine.MaxModelLen())
+		return usagef("the prompt has %d tokens; the model's context holds %d", len(prompt), eng.MaxModelLen())
 	}
 	temperature := opts.temperature
-	req := local.Request{Prompt: prompt, MaxTokens: min(opts.tokens, room), Temperature: &temperature}
+	req := engine.Request{Prompt: prompt, MaxTokens: min(opts.tokens, room), Temperature: &temperature}
 	if opts.seed >= 0 {
 		req.Seed = &opts.seed
 	}
 
 	start := time.Now()
-	gen, err := engine.Generate(ctx, req)
+	gen, err := eng.Generate(ctx, req)
 	if err != nil {
 		return err
 	}

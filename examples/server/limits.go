@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft/chat"
-	"github.com/weftlabs/weft/chat/local"
 	"github.com/weftlabs/weft/internal/llm/constrain"
+	"github.com/weftlabs/weft/internal/llm/engine"
 	"github.com/weftlabs/weft/transport/httpapi"
 	"github.com/weftlabs/weft/transport/webui"
 )
@@ -45,10 +45,10 @@ func limitFlags(fs *flag.FlagSet, l *serverLimits) {
 	l.liveStreams, l.liveRefreshes = webui.DefaultMaxLiveStreams, webui.DefaultLiveRefreshes
 	fs.Var(&l.liveStreams, "live-streams-per-session", "the `number` of live pages (trace lists, training charts) one web UI sign-in may follow at once; one more gets 429")
 	fs.Var(&l.liveRefreshes, "live-refreshes", "the `number` of live trace list refreshes run at once, whatever their project and view (streams of one view share each); the others wait their turn")
-	l.localRequestTokens, l.localLogprobs, l.localStates = local.DefaultMaxRequestTokens, local.DefaultMaxLogprobs, constrain.DefaultMaxStates
+	l.localRequestTokens, l.localLogprobs, l.localStates = engine.DefaultMaxRequestTokens, engine.DefaultMaxLogprobs, constrain.DefaultMaxStates
 	fs.Var(&l.localRequestTokens, "local-max-request-tokens", "the `number` of tokens one request may ask a model served in-process for (n × max_tokens); more get 400 (a route's max_request_tokens wins)")
 	fs.Var(&l.localLogprobs, "local-max-logprobs", "the largest top_logprobs and prompt_logprobs `number` a request to a model served in-process may ask for; more get 400 (a route's max_logprobs wins)")
-	fs.DurationVar(&l.localQueueWait, "local-max-queue-wait", local.DefaultMaxQueueWait, "longest a request waits for a model served in-process to admit it; then 503 with Retry-After (a route's max_queue_wait wins)")
+	fs.DurationVar(&l.localQueueWait, "local-max-queue-wait", engine.DefaultMaxQueueWait, "longest a request waits for a model served in-process to admit it; then 503 with Retry-After (a route's max_queue_wait wins)")
 	fs.Var(&l.localStates, "local-max-constraint-states", "the `number` of automaton states one request's structured output may compile to; more get 400 too complex (a route's structured_outputs.max_states wins)")
 	fs.DurationVar(&l.localCompileTime, "local-max-constraint-compile-time", constrain.DefaultMaxCompileTime, "longest one request's structured output may take to compile; then 400 too complex (a route's structured_outputs.max_compile_time wins)")
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/chat"
-	"github.com/weftlabs/weft/chat/local"
+	"github.com/weftlabs/weft/internal/llm/engine"
 	"github.com/weftlabs/weft/jobs"
 	"github.com/weftlabs/weft/monitor"
 	"github.com/weftlabs/weft/objects"
@@ -104,14 +104,14 @@ func newTrainingService(db *weft.DB, queue *jobs.Queue, o *trainingOptions, file
 // in-process, or nil when it runs none.
 func localTrainer(service chat.Service, maxSFTTokens int, logger *slog.Logger) (*localtrainer.Trainer, error) {
 	gateway, ok := service.(interface {
-		LocalEngines() map[string]*local.Engine
+		LocalEngines() map[string]*engine.Engine
 	})
 	if !ok || len(gateway.LocalEngines()) == 0 {
 		return nil, nil
 	}
 	models := map[string]localtrainer.BaseModel{}
-	for name, engine := range gateway.LocalEngines() {
-		models[name] = localtrainer.Served(engine)
+	for name, eng := range gateway.LocalEngines() {
+		models[name] = localtrainer.Served(eng)
 	}
 	return localtrainer.New(localtrainer.Config{Models: models, MaxSFTTokens: maxSFTTokens, Logger: logger})
 }

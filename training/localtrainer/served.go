@@ -5,7 +5,7 @@ import (
 	"github.com/weftlabs/weft/internal/llm/tokenizer"
 )
 
-// Engine is what the trainer reads of a model an engine serves (chat/local's
+// Engine is what the trainer reads of a model an engine serves (internal/llm/engine's
 // Engine has it): where its files are and how it renders prompts.
 type Engine interface {
 	Dir() string

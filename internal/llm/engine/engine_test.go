@@ -1,4 +1,4 @@
-package local
+package engine
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/internal/llm/llmtest"
 )
 
@@ -275,8 +274,8 @@ func TestInvalidRequests(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := e.Generate(context.Background(), tc.req)
-			if !errors.Is(err, tc.want) || weft.ErrorFields(err)["param"] != tc.param {
-				t.Fatalf("got %v (param %v), want %v naming %s", err, weft.ErrorFields(err)["param"], tc.want, tc.param)
+			if !errors.Is(err, tc.want) || Param(err) != tc.param {
+				t.Fatalf("got %v (param %v), want %v naming %s", err, Param(err), tc.want, tc.param)
 			}
 		})
 	}

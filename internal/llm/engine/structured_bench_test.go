@@ -1,4 +1,4 @@
-package local
+package engine
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 )
 
 // Benchmark of what a JSON Schema constraint costs decoding through the
-// engine (go test -run XXX -bench StructuredDecode ./chat/local): random
+// engine (go test -run XXX -bench StructuredDecode ./internal/llm/engine): random
 // Qwen3 models with the real 151,936-token vocabulary — "tiny" (hidden 16,
 // where the logits row and the mask dominate a step) and "15M" (llama2.c's
 // 15M shape) — decode one stream at temperature 1, alternately free and

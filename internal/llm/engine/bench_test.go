@@ -1,4 +1,4 @@
-package local
+package engine
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 )
 
 // Benchmark of aggregate decode through the engine (go test -run XXX -bench
-// Streams ./chat/local): llama2.c's 15M configuration with random weights
+// Streams ./internal/llm/engine): llama2.c's 15M configuration with random weights
 // and the 32,000-token tokenizer, greedy, each stream a one-token prompt
 // decoding 200 tokens; 8 concurrent streams are batched into shared passes.
 // Rounds alternate one stream and 8 streams; x_single is the median of the

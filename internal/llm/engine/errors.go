@@ -1,35 +1,35 @@
-package local
+package engine
 
 import (
+	"errors"
 	"fmt"
 	"time"
-
-	"github.com/weftlabs/weft"
 )
 
-// Errors. Each wraps a weft error class, which decides the HTTP status a
-// transport answers with; the messages of the request errors are vLLM's.
+// Errors. The engine knows nothing of HTTP: whoever serves it maps these
+// sentinels to its own error classes (package chat: 400 for a request or
+// model directory at fault, 503 for an engine overloaded or closed). The
+// messages of the request errors are vLLM's.
 var (
 	// ErrInvalidRequest is a request whose parameters break a rule (a
 	// sampling option out of range, a token id outside the vocabulary, n > 1
 	// with greedy sampling, ...). The message names the parameter.
-	ErrInvalidRequest = weft.DefineError(weft.ErrInvalid, "BadRequestError", "invalid request")
+	ErrInvalidRequest = errors.New("invalid request")
 	// ErrPromptTooLong is a prompt that, alone or with max_tokens, does not fit
 	// the model's context; errors.As gives the *PromptTooLongError with the
 	// numbers.
-	ErrPromptTooLong = weft.DefineError(weft.ErrInvalid, "BadRequestError", "prompt too long")
+	ErrPromptTooLong = errors.New("prompt too long")
 	// ErrOverloaded is a request the engine could not admit: its queue was
 	// full, or the KV cache budget did not free room for it within
 	// ModelConfig.MaxQueueWait. errors.As gives the *OverloadedError with the
 	// retry-after hint.
-	ErrOverloaded = weft.DefineError(weft.ErrUnavailable, "ServiceUnavailableError",
-		"The engine is currently overloaded, please try again later")
+	ErrOverloaded = errors.New("The engine is currently overloaded, please try again later")
 	// ErrClosed is a request made to, or cut off by, an engine being closed.
-	ErrClosed = weft.DefineError(weft.ErrUnavailable, "ServiceUnavailableError", "the local engine is closed")
+	ErrClosed = errors.New("the local engine is closed")
 	// ErrModelDir is a model directory that cannot be served: a missing or
 	// malformed file, or a field asking for something the engine does not
 	// implement. The message names the file and field.
-	ErrModelDir = weft.DefineError(weft.ErrInvalid, "BadRequestError", "model directory cannot be served")
+	ErrModelDir = errors.New("model directory cannot be served")
 )
 
 // PromptTooLongError carries what vLLM's 400 message states. MaxTokens is 0
@@ -64,8 +64,31 @@ func (e *PromptTooLongError) Param() string {
 	return "max_tokens"
 }
 
-// ErrorFields gives transports the "param" of vLLM's error body.
-func (e *PromptTooLongError) ErrorFields() map[string]any { return map[string]any{"param": e.Param()} }
+// RequestError is an ErrInvalidRequest naming the request field at fault,
+// the "param" of vLLM's error body.
+type RequestError struct {
+	Param   string
+	Message string
+}
+
+func (e *RequestError) Error() string { return e.Message }
+
+// Unwrap makes errors.Is(err, ErrInvalidRequest) hold.
+func (e *RequestError) Unwrap() error { return ErrInvalidRequest }
+
+// Param is the request field err names: a *RequestError's Param, a
+// *PromptTooLongError's, or "" when err names none.
+func Param(err error) string {
+	var req *RequestError
+	if errors.As(err, &req) {
+		return req.Param
+	}
+	var long *PromptTooLongError
+	if errors.As(err, &long) {
+		return long.Param()
+	}
+	return ""
+}
 
 // OverloadedError is an ErrOverloaded with the time after which a retry may
 // succeed (a Retry-After header, whole seconds rounded up).
@@ -89,5 +112,5 @@ func (e *OverloadedError) RetryAfterSeconds() int {
 
 // invalid returns an ErrInvalidRequest naming param.
 func invalid(param, format string, args ...any) error {
-	return weft.WithFields(ErrInvalidRequest, map[string]any{"param": param}, format, args...)
+	return &RequestError{Param: param, Message: fmt.Sprintf(format, args...)}
 }

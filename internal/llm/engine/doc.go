@@ -1,16 +1,17 @@
-// Package local is weft's in-process model server: it loads a Hugging Face
-// model directory and generates completions for already tokenized prompts on
-// the CPU, with every sampling option of vLLM's SamplingParams, continuous
-// batching and a paged prefix KV cache. It knows nothing of HTTP: the chat
-// gateway renders the chat template, tokenizes, calls [Engine.Generate] and
-// writes the OpenAI/vLLM wire format from the [Chunk]s it reads.
+// Package engine is the inference engine of the models weft serves
+// in-process: it loads a Hugging Face model directory and generates
+// completions for already tokenized prompts on the CPU, with every sampling
+// option of vLLM's SamplingParams, continuous batching and a paged prefix KV
+// cache. It knows nothing of HTTP nor of weft: the serving layer above it
+// renders the chat template, tokenizes, calls [Engine.Generate] and turns
+// the [Chunk]s it reads into answers.
 //
 // # Using it
 //
-//	e, err := local.Open("models/Qwen3-0.6B", local.ModelConfig{})
+//	e, err := engine.Open("models/Qwen3-0.6B", engine.ModelConfig{})
 //	defer e.Close()
 //	ids := e.Tokenizer().Encode(prompt, false)
-//	g, err := e.Generate(ctx, local.Request{Prompt: ids, MaxTokens: 64, Stop: []string{"\n\n"}})
+//	g, err := e.Generate(ctx, engine.Request{Prompt: ids, MaxTokens: 64, Stop: []string{"\n\n"}})
 //	for {
 //		c, err := g.Next() // one chunk per choice per step; io.EOF at the end
 //		...
@@ -18,10 +19,11 @@
 //	usage := g.Usage()
 //
 // [ModelConfig]'s zero fields are the documented defaults ([DefaultMaxSeqs],
-// [DefaultKVCacheBytes], ...). Errors wrap this package's sentinels, each of a
-// weft error class that decides the HTTP status: [ErrInvalidRequest] and
-// [ErrPromptTooLong] (400, with vLLM's messages), [ErrOverloaded] (503, with a
-// retry-after in [OverloadedError]), [ErrClosed], [ErrModelDir].
+// [DefaultKVCacheBytes], ...). Errors wrap this package's plain sentinels,
+// which the serving layer maps to its own classes: [ErrInvalidRequest] (a
+// [RequestError] naming the field) and [ErrPromptTooLong] (vLLM's 400s),
+// [ErrOverloaded] (a 503 with a retry-after in [OverloadedError]),
+// [ErrClosed], [ErrModelDir], [ErrAdapter].
 //
 // # Semantics (vLLM's)
 //
@@ -71,7 +73,7 @@
 // an OverloadedError.
 //
 //	c, err := e.Compile(ctx, constrain.Spec{Kind: constrain.KindJSONSchema, Schema: schema})
-//	g, err := e.Generate(ctx, local.Request{Prompt: ids, Constraint: c, ConstrainAfterReasoning: thinking, ReasoningOpen: open})
+//	g, err := e.Generate(ctx, engine.Request{Prompt: ids, Constraint: c, ConstrainAfterReasoning: thinking, ReasoningOpen: open})
 //
 // # Scheduling
 //
@@ -113,4 +115,4 @@
 // however its prompt is chunked (package model), and its sampler draws only
 // from its own seeded generator, so a seeded request gives the same tokens,
 // text and logprobs alone or under load.
-package local
+package engine

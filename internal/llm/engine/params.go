@@ -1,10 +1,9 @@
-package local
+package engine
 
 import (
 	"errors"
 	"strings"
 
-	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/internal/llm/constrain"
 	"github.com/weftlabs/weft/internal/llm/lora"
 	"github.com/weftlabs/weft/internal/llm/sample"
@@ -239,7 +238,7 @@ func samplingError(err error) error {
 			param, at = name, i
 		}
 	}
-	return weft.WithFields(ErrInvalidRequest, map[string]any{"param": param}, "%s", msg)
+	return &RequestError{Param: param, Message: msg}
 }
 
 // badWords tokenizes bad_words as vLLM does: each word (left-stripped)

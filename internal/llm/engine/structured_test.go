@@ -1,4 +1,4 @@
-package local
+package engine
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/internal/llm/constrain"
 	"github.com/weftlabs/weft/internal/llm/llmtest"
 	"github.com/weftlabs/weft/internal/llm/llmtest/llmcheck"
@@ -369,7 +368,7 @@ func TestStructuredCompileErrorsAndCache(t *testing.T) {
 		"not":         `{"type":"object","properties":{"a":{"not":{"type":"string"}}}}`,
 	} {
 		_, err := e.Compile(context.Background(), constrain.Spec{Kind: constrain.KindJSONSchema, Schema: []byte(schema)})
-		if !errors.Is(err, ErrInvalidRequest) || !errors.Is(err, constrain.ErrUnsupported) || !errors.Is(err, weft.ErrInvalid) ||
+		if !errors.Is(err, ErrInvalidRequest) || !errors.Is(err, constrain.ErrUnsupported) ||
 			!strings.Contains(err.Error(), `"`+keyword+`"`) {
 			t.Errorf("%s: got %v, want a request error naming the keyword", keyword, err)
 		}
@@ -389,7 +388,7 @@ func TestStructuredCompileErrorsAndCache(t *testing.T) {
 		t.Fatal("the Llama 2 vocabulary has a reasoning end")
 	}
 	_, err := e.Generate(context.Background(), Request{Prompt: prompt(e, "Hi"), Constraint: a, ConstrainAfterReasoning: true})
-	if !errors.Is(err, ErrInvalidRequest) || weft.ErrorFields(err)["param"] != "structured_outputs" {
+	if !errors.Is(err, ErrInvalidRequest) || Param(err) != "structured_outputs" {
 		t.Errorf("got %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package local
+package engine
 
 import (
 	"container/list"
@@ -9,14 +9,13 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/internal/llm/lora"
 )
 
 // ErrAdapter is a request's adapter directory that cannot be served: missing,
 // malformed, using a feature the engine does not apply, or shaped for
 // another model. The message names the directory and the reason.
-var ErrAdapter = weft.DefineError(weft.ErrInvalid, "BadRequestError", "LoRA adapter cannot be served")
+var ErrAdapter = errors.New("LoRA adapter cannot be served")
 
 // adapterCache holds the adapters requests name, by directory, least
 // recently used first out once more than max are held. An evicted adapter

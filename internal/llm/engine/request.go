@@ -1,4 +1,4 @@
-package local
+package engine
 
 import "github.com/weftlabs/weft/internal/llm/constrain"
 

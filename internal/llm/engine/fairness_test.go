@@ -1,4 +1,4 @@
-package local
+package engine
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/internal/llm/llmtest"
 )
 
@@ -29,7 +28,7 @@ func TestRequestTokenBound(t *testing.T) {
 		if g != nil {
 			g.Close()
 		}
-		refused := errors.Is(err, ErrInvalidRequest) && weft.ErrorFields(err)["param"] == "n" &&
+		refused := errors.Is(err, ErrInvalidRequest) && Param(err) == "n" &&
 			strings.Contains(err.Error(), "n × max_tokens") && strings.Contains(err.Error(), "(100)")
 		if refused != tc.refused || (!refused && err != nil) {
 			t.Errorf("n %d, max_tokens %d: %v", tc.n, tc.maxTokens, err)
