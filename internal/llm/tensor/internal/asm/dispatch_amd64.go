@@ -299,29 +299,42 @@ var quantRows4Kernels = map[quant.Type]func(dst *float32, ldd int, x *QActs, i i
 	},
 }
 
-// quantTile is an AVX-512 VNNI product of four rows of x (from row i) by
-// n columns of weights, n a multiple of cols (prefill).
+// quantTile is a format's AVX-512 VNNI products of four rows of x (from
+// row i; prefill) and of one row (decode) by n columns of weights, n a
+// multiple of cols.
 type quantTile struct {
-	cols int
-	run  func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int)
+	cols      int
+	run, run1 func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int)
 }
 
 var quantTileKernels = map[quant.Type]quantTile{
 	quant.Q8_0: {4, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
 		nb := x.Cols / Q8Block
 		qdotQ8_0Tile(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
+	}, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
+		nb := x.Cols / Q8Block
+		qdotQ8_0Tile1(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
 	}},
 	quant.Q4_0: {4, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
 		nb := x.Cols / Q8Block
 		qdotQ4_0Tile(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
+	}, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
+		nb := x.Cols / Q8Block
+		qdotQ4_0Tile1(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
 	}},
 	quant.Q4_K: {2, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
 		nb := x.Cols / QKBlock
 		qdotQ4_KTile(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], &x.Sums[i*x.Cols/Q8Block], x.Cols, w, wstride, n, nb)
+	}, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
+		nb := x.Cols / QKBlock
+		qdotQ4_KTile1(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], &x.Sums[i*x.Cols/Q8Block], x.Cols, w, wstride, n, nb)
 	}},
 	quant.Q6_K: {2, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
 		nb := x.Cols / QKBlock
 		qdotQ6_KTile(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
+	}, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
+		nb := x.Cols / QKBlock
+		qdotQ6_KTile1(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
 	}},
 }
 
@@ -341,7 +354,7 @@ func matmulTQuant(t quant.Type, dst []float32, ldd int, x *QActs, w []byte, rowB
 	}
 	rows4, tile := quantRows4Kernels[t], quantTileKernels[t]
 	if !useVNNI {
-		tile.run = nil
+		tile = quantTile{}
 	}
 	for j0 := 0; j0 < n; j0 += cols {
 		c := min(cols, n-j0)
@@ -363,7 +376,16 @@ func matmulTQuant(t quant.Type, dst []float32, ldd int, x *QActs, w []byte, rowB
 			}
 		}
 		for ; i < m; i++ {
-			kernel(&dst[i*ldd+j0], x, i, &w[j0*rowBytes], rowBytes, c)
+			whole := 0
+			if tile.run1 != nil {
+				whole = c - c%tile.cols
+				if whole > 0 {
+					tile.run1(&dst[i*ldd+j0], ldd, x, i, &w[j0*rowBytes], rowBytes, whole)
+				}
+			}
+			if whole < c {
+				kernel(&dst[i*ldd+j0+whole], x, i, &w[(j0+whole)*rowBytes], rowBytes, c-whole)
+			}
 		}
 	}
 }

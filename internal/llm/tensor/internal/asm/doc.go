@@ -99,8 +99,9 @@
 // two give the same bits, whatever the tile, the row count or the thread;
 // the other formats run the pure-Go versions on every CPU. Where the CPU
 // has AVX-512 VNNI, groups of four rows (prefill) take tiles of four rows
-// by two columns in zmm registers (gen_quant_avx512.go): each weight block
-// is unpacked once for the four rows, the integers are summed by VPDPWSSD
+// by two or four columns in zmm registers (gen_quant_avx512.go), and the
+// other rows (decode) the same tiles cut to one row: each weight block is
+// unpacked once for the tile's rows, the integers are summed by VPDPWSSD
 // or VPDPBUSD (exact, whatever the instruction) and the float32 steps run
 // on both columns at once, each as the pure-Go version rounds it, so they
 // give the same bits too.

@@ -743,10 +743,12 @@ func main() {
 	g.kernelQ6K()
 	g.kernelQ4K4()
 	g.kernelQ6K4()
-	g.kernelQ4KVNNI()
-	g.kernelQ6KVNNI()
-	for _, f := range formats32 {
-		g.kernel32VNNI(f)
+	for _, rows := range []int{4, 1} {
+		g.kernelQ4KVNNI(rows)
+		g.kernelQ6KVNNI(rows)
+		for _, f := range formats32 {
+			g.kernel32VNNI(f, rows)
+		}
 	}
 	out := strings.ReplaceAll(g.buf.String(), "\t\n", "\n")
 	if err := os.WriteFile("quant_amd64.s", []byte(out), 0o644); err != nil {

@@ -1,13 +1,15 @@
 //go:build ignore
 
-// The AVX-512 VNNI tiles of gen_quant.go (prefill): four rows of
-// activations by two columns of weights, in zmm registers. Each weight
-// block is unpacked once for the four rows and each activation row is read
-// from the cache once per column, so a tile does a quarter of the
-// unpacking and half the float32 steps per product of the AVX2 Rows4
-// kernels. The integers are exact whatever instruction sums them
-// (VPDPWSSD, VPDPBUSD), and every float32 step is the pure-Go version's,
-// on the same values in the same order, so the tiles give the same bits.
+// The AVX-512 VNNI tiles of gen_quant.go: four rows of activations
+// (prefill), or one (decode), by two or four columns of weights, in zmm
+// registers that hold two columns' lanes, or two parts of one block. Each
+// weight block is unpacked once for the tile's rows and each activation
+// row is read from the cache once per column, so a four-row tile does a
+// quarter of the unpacking and half the float32 steps per product of the
+// AVX2 Rows4 kernels. The integers are exact whatever instruction sums
+// them (VPDPWSSD, VPDPBUSD), and every float32 step is the pure-Go
+// version's, on the same values in the same order, so the tiles give the
+// same bits.
 package main
 
 import (
@@ -29,14 +31,23 @@ func vnniColAddr(c, off int) string {
 	return fmt.Sprintf([...]string{"%d(R9)", "%d(R9)(BX*1)"}[c], off)
 }
 
+// tileName is the name of a VNNI tile of a format: qdot<NAME>Tile for
+// four rows of activations, qdot<NAME>Tile1 for one (decode).
+func tileName(format string, rows int) string {
+	if rows == 1 {
+		return "qdot" + format + "Tile1"
+	}
+	return "qdot" + format + "Tile"
+}
+
 // vnniStore folds each accumulator (one column in lanes 0–7, the next in
 // lanes 8–15) as reduceLanes does and stores row r's sums of column pair p,
 // held in z(acc(r, p)), at dst + r·ldd + 8p.
-func (g *gen) vnniStore(acc func(r, p int) int, pairs int) {
+func (g *gen) vnniStore(rows int, acc func(r, p int) int, pairs int) {
 	g.p("MOVQ ldd+8(FP), R12")
 	g.p("SHLQ $2, R12")
 	g.p("MOVQ DI, AX")
-	for r := range 4 {
+	for r := range rows {
 		for p := range pairs {
 			a := acc(r, p)
 			g.p("VEXTRACTF64X4 $1, %s, Y14", z(a))
@@ -44,7 +55,7 @@ func (g *gen) vnniStore(acc func(r, p int) int, pairs int) {
 			g.reduceStore(13, 15, 8*p)
 			g.reduceStore(14, 15, 8*p+4)
 		}
-		if r < 3 {
+		if r < rows-1 {
 			g.p("ADDQ R12, AX")
 		}
 	}
@@ -115,8 +126,8 @@ func (g *gen) halfPair(off, dst, tmp int) {
 // columns' scales and minima as words, Z14 levels, Z15 products, Z16–Z19
 // the scale permutations, Z20 the nibble mask, Z21 the half shifts, Z22 the
 // permuted scales, Z23–Z31 float32 scratch.
-func (g *gen) kernelQ4KVNNI() {
-	name := "qdotQ4_KTile"
+func (g *gen) kernelQ4KVNNI(rows int) {
+	name := tileName("Q4_K", rows)
 	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int, w *byte, wstride int, n int, nb int)\n", name)
 	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $8-80\n", name)
 	g.p("MOVQ dst+0(FP), DI")
@@ -135,7 +146,7 @@ func (g *gen) kernelQ4KVNNI() {
 	g.label(name + "_tile")
 	g.p("CMPQ CX, $2")
 	g.p("JLT %s_done", name)
-	for r := range 4 {
+	for r := range rows {
 		g.p("VPXORD %s, %s, %s", z(8+r), z(8+r), z(8+r))
 	}
 	g.p("MOVQ R9, 0(SP)")
@@ -154,7 +165,7 @@ func (g *gen) kernelQ4KVNNI() {
 			g.p("VPSRLVW Z21, Z14, Z14")
 			g.p("VPANDD Z20, Z14, Z14")
 			g.p("VPERMW %s, %s, Z22", z(12+c), z(16+cp))
-			for r := range 4 {
+			for r := range rows {
 				g.p("VPMADDUBSW %s, Z14, Z15", vnniRowAddr(r, 64*cp))
 				g.p("VPDPWSSD Z22, Z15, %s", z(2*r+c))
 			}
@@ -173,7 +184,7 @@ func (g *gen) kernelQ4KVNNI() {
 	g.p("ADDQ DX, AX")
 	g.p("MOVQ xs+32(FP), R12")
 	g.p("LEAQ (R12)(DX*8), R12")
-	for r := range 4 {
+	for r := range rows {
 		if r > 0 {
 			g.p("ADDQ R8, AX")
 			g.p("LEAQ (R12)(R8*8), R12")
@@ -199,7 +210,7 @@ func (g *gen) kernelQ4KVNNI() {
 	g.p("ADDQ $4, DX")
 	g.p("CMPQ DX, R8")
 	g.p("JLT %s_loop", name)
-	g.vnniStore(func(r, _ int) int { return 8 + r }, 1)
+	g.vnniStore(rows, func(r, _ int) int { return 8 + r }, 1)
 	g.p("ADDQ $8, DI")
 	g.p("SUBQ $2, CX")
 	g.p("MOVQ 0(SP), R9")
@@ -223,8 +234,8 @@ func (g *gen) kernelQ4KVNNI() {
 // Registers as kernelQ4KVNNI's; Z12–Z13 the columns' scales as words,
 // Z20 the nibble mask, Z21 the high-bit mask, Z22 the byte 32, Z24–Z27 the
 // rows' 32·x pairs, Z28 the permuted scales.
-func (g *gen) kernelQ6KVNNI() {
-	name := "qdotQ6_KTile"
+func (g *gen) kernelQ6KVNNI(rows int) {
+	name := tileName("Q6_K", rows)
 	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)\n", name)
 	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $8-72\n", name)
 	g.p("MOVQ dst+0(FP), DI")
@@ -244,7 +255,7 @@ func (g *gen) kernelQ6KVNNI() {
 	g.label(name + "_tile")
 	g.p("CMPQ CX, $2")
 	g.p("JLT %s_done", name)
-	for r := range 4 {
+	for r := range rows {
 		g.p("VPXORD %s, %s, %s", z(8+r), z(8+r), z(8+r))
 	}
 	g.p("MOVQ R9, 0(SP)")
@@ -259,7 +270,7 @@ func (g *gen) kernelQ6KVNNI() {
 	}
 	for pp := range 4 {
 		h, r := pp/2, 2*(pp%2)
-		for row := range 4 {
+		for row := range rows {
 			g.p("VPMADDUBSW %s, Z22, %s", vnniRowAddr(row, 64*pp), z(24+row))
 		}
 		for c := range 2 {
@@ -274,7 +285,7 @@ func (g *gen) kernelQ6KVNNI() {
 			g.p("VPANDD Z21, Z15, Z15")
 			g.p("VPORD Z15, Z14, Z14")
 			g.p("VPERMW %s, %s, Z28", z(12+c), z(16+pp))
-			for row := range 4 {
+			for row := range rows {
 				g.p("VPMADDUBSW %s, Z14, Z15", vnniRowAddr(row, 64*pp))
 				g.p("VPSUBW %s, Z15, Z15", z(24+row))
 				g.p("VPDPWSSD Z28, Z15, %s", z(2*row+c))
@@ -284,7 +295,7 @@ func (g *gen) kernelQ6KVNNI() {
 	g.halfPair(208, 23, 31)
 	g.p("MOVQ xd+24(FP), AX")
 	g.p("ADDQ DX, AX")
-	for r := range 4 {
+	for r := range rows {
 		if r > 0 {
 			g.p("ADDQ R8, AX")
 		}
@@ -302,7 +313,7 @@ func (g *gen) kernelQ6KVNNI() {
 	g.p("ADDQ $4, DX")
 	g.p("CMPQ DX, R8")
 	g.p("JLT %s_loop", name)
-	g.vnniStore(func(r, _ int) int { return 8 + r }, 1)
+	g.vnniStore(rows, func(r, _ int) int { return 8 + r }, 1)
 	g.p("ADDQ $8, DI")
 	g.p("SUBQ $2, CX")
 	g.p("MOVQ 0(SP), R9")
@@ -338,8 +349,8 @@ func vnniCol4Addr(c, off int) string {
 // their weights' scales, Z12 the row's bytes, Z13 its −bias·Σx, Z14 its
 // scale, Z15–Z18 scratch, Z20 the bias bytes, Z21 the nibble mask, Z23
 // zero.
-func (g *gen) kernel32VNNI(f format32) {
-	name := "qdot" + f.name + "Tile"
+func (g *gen) kernel32VNNI(f format32, rows int) {
+	name := tileName(f.name, rows)
 	nibbles := f.name == "Q4_0"
 	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)\n", name)
 	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $8-72\n", name)
@@ -394,7 +405,7 @@ func (g *gen) kernel32VNNI(f format32) {
 	}
 	g.p("MOVQ xd+24(FP), AX")
 	g.p("ADDQ DX, AX")
-	for r := range 4 {
+	for r := range rows {
 		if r > 0 {
 			g.p("ADDQ R8, AX")
 		}
@@ -418,7 +429,7 @@ func (g *gen) kernel32VNNI(f format32) {
 	g.p("ADDQ $4, DX")
 	g.p("CMPQ DX, R8")
 	g.p("JLT %s_loop", name)
-	g.vnniStore(func(r, p int) int { return 2*r + p }, 2)
+	g.vnniStore(rows, func(r, p int) int { return 2*r + p }, 2)
 	g.p("ADDQ $16, DI")
 	g.p("SUBQ $4, CX")
 	g.p("MOVQ 0(SP), R9")

@@ -118,3 +118,15 @@ func qdotQ8_0Tile(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, w
 
 //go:noescape
 func qdotQ4_0Tile(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)
+
+//go:noescape
+func qdotQ4_KTile1(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int, w *byte, wstride int, n int, nb int)
+
+//go:noescape
+func qdotQ6_KTile1(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)
+
+//go:noescape
+func qdotQ8_0Tile1(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)
+
+//go:noescape
+func qdotQ4_0Tile1(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)
