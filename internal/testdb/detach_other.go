@@ -5,3 +5,5 @@ package testdb
 import "syscall"
 
 func detached() *syscall.SysProcAttr { return nil }
+
+func closeInheritedOnExec() {}

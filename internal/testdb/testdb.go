@@ -211,7 +211,12 @@ func citusServer(t testing.TB) string {
 		if url := os.Getenv("TEST_CITUS_URL"); url != "" {
 			return url, nil
 		}
-		return StartCitus(ctx)
+		url, err := StartCitus(ctx)
+		if err == nil {
+			// As for PostgreSQL: child test processes share this cluster.
+			_ = os.Setenv("TEST_CITUS_URL", url)
+		}
+		return url, err
 	})
 }
 
@@ -229,6 +234,9 @@ func startServer(ctx context.Context) (string, error) {
 	}
 	cluster, err := StartLocal(ctx)
 	if err == nil {
+		// Test processes this one starts (fuzzing workers) use this cluster
+		// rather than each making its own.
+		_ = os.Setenv("TEST_DATABASE_URL", cluster.URL)
 		return cluster.URL, nil
 	}
 	errs = append(errs, err.Error())
@@ -255,6 +263,7 @@ type Cluster struct {
 // settings are extra server settings ("fsync=on") that override the test
 // tuning, for runs that must measure a durable server.
 func StartLocal(ctx context.Context, settings ...string) (*Cluster, error) {
+	closeInheritedOnExec()
 	initdb, err := exec.LookPath("initdb")
 	if err != nil {
 		return nil, fmt.Errorf("initdb not found: %w", err)
