@@ -264,6 +264,10 @@ var quantRowKernels = map[quant.Type]func(dst *float32, x *QActs, i int, w *byte
 		nb := x.Cols / Q8Block
 		qdotQ4_0Row(dst, &x.Q[i*x.Cols], &x.D[i*nb], w, wstride, n, nb)
 	},
+	quant.Q5_0: func(dst *float32, x *QActs, i int, w *byte, wstride, n int) {
+		nb := x.Cols / Q8Block
+		qdotQ5_0Row(dst, &x.Q[i*x.Cols], &x.D[i*nb], w, wstride, n, nb)
+	},
 	quant.Q4_K: func(dst *float32, x *QActs, i int, w *byte, wstride, n int) {
 		nb := x.Cols / QKBlock
 		qdotQ4_KRow(dst, &x.Q[i*x.Cols], &x.D[i*nb], &x.Sums[i*x.Cols/Q8Block], w, wstride, n, nb)
@@ -288,6 +292,10 @@ var quantRows4Kernels = map[quant.Type]func(dst *float32, ldd int, x *QActs, i i
 	quant.Q4_0: func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
 		nb := x.Cols / Q8Block
 		qdotQ4_0Rows4(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
+	},
+	quant.Q5_0: func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
+		nb := x.Cols / Q8Block
+		qdotQ5_0Rows4(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
 	},
 	quant.Q4_K: func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
 		nb := x.Cols / QKBlock
@@ -321,6 +329,13 @@ var quantTileKernels = map[quant.Type]quantTile{
 	}, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
 		nb := x.Cols / Q8Block
 		qdotQ4_0Tile1(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
+	}},
+	quant.Q5_0: {4, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
+		nb := x.Cols / Q8Block
+		qdotQ5_0Tile(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
+	}, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
+		nb := x.Cols / Q8Block
+		qdotQ5_0Tile1(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
 	}},
 	quant.Q4_K: {2, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
 		nb := x.Cols / QKBlock

@@ -56,6 +56,27 @@ var formats32 = []format32{
 		g.p("VPAND nibbleMask<>(SB), %s, %s", y(dst), y(dst))
 		g.p("VPSUBB eights<>(SB), %s, %s", y(dst), y(dst))
 	}, false},
+	{"Q5_0", 22, func(g *gen, reg string, dst, tmp int) {
+		// Nibbles as Q4_0's (after the 4 bytes of high bits); bit i of
+		// the high bits spread to bit 4 of level i; minus 16.
+		g.p("VMOVDQU 6(%s)(DX*1), %s", reg, x(dst))
+		g.p("VPSRLW $4, %s, %s", x(dst), x(tmp))
+		g.p("VINSERTI128 $1, %s, %s, %s", x(tmp), y(dst), y(dst))
+		g.p("VPAND nibbleMask<>(SB), %s, %s", y(dst), y(dst))
+		g.highBits32(fmt.Sprintf("2(%s)(DX*1)", reg), tmp)
+		g.p("VPOR %s, %s, %s", y(tmp), y(dst), y(dst))
+		g.p("VPSUBB sixteens<>(SB), %s, %s", y(dst), y(dst))
+	}, false},
+}
+
+// highBits32 sets y(dst) to 32 bytes, byte i 16 where bit i of the 32
+// bits at addr is set and 0 where it is not (the fifth bits of Q5_0).
+func (g *gen) highBits32(addr string, dst int) {
+	g.p("VPBROADCASTD %s, %s", addr, y(dst))
+	g.p("VPSHUFB bitBytes<>(SB), %s, %s", y(dst), y(dst))
+	g.p("VPAND bitSelect<>(SB), %s, %s", y(dst), y(dst))
+	g.p("VPMINUB ones<>(SB), %s, %s", y(dst), y(dst))
+	g.p("VPSLLW $4, %s, %s", y(dst), y(dst))
 }
 
 // reduceStore folds the 8 lanes of y(a) as reduceLanes does and stores the
@@ -706,6 +727,26 @@ func q6ScaleShuffle() string {
 	return b.String()
 }
 
+// bitTables are highBits32's: bitBytes moves byte i/8 of a broadcast
+// 32-bit word to byte i, bitSelect keeps bit i mod 8 of byte i; both
+// repeated over 64 bytes for the zmm tiles.
+func bitTables() string {
+	var b strings.Builder
+	for q := range 8 {
+		sel, sh := uint64(0), uint64(0)
+		for i := range 8 {
+			e := (8*q + i) % 32
+			sh |= uint64(e/8) << (8 * i)
+			sel |= uint64(1<<(e%8)) << (8 * i)
+		}
+		fmt.Fprintf(&b, "DATA bitBytes<>+%d(SB)/8, $0x%016x\n", 8*q, sh)
+		fmt.Fprintf(&b, "DATA bitSelect<>+%d(SB)/8, $0x%016x\n", 8*q, sel)
+	}
+	b.WriteString("GLOBL bitBytes<>(SB), RODATA|NOPTR, $64\n")
+	b.WriteString("GLOBL bitSelect<>(SB), RODATA|NOPTR, $64\n")
+	return b.String()
+}
+
 // bytes32 is a 32-byte constant of one repeated byte.
 func bytes32(name string, v byte) string {
 	var b strings.Builder
@@ -729,10 +770,11 @@ func main() {
 	for _, c := range []struct {
 		name string
 		v    byte
-	}{{"nibbleMask", 0x0f}, {"eights", 0x08}, {"bit4", 0x10}, {"bits45", 0x30}, {"thirtyTwos", 0x20}, {"signBits", 0x80}} {
+	}{{"nibbleMask", 0x0f}, {"eights", 0x08}, {"bit4", 0x10}, {"bits45", 0x30}, {"thirtyTwos", 0x20}, {"signBits", 0x80}, {"sixteens", 0x10}, {"ones", 0x01}} {
 		g.buf.WriteString("\n" + bytes32(c.name, c.v))
 	}
 	g.buf.WriteString("\n" + q6ScaleShuffle())
+	g.buf.WriteString("\n" + bitTables())
 	g.buf.WriteString("\n" + vnniConstants())
 	for _, f := range formats32 {
 		g.kernel32(f)

@@ -334,7 +334,8 @@ func vnniCol4Addr(c, off int) string {
 // n columns of a blocks-of-32 format (n a multiple of 4), four columns at
 // a time, each zmm holding two columns' eight lanes (column 2p in lanes
 // 0–7, 2p+1 in 8–15). The levels are made unsigned — Q8_0's plus 128 (its
-// sign bit flipped), Q4_0's nibbles as stored — and the row's 32 bytes
+// sign bit flipped), Q4_0's nibbles and Q5_0's five bits as stored, biased
+// by 8 and 16 — and the row's 32 bytes
 // broadcast to both halves; VPDPBUSD adds the 4-element sums of the
 // unsigned levels times x to −bias·Σx (the same VPDPBUSD of the bias byte,
 // negated, once per row and block), which is kernel32's exact Σ w·x per
@@ -348,10 +349,14 @@ func vnniCol4Addr(c, off int) string {
 // column pair p in Z(2r+p)), Z8–Z9 the pairs' unsigned levels, Z10–Z11
 // their weights' scales, Z12 the row's bytes, Z13 its −bias·Σx, Z14 its
 // scale, Z15–Z18 scratch, Z20 the bias bytes, Z21 the nibble mask, Z23
-// zero.
+// zero; for Q5_0, Z22, Z19 and Z24 highBits32's tables and the byte 1.
 func (g *gen) kernel32VNNI(f format32, rows int) {
 	name := tileName(f.name, rows)
-	nibbles := f.name == "Q4_0"
+	nibbles, five := f.name != "Q8_0", f.name == "Q5_0"
+	lvOff := 2
+	if five {
+		lvOff = 6
+	}
 	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)\n", name)
 	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $8-72\n", name)
 	g.p("MOVQ dst+0(FP), DI")
@@ -362,10 +367,17 @@ func (g *gen) kernel32VNNI(f format32, rows int) {
 	g.p("SHLQ $2, R8")
 	g.p("MOVQ k+32(FP), R10")
 	g.p("LEAQ (R10)(R10*2), R11")
-	if nibbles {
+	switch {
+	case five:
+		g.p("VPBROADCASTD sixteens<>(SB), Z20")
+		g.p("VPBROADCASTD nibbleMask<>(SB), Z21")
+		g.p("VMOVDQU64 bitBytes<>(SB), Z22")
+		g.p("VMOVDQU64 bitSelect<>(SB), Z19")
+		g.p("VPBROADCASTD ones<>(SB), Z24")
+	case nibbles:
 		g.p("VPBROADCASTD eights<>(SB), Z20")
 		g.p("VPBROADCASTD nibbleMask<>(SB), Z21")
-	} else {
+	default:
 		g.p("VPBROADCASTD signBits<>(SB), Z20")
 	}
 	g.p("VPXORD Z23, Z23, Z23")
@@ -387,12 +399,24 @@ func (g *gen) kernel32VNNI(f format32, rows int) {
 		if nibbles {
 			// [c0 low, c1 low, c0 high, c1 high] nibbles, then the 128-bit
 			// lanes reordered to c0's 32 levels and c1's.
-			g.p("VMOVDQU32 %s, X17", vnniCol4Addr(c0, 2))
-			g.p("VINSERTI32X4 $1, %s, Y17, Y17", vnniCol4Addr(c1, 2))
+			g.p("VMOVDQU32 %s, X17", vnniCol4Addr(c0, lvOff))
+			g.p("VINSERTI32X4 $1, %s, Y17, Y17", vnniCol4Addr(c1, lvOff))
 			g.p("VPSRLW $4, Y17, Y18")
 			g.p("VINSERTI64X4 $1, Y18, Z17, Z17")
 			g.p("VSHUFI64X2 $0xd8, Z17, Z17, %s", z(lv))
 			g.p("VPANDD Z21, %s, %s", z(lv), z(lv))
+			if five {
+				// Bit i of each column's high bits to bit 4 of its level
+				// i (highBits32 on both halves).
+				g.p("VPBROADCASTD %s, Y17", vnniCol4Addr(c0, 2))
+				g.p("VPBROADCASTD %s, Y18", vnniCol4Addr(c1, 2))
+				g.p("VINSERTI64X4 $1, Y18, Z17, Z17")
+				g.p("VPSHUFB Z22, Z17, Z17")
+				g.p("VPANDD Z19, Z17, Z17")
+				g.p("VPMINUB Z24, Z17, Z17")
+				g.p("VPSLLW $4, Z17, Z17")
+				g.p("VPORD Z17, %s, %s", z(lv), z(lv))
+			}
 		} else {
 			g.p("VMOVDQU32 %s, Y17", vnniCol4Addr(c0, 2))
 			g.p("VINSERTI64X4 $1, %s, Z17, Z17", vnniCol4Addr(c1, 2))

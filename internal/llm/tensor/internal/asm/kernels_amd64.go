@@ -130,3 +130,15 @@ func qdotQ8_0Tile1(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, 
 
 //go:noescape
 func qdotQ4_0Tile1(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)
+
+//go:noescape
+func qdotQ5_0Row(dst *float32, x *int8, xd *float32, w *byte, wstride int, n int, nb int)
+
+//go:noescape
+func qdotQ5_0Rows4(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)
+
+//go:noescape
+func qdotQ5_0Tile(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)
+
+//go:noescape
+func qdotQ5_0Tile1(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)
