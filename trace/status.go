@@ -10,16 +10,22 @@ import (
 
 // statusCondition is the SQL condition that holds for calls whose status (as
 // rebuildSummary derives it) is one of statuses. It is built only from the
-// fixed fragments below: no request text reaches the SQL.
-func statusCondition(d database.Dialect, statuses []string) (database.Expr, error) {
+// fixed fragments below: no request text reaches the SQL. wholeTrace also
+// reads a root of project projectID as having failed descendants when
+// another call of its trace raised (CallsFilter.TraceStatuses).
+func statusCondition(d database.Dialect, statuses []string, wholeTrace bool, projectID string) (database.Expr, error) {
 	failed := failedCondition
 	errors := descendantErrors(d)
-	descendantFailed := "COALESCE(" + errors.SQL + ", 0) > 0"
+	descendantFailed := database.Expr{SQL: "COALESCE(" + errors.SQL + ", 0) > 0", Args: errors.Args}
+	if wholeTrace {
+		descendantFailed = database.Expr{SQL: "(" + descendantFailed.SQL + " OR " + failedInTrace + ")",
+			Args: append(slices.Clone(errors.Args), projectID)}
+	}
 	conditions := map[string]database.Expr{
 		StatusError:           {SQL: failed},
 		StatusRunning:         {SQL: "(NOT " + failed + " AND c.ended_at IS NULL)"},
-		StatusDescendantError: {SQL: "(NOT " + failed + " AND c.ended_at IS NOT NULL AND " + descendantFailed + ")", Args: errors.Args},
-		StatusSuccess:         {SQL: "(NOT " + failed + " AND c.ended_at IS NOT NULL AND NOT (" + descendantFailed + "))", Args: errors.Args},
+		StatusDescendantError: {SQL: "(NOT " + failed + " AND c.ended_at IS NOT NULL AND " + descendantFailed.SQL + ")", Args: descendantFailed.Args},
+		StatusSuccess:         {SQL: "(NOT " + failed + " AND c.ended_at IS NOT NULL AND NOT (" + descendantFailed.SQL + "))", Args: descendantFailed.Args},
 	}
 	var parts []string
 	var args []any
@@ -50,6 +56,14 @@ func statusExpr(d database.Dialect) database.Expr {
 
 // failedCondition holds for a call that raised.
 const failedCondition = "(c.exception IS NOT NULL AND c.exception <> '')"
+
+// failedInTrace holds for a trace root another visible call of whose trace
+// raised; it reads the calls_trace index (project_id, trace_id). Its one
+// argument is the project (named as a value, so that Citus routes the
+// subquery to the project's shard as it does the query).
+const failedInTrace = "(c.parent_id IS NULL AND EXISTS (SELECT 1 FROM calls AS d WHERE d.project_id = ?" +
+	" AND d.trace_id = c.trace_id AND d.id <> c.id AND d.started_at IS NOT NULL AND d.deleted_at IS NULL" +
+	" AND d.exception IS NOT NULL AND d.exception <> ''))"
 
 // descendantErrors is summary.status_counts.error, read only when it is a
 // JSON number, as rebuildSummary reads it.

@@ -134,7 +134,7 @@ func (s *Store) filtered(q *bun.SelectQuery, projectID string, f *CallsFilter) (
 		q = q.Where("c.started_at < ?", f.StartedBefore.UTC())
 	}
 	if len(f.Statuses) > 0 {
-		cond, err := statusCondition(s.dialect, f.Statuses)
+		cond, err := statusCondition(s.dialect, f.Statuses, f.TraceStatuses, projectID)
 		if err != nil {
 			return nil, err
 		}

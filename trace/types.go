@@ -350,6 +350,12 @@ type CallsFilter struct {
 	// StatusError, StatusRunning, StatusDescendantError) is one of these;
 	// any other value is ErrInvalidQuery.
 	Statuses []string `json:"-"`
+	// TraceStatuses makes Statuses read a trace root whose trace holds
+	// another call that raised as StatusDescendantError (not StatusSuccess)
+	// even when its summary has no status_counts: the roll-up the Python SDK
+	// sends and OpenTelemetry spans and the JS SDK do not. The wire filter
+	// and summary.weave.status keep Weave's reading (status_counts alone).
+	TraceStatuses bool `json:"-"`
 	// StartedFrom keeps calls started at or after it.
 	StartedFrom *time.Time `json:"-"`
 	// StartedBefore keeps calls started before it.

@@ -241,7 +241,7 @@ func (v listView) cursorOf(c *callView) string {
 // filter is the calls filter of the view; userID is the id of its user
 // filter ("" for none).
 func (v listView) filter(userID string) trace.CallsFilter {
-	f := trace.CallsFilter{TraceRootsOnly: v.Ref == "", StartedFrom: v.from, StartedBefore: v.to, Search: v.Q, HasFeedback: v.Feedback}
+	f := trace.CallsFilter{TraceRootsOnly: v.Ref == "", TraceStatuses: true, StartedFrom: v.from, StartedBefore: v.to, Search: v.Q, HasFeedback: v.Feedback}
 	switch v.refKind {
 	case ref.KindOp:
 		f.OpNames = append(f.OpNames, v.Ref)

@@ -97,6 +97,7 @@ func BenchmarkTraceList1M(b *testing.B) {
 		{"first page", ""},
 		{"second page by cursor", "__next__"},
 		{"filtered: errors", "?status=error"},
+		{"filtered: child errors", "?status=descendant_error"},
 		{"filtered: op and time", "?op=tool_3&from=2026-01-01T00:00"},
 		{"search CJK", "?q=" + url.QueryEscape("天气怎么")},
 		{"search Arabic", "?q=" + url.QueryEscape("الطقس")},

@@ -41,6 +41,7 @@ type tracesView struct {
 // listRow is one trace of the list.
 type listRow struct {
 	*callView
+	rowPreview
 	Reactions []reactionCount
 	Cost      string   // "" when no usage is priced
 	Fields    []string // the chosen columns' values as text, "" when absent
@@ -147,6 +148,9 @@ func (h *Handler) listData(ctx context.Context, projectID string, view listView,
 	if err := h.fillReactions(ctx, projectID, data.Rows); err != nil {
 		return data, err
 	}
+	if err := h.fillRollups(ctx, projectID, data.Rows); err != nil {
+		return data, err
+	}
 	return data, nil
 }
 
@@ -175,7 +179,7 @@ func (h *Handler) fillColumns(data *tracesView) {
 
 // rowOf is the list row of a call with the values of the chosen columns.
 func rowOf(c *trace.Call, cols []string, fresh bool) *listRow {
-	row := &listRow{callView: viewOf(c), Cost: costOf(c), Fresh: fresh}
+	row := &listRow{callView: viewOf(c), rowPreview: previewOf(c), Cost: costOf(c), Fresh: fresh}
 	for _, col := range cols {
 		row.Fields = append(row.Fields, fieldText(c, col))
 	}

@@ -253,6 +253,23 @@ func (tb *tab) signIn(user, key string) {
 	)
 }
 
+// capture saves the page as name.png in the directory WEFT_SCREENSHOT_DIR
+// names, when it is set: pictures of the pages for people to look at.
+func (tb *tab) capture(name string) {
+	tb.t.Helper()
+	dir := os.Getenv("WEFT_SCREENSHOT_DIR")
+	if dir == "" {
+		return
+	}
+	png := value(tb, chromedp.FullScreenshot(100))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		tb.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		tb.t.Fatal(err)
+	}
+}
+
 // screenshot saves the page to testdata/failures/<test>.png for a failed test.
 func (tb *tab) screenshot() {
 	ctx, cancel := context.WithTimeout(tb.ctx, 10*time.Second)

@@ -77,6 +77,7 @@ func TestWebUITraceList(t *testing.T) {
 		t.Run("sort", func(t *testing.T) { listSort(t, e, ids, t0) })
 		t.Run("paging and counts", func(t *testing.T) { listPaging(t, e, t0) })
 		t.Run("live", func(t *testing.T) { listLive(t, e) })
+		t.Run("at a glance", func(t *testing.T) { listAtAGlance(t, e) })
 		if !strings.HasPrefix(dbURL, "sqlite:") { // one process owns a SQLite file
 			t.Run("live from another server", func(t *testing.T) { listLiveAcrossServers(t, e, dbURL) })
 		}
@@ -316,5 +317,49 @@ func listLiveAcrossServers(t *testing.T, e *env, dbURL string) {
 	value(tb, chromedp.Poll[bool](`document.querySelector('`+row+`').textContent.includes('success')`))
 	if !eval[bool](tb, `window.__noReload === true`) {
 		t.Fatal("the page reloaded")
+	}
+}
+
+// listAtAGlance: reached from the projects page, a row previews its input
+// and output and names its model, and a trace written without the Python
+// SDK's roll-ups (an OpenTelemetry or JS-SDK trace: no status_counts, no
+// usage on the root) says "child error" when a child raised, is what the
+// "child error" filter finds, and shows its children's tokens.
+func listAtAGlance(t *testing.T, e *env) {
+	root, traceID, child := id('c', 0), id('c', 1), id('c', 2)
+	at := time.Now().UTC().Add(-time.Hour)
+	e.start(t, e.aliceKey, "alice/glance", root, traceID, "", "agent.run", at, map[string]any{"model": "gpt-4o-mini",
+		"messages": []any{map[string]any{"role": "user", "content": "Which city hosts the Louvre?"}}})
+	e.start(t, e.aliceKey, "alice/glance", child, traceID, root, "openai.chat", at.Add(time.Second), map[string]any{"n": 1})
+	e.endWith(t, e.aliceKey, "alice/glance", child, at.Add(2*time.Second), nil,
+		map[string]any{"usage": map[string]any{"gpt-4o-mini": map[string]any{"prompt_tokens": 40, "completion_tokens": 2}}}, "RateLimitError: slow down")
+	e.endWith(t, e.aliceKey, "alice/glance", root, at.Add(3*time.Second),
+		map[string]any{"choices": []any{map[string]any{"message": map[string]any{"role": "assistant", "content": "Paris."}}}}, map[string]any{}, "")
+
+	tb := newTab(t, e.srv.URL)
+	tb.signIn("", e.aliceKey)
+	tb.run(chromedp.Click(chromedp.CSS(`#projects a[href="/ui/p/alice/glance/"]`)), chromedp.WaitVisible(chromedp.CSS("#traces")))
+	row := `#traces tr[data-call="` + root + `"]`
+	for selector, want := range map[string]string{
+		row + ` td[data-preview="input"]`:  "Which city hosts the Louvre?",
+		row + ` td[data-preview="output"]`: "Paris.",
+		row + ` td.model`:                  "gpt-4o-mini",
+		row + ` .status`:                   "child error",
+		row + ` td:nth-child(7)`:           "42",
+	} {
+		if got := strings.TrimSpace(tb.text(selector)); got != want {
+			t.Errorf("%s: %q, want %q", selector, got, want)
+		}
+	}
+	tb.capture("tracelist")
+	submitFilters(tb, "status", "descendant_error",
+		chromedp.SetValue(chromedp.CSS(`form.filters select[name="status"]`), "descendant_error"))
+	if got := eval[string](tb, rowIDs); got != root {
+		t.Fatalf("child error filter: rows %q", got)
+	}
+	submitFilters(tb, "status", "success",
+		chromedp.SetValue(chromedp.CSS(`form.filters select[name="status"]`), "success"))
+	if got := eval[string](tb, rowIDs); got != "" {
+		t.Fatalf("success filter: rows %q", got)
 	}
 }
