@@ -58,6 +58,12 @@ type FeedbackWriter interface {
 	BatchCreate(ctx context.Context, req feedback.BatchCreateReq) (feedback.BatchCreateRes, error)
 }
 
+// PriceReader prices a judge's tokens as the project's calls are priced.
+// *trace.Store is one.
+type PriceReader interface {
+	ModelPrice(ctx context.Context, projectID, model string, at time.Time) (trace.Price, bool, error)
+}
+
 // Completer answers a judge's chat completion, traced into the project.
 // chat.Service is one.
 type Completer interface {
@@ -90,6 +96,12 @@ type Config struct {
 	Calls    CallReader
 	Objects  ObjectReader
 	Feedback FeedbackWriter
+	// Prices prices each judge's verdict: its prompt and completion tokens
+	// at the price the project's calls of the judge model are charged (a
+	// /cost/create price, or a built-in one), stored with the verdict. A
+	// model with no price has its tokens stored and no cost. Defaults to
+	// Calls when it is a PriceReader.
+	Prices PriceReader
 	// Principals looks up the publisher of a monitor. Required.
 	Principals Principals
 	// Chat answers judges. Without it a judge's verdict is an error saying
@@ -175,4 +187,11 @@ func (cfg *Config) setDefaults() error {
 		cfg.Now = time.Now
 	}
 	return nil
+}
+
+// setPrices defaults Prices to Calls.
+func (cfg *Config) setPrices() {
+	if p, ok := cfg.Calls.(PriceReader); ok && cfg.Prices == nil {
+		cfg.Prices = p
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"path"
 	"strings"
 	"sync"
@@ -142,6 +143,13 @@ func TestJudgeVerdicts(t *testing.T) {
 		for _, model := range judgeModels {
 			refs = append(refs, s.publish(t, ctx, project, strings.ReplaceAll(model, "-", "_"), judgeVal(model)))
 		}
+		// One judge model has a price in the project: its verdicts cost
+		// their tokens at it; the others' cost nothing known.
+		const promptPrice, completionPrice = 0.001, 0.002
+		if _, err := s.trace.CostCreate(ctx, &trace.CostCreateReq{ProjectID: project, Costs: map[string]trace.PriceInput{
+			judgeModels[0]: {PromptTokenCost: promptPrice, CompletionTokenCost: completionPrice}}}); err != nil {
+			t.Fatal(err)
+		}
 		op := "weave:///" + project + "/op/answer:abc"
 		s.publish(t, ctx, project, "graded", monitorVal(1, []string{"weave:///" + project + "/op/answer:*"}, true, refs...))
 		calls := []call{{id: newID(), op: op, output: `"42"`}, {id: newID(), op: op, output: `{"text":"forty-two"}`}}
@@ -201,6 +209,61 @@ func TestJudgeVerdicts(t *testing.T) {
 				})
 				t.Logf("%s on %s: %s", model, cl.id, p.Output)
 			}
+		}
+		// Each verdict records its judge's tokens, as the judge's traced
+		// call counts them, and their cost where the model has a price.
+		var rows []struct {
+			ScorerID         string   `bun:"scorer_id"`
+			JudgeCallID      string   `bun:"judge_call_id"`
+			PromptTokens     int64    `bun:"prompt_tokens"`
+			CompletionTokens int64    `bun:"completion_tokens"`
+			Cost             *float64 `bun:"cost"`
+		}
+		if err := db.NewRaw("SELECT scorer_id, judge_call_id, prompt_tokens, completion_tokens, cost FROM monitor_verdicts WHERE project_id = ?",
+			project).Scan(context.Background(), &rows); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			model := strings.ReplaceAll(r.ScorerID, "_", "-")
+			var usage map[string]struct {
+				PromptTokens     int64 `json:"prompt_tokens"`
+				CompletionTokens int64 `json:"completion_tokens"`
+			}
+			_ = s.trace.CallsQuery(context.Background(), &trace.CallsQueryReq{ProjectID: project,
+				Filter: trace.CallsFilter{CallIDs: []string{r.JudgeCallID}}}, func(c *trace.Call) error {
+				var summary struct {
+					Usage json.RawMessage `json:"usage"`
+				}
+				_ = json.Unmarshal(c.Summary, &summary)
+				return json.Unmarshal(summary.Usage, &usage)
+			})
+			traced := usage[model]
+			if r.PromptTokens == 0 || r.PromptTokens != traced.PromptTokens || r.CompletionTokens != traced.CompletionTokens {
+				t.Errorf("%s verdict: %d prompt and %d completion tokens; its traced call counts %d and %d", model,
+					r.PromptTokens, r.CompletionTokens, traced.PromptTokens, traced.CompletionTokens)
+			}
+			switch want := float64(r.PromptTokens)*promptPrice + float64(r.CompletionTokens)*completionPrice; {
+			case model == judgeModels[0] && (r.Cost == nil || math.Abs(*r.Cost-want) > 1e-12):
+				t.Errorf("%s verdict: cost %v, want %v", model, r.Cost, want)
+			case model != judgeModels[0] && r.Cost != nil:
+				t.Errorf("%s verdict: cost %v, but the model has no price", model, *r.Cost)
+			}
+		}
+		if len(rows) != 2*len(judgeModels) {
+			t.Errorf("%d verdict rows, want %d", len(rows), 2*len(judgeModels))
+		}
+		stats, err := s.monitors.Stats(ctx, monitor.StatsReq{ProjectID: project, MonitorID: "graded"})
+		var cost float64
+		var prompt int64
+		for _, r := range rows {
+			prompt += r.PromptTokens
+			if r.Cost != nil {
+				cost += *r.Cost
+			}
+		}
+		if err != nil || stats.Verdicts.Done != int64(len(rows)) || stats.PromptTokens != prompt || stats.PricedVerdicts != 2 ||
+			math.Abs(stats.Cost-cost) > 1e-12 {
+			t.Errorf("stats %+v (%v), want %d done, %d prompt tokens, 2 priced verdicts costing %v", stats, err, len(rows), prompt, cost)
 		}
 		// The judges' own calls are never judged.
 		for id := range got {

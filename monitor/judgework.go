@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -141,6 +142,8 @@ type judgement struct {
 	callID           string
 	promptTokens     int64
 	completionTokens int64
+	// cost is the tokens' price, nil when the model has none.
+	cost *float64
 }
 
 // judgeOnce asks the judge for row's verdict.
@@ -194,8 +197,27 @@ func (m *Monitors) judgeOnce(ctx context.Context, row *verdictRow) (*judgement, 
 	if err != nil {
 		return nil, err
 	}
-	return &judgement{mon: mon, scorer: s, output: out, callID: answer.callID,
-		promptTokens: answer.Usage.PromptTokens, completionTokens: answer.Usage.CompletionTokens}, nil
+	j := &judgement{mon: mon, scorer: s, output: out, callID: answer.callID,
+		promptTokens: answer.Usage.PromptTokens, completionTokens: answer.Usage.CompletionTokens}
+	if j.cost, err = m.cost(ctx, row.ProjectID, cmp.Or(answer.Model, s.Judge.Model), j.promptTokens, j.completionTokens); err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+// cost is what a judge's answer of promptTokens and completionTokens by
+// model cost, priced as projectID's calls of the model are; nil when the
+// model has no price.
+func (m *Monitors) cost(ctx context.Context, projectID, model string, promptTokens, completionTokens int64) (*float64, error) {
+	if m.cfg.Prices == nil {
+		return nil, nil
+	}
+	price, ok, err := m.cfg.Prices.ModelPrice(ctx, projectID, model, m.now())
+	if err != nil || !ok {
+		return nil, err
+	}
+	cost := price.Cost(promptTokens, completionTokens)
+	return &cost, nil
 }
 
 // judgedCall reads the call a verdict judges and, when the judge reads
@@ -301,6 +323,7 @@ func orNull(raw json.RawMessage) json.RawMessage {
 // answer is what a judge's completion said.
 type answer struct {
 	callID  string
+	Model   string `json:"model"`
 	Choices []struct {
 		Message struct {
 			Content *string `json:"content"`
@@ -406,6 +429,9 @@ func (m *Monitors) storeJudgement(ctx context.Context, row *verdictRow, j *judge
 		Set("attempts = attempts + 1").WherePK()
 	if j.callID != "" {
 		q = q.Set("judge_call_id = ?", j.callID)
+	}
+	if j.cost != nil {
+		q = q.Set("cost = ?", *j.cost)
 	}
 	_, err := q.Exec(ctx)
 	return err

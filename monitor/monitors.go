@@ -42,6 +42,7 @@ func New(cfg Config) (*Monitors, error) {
 		return nil, err
 	}
 	m := &Monitors{db: cfg.DB, cfg: cfg}
+	m.cfg.setPrices()
 	m.scorers.init()
 	m.limits.init(cfg.JudgeConcurrency, cfg.JudgeRate)
 	if err := m.register(); err != nil {
@@ -55,6 +56,7 @@ func New(cfg Config) (*Monitors, error) {
 // before any store is used.
 func (m *Monitors) SetServices(calls CallReader, objs ObjectReader, fb FeedbackWriter) {
 	m.cfg.Calls, m.cfg.Objects, m.cfg.Feedback = calls, objs, fb
+	m.cfg.setPrices()
 }
 
 // SetChat sets Config.Chat and Config.Models, for a process whose chat

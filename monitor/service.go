@@ -5,8 +5,8 @@ import "context"
 // Service is what the API offers of monitors beyond the Monitor objects
 // themselves (which are published and read as objects). Every method acts
 // in the caller's project, which the caller (weft.PrincipalFrom(ctx)) has
-// been authorized for: reading for Backfill and Backfills, writing for the
-// others. *Monitors is one.
+// been authorized for: writing for StartBackfill and CancelBackfill,
+// reading for the others. *Monitors is one.
 type Service interface {
 	// StartBackfill runs a monitor over the calls that started in a range,
 	// once per (call, scorer version) whatever scored them before.
@@ -18,6 +18,9 @@ type Service interface {
 	Backfills(ctx context.Context, projectID, monitorID string) ([]Backfill, error)
 	// CancelBackfill stops a running backfill.
 	CancelBackfill(ctx context.Context, projectID, id string) (*Backfill, error)
+	// Stats returns what a monitor's verdicts came to: counts by state,
+	// the judges' tokens and their cost.
+	Stats(ctx context.Context, req StatsReq) (*Stats, error)
 }
 
 var _ Service = (*Monitors)(nil)

@@ -182,17 +182,48 @@ func (b *priceBook) price(usage map[string]*counts, at time.Time) {
 		if !ok {
 			continue
 		}
-		n := [...]float64{u.requests, u.prompt, u.completion, u.total, u.cacheRead, u.cacheCreation}
-		var costs [len(costParts)]float64
-		for i, part := range costParts {
-			tokens := n[part.charged]
-			for _, e := range part.exempt {
-				tokens -= n[e]
-			}
-			costs[i] = tokens * part.price(p)
-		}
+		costs := p.parts([...]float64{u.requests, u.prompt, u.completion, u.total, u.cacheRead, u.cacheCreation})
 		u.promptCost, u.completionCost, u.cacheReadCost, u.cacheCreationCost = costs[0], costs[1], costs[2], costs[3]
 	}
+}
+
+// parts is what each of [costParts] charges for the usage counters n
+// (indexed as a stored usage array) at price p.
+func (p Price) parts(n [usageCacheCreation + 1]float64) [len(costParts)]float64 {
+	var costs [len(costParts)]float64
+	for i, part := range costParts {
+		tokens := n[part.charged]
+		for _, e := range part.exempt {
+			tokens -= n[e]
+		}
+		costs[i] = tokens * part.price(p)
+	}
+	return costs
+}
+
+// Cost is what one request of promptTokens and completionTokens (none of
+// them cached) costs at p, in its unit (PromptTokenCostUnit), as a call's
+// costs charge it.
+func (p Price) Cost(promptTokens, completionTokens int64) float64 {
+	costs := p.parts([...]float64{1, float64(promptTokens), float64(completionTokens), float64(promptTokens + completionTokens), 0, 0})
+	var sum float64
+	for _, c := range costs {
+		sum += c
+	}
+	return sum
+}
+
+// ModelPrice returns the price a call of model in projectID started at at
+// is charged: the project's own price of the model (from /cost/create) in
+// effect by then, else the built-in one, as the calls' costs pick it. ok is
+// false when no price names the model.
+func (s *Store) ModelPrice(ctx context.Context, projectID, model string, at time.Time) (p Price, ok bool, err error) {
+	book, err := s.priceBook(ctx, projectID, true)
+	if err != nil {
+		return Price{}, false, err
+	}
+	p, ok = book.best(model, at)
+	return p, ok, nil
 }
 
 // costSQL is the priced cost of a call's own usage (the stored usage column

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -21,13 +22,20 @@ type (
 		Project   string `path:"project"`
 		MonitorID string `query:"monitor_id" maxLength:"128" doc:"only the backfills of this monitor (its object id)"`
 	}
+	monitorStatsInput struct {
+		Entity    string    `path:"entity"`
+		Project   string    `path:"project"`
+		MonitorID string    `path:"monitor_id" maxLength:"128"`
+		From      time.Time `query:"from" doc:"verdicts queued at or after this instant (RFC 3339; default: no bound)"`
+		Before    time.Time `query:"before" doc:"verdicts queued before this instant (RFC 3339; default: no bound)"`
+	}
 	backfillList struct {
 		Backfills []monitor.Backfill `json:"backfills"`
 	}
 )
 
 // registerMonitors registers the routes of the monitors that weft runs:
-// backfills over past calls.
+// what their verdicts came to, and backfills over past calls.
 func (h *Handler) registerMonitors(svc monitor.Service) {
 	op := func(id, method, path, summary string) huma.Operation {
 		return huma.Operation{OperationID: id, Method: method, Path: "/v2/{entity}/{project}/" + path, Summary: summary, Tags: []string{"monitors"}}
@@ -35,6 +43,18 @@ func (h *Handler) registerMonitors(svc monitor.Service) {
 	read := func(_ context.Context, in *backfillInput) (*backfillInput, []string, error) {
 		return in, one(projectOf(in.Entity, in.Project)), nil
 	}
+	route(h, op("monitor-stats", http.MethodGet, "monitors/{monitor_id}/stats",
+		"What a monitor's verdicts came to: counts by state, the judges' tokens and their cost"), false,
+		func(_ context.Context, in *monitorStatsInput) (*monitor.StatsReq, []string, error) {
+			req := &monitor.StatsReq{ProjectID: projectOf(in.Entity, in.Project), MonitorID: in.MonitorID}
+			if !in.From.IsZero() {
+				req.From = &in.From
+			}
+			if !in.Before.IsZero() {
+				req.Before = &in.Before
+			}
+			return req, one(req.ProjectID), nil
+		}, byValue(svc.Stats))
 	route(h, op("monitor-backfill-create", http.MethodPost, "monitor_backfills",
 		"Run a monitor over the calls that started in a time range, once per call and scorer version"), true,
 		v2Body(func(r *monitor.BackfillReq) *string { return &r.ProjectID }), byValue(svc.StartBackfill))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"testing"
 	"time"
 
@@ -69,8 +70,9 @@ func newMonitorFixture(t *testing.T, db *weft.DB) fixture {
 
 // TestMonitorBackfillRoutes: a backfill started over HTTP scores the
 // project's past calls and reports its progress until done; a listing
-// shows it; bad requests get 4xx naming the fault, and another user may
-// neither start, read, list nor cancel a backfill of the project.
+// shows it, and the monitor's stats count its verdicts; bad requests get 4xx naming the fault, and another user may
+// neither start, read, list nor cancel a backfill of the project, nor read
+// its monitor's stats.
 func TestMonitorBackfillRoutes(t *testing.T) {
 	t.Parallel()
 	db := testdb.SQLite(t)
@@ -121,6 +123,9 @@ func TestMonitorBackfillRoutes(t *testing.T) {
 		t.Fatalf("backfill %+v, want done with 5 calls sampled and 5 verdicts", b)
 	}
 	alice.do(http.MethodGet, "/v2/alice/p/monitor_backfills?monitor_id=m", "", nil, 200, `"id":"`+b.ID+`"`)
+	alice.do(http.MethodGet, "/v2/alice/p/monitors/m/stats", "", nil, 200, `"verdicts":{"pending":0,"done":5,"error":0}`)
+	alice.do(http.MethodGet, "/v2/alice/p/monitors/m/stats?before="+url.QueryEscape(past.Format(time.RFC3339)), "", nil, 200, `"done":0`)
+	alice.do(http.MethodGet, "/v2/alice/p/monitors/m/stats?from=yesterday", "", nil, 422, "from")
 	alice.post("/v2/alice/p/monitor_backfills/"+b.ID+"/cancel", ``, 200, `"state":"done"`)
 
 	for _, c := range []struct {
@@ -146,5 +151,6 @@ func TestMonitorBackfillRoutes(t *testing.T) {
 	bob.do(http.MethodGet, "/v2/alice/p/monitor_backfills/"+b.ID, "", nil, 403, "")
 	bob.do(http.MethodGet, "/v2/alice/p/monitor_backfills", "", nil, 403, "")
 	bob.post("/v2/alice/p/monitor_backfills/"+b.ID+"/cancel", ``, 403, "")
+	bob.do(http.MethodGet, "/v2/alice/p/monitors/m/stats", "", nil, 403, "")
 	(objectsClient{t: t, base: f.server.URL}).post("/v2/alice/p/monitor_backfills", `{"monitor_id":"m"}`, 401, "")
 }
