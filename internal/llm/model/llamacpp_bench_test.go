@@ -40,7 +40,7 @@ func BenchmarkVsLlamaCpp(b *testing.B) {
 		prefill int
 		types   []string
 	}{
-		{"llama15m", llmtest.Llama15M, 200, []string{"F32", "Q8_0", "Q4_0"}},
+		{"llama15m", llmtest.Llama15M, 200, []string{"F32", "Q8_0", "Q4_K_M", "Q4_0"}},
 		{"llama400m", llmtest.Llama400M, 256, []string{"F32", "Q8_0", "Q4_K_M", "Q4_0"}},
 	}
 	lc, why := findLlamaCpp()
