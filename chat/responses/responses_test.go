@@ -163,8 +163,8 @@ func TestStreamEvents(t *testing.T) {
 		}
 		sse = sse[n:]
 	}
-	streamed, err := s.Finish(now)
-	if err != nil {
+	streamed := s.Finish(now)
+	if err := s.Done(); err != nil {
 		t.Fatal(err)
 	}
 	var types []string
@@ -221,7 +221,8 @@ func TestStreamFailure(t *testing.T) {
 	s := NewStream(NewResponse(r, time.Now()), &out, nil)
 	_ = s.Start()
 	_, _ = s.Write([]byte("data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\ndata: {\"error\":{\"message\":\"engine stopped\"}}\n\n"))
-	resp, _ := s.Finish(time.Now())
+	resp := s.Finish(time.Now())
+	_ = s.Done()
 	if resp.Status != "failed" || resp.Error == nil || resp.Error.Message != "engine stopped" || resp.CompletedAt != nil {
 		t.Errorf("response %+v", resp)
 	}

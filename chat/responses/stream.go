@@ -141,6 +141,7 @@ func (s *Stream) Start() error {
 // chunk is an error (the stream then ends as failed).
 func (s *Stream) Write(p []byte) (int, error) {
 	s.buf = append(s.buf, p...)
+	sent := s.b.seq
 	for {
 		end := bytes.Index(s.buf, []byte("\n\n"))
 		if end < 0 {
@@ -162,7 +163,9 @@ func (s *Stream) Write(p []byte) (int, error) {
 			}
 		}
 	}
-	s.flushed()
+	if s.b.seq != sent {
+		s.flushed()
+	}
 	if s.err != nil {
 		return 0, s.err
 	}
@@ -176,12 +179,25 @@ func (s *Stream) Fail(message string) {
 	}
 }
 
-// Finish closes the open item and sends the closing response event; it
-// returns the finished response.
-func (s *Stream) Finish(now time.Time) (*Response, error) {
+// Finish closes the open item, sending its done events, and returns the
+// finished response; Done then sends the closing response event (once the
+// response is stored, so that a client that reads it can fetch it).
+func (s *Stream) Finish(now time.Time) *Response {
 	resp := s.b.finish(now)
-	typ := "response." + resp.Status
-	_ = s.write(responseEvent{Type: typ, SequenceNumber: s.b.next(), Response: resp})
 	s.flushed()
-	return resp, s.err
+	return resp
 }
+
+// Done sends response.completed, response.incomplete or response.failed,
+// as the finished response's status says. It returns the first error
+// writing to the client met.
+func (s *Stream) Done() error {
+	resp := s.b.resp
+	_ = s.write(responseEvent{Type: "response." + resp.Status, SequenceNumber: s.b.next(), Response: resp})
+	s.flushed()
+	return s.err
+}
+
+// FlushError reports the first error writing to the client, for a chat
+// relay that flushes after each event.
+func (s *Stream) FlushError() error { return s.err }

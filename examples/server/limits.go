@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft/chat"
+	"github.com/weftlabs/weft/chat/responses"
 	"github.com/weftlabs/weft/internal/llm/constrain"
 	"github.com/weftlabs/weft/internal/llm/engine"
 	"github.com/weftlabs/weft/transport/httpapi"
@@ -28,6 +29,9 @@ type serverLimits struct {
 	// (chat.LocalLimits), where the routing file leaves them unset.
 	localRequestTokens, localLogprobs, localStates count
 	localQueueWait, localCompileTime               time.Duration
+	// responseItems and responseChain bound a Responses request's
+	// conversation (responses.Config.MaxInputItems, MaxChainDepth).
+	responseItems, responseChain count
 }
 
 // localLimits are the -local-… flags as chat.LocalLimits.
@@ -50,6 +54,9 @@ func limitFlags(fs *flag.FlagSet, l *serverLimits) {
 	fs.Var(&l.localLogprobs, "local-max-logprobs", "the largest top_logprobs and prompt_logprobs `number` a request to a model served in-process may ask for; more get 400 (a route's max_logprobs wins)")
 	fs.DurationVar(&l.localQueueWait, "local-max-queue-wait", engine.DefaultMaxQueueWait, "longest a request waits for a model served in-process to admit it; then 503 with Retry-After (a route's max_queue_wait wins)")
 	fs.Var(&l.localStates, "local-max-constraint-states", "the `number` of automaton states one request's structured output may compile to; more get 400 too complex (a route's structured_outputs.max_states wins)")
+	l.responseItems, l.responseChain = responses.DefaultMaxInputItems, responses.DefaultMaxChainDepth
+	fs.Var(&l.responseItems, "responses-max-input-items", "the `number` of items a Responses request's conversation may hold, its input and its previous_response_id chain's together; more get 400")
+	fs.Var(&l.responseChain, "responses-max-chain-depth", "the `number` of previous responses a previous_response_id chain may reach back through; more get 400")
 	fs.DurationVar(&l.localCompileTime, "local-max-constraint-compile-time", constrain.DefaultMaxCompileTime, "longest one request's structured output may take to compile; then 400 too complex (a route's structured_outputs.max_compile_time wins)")
 }
 

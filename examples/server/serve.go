@@ -16,6 +16,7 @@ import (
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/chat/chatstore"
+	"github.com/weftlabs/weft/chat/responses"
 	"github.com/weftlabs/weft/feedback"
 	"github.com/weftlabs/weft/jobs"
 	"github.com/weftlabs/weft/monitor"
@@ -179,6 +180,8 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 		defer cancel()
 		_ = queue.Stop(stopCtx)
 	}()
+	cfg.Responses = responses.New(responses.Config{Chat: cfg.Chat, DB: db,
+		MaxInputItems: int(opts.limits.responseItems), MaxChainDepth: int(opts.limits.responseChain)})
 	api, err := httpapi.New(cfg)
 	if err != nil {
 		return err

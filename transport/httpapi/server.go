@@ -33,6 +33,7 @@ import (
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/chat"
+	"github.com/weftlabs/weft/chat/responses"
 	"github.com/weftlabs/weft/evalrun"
 	"github.com/weftlabs/weft/feedback"
 	"github.com/weftlabs/weft/monitor"
@@ -107,6 +108,9 @@ type Config struct {
 	// that clients see a server with nothing to serve rather than a missing
 	// route.
 	Chat chat.Service
+	// Responses serves OpenAI's Responses API (/v1/responses and its
+	// stored responses) over Chat's models; nil leaves those routes out.
+	Responses *responses.Service
 	// Feedback serves /feedback/* and /annotation_queues/*.
 	Feedback feedback.Service
 	// Objects serves /obj/*, /objs/*, /refs/*, /file/*, /files/*, /table/* and
@@ -203,6 +207,7 @@ func New(cfg Config) (*Handler, error) {
 	reference.register(router)
 	h.registerSystem()
 	h.registerChat()
+	h.registerResponses()
 	if cfg.Feedback != nil {
 		h.registerFeedback()
 	}
