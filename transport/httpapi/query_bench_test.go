@@ -19,10 +19,10 @@ import (
 
 // BenchmarkTraceQueryLanguage: the first page (100 calls, newest first) of
 // /calls/stream_query in a project of 1,000,000 calls (10,000 traces of 100,
-// ~1 KB of inputs each) for a query with a $contains on an inputs member and
-// one with an $eq on a summary member, each matching one call in 100, against
-// the same page without a query in the same run (the ratio). Medians of 9
-// rounds. PostgreSQL only:
+// ~1 KB of inputs each) for a query with a $contains on an inputs member
+// (exact case and case_insensitive) and one with an $eq on a summary member,
+// each matching one call in 100, against the same page without a query in the
+// same run (the ratio). Medians of 9 rounds. PostgreSQL only:
 //
 //	go test ./transport/httpapi -run '^$' -bench TraceQueryLanguage -benchtime 1x
 func BenchmarkTraceQueryLanguage(b *testing.B) {
@@ -33,16 +33,17 @@ func BenchmarkTraceQueryLanguage(b *testing.B) {
 		return `{"project_id":"alice/big","sort_by":[{"field":"started_at","direction":"desc"}],"limit":100` + query + `}`
 	}
 	bodies := map[string]string{
-		"plain":    page(``),
-		"contains": page(`,"query":{"$expr":{"$contains":{"input":{"$getField":"inputs.messages.0.content"},"substr":{"$literal":"needle"}}}}`),
-		"eq":       page(`,"query":{"$expr":{"$eq":[{"$getField":"summary.verdict"},{"$literal":"fail"}]}}`),
+		"plain":       page(``),
+		"contains":    page(`,"query":{"$expr":{"$contains":{"input":{"$getField":"inputs.messages.0.content"},"substr":{"$literal":"needle"}}}}`),
+		"contains-ci": page(`,"query":{"$expr":{"$contains":{"input":{"$getField":"inputs.messages.0.content"},"substr":{"$literal":"NeedLE"},"case_insensitive":true}}}`),
+		"eq":          page(`,"query":{"$expr":{"$eq":[{"$getField":"summary.verdict"},{"$literal":"fail"}]}}`),
 	}
 	auth := basic("api", f.aliceKey)
 	const rounds = 9
 	for b.Loop() {
 		times := map[string][]float64{}
 		for range rounds {
-			for _, name := range []string{"plain", "contains", "eq"} {
+			for _, name := range []string{"plain", "contains", "contains-ci", "eq"} {
 				start := time.Now()
 				lines := queryLines(b, f, auth, bodies[name])
 				times[name] = append(times[name], float64(time.Since(start).Microseconds())/1000)
@@ -58,7 +59,7 @@ func BenchmarkTraceQueryLanguage(b *testing.B) {
 		}
 		plain := median(times["plain"])
 		b.ReportMetric(plain, "plain-ms/page")
-		for _, name := range []string{"contains", "eq"} {
+		for _, name := range []string{"contains", "contains-ci", "eq"} {
 			b.ReportMetric(median(times[name]), name+"-ms/page")
 			b.ReportMetric(median(times[name])/plain, name+"-ratio")
 		}
