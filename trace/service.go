@@ -50,6 +50,10 @@ type Service interface {
 	// CallsUsage aggregates token usage (and optionally costs) per requested
 	// call over its whole subtree; see the method on [Store] for the rules.
 	CallsUsage(ctx context.Context, req *CallsUsageReq) (*CallsUsageRes, error)
+	// TraceUsage rolls usage up over the calls a filter and query match (at
+	// most Limit, the first by started_at): each one's own usage plus its
+	// loaded descendants', with CallsUsage's roll-up rule.
+	TraceUsage(ctx context.Context, req *TraceUsageReq) (*TraceUsageRes, error)
 	// ThreadsQuery streams the threads of a project to yield, as Weave's
 	// /threads/stream_query answers: one per thread_id of the turns (calls
 	// whose turn_id is their id) of started, undeleted calls; see

@@ -213,6 +213,52 @@ func (s *Store) CallsUsage(ctx context.Context, req *CallsUsageReq) (*CallsUsage
 	return res, nil
 }
 
+// TraceUsage implements [Service]. Calls whose parent was not loaded are the
+// roots of the roll-up.
+func (s *Store) TraceUsage(ctx context.Context, req *TraceUsageReq) (*TraceUsageRes, error) {
+	if _, _, err := weft.ParseProjectID(req.ProjectID); err != nil {
+		return nil, err
+	}
+	limit := DefaultUsageLimit
+	if req.Limit != nil {
+		limit = *req.Limit
+	}
+	if limit < 1 || limit > MaxTraceUsageLimit {
+		return nil, weft.WithFields(ErrInvalidQuery, map[string]any{"param": "limit"}, "limit must be between 1 and %d", MaxTraceUsageLimit)
+	}
+	q, err := s.queried(s.usageSelect(req.IncludeCosts), req.ProjectID, &req.Filter, req.Query, nil)
+	if err != nil {
+		return nil, err
+	}
+	var calls []usageCall
+	if err := q.OrderExpr("c.started_at ASC, c.id ASC").Limit(int64(limit)).Scan(ctx, &calls); err != nil {
+		return nil, err
+	}
+	book, err := s.priceBook(ctx, req.ProjectID, req.IncludeCosts)
+	if err != nil {
+		return nil, err
+	}
+	res := &CallsUsageRes{CallUsage: make(map[string]map[string]*Usage, len(calls))}
+	for _, c := range calls {
+		res.CallUsage[c.ID] = map[string]*Usage{}
+	}
+	agg := usageAggregation{res: res, book: book, includeCosts: req.IncludeCosts}
+	agg.add(calls)
+	return &TraceUsageRes{CallUsage: res.CallUsage}, nil
+}
+
+// usageSelect selects what usage reads of each call of the project.
+func (s *Store) usageSelect(withStart bool) *bun.SelectQuery {
+	q := s.db.NewSelect().Model((*callRow)(nil)).
+		Column("c.id", "c.parent_id", "c.usage").
+		ColumnExpr("c.ended_at IS NULL AS unfinished").
+		ColumnExpr("CASE WHEN c.usage IS NULL THEN c.summary END AS summary")
+	if withStart {
+		q = q.Column("c.started_at")
+	}
+	return q
+}
+
 // usageOfTraces loads the calls of traceIDs (at most limit) and aggregates
 // them, splitting the traces in halves while they hold more than limit calls.
 func (s *Store) usageOfTraces(ctx context.Context, projectID string, traceIDs []string, limit int, agg *usageAggregation) error {
@@ -220,14 +266,7 @@ func (s *Store) usageOfTraces(ctx context.Context, projectID string, traceIDs []
 		return nil
 	}
 	var calls []usageCall
-	q := visible(s.db.NewSelect().Model((*callRow)(nil)), projectID).
-		Column("c.id", "c.parent_id", "c.usage").
-		ColumnExpr("c.ended_at IS NULL AS unfinished").
-		ColumnExpr("CASE WHEN c.usage IS NULL THEN c.summary END AS summary")
-	if agg.book != nil {
-		q = q.Column("c.started_at")
-	}
-	err := q.Where("c.trace_id IN (?)", bun.In(traceIDs)).Limit(int64(limit)+1).Scan(ctx, &calls)
+	err := visible(s.usageSelect(agg.book != nil), projectID).Where("c.trace_id IN (?)", bun.In(traceIDs)).Limit(int64(limit)+1).Scan(ctx, &calls)
 	if err != nil {
 		return err
 	}

@@ -492,6 +492,29 @@ type CallsUsageRes struct {
 	UnfinishedCallIDs []string                     `json:"unfinished_call_ids"`
 }
 
+// MaxTraceUsageLimit bounds TraceUsageReq.Limit: the calls a trace usage
+// request loads into memory at once.
+const MaxTraceUsageLimit = 100_000
+
+// TraceUsageReq asks for the rolled-up usage of every call a filter and a
+// query match (Weave's /trace/usage), typically the calls of one trace.
+type TraceUsageReq struct {
+	ProjectID    string          `json:"project_id"`
+	Filter       CallsFilter     `json:"filter,omitzero"`
+	Query        json.RawMessage `json:"query,omitempty"`
+	IncludeCosts bool            `json:"include_costs,omitempty"`
+	// Limit bounds the calls loaded, the first by started_at; nil means
+	// DefaultUsageLimit. Below 1 or above MaxTraceUsageLimit is
+	// ErrInvalidQuery.
+	Limit *int `json:"limit,omitempty"`
+}
+
+// TraceUsageRes maps every call loaded to its usage per model, its own and
+// its loaded descendants' (see [Store.CallsUsage] for the roll-up rule).
+type TraceUsageRes struct {
+	CallUsage map[string]map[string]*Usage `json:"call_usage"`
+}
+
 // Usage is the aggregated usage of one model. Cost fields are nil unless costs
 // were asked for.
 type Usage struct {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/evalrun"
 )
 
@@ -153,4 +154,41 @@ func (h *Handler) registerEvalRuns(svc evalrun.Service) {
 		func(ctx context.Context, in *v2RecordsDeleteInput) (*evalrun.DeleteRes, error) {
 			return svc.ScoreDelete(ctx, projectOf(in.Entity, in.Project), in.ScoreIDs)
 		})
+}
+
+// evaluateModelBody and evaluationStatusBody are Weave's bodies of POST
+// /evaluations/evaluate_model and /evaluations/status.
+type (
+	evaluateModelBody struct {
+		ProjectID     string `json:"project_id"`
+		EvaluationRef string `json:"evaluation_ref"`
+		ModelRef      string `json:"model_ref"`
+		WbUserID      string `json:"wb_user_id,omitempty" doc:"ignored"`
+	}
+	evaluationStatusBody struct {
+		ProjectID string `json:"project_id"`
+		CallID    string `json:"call_id"`
+	}
+)
+
+// errServerEvaluations refuses Weave's server-side evaluation runs: they run
+// an Evaluation object's dataset, model and scorers in a worker of the
+// server, code this server does not execute.
+var errServerEvaluations = weft.DefineError(weft.ErrInvalid, "InvalidRequest",
+	"server-side evaluations are not supported by this server: run Evaluation.evaluate in the client (its calls, or the /v2 evaluation_runs, predictions and scores routes, are stored and shown)")
+
+// registerServerEvaluations registers Weave's /evaluations/evaluate_model and
+// /evaluations/status, each a 400 after the project is authorized.
+func (h *Handler) registerServerEvaluations() {
+	refuse := func(context.Context, struct{}) (*struct{}, error) { return nil, errServerEvaluations }
+	route(h, huma.Operation{OperationID: "evaluations-evaluate-model", Method: http.MethodPost, Path: "/evaluations/evaluate_model", Tags: []string{"evaluations"},
+		Summary: "Not supported: always 400 (run evaluations in the client)"}, true,
+		func(_ context.Context, in *body[evaluateModelBody]) (struct{}, []string, error) {
+			return struct{}{}, one(in.Body.ProjectID), nil
+		}, refuse)
+	route(h, huma.Operation{OperationID: "evaluations-status", Method: http.MethodPost, Path: "/evaluations/status", Tags: []string{"evaluations"},
+		Summary: "Not supported: always 400 (there are no server-side evaluations)"}, false,
+		func(_ context.Context, in *body[evaluationStatusBody]) (struct{}, []string, error) {
+			return struct{}{}, one(in.Body.ProjectID), nil
+		}, refuse)
 }

@@ -61,6 +61,25 @@ func (h *Handler) registerObjects() {
 		fromBody(func(r *objects.TableCreateFromDigestsReq) string { return r.ProjectID }), svc.TableCreateFromDigests)
 	route(h, post("table-query", "/table/query", "Read rows of a table"), false,
 		fromBody(func(r *objects.TableQueryReq) string { return r.ProjectID }), svc.TableQuery)
+	tableStreamOp := post("table-query-stream", "/table/query_stream", "Read rows of a table; the answer is NDJSON, one row per line")
+	tableStreamOp.Responses = h.errorResponses(styleWeave)
+	tableStreamOp.Responses["200"] = &huma.Response{Description: "One row JSON object per line", Content: map[string]*huma.MediaType{"application/jsonl": {}}}
+	routeOutput(h, tableStreamOp, false, fromBody(func(r *objects.TableQueryReq) string { return r.ProjectID }),
+		func(ctx context.Context, req *objects.TableQueryReq) (*huma.StreamResponse, error) {
+			// A bad request is answered with its status before the stream
+			// starts: the rows are read first.
+			res, err := svc.TableQuery(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			return &huma.StreamResponse{Body: func(hctx huma.Context) {
+				out := newNDJSONStream(hctx)
+				for i := 0; i < len(res.Rows) && err == nil; i++ {
+					err = out.write(&res.Rows[i])
+				}
+				out.finish(ctx, err)
+			}}, nil
+		})
 	route(h, post("table-query-stats", "/table/query_stats", "Row count of a table"), false,
 		fromBody(func(r *objects.TableQueryStatsReq) string { return r.ProjectID }), svc.TableQueryStats)
 	route(h, post("table-query-stats-batch", "/table/query_stats_batch", "Statistics of several tables"), false,

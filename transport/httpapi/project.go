@@ -5,6 +5,8 @@ import (
 	"net/http"
 
 	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/weftlabs/weft"
 )
 
 // projectStatsReq is Weave's body of POST /project/stats; each part is
@@ -57,5 +59,45 @@ func (h *Handler) registerProjectStats() {
 				}
 			}
 			return &out, nil
+		})
+}
+
+// ttlSettingsReadReq and ttlSettingsUpdateReq are Weave's bodies of POST
+// /project/ttl_settings/read and /update; ttlSettingsRes is their answer.
+type (
+	ttlSettingsReadReq struct {
+		ProjectID string `json:"project_id"`
+	}
+	ttlSettingsUpdateReq struct {
+		ProjectID     string `json:"project_id"`
+		RetentionDays *int   `json:"retention_days,omitempty" doc:"null keeps calls until they are deleted, the only setting this server has"`
+		WbUserID      string `json:"wb_user_id,omitempty" doc:"ignored"`
+	}
+	ttlSettingsRes struct {
+		RetentionDays *int `json:"retention_days"`
+	}
+)
+
+// errRetentionUnsupported refuses a retention period: calls are kept until
+// they are deleted (/calls/delete).
+var errRetentionUnsupported = weft.DefineError(weft.ErrInvalid, "InvalidRequest",
+	"retention_days is not supported by this server: calls are kept until deleted with /calls/delete; only null is accepted")
+
+// registerTTLSettings registers Weave's project TTL settings routes. This
+// server keeps calls until they are deleted, so the setting reads null and
+// may only be set to null.
+func (h *Handler) registerTTLSettings() {
+	route(h, huma.Operation{OperationID: "project-ttl-settings-read", Method: http.MethodPost, Path: "/project/ttl_settings/read", Tags: []string{"project"},
+		Summary: "A project's call retention: always null (calls are kept until deleted)"}, false,
+		fromBody(func(r *ttlSettingsReadReq) string { return r.ProjectID }),
+		func(context.Context, *ttlSettingsReadReq) (*ttlSettingsRes, error) { return &ttlSettingsRes{}, nil })
+	route(h, huma.Operation{OperationID: "project-ttl-settings-update", Method: http.MethodPost, Path: "/project/ttl_settings/update", Tags: []string{"project"},
+		Summary: "Set a project's call retention: null is accepted, a number of days is a 400"}, true,
+		fromBody(func(r *ttlSettingsUpdateReq) string { return r.ProjectID }),
+		func(_ context.Context, req *ttlSettingsUpdateReq) (*ttlSettingsRes, error) {
+			if req.RetentionDays != nil {
+				return nil, errRetentionUnsupported
+			}
+			return &ttlSettingsRes{}, nil
 		})
 }

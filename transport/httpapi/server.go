@@ -227,6 +227,10 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Trace != nil && cfg.Objects != nil {
 		h.registerProjectStats()
 	}
+	if cfg.Trace != nil {
+		h.registerTTLSettings()
+		h.registerServerEvaluations()
+	}
 	if cfg.Trace != nil && cfg.Objects != nil && cfg.Feedback != nil {
 		runs, err := evalrun.New(evalrun.Config{Trace: cfg.Trace, Objects: cfg.Objects, Feedback: cfg.Feedback})
 		if err != nil {

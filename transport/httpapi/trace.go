@@ -202,6 +202,9 @@ func (h *Handler) registerTrace() {
 	streamOp.Responses = h.errorResponses(styleWeave)
 	streamOp.Responses["200"] = &huma.Response{Description: "One call JSON object per line", Content: map[string]*huma.MediaType{"application/jsonl": {}}}
 	routeOutput(h, streamOp, false, fromBody(func(r *callsQueryBody) string { return r.ProjectID }), h.streamQuery)
+	queryOp := post("calls-query", "/calls/query", "Query calls; the answer is one JSON object, {\"calls\": [...]} (deprecated by Weave for /calls/stream_query)")
+	queryOp.Deprecated = true
+	routeOutput(h, queryOp, false, fromBody(func(r *callsQueryBody) string { return r.ProjectID }), h.arrayQuery)
 	threadsOp := post("threads-stream-query", "/threads/stream_query", "Threads and their turn statistics; the answer is NDJSON, one thread per line")
 	threadsOp.Tags = []string{"threads"}
 	threadsOp.Responses = h.errorResponses(styleWeave)
@@ -218,6 +221,8 @@ func (h *Handler) registerTrace() {
 		}, svc.CallsDelete)
 	route(h, post("calls-usage", "/calls/usage", "Token usage (and costs) of calls' subtrees"), false,
 		fromBody(func(r *trace.CallsUsageReq) string { return r.ProjectID }), svc.CallsUsage)
+	route(h, post("trace-usage", "/trace/usage", "Token usage (and costs) of every call a filter and query match, each rolled up over its matched descendants"), false,
+		fromBody(func(r *trace.TraceUsageReq) string { return r.ProjectID }), svc.TraceUsage)
 	route(h, post("cost-create", "/cost/create", "Add project LLM prices"), true,
 		func(_ context.Context, in *costCreateInput) (*trace.CostCreateReq, []string, error) {
 			return &in.Body.CostCreateReq, one(in.Body.ProjectID), nil
@@ -400,13 +405,17 @@ func batchAnswer(ctx context.Context, res *trace.UpsertBatchRes) upsertBatchOutp
 
 // ndjsonStream writes an answer of JSON lines as values arrive: the first
 // line is flushed at once, and an error before it is an ordinary error
-// response.
+// response. Made by newArrayStream, it writes one JSON object instead, whose
+// member holds the values as an array.
 type ndjsonStream struct {
 	w       http.ResponseWriter
 	rc      *http.ResponseController
 	buf     *bufio.Writer
 	enc     *json.Encoder
 	started bool
+	// member, when set, names the array member of a JSON answer.
+	member string
+	count  int
 }
 
 func newNDJSONStream(hctx huma.Context) *ndjsonStream {
@@ -417,21 +426,49 @@ func newNDJSONStream(hctx huma.Context) *ndjsonStream {
 	return &ndjsonStream{w: w, rc: http.NewResponseController(w), buf: buf, enc: enc}
 }
 
-func (s *ndjsonStream) start() {
-	s.started = true
-	s.w.Header().Set("Content-Type", "application/jsonl")
-	s.w.WriteHeader(http.StatusOK)
+// newArrayStream is a stream whose answer is {member: [values…]}.
+func newArrayStream(hctx huma.Context, member string) *ndjsonStream {
+	s := newNDJSONStream(hctx)
+	s.member = member
+	return s
 }
 
-// write writes one line.
-func (s *ndjsonStream) write(v any) error {
-	if s.started {
-		return s.enc.Encode(v)
+func (s *ndjsonStream) start() {
+	s.started = true
+	if s.member == "" {
+		s.w.Header().Set("Content-Type", "application/jsonl")
+		s.w.WriteHeader(http.StatusOK)
+		return
 	}
-	s.start()
+	s.w.Header().Set("Content-Type", "application/json")
+	s.w.WriteHeader(http.StatusOK)
+	// The member name is the handler's own constant: no escaping needed.
+	_, _ = s.buf.WriteString(`{"` + s.member + `":[`)
+}
+
+// write writes one line (one array element).
+func (s *ndjsonStream) write(v any) error {
+	first := !s.started
+	if first {
+		s.start()
+	}
+	if s.member != "" && s.count > 0 {
+		if err := s.buf.WriteByte(','); err != nil {
+			return err
+		}
+	}
+	s.count++
 	if err := s.enc.Encode(v); err != nil {
 		return err
 	}
+	if !first {
+		return nil
+	}
+	return s.flush()
+}
+
+// flush passes the lines written so far on to the client.
+func (s *ndjsonStream) flush() error {
 	if err := s.buf.Flush(); err != nil {
 		return err
 	}
@@ -439,33 +476,48 @@ func (s *ndjsonStream) write(v any) error {
 }
 
 // finish ends the answer after the last line, or after err: an error
-// response when nothing was written yet, else a cut answer (and a log line).
+// response when nothing was written yet, else a cut answer (and a log line;
+// a cut array answer is not valid JSON, so the client sees the failure).
 func (s *ndjsonStream) finish(ctx context.Context, err error) {
 	switch {
 	case err != nil && !s.started:
 		rendered := renderDomainError(ctx, styleWeave, err)
 		writeJSON(s.w, rendered.status, rendered.body)
+		return
 	case err != nil:
 		loggerFrom(ctx).WarnContext(ctx, "stream ended early", "error", err)
 		_ = s.buf.Flush()
+		return
 	case !s.started:
 		s.start()
-	default:
-		_ = s.buf.Flush()
 	}
+	if s.member != "" {
+		_, _ = s.buf.WriteString("]}\n")
+	}
+	_ = s.buf.Flush()
 }
 
 // streamQuery answers NDJSON, one call per line, written as rows arrive from
 // the database. Calls whose refs are expanded or whose feedback is attached
 // are written in batches of hydrateBatch.
 func (h *Handler) streamQuery(ctx context.Context, req *callsQueryBody) (*huma.StreamResponse, error) {
+	return h.queryCalls(ctx, req, newNDJSONStream)
+}
+
+// arrayQuery answers the deprecated /calls/query: {"calls": [...]}, written
+// as streamQuery writes its lines.
+func (h *Handler) arrayQuery(ctx context.Context, req *callsQueryBody) (*huma.StreamResponse, error) {
+	return h.queryCalls(ctx, req, func(hctx huma.Context) *ndjsonStream { return newArrayStream(hctx, "calls") })
+}
+
+func (h *Handler) queryCalls(ctx context.Context, req *callsQueryBody, newStream func(huma.Context) *ndjsonStream) (*huma.StreamResponse, error) {
 	expand := req.ExpandColumns
 	if req.ReturnExpandedColumnValues != nil && !*req.ReturnExpandedColumnValues {
 		expand = nil
 	}
 	hy := h.newCallHydrator(req.ProjectID, expand, req.IncludeFeedback)
 	return &huma.StreamResponse{Body: func(hctx huma.Context) {
-		out := newNDJSONStream(hctx)
+		out := newStream(hctx)
 		var pending []*trace.Call
 		flushPending := func() error {
 			if err := hy.hydrate(hctx.Context(), pending); err != nil {
