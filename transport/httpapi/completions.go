@@ -1,12 +1,12 @@
 package httpapi
 
 import (
-	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
-	"strings"
+	"slices"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -90,20 +90,12 @@ func (h *Handler) registerCompletions() {
 		func(ctx context.Context, req completionReq) (*huma.StreamResponse, error) {
 			return &huma.StreamResponse{Body: func(hctx huma.Context) {
 				out := newNDJSONStream(hctx)
-				var events bytes.Buffer
-				callID, err := h.relayCompletion(hctx.Context(), req, &events)
-				if err != nil {
-					out.finish(ctx, out.write(completionFailure(err).Response))
-					return
-				}
-				err = out.write(map[string]any{"_meta": map[string]any{"weave_call_id": callID}})
-				scanner := bufio.NewScanner(&events)
-				scanner.Buffer(nil, 1<<20)
-				for err == nil && scanner.Scan() {
-					data, ok := strings.CutPrefix(scanner.Text(), "data: ")
-					if ok && data != "[DONE]" {
-						err = out.write(json.RawMessage(data))
-					}
+				chunks := &chunkWriter{header: http.Header{}, out: out}
+				err := h.streamCompletion(hctx.Context(), req, chunks)
+				if err != nil && chunks.err == nil {
+					// The failure is the answer's last line, as Weave ends a
+					// stream whose completion failed.
+					err = out.write(completionFailure(err).Response)
 				}
 				out.finish(ctx, err)
 			}}, nil
@@ -134,6 +126,123 @@ func (h *Handler) relayCompletion(ctx context.Context, req completionReq, out *b
 		return &id, nil
 	}
 	return nil, nil
+}
+
+// streamCompletion runs a streamed completion into chunks, which writes each
+// chunk as a line of the answer as the upstream produces it.
+func (h *Handler) streamCompletion(ctx context.Context, req completionReq, chunks *chunkWriter) error {
+	completion, err := h.cfg.Chat.Complete(ctx, req.projectID, req.raw)
+	if err != nil {
+		return err
+	}
+	if err := completion.Relay(chunks); err != nil {
+		return cmp.Or(chunks.err, err)
+	}
+	if chunks.err != nil {
+		return chunks.err
+	}
+	if completion.Status/100 != 2 {
+		return weft.Errorf(errCompletionUpstream, "%s", chunks.failed.String())
+	}
+	return chunks.end()
+}
+
+// maxChunkBytes bounds one event of a streamed completion.
+const maxChunkBytes = 1 << 20
+
+// chunkWriter is the http.ResponseWriter a streamed completion is relayed
+// into: each "data: " event of the stream but [DONE] becomes one line of the
+// answer as it arrives, after a first {"_meta": {"weave_call_id"}} line, and
+// each flush of the relay flushes the answer. A non-2xx answer is kept to be
+// reported as the failure.
+type chunkWriter struct {
+	header  http.Header
+	out     *ndjsonStream
+	status  int
+	started bool
+	line    []byte // the event line read so far
+	failed  bytes.Buffer
+	err     error // the first error writing the answer
+}
+
+func (w *chunkWriter) Header() http.Header { return w.header }
+
+func (w *chunkWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+}
+
+func (w *chunkWriter) Write(b []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	if w.status/100 != 2 {
+		if w.failed.Len() < maxChunkBytes {
+			w.failed.Write(b)
+		}
+		return len(b), nil
+	}
+	if w.err != nil {
+		return 0, w.err
+	}
+	if !w.started {
+		w.started = true
+		var callID *string
+		if id := w.header.Get(chat.CallIDHeader); id != "" {
+			callID = &id
+		}
+		if w.err = w.out.write(map[string]any{"_meta": map[string]any{"weave_call_id": callID}}); w.err != nil {
+			return 0, w.err
+		}
+	}
+	for rest := b; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			w.line = append(w.line, rest...)
+			break
+		}
+		w.line = append(w.line, rest[:i]...)
+		rest = rest[i+1:]
+		if w.err = w.event(); w.err != nil {
+			return 0, w.err
+		}
+	}
+	if len(w.line) > maxChunkBytes {
+		w.err = weft.Errorf(errCompletionUpstream, "a streamed chunk exceeds %d bytes", maxChunkBytes)
+		return 0, w.err
+	}
+	return len(b), nil
+}
+
+// event writes the line read, when it is a chunk.
+func (w *chunkWriter) event() error {
+	data, ok := bytes.CutPrefix(bytes.TrimSuffix(w.line, []byte("\r")), []byte("data: "))
+	w.line = w.line[:0]
+	if !ok || string(data) == "[DONE]" {
+		return nil
+	}
+	return w.out.write(json.RawMessage(slices.Clone(data)))
+}
+
+// Flush passes what was written on to the client.
+func (w *chunkWriter) Flush() {
+	if w.err == nil && w.started {
+		w.err = w.out.flush()
+	}
+}
+
+// end writes a last event without a line end, and the _meta line of an
+// answer that had no event.
+func (w *chunkWriter) end() error {
+	if len(w.line) > 0 {
+		if err := w.event(); err != nil {
+			return err
+		}
+	}
+	if w.started {
+		return nil
+	}
+	_, err := w.Write(nil)
+	return err
 }
 
 // completionFailure is Weave's answer to a failed completion.

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -37,18 +38,7 @@ func TestWeaveCompletionRoutes(t *testing.T) {
 		fmt.Fprint(w, `{"id":"c1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"Hello"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}`)
 	}))
 	t.Cleanup(upstream.Close)
-	db := testdb.SQLite(t)
-	traces, err := trace.New(trace.Config{DB: db})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gateway, err := chat.New(chat.Config{Routing: &chat.Routing{Models: []chat.Route{{Name: "m", Timeout: 30 * time.Second, Upstreams: []chat.Upstream{{URL: upstream.URL + "/v1", Model: "m"}}}}},
-		Recorder: chatstore.Recorder{Trace: traces}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = gateway.Close(t.Context()) })
-	f := newFixture(t, db, 1<<20, func(cfg *Config) { cfg.Trace, cfg.Chat = traces, gateway })
+	f := newCompletionFixture(t, upstream.URL)
 	auth := basic("api", f.aliceKey)
 
 	status, body := post(t, f, auth, "/completions/create", `{"project_id":"alice/p","inputs":{"model":"m","messages":[{"role":"user","content":"hi"}]}}`)
@@ -93,5 +83,104 @@ func TestWeaveCompletionRoutes(t *testing.T) {
 		if status, body := post(t, f, auth, tc.path, tc.body); status != tc.status {
 			t.Errorf("%s %s: %d %s", tc.path, tc.body, status, body)
 		}
+	}
+}
+
+// newCompletionFixture serves the routes with a chat gateway whose model "m"
+// is the OpenAI-style upstream at upstreamURL, traced into SQLite.
+func newCompletionFixture(t *testing.T, upstreamURL string) fixture {
+	t.Helper()
+	db := testdb.SQLite(t)
+	traces, err := trace.New(trace.Config{DB: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gateway, err := chat.New(chat.Config{Routing: &chat.Routing{Models: []chat.Route{{Name: "m", Timeout: 30 * time.Second, Upstreams: []chat.Upstream{{URL: upstreamURL + "/v1", Model: "m"}}}}},
+		Recorder: chatstore.Recorder{Trace: traces}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = gateway.Close(t.Context()) })
+	return newFixture(t, db, 1<<20, func(cfg *Config) { cfg.Trace, cfg.Chat = traces, gateway })
+}
+
+// /completions/create_stream passes each chunk on as the upstream produces
+// it: the client reads the first chunk while the upstream still holds back
+// the last one.
+func TestCompletionStreamPassesChunks(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		chunk := func(piece string) {
+			fmt.Fprintf(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":%q},\"finish_reason\":null}]}\n\n", piece)
+			w.(http.Flusher).Flush()
+		}
+		chunk("first")
+		select {
+		case <-release:
+		case <-time.After(30 * time.Second):
+		}
+		chunk("last")
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+	t.Cleanup(upstream.Close)
+	t.Cleanup(func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	})
+	f := newCompletionFixture(t, upstream.URL)
+	req, _ := http.NewRequest(http.MethodPost, f.server.URL+"/completions/create_stream",
+		strings.NewReader(`{"project_id":"alice/p","inputs":{"model":"m","messages":[{"role":"user","content":"hi"}]}}`))
+	req.Header.Set("Authorization", basic("api", f.aliceKey))
+	// The request runs beside the test: its answer's headers come only with
+	// the first line.
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			lines <- err.Error()
+			return
+		}
+		defer res.Body.Close()
+		if res.StatusCode != 200 {
+			lines <- res.Status
+			return
+		}
+		r := bufio.NewReader(res.Body)
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				return
+			}
+			lines <- line
+		}
+	}()
+	next := func(what string) string {
+		select {
+		case line := <-lines:
+			return line
+		case <-time.After(20 * time.Second):
+			t.Fatalf("no %s line while the upstream holds back the last chunk", what)
+		}
+		return ""
+	}
+	if meta := next("_meta"); !strings.HasPrefix(meta, `{"_meta":{"weave_call_id":"`) {
+		t.Fatalf("first line: %s", meta)
+	}
+	if first := next("first chunk"); !strings.Contains(first, `"content":"first"`) {
+		t.Fatalf("first chunk: %s", first)
+	}
+	close(release)
+	var rest []string
+	for line := range lines {
+		rest = append(rest, line)
+	}
+	if len(rest) != 1 || !strings.Contains(rest[0], `"content":"last"`) {
+		t.Fatalf("after the first chunk: %q", rest)
 	}
 }
