@@ -158,6 +158,25 @@ check(explodeCall && explodeCall.exception === "exploded: on purpose" && explode
 const byOpName = await client.getCalls({ op_names: [explodeCall.op_name] });
 check(byOpName.length === 1 && byOpName[0].id === explodeCall.id, "op_names filter", byOpName.map((c) => c.id));
 
+// Weave's calls query language and a sort, sent through the SDK's own
+// generated client as getCalls sends its filter: a case-insensitive
+// $contains on the display name and a $gt on a converted input.
+const queried = await client.traceServerApi.calls.callsQueryStreamCallsStreamQueryPost({
+  project_id: project,
+  query: {
+    $expr: {
+      $and: [
+        { $contains: { input: { $getField: "display_name" }, substr: { $literal: "PIPELINE OF" }, case_insensitive: true } },
+        { $gt: [{ $convert: { input: { $getField: "inputs.x" }, to: "int" } }, { $literal: 2 }] },
+      ],
+    },
+  },
+  sort_by: [{ field: "started_at", direction: "desc" }],
+  limit: 10,
+});
+const queriedIds = (await new Response(queried.body).text()).split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l).id);
+check(queriedIds.length === 1 && queriedIds[0] === pipelineCall.id, "query language through the SDK client", queriedIds);
+
 const askRead = await client.getCall(askCall.id, true);
 const completions = await client.getCalls({ parent_ids: [askCall.id] });
 check(completions.length === 2 && completions.every((c) => c.op_name.includes("/op/openai.chat.completions.create:")), "two traced completions under ask", completions.map((c) => c.op_name));
