@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"log/slog"
+	"time"
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/jobs"
@@ -16,6 +17,7 @@ type monitorOptions struct {
 	judgeConcurrency int
 	judgeRate        float64
 	maxAttempts      int
+	jobTimeout       time.Duration
 }
 
 func monitorFlags(fs *flag.FlagSet) *monitorOptions {
@@ -25,6 +27,7 @@ func monitorFlags(fs *flag.FlagSet) *monitorOptions {
 	fs.IntVar(&o.judgeConcurrency, "monitor-judge-concurrency", monitor.DefaultJudgeConcurrency, "judge requests one monitor has in flight at once in this process")
 	fs.Float64Var(&o.judgeRate, "monitor-judge-rate", monitor.DefaultJudgeRate, "judge requests one monitor starts per second in this process")
 	fs.IntVar(&o.maxAttempts, "monitor-judge-attempts", monitor.DefaultMaxAttempts, "attempts per judge request before its verdict is an error")
+	fs.DurationVar(&o.jobTimeout, "monitor-job-timeout", monitor.DefaultJobTimeout, "longest one monitor job (a dispatch, a judge request, a backfill step) may run; a job of a process that died is worked again this long after it started")
 	return o
 }
 
@@ -33,5 +36,5 @@ func monitorFlags(fs *flag.FlagSet) *monitorOptions {
 // read and write are set once built (SetServices, SetChat).
 func newMonitors(db *weft.DB, queue *jobs.Queue, identity *weft.Identity, o *monitorOptions, logger *slog.Logger) (*monitor.Monitors, error) {
 	return monitor.New(monitor.Config{DB: db, Jobs: queue, Principals: identity, Workers: o.workers, JudgeWorkers: o.judgeWorkers,
-		JudgeConcurrency: o.judgeConcurrency, JudgeRate: o.judgeRate, MaxAttempts: o.maxAttempts, Logger: logger})
+		JudgeConcurrency: o.judgeConcurrency, JudgeRate: o.judgeRate, MaxAttempts: o.maxAttempts, JobTimeout: o.jobTimeout, Logger: logger})
 }
