@@ -405,6 +405,44 @@ func matmulTQuant(t quant.Type, dst []float32, ldd int, x *QActs, w []byte, rowB
 	}
 }
 
+// matmulTHalf runs groups of four rows by two columns and single rows by
+// four columns (halfDot…), the columns in blocks that stay in the per-core
+// cache while every row passes over them; columns past the last whole
+// tile, and every column when k is not a multiple of 8, take the pure-Go
+// loop, which sums in the same order.
 func matmulTHalf(t quant.Type, dst []float32, ldd int, a []float32, lda int, w []byte, m, n, k int) {
-	matmulTHalfGeneric(t, dst, ldd, a, lda, w, m, n, k)
+	if !useAVX2 || k%8 != 0 {
+		matmulTHalfGeneric(t, dst, ldd, a, lda, w, m, n, k)
+		return
+	}
+	rows4, row1 := halfDotF16Rows4, halfDotF16Rows1
+	if t == quant.BF16 {
+		rows4, row1 = halfDotBF16Rows4, halfDotBF16Rows1
+	}
+	rowBytes := 2 * k
+	cols := n
+	if m > 1 {
+		cols = max(colBlockBytes/rowBytes/4*4, 4)
+	}
+	for j0 := 0; j0 < n; j0 += cols {
+		c := min(cols, n-j0)
+		i := 0
+		for ; i+4 <= m; i += 4 {
+			if whole := c &^ 1; whole > 0 {
+				rows4(&dst[i*ldd+j0], ldd, &a[i*lda], lda, &w[j0*rowBytes], whole, k)
+			}
+			if c%2 != 0 {
+				matmulTHalfGeneric(t, dst[i*ldd+j0+c-1:], ldd, a[i*lda:], lda, w[(j0+c-1)*rowBytes:], 4, 1, k)
+			}
+		}
+		for ; i < m; i++ {
+			whole := c &^ 3
+			if whole > 0 {
+				row1(&dst[i*ldd+j0], ldd, &a[i*lda], lda, &w[j0*rowBytes], whole, k)
+			}
+			if whole < c {
+				matmulTHalfGeneric(t, dst[i*ldd+j0+whole:], ldd, a[i*lda:], lda, w[(j0+whole)*rowBytes:], 1, c-whole, k)
+			}
+		}
+	}
 }

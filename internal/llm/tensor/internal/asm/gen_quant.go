@@ -710,6 +710,90 @@ func (g *gen) kernelQ6K4() {
 	g.p("RET")
 }
 
+// kernelHalf emits halfDot<F16|BF16>Rows<rows>: dst[r*ldd+j] = a_r · w_j
+// for rows rows of float32 activations (lda apart) and n columns of k
+// half-precision weights (2k bytes apart), cols columns at a time (n a
+// multiple of cols, k of 8). Each step widens eight weights of each column
+// exactly (VCVTPH2PS, or the 16 bits shifted up for BF16) and, per row,
+// adds the rounded product to the lane's sum (VMULPS then VADDPS, no
+// fused multiply-add): dotUnfused's order, so the same bits.
+//
+// Registers: SI row 0 of a at the step, R10 = 4·lda, R11 = 12·lda; R9
+// column 0 at the step, BX the column stride, R12 column 3; DI dst; CX
+// columns left; DX the steps left; AX scratch. Accumulators Y0 … (row r,
+// column c in Y(cols·r+c)), weights Y8 …, products Y12 ….
+func (g *gen) kernelHalf(bf bool, rows, cols int) {
+	typ := "F16"
+	if bf {
+		typ = "BF16"
+	}
+	name := fmt.Sprintf("halfDot%sRows%d", typ, rows)
+	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, ldd int, a *float32, lda int, w *byte, n int, k int)\n", name)
+	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $0-56\n", name)
+	g.p("MOVQ dst+0(FP), DI")
+	g.p("MOVQ w+32(FP), R8")
+	g.p("MOVQ n+40(FP), CX")
+	g.p("MOVQ k+48(FP), BX")
+	g.p("SHLQ $1, BX")
+	g.p("MOVQ lda+24(FP), R10")
+	g.p("SHLQ $2, R10")
+	g.p("LEAQ (R10)(R10*2), R11")
+	rowAddr := [...]string{"(SI)", "(SI)(R10*1)", "(SI)(R10*2)", "(SI)(R11*1)"}
+	colAddr := [...]string{"(R9)", "(R9)(BX*1)", "(R9)(BX*2)", "(R12)"}
+	g.label(name + "_tile")
+	g.p("CMPQ CX, $%d", cols)
+	g.p("JLT %s_done", name)
+	for i := range rows * cols {
+		g.p("VXORPS %s, %s, %s", y(i), y(i), y(i))
+	}
+	g.p("MOVQ R8, R9")
+	g.p("LEAQ (R8)(BX*2), R12")
+	g.p("ADDQ BX, R12")
+	g.p("MOVQ a+16(FP), SI")
+	g.p("MOVQ k+48(FP), DX")
+	g.p("SHRQ $3, DX")
+	g.label(name + "_loop")
+	for c := range cols {
+		if bf {
+			g.p("VPMOVZXWD %s, %s", colAddr[c], y(8+c))
+			g.p("VPSLLD $16, %s, %s", y(8+c), y(8+c))
+		} else {
+			g.p("VCVTPH2PS %s, %s", colAddr[c], y(8+c))
+		}
+	}
+	for r := range rows {
+		for c := range cols {
+			t := 12 + (r*cols+c)%4
+			g.p("VMULPS %s, %s, %s", rowAddr[r], y(8+c), y(t))
+			g.p("VADDPS %s, %s, %s", y(t), y(r*cols+c), y(r*cols+c))
+		}
+	}
+	g.p("ADDQ $32, SI")
+	g.p("ADDQ $16, R9")
+	g.p("ADDQ $16, R12")
+	g.p("DECQ DX")
+	g.p("JNZ %s_loop", name)
+	g.p("MOVQ ldd+8(FP), AX")
+	g.p("SHLQ $2, AX")
+	g.p("MOVQ AX, R12")
+	g.p("MOVQ DI, AX")
+	for r := range rows {
+		for c := range cols {
+			g.reduceStore(r*cols+c, 15, 4*c)
+		}
+		if r < rows-1 {
+			g.p("ADDQ R12, AX")
+		}
+	}
+	g.p("ADDQ $%d, DI", 4*cols)
+	g.p("SUBQ $%d, CX", cols)
+	g.p("LEAQ (R8)(BX*%d), R8", cols)
+	g.p("JMP %s_tile", name)
+	g.label(name + "_done")
+	g.p("VZEROUPPER")
+	g.p("RET")
+}
+
 // q6ScaleShuffle: for 32-element part c of a Q6_K super-block, the bytes
 // that spread its two 16-element scales over the low and high 8 bytes.
 func q6ScaleShuffle() string {
@@ -785,6 +869,10 @@ func main() {
 	g.kernelQ6K()
 	g.kernelQ4K4()
 	g.kernelQ6K4()
+	for _, bf := range []bool{false, true} {
+		g.kernelHalf(bf, 4, 2)
+		g.kernelHalf(bf, 1, 4)
+	}
 	for _, rows := range []int{4, 1} {
 		g.kernelQ4KVNNI(rows)
 		g.kernelQ6KVNNI(rows)

@@ -142,3 +142,15 @@ func qdotQ5_0Tile(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, w
 
 //go:noescape
 func qdotQ5_0Tile1(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)
+
+//go:noescape
+func halfDotF16Rows4(dst *float32, ldd int, a *float32, lda int, w *byte, n int, k int)
+
+//go:noescape
+func halfDotF16Rows1(dst *float32, ldd int, a *float32, lda int, w *byte, n int, k int)
+
+//go:noescape
+func halfDotBF16Rows4(dst *float32, ldd int, a *float32, lda int, w *byte, n int, k int)
+
+//go:noescape
+func halfDotBF16Rows1(dst *float32, ldd int, a *float32, lda int, w *byte, n int, k int)
