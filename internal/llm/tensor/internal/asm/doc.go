@@ -100,7 +100,8 @@
 // compute these integers and roundings as the pure-Go versions do, so the
 // two give the same bits, whatever the tile, the row count or the thread;
 // the other formats run the pure-Go versions on every CPU. Where the CPU
-// has AVX-512 VNNI, groups of four rows (prefill) take tiles of four rows
+// has AVX-512 VNNI, groups of four rows of a prefill (32 rows or more; 4
+// for Q4_K) take tiles of four rows
 // by two or four columns in zmm registers (gen_quant_avx512.go), and the
 // other rows (decode) the same tiles cut to one row: each weight block is
 // unpacked once for the tile's rows, the integers are summed by VPDPWSSD

@@ -201,8 +201,8 @@ func TestQuantizeActs(t *testing.T) {
 // TestMatMulTQuantAssemblyEqualsPureGo: on random bytes (every level and
 // sub-block scale, −128 included) under random scales, the assembly and
 // the pure-Go version give the same bits, for every column count (the
-// four-column tiles and the rest), several rows (the four-row tiles and the
-// rest), row strides and a weight matrix wider than one cache block of
+// four-column tiles and the rest), several rows (the four-row tiles, from
+// 4 or 32 rows by format, and the rest), row strides and a weight matrix wider than one cache block of
 // columns, on each path the CPU has.
 func TestMatMulTQuantAssemblyEqualsPureGo(t *testing.T) {
 	forQuantPaths(func(path string) {
@@ -210,7 +210,7 @@ func TestMatMulTQuantAssemblyEqualsPureGo(t *testing.T) {
 		for _, typ := range quantTypes {
 			kind, _ := ActKindOf(typ)
 			for _, k := range []int{kind.block(), 3 * QKBlock} {
-				for _, m := range []int{1, 2, 5, 8} {
+				for _, m := range []int{1, 2, 5, 8, 33} {
 					for _, n := range []int{1, 2, 3, 4, 7, 9} {
 						x := randActs(r, kind, m, k, 127, func() float32 { return float32(r.NormFloat64() * 0.05) })
 						w := randBlocks(r, typ, n, k, func() float32 { return float32(r.NormFloat64() * 0.02) })
@@ -234,9 +234,9 @@ func TestMatMulTQuantAssemblyEqualsPureGo(t *testing.T) {
 			k := 4 * QKBlock
 			rowBytes, _ := typ.Bytes(k)
 			n := (1<<20)/rowBytes + 13 // past the assembly's column block (colBlockBytes)
-			x := randActs(r, kind, 7, k, 127, func() float32 { return float32(r.Float64() * 0.05) })
+			x := randActs(r, kind, 33, k, 127, func() float32 { return float32(r.Float64() * 0.05) })
 			w := randBlocks(r, typ, n, k, func() float32 { return float32(r.Float64() * 0.02) })
-			got, pure := make([]float32, 7*n), make([]float32, 7*n)
+			got, pure := make([]float32, 33*n), make([]float32, 33*n)
 			MatMulTQuant(typ, got, n, x, w, n)
 			matmulTQuantGeneric(typ, pure, n, x, w, rowBytes, n)
 			if i := sameBits(got, pure); i >= 0 {
