@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft/chat"
+	"github.com/weftlabs/weft/chat/embeddings"
 	"github.com/weftlabs/weft/chat/responses"
 	"github.com/weftlabs/weft/internal/llm/constrain"
 	"github.com/weftlabs/weft/internal/llm/engine"
@@ -32,6 +33,8 @@ type serverLimits struct {
 	// responseItems and responseChain bound a Responses request's
 	// conversation (responses.Config.MaxInputItems, MaxChainDepth).
 	responseItems, responseChain count
+	// embeddings bounds an embeddings request and the model's batches.
+	embeddings embeddings.Config
 }
 
 // localLimits are the -local-… flags as chat.LocalLimits.
@@ -54,6 +57,9 @@ func limitFlags(fs *flag.FlagSet, l *serverLimits) {
 	fs.Var(&l.localLogprobs, "local-max-logprobs", "the largest top_logprobs and prompt_logprobs `number` a request to a model served in-process may ask for; more get 400 (a route's max_logprobs wins)")
 	fs.DurationVar(&l.localQueueWait, "local-max-queue-wait", engine.DefaultMaxQueueWait, "longest a request waits for a model served in-process to admit it; then 503 with Retry-After (a route's max_queue_wait wins)")
 	fs.Var(&l.localStates, "local-max-constraint-states", "the `number` of automaton states one request's structured output may compile to; more get 400 too complex (a route's structured_outputs.max_states wins)")
+	fs.IntVar(&l.embeddings.MaxInputs, "embeddings-max-inputs", embeddings.DefaultMaxInputs, "inputs one /v1/embeddings request may hold; more get 400")
+	fs.IntVar(&l.embeddings.MaxInputTokens, "embeddings-max-input-tokens", embeddings.DefaultMaxInputTokens, "tokens one embeddings input may have (after truncate_prompt_tokens); more get 400")
+	fs.IntVar(&l.embeddings.MaxBatchTokens, "embeddings-max-batch-tokens", embeddings.DefaultMaxBatchTokens, "tokens one batched pass of an embedding model runs, over the requests waiting")
 	l.responseItems, l.responseChain = responses.DefaultMaxInputItems, responses.DefaultMaxChainDepth
 	fs.Var(&l.responseItems, "responses-max-input-items", "the `number` of items a Responses request's conversation may hold, its input and its previous_response_id chain's together; more get 400")
 	fs.Var(&l.responseChain, "responses-max-chain-depth", "the `number` of previous responses a previous_response_id chain may reach back through; more get 400")

@@ -16,8 +16,10 @@ import (
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/chat/chatstore"
+	"github.com/weftlabs/weft/chat/embeddings"
 	"github.com/weftlabs/weft/chat/responses"
 	"github.com/weftlabs/weft/feedback"
+	"github.com/weftlabs/weft/internal/llm/model"
 	"github.com/weftlabs/weft/jobs"
 	"github.com/weftlabs/weft/monitor"
 	"github.com/weftlabs/weft/trace"
@@ -36,6 +38,7 @@ type serveOptions struct {
 	shutdownGrace time.Duration
 	chatConfig    string
 	models        modelDirs
+	embedModels   modelDirs
 	rateLimit     float64
 	rateBurst     int
 	limits        serverLimits
@@ -67,6 +70,7 @@ func serveFlags(fs *flag.FlagSet) *serveOptions {
 	logLevelFlag(fs, &opts.logLevel)
 	fs.StringVar(&opts.adminUser, "admin-user", "admin", "name of the admin user created on first start with an empty database")
 	fs.StringVar(&opts.chatConfig, "chat-config", "", "routing file (YAML or JSON) mapping chat model names to upstream servers; empty serves no models (the chat routes answer that a model does not exist)")
+	fs.Var(&opts.embedModels, "embedding-model", "a sentence-transformers model directory (modules.json and its Pooling module: Qwen3-Embedding's last-token pooling, mean pooling) whose vectors /v1/embeddings serves in-process under its name (repeatable; the environment variable takes a "+string(os.PathListSeparator)+"-separated list)")
 	fs.Var(&opts.models, "model", "a Hugging Face model directory (or a GGUF file, a directory holding one, an Ollama model manifest) to serve in-process under its name, beside -chat-config's models (repeat the flag for several; the environment variable takes a "+string(os.PathListSeparator)+"-separated list)")
 	fs.DurationVar(&opts.shutdownGrace, "shutdown-grace", 30*time.Second, "how long in-flight requests may take to finish on shutdown")
 	fs.Float64Var(&opts.rateLimit, "rate-limit", 0, "requests per second allowed per API key (0: unlimited); over it, 429 with Retry-After")
@@ -180,6 +184,10 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 		defer cancel()
 		_ = queue.Stop(stopCtx)
 	}()
+	if cfg.Embeddings, err = newEmbeddings(opts.embedModels, opts.limits.embeddings); err != nil {
+		return err
+	}
+	defer cfg.Embeddings.Close() //nolint:errcheck // shutting down
 	cfg.Responses = responses.New(responses.Config{Chat: cfg.Chat, DB: db,
 		MaxInputItems: int(opts.limits.responseItems), MaxChainDepth: int(opts.limits.responseChain)})
 	api, err := httpapi.New(cfg)
@@ -294,4 +302,20 @@ func (m *modelDirs) Set(v string) error {
 		}
 	}
 	return nil
+}
+
+// newEmbeddings opens the -embedding-model directories.
+func newEmbeddings(dirs modelDirs, cfg embeddings.Config) (*embeddings.Service, error) {
+	var models []*embeddings.Model
+	for _, dir := range dirs {
+		m, err := embeddings.Open("", dir, model.Options{})
+		if err != nil {
+			for _, open := range models {
+				_ = embeddings.New(cfg, open).Close()
+			}
+			return nil, fmt.Errorf("-embedding-model %s: %w", dir, err)
+		}
+		models = append(models, m)
+	}
+	return embeddings.New(cfg, models...), nil
 }

@@ -33,6 +33,7 @@ import (
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/chat"
+	"github.com/weftlabs/weft/chat/embeddings"
 	"github.com/weftlabs/weft/chat/responses"
 	"github.com/weftlabs/weft/evalrun"
 	"github.com/weftlabs/weft/feedback"
@@ -111,6 +112,9 @@ type Config struct {
 	// Responses serves OpenAI's Responses API (/v1/responses and its
 	// stored responses) over Chat's models; nil leaves those routes out.
 	Responses *responses.Service
+	// Embeddings serves POST /v1/embeddings; nil answers every model with
+	// 404.
+	Embeddings *embeddings.Service
 	// Feedback serves /feedback/* and /annotation_queues/*.
 	Feedback feedback.Service
 	// Objects serves /obj/*, /objs/*, /refs/*, /file/*, /files/*, /table/* and
@@ -208,6 +212,7 @@ func New(cfg Config) (*Handler, error) {
 	h.registerSystem()
 	h.registerChat()
 	h.registerResponses()
+	h.registerEmbeddings()
 	if cfg.Feedback != nil {
 		h.registerFeedback()
 	}
@@ -287,6 +292,9 @@ func (cfg *Config) setDefaults() error {
 			return err
 		}
 		cfg.Chat = noModels
+	}
+	if cfg.Embeddings == nil {
+		cfg.Embeddings = embeddings.New(embeddings.Config{})
 	}
 	if cfg.Registry == nil {
 		cfg.Registry = prometheus.NewRegistry()

@@ -1,0 +1,303 @@
+package embeddings
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+
+	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/internal/llm/model"
+	"github.com/weftlabs/weft/internal/llm/tokenizer"
+)
+
+// Config configures a Service. Zero limits take their Default… values.
+type Config struct {
+	// MaxInputs bounds the inputs of one request (DefaultMaxInputs).
+	MaxInputs int
+	// MaxInputTokens bounds one input's tokens (DefaultMaxInputTokens).
+	MaxInputTokens int
+	// MaxBatchTokens bounds the tokens of one batched pass
+	// (DefaultMaxBatchTokens); a request with more runs in passes of its
+	// own.
+	MaxBatchTokens int
+}
+
+// Service serves /v1/embeddings with embedding models loaded in-process:
+// requests that arrive together share the model's batched passes.
+type Service struct {
+	cfg    Config
+	models map[string]*Model
+	order  []string
+}
+
+// New returns a Service of the models (named by Model.Name).
+func New(cfg Config, models ...*Model) *Service {
+	if cfg.MaxInputs <= 0 {
+		cfg.MaxInputs = DefaultMaxInputs
+	}
+	if cfg.MaxInputTokens <= 0 {
+		cfg.MaxInputTokens = DefaultMaxInputTokens
+	}
+	if cfg.MaxBatchTokens <= 0 {
+		cfg.MaxBatchTokens = DefaultMaxBatchTokens
+	}
+	s := &Service{cfg: cfg, models: map[string]*Model{}}
+	for _, m := range models {
+		m.start(cfg.MaxBatchTokens)
+		s.models[m.Name] = m
+		s.order = append(s.order, m.Name)
+	}
+	return s
+}
+
+// Models names the models served, in order.
+func (s *Service) Models() []string { return s.order }
+
+// Close stops the models' batchers and releases them.
+func (s *Service) Close() error {
+	var errs []error
+	for _, m := range s.models {
+		errs = append(errs, m.close())
+	}
+	return errors.Join(errs...)
+}
+
+// Model is an embedding model served in-process: a sentence-transformers
+// directory (model.ReadPooling) and its tokenizer, when it has one.
+type Model struct {
+	Name string
+	m    *model.Model
+	tok  *tokenizer.Tokenizer // nil: token-id inputs only
+	jobs chan *job
+	done chan struct{}
+}
+
+// Open loads the embedding model in dir, served as name ("" is the
+// directory's name). A directory without sentence-transformers pooling is
+// model.ErrUnsupported; one without tokenizer.json takes token ids only.
+func Open(name, dir string, opts model.Options) (*Model, error) {
+	m, err := model.Load(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	if m.Pooling == nil {
+		m.Close()
+		return nil, fmt.Errorf("%w: %s declares no sentence-transformers pooling (modules.json)", model.ErrUnsupported, dir)
+	}
+	if name == "" {
+		name = filepath.Base(filepath.Clean(dir))
+	}
+	em := &Model{Name: name, m: m}
+	if _, err := os.Stat(filepath.Join(dir, "tokenizer.json")); err == nil {
+		if em.tok, err = tokenizer.Load(dir); err != nil {
+			m.Close()
+			return nil, err
+		}
+	}
+	return em, nil
+}
+
+// job is one request's sequences waiting for a pass.
+type job struct {
+	ctx     context.Context
+	seqs    [][]int32
+	vectors [][]float32
+	err     error
+	done    chan struct{}
+}
+
+func (m *Model) start(maxBatchTokens int) {
+	m.jobs, m.done = make(chan *job, 64), make(chan struct{})
+	go m.batch(maxBatchTokens)
+}
+
+func (m *Model) close() error {
+	if m.jobs != nil {
+		close(m.jobs)
+		<-m.done
+	}
+	return m.m.Close()
+}
+
+// batch runs the queued jobs: each pass takes the jobs waiting, up to
+// maxBatchTokens tokens (a larger job alone), as one batch of sequences.
+func (m *Model) batch(maxBatchTokens int) {
+	defer close(m.done)
+	var next *job
+	for {
+		first := next
+		if first == nil {
+			var ok bool
+			if first, ok = <-m.jobs; !ok {
+				return
+			}
+		}
+		next = nil
+		jobs, tokens := []*job{first}, countTokens(first.seqs)
+	gather:
+		for {
+			select {
+			case j, ok := <-m.jobs:
+				if !ok {
+					break gather
+				}
+				if n := countTokens(j.seqs); tokens+n <= maxBatchTokens {
+					jobs, tokens = append(jobs, j), tokens+n
+					continue
+				}
+				next = j
+				break gather
+			default:
+				break gather
+			}
+		}
+		m.run(jobs)
+	}
+}
+
+func countTokens(seqs [][]int32) int {
+	n := 0
+	for _, s := range seqs {
+		n += len(s)
+	}
+	return n
+}
+
+// run embeds the live jobs' sequences in one pass.
+func (m *Model) run(jobs []*job) {
+	var seqs [][]int32
+	var live []*job
+	for _, j := range jobs {
+		if err := j.ctx.Err(); err != nil {
+			j.err = err
+			close(j.done)
+			continue
+		}
+		live = append(live, j)
+		seqs = append(seqs, j.seqs...)
+	}
+	if len(live) == 0 {
+		return
+	}
+	vectors, err := m.m.Embeddings(seqs, 0)
+	for _, j := range live {
+		j.vectors, j.err = vectors[:len(j.seqs):len(j.seqs)], err
+		if err == nil {
+			vectors = vectors[len(j.seqs):]
+		}
+		close(j.done)
+	}
+}
+
+// Embed answers a raw embeddings request.
+func (s *Service) Embed(ctx context.Context, raw []byte) (*Response, error) {
+	req, inputs, err := ParseRequest(raw, s.cfg.MaxInputs)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := s.models[req.Model]
+	if !ok {
+		return nil, weftModelNotFound(req.Model)
+	}
+	d := m.m.Config.HiddenSize
+	dims := 0
+	if req.Dimensions != nil {
+		dims = *req.Dimensions
+		if err := m.m.Pooling.CheckDimensions(dims, d); err != nil {
+			return nil, invalid("dimensions", "%v", err)
+		}
+	}
+	seqs, total, err := s.tokens(m, req, inputs)
+	if err != nil {
+		return nil, err
+	}
+	j := &job{ctx: ctx, seqs: seqs, done: make(chan struct{})}
+	select {
+	case m.jobs <- j:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case <-j.done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if j.err != nil {
+		return nil, j.err
+	}
+	if dims != 0 && dims != d {
+		for i, v := range j.vectors {
+			j.vectors[i] = truncate(v, dims, m.m.Pooling.Normalize)
+		}
+	}
+	return NewResponse(req, j.vectors, total), nil
+}
+
+// tokens are the inputs' token ids, truncated as the request asks, each
+// checked against the vocabulary and the length bounds.
+func (s *Service) tokens(m *Model, req *Request, inputs []Input) ([][]int32, int, error) {
+	limit := min(s.cfg.MaxInputTokens, m.m.MaxLen)
+	keep := 0
+	if req.TruncatePromptTokens != nil {
+		keep = *req.TruncatePromptTokens
+		if keep == -1 {
+			keep = limit
+		}
+		if keep > limit {
+			return nil, 0, invalid("truncate_prompt_tokens", "truncate_prompt_tokens %d is more than the %d tokens an input may have.", keep, limit)
+		}
+	}
+	seqs := make([][]int32, len(inputs))
+	total := 0
+	for i, in := range inputs {
+		ids := in.Tokens
+		if in.IsText {
+			if m.tok == nil {
+				return nil, 0, invalid("input", "The model %s has no tokenizer: send token ids.", m.Name)
+			}
+			for _, id := range m.tok.Encode(in.Text, true) {
+				ids = append(ids, int32(id))
+			}
+		}
+		for _, id := range ids {
+			if id < 0 || int(id) >= m.m.Config.VocabSize {
+				return nil, 0, invalid("input", "Token id %d of input[%d] is outside the vocabulary of %d.", id, i, m.m.Config.VocabSize)
+			}
+		}
+		if keep > 0 && len(ids) > keep {
+			ids = ids[len(ids)-keep:]
+		}
+		if len(ids) > limit {
+			return nil, 0, invalid("input", "input[%d] has %d tokens, more than the %d allowed (truncate_prompt_tokens cuts it).", i, len(ids), limit)
+		}
+		seqs[i] = ids
+		total += len(ids)
+	}
+	return seqs, total, nil
+}
+
+// truncate keeps v's first n elements, scaled to unit length again when
+// the model normalises (the same direction as truncating before
+// normalising).
+func truncate(v []float32, n int, normalize bool) []float32 {
+	v = v[:n:n]
+	if !normalize {
+		return v
+	}
+	var ss float64
+	for _, x := range v {
+		ss += float64(x) * float64(x)
+	}
+	norm := max(math.Sqrt(ss), 1e-12)
+	for i, x := range v {
+		v[i] = float32(float64(x) / norm)
+	}
+	return v
+}
+
+func weftModelNotFound(name string) error {
+	return weft.WithFields(ErrModelNotFound, map[string]any{"param": "model"}, "The model `%s` does not exist.", name)
+}
