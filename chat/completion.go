@@ -26,8 +26,8 @@ type Completion struct {
 
 	contentType string
 	body        []byte
+	frames      Frames
 	stream      io.ReadCloser
-	stopTimer   func() bool
 	cancel      context.CancelFunc
 
 	queue   *recordQueue
@@ -87,7 +87,6 @@ func modelKey(requested string, route *Route) string {
 func (s *Gateway) forward(ctx context.Context, req *CompletionRequest, route *Route, c *Completion) error {
 	var lastErr error
 	for _, r := range s.routeChain(route) {
-		body := map[string][]byte{} // upstream body per upstream kind and model
 		failed := map[int]bool{}
 		backoff := r.RetryBackoff
 		for attempt := 0; attempt <= r.Retries; attempt++ {
@@ -101,27 +100,14 @@ func (s *Gateway) forward(ctx context.Context, req *CompletionRequest, route *Ro
 			}
 			i := pickUpstream(r.Upstreams, failed)
 			u := r.Upstreams[i]
-			var retry bool
-			var err error
-			if u.Kind == KindLocal {
-				retry, err = s.attemptLocal(ctx, r, req, c)
-			} else {
-				key := u.Kind + "\x00" + u.Model
-				if body[key] == nil {
-					b, err := upstreamBody(req, u)
-					if err != nil {
-						return err
-					}
-					body[key] = b
-				}
-				retry, err = s.attempt(ctx, r, u, body[key], req.Streaming(), c)
-			}
+			answer, err := s.backendOf(u).Complete(ctx, Target{Route: r, Upstream: u}, req)
 			if err == nil {
+				c.take(answer)
 				s.attempts.WithLabelValues(r.label(), "ok").Inc()
 				return nil
 			}
 			lastErr = err
-			if !retry || ctx.Err() != nil {
+			if !isRetryable(err) || ctx.Err() != nil {
 				s.attempts.WithLabelValues(r.label(), "error").Inc()
 				return err
 			}
@@ -184,41 +170,68 @@ func (e *upstreamError) Error() string {
 	return fmt.Sprintf("upstream answered %d: %s", e.status, truncateBytes(e.body, 500))
 }
 
-// attempt sends one request. A success or an upstream error that must reach
-// the client (4xx other than 429) fills c and returns nil; retry tells whether
-// a failure may be retried elsewhere.
-func (s *Gateway) attempt(ctx context.Context, r *Route, u Upstream, body []byte, streaming bool, c *Completion) (retry bool, err error) {
+// relay is the backend of remote upstreams: it forwards each request over
+// HTTP and passes the answer through as the upstream sent it.
+type relay struct{ s *Gateway }
+
+// Complete sends one request. A success or an upstream error that must
+// reach the client (4xx other than 429) is the answer; a failure another
+// upstream may answer instead is Retryable.
+func (rl relay) Complete(ctx context.Context, t Target, req *CompletionRequest) (*Answer, error) {
+	body, err := upstreamBody(req, t.Upstream)
+	if err != nil {
+		return nil, err
+	}
+	s, u := rl.s, t.Upstream
 	ctx, cancel := context.WithCancel(ctx)
-	timer := time.AfterFunc(r.Timeout, cancel)
+	timer := time.AfterFunc(t.Route.Timeout, cancel)
 	res, err := s.send(ctx, u, "/chat/completions", body)
 	if err != nil {
 		timer.Stop()
 		cancel()
-		return true, weft.Errorf(ErrUpstreamUnavailable, "upstream %s: %v", u.URL, err)
+		return nil, Retryable(weft.Errorf(ErrUpstreamUnavailable, "upstream %s: %v", u.URL, err))
 	}
 	if res.StatusCode >= 500 || res.StatusCode == http.StatusTooManyRequests {
 		text, _ := readAll(res.Body, 1<<20)
 		res.Body.Close()
 		timer.Stop()
 		cancel()
-		return true, &upstreamError{status: res.StatusCode, contentType: res.Header.Get("Content-Type"), body: text}
+		return nil, Retryable(&upstreamError{status: res.StatusCode, contentType: res.Header.Get("Content-Type"), body: text})
 	}
-	c.Status = res.StatusCode
-	c.contentType = res.Header.Get("Content-Type")
-	if streaming && res.StatusCode == http.StatusOK && bytes.HasPrefix([]byte(c.contentType), []byte("text/event-stream")) {
+	a := &Answer{Status: res.StatusCode, ContentType: res.Header.Get("Content-Type")}
+	if req.Streaming() && res.StatusCode == http.StatusOK && bytes.HasPrefix([]byte(a.ContentType), []byte("text/event-stream")) {
 		timer.Stop() // the timeout bounds the wait for headers, not the stream
-		c.Streaming, c.stream, c.cancel = true, res.Body, cancel
-		return false, nil
+		a.events, a.cancel = res.Body, cancel
+		return a, nil
 	}
 	defer cancel()
 	defer timer.Stop()
 	text, err := readAll(res.Body, s.cfg.MaxResponseBytes)
 	res.Body.Close()
 	if err != nil {
-		return true, weft.Errorf(ErrUpstreamUnavailable, "upstream %s: reading the response: %v", u.URL, err)
+		return nil, Retryable(weft.Errorf(ErrUpstreamUnavailable, "upstream %s: reading the response: %v", u.URL, err))
 	}
-	c.body = text
-	return false, nil
+	a.Body = text
+	return a, nil
+}
+
+// Tokenize is refused: a remote upstream's tokenizer is its own.
+func (rl relay) Tokenize(_ context.Context, t Target, _ []byte) (*TokenizeResult, error) {
+	return nil, remoteTokenizer("/tokenize", t.Route)
+}
+
+// Detokenize is refused as Tokenize is.
+func (rl relay) Detokenize(_ context.Context, t Target, _ []byte) (*DetokenizeResult, error) {
+	return nil, remoteTokenizer("/detokenize", t.Route)
+}
+
+// Close has nothing to free: the upstreams' connections are the shared
+// client's.
+func (relay) Close() error { return nil }
+
+func remoteTokenizer(path string, r *Route) error {
+	return weft.WithFields(ErrUnsupportedField, map[string]any{"param": "model"},
+		"%s is served for local models only; `%s` is served by a remote upstream.", path, r.Name)
 }
 
 // send POSTs a JSON body to an upstream path under its base URL.
@@ -280,20 +293,38 @@ func (c *Completion) Relay(w http.ResponseWriter) error {
 		}
 		return err
 	}
-	defer c.cancel()
-	defer c.stream.Close()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	frames, failure := relayStream(w, rc.Flush, c.stream)
+	var frames [][]byte
+	var failure string
+	if c.frames != nil {
+		defer c.frames.Close()
+		frames, failure = relayFrames(w, rc.Flush, c.frames)
+	} else {
+		defer c.cancel()
+		defer c.stream.Close()
+		frames, failure = relayStream(w, rc.Flush, c.stream)
+	}
 	c.pending.stream, c.pending.frames = true, frames
 	c.finish(failure)
 	if failure != "" {
 		return errors.New(failure)
 	}
 	return nil
+}
+
+// take makes a backend's answer the one relayed.
+func (c *Completion) take(a *Answer) {
+	c.Status, c.contentType, c.body = a.Status, a.ContentType, a.Body
+	switch {
+	case a.Frames != nil:
+		c.Streaming, c.frames = true, a.Frames
+	case a.events != nil:
+		c.Streaming, c.stream, c.cancel = true, a.events, a.cancel
+	}
 }
 
 // finish queues the call with its exception ("" on success).

@@ -37,9 +37,11 @@
 // [Gateway.Close]. The gateway renders the request with the model's chat
 // template, tokenizes it, applies vLLM's context-length rules (its exact
 // 400 messages) and shapes the engine's output as vLLM's
-// ChatCompletionResponse or chunk stream, written as the bytes a vLLM
-// upstream would send: relaying and tracing are the ones every upstream
-// goes through. Structured outputs (structured_outputs, the older
+// ChatCompletionResponse or chunk stream, handed to the relay as frames
+// (one chunk's JSON each) as the engine generates them: relaying and
+// tracing are the ones every upstream goes through. Both kinds of upstream
+// are a [Backend] (the remote relay and the in-process server), answering
+// the gateway's [Target]s with an [Answer]. Structured outputs (structured_outputs, the older
 // guided_* fields, response_format) and tool_choice required or named
 // become a constraint the engine masks every step with (localoutput.go);
 // the text is read back into reasoning, content and tool calls as vLLM's

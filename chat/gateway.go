@@ -21,8 +21,9 @@ import (
 type Gateway struct {
 	cfg    Config
 	routes map[string]*Route
-	// local holds the open engines of the local routes, by route name.
-	local   map[string]*localModel
+	// local serves the models of the local routes, remote the others.
+	local   *localServer
+	remote  relay
 	queue   *recordQueue
 	started time.Time
 	// loaded remembers the LoRA adapters already loaded into Routing.LoRA.
@@ -60,7 +61,8 @@ func New(cfg Config) (*Gateway, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
 	}
-	s := &Gateway{cfg: cfg, routes: map[string]*Route{}, local: map[string]*localModel{}, started: cfg.Now()}
+	s := &Gateway{cfg: cfg, routes: map[string]*Route{}, started: cfg.Now()}
+	s.remote = relay{s: s}
 	for i := range cfg.Routing.Models {
 		s.routes[cfg.Routing.Models[i].Name] = &cfg.Routing.Models[i]
 	}
@@ -80,7 +82,7 @@ func New(cfg Config) (*Gateway, error) {
 // Close stops tracing after writing the calls still queued, or when ctx
 // ends, and closes the local models' engines.
 func (s *Gateway) Close(ctx context.Context) error {
-	defer s.closeLocalModels()
+	defer s.local.Close()
 	if s.queue == nil {
 		return nil
 	}
@@ -127,7 +129,7 @@ func (s *Gateway) resolve(ctx context.Context, model string) (*Route, error) {
 		if err != nil {
 			return nil, fmt.Errorf("chat: resolving adapter %q: %w", model, err)
 		}
-		if base, ok := s.routes[adapter.BaseModel]; found && ok && s.local[base.Name] != nil {
+		if base, ok := s.routes[adapter.BaseModel]; found && ok && s.local.serves(base.Name) {
 			return localAdapterRoute(base, adapter), nil
 		}
 		// A model with no weights yet is its base model: never another
@@ -185,6 +187,14 @@ func (s *Gateway) loadAdapter(ctx context.Context, upstream Upstream, adapter Lo
 	}
 	s.loaded.Store(adapter.Name, struct{}{})
 	return nil
+}
+
+// backendOf is the backend serving an upstream's routes.
+func (s *Gateway) backendOf(u Upstream) Backend {
+	if u.Kind == KindLocal {
+		return s.local
+	}
+	return s.remote
 }
 
 // newCall starts the record of a call made now.

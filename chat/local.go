@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -35,11 +36,24 @@ type localModel struct {
 	toolFormat toolFormat
 }
 
+// localServer is the backend of the models run in-process (routes of kind
+// local): an engine per model, and vLLM's serving layer over it.
+type localServer struct {
+	models map[string]*localModel // by route name
+	logger *slog.Logger
+	now    func() time.Time
+}
+
+// serves tells whether the model of a route is run in-process.
+func (s *localServer) serves(name string) bool { return s.models[name] != nil }
+
 // openLocalModels opens the engine of every local route, once, and fills
 // the route's model metadata from the model itself.
-func (s *Gateway) openLocalModels() error {
-	for i := range s.cfg.Routing.Models {
-		route := &s.cfg.Routing.Models[i]
+func (g *Gateway) openLocalModels() error {
+	s := &localServer{models: map[string]*localModel{}, logger: g.cfg.Logger, now: g.now}
+	g.local = s
+	for i := range g.cfg.Routing.Models {
+		route := &g.cfg.Routing.Models[i]
 		if len(route.Upstreams) != 1 || route.Upstreams[0].Kind != KindLocal {
 			continue
 		}
@@ -56,7 +70,7 @@ func (s *Gateway) openLocalModels() error {
 			},
 		})
 		if err != nil {
-			s.closeLocalModels()
+			_ = s.Close()
 			return fmt.Errorf("chat: model %q: %w", route.Name, fromEngine(err))
 		}
 		lm := &localModel{
@@ -72,21 +86,22 @@ func (s *Gateway) openLocalModels() error {
 			MaxModelLen: int64(eng.MaxModelLen()), VocabSize: int64(eng.VocabSize()),
 			MaxLogprobs: route.MaxLogprobs, PriorityScheduling: true, countsPrompt: true,
 		}
-		s.local[route.Name] = lm
-		s.cfg.Logger.Info("chat: local model ready", "model", route.Name, "path", u.Path,
+		s.models[route.Name] = lm
+		s.logger.Info("chat: local model ready", "model", route.Name, "path", u.Path,
 			"max_model_len", eng.MaxModelLen(), "weight_type", u.WeightType)
 	}
 	return nil
 }
 
-// closeLocalModels stops every local engine.
-func (s *Gateway) closeLocalModels() {
-	for name, lm := range s.local {
+// Close stops every engine.
+func (s *localServer) Close() error {
+	for name, lm := range s.models {
 		if err := lm.engine.Close(); err != nil {
-			s.cfg.Logger.Warn("chat: closing a local model", "model", name, "error", err)
+			s.logger.Warn("chat: closing a local model", "model", name, "error", err)
 		}
-		delete(s.local, name)
+		delete(s.models, name)
 	}
+	return nil
 }
 
 // readFormats tells from the model's vocabulary whether it thinks (unless
@@ -123,23 +138,23 @@ func refuseNotYetLocal(req *CompletionRequest) error {
 	return nil
 }
 
-// attemptLocal answers a request with a local model: it renders and fits
-// the prompt, starts the generation and fills c with the bytes a vLLM
-// upstream would have sent (a JSON body, or an event stream read as it is
-// generated), so that relaying and tracing are those of every upstream.
-// retry is true when the engine was overloaded (the route's fallbacks may
-// answer instead).
-func (s *Gateway) attemptLocal(ctx context.Context, r *Route, req *CompletionRequest, c *Completion) (retry bool, err error) {
-	lm := s.localModelOf(r)
+// Complete answers a request with a local model: it renders and fits the
+// prompt, starts the generation and answers what a vLLM upstream would
+// have (a chat.completion, or its chunks as they are generated). An
+// overloaded engine is Retryable (the route's fallbacks may answer
+// instead).
+func (s *localServer) Complete(ctx context.Context, t Target, req *CompletionRequest) (*Answer, error) {
+	r := t.Route
+	lm := s.modelOf(r)
 	if lm == nil {
-		return false, weft.Errorf(ErrUpstreamUnavailable, "model %s is not open", r.Name)
+		return nil, weft.Errorf(ErrUpstreamUnavailable, "model %s is not open", r.Name)
 	}
 	if err := refuseNotYetLocal(req); err != nil {
-		return false, err
+		return nil, err
 	}
 	plan, err := lm.planOutput(req)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	constraint, err := plan.compile(ctx, lm.engine)
 	if err != nil {
@@ -149,13 +164,13 @@ func (s *Gateway) attemptLocal(ctx context.Context, r *Route, req *CompletionReq
 	if err := json.Unmarshal(req.raw, &in); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) {
-			return false, typeError(typeErr)
+			return nil, typeError(typeErr)
 		}
-		return false, malformed("body", "json_invalid", "JSON decode error")
+		return nil, malformed("body", "json_invalid", "JSON decode error")
 	}
 	prompt, err := lm.prompt.render(&in)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	plan.reasoningOpen = plan.thinking && toolcall.PromptLeavesReasoningOpen(prompt.text)
 	requested, param := req.MaxCompletionTokens, "max_completion_tokens"
@@ -166,13 +181,13 @@ func (s *Gateway) attemptLocal(ctx context.Context, r *Route, req *CompletionReq
 	if raw, ok := req.field("truncation_side"); ok && !isNull(raw) {
 		var v string
 		if json.Unmarshal(raw, &v) != nil || (v != "left" && v != "right") {
-			return false, malformed("truncation_side", "literal_error", "Input should be 'left' or 'right'")
+			return nil, malformed("truncation_side", "literal_error", "Input should be 'left' or 'right'")
 		}
 		side = &v
 	}
 	ids, maxTokens, err := lm.prompt.fitPrompt(prompt.ids, requested, param, req.TruncatePromptTokens, side)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	if d := lm.engine.SamplingDefaults().MaxTokens; requested == nil && d != nil {
 		maxTokens = min(maxTokens, *d) // generation_config.json's max_new_tokens
@@ -194,7 +209,7 @@ func (s *Gateway) attemptLocal(ctx context.Context, r *Route, req *CompletionReq
 		opts.echo = prompt.lastContent
 	}
 
-	if a := r.Upstreams[0].localAdapter; a != nil {
+	if a := t.Upstream.localAdapter; a != nil {
 		engineReq.Adapter = a.path // a trained checkpoint: its adapter applies
 	}
 	genCtx, cancel := context.WithCancel(ctx)
@@ -203,31 +218,27 @@ func (s *Gateway) attemptLocal(ctx context.Context, r *Route, req *CompletionReq
 		cancel()
 		return overloaded(err)
 	}
-	n := engineReq.N
 	if req.Streaming() {
-		pr, pw := io.Pipe()
-		go func() {
-			defer gen.Close()
-			pw.CloseWithError(streamAnswer(pw, gen, &opts, n))
-		}()
-		c.Status, c.contentType, c.Streaming, c.stream, c.cancel = http.StatusOK, "text/event-stream", true, pr, cancel
-		return false, nil
+		return &Answer{Status: http.StatusOK, ContentType: "text/event-stream",
+			Frames: newLocalFrames(gen, cancel, &opts, engineReq.N)}, nil
 	}
 	defer cancel()
 	defer gen.Close()
 	res, err := gen.Wait()
 	if err != nil {
-		return false, fromEngine(err)
+		return nil, fromEngine(err)
 	}
-	c.Status, c.contentType, c.body = http.StatusOK, "application/json", opts.completionBody(res)
-	return false, nil
+	return &Answer{Status: http.StatusOK, ContentType: "application/json", Body: opts.completionBody(res)}, nil
 }
 
-// overloaded is attemptLocal's answer to an engine error, mapped to weft's
+// overloaded is Complete's answer to an engine error, mapped to weft's
 // classes: an OverloadedError is a 503 with its Retry-After, which the
-// route's fallbacks may answer instead (retry true).
-func overloaded(err error) (retry bool, _ error) {
-	return errors.Is(err, engine.ErrOverloaded), fromEngine(err)
+// route's fallbacks may answer instead (Retryable).
+func overloaded(err error) (*Answer, error) {
+	if errors.Is(err, engine.ErrOverloaded) {
+		return nil, Retryable(fromEngine(err))
+	}
+	return nil, fromEngine(err)
 }
 
 // requestID is the client's X-Request-Id (see WithRequestID), else the

@@ -49,7 +49,7 @@ func TestLocalClientDisconnectStopsGeneration(t *testing.T) {
 	if err := c.Relay(w); err == nil || !strings.Contains(err.Error(), "client disconnected") {
 		t.Fatalf("relay: %v", err)
 	}
-	engine := s.local["tiny"].engine
+	engine := s.local.models["tiny"].engine
 	deadline := time.Now().Add(10 * time.Second)
 	for stats := engine.Stats(); stats.Running+stats.Waiting > 0; stats = engine.Stats() {
 		if time.Now().After(deadline) {
@@ -140,7 +140,7 @@ func TestLocalStreamEngineFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.local["tiny"].engine.Close(); err != nil {
+	if err := s.local.models["tiny"].engine.Close(); err != nil {
 		t.Fatal(err)
 	}
 	rec := httptest.NewRecorder()

@@ -19,11 +19,11 @@ func localAdapterRoute(base *Route, adapter LoRAAdapter) *Route {
 	return &r
 }
 
-// localModelOf is the local model serving route r: its own, or its base
-// model's for a trained checkpoint.
-func (s *Gateway) localModelOf(r *Route) *localModel {
+// modelOf is the local model serving route r: its own, or its base model's
+// for a trained checkpoint.
+func (s *localServer) modelOf(r *Route) *localModel {
 	if a := r.Upstreams[0].localAdapter; a != nil {
-		return s.local[a.base]
+		return s.models[a.base]
 	}
-	return s.local[r.Name]
+	return s.models[r.Name]
 }

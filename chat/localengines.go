@@ -7,8 +7,8 @@ import "github.com/weftlabs/weft/internal/llm/engine"
 // (their directories, tokenizers and chat templates). The gateway owns them;
 // they stay open until Close.
 func (s *Gateway) LocalEngines() map[string]*engine.Engine {
-	out := make(map[string]*engine.Engine, len(s.local))
-	for name, lm := range s.local {
+	out := make(map[string]*engine.Engine, len(s.local.models))
+	for name, lm := range s.local.models {
 		out[name] = lm.engine
 	}
 	return out

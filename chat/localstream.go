@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -8,9 +9,10 @@ import (
 	"github.com/weftlabs/weft/internal/llm/engine"
 )
 
-// The streamed answer of a local model: vLLM's chunk sequence, written as
-// server-sent events. Each chunk is dumped as vLLM dumps it with
-// exclude_unset: only the members vLLM sets, explicit nulls kept.
+// The streamed answer of a local model: vLLM's chunk sequence, handed to
+// the relay frame by frame as the engine generates it. Each chunk is dumped
+// as vLLM dumps it with exclude_unset: only the members vLLM sets, explicit
+// nulls kept.
 
 type streamDelta struct {
 	Role             string              `json:"role,omitempty"`
@@ -42,16 +44,16 @@ type streamChunk struct {
 
 var jsonNull = json.RawMessage("null")
 
-// streamWriter writes one generation's events.
+// streamWriter turns one generation's engine chunks into frames.
 type streamWriter struct {
-	w         io.Writer
 	o         *answerOptions
 	prompt    int
 	generated []int // tokens per choice so far
 	// readers read each choice's text back when the plan parses it
 	// (reasoning, tool calls); nil when the text is content as it is.
 	readers []*streamReader
-	err     error // the first write error (the client went away)
+	// frames are those made and not yet read.
+	frames []json.RawMessage
 }
 
 func (s *streamWriter) chunk(choices []streamChoice, usage json.RawMessage) streamChunk {
@@ -74,49 +76,70 @@ func (s *streamWriter) continuousUsage(i int) json.RawMessage {
 }
 
 func (s *streamWriter) event(v any) {
-	if s.err != nil {
-		return
-	}
 	b, _ := json.Marshal(v)
-	frame := make([]byte, 0, len(b)+8)
-	frame = append(append(append(frame, "data: "...), b...), '\n', '\n')
-	_, s.err = s.w.Write(frame)
+	s.frames = append(s.frames, b)
 }
 
-// streamAnswer writes the whole stream of gen: a role chunk per choice, the
-// echoed text, a chunk per engine step and choice, each choice's finish
-// chunk, the usage chunk when asked, then data: [DONE]. An engine failure
-// becomes one error event before [DONE]. It returns the write error that
-// ended it early (the client went away), nil otherwise.
-func streamAnswer(w io.Writer, gen *engine.Generation, o *answerOptions, n int) error {
-	s := &streamWriter{w: w, o: o, prompt: len(gen.PromptTokens()), generated: make([]int, n)}
+// localFrames is the stream of one generation: a role chunk per choice,
+// the echoed text, a chunk per engine step and choice, each choice's finish
+// chunk and the usage chunk when asked. An engine failure becomes one
+// error frame, the last.
+type localFrames struct {
+	gen    *engine.Generation
+	cancel context.CancelFunc
+	n      int
+	w      streamWriter
+	opened bool // the role chunks are out
+	ended  bool // the generation has ended: frames left are the last
+}
+
+func newLocalFrames(gen *engine.Generation, cancel context.CancelFunc, o *answerOptions, n int) *localFrames {
+	f := &localFrames{gen: gen, cancel: cancel, n: n,
+		w: streamWriter{o: o, prompt: len(gen.PromptTokens()), generated: make([]int, n)}}
 	if o.plan.parsed() {
-		s.readers = make([]*streamReader, n)
-		for i := range s.readers {
-			s.readers[i] = o.plan.newStreamReader()
+		f.w.readers = make([]*streamReader, n)
+		for i := range f.w.readers {
+			f.w.readers[i] = o.plan.newStreamReader()
 		}
 	}
-	first := true
-	for s.err == nil {
-		c, err := gen.Next()
-		if errors.Is(err, io.EOF) {
-			break
+	return f
+}
+
+// Next returns the next frame, reading the engine's next chunk when none
+// is waiting.
+func (f *localFrames) Next() (json.RawMessage, error) {
+	for len(f.w.frames) == 0 {
+		if f.ended {
+			return nil, io.EOF
 		}
-		if err != nil {
-			// As vLLM: an engine failure before any output is the first
-			// event, with no role chunk.
-			s.event(map[string]any{"error": map[string]any{"message": err.Error(), "type": "InternalServerError", "param": nil, "code": 500}})
-			break
-		}
-		if first {
-			s.opening(n)
-			first = false
+		f.step()
+	}
+	frame := f.w.frames[0]
+	f.w.frames = f.w.frames[1:]
+	return frame, nil
+}
+
+// step reads one engine chunk and makes its frames.
+func (f *localFrames) step() {
+	s := &f.w
+	c, err := f.gen.Next()
+	if err == nil {
+		if !f.opened {
+			s.opening(f.n)
+			f.opened = true
 		}
 		s.step(c)
+		return
 	}
-	if s.err == nil && !first && o.includeUsage {
+	f.ended = true
+	if !errors.Is(err, io.EOF) {
+		// As vLLM: an engine failure before any output is the first
+		// event, with no role chunk.
+		s.event(map[string]any{"error": map[string]any{"message": err.Error(), "type": "InternalServerError", "param": nil, "code": 500}})
+	}
+	if f.opened && s.o.includeUsage {
 		// vLLM writes this chunk with exclude_none.
-		u := o.usage(gen.Usage())
+		u := s.o.usage(f.gen.Usage())
 		b, _ := json.Marshal(struct {
 			PromptTokens        int               `json:"prompt_tokens"`
 			TotalTokens         int               `json:"total_tokens"`
@@ -125,10 +148,13 @@ func streamAnswer(w io.Writer, gen *engine.Generation, o *answerOptions, n int) 
 		}{u.PromptTokens, u.TotalTokens, u.CompletionTokens, u.PromptTokensDetails})
 		s.event(s.chunk([]streamChoice{}, b))
 	}
-	if s.err == nil {
-		_, s.err = w.Write(doneFrame)
-	}
-	return s.err
+}
+
+// Close ends the generation (the client went away) and frees it.
+func (f *localFrames) Close() error {
+	f.cancel()
+	f.gen.Close()
+	return nil
 }
 
 // opening writes the role chunk of every choice and the echoed text.

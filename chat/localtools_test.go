@@ -105,7 +105,7 @@ func TestLocalToolCallWhitespaceIsBounded(t *testing.T) {
 	t.Parallel()
 	s, models := toolModels(t)
 	for _, model := range models {
-		tok := s.local[model].engine.Tokenizer()
+		tok := s.local.models[model].engine.Tokenizer()
 		closeArray, ok := tok.TokenToID("]")
 		if !ok {
 			t.Fatalf("%s: no token ]", model)

@@ -249,3 +249,33 @@ func appendText(acc, delta *string) *string {
 	s := *acc + *delta
 	return &s
 }
+
+// relayFrames writes a backend's frames to w as server-sent events,
+// flushing after each, then data: [DONE], and collects them for tracing.
+// It returns the frames and why the relay ended early ("" when the stream
+// was read to its end).
+func relayFrames(w io.Writer, flush func() error, frames Frames) (collected [][]byte, failure string) {
+	for {
+		frame, err := frames.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			failure = "stream failed: " + err.Error()
+			_, _ = w.Write(streamErrorEvent(failure))
+			break
+		}
+		collected = append(collected, frame)
+		event := make([]byte, 0, len(frame)+8)
+		event = append(append(append(event, dataPrefix...), ' '), frame...)
+		if _, err := w.Write(append(event, '\n', '\n')); err != nil {
+			return collected, "client disconnected: " + err.Error()
+		}
+		if err := flush(); err != nil {
+			return collected, "client disconnected: " + err.Error()
+		}
+	}
+	_, _ = w.Write(doneFrame)
+	_ = flush()
+	return collected, failure
+}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/internal/llm/tokenizer"
 )
 
@@ -37,15 +36,12 @@ type tokenizeRequest struct {
 // completion with the same messages feeds the model (add_generation_prompt
 // true and add_special_tokens false by default), with max_model_len and,
 // when asked, each token's vocabulary string.
-func (s *Gateway) Tokenize(ctx context.Context, raw []byte) (*TokenizeResult, error) {
+func (s *localServer) Tokenize(_ context.Context, t Target, raw []byte) (*TokenizeResult, error) {
 	var req tokenizeRequest
 	if err := decodeBody(raw, &req); err != nil {
 		return nil, err
 	}
-	lm, err := s.localModelFor(ctx, req.Model, "/tokenize")
-	if err != nil {
-		return nil, err
-	}
+	lm := s.modelOf(t.Route)
 	var ids []int
 	switch {
 	case len(req.Messages) > 0 && !bytes.Equal(req.Messages, []byte("null")):
@@ -77,7 +73,7 @@ func (s *Gateway) Tokenize(ctx context.Context, raw []byte) (*TokenizeResult, er
 
 // Detokenize answers vLLM's POST /detokenize for a local model: the text of
 // the tokens, special tokens kept.
-func (s *Gateway) Detokenize(ctx context.Context, raw []byte) (*DetokenizeResult, error) {
+func (s *localServer) Detokenize(_ context.Context, t Target, raw []byte) (*DetokenizeResult, error) {
 	var req struct {
 		Model  string  `json:"model"`
 		Tokens []int64 `json:"tokens"`
@@ -88,10 +84,7 @@ func (s *Gateway) Detokenize(ctx context.Context, raw []byte) (*DetokenizeResult
 	if req.Tokens == nil {
 		return nil, malformed("tokens", "missing", "Field required")
 	}
-	lm, err := s.localModelFor(ctx, req.Model, "/detokenize")
-	if err != nil {
-		return nil, err
-	}
+	lm := s.modelOf(t.Route)
 	ids := make([]int, len(req.Tokens))
 	vocab := int64(lm.engine.VocabSize())
 	for i, id := range req.Tokens {
@@ -122,17 +115,46 @@ func decodeBody(raw []byte, v any) error {
 	return nil
 }
 
-// localModelFor finds the local model a tokenizer route names: 404 for a
-// model no route serves, 400 for one served by a remote upstream.
-func (s *Gateway) localModelFor(ctx context.Context, model, path string) (*localModel, error) {
-	route, err := s.resolve(ctx, model)
+// Tokenize answers vLLM's POST /tokenize with the tokenizer of the model
+// the body names: 404 for a model no route serves, 400 for one served by a
+// remote upstream.
+func (s *Gateway) Tokenize(ctx context.Context, raw []byte) (*TokenizeResult, error) {
+	var req tokenizeRequest
+	if err := decodeBody(raw, &req); err != nil {
+		return nil, err
+	}
+	t, err := s.targetOf(ctx, req.Model)
 	if err != nil {
 		return nil, err
 	}
-	lm := s.localModelOf(route)
-	if lm == nil {
-		return nil, weft.WithFields(ErrUnsupportedField, map[string]any{"param": "model"},
-			"%s is served for local models only; `%s` is served by a remote upstream.", path, route.Name)
+	return s.backendOf(t.Upstream).Tokenize(ctx, t, raw)
+}
+
+// Detokenize answers vLLM's POST /detokenize as Tokenize does.
+func (s *Gateway) Detokenize(ctx context.Context, raw []byte) (*DetokenizeResult, error) {
+	var req struct {
+		Model  string  `json:"model"`
+		Tokens []int64 `json:"tokens"`
 	}
-	return lm, nil
+	if err := decodeBody(raw, &req); err != nil {
+		return nil, err
+	}
+	if req.Tokens == nil {
+		return nil, malformed("tokens", "missing", "Field required")
+	}
+	t, err := s.targetOf(ctx, req.Model)
+	if err != nil {
+		return nil, err
+	}
+	return s.backendOf(t.Upstream).Detokenize(ctx, t, raw)
+}
+
+// targetOf is the target of a request for model outside a completion: the
+// route's first upstream.
+func (s *Gateway) targetOf(ctx context.Context, model string) (Target, error) {
+	route, err := s.resolve(ctx, model)
+	if err != nil {
+		return Target{}, err
+	}
+	return Target{Route: route, Upstream: route.Upstreams[0]}, nil
 }

@@ -1,0 +1,96 @@
+package chat
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+)
+
+// Backend serves the models of routes: the relay to remote
+// OpenAI-compatible servers (kinds vllm and openai) or a server of models
+// run in-process (kind local). The gateway resolves a request's route,
+// validates the request, picks the upstream, retries, falls back and
+// traces; a backend only answers, so every backend is traced by the one
+// path ([Completion.Relay]).
+//
+// Each method takes the [Target] it answers for. Further APIs join in the
+// same shape: a method taking the target and the parsed request, returning
+// an [Answer] whose frames are that API's chunks.
+type Backend interface {
+	// Complete answers a validated chat-completion request: a whole
+	// chat.completion, or (req.Streaming()) a stream of
+	// chat.completion.chunk frames. An answer the upstream itself refused
+	// (a 4xx other than 429) is an Answer with its status and body. An error
+	// the route's next upstream or fallback may answer instead is marked
+	// with [Retryable].
+	Complete(ctx context.Context, t Target, req *CompletionRequest) (*Answer, error)
+	// Tokenize and Detokenize answer vLLM's POST /tokenize and POST
+	// /detokenize (raw JSON bodies) for the target's model.
+	Tokenize(ctx context.Context, t Target, raw []byte) (*TokenizeResult, error)
+	Detokenize(ctx context.Context, t Target, raw []byte) (*DetokenizeResult, error)
+	// Close stops serving and frees what the backend holds.
+	Close() error
+}
+
+// Target is what a backend answers for: the route a request resolved to
+// and the upstream of it the gateway picked.
+type Target struct {
+	Route    *Route
+	Upstream Upstream
+}
+
+// Answer is a backend's answer, relayed by [Completion.Relay].
+type Answer struct {
+	// Status is the HTTP status it is relayed with.
+	Status int
+	// ContentType is Body's media type ("application/json" when empty).
+	ContentType string
+	// Body is a whole answer.
+	Body []byte
+	// Frames is a streamed answer (nil for a whole one): each frame is one
+	// chunk's JSON, relayed as a server-sent data event, data: [DONE]
+	// after the last.
+	Frames Frames
+
+	// events is a remote upstream's event stream, relayed as it is sent,
+	// and cancel ends its request.
+	events io.ReadCloser
+	cancel context.CancelFunc
+}
+
+// Frames is a streamed answer, read one frame at a time.
+type Frames interface {
+	// Next returns the next chunk's JSON, io.EOF after the last one. A
+	// failure of the backend itself mid-stream is a frame of its own
+	// ({"error": …}, as vLLM streams it) before io.EOF; an error from Next
+	// means the stream broke off.
+	Next() (json.RawMessage, error)
+	// Close ends the stream early (the client went away) and frees what it
+	// holds; it is called once the relay is done, whether or not the
+	// stream was read to its end.
+	Close() error
+}
+
+// retryable marks an error the route's next upstream or fallback may
+// answer instead.
+type retryable struct{ err error }
+
+func (e *retryable) Error() string { return e.err.Error() }
+func (e *retryable) Unwrap() error { return e.err }
+
+// Retryable marks err as one that another upstream may answer instead (a
+// connection refused, an overloaded engine): the gateway retries the
+// route's upstreams and then its fallbacks.
+func Retryable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &retryable{err: err}
+}
+
+// isRetryable tells a Retryable error.
+func isRetryable(err error) bool {
+	var r *retryable
+	return errors.As(err, &r)
+}
