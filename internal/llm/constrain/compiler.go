@@ -118,7 +118,8 @@ type Config struct {
 	IntegerDigits, FractionDigits, ExponentDigits int
 }
 
-func (c Config) withDefaults() Config {
+// setDefaults fills zero fields with the documented defaults.
+func (c *Config) setDefaults() {
 	def := func(v *int, d int) {
 		if *v == 0 {
 			*v = d
@@ -140,7 +141,6 @@ func (c Config) withDefaults() Config {
 	def(&c.IntegerDigits, 16)
 	def(&c.FractionDigits, 16)
 	def(&c.ExponentDigits, 2)
-	return c
 }
 
 // Compiler compiles constraints for one vocabulary and keeps the most
@@ -159,7 +159,7 @@ type Compiler struct {
 
 // NewCompiler returns a Compiler for vocab.
 func NewCompiler(vocab *Vocabulary, cfg Config) *Compiler {
-	cfg = cfg.withDefaults()
+	cfg.setDefaults()
 	return &Compiler{vocab: vocab, cfg: cfg, turns: make(chan struct{}, cfg.MaxCompiles),
 		lru: list.New(), byKey: map[string]*list.Element{}}
 }

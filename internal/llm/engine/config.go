@@ -128,10 +128,10 @@ type ModelConfig struct {
 	Structured constrain.Config
 }
 
-// withDefaults fills zero fields and checks the others.
-func (c ModelConfig) withDefaults() (ModelConfig, error) {
+// setDefaults fills zero fields and checks the others.
+func (c *ModelConfig) setDefaults() error {
 	if c.Threads < 0 {
-		return c, fmt.Errorf("%w: threads must not be negative, got %d", ErrModelDir, c.Threads)
+		return fmt.Errorf("%w: threads must not be negative, got %d", ErrModelDir, c.Threads)
 	}
 	for _, f := range []struct {
 		name  string
@@ -150,31 +150,31 @@ func (c ModelConfig) withDefaults() (ModelConfig, error) {
 			*f.v = f.value
 		}
 		if *f.v < 0 && !(f.name == "max_logprobs" && *f.v == -1) {
-			return c, fmt.Errorf("%w: %s must be positive, got %d", ErrModelDir, f.name, *f.v)
+			return fmt.Errorf("%w: %s must be positive, got %d", ErrModelDir, f.name, *f.v)
 		}
 	}
 	if c.MaxBatchTokens < c.MaxSeqs {
-		return c, fmt.Errorf("%w: max_batch_tokens %d must be at least max_seqs %d", ErrModelDir, c.MaxBatchTokens, c.MaxSeqs)
+		return fmt.Errorf("%w: max_batch_tokens %d must be at least max_seqs %d", ErrModelDir, c.MaxBatchTokens, c.MaxSeqs)
 	}
 	if c.KVCacheBytes == 0 {
 		c.KVCacheBytes = DefaultKVCacheBytes
 	}
 	if c.KVCacheBytes < 0 {
-		return c, fmt.Errorf("%w: kv_cache_bytes must be positive, got %d", ErrModelDir, c.KVCacheBytes)
+		return fmt.Errorf("%w: kv_cache_bytes must be positive, got %d", ErrModelDir, c.KVCacheBytes)
 	}
 	if c.MaxQueueWait == 0 {
 		c.MaxQueueWait = DefaultMaxQueueWait
 	}
 	if c.MaxQueueWait < 0 {
-		return c, fmt.Errorf("%w: max_queue_wait must be positive, got %s", ErrModelDir, c.MaxQueueWait)
+		return fmt.Errorf("%w: max_queue_wait must be positive, got %s", ErrModelDir, c.MaxQueueWait)
 	}
 	if c.MaxModelLen < 0 {
-		return c, fmt.Errorf("%w: max_model_len must be positive, got %d", ErrModelDir, c.MaxModelLen)
+		return fmt.Errorf("%w: max_model_len must be positive, got %d", ErrModelDir, c.MaxModelLen)
 	}
 	if c.WeightType == "" {
 		c.WeightType = WeightAuto
 	} else if !c.WeightType.Valid() {
-		return c, fmt.Errorf("%w: weight_type %q: want one of %v", ErrModelDir, c.WeightType, WeightTypes())
+		return fmt.Errorf("%w: weight_type %q: want one of %v", ErrModelDir, c.WeightType, WeightTypes())
 	}
-	return c, nil
+	return nil
 }

@@ -97,7 +97,7 @@ type KVBlocks struct {
 // ErrModelDir (and the model or tokenizer package's ErrUnsupported /
 // ErrInvalid) that names it.
 func Open(dir string, cfg ModelConfig) (*Engine, error) {
-	cfg, err := cfg.withDefaults()
+	err := cfg.setDefaults()
 	if err != nil {
 		return nil, err
 	}

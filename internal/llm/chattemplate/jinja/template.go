@@ -23,7 +23,8 @@ type Limits struct {
 	MaxItems int
 }
 
-func (l Limits) withDefaults() Limits {
+// setDefaults fills the zero limits with the defaults.
+func (l *Limits) setDefaults() {
 	if l.MaxOutputBytes <= 0 {
 		l.MaxOutputBytes = 8 << 20
 	}
@@ -36,7 +37,6 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxItems <= 0 {
 		l.MaxItems = 1_000_000
 	}
-	return l
 }
 
 // Template is a parsed template, safe for concurrent renders.
@@ -74,7 +74,9 @@ type Options struct {
 // are there unless a variable of the same name replaces them. Errors are
 // *RenderError, or *RaiseError when the template called raise_exception.
 func (t *Template) Execute(vars map[string]Value, opts Options) (out string, err error) {
-	r := &renderer{t: t, limits: opts.Limits.withDefaults(), now: opts.Now}
+	limits := opts.Limits
+	limits.setDefaults()
+	r := &renderer{t: t, limits: limits, now: opts.Now}
 	if r.now == nil {
 		r.now = time.Now
 	}
