@@ -72,7 +72,7 @@ func TestStoreTraceUsage(t *testing.T) {
 
 		for _, bad := range []trace.TraceUsageReq{
 			{ProjectID: project, Limit: ptr(0)},
-			{ProjectID: project, Limit: ptr(trace.MaxTraceUsageLimit + 1)},
+			{ProjectID: project, Limit: ptr(trace.MaxUsageLimit + 1)},
 			{ProjectID: project, Query: []byte(`{"$expr":{"$regex":[{"$getField":"id"},{"$literal":"x"}]}}`)},
 			{ProjectID: "nope"},
 		} {

@@ -155,6 +155,18 @@ func (c *usageCall) ownUsage() map[string]*counts {
 	return nil
 }
 
+// usageLimit is a usage request's limit: DefaultUsageLimit when not given,
+// else a number from 1 to MaxUsageLimit.
+func usageLimit(given *int) (int, error) {
+	if given == nil {
+		return DefaultUsageLimit, nil
+	}
+	if *given < 1 || *given > MaxUsageLimit {
+		return 0, weft.WithFields(ErrInvalidQuery, map[string]any{"param": "limit"}, "limit must be between 1 and %d", MaxUsageLimit)
+	}
+	return *given, nil
+}
+
 // CallsUsage implements [Service].
 //
 // Every requested id is a key of CallUsage; ids that are unknown, not started
@@ -180,12 +192,9 @@ func (s *Store) CallsUsage(ctx context.Context, req *CallsUsageReq) (*CallsUsage
 	if _, _, err := weft.ParseProjectID(req.ProjectID); err != nil {
 		return nil, err
 	}
-	limit := DefaultUsageLimit
-	if req.Limit != nil {
-		limit = *req.Limit
-	}
-	if limit < 1 {
-		return nil, weft.WithFields(ErrInvalidQuery, map[string]any{"param": "limit"}, "limit must be at least 1")
+	limit, err := usageLimit(req.Limit)
+	if err != nil {
+		return nil, err
 	}
 	res := &CallsUsageRes{CallUsage: map[string]map[string]*Usage{}, UnfinishedCallIDs: []string{}}
 	for _, id := range req.CallIDs {
@@ -195,7 +204,7 @@ func (s *Store) CallsUsage(ctx context.Context, req *CallsUsageReq) (*CallsUsage
 		return res, nil
 	}
 	var traceIDs []string
-	err := visible(s.db.NewSelect().Model((*callRow)(nil)), req.ProjectID).
+	err = visible(s.db.NewSelect().Model((*callRow)(nil)), req.ProjectID).
 		ColumnExpr("DISTINCT c.trace_id").Where("c.id IN (?)", bun.In(slices.Collect(maps.Keys(res.CallUsage)))).
 		OrderExpr("c.trace_id").Scan(ctx, &traceIDs)
 	if err != nil {
@@ -219,12 +228,9 @@ func (s *Store) TraceUsage(ctx context.Context, req *TraceUsageReq) (*TraceUsage
 	if _, _, err := weft.ParseProjectID(req.ProjectID); err != nil {
 		return nil, err
 	}
-	limit := DefaultUsageLimit
-	if req.Limit != nil {
-		limit = *req.Limit
-	}
-	if limit < 1 || limit > MaxTraceUsageLimit {
-		return nil, weft.WithFields(ErrInvalidQuery, map[string]any{"param": "limit"}, "limit must be between 1 and %d", MaxTraceUsageLimit)
+	limit, err := usageLimit(req.Limit)
+	if err != nil {
+		return nil, err
 	}
 	q, err := s.queried(s.usageSelect(req.IncludeCosts), req.ProjectID, &req.Filter, req.Query, nil)
 	if err != nil {

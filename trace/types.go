@@ -481,7 +481,8 @@ type CallsUsageReq struct {
 	// Limit bounds the calls loaded per group of traces; a single trace with
 	// more calls is ErrTraceTooLarge. Nil means DefaultUsageLimit; a given
 	// value below 1 is ErrInvalidQuery, as the reference server answers a
-	// "limit": 0 rather than reading it as "no limit".
+	// "limit": 0 rather than reading it as "no limit", and so is one above
+	// MaxUsageLimit.
 	Limit *int `json:"limit,omitempty"`
 }
 
@@ -492,9 +493,9 @@ type CallsUsageRes struct {
 	UnfinishedCallIDs []string                     `json:"unfinished_call_ids"`
 }
 
-// MaxTraceUsageLimit bounds TraceUsageReq.Limit: the calls a trace usage
-// request loads into memory at once.
-const MaxTraceUsageLimit = 100_000
+// MaxUsageLimit bounds CallsUsageReq.Limit and TraceUsageReq.Limit: the
+// calls one usage request loads into memory at once.
+const MaxUsageLimit = 100_000
 
 // TraceUsageReq asks for the rolled-up usage of every call a filter and a
 // query match (Weave's /trace/usage), typically the calls of one trace.
@@ -504,7 +505,7 @@ type TraceUsageReq struct {
 	Query        json.RawMessage `json:"query,omitempty"`
 	IncludeCosts bool            `json:"include_costs,omitempty"`
 	// Limit bounds the calls loaded, the first by started_at; nil means
-	// DefaultUsageLimit. Below 1 or above MaxTraceUsageLimit is
+	// DefaultUsageLimit. Below 1 or above MaxUsageLimit is
 	// ErrInvalidQuery.
 	Limit *int `json:"limit,omitempty"`
 }

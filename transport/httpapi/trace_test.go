@@ -155,7 +155,7 @@ func TestTraceRoutes(t *testing.T) {
 			{"unsupported query operator", alice, "/calls/stream_query", `{"project_id":"alice/p","query":{"$expr":{"$regex":[{"$getField":"op_name"},{"$literal":"x"}]}}}`, 400, `$regex is not supported`},
 			{"query through an expanded ref", alice, "/calls/stream_query", `{"project_id":"alice/p","expand_columns":["inputs.x"],"query":{"$expr":{"$eq":[{"$getField":"inputs.x.y"},{"$literal":"z"}]}}}`, 400, `expanded ref`},
 			{"update without name", alice, "/call/update", fmt.Sprintf(`{"project_id":"alice/p","call_id":%q,"display_name":""}`, id), 400, `display_name is required`},
-			{"usage bad limit", alice, "/calls/usage", `{"project_id":"alice/p","call_ids":["x"],"limit":-2}`, 400, `limit must be at least 1`},
+			{"usage bad limit", alice, "/calls/usage", `{"project_id":"alice/p","call_ids":["x"],"limit":-2}`, 400, `limit must be between 1 and 100000`},
 			// Fields the reference types as dict[str, Any] answer a non-object
 			// as pydantic does; a nested record not an object likewise.
 			{"inputs not an object", alice, "/call/start", `{"start":{"project_id":"alice/p","op_name":"op","started_at":"2026-05-01T12:00:00Z","inputs":[1],"attributes":{}}}`, 422,
@@ -172,7 +172,8 @@ func TestTraceRoutes(t *testing.T) {
 				`{"loc":["body","start","inputs"],"msg":"Input should be a valid dictionary","type":"dict_type","input":[1]}`},
 			{"start not an object", alice, "/call/start", `{"start":"x"}`, 422,
 				`{"loc":["body","start"],"msg":"Input should be a valid dictionary or instance of StartedCall","type":"model_type","input":"x"}`},
-			{"usage zero limit", alice, "/calls/usage", `{"project_id":"alice/p","call_ids":["x"],"limit":0}`, 400, `limit must be at least 1`},
+			{"usage zero limit", alice, "/calls/usage", `{"project_id":"alice/p","call_ids":["x"],"limit":0}`, 400, `limit must be between 1 and 100000`},
+			{"usage limit past the bound", alice, "/calls/usage", `{"project_id":"alice/p","call_ids":["x"],"limit":100001}`, 400, `limit must be between 1 and 100000`},
 			{"usage zero limit, no ids", alice, "/calls/usage", `{"project_id":"alice/p","call_ids":[],"limit":0}`, 400, `"error_type":"InvalidRequest"`},
 			{"purge nothing named", alice, "/cost/purge", `{"project_id":"alice/p"}`, 400, `InvalidRequest`},
 		} {
