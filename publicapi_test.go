@@ -19,6 +19,7 @@ import (
 // must then be deleted here).
 var exposedInternal = []string{
 	"chat: Gateway.LocalEngines: engine.Engine",
+	"chat/embeddings: Open: model.Options",
 	"training/localtrainer: Config.LoRA: lora.Config",
 	"training/localtrainer: Config.Optimizer: train.Config",
 	"training/localtrainer: Engine.ChatTemplate: chattemplate.Template",
