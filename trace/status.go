@@ -58,12 +58,16 @@ func statusExpr(d database.Dialect) database.Expr {
 const failedCondition = "(c.exception IS NOT NULL AND c.exception <> '')"
 
 // failedInTrace holds for a trace root another visible call of whose trace
-// raised; it reads the calls_trace index (project_id, trace_id). Its one
+// raised; it reads the calls_trace index (project_id, trace_id), a few rows
+// per root. The exception test is written as COALESCE so that it does not
+// imply the predicate of the calls_failed partial index: PostgreSQL would
+// otherwise probe each root through every failed call of the project
+// (1.2 s instead of 20 ms for a page of a 1,000,000-call project). Its one
 // argument is the project (named as a value, so that Citus routes the
 // subquery to the project's shard as it does the query).
 const failedInTrace = "(c.parent_id IS NULL AND EXISTS (SELECT 1 FROM calls AS d WHERE d.project_id = ?" +
 	" AND d.trace_id = c.trace_id AND d.id <> c.id AND d.started_at IS NOT NULL AND d.deleted_at IS NULL" +
-	" AND d.exception IS NOT NULL AND d.exception <> ''))"
+	" AND COALESCE(d.exception, '') <> ''))"
 
 // descendantErrors is summary.status_counts.error, read only when it is a
 // JSON number, as rebuildSummary reads it.
