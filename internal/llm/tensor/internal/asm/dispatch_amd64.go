@@ -309,7 +309,8 @@ var quantRows4Kernels = map[quant.Type]func(dst *float32, ldd int, x *QActs, i i
 
 // quantTile is a format's AVX-512 VNNI products of four rows of x (from
 // row i; prefill) and of one row (decode) by n columns of weights, n a
-// multiple of cols. The four-row tile runs from minRows rows of x: below,
+// multiple of cols. Both run from minRows rows of x (the one-row tile on
+// the rows left past the last group of four): below,
 // a batch of decode steps streams the weights from memory once, and the
 // AVX2 four-row kernels, one column at a time, stream them faster for
 // these formats (Q8_0 at 8 rows and 17 MB of weights: 0.5× in CPU time;
@@ -397,7 +398,10 @@ func matmulTQuant(t quant.Type, dst []float32, ldd int, x *QActs, w []byte, rowB
 		}
 		for ; i < m; i++ {
 			whole := 0
-			if tile.run1 != nil {
+			if tile.run1 != nil && m >= tile.minRows {
+				// The rows a prefill leaves over; decode (a lone row
+				// streaming the weights from memory) keeps the AVX2
+				// kernels, one column at a time, which stream faster.
 				whole = c - c%tile.cols
 				if whole > 0 {
 					tile.run1(&dst[i*ldd+j0], ldd, x, i, &w[j0*rowBytes], rowBytes, whole)

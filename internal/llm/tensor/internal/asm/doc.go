@@ -103,7 +103,9 @@
 // has AVX-512 VNNI, groups of four rows of a prefill (32 rows or more; 4
 // for Q4_K) take tiles of four rows
 // by two or four columns in zmm registers (gen_quant_avx512.go), and the
-// other rows (decode) the same tiles cut to one row: each weight block is
+// rows it leaves past its groups of four the same tiles cut to one row
+// (decode keeps the AVX2 kernels, which stream the weights from memory
+// faster one column at a time): each weight block is
 // unpacked once for the tile's rows, the integers are summed by VPDPWSSD
 // or VPDPBUSD (exact, whatever the instruction) and the float32 steps run
 // on both columns at once, each as the pure-Go version rounds it, so they
