@@ -91,14 +91,14 @@ func dataErrorf(format string, args ...any) error {
 // line on the way, and returns the number of conversations in it. At most one
 // line is held in memory; data over MaxDataBytes fails the job once that many
 // bytes have arrived, and ctx ending stops it at the next read or line.
-func (m *Store) fetchSFTData(ctx context.Context, ref dataRef, file string) (int, error) {
+func (s *Store) fetchSFTData(ctx context.Context, ref dataRef, file string) (int, error) {
 	var src io.ReadCloser
 	var err error
 	if ref.url != "" {
-		src, err = m.openHTTP(ctx, ref.url)
+		src, err = s.openHTTP(ctx, ref.url)
 	} else {
 		var data []byte
-		data, err = m.fetchObject(ctx, ref) // a stored file: bounded by the objects service's file size
+		data, err = s.fetchObject(ctx, ref) // a stored file: bounded by the objects service's file size
 		src = io.NopCloser(bytes.NewReader(data))
 	}
 	if err != nil {
@@ -109,7 +109,7 @@ func (m *Store) fetchSFTData(ctx context.Context, ref dataRef, file string) (int
 	if err != nil {
 		return 0, err
 	}
-	n, err := copyConversations(ctx, f, src, m.cfg.MaxDataBytes)
+	n, err := copyConversations(ctx, f, src, s.cfg.MaxDataBytes)
 	if cerr := f.Close(); err == nil && cerr != nil {
 		return 0, cerr
 	}
@@ -117,15 +117,15 @@ func (m *Store) fetchSFTData(ctx context.Context, ref dataRef, file string) (int
 }
 
 // openHTTP starts the download of u, under the host policy.
-func (m *Store) openHTTP(ctx context.Context, u string) (io.ReadCloser, error) {
-	if err := m.checkDataHost(dataRef{url: u}); err != nil {
+func (s *Store) openHTTP(ctx context.Context, u string) (io.ReadCloser, error) {
+	if err := s.checkDataHost(dataRef{url: u}); err != nil {
 		return nil, &dataError{msg: errDataHostRefused.Error()} // the operator's list changed since the job was created
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, dataErrorf("training data URL %s: %v", u, err)
 	}
-	resp, err := m.dataClient.Do(req)
+	resp, err := s.dataClient.Do(req)
 	if err != nil {
 		return nil, downloadError(ctx, u, err)
 	}
@@ -157,12 +157,12 @@ func (b *downloadBody) Close() error { return b.body.Close() }
 // fetchObject reads an artifact stored as an object whose value lists its files
 // ({"files": {"train.jsonl": "<digest>", ...}} anywhere in the value) and
 // returns train.jsonl, else trajectories.jsonl, else the only *.jsonl file.
-func (m *Store) fetchObject(ctx context.Context, ref dataRef) ([]byte, error) {
+func (s *Store) fetchObject(ctx context.Context, ref dataRef) ([]byte, error) {
 	name := ref.projectID + "/" + ref.objectID + ":" + ref.version
-	if m.cfg.Objects == nil {
+	if s.cfg.Objects == nil {
 		return nil, dataErrorf("training data %s is an object reference, but this server reads training data only from http(s) URLs", name)
 	}
-	val, err := m.cfg.Objects.ReadObject(ctx, ref.projectID, ref.objectID, ref.version)
+	val, err := s.cfg.Objects.ReadObject(ctx, ref.projectID, ref.objectID, ref.version)
 	if err != nil {
 		return nil, dataErrorf("training data object %s could not be read: %v", name, err)
 	}
@@ -190,7 +190,7 @@ func (m *Store) fetchObject(ctx context.Context, ref dataRef) ([]byte, error) {
 		}
 		chosen = jsonl[0]
 	}
-	data, err := m.cfg.Objects.ReadFile(ctx, ref.projectID, files[chosen])
+	data, err := s.cfg.Objects.ReadFile(ctx, ref.projectID, files[chosen])
 	if err != nil {
 		return nil, dataErrorf("file %s of training data object %s could not be read: %v", chosen, name, err)
 	}

@@ -215,12 +215,12 @@ func embeddedIPv4(addr netip.Addr) (netip.Addr, bool) {
 
 // checkDataHost refuses, when a job is created, an http(s) URL whose host the
 // policy does not list (the address checks follow when the job downloads).
-func (m *Store) checkDataHost(ref dataRef) error {
+func (s *Store) checkDataHost(ref dataRef) error {
 	if ref.url == "" {
 		return nil
 	}
 	u, err := url.Parse(ref.url)
-	if err != nil || !m.hosts.allowsURL(u) {
+	if err != nil || !s.hosts.allowsURL(u) {
 		return fieldErrorf("training_data_url", "%s", errDataHostRefused)
 	}
 	return nil

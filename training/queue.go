@@ -29,24 +29,24 @@ func MigrateQueue(db *weft.DB) func(context.Context) error { return jobs.Migrate
 
 // useQueue registers the training worker on cfg.Jobs, or on a queue of the
 // Store's own when there is none (which Start and Stop then run).
-func (m *Store) useQueue() error {
-	q := m.cfg.Jobs
+func (s *Store) useQueue() error {
+	q := s.cfg.Jobs
 	if q == nil {
 		var err error
-		q, err = jobs.New(m.db, jobs.Config{Logger: m.cfg.Logger, PollInterval: m.cfg.PollInterval, RescueAfter: m.cfg.RescueAfter})
+		q, err = jobs.New(s.db, jobs.Config{Logger: s.cfg.Logger, PollInterval: s.cfg.PollInterval, RescueAfter: s.cfg.RescueAfter})
 		if err != nil {
 			return err
 		}
-		m.ownsQueue = true
+		s.ownsQueue = true
 	}
-	m.queue = q
-	return jobs.Register(q, queueName, m.cfg.Workers, &riverWorker{m: m})
+	s.queue = q
+	return jobs.Register(q, queueName, s.cfg.Workers, &riverWorker{m: s})
 }
 
 // insertParams is the River job of training job jobID.
-func (m *Store) insertParams(jobID string) river.InsertManyParams {
+func (s *Store) insertParams(jobID string) river.InsertManyParams {
 	return river.InsertManyParams{Args: jobArgs{TrainingJobID: jobID},
-		InsertOpts: &river.InsertOpts{Queue: queueName, MaxAttempts: m.cfg.MaxAttempts}}
+		InsertOpts: &river.InsertOpts{Queue: queueName, MaxAttempts: s.cfg.MaxAttempts}}
 }
 
 // riverWorker runs training jobs for River.

@@ -72,13 +72,13 @@ func ParseModelRef(model string) (ref ModelRef, ok bool) {
 // serving a caller check first that the caller may read ModelRef.ProjectID.
 // Path needs a blob store that is a blob.Locator: a checkpoint with files
 // in any other store is an error.
-func (m *Store) ResolveAdapter(ctx context.Context, model string) (Adapter, bool, error) {
+func (s *Store) ResolveAdapter(ctx context.Context, model string) (Adapter, bool, error) {
 	ref, ok := ParseModelRef(model)
 	if !ok {
 		return Adapter{}, false, nil
 	}
 	var row modelRow
-	err := m.db.NewSelect().Model(&row).Where("project_id = ? AND name = ?", ref.ProjectID, ref.Name).Scan(ctx)
+	err := s.db.NewSelect().Model(&row).Where("project_id = ? AND name = ?", ref.ProjectID, ref.Name).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Adapter{}, false, nil
 	}
@@ -86,7 +86,7 @@ func (m *Store) ResolveAdapter(ctx context.Context, model string) (Adapter, bool
 		return Adapter{}, false, err
 	}
 	var cp checkpointRow
-	q := m.db.NewSelect().Model(&cp).Where("project_id = ? AND model_id = ?", ref.ProjectID, row.ID)
+	q := s.db.NewSelect().Model(&cp).Where("project_id = ? AND model_id = ?", ref.ProjectID, row.ID)
 	if ref.Step >= 0 {
 		q = q.Where("step = ?", ref.Step)
 	} else {
@@ -99,7 +99,7 @@ func (m *Store) ResolveAdapter(ctx context.Context, model string) (Adapter, bool
 	}
 	a := Adapter{Name: fmt.Sprintf("%s/%s:step%d", ref.ProjectID, row.Name, cp.Step), BaseModel: row.Base, Step: cp.Step}
 	if cp.BlobPrefix != "" {
-		locator, ok := m.cfg.Blobs.(blob.Locator)
+		locator, ok := s.cfg.Blobs.(blob.Locator)
 		if !ok {
 			// Serving the base model instead would answer silently with the wrong weights.
 			return Adapter{}, false, fmt.Errorf("training: checkpoint %s is in a blob store without local paths", a.Name)

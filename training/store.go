@@ -32,7 +32,7 @@ type Store struct {
 var _ Service = (*Store)(nil)
 
 // now is the configured clock's time in UTC.
-func (m *Store) now() time.Time { return m.cfg.Now().UTC() }
+func (s *Store) now() time.Time { return s.cfg.Now().UTC() }
 
 // New returns a Store over cfg.DB. Call Start to run workers and the
 // watchdog, Stop to end them.
@@ -44,32 +44,32 @@ func New(cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Store{cfg: cfg, db: cfg.DB, hosts: hosts, dataClient: hosts.client(cfg.DataTimeout)}
-	if err := m.useQueue(); err != nil {
+	s := &Store{cfg: cfg, db: cfg.DB, hosts: hosts, dataClient: hosts.client(cfg.DataTimeout)}
+	if err := s.useQueue(); err != nil {
 		return nil, fmt.Errorf("training: %w", err)
 	}
-	return m, nil
+	return s, nil
 }
 
 // Start starts this process's workers (Config.Workers) and the watchdog. They
 // run until Stop or until ctx ends.
-func (m *Store) Start(ctx context.Context) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.cancel != nil {
+func (s *Store) Start(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cancel != nil {
 		return errors.New("training: already started")
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	if m.ownsQueue {
-		if err := m.queue.Start(ctx); err != nil {
+	if s.ownsQueue {
+		if err := s.queue.Start(ctx); err != nil {
 			cancel()
 			return fmt.Errorf("training: start queue: %w", err)
 		}
 	}
-	m.cancel, m.done = cancel, make(chan struct{})
+	s.cancel, s.done = cancel, make(chan struct{})
 	go func() {
-		defer close(m.done)
-		m.watch(ctx)
+		defer close(s.done)
+		s.watch(ctx)
 	}()
 	return nil
 }
@@ -77,18 +77,18 @@ func (m *Store) Start(ctx context.Context) error {
 // Stop stops the workers, waiting until ctx ends for running jobs (which are
 // then cancelled, given a few seconds to return, and retried later or
 // elsewhere), and the watchdog.
-func (m *Store) Stop(ctx context.Context) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.cancel == nil {
+func (s *Store) Stop(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cancel == nil {
 		return nil
 	}
 	var err error
-	if m.ownsQueue {
-		err = m.queue.Stop(ctx)
+	if s.ownsQueue {
+		err = s.queue.Stop(ctx)
 	}
-	m.cancel()
-	<-m.done
-	m.cancel = nil
+	s.cancel()
+	<-s.done
+	s.cancel = nil
 	return err
 }

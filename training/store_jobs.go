@@ -14,7 +14,7 @@ import (
 )
 
 // CreateJob implements Service.
-func (m *Store) CreateJob(ctx context.Context, req *CreateJobReq) (*Job, error) {
+func (s *Store) CreateJob(ctx context.Context, req *CreateJobReq) (*Job, error) {
 	if req.TrajectoryGroups == nil {
 		return nil, fieldErrorf("trajectory_groups", "Field required")
 	}
@@ -32,11 +32,11 @@ func (m *Store) CreateJob(ctx context.Context, req *CreateJobReq) (*Job, error) 
 	if req.ExperimentalConfig != nil {
 		config, _ = json.Marshal(req.ExperimentalConfig)
 	}
-	return m.enqueueJob(ctx, req.ModelID, KindRL, string(groups), string(config))
+	return s.enqueueJob(ctx, req.ModelID, KindRL, string(groups), string(config))
 }
 
 // CreateSFTJob implements Service.
-func (m *Store) CreateSFTJob(ctx context.Context, req *CreateSFTJobReq) (*Job, error) {
+func (s *Store) CreateSFTJob(ctx context.Context, req *CreateSFTJobReq) (*Job, error) {
 	dataURL := ""
 	for _, u := range []*string{req.TrainingDataURL, req.TrainingFolderURL} {
 		if u != nil && *u != "" {
@@ -51,7 +51,7 @@ func (m *Store) CreateSFTJob(ctx context.Context, req *CreateSFTJobReq) (*Job, e
 	if err != nil {
 		return nil, err
 	}
-	if err := m.checkDataHost(ref); err != nil {
+	if err := s.checkDataHost(ref); err != nil {
 		return nil, err
 	}
 	config := json.RawMessage("{}")
@@ -61,7 +61,7 @@ func (m *Store) CreateSFTJob(ctx context.Context, req *CreateSFTJobReq) (*Job, e
 		}
 		config = req.Config
 	}
-	model, err := m.modelRow(ctx, m.db, req.ModelID)
+	model, err := s.modelRow(ctx, s.db, req.ModelID)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +70,7 @@ func (m *Store) CreateSFTJob(ctx context.Context, req *CreateSFTJobReq) (*Job, e
 	}
 	input, _ := json.Marshal(sftInput{TrainingDataURL: dataURL, Config: config})
 	var existing jobRow
-	err = m.db.NewSelect().Model(&existing).Column(jobColumns...).
+	err = s.db.NewSelect().Model(&existing).Column(jobColumns...).
 		Where("project_id = ? AND model_id = ? AND kind = ? AND input = ? AND status NOT IN (?)",
 			model.ProjectID, model.ID, KindSFT, string(input), bun.In([]JobStatus{StatusFailed, StatusCancelled})).
 		Order("created_at DESC").Limit(1).Scan(ctx)
@@ -80,50 +80,50 @@ func (m *Store) CreateSFTJob(ctx context.Context, req *CreateSFTJobReq) (*Job, e
 	if !errors.Is(err, sql.ErrNoRows) {
 		return nil, err
 	}
-	return m.enqueueJob(ctx, req.ModelID, KindSFT, string(input), "{}")
+	return s.enqueueJob(ctx, req.ModelID, KindSFT, string(input), "{}")
 }
 
-func (m *Store) enqueueJob(ctx context.Context, modelID, kind, input, config string) (*Job, error) {
-	model, err := m.modelRow(ctx, m.db, modelID)
+func (s *Store) enqueueJob(ctx context.Context, modelID, kind, input, config string) (*Job, error) {
+	model, err := s.modelRow(ctx, s.db, modelID)
 	if err != nil {
 		return nil, err
 	}
 	row := &jobRow{ProjectID: model.ProjectID, ID: newID(), ModelID: modelID, Kind: kind, Status: StatusQueued,
-		Input: input, ExperimentalConfig: config, CreatedBy: weft.UserID(ctx), CreatedAt: m.now()}
-	err = m.queue.Enqueue(ctx, m.insertParams(row.ID), func(ctx context.Context, tx jobs.Tx, riverJobID int64) error {
+		Input: input, ExperimentalConfig: config, CreatedBy: weft.UserID(ctx), CreatedAt: s.now()}
+	err = s.queue.Enqueue(ctx, s.insertParams(row.ID), func(ctx context.Context, tx jobs.Tx, riverJobID int64) error {
 		row.RiverJobID = riverJobID
-		if _, err := tx.Exec(ctx, m.db.NewInsert().Model(row).String()); err != nil {
+		if _, err := tx.Exec(ctx, s.db.NewInsert().Model(row).String()); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, m.db.NewInsert().Model(&idRow{ID: row.ID, ProjectID: row.ProjectID, Kind: idKindJob}).String())
+		_, err := tx.Exec(ctx, s.db.NewInsert().Model(&idRow{ID: row.ID, ProjectID: row.ProjectID, Kind: idKindJob}).String())
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	if err := m.unrunnable(model.Base); err != nil {
+	if err := s.unrunnable(model.Base); err != nil {
 		// The client learns it from the events at once instead of polling a job
 		// that nothing will ever run.
-		if _, ferr := m.finish(ctx, row, StatusFailed, err.Error()); ferr != nil {
+		if _, ferr := s.finish(ctx, row, StatusFailed, err.Error()); ferr != nil {
 			return nil, ferr
 		}
-		m.cfg.Logger.WarnContext(ctx, "training job failed", "job_id", row.ID, "error", err)
-		return m.GetJob(ctx, row.ID)
+		s.cfg.Logger.WarnContext(ctx, "training job failed", "job_id", row.ID, "error", err)
+		return s.GetJob(ctx, row.ID)
 	}
 	return row.job(), nil
 }
 
 // GetJob implements Service.
-func (m *Store) GetJob(ctx context.Context, jobID string) (*Job, error) {
-	row, err := m.jobRow(ctx, jobID, false)
+func (s *Store) GetJob(ctx context.Context, jobID string) (*Job, error) {
+	row, err := s.jobRow(ctx, jobID, false)
 	if err != nil {
 		return nil, err
 	}
 	return row.job(), nil
 }
 
-func (m *Store) jobRow(ctx context.Context, jobID string, withInput bool) (*jobRow, error) {
-	projectID, err := projectOf(ctx, m.db, idKindJob, jobID)
+func (s *Store) jobRow(ctx context.Context, jobID string, withInput bool) (*jobRow, error) {
+	projectID, err := projectOf(ctx, s.db, idKindJob, jobID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, weft.Errorf(ErrJobNotFound, "training job %s not found", jobID)
 	}
@@ -131,7 +131,7 @@ func (m *Store) jobRow(ctx context.Context, jobID string, withInput bool) (*jobR
 		return nil, err
 	}
 	var row jobRow
-	q := m.db.NewSelect().Model(&row).Where("project_id = ? AND id = ?", projectID, jobID)
+	q := s.db.NewSelect().Model(&row).Where("project_id = ? AND id = ?", projectID, jobID)
 	if withInput {
 		q = q.Column(append([]string{"input", "experimental_config"}, jobColumns...)...)
 	} else {
@@ -145,37 +145,37 @@ func (m *Store) jobRow(ctx context.Context, jobID string, withInput bool) (*jobR
 }
 
 // CancelJob implements Service.
-func (m *Store) CancelJob(ctx context.Context, jobID string) (*Job, error) {
-	row, err := m.jobRow(ctx, jobID, false)
+func (s *Store) CancelJob(ctx context.Context, jobID string) (*Job, error) {
+	row, err := s.jobRow(ctx, jobID, false)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := m.finish(ctx, row, StatusCancelled, "training job cancelled"); err != nil {
+	if _, err := s.finish(ctx, row, StatusCancelled, "training job cancelled"); err != nil {
 		return nil, err
 	}
 	if row.RiverJobID != 0 {
-		if err := m.queue.Cancel(ctx, row.RiverJobID); err != nil {
-			m.cfg.Logger.WarnContext(ctx, "cancel queued job", "job_id", jobID, "error", err)
+		if err := s.queue.Cancel(ctx, row.RiverJobID); err != nil {
+			s.cfg.Logger.WarnContext(ctx, "cancel queued job", "job_id", jobID, "error", err)
 		}
 	}
-	return m.GetJob(ctx, jobID)
+	return s.GetJob(ctx, jobID)
 }
 
 // --- events
 
 // ListEvents implements Service.
-func (m *Store) ListEvents(ctx context.Context, jobID string, p ListParams) (*Page[Event], error) {
+func (s *Store) ListEvents(ctx context.Context, jobID string, p ListParams) (*Page[Event], error) {
 	if err := p.check(false); err != nil {
 		return nil, err
 	}
-	job, err := m.jobRow(ctx, jobID, false)
+	job, err := s.jobRow(ctx, jobID, false)
 	if err != nil {
 		return nil, err
 	}
-	q := m.db.NewSelect().Model((*eventRow)(nil)).Where("project_id = ? AND job_id = ?", job.ProjectID, jobID)
+	q := s.db.NewSelect().Model((*eventRow)(nil)).Where("project_id = ? AND job_id = ?", job.ProjectID, jobID)
 	if p.After != "" {
 		var after eventRow
-		err := m.db.NewSelect().Model(&after).Column("seq").
+		err := s.db.NewSelect().Model(&after).Column("seq").
 			Where("project_id = ? AND job_id = ? AND id = ?", job.ProjectID, jobID, p.After).Scan(ctx)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, weft.Errorf(ErrCursorNotFound, "event %s (after) not found in training job %s", p.After, jobID)
@@ -199,16 +199,16 @@ func (m *Store) ListEvents(ctx context.Context, jobID string, p ListParams) (*Pa
 // the job with that status in the same transaction, after before runs (the
 // place to commit the new checkpoint first). It reports false when the job had
 // already finished (or is gone): then nothing was written.
-func (m *Store) appendEvent(ctx context.Context, job *jobRow, typ string, data any, terminal JobStatus, errMsg string,
+func (s *Store) appendEvent(ctx context.Context, job *jobRow, typ string, data any, terminal JobStatus, errMsg string,
 	before func(ctx context.Context, tx bun.Tx) error) (bool, error) {
 	payload, err := json.Marshal(data)
 	if err != nil {
 		return false, err
 	}
 	appended := false
-	err = m.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		appended = false
-		t := m.now()
+		t := s.now()
 		set := "last_seq = last_seq + 1"
 		args := []any{}
 		if terminal != "" {
@@ -242,8 +242,8 @@ func (m *Store) appendEvent(ctx context.Context, job *jobRow, typ string, data a
 }
 
 // finish writes the job's one terminal failure event, unless it already ended.
-func (m *Store) finish(ctx context.Context, job *jobRow, status JobStatus, msg string) (bool, error) {
-	return m.appendEvent(ctx, job, EventTrainingFailed, map[string]any{"error_message": msg}, status, msg, nil)
+func (s *Store) finish(ctx context.Context, job *jobRow, status JobStatus, msg string) (bool, error) {
+	return s.appendEvent(ctx, job, EventTrainingFailed, map[string]any{"error_message": msg}, status, msg, nil)
 }
 
 // finiteMetrics drops NaN and infinities, which JSON cannot carry.

@@ -28,11 +28,11 @@ type StepLog struct {
 }
 
 // ListModels implements Service.
-func (m *Store) ListModels(ctx context.Context, projectID string, p ListParams) (*Page[Model], error) {
+func (s *Store) ListModels(ctx context.Context, projectID string, p ListParams) (*Page[Model], error) {
 	if err := p.check(false); err != nil {
 		return nil, err
 	}
-	q := m.db.NewSelect().Model((*modelRow)(nil)).Where("project_id = ?", projectID)
+	q := s.db.NewSelect().Model((*modelRow)(nil)).Where("project_id = ?", projectID)
 	if p.After != "" {
 		q = q.Where("id > ?", p.After)
 	}
@@ -44,15 +44,15 @@ func (m *Store) ListModels(ctx context.Context, projectID string, p ListParams) 
 }
 
 // ListJobs implements Service.
-func (m *Store) ListJobs(ctx context.Context, modelID string, p ListParams) (*Page[Job], error) {
+func (s *Store) ListJobs(ctx context.Context, modelID string, p ListParams) (*Page[Job], error) {
 	if err := p.check(false); err != nil {
 		return nil, err
 	}
-	model, err := m.modelRow(ctx, m.db, modelID)
+	model, err := s.modelRow(ctx, s.db, modelID)
 	if err != nil {
 		return nil, err
 	}
-	q := m.db.NewSelect().Model((*jobRow)(nil)).Column(jobColumns...).
+	q := s.db.NewSelect().Model((*jobRow)(nil)).Column(jobColumns...).
 		Where("project_id = ? AND model_id = ?", model.ProjectID, modelID)
 	if p.After != "" {
 		// Job ids are UUIDv7, so their order is their creation order.
@@ -66,15 +66,15 @@ func (m *Store) ListJobs(ctx context.Context, modelID string, p ListParams) (*Pa
 }
 
 // EachEvent implements Service.
-func (m *Store) EachEvent(ctx context.Context, jobID, after string, fn func(Event) error) error {
-	job, err := m.jobRow(ctx, jobID, false)
+func (s *Store) EachEvent(ctx context.Context, jobID, after string, fn func(Event) error) error {
+	job, err := s.jobRow(ctx, jobID, false)
 	if err != nil {
 		return err
 	}
 	seq := int64(0)
 	if after != "" {
 		var row eventRow
-		err := m.db.NewSelect().Model(&row).Column("seq").
+		err := s.db.NewSelect().Model(&row).Column("seq").
 			Where("project_id = ? AND job_id = ? AND id = ?", job.ProjectID, jobID, after).Scan(ctx)
 		if errors.Is(err, sql.ErrNoRows) {
 			return weft.Errorf(ErrCursorNotFound, "event %s (after) not found in training job %s", after, jobID)
@@ -86,7 +86,7 @@ func (m *Store) EachEvent(ctx context.Context, jobID, after string, fn func(Even
 	}
 	for {
 		var rows []eventRow
-		if err := m.db.NewSelect().Model(&rows).Column("seq", "id", "type", "data").
+		if err := s.db.NewSelect().Model(&rows).Column("seq", "id", "type", "data").
 			Where("project_id = ? AND job_id = ? AND seq > ?", job.ProjectID, jobID, seq).
 			Order("seq ASC").Limit(eventBatch).Scan(ctx); err != nil {
 			return err
@@ -104,13 +104,13 @@ func (m *Store) EachEvent(ctx context.Context, jobID, after string, fn func(Even
 }
 
 // StepLogs implements Service.
-func (m *Store) StepLogs(ctx context.Context, modelID string, step int64) ([]StepLog, error) {
-	model, err := m.modelRow(ctx, m.db, modelID)
+func (s *Store) StepLogs(ctx context.Context, modelID string, step int64) ([]StepLog, error) {
+	model, err := s.modelRow(ctx, s.db, modelID)
 	if err != nil {
 		return nil, err
 	}
 	var rows []logRow
-	if err := m.db.NewSelect().Model(&rows).
+	if err := s.db.NewSelect().Model(&rows).
 		Where("project_id = ? AND model_id = ? AND step = ?", model.ProjectID, modelID, step).
 		Order("created_at ASC", "id ASC").Limit(maxStepLogs).Scan(ctx); err != nil {
 		return nil, err
@@ -125,8 +125,8 @@ func (m *Store) StepLogs(ctx context.Context, modelID string, step int64) ([]Ste
 }
 
 // JobTrajectories implements Service.
-func (m *Store) JobTrajectories(ctx context.Context, jobID string) (json.RawMessage, error) {
-	row, err := m.jobRow(ctx, jobID, true)
+func (s *Store) JobTrajectories(ctx context.Context, jobID string) (json.RawMessage, error) {
+	row, err := s.jobRow(ctx, jobID, true)
 	if err != nil || row.Kind != KindRL {
 		return nil, err
 	}

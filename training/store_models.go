@@ -15,7 +15,7 @@ import (
 )
 
 // CreateModel implements Service.
-func (m *Store) CreateModel(ctx context.Context, req *CreateModelReq) (*Model, error) {
+func (s *Store) CreateModel(ctx context.Context, req *CreateModelReq) (*Model, error) {
 	entity := req.EntityFor(ctx)
 	if entity == "" {
 		return nil, fieldErrorf("entity", "Field required: the API key has no default entity")
@@ -31,13 +31,13 @@ func (m *Store) CreateModel(ctx context.Context, req *CreateModelReq) (*Model, e
 		return nil, fieldErrorf("base_model", "must not be empty")
 	}
 	returnExisting := req.ReturnExisting != nil && *req.ReturnExisting
-	t := m.now()
+	t := s.now()
 	row := &modelRow{ProjectID: projectID, ID: newID(), Entity: entity, Project: req.Project, Name: req.Name,
 		Base: req.BaseModel, CreatedBy: weft.UserID(ctx), CreatedAt: t}
 	row.RunID = row.ID
 	var existing modelRow
 	for attempt := 0; ; attempt++ {
-		err := m.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 			err := tx.NewSelect().Model(&existing).Where("project_id = ? AND name = ?", projectID, req.Name).Scan(ctx)
 			if err == nil {
 				return errExists
@@ -77,15 +77,15 @@ func (m *Store) CreateModel(ctx context.Context, req *CreateModelReq) (*Model, e
 var errExists = errors.New("exists")
 
 // GetModel implements Service.
-func (m *Store) GetModel(ctx context.Context, modelID string) (*Model, error) {
-	row, err := m.modelRow(ctx, m.db, modelID)
+func (s *Store) GetModel(ctx context.Context, modelID string) (*Model, error) {
+	row, err := s.modelRow(ctx, s.db, modelID)
 	if err != nil {
 		return nil, err
 	}
 	return row.model(), nil
 }
 
-func (m *Store) modelRow(ctx context.Context, db bun.IDB, modelID string) (*modelRow, error) {
+func (s *Store) modelRow(ctx context.Context, db bun.IDB, modelID string) (*modelRow, error) {
 	projectID, err := projectOf(ctx, db, idKindModel, modelID)
 	if err == nil {
 		var row modelRow
@@ -101,14 +101,14 @@ func (m *Store) modelRow(ctx context.Context, db bun.IDB, modelID string) (*mode
 }
 
 // DeleteModel implements Service.
-func (m *Store) DeleteModel(ctx context.Context, modelID string) (*DeleteModelRes, error) {
-	model, err := m.modelRow(ctx, m.db, modelID)
+func (s *Store) DeleteModel(ctx context.Context, modelID string) (*DeleteModelRes, error) {
+	model, err := s.modelRow(ctx, s.db, modelID)
 	if err != nil {
 		return nil, err
 	}
 	var riverJobs []int64
 	res := &DeleteModelRes{ModelID: modelID, DeletedRun: true}
-	err = m.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var jobs []jobRow
 		if err := tx.NewSelect().Model(&jobs).Column("id", "river_job_id", "status").
 			Where("project_id = ? AND model_id = ?", model.ProjectID, modelID).Scan(ctx); err != nil {
@@ -153,12 +153,12 @@ func (m *Store) DeleteModel(ctx context.Context, modelID string) (*DeleteModelRe
 		return nil, err
 	}
 	for _, id := range riverJobs {
-		if err := m.queue.Cancel(ctx, id); err != nil {
-			m.cfg.Logger.WarnContext(ctx, "cancel queued job of deleted model", "river_job_id", id, "error", err)
+		if err := s.queue.Cancel(ctx, id); err != nil {
+			s.cfg.Logger.WarnContext(ctx, "cancel queued job of deleted model", "river_job_id", id, "error", err)
 		}
 	}
-	if err := m.cfg.Blobs.DeletePrefix(ctx, modelPrefix(modelID)); err != nil {
-		m.cfg.Logger.WarnContext(ctx, "delete checkpoint files", "model_id", modelID, "error", err)
+	if err := s.cfg.Blobs.DeletePrefix(ctx, modelPrefix(modelID)); err != nil {
+		s.cfg.Logger.WarnContext(ctx, "delete checkpoint files", "model_id", modelID, "error", err)
 	}
 	return res, nil
 }
@@ -182,22 +182,22 @@ func latestCheckpoint(ctx context.Context, db bun.IDB, projectID, modelID string
 }
 
 // ListCheckpoints implements Service.
-func (m *Store) ListCheckpoints(ctx context.Context, modelID string, p ListParams) (*Page[Checkpoint], error) {
+func (s *Store) ListCheckpoints(ctx context.Context, modelID string, p ListParams) (*Page[Checkpoint], error) {
 	if err := p.check(true); err != nil {
 		return nil, err
 	}
-	model, err := m.modelRow(ctx, m.db, modelID)
+	model, err := s.modelRow(ctx, s.db, modelID)
 	if err != nil {
 		return nil, err
 	}
-	q := m.db.NewSelect().Model((*checkpointRow)(nil)).Where("project_id = ? AND model_id = ?", model.ProjectID, modelID)
+	q := s.db.NewSelect().Model((*checkpointRow)(nil)).Where("project_id = ? AND model_id = ?", model.ProjectID, modelID)
 	cmp, order := ">", "step ASC"
 	if p.Order == OrderDesc {
 		cmp, order = "<", "step DESC"
 	}
 	if p.After != "" {
 		var after checkpointRow
-		err := m.db.NewSelect().Model(&after).Column("step").
+		err := s.db.NewSelect().Model(&after).Column("step").
 			Where("project_id = ? AND model_id = ? AND id = ?", model.ProjectID, modelID, p.After).Scan(ctx)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, weft.Errorf(ErrCursorNotFound, "checkpoint %s (after) not found for model %s", p.After, modelID)
@@ -249,14 +249,14 @@ func page[R, T any](rows []R, limit int, conv func(R) T, id func(T) string) *Pag
 }
 
 // DeleteCheckpoints implements Service.
-func (m *Store) DeleteCheckpoints(ctx context.Context, modelID string, steps []int64) (*DeleteCheckpointsRes, error) {
-	model, err := m.modelRow(ctx, m.db, modelID)
+func (s *Store) DeleteCheckpoints(ctx context.Context, modelID string, steps []int64) (*DeleteCheckpointsRes, error) {
+	model, err := s.modelRow(ctx, s.db, modelID)
 	if err != nil {
 		return nil, err
 	}
 	res := &DeleteCheckpointsRes{NotFoundSteps: []int64{}}
 	var orphaned []string
-	err = m.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		res.DeletedCount, res.NotFoundSteps, orphaned = 0, []int64{}, nil
 		seen := map[int64]bool{}
 		for _, step := range steps {
@@ -292,8 +292,8 @@ func (m *Store) DeleteCheckpoints(ctx context.Context, modelID string, steps []i
 		return nil, err
 	}
 	for _, prefix := range orphaned {
-		if err := m.cfg.Blobs.DeletePrefix(ctx, prefix); err != nil {
-			m.cfg.Logger.WarnContext(ctx, "delete checkpoint files", "prefix", prefix, "error", err)
+		if err := s.cfg.Blobs.DeletePrefix(ctx, prefix); err != nil {
+			s.cfg.Logger.WarnContext(ctx, "delete checkpoint files", "prefix", prefix, "error", err)
 		}
 	}
 	return res, nil
@@ -302,7 +302,7 @@ func (m *Store) DeleteCheckpoints(ctx context.Context, modelID string, steps []i
 // --- log
 
 // Log implements Service.
-func (m *Store) Log(ctx context.Context, modelID string, req *LogReq) (*LogRes, error) {
+func (s *Store) Log(ctx context.Context, modelID string, req *LogReq) (*LogRes, error) {
 	split := "val"
 	if req.Split != nil && *req.Split != "" {
 		split = *req.Split
@@ -316,7 +316,7 @@ func (m *Store) Log(ctx context.Context, modelID string, req *LogReq) (*LogRes, 
 	if err := validateGroups("trajectory_groups", req.TrajectoryGroups); err != nil {
 		return nil, err
 	}
-	model, err := m.modelRow(ctx, m.db, modelID)
+	model, err := s.modelRow(ctx, s.db, modelID)
 	if err != nil {
 		return nil, err
 	}
@@ -327,7 +327,7 @@ func (m *Store) Log(ctx context.Context, modelID string, req *LogReq) (*LogRes, 
 	}
 	metricsJSON, _ := json.Marshal(metrics)
 	res := &LogRes{Metrics: metrics}
-	err = m.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		latest, err := latestCheckpoint(ctx, tx, model.ProjectID, modelID)
 		if err != nil {
 			return err
@@ -343,7 +343,7 @@ func (m *Store) Log(ctx context.Context, modelID string, req *LogReq) (*LogRes, 
 			}
 		}
 		_, err = tx.NewInsert().Model(&logRow{ProjectID: model.ProjectID, ModelID: modelID, ID: newID(), Split: split, Step: res.Step,
-			TrajectoryGroups: string(groups), Metrics: string(metricsJSON), CreatedBy: weft.UserID(ctx), CreatedAt: m.now()}).Exec(ctx)
+			TrajectoryGroups: string(groups), Metrics: string(metricsJSON), CreatedBy: weft.UserID(ctx), CreatedAt: s.now()}).Exec(ctx)
 		return err
 	})
 	if err != nil {

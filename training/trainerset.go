@@ -106,9 +106,9 @@ type baseModelRunner interface {
 // baseModel and no other process may, the error that fails such a job at once;
 // nil when the job can be run (here or, with OtherWorkers or no trainer at
 // all, by workers elsewhere).
-func (m *Store) unrunnable(baseModel string) error {
-	set, ok := m.cfg.Trainer.(baseModelRunner)
-	if !ok || m.cfg.OtherWorkers || set.Runs(baseModel) {
+func (s *Store) unrunnable(baseModel string) error {
+	set, ok := s.cfg.Trainer.(baseModelRunner)
+	if !ok || s.cfg.OtherWorkers || set.Runs(baseModel) {
 		return nil
 	}
 	return set.noTrainer(baseModel)

@@ -23,8 +23,8 @@ import (
 // work runs one attempt of a training job for River. It returns nil when the
 // job reached its terminal event (or already had one), an error to have River
 // retry the attempt.
-func (m *Store) work(ctx context.Context, rj *river.Job[jobArgs]) (err error) {
-	job, err := m.jobRow(ctx, rj.Args.TrainingJobID, true)
+func (s *Store) work(ctx context.Context, rj *river.Job[jobArgs]) (err error) {
+	job, err := s.jobRow(ctx, rj.Args.TrainingJobID, true)
 	if errors.Is(err, ErrJobNotFound) {
 		return nil // the model was deleted
 	}
@@ -36,7 +36,7 @@ func (m *Store) work(ctx context.Context, rj *river.Job[jobArgs]) (err error) {
 	}
 	// Jobs of one model run one at a time, oldest first: each starts from the
 	// checkpoint the previous one made.
-	busy, err := m.db.NewSelect().Model((*jobRow)(nil)).
+	busy, err := s.db.NewSelect().Model((*jobRow)(nil)).
 		Where("project_id = ? AND model_id = ? AND status IN (?) AND id <> ?", job.ProjectID, job.ModelID,
 			bun.In([]JobStatus{StatusQueued, StatusRunning}), job.ID).
 		Where("(created_at < ? OR (created_at = ? AND id < ?))", job.CreatedAt, job.CreatedAt, job.ID).Exists(ctx)
@@ -44,25 +44,25 @@ func (m *Store) work(ctx context.Context, rj *river.Job[jobArgs]) (err error) {
 		return err
 	}
 	if busy {
-		return river.JobSnooze(m.cfg.PollInterval)
+		return river.JobSnooze(s.cfg.PollInterval)
 	}
-	if set, ok := m.cfg.Trainer.(baseModelRunner); ok && m.cfg.OtherWorkers {
-		if model, err := m.modelRow(ctx, m.db, job.ModelID); err == nil && !set.Runs(model.Base) {
-			return river.JobSnooze(m.cfg.PollInterval) // another process's trainer runs it
+	if set, ok := s.cfg.Trainer.(baseModelRunner); ok && s.cfg.OtherWorkers {
+		if model, err := s.modelRow(ctx, s.db, job.ModelID); err == nil && !set.Runs(model.Base) {
+			return river.JobSnooze(s.cfg.PollInterval) // another process's trainer runs it
 		}
 	}
-	if claimed, err := m.claim(ctx, job, rj.Attempt); err != nil || !claimed {
+	if claimed, err := s.claim(ctx, job, rj.Attempt); err != nil || !claimed {
 		return err
 	}
 
-	ctx, stop := m.holdLease(ctx, job, rj.Attempt)
+	ctx, stop := s.holdLease(ctx, job, rj.Attempt)
 	defer stop()
 	defer func() {
 		if err != nil { // River retries it: queued until then
-			m.release(context.WithoutCancel(ctx), job, rj.Attempt)
+			s.release(context.WithoutCancel(ctx), job, rj.Attempt)
 		}
 	}()
-	res, rows, err := m.train(ctx, job, rj.Attempt)
+	res, rows, err := s.train(ctx, job, rj.Attempt)
 	if err != nil && (errors.Is(err, errJobEnded) || errors.Is(context.Cause(ctx), errLeaseLost)) {
 		// The job ended meanwhile (cancelled) or another attempt holds it:
 		// this attempt has nothing to report and nothing to retry.
@@ -76,27 +76,27 @@ func (m *Store) work(ctx context.Context, rj *river.Job[jobArgs]) (err error) {
 			if rj.MaxAttempts > 1 && !permanent {
 				msg = fmt.Sprintf("%s (after %d attempts)", msg, rj.Attempt)
 			}
-			if _, ferr := m.finish(context.WithoutCancel(ctx), job, StatusFailed, msg); ferr != nil {
+			if _, ferr := s.finish(context.WithoutCancel(ctx), job, StatusFailed, msg); ferr != nil {
 				return ferr
 			}
-			m.cfg.Logger.WarnContext(ctx, "training job failed", "job_id", job.ID, "error", msg)
+			s.cfg.Logger.WarnContext(ctx, "training job failed", "job_id", job.ID, "error", msg)
 			return nil
 		}
-		m.cfg.Logger.WarnContext(ctx, "training attempt failed; retrying", "job_id", job.ID, "attempt", rj.Attempt, "error", err)
+		s.cfg.Logger.WarnContext(ctx, "training attempt failed; retrying", "job_id", job.ID, "attempt", rj.Attempt, "error", err)
 		return err
 	}
-	return m.complete(ctx, job, res, rows)
+	return s.complete(ctx, job, res, rows)
 }
 
 // train prepares the job's files, runs the trainer and stores the new
 // checkpoint's files. It returns the trainer's result with the blob prefix of
 // the files in CheckpointDir, and the gradient-step rows.
-func (m *Store) train(ctx context.Context, job *jobRow, attempt int) (*TrainResult, []map[string]float64, error) {
-	model, err := m.modelRow(ctx, m.db, job.ModelID)
+func (s *Store) train(ctx context.Context, job *jobRow, attempt int) (*TrainResult, []map[string]float64, error) {
+	model, err := s.modelRow(ctx, s.db, job.ModelID)
 	if err != nil {
 		return nil, nil, err
 	}
-	latest, err := latestCheckpoint(ctx, m.db, job.ProjectID, job.ModelID)
+	latest, err := latestCheckpoint(ctx, s.db, job.ProjectID, job.ModelID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -115,7 +115,7 @@ func (m *Store) train(ctx context.Context, job *jobRow, attempt int) (*TrainResu
 		tj.Step = latest.Step
 		if latest.BlobPrefix != "" {
 			dir := filepath.Join(work, "previous_checkpoint")
-			if _, err := blob.GetDir(ctx, m.cfg.Blobs, latest.BlobPrefix, dir); err != nil {
+			if _, err := blob.GetDir(ctx, s.cfg.Blobs, latest.BlobPrefix, dir); err != nil {
 				return nil, nil, fmt.Errorf("read checkpoint %d: %w", latest.Step, err)
 			}
 			tj.PreviousCheckpointDir = dir
@@ -140,12 +140,12 @@ func (m *Store) train(ctx context.Context, job *jobRow, attempt int) (*TrainResu
 		}
 		tj.SFTConfig = in.Config
 		tj.SFTDataFile = filepath.Join(work, "train.jsonl")
-		if _, err := m.fetchSFTData(ctx, ref, tj.SFTDataFile); err != nil {
+		if _, err := s.fetchSFTData(ctx, ref, tj.SFTDataFile); err != nil {
 			return nil, nil, err
 		}
 	}
-	rep := &reporter{m: m, job: job, batch: batch}
-	res, err := m.cfg.Trainer.Train(ctx, tj, rep)
+	rep := &reporter{m: s, job: job, batch: batch}
+	res, err := s.cfg.Trainer.Train(ctx, tj, rep)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -163,7 +163,7 @@ func (m *Store) train(ctx context.Context, job *jobRow, attempt int) (*TrainResu
 	switch {
 	case res.CheckpointDir != "":
 		prefix := modelPrefix(model.ID) + "jobs/" + job.ID + "/"
-		if err := blob.PutDir(ctx, m.cfg.Blobs, prefix, res.CheckpointDir); err != nil {
+		if err := blob.PutDir(ctx, s.cfg.Blobs, prefix, res.CheckpointDir); err != nil {
 			return nil, nil, fmt.Errorf("store checkpoint files: %w", err)
 		}
 		out.CheckpointDir = prefix
@@ -185,11 +185,11 @@ func (m *Store) train(ctx context.Context, job *jobRow, attempt int) (*TrainResu
 
 // complete commits the next checkpoint and training_ended in one transaction,
 // so the checkpoint is listed before the end is visible.
-func (m *Store) complete(ctx context.Context, job *jobRow, res *TrainResult, rows []map[string]float64) error {
+func (s *Store) complete(ctx context.Context, job *jobRow, res *TrainResult, rows []map[string]float64) error {
 	metrics := stepAverages(rows)
 	maps.Copy(metrics, res.Metrics)
 	metricsJSON, _ := json.Marshal(finiteMetrics(metrics))
-	_, err := m.appendEvent(ctx, job, EventTrainingEnded, struct{}{}, StatusCompleted, "", func(ctx context.Context, tx bun.Tx) error {
+	_, err := s.appendEvent(ctx, job, EventTrainingEnded, struct{}{}, StatusCompleted, "", func(ctx context.Context, tx bun.Tx) error {
 		latest, err := latestCheckpoint(ctx, tx, job.ProjectID, job.ModelID)
 		if err != nil {
 			return err
@@ -199,7 +199,7 @@ func (m *Store) complete(ctx context.Context, job *jobRow, res *TrainResult, row
 			step = latest.Step + 1
 		}
 		_, err = tx.NewInsert().Model(&checkpointRow{ProjectID: job.ProjectID, ModelID: job.ModelID, Step: step, ID: newID(),
-			Metrics: string(metricsJSON), BlobPrefix: res.CheckpointDir, JobID: job.ID, CreatedAt: m.now()}).Exec(ctx)
+			Metrics: string(metricsJSON), BlobPrefix: res.CheckpointDir, JobID: job.ID, CreatedAt: s.now()}).Exec(ctx)
 		return err
 	})
 	return err
@@ -275,12 +275,12 @@ func (r *reporter) rowsCopy() []map[string]float64 {
 // training_failed, the jobs that have not finished but that the queue no longer
 // runs (River discarded them after their last attempt's worker died, they were
 // cancelled in the queue, or their queue row is gone).
-func (m *Store) watch(ctx context.Context) {
-	ticker := time.NewTicker(m.cfg.WatchdogInterval)
+func (s *Store) watch(ctx context.Context) {
+	ticker := time.NewTicker(s.cfg.WatchdogInterval)
 	defer ticker.Stop()
 	for {
-		if _, err := m.Sweep(ctx); err != nil && ctx.Err() == nil {
-			m.cfg.Logger.WarnContext(ctx, "training watchdog", "error", err)
+		if _, err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
+			s.cfg.Logger.WarnContext(ctx, "training watchdog", "error", err)
 		}
 		select {
 		case <-ctx.Done():
@@ -292,8 +292,8 @@ func (m *Store) watch(ctx context.Context) {
 
 // Sweep runs one watchdog pass (Start runs it periodically) and returns how
 // many jobs it ended.
-func (m *Store) Sweep(ctx context.Context) (int, error) {
-	jobs, err := m.activeJobs(ctx)
+func (s *Store) Sweep(ctx context.Context) (int, error) {
+	jobs, err := s.activeJobs(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -301,19 +301,19 @@ func (m *Store) Sweep(ctx context.Context) (int, error) {
 	for _, j := range jobs {
 		ids = append(ids, j.RiverJobID)
 	}
-	states, err := m.queue.States(ctx, ids)
+	states, err := s.queue.States(ctx, ids)
 	if err != nil {
 		return 0, err
 	}
 	ended := 0
 	for i := range jobs {
 		job := &jobs[i]
-		if m.leaseHeld(job) {
+		if s.leaseHeld(job) {
 			continue // an attempt is working on it, whatever the queue says
 		}
 		state, found := states[job.RiverJobID]
 		if found && state == rivertype.JobStateRunning {
-			if err := m.rescue(ctx, job); err != nil {
+			if err := s.rescue(ctx, job); err != nil {
 				return ended, err
 			}
 			continue
@@ -332,11 +332,11 @@ func (m *Store) Sweep(ctx context.Context) (int, error) {
 			continue
 		}
 		// Re-read: the job may have ended between the two queries.
-		if ok, err := m.finish(ctx, job, StatusFailed, msg); err != nil {
+		if ok, err := s.finish(ctx, job, StatusFailed, msg); err != nil {
 			return ended, err
 		} else if ok {
 			ended++
-			m.cfg.Logger.WarnContext(ctx, "watchdog ended training job", "job_id", job.ID, "reason", msg)
+			s.cfg.Logger.WarnContext(ctx, "watchdog ended training job", "job_id", job.ID, "reason", msg)
 		}
 	}
 	return ended, nil
@@ -348,10 +348,10 @@ func (m *Store) Sweep(ctx context.Context) (int, error) {
 // transaction (citus.multi_task_query_log_level, which a deployment may set to
 // make any other multi-shard query an error; on plain PostgreSQL the setting is
 // an inert placeholder).
-func (m *Store) activeJobs(ctx context.Context) ([]jobRow, error) {
+func (s *Store) activeJobs(ctx context.Context) ([]jobRow, error) {
 	var jobs []jobRow
-	err := m.db.RunInTx(ctx, &sql.TxOptions{ReadOnly: true}, func(ctx context.Context, tx bun.Tx) error {
-		if database.DialectOf(m.db).Has(database.ExtensionSettings) {
+	err := s.db.RunInTx(ctx, &sql.TxOptions{ReadOnly: true}, func(ctx context.Context, tx bun.Tx) error {
+		if database.DialectOf(s.db).Has(database.ExtensionSettings) {
 			if _, err := tx.ExecContext(ctx, "SET LOCAL citus.multi_task_query_log_level = 'off'"); err != nil {
 				return err
 			}
