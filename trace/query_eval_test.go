@@ -625,28 +625,13 @@ func (e *evaluator) convert(in memValue, input callquery.Expr, to callquery.Cast
 	return memValue{}, errEvalInvalid
 }
 
-func castOf(lit *callquery.Literal) callquery.Cast {
-	if lit == nil {
-		return ""
-	}
-	switch lit.Value.(type) {
-	case bool:
-		return callquery.ToBool
-	case int64:
-		return callquery.ToInt
-	case float64:
-		return callquery.ToDouble
-	}
-	return ""
-}
-
 func (e *evaluator) operand(x callquery.Expr, other callquery.Expr) (memValue, error) {
 	v, err := e.value(x)
 	if err != nil {
 		return v, err
 	}
-	if l, ok := other.(*callquery.Literal); ok && v.dynamic() && castOf(l) != "" {
-		return e.convert(v, x, castOf(l))
+	if l, ok := other.(*callquery.Literal); ok && v.dynamic() && callquery.ComparisonCast(l) != "" {
+		return e.convert(v, x, callquery.ComparisonCast(l))
 	}
 	return v, nil
 }
@@ -777,7 +762,7 @@ func (e *evaluator) in(x *callquery.In) (tri, error) {
 	if err != nil {
 		return 0, err
 	}
-	if cast := sharedCastOf(x.List); l.dynamic() && cast != "" {
+	if cast := callquery.ListCast(x.List); l.dynamic() && cast != "" {
 		if l, err = e.convert(l, x.Left, cast); err != nil {
 			return 0, err
 		}
@@ -799,26 +784,6 @@ func (e *evaluator) in(x *callquery.In) (tri, error) {
 		}
 	}
 	return triFalse, nil
-}
-
-func sharedCastOf(list []callquery.Expr) callquery.Cast {
-	var shared callquery.Cast
-	for _, x := range list {
-		l, ok := x.(*callquery.Literal)
-		cast := castOf(l)
-		if !ok || cast == "" {
-			return ""
-		}
-		switch {
-		case shared == "" || shared == cast:
-			shared = cast
-		case (shared == callquery.ToInt && cast == callquery.ToDouble) || (shared == callquery.ToDouble && cast == callquery.ToInt):
-			shared = callquery.ToDouble
-		default:
-			return ""
-		}
-	}
-	return shared
 }
 
 // sortCalls orders calls as a query sorted by sortBy does (id ascending

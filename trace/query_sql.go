@@ -470,23 +470,6 @@ func (c *queryCompiler) convert(v value, to callquery.Cast) (value, error) {
 	return value{}, invalidQueryf("$convert to %q is not supported", to)
 }
 
-// castFor is the conversion a comparison with the literal lit applies to a
-// dynamic field (Weave's inferred cast), "" for none.
-func castFor(lit *callquery.Literal) callquery.Cast {
-	if lit == nil {
-		return ""
-	}
-	switch lit.Value.(type) {
-	case bool:
-		return callquery.ToBool
-	case int64:
-		return callquery.ToInt
-	case float64:
-		return callquery.ToDouble
-	}
-	return ""
-}
-
 // operands compiles the two sides of a comparison with Weave's conversions:
 // a dynamic field compared with a number or boolean literal is converted
 // first, and a literal compared with a time column is read as a time.
@@ -511,7 +494,7 @@ func (c *queryCompiler) operands(left, right callquery.Expr) (value, value, erro
 // inferCast converts v when it is a dynamic field and other a number or
 // boolean literal.
 func (c *queryCompiler) inferCast(v, other value) (value, error) {
-	if cast := castFor(other.lit); v.dynamic() && cast != "" {
+	if cast := callquery.ComparisonCast(other.lit); v.dynamic() && cast != "" {
 		return c.convert(v, cast)
 	}
 	return v, nil
@@ -643,29 +626,6 @@ func isNullLiteral(e callquery.Expr) bool {
 	return ok && l.Value == nil
 }
 
-// sharedCast is the conversion $in applies to a dynamic field compared with a
-// list of literals: the literals' own when they are all of one kind, double
-// for integers and doubles together, none otherwise.
-func sharedCast(list []callquery.Expr) callquery.Cast {
-	var shared callquery.Cast
-	for _, e := range list {
-		l, ok := e.(*callquery.Literal)
-		cast := castFor(l)
-		if !ok || cast == "" {
-			return ""
-		}
-		switch {
-		case shared == "" || shared == cast:
-			shared = cast
-		case (shared == callquery.ToInt && cast == callquery.ToDouble) || (shared == callquery.ToDouble && cast == callquery.ToInt):
-			shared = callquery.ToDouble
-		default:
-			return ""
-		}
-	}
-	return shared
-}
-
 // in compiles $in: null when the operand is null, else true when it equals
 // an element, false otherwise.
 func (c *queryCompiler) in(e *callquery.In) (database.Expr, error) {
@@ -673,7 +633,7 @@ func (c *queryCompiler) in(e *callquery.In) (database.Expr, error) {
 	if err != nil {
 		return database.Expr{}, err
 	}
-	if cast := sharedCast(e.List); l.dynamic() && cast != "" {
+	if cast := callquery.ListCast(e.List); l.dynamic() && cast != "" {
 		if l, err = c.convert(l, cast); err != nil {
 			return database.Expr{}, err
 		}
