@@ -84,6 +84,17 @@ type Service interface {
 	// ScoreDelete deletes scores (their calls; the feedback rows stay, as
 	// in Weave).
 	ScoreDelete(ctx context.Context, projectID string, ids []string) (*DeleteRes, error)
+
+	// ResultsQuery groups the trials (predict_and_score calls) of
+	// evaluation root calls by the dataset row they ran on, as Weave's
+	// eval_results/query does: rows in row_digest order, each with every
+	// evaluation's trials (model output, scores, the predict and scorer
+	// calls under it, latency, tokens and, when asked, cost), and a summary
+	// of each evaluation's score dimensions. Any evaluation run or
+	// Evaluation.evaluate call is a root, however it was recorded. Naming
+	// more than MaxResultsEvaluations is ErrInvalid; more than
+	// MaxResultsTrials trials is ErrTooLarge.
+	ResultsQuery(ctx context.Context, req *ResultsQueryReq) (*ResultsQueryRes, error)
 }
 
 // RunCreateReq is the body of POST /v2/{entity}/{project}/evaluation_runs.

@@ -154,6 +154,10 @@ func (h *Handler) registerEvalRuns(svc evalrun.Service) {
 		func(ctx context.Context, in *v2RecordsDeleteInput) (*evalrun.DeleteRes, error) {
 			return svc.ScoreDelete(ctx, projectOf(in.Entity, in.Project), in.ScoreIDs)
 		})
+
+	// Results of evaluations, grouped by dataset row.
+	route(h, op("eval results", "eval-results-query", http.MethodPost, "eval_results/query", "Evaluation results grouped by dataset row, with a summary per evaluation"), false,
+		v2Body(func(r *evalrun.ResultsQueryReq) *string { return &r.ProjectID }), svc.ResultsQuery)
 }
 
 // evaluateModelBody and evaluationStatusBody are Weave's bodies of POST
