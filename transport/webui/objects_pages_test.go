@@ -140,7 +140,7 @@ func TestObjectPages(t *testing.T) {
 		rowsDiff := b.get(base + "objects/qa/diff?a=v0&b=v1")
 		rowsDiff.mustContain(t, "2 rows added · 2 removed · 1 kept", `class="row-removed" data-row="`+f.rowDigests["q3"]+`"`)
 		same := b.get(base + "objects/qa/diff?a=v1&b=latest")
-		same.mustContain(t, "0 rows added · 0 removed · 3 kept", "Identical.")
+		same.mustContain(t, "0 rows added · 0 removed · 3 kept", `<section class="diff-part object-value-diff" aria-label="Value">`, "Identical.")
 
 		version := b.get(base + "objects/qa/versions/v0")
 		version.mustContain(t, `href="/ui/p/alice/p/tables/`+f.tables[0]+`"`, `href="/ui/p/alice/p/objects/qa/versions"`)

@@ -111,7 +111,7 @@ func TestTraceViewRequests(t *testing.T) {
 
 		// Diff of two calls: children aligned, structural difference.
 		p = b.get(base + "diff?left=" + uuidN('c', 0) + "&right=" + uuidN('c', 1))
-		p.mustContain(t, `id="diff-summary"`, `class="left-only"`, "Identical.")
+		p.mustContain(t, `id="diff-summary"`, `class="left-only"`, `<section class="diff-part" aria-label="Inputs">`, "Identical.")
 		p = b.get(base + "diff?kind=traces&left=" + traceID + "&right=" + traceID)
 		p.mustContain(t, `class="aligned"`, "±0")
 		b.get(base+"diff").mustContain(t, `class="diff-form filters"`)
