@@ -17,16 +17,20 @@ import (
 	"strings"
 )
 
-// ObjectReader reads stored objects and their files: what SFT data given as a
-// weft object reference (trace:///<entity>/<project>/object/<name>:<version>,
-// or wandb-artifact:///<entity>/<project>/<name>:<version>) needs. The objects
-// service satisfies it through a small adapter.
+// ObjectReader reads stored objects, their files and tables: what SFT data
+// given as a weft object reference (weave:/// or trace:///<entity>/<project>/
+// object/<name>:<version>, or wandb-artifact:///<entity>/<project>/<name>:<version>)
+// needs. The objects service satisfies it through a small adapter
+// ([ObjectFiles]).
 type ObjectReader interface {
 	// ReadObject returns the value of object objectID at version (a digest or an
 	// alias such as "latest" or "v0").
 	ReadObject(ctx context.Context, projectID, objectID, version string) (json.RawMessage, error)
 	// ReadFile returns the content of the file with digest.
 	ReadFile(ctx context.Context, projectID, digest string) ([]byte, error)
+	// ReadTable calls yield with each row of the table with digest, in
+	// order, until yield returns an error.
+	ReadTable(ctx context.Context, projectID, digest string, yield func(row json.RawMessage) error) error
 }
 
 // dataRef is a parsed training_data_url.
@@ -43,7 +47,7 @@ func parseDataURL(raw string) (dataRef, error) {
 	const field = "training_data_url"
 	u, err := url.Parse(raw)
 	if err != nil || raw == "" {
-		return dataRef{}, fieldErrorf(field, "must be an http(s) URL or a trace:/// or wandb-artifact:/// reference")
+		return dataRef{}, fieldErrorf(field, "must be an http(s) URL or a weave:///, trace:/// or wandb-artifact:/// reference")
 	}
 	switch u.Scheme {
 	case "http", "https":
@@ -51,12 +55,12 @@ func parseDataURL(raw string) (dataRef, error) {
 			return dataRef{}, fieldErrorf(field, "URL has no host")
 		}
 		return dataRef{url: raw}, nil
-	case "trace", "wandb-artifact":
+	case "weave", "trace", "wandb-artifact":
 		rest := strings.TrimLeft(strings.TrimPrefix(raw, u.Scheme+":"), "/")
 		parts := strings.Split(rest, "/")
-		if u.Scheme == "trace" {
+		if u.Scheme != "wandb-artifact" {
 			if len(parts) != 4 || parts[2] != "object" {
-				return dataRef{}, fieldErrorf(field, "a trace reference must be trace:///<entity>/<project>/object/<name>:<version>")
+				return dataRef{}, fieldErrorf(field, "a %s reference must be %s:///<entity>/<project>/object/<name>:<version>", u.Scheme, u.Scheme)
 			}
 			parts = []string{parts[0], parts[1], parts[3]}
 		}
@@ -69,7 +73,7 @@ func parseDataURL(raw string) (dataRef, error) {
 		}
 		return dataRef{projectID: parts[0] + "/" + parts[1], objectID: name, version: version}, nil
 	}
-	return dataRef{}, fieldErrorf(field, "scheme %q is not supported: use http(s), trace:/// or wandb-artifact:///", u.Scheme)
+	return dataRef{}, fieldErrorf(field, "scheme %q is not supported: use http(s), weave:///, trace:/// or wandb-artifact:///", u.Scheme)
 }
 
 // dataError is a problem with the training data: it fails the job at once (a
@@ -97,9 +101,7 @@ func (s *Store) fetchSFTData(ctx context.Context, ref dataRef, file string) (int
 	if ref.url != "" {
 		src, err = s.openHTTP(ctx, ref.url)
 	} else {
-		var data []byte
-		data, err = s.fetchObject(ctx, ref) // a stored file: bounded by the objects service's file size
-		src = io.NopCloser(bytes.NewReader(data))
+		src, err = s.openObject(ctx, ref)
 	}
 	if err != nil {
 		return 0, err
@@ -154,10 +156,10 @@ func (b *downloadBody) Read(p []byte) (int, error) {
 
 func (b *downloadBody) Close() error { return b.body.Close() }
 
-// fetchObject reads an artifact stored as an object whose value lists its files
-// ({"files": {"train.jsonl": "<digest>", ...}} anywhere in the value) and
-// returns train.jsonl, else trajectories.jsonl, else the only *.jsonl file.
-func (s *Store) fetchObject(ctx context.Context, ref dataRef) ([]byte, error) {
+// openObject opens the training data of an object reference: the rows of
+// a Weave Dataset (see [datasetRows]), or the JSON-lines file of an
+// artifact (see [fetchArtifact]).
+func (s *Store) openObject(ctx context.Context, ref dataRef) (io.ReadCloser, error) {
 	name := ref.projectID + "/" + ref.objectID + ":" + ref.version
 	if s.cfg.Objects == nil {
 		return nil, dataErrorf("training data %s is an object reference, but this server reads training data only from http(s) URLs", name)
@@ -166,6 +168,21 @@ func (s *Store) fetchObject(ctx context.Context, ref dataRef) ([]byte, error) {
 	if err != nil {
 		return nil, dataErrorf("training data object %s could not be read: %v", name, err)
 	}
+	if table, ok := datasetTable(ref.projectID, val); ok {
+		return s.datasetRows(ctx, name, ref.projectID, table), nil
+	}
+	data, err := s.fetchArtifact(ctx, name, ref, val) // a stored file: bounded by the objects service's file size
+	if err != nil {
+		return nil, err
+	}
+	return io.NopCloser(bytes.NewReader(data)), nil
+}
+
+// fetchArtifact reads an artifact stored as an object whose value val lists
+// its files ({"files": {"train.jsonl": "<digest>", ...}} anywhere in the
+// value) and returns train.jsonl, else trajectories.jsonl, else the only
+// *.jsonl file.
+func (s *Store) fetchArtifact(ctx context.Context, name string, ref dataRef, val json.RawMessage) ([]byte, error) {
 	files := findFiles(val)
 	if len(files) == 0 {
 		return nil, dataErrorf("training data object %s holds no files", name)

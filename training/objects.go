@@ -33,3 +33,26 @@ func (o objectFiles) ReadFile(ctx context.Context, projectID, digest string) ([]
 	}
 	return res.Content, nil
 }
+
+// tablePage is how many rows ReadTable reads at a time.
+const tablePage = 500
+
+// ReadTable implements ObjectReader.
+func (o objectFiles) ReadTable(ctx context.Context, projectID, digest string, yield func(json.RawMessage) error) error {
+	for offset := 0; ; {
+		limit := tablePage
+		res, err := o.svc.TableQuery(ctx, &objects.TableQueryReq{ProjectID: projectID, Digest: digest, Limit: &limit, Offset: &offset})
+		if err != nil {
+			return err
+		}
+		for _, row := range res.Rows {
+			if err := yield(row.Val); err != nil {
+				return err
+			}
+		}
+		if len(res.Rows) < limit {
+			return nil
+		}
+		offset += len(res.Rows)
+	}
+}

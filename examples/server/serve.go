@@ -18,6 +18,7 @@ import (
 	"github.com/weftlabs/weft/chat/chatstore"
 	"github.com/weftlabs/weft/chat/embeddings"
 	"github.com/weftlabs/weft/chat/responses"
+	"github.com/weftlabs/weft/datasets"
 	"github.com/weftlabs/weft/feedback"
 	"github.com/weftlabs/weft/internal/llm/model"
 	"github.com/weftlabs/weft/jobs"
@@ -45,6 +46,7 @@ type serveOptions struct {
 	cookies       cookieOptions
 	training      *trainingOptions
 	monitors      *monitorOptions
+	datasets      *datasets.Limits
 }
 
 func serveCommand() *command {
@@ -79,6 +81,7 @@ func serveFlags(fs *flag.FlagSet) *serveOptions {
 	cookieFlags(fs, &opts.cookies)
 	opts.training = trainingFlags(fs, 1)
 	opts.monitors = monitorFlags(fs)
+	opts.datasets = datasetFlags(fs)
 	return opts
 }
 
@@ -114,6 +117,7 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 		RateLimit:       httpapi.RateLimit{PerSecond: opts.rateLimit, Burst: opts.rateBurst},
 		BodyReadTimeout: opts.limits.body,
 		OTLP:            opts.limits.otlp,
+		DatasetLimits:   *opts.datasets,
 	}
 	// One job queue for the process, shared by every domain that queues
 	// work: it starts once they have all registered their workers.

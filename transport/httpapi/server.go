@@ -35,6 +35,7 @@ import (
 	"github.com/weftlabs/weft/chat"
 	"github.com/weftlabs/weft/chat/embeddings"
 	"github.com/weftlabs/weft/chat/responses"
+	"github.com/weftlabs/weft/datasets"
 	"github.com/weftlabs/weft/evalrun"
 	"github.com/weftlabs/weft/feedback"
 	"github.com/weftlabs/weft/monitor"
@@ -130,6 +131,10 @@ type Config struct {
 	Training training.Service
 	// Monitors serves /v2/{entity}/{project}/monitor_backfills.
 	Monitors monitor.Service
+	// DatasetLimits bound the datasets made of calls
+	// (/v2/{entity}/{project}/datasets/from_calls, served with Trace and
+	// Objects); zero fields are package datasets' defaults.
+	DatasetLimits datasets.Limits
 	// OTLP configures OpenTelemetry trace ingest at /otel/v1/traces, served
 	// with Trace.
 	OTLP OTLPConfig
@@ -235,6 +240,13 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Trace != nil {
 		h.registerTTLSettings()
 		h.registerServerEvaluations()
+	}
+	if cfg.Trace != nil && cfg.Objects != nil {
+		builder, err := datasets.New(datasets.Config{Calls: cfg.Trace, Datasets: cfg.Objects, Limits: cfg.DatasetLimits})
+		if err != nil {
+			return nil, err
+		}
+		h.registerDatasetsFromCalls(builder)
 	}
 	if cfg.Trace != nil && cfg.Objects != nil && cfg.Feedback != nil {
 		runs, err := evalrun.New(evalrun.Config{Trace: cfg.Trace, Objects: cfg.Objects, Feedback: cfg.Feedback})

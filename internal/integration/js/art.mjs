@@ -11,29 +11,15 @@
 // JSON line with what it saw and exits non-zero on the first mismatch.
 import OpenAI from "openai";
 
+import { check, jsonAPI } from "./checks.mjs";
+
 const url = process.env.WEFT_URL;
 const key = process.env.WEFT_KEY;
 const baseModel = process.env.WEFT_MODEL;
 const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: key, maxRetries: 0 });
 
-function check(condition, what, value) {
-  if (!condition) {
-    console.error(`mismatch: ${what}: ${JSON.stringify(value)}`);
-    process.exit(1);
-  }
-}
-
 // api calls a training route as ART's client does: JSON with the bearer key.
-async function api(method, path, body) {
-  const res = await fetch(`${url}${path}`, {
-    method,
-    headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  check(res.ok, `${method} ${path} answered ${res.status}`, text);
-  return text === "" ? null : JSON.parse(text);
-}
+const api = jsonAPI(url, key);
 
 // register is ServerlessBackend.register: the model, created or returned,
 // and the inference name it then completes with (its latest checkpoint).
