@@ -29,6 +29,26 @@ type Service interface {
 	// ObjDelete soft-deletes live versions (see ObjDeleteReq). No live match, or
 	// fewer matches than digests given → ErrNotFound. More than 100 digests → 400.
 	ObjDelete(ctx context.Context, req *ObjDeleteReq) (*ObjDeleteRes, error)
+	// ObjAddTags tags a live version (named by its digest); tags it already
+	// has stay. ObjRemoveTags removes tags (absent ones are no error). A
+	// tag is words of letters, digits, '_' and '-' separated by single
+	// spaces, at most 256 characters; another is ErrInvalidRequest. No
+	// live version with the digest → ErrNotFound.
+	ObjAddTags(ctx context.Context, req *ObjTagsReq) (*TagsAliasesRes, error)
+	ObjRemoveTags(ctx context.Context, req *ObjTagsReq) (*TagsAliasesRes, error)
+	// ObjSetAliases points each alias at a live version, moving it from any
+	// other version of the object; ObjReadReq.Digest may then name it. An
+	// alias has at most 128 characters, no '/' or ':', and is neither
+	// "latest" nor "v<N>" nor a digest's shape (ErrInvalidRequest).
+	// ObjRemoveAliases removes aliases of the object. Deleting a version
+	// removes its tags and aliases.
+	ObjSetAliases(ctx context.Context, req *ObjSetAliasesReq) (*TagsAliasesRes, error)
+	ObjRemoveAliases(ctx context.Context, req *ObjRemoveAliasesReq) (*TagsAliasesRes, error)
+	// TagsList and AliasesList list a project's distinct tags and aliases;
+	// the aliases include "latest" when the project has a live version.
+	TagsList(ctx context.Context, projectID string) (*TagsListRes, error)
+	AliasesList(ctx context.Context, projectID string) (*AliasesListRes, error)
+
 	// RefsReadBatch resolves object and op refs, following their extra path
 	// (key, attr, index; id reads a table row). Table and call refs, malformed
 	// refs and more than 1000 refs → 400; an unknown object → ErrNotFound; a

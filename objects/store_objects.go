@@ -251,14 +251,26 @@ func (s *Store) ObjRead(ctx context.Context, req *ObjReadReq) (*ObjReadRes, erro
 	if err := checkProject(req.ProjectID); err != nil {
 		return nil, err
 	}
-	row, err := s.readVersion(ctx, s.db, req.ProjectID, req.ObjectID, req.Digest, !req.MetadataOnly)
+	version, err := s.resolveAlias(ctx, req.ProjectID, req.ObjectID, req.Digest)
+	if err != nil {
+		return nil, err
+	}
+	row, err := s.readVersion(ctx, s.db, req.ProjectID, req.ObjectID, version, !req.MetadataOnly)
 	if err != nil {
 		return nil, err
 	}
 	if row.DeletedAt != nil {
 		return nil, deletedError(row)
 	}
-	return &ObjReadRes{Obj: row.schema(req.MetadataOnly, true)}, nil
+	res := &ObjReadRes{Obj: row.schema(req.MetadataOnly, true)}
+	if req.IncludeTagsAndAliases {
+		objs := []ObjSchema{res.Obj}
+		if err := s.addTagsAndAliases(ctx, req.ProjectID, objs); err != nil {
+			return nil, err
+		}
+		res.Obj = objs[0]
+	}
+	return res, nil
 }
 
 func (s *Store) ObjsQuery(ctx context.Context, req *ObjsQueryReq) (*ObjsQueryRes, error) {
@@ -299,6 +311,11 @@ func (s *Store) ObjsQuery(ctx context.Context, req *ObjsQueryReq) (*ObjsQueryRes
 	for i := range rows {
 		out.Objs[i] = rows[i].schema(req.MetadataOnly, req.IncludeStorageSize)
 	}
+	if req.IncludeTagsAndAliases {
+		if err := s.addTagsAndAliases(ctx, req.ProjectID, out.Objs); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
 }
 
@@ -326,6 +343,7 @@ func filterVersions(q *bun.SelectQuery, projectID string, f *ObjectVersionFilter
 			q = q.Where("o.kind = ?", kindObject)
 		}
 	}
+	q = filterTagsAndAliases(q, projectID, f)
 	if f.LatestOnly != nil && *f.LatestOnly {
 		q = q.Where(`o.version_index = (SELECT MAX(l.version_index) FROM obj_versions AS l
 			WHERE l.project_id = ? AND l.object_id = o.object_id AND l.deleted_at IS NULL)`, projectID)
@@ -395,6 +413,9 @@ func (s *Store) deleteVersions(ctx context.Context, tx bun.Tx, req *ObjDeleteReq
 		Where("project_id = ? AND object_id = ? AND digest IN (?) AND deleted_at IS NULL", req.ProjectID, req.ObjectID, bun.In(digests)).
 		Exec(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := removeTagsAndAliases(ctx, tx, req.ProjectID, req.ObjectID, digests); err != nil {
 		return nil, err
 	}
 	if err := s.deletedChanged(ctx, tx, req.ProjectID, req.ObjectID); err != nil {

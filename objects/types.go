@@ -21,6 +21,10 @@ type ObjSchema struct {
 	Val       json.RawMessage `json:"val"`
 	PfUserID  *string         `json:"pf_user_id"`
 	SizeBytes *int64          `json:"size_bytes"`
+	// Tags (sorted) and Aliases (sorted, "latest" on the newest live
+	// version) are set when the request asks for them; null otherwise.
+	Tags    []string `json:"tags" nullable:"true"`
+	Aliases []string `json:"aliases" nullable:"true"`
 }
 
 // ObjCreateReq publishes a version of an object.
@@ -56,7 +60,8 @@ type ObjReadReq struct {
 	ObjectID     string `json:"object_id"`
 	Digest       string `json:"digest"`
 	MetadataOnly bool   `json:"metadata_only,omitempty"`
-	// IncludeTagsAndAliases is accepted for compatibility; tags and aliases are not kept.
+	// IncludeTagsAndAliases sets the version's tags and aliases. Digest may
+	// also be an alias of the object.
 	IncludeTagsAndAliases bool `json:"include_tags_and_aliases,omitempty"`
 }
 
@@ -74,6 +79,10 @@ type ObjectVersionFilter struct {
 	ObjectIDs                []string `json:"object_ids,omitempty"`
 	IsOp                     *bool    `json:"is_op,omitempty"`
 	LatestOnly               *bool    `json:"latest_only,omitempty"`
+	// Tags keeps versions that carry any of them; Aliases keeps versions
+	// that any of them names ("latest": the newest live version).
+	Tags    []string `json:"tags,omitempty"`
+	Aliases []string `json:"aliases,omitempty"`
 }
 
 // SortBy is one sort key: a field and "asc" or "desc".
@@ -92,7 +101,7 @@ type ObjsQueryReq struct {
 	SortBy             []SortBy `json:"sort_by,omitempty"`
 	MetadataOnly       bool     `json:"metadata_only,omitempty"`
 	IncludeStorageSize bool     `json:"include_storage_size,omitempty"`
-	// IncludeTagsAndAliases is accepted for compatibility.
+	// IncludeTagsAndAliases sets each version's tags and aliases.
 	IncludeTagsAndAliases bool `json:"include_tags_and_aliases,omitempty"`
 }
 
@@ -427,4 +436,44 @@ type V2Object struct {
 	// SourceCode and Attributes of a model.
 	SourceCode *string         `json:"source_code,omitempty"`
 	Attributes json.RawMessage `json:"attributes,omitempty"`
+}
+
+// ObjTagsReq adds tags to one live version, or removes them from it: Weave's
+// body of PUT /objs/{object_id}/versions/{digest}/tags and of POST
+// …/tags/remove, with the path's object id and digest.
+type ObjTagsReq struct {
+	ProjectID string   `json:"project_id"`
+	ObjectID  string   `json:"-"`
+	Digest    string   `json:"-"`
+	Tags      []string `json:"tags"`
+}
+
+// ObjSetAliasesReq points aliases of an object at one of its live versions:
+// Weave's body of PUT /objs/{object_id}/aliases.
+type ObjSetAliasesReq struct {
+	ProjectID string   `json:"project_id"`
+	ObjectID  string   `json:"-"`
+	Digest    string   `json:"digest"`
+	Aliases   []string `json:"aliases"`
+}
+
+// ObjRemoveAliasesReq removes aliases of an object: Weave's body of POST
+// /objs/{object_id}/aliases/remove.
+type ObjRemoveAliasesReq struct {
+	ProjectID string   `json:"project_id"`
+	ObjectID  string   `json:"-"`
+	Aliases   []string `json:"aliases"`
+}
+
+// TagsAliasesRes is the empty answer of the tag and alias writes.
+type TagsAliasesRes struct{}
+
+// TagsListRes lists a project's distinct tags, sorted.
+type TagsListRes struct {
+	Tags []string `json:"tags"`
+}
+
+// AliasesListRes lists a project's distinct aliases, sorted.
+type AliasesListRes struct {
+	Aliases []string `json:"aliases"`
 }

@@ -51,6 +51,7 @@ func (h *Handler) registerObjects() {
 		fromBody(func(r *objects.ObjsQueryReq) string { return r.ProjectID }), svc.ObjsQuery)
 	route(h, post("obj-delete", "/obj/delete", "Delete object versions"), true,
 		fromBody(func(r *objects.ObjDeleteReq) string { return r.ProjectID }), svc.ObjDelete)
+	h.registerObjectTags()
 	route(h, post("files-query-stats", "/files/query_stats", "Total size of a project's files"), false,
 		fromBody(func(r *objects.FilesQueryStatsReq) string { return r.ProjectID }), svc.FilesQueryStats)
 	route(h, post("table-create", "/table/create", "Create a table"), true,

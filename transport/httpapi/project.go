@@ -101,3 +101,34 @@ func (h *Handler) registerTTLSettings() {
 			return &ttlSettingsRes{}, nil
 		})
 }
+
+// projectsInfoReq is Weave's body of POST /service/projects_info;
+// projectInfo is one entry of its answer.
+type (
+	projectsInfoReq struct {
+		ProjectIDs []string `json:"project_ids" maxItems:"1000" doc:"entity/project ids"`
+	}
+	projectInfo struct {
+		ExternalProjectID string `json:"external_project_id"`
+		InternalProjectID string `json:"internal_project_id" doc:"the same id: this server names a project by entity/project everywhere"`
+	}
+)
+
+// registerProjectsInfo registers Weave's POST /service/projects_info, which
+// maps the projects a client names to the server's own ids. This server
+// has no ids of its own: each project maps to itself, once the caller may
+// read every project named.
+func (h *Handler) registerProjectsInfo() {
+	route(h, huma.Operation{OperationID: "projects-info", Method: http.MethodPost, Path: "/service/projects_info", Tags: []string{"project"},
+		Summary: "The server's ids of projects (each project's own entity/project)"}, false,
+		func(_ context.Context, in *body[projectsInfoReq]) (*projectsInfoReq, []string, error) {
+			return &in.Body, in.Body.ProjectIDs, nil
+		},
+		func(_ context.Context, req *projectsInfoReq) ([]projectInfo, error) {
+			out := make([]projectInfo, len(req.ProjectIDs))
+			for i, id := range req.ProjectIDs {
+				out[i] = projectInfo{ExternalProjectID: id, InternalProjectID: id}
+			}
+			return out, nil
+		})
+}

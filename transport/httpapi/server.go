@@ -239,6 +239,7 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if cfg.Trace != nil {
 		h.registerTTLSettings()
+		h.registerProjectsInfo()
 		h.registerServerEvaluations()
 	}
 	if cfg.Trace != nil && cfg.Objects != nil {

@@ -22,8 +22,8 @@ func pythonFilter(traceID string) string {
 // The routes of Weave's interface added last, sent as the Python SDK's
 // RemoteHTTPTraceServer sends them (model_dump_json: every field, nulls
 // included): /trace/usage, the deprecated /calls/query, the project TTL
-// settings, /table/query_stream, and the server-side evaluation routes this
-// server refuses. Each checks the caller's project and answers bad input
+// settings, /table/query_stream, /service/projects_info, and the server-side
+// evaluation routes this server refuses. Each checks the caller's project and answers bad input
 // with a 4xx.
 func TestWeaveSDKRoutes(t *testing.T) {
 	t.Parallel()
@@ -133,6 +133,11 @@ func TestWeaveSDKRoutes(t *testing.T) {
 			{"/evaluations/evaluate_model", `{"project_id":"alice/p","evaluation_ref":"weave:///alice/p/object/e:v1","model_ref":"weave:///alice/p/object/m:v1","wb_user_id":null}`, 400, `server-side evaluations are not supported`},
 			{"/evaluations/evaluate_model", `{"project_id":"admin/p","evaluation_ref":"x","model_ref":"y"}`, 403, `Forbidden`},
 			{"/evaluations/status", `{"project_id":"alice/p","call_id":"x"}`, 400, `server-side evaluations are not supported`},
+			{"/service/projects_info", `{"project_ids":["alice/p","alice/q"]}`, 200,
+				`[{"external_project_id":"alice/p","internal_project_id":"alice/p"},{"external_project_id":"alice/q","internal_project_id":"alice/q"}]`},
+			{"/service/projects_info", `{"project_ids":["alice/p","admin/p"]}`, 403, `Forbidden`},
+			{"/service/projects_info", `{"project_ids":["no-slash"]}`, 400, `project`},
+			{"/service/projects_info", `{"project_ids":"alice/p"}`, 422, `project_ids`},
 		} {
 			if status, body := post(t, f, alice, tc.path, tc.body); status != tc.status || !bytes.Contains(body, []byte(tc.want)) {
 				t.Errorf("%s %s: %d %s, want %d with %s", tc.path, tc.body, status, body, tc.status, tc.want)
