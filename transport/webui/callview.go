@@ -14,6 +14,7 @@ type callView struct {
 	ID          string
 	TraceID     string
 	ParentID    string
+	ThreadID    string // "" outside a thread
 	OpName      string
 	Name        string // display name, else the op's name
 	Status      string // summary.weave.status
@@ -65,6 +66,9 @@ func viewOf(c *trace.Call) *callView {
 	}
 	if c.ParentID != nil {
 		v.ParentID = *c.ParentID
+	}
+	if c.ThreadID != nil {
+		v.ThreadID = *c.ThreadID
 	}
 	if c.PfUserID != nil {
 		v.UserID = *c.PfUserID

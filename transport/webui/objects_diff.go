@@ -159,22 +159,38 @@ const opSourceFile = "obj.py"
 func (h *Handler) opCodeDiff(ctx context.Context, projectID string, left, right json.RawMessage) (*lineDiff, error) {
 	var texts [2]string
 	for i, val := range []json.RawMessage{left, right} {
-		var op struct {
-			Files map[string]string `json:"files"`
-		}
-		if json.Unmarshal(val, &op) != nil || op.Files[opSourceFile] == "" {
+		code, err := h.opSource(ctx, projectID, val)
+		switch {
+		case errors.Is(err, errNoCode):
 			return &lineDiff{Note: "These op versions keep no code to compare."}, nil
-		}
-		res, err := h.cfg.Objects.FileContent(ctx, &objects.FileContentReq{ProjectID: projectID, Digest: op.Files[opSourceFile]})
-		if err != nil {
-			if errors.Is(err, weft.ErrNotFound) {
-				return &lineDiff{Note: "The code of one of these versions is missing."}, nil
-			}
+		case errors.Is(err, weft.ErrNotFound):
+			return &lineDiff{Note: "The code of one of these versions is missing."}, nil
+		case err != nil:
 			return nil, err
 		}
-		texts[i] = string(res.Content)
+		texts[i] = code
 	}
 	return diffLines(texts[0], texts[1]), nil
+}
+
+// errNoCode: an op version names no code file.
+var errNoCode = errors.New("the op version keeps no code")
+
+// opSource reads the code of an op version (its value val): errNoCode when
+// it names no code file, an error of class weft.ErrNotFound when the file
+// is missing.
+func (h *Handler) opSource(ctx context.Context, projectID string, val json.RawMessage) (string, error) {
+	var op struct {
+		Files map[string]string `json:"files"`
+	}
+	if json.Unmarshal(val, &op) != nil || op.Files[opSourceFile] == "" {
+		return "", errNoCode
+	}
+	res, err := h.cfg.Objects.FileContent(ctx, &objects.FileContentReq{ProjectID: projectID, Digest: op.Files[opSourceFile]})
+	if err != nil {
+		return "", err
+	}
+	return string(res.Content), nil
 }
 
 // diffLines aligns two texts' lines (a longest common subsequence) into one

@@ -1,6 +1,7 @@
 package webui
 
 import (
+	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -33,7 +34,13 @@ type objectVersionView struct {
 	// each table it holds (a dataset's rows), by member name.
 	History, Calls, PrevDiff string
 	Tables                   []tableLink
+	// Code is an op version's source; CodeNote says why there is none to
+	// show ("" for objects, which have no code).
+	Code, CodeNote string
 }
+
+// maxCodeBytes bounds the source an op version page shows.
+const maxCodeBytes = 256 << 10
 
 // tableLink is a member of an object version that holds a table.
 type tableLink struct {
@@ -80,6 +87,22 @@ func (h *Handler) objectVersionPage(w http.ResponseWriter, r *http.Request, v *v
 		}
 	}
 	slices.SortFunc(view.Tables, func(a, b tableLink) int { return strings.Compare(a.Field, b.Field) })
+	if o.Kind == "op" {
+		code, err := h.opSource(r.Context(), projectID, o.Val)
+		switch {
+		case errors.Is(err, errNoCode):
+			view.CodeNote = "This op version keeps no code."
+		case errors.Is(err, weft.ErrNotFound):
+			view.CodeNote = "The code of this version is missing."
+		case err != nil:
+			h.internalError(w, r, err)
+			return
+		case len(code) > maxCodeBytes:
+			view.Code, view.CodeNote = strings.ToValidUTF8(code[:maxCodeBytes], ""), "The code goes on beyond what is shown."
+		default:
+			view.Code = code
+		}
+	}
 	title := o.ObjectID + ":v" + strconv.Itoa(o.VersionIndex)
 	h.render(w, r, http.StatusOK, "object", page{Title: title, Viewer: v, Project: projectID, Body: view})
 }

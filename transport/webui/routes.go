@@ -42,6 +42,10 @@ func (h *Handler) routes() {
 	get("files/{digest}", h.fileContent)
 	get("diff", h.diffPage)
 
+	// Threads: the list and one thread as a conversation.
+	get("threads", h.threadsPage)
+	get("threads/{threadID}", h.threadPage)
+
 	// Objects: the lists by kind, version histories and diffs, table rows.
 	get("objects", h.objectsPage)
 	get("objects/{name}/versions", h.objectHistoryPage)

@@ -121,6 +121,7 @@ func TestTemplatesRender(t *testing.T) {
 	maps.Copy(fixtures, objectFixtures(fixtures["trace"].Viewer))
 	maps.Copy(fixtures, trainingFixtures(fixtures["trace"].Viewer))
 	maps.Copy(fixtures, playgroundFixtures(fixtures["trace"].Viewer))
+	maps.Copy(fixtures, threadFixtures(fixtures["trace"].Viewer))
 	for name, tmpl := range p.byName {
 		fixture, ok := fixtures[name]
 		if !ok {

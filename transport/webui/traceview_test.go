@@ -84,6 +84,7 @@ func traceViewFixtures(v *viewer, detail *callDetail) map[string]page {
 		"object": {Title: xss, Viewer: v, Project: "team/p", Body: objectVersionView{
 			Project: "team/p", Name: xss, Digest: "abc", Kind: "object", Class: "Prompt", VersionIndex: 2, IsLatest: true,
 			Created: time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), Value: value, Ref: "weave:///team/p/object/x:abc",
+			Code: xss, CodeNote: xss,
 		}},
 		"diff": {Title: "Compare", Viewer: v, Project: "team/p", Body: diffView{
 			Project: "team/p", Kind: "calls", LeftID: xss, RightID: "b",

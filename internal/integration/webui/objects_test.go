@@ -65,6 +65,12 @@ func objectPages(t *testing.T, e *sdkEnv) {
 	if got := tb.text("#code-diff .line-removed"); !strings.Contains(got, "hi ${name}") {
 		t.Fatalf("the op's removed line: %q", got)
 	}
+	// An op version's page shows its code, not only its file's digest.
+	tb.open(projectPath(evalProject, "objects/greet/versions"))
+	tb.follow(`#versions tr[data-version="1"] a.version-link`, "#op-code")
+	if got := tb.text("#op-code"); !strings.Contains(got, "polite") || !strings.Contains(got, "greet") {
+		t.Fatalf("the op's code: %q", got)
+	}
 
 	// Kinds the TypeScript SDK has no class for, stored as the Python SDK
 	// stores them: a Scorer, and a Model in three versions whose first and
@@ -268,6 +274,7 @@ func objectAccessibility(t *testing.T, e *sdkEnv) {
 		{"object versions", projectPath(evalProject, "objects/qa/versions"), "#versions"},
 		{"object diff", projectPath(evalProject, "objects/qa/diff?a=v0&b=v1"), ".table-diff"},
 		{"op code diff", projectPath(evalProject, "objects/greet/diff?a=v0&b=v1"), "#code-diff"},
+		{"op version", projectPath(evalProject, "objects/greet/versions/v1"), "#op-code"},
 		{"evaluations", projectPath(evalProject, "evaluations"), "#eval-runs"},
 		{"evaluation comparison", projectPath(evalProject, "evaluations/compare?run="+e.seed.EvalRuns[0]+"&run="+e.seed.EvalRuns[1]), "#compare"},
 		{"evaluation results", projectPath(evalProject, "evaluations/compare?run="+e.seed.EvalRuns[0]), "#compare"},
