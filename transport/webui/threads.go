@@ -137,8 +137,8 @@ func (h *Handler) fillThreadCosts(ctx context.Context, projectID string, rows []
 	return nil
 }
 
-// usageCost totals the priced parts of a call's usage; ok is false when no
-// model of it has a price.
+// usageCost totals the priced parts of a call's usage (trace.Service.CallsUsage
+// with costs); ok is false when no model of it has a price.
 func usageCost(models map[string]*trace.Usage) (total float64, ok bool) {
 	for _, u := range models {
 		for _, part := range []*float64{u.PromptTokensTotalCost, u.CompletionTokensTotalCost,

@@ -57,18 +57,10 @@ func (h *Handler) fillRollups(ctx context.Context, projectID string, rows []*lis
 			continue
 		}
 		var tokens int64
-		var cost float64
-		priced := false
 		for _, u := range models {
 			tokens += max(u.TotalTokens, u.PromptTokens+u.CompletionTokens)
-			for _, part := range []*float64{u.PromptTokensTotalCost, u.CompletionTokensTotalCost,
-				u.CacheReadInputTokensTotalCost, u.CacheCreationInputTokensTotalCost} {
-				if part != nil {
-					cost += *part
-					priced = true
-				}
-			}
 		}
+		cost, priced := usageCost(models)
 		row.Tokens = tokens
 		if priced && row.Cost == "" {
 			row.Cost = formatCost(cost)
