@@ -195,7 +195,9 @@ func listFilters(t *testing.T, e *env, ids map[string]string) {
 	}
 }
 
-// timeOfRow is the start of a trace as the time filter is typed (UTC).
+// timeOfRow is the start of a trace as the time filter is typed (UTC), in
+// the normalized form a datetime-local input gives its value back in: the
+// seconds left out when they are zero.
 func timeOfRow(tb *tab, e *env, callID string) string {
 	tb.t.Helper()
 	tb.open("/ui/p/alice/app/")
@@ -203,6 +205,9 @@ func timeOfRow(tb *tab, e *env, callID string) string {
 	at, err := time.Parse(time.RFC3339Nano, iso)
 	if err != nil {
 		tb.t.Fatal(err)
+	}
+	if at.Second() == 0 {
+		return at.UTC().Format("2006-01-02T15:04")
 	}
 	return at.UTC().Format("2006-01-02T15:04:05")
 }
