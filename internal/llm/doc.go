@@ -15,6 +15,7 @@
 //   - tokenizer: Hugging Face tokenizer files, encoding and decoding as the
 //     reference tokenizers do; chattemplate (with its jinja interpreter):
 //     messages to prompt text as the model's template renders them.
+//   - arch: the names of the architectures the engine runs, one list.
 //   - model: the decoder-only transformers (config.json to weights to
 //     logits), forward and backward; kvcache: the paged KV cache; lora:
 //     low-rank adapters applied per batch row.
@@ -34,14 +35,16 @@
 //
 // # Adding an architecture
 //
-//  1. model/config.go: its Architecture constant (the name config.json's
-//     "architectures" gives), and the config.json fields it reads; a field
-//     value the decoder does not implement is ErrUnsupported naming it.
+//  1. arch: its entry in All (the name config.json's "architectures"
+//     gives, its model_type and its GGUF general.architecture name), read
+//     by model and llmtest alike; model/config.go: the config.json fields
+//     it reads; a field value the decoder does not implement is
+//     ErrUnsupported naming it.
 //  2. model: what differs from the shared decoder (norms, activation,
 //     attention), beside gemma3.go's example, forward and backward alike;
-//     model/gguf.go: its general.architecture name and metadata keys.
+//     model/gguf.go: its metadata keys.
 //  3. llmtest: its shape in Dims (and ModelDir/GGUF writers when its files
-//     differ), using model's Architecture name.
+//     differ), by its arch name.
 //  4. testdata/torch/generate.py: a tiny model of it with PyTorch's logits,
 //     added to model's goldenModels; testdata/gguf for its GGUF form.
 //  5. tokenizer and chattemplate: its tokenizer and template, with their

@@ -5,33 +5,34 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/weftlabs/weft/internal/llm/arch"
 )
 
-// Architectures as config.json names them.
+// The architectures of package arch a Dims may name.
 const (
-	Llama = "LlamaForCausalLM"
-	Qwen2 = "Qwen2ForCausalLM"
-	Qwen3 = "Qwen3ForCausalLM"
-	// Mistral is Llama's decoder with sliding window attention.
-	Mistral = "MistralForCausalLM"
+	Llama   = arch.Llama
+	Qwen2   = arch.Qwen2
+	Qwen3   = arch.Qwen3
+	Mistral = arch.Mistral
 )
 
 // Dims is a decoder's shape, with the config.json key of each field. Qwen2
 // has q/k/v biases and Qwen3 per-head q/k norms by architecture.
 type Dims struct {
-	Architecture     string  `json:"-"`
-	VocabSize        int     `json:"vocab_size"`
-	HiddenSize       int     `json:"hidden_size"`
-	IntermediateSize int     `json:"intermediate_size"`
-	Layers           int     `json:"num_hidden_layers"`
-	Heads            int     `json:"num_attention_heads"`
-	KVHeads          int     `json:"num_key_value_heads"`
-	HeadDim          int     `json:"head_dim"`
-	MaxPositions     int     `json:"max_position_embeddings"`
-	RMSNormEps       float64 `json:"rms_norm_eps"`
-	RopeTheta        float64 `json:"rope_theta"`
-	TiedEmbedding    bool    `json:"tie_word_embeddings"`
-	AttentionBias    bool    `json:"attention_bias"`
+	Architecture     arch.Name `json:"-"`
+	VocabSize        int       `json:"vocab_size"`
+	HiddenSize       int       `json:"hidden_size"`
+	IntermediateSize int       `json:"intermediate_size"`
+	Layers           int       `json:"num_hidden_layers"`
+	Heads            int       `json:"num_attention_heads"`
+	KVHeads          int       `json:"num_key_value_heads"`
+	HeadDim          int       `json:"head_dim"`
+	MaxPositions     int       `json:"max_position_embeddings"`
+	RMSNormEps       float64   `json:"rms_norm_eps"`
+	RopeTheta        float64   `json:"rope_theta"`
+	TiedEmbedding    bool      `json:"tie_word_embeddings"`
+	AttentionBias    bool      `json:"attention_bias"`
 	// SlidingWindow is Mistral's sliding_window (0: none).
 	SlidingWindow int `json:"sliding_window,omitempty"`
 }
@@ -64,7 +65,6 @@ var Qwen3Small = Dims{
 
 // ConfigJSON is the config.json of the shape.
 func (d Dims) ConfigJSON() []byte {
-	types := map[string]string{Llama: "llama", Qwen2: "qwen2", Qwen3: "qwen3", Mistral: "mistral"}
 	raw, err := json.Marshal(d)
 	if err != nil {
 		panic(err)
@@ -73,8 +73,9 @@ func (d Dims) ConfigJSON() []byte {
 	if err := json.Unmarshal(raw, &m); err != nil {
 		panic(err)
 	}
-	m["architectures"] = []string{d.Architecture}
-	m["model_type"] = types[d.Architecture]
+	a, _ := arch.Lookup(d.Architecture)
+	m["architectures"] = []string{string(d.Architecture)}
+	m["model_type"] = a.ModelType
 	m["hidden_act"] = "silu"
 	m["torch_dtype"] = "float32"
 	out, err := json.MarshalIndent(m, "", "  ")

@@ -7,13 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weftlabs/weft/internal/llm/arch"
 	"github.com/weftlabs/weft/internal/llm/gguf"
 	"github.com/weftlabs/weft/internal/llm/quant"
 )
-
-// ggufArchitectures are general.architecture's names of the architectures
-// (llama.cpp's converter writes Mistral as Llama, without its window).
-var ggufArchitectures = map[string]string{Llama: "llama", Qwen2: "qwen2", Qwen3: "qwen3", Mistral: "llama"}
 
 // GGUFModel describes a GGUF model file to write.
 type GGUFModel struct {
@@ -45,21 +42,22 @@ func (m GGUFModel) Write(tb testing.TB, name string) string {
 // (gguf.InterleaveRoPERows); no output.weight when the embedding is tied.
 func (m GGUFModel) WriteTo(path string) error {
 	d := m.Dims
-	arch := ggufArchitectures[d.Architecture]
+	a, _ := arch.Lookup(d.Architecture)
+	ggufArch := a.GGUF
 	kvs := []gguf.KV{
-		{Key: "general.architecture", Value: gguf.String(arch)},
-		{Key: arch + ".context_length", Value: gguf.Uint32(uint32(d.MaxPositions))},
-		{Key: arch + ".embedding_length", Value: gguf.Uint32(uint32(d.HiddenSize))},
-		{Key: arch + ".block_count", Value: gguf.Uint32(uint32(d.Layers))},
-		{Key: arch + ".feed_forward_length", Value: gguf.Uint32(uint32(d.IntermediateSize))},
-		{Key: arch + ".attention.head_count", Value: gguf.Uint32(uint32(d.Heads))},
-		{Key: arch + ".attention.head_count_kv", Value: gguf.Uint32(uint32(d.KVHeads))},
-		{Key: arch + ".attention.key_length", Value: gguf.Uint32(uint32(d.HeadDim))},
-		{Key: arch + ".attention.value_length", Value: gguf.Uint32(uint32(d.HeadDim))},
-		{Key: arch + ".rope.dimension_count", Value: gguf.Uint32(uint32(d.HeadDim))},
-		{Key: arch + ".rope.freq_base", Value: gguf.Float32(float32(d.RopeTheta))},
-		{Key: arch + ".attention.layer_norm_rms_epsilon", Value: gguf.Float32(float32(d.RMSNormEps))},
-		{Key: arch + ".vocab_size", Value: gguf.Uint32(uint32(d.VocabSize))},
+		{Key: "general.architecture", Value: gguf.String(ggufArch)},
+		{Key: ggufArch + ".context_length", Value: gguf.Uint32(uint32(d.MaxPositions))},
+		{Key: ggufArch + ".embedding_length", Value: gguf.Uint32(uint32(d.HiddenSize))},
+		{Key: ggufArch + ".block_count", Value: gguf.Uint32(uint32(d.Layers))},
+		{Key: ggufArch + ".feed_forward_length", Value: gguf.Uint32(uint32(d.IntermediateSize))},
+		{Key: ggufArch + ".attention.head_count", Value: gguf.Uint32(uint32(d.Heads))},
+		{Key: ggufArch + ".attention.head_count_kv", Value: gguf.Uint32(uint32(d.KVHeads))},
+		{Key: ggufArch + ".attention.key_length", Value: gguf.Uint32(uint32(d.HeadDim))},
+		{Key: ggufArch + ".attention.value_length", Value: gguf.Uint32(uint32(d.HeadDim))},
+		{Key: ggufArch + ".rope.dimension_count", Value: gguf.Uint32(uint32(d.HeadDim))},
+		{Key: ggufArch + ".rope.freq_base", Value: gguf.Float32(float32(d.RopeTheta))},
+		{Key: ggufArch + ".attention.layer_norm_rms_epsilon", Value: gguf.Float32(float32(d.RMSNormEps))},
+		{Key: ggufArch + ".vocab_size", Value: gguf.Uint32(uint32(d.VocabSize))},
 	}
 	if m.Tokenizer != "" {
 		vocab, err := VocabGGUF(m.Tokenizer)
@@ -79,10 +77,10 @@ func (m GGUFModel) WriteTo(path string) error {
 	var tensors []gguf.TensorData
 	for _, t := range d.tensors() {
 		w := weights[t.name]
-		if arch == "llama" && strings.Contains(t.name, ".q_proj.") {
+		if ggufArch == "llama" && strings.Contains(t.name, ".q_proj.") {
 			w = gguf.InterleaveRoPERows(w, d.Heads, d.HeadDim)
 		}
-		if arch == "llama" && strings.Contains(t.name, ".k_proj.") {
+		if ggufArch == "llama" && strings.Contains(t.name, ".k_proj.") {
 			w = gguf.InterleaveRoPERows(w, d.KVHeads, d.HeadDim)
 		}
 		dims := make([]int, len(t.shape))
@@ -93,7 +91,7 @@ func (m GGUFModel) WriteTo(path string) error {
 		for i, x := range w {
 			binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(x))
 		}
-		tensors = append(tensors, gguf.TensorData{Name: gguf.TensorName(arch, t.name), Type: quant.F32, Dims: dims, Data: raw})
+		tensors = append(tensors, gguf.TensorData{Name: gguf.TensorName(ggufArch, t.name), Type: quant.F32, Dims: dims, Data: raw})
 	}
 	return gguf.WriteFile(path, kvs, tensors)
 }

@@ -6,10 +6,14 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
+
+	"github.com/weftlabs/weft/internal/llm/arch"
 )
 
-// Architecture is the model family a config.json names.
-type Architecture string
+// Architecture is the model family a config.json names (package arch
+// lists them).
+type Architecture = arch.Name
 
 // The architectures this package runs. They share one decoder: they differ
 // in attention biases (Qwen2 always has q/k/v biases; Llama and Qwen3 when
@@ -17,14 +21,14 @@ type Architecture string
 // Mistral's sliding window, and Gemma 3's norms, activation and layers of
 // two kinds (gemma3.go).
 const (
-	Llama Architecture = "LlamaForCausalLM"
-	Qwen2 Architecture = "Qwen2ForCausalLM"
-	Qwen3 Architecture = "Qwen3ForCausalLM"
+	Llama = arch.Llama
+	Qwen2 = arch.Qwen2
+	Qwen3 = arch.Qwen3
 	// Mistral is Llama's decoder with sliding window attention.
-	Mistral Architecture = "MistralForCausalLM"
+	Mistral = arch.Mistral
 	// Gemma3 is Gemma 3's text decoder (Gemma3ForCausalLM; the language
 	// model of a Gemma3ForConditionalGeneration directory loads as it).
-	Gemma3 Architecture = "Gemma3ForCausalLM"
+	Gemma3 = arch.Gemma3
 )
 
 // Config is the part of config.json the forward pass depends on, with the
@@ -177,7 +181,7 @@ func (raw *rawConfig) config(field func(string) string) (*Config, error) {
 			c.SlidingWindow = *raw.SlidingWindow
 		}
 	default:
-		return nil, unsupported("architectures", "%q (supported: %s, %s, %s, %s, %s)", c.Architecture, Llama, Qwen2, Qwen3, Mistral, Gemma3)
+		return nil, unsupported("architectures", "%q (supported: %s)", c.Architecture, strings.Join(arch.Names(), ", "))
 	}
 	required := []struct {
 		field string

@@ -6,13 +6,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/weftlabs/weft/internal/llm/arch"
 	"github.com/weftlabs/weft/internal/llm/gguf"
 	"github.com/weftlabs/weft/internal/llm/quant"
 )
-
-// ggufArchitectures are the general.architecture names of the
-// architectures this package runs. Mistral's files say "llama".
-var ggufArchitectures = map[string]Architecture{"llama": Llama, "qwen2": Qwen2, "qwen3": Qwen3, "gemma3": Gemma3}
 
 // ggufKeys names the GGUF metadata key (after "<architecture>.") that
 // holds each config.json field.
@@ -44,9 +41,9 @@ func ConfigFromGGUF(f *gguf.File) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	arch, ok := ggufArchitectures[name]
+	a, ok := arch.FromGGUF(name)
 	if !ok {
-		return nil, unsupported(f.Path+": general.architecture", "%q (supported: llama, qwen2, qwen3, gemma3)", name)
+		return nil, unsupported(f.Path+": general.architecture", "%q (supported: %s)", name, strings.Join(arch.GGUFNames(), ", "))
 	}
 	key := func(field string) string {
 		if k, ok := ggufKeys[field]; ok {
@@ -55,7 +52,7 @@ func ConfigFromGGUF(f *gguf.File) (*Config, error) {
 		return field
 	}
 	field := func(f string) string { return key(f) }
-	raw := rawConfig{Architectures: []string{string(arch)}}
+	raw := rawConfig{Architectures: []string{string(a.Name)}}
 	ints := map[string]**int{
 		"vocab_size": &raw.VocabSize, "hidden_size": &raw.HiddenSize, "intermediate_size": &raw.IntermediateSize,
 		"num_hidden_layers": &raw.NumHiddenLayers, "num_attention_heads": &raw.NumAttentionHeads,
@@ -97,7 +94,7 @@ func ConfigFromGGUF(f *gguf.File) (*Config, error) {
 	if err := ggufUnsupported(f, name); err != nil {
 		return nil, err
 	}
-	if arch == Gemma3 {
+	if a.Name == Gemma3 {
 		if err := ggufGemma3(f, &raw); err != nil {
 			return nil, err
 		}

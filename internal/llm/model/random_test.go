@@ -9,7 +9,7 @@ import (
 // dims is the shape of cfg as package llmtest describes it.
 func dims(cfg *Config) llmtest.Dims {
 	return llmtest.Dims{
-		Architecture: string(cfg.Architecture), VocabSize: cfg.VocabSize, HiddenSize: cfg.HiddenSize,
+		Architecture: cfg.Architecture, VocabSize: cfg.VocabSize, HiddenSize: cfg.HiddenSize,
 		IntermediateSize: cfg.IntermediateSize, Layers: cfg.Layers, Heads: cfg.Heads, KVHeads: cfg.KVHeads,
 		HeadDim: cfg.HeadDim, MaxPositions: cfg.MaxPositions, RMSNormEps: float64(cfg.RMSNormEps),
 		RopeTheta: cfg.RopeTheta, TiedEmbedding: cfg.TiedEmbedding, AttentionBias: cfg.AttentionBias,
