@@ -115,14 +115,14 @@ func (t *Trainer) Train(ctx context.Context, job *training.TrainJob, report trai
 		return nil, err
 	}
 	adapter.BaseModel = job.BaseModel
-	tr, err := train.New(lm.model, adapter, t.cfg.Optimizer)
+	stepper, err := train.New(lm.model, adapter, t.cfg.Optimizer)
 	if err != nil {
 		return nil, err
 	}
 	if job.PreviousCheckpointDir != "" {
 		// AdamW's moments continue across the jobs of a model, as in one
 		// long run of the reference trainer.
-		if _, err := tr.LoadOptimizer(job.PreviousCheckpointDir); err != nil {
+		if _, err := stepper.LoadOptimizer(job.PreviousCheckpointDir); err != nil {
 			return nil, fmt.Errorf("read checkpoint %d's optimizer state: %w", job.Step, err)
 		}
 	}
@@ -157,7 +157,7 @@ func (t *Trainer) Train(ctx context.Context, job *training.TrainJob, report trai
 		return &training.TrainResult{}, nil // nothing trainable: the next step keeps the adapter
 	}
 	if lossCfg != nil && lossCfg.PrecalculateLogprobs {
-		if err := t.precalculate(ctx, tr, steps); err != nil {
+		if err := t.precalculate(ctx, stepper, steps); err != nil {
 			return nil, err
 		}
 	}
@@ -165,7 +165,7 @@ func (t *Trainer) Train(ctx context.Context, job *training.TrainJob, report trai
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		metrics, err := t.runStep(tr, st, lossCfg)
+		metrics, err := t.runStep(stepper, st, lossCfg)
 		if err != nil {
 			return nil, err
 		}
@@ -178,7 +178,7 @@ func (t *Trainer) Train(ctx context.Context, job *training.TrainJob, report trai
 	if err := lora.Save(dir, adapter); err != nil {
 		return nil, fmt.Errorf("save adapter: %w", err)
 	}
-	if err := tr.SaveOptimizer(dir); err != nil {
+	if err := stepper.SaveOptimizer(dir); err != nil {
 		return nil, fmt.Errorf("save optimizer state: %w", err)
 	}
 	return &training.TrainResult{CheckpointDir: dir}, nil
@@ -225,7 +225,7 @@ func rlConfig(raw json.RawMessage) (rl.Config, error) {
 // microBatches splits a step's sequences into runs of at most
 // MicroBatchTokens tokens and maxTargets trained positions (a longer
 // sequence runs alone), with the offset of each run's first position in
-// the step. Past maxTargets (train.Trainer.TargetsPerPass) a pass would
+// the step. Past maxTargets (train.Stepper.TargetsPerPass) a pass would
 // compute its logits a second time in its backward pass; a further micro-
 // batch costs nothing per token.
 func (t *Trainer) microBatches(st *step, maxTargets int) (batches [][]model.TrainSequence, offsets []int) {
@@ -248,14 +248,14 @@ func (t *Trainer) microBatches(st *step, maxTargets int) (batches [][]model.Trai
 
 // precalculate replaces every row's old log-probabilities by those of the
 // policy before this job's first update (precalculate_logprobs).
-func (t *Trainer) precalculate(ctx context.Context, tr *train.Trainer, steps []*step) error {
+func (t *Trainer) precalculate(ctx context.Context, stepper *train.Stepper, steps []*step) error {
 	for _, st := range steps {
-		batches, offsets := t.microBatches(st, tr.TargetsPerPass())
+		batches, offsets := t.microBatches(st, stepper.TargetsPerPass())
 		for b, mb := range batches {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			pass, err := tr.Forward(mb)
+			pass, err := stepper.Forward(mb)
 			if err != nil {
 				return err
 			}
@@ -273,15 +273,15 @@ func (t *Trainer) precalculate(ctx context.Context, tr *train.Trainer, steps []*
 // its metrics. lossCfg nil means SFT: the mean negative log-likelihood of
 // the step's trained tokens. entropy is the policy's mean entropy at the
 // trained tokens (RL: weighted by the trajectories' weights, as the loss).
-func (t *Trainer) runStep(tr *train.Trainer, st *step, lossCfg *rl.Config) (map[string]any, error) {
+func (t *Trainer) runStep(stepper *train.Stepper, st *step, lossCfg *rl.Config) (map[string]any, error) {
 	start := time.Now()
 	trained := train.CountTargets(st.seqs)
-	batches, offsets := t.microBatches(st, tr.TargetsPerPass())
+	batches, offsets := t.microBatches(st, stepper.TargetsPerPass())
 	var loss, entropy, ratioSum, klSum float64
 	ratioMin, ratioMax := math.Inf(1), math.Inf(-1)
 	newAll := make([]float64, 0, st.tokens())
 	for b, mb := range batches {
-		pass, err := tr.Forward(mb)
+		pass, err := stepper.Forward(mb)
 		if err != nil {
 			return nil, err
 		}
@@ -290,7 +290,7 @@ func (t *Trainer) runStep(tr *train.Trainer, st *step, lossCfg *rl.Config) (map[
 			part, d := train.CrossEntropy(pass, mb, trained)
 			loss += part
 			entropy += meanOverTargets(entropies, mb, trained)
-			if err := tr.Backward(pass, d); err != nil {
+			if err := stepper.Backward(pass, d); err != nil {
 				return nil, err
 			}
 			continue
@@ -316,12 +316,12 @@ func (t *Trainer) runStep(tr *train.Trainer, st *step, lossCfg *rl.Config) (map[
 				klSum += res.MismatchKL * float64(res.AssistantTokens)
 				ratioMin, ratioMax = min(ratioMin, res.ImportanceRatioMin), max(ratioMax, res.ImportanceRatioMax)
 			}
-			if err := tr.Backward(pass, unflatten(res.Grad, mb)); err != nil {
+			if err := stepper.Backward(pass, unflatten(res.Grad, mb)); err != nil {
 				return nil, err
 			}
 		}
 	}
-	res, err := tr.Step(st.lr)
+	res, err := stepper.Step(st.lr)
 	if err != nil {
 		return nil, err
 	}

@@ -63,9 +63,9 @@ func benchModel(b *testing.B, threads int) *model.Model {
 	return m
 }
 
-// benchTrainer is a trainer of a rank-8 adapter on every projection of the
+// benchStepper is a stepper of a rank-8 adapter on every projection of the
 // 15M Llama (benchModel).
-func benchTrainer(b *testing.B, threads int) (*model.Model, *Trainer) {
+func benchStepper(b *testing.B, threads int) (*model.Model, *Stepper) {
 	b.Helper()
 	m := benchModel(b, threads)
 	adapter, err := lora.New(lora.Config{Rank: 8}, m.LoRAShape(), rand.New(rand.NewPCG(1, 2)))
@@ -83,7 +83,7 @@ func benchTrainer(b *testing.B, threads int) (*model.Model, *Trainer) {
 // micro-batches of per sequences, each forward (with the entropies the
 // trainer reports), cross-entropy over total targets and backward, then
 // the optimizer.
-func trainStep(b *testing.B, tr *Trainer, batch []model.TrainSequence, per, total int) {
+func trainStep(b *testing.B, tr *Stepper, batch []model.TrainSequence, per, total int) {
 	for i := 0; i < len(batch); i += per {
 		mb := batch[i:min(i+per, len(batch))]
 		pass, err := tr.Forward(mb)
@@ -173,7 +173,7 @@ func torchStep(threads, steps int) (torchResult, string) {
 
 func BenchmarkTrainStep15M(b *testing.B) {
 	threads := runtime.GOMAXPROCS(0)
-	m, tr := benchTrainer(b, threads)
+	m, tr := benchStepper(b, threads)
 	batch := nextTokenBatch(benchSeqs, benchLen, m.Config.VocabSize)
 	total := CountTargets(batch)
 	step := func() { trainStep(b, tr, batch, len(batch), total) }
@@ -234,7 +234,7 @@ func BenchmarkTrainStep15M(b *testing.B) {
 // of at most TargetsPerPass targets that the local trainer makes.
 // Reported: trained tok/s of each.
 func BenchmarkStepPastLogitsBudget(b *testing.B) {
-	m, tr := benchTrainer(b, runtime.GOMAXPROCS(0))
+	m, tr := benchStepper(b, runtime.GOMAXPROCS(0))
 	batch := nextTokenBatch(32, benchLen, m.Config.VocabSize)
 	total := CountTargets(batch)
 	for _, name := range []string{"one_pass", "micro_batches"} {

@@ -6,15 +6,16 @@
 //
 // # A step
 //
-// A trainer holds the adapter, its gradients and the optimizer's moments:
+// A Stepper holds the adapter, its gradients and the optimizer's moments,
+// and takes the optimizer's steps:
 //
-//	tr, _ := train.New(m, adapter, train.Config{})       // defaults below
+//	st, _ := train.New(m, adapter, train.Config{})       // defaults below
 //	for _, micro := range microBatches {                  // bounds memory
-//		pass, _ := tr.Forward(micro)                  // pass.Logprobs
+//		pass, _ := st.Forward(micro)                  // pass.Logprobs
 //		dLogprobs := loss(pass.Logprobs)              // ∂loss/∂logprob
-//		_ = tr.Backward(pass, dLogprobs)              // accumulates
+//		_ = st.Backward(pass, dLogprobs)              // accumulates
 //	}
-//	res, _ := tr.Step(learningRate)                       // clip, AdamW, zero
+//	res, _ := st.Step(learningRate)                       // clip, AdamW, zero
 //
 // Forward takes sequences from position 0 with, per position, the token
 // whose log-probability the loss looks at (model.TrainSequence; the next

@@ -19,7 +19,7 @@ func CountTargets(seqs []model.TrainSequence) int {
 // CrossEntropy is the supervised loss of one micro-batch as its share of a
 // batch of total targets — Σ −logprob / total over the pass's targets — and
 // its derivative with respect to each log-probability (−1/total at every
-// target), the dLogprobs of Trainer.Backward. Summed over the micro-batches
+// target), the dLogprobs of Stepper.Backward. Summed over the micro-batches
 // of a batch, the losses and the accumulated gradients are those of the
 // mean cross-entropy of the whole batch.
 func CrossEntropy(pass *model.Pass, seqs []model.TrainSequence, total int) (loss float64, dLogprobs [][]float32) {

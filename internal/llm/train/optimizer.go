@@ -41,8 +41,8 @@ func optimizerEntries(a *lora.Adapter) (names []string, shapes [][]int) {
 }
 
 // SaveOptimizer writes the optimizer's state to dir/OptimizerFile. A
-// trainer that has not stepped writes nothing.
-func (t *Trainer) SaveOptimizer(dir string) error {
+// stepper that has not stepped writes nothing.
+func (t *Stepper) SaveOptimizer(dir string) error {
 	o := t.opt
 	if o.m == nil {
 		return nil
@@ -61,7 +61,7 @@ func (t *Trainer) SaveOptimizer(dir string) error {
 // reporting whether there was one; without it (an adapter trained elsewhere,
 // or never trained) the optimizer starts fresh. A file that does not fit the
 // adapter is an ErrInvalid error.
-func (t *Trainer) LoadOptimizer(dir string) (bool, error) {
+func (t *Stepper) LoadOptimizer(dir string) (bool, error) {
 	path := filepath.Join(dir, OptimizerFile)
 	f, err := safetensors.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {

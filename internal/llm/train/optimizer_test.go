@@ -27,7 +27,7 @@ func TestOptimizerStateRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, OptimizerFile)); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("a trainer that never stepped wrote its state: %v", err)
+		t.Fatalf("a stepper that never stepped wrote its state: %v", err)
 	}
 	pass, err := tr.Forward(g.batch())
 	if err != nil {

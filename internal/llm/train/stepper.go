@@ -10,7 +10,7 @@ import (
 	"github.com/weftlabs/weft/internal/llm/model"
 )
 
-// ErrInvalid marks a configuration or call the trainer cannot run: a
+// ErrInvalid marks a configuration or call a Stepper cannot run: a
 // negative hyper-parameter, gradients of the wrong shape.
 var ErrInvalid = errors.New("train: invalid")
 
@@ -82,12 +82,14 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Trainer trains one adapter of one model: forward passes that give the
-// log-probabilities a loss needs, backward passes that accumulate the
-// adapter's gradients over any number of micro-batches, and optimizer
-// steps. A trainer is used from one goroutine; the model may serve other
-// work between its calls.
-type Trainer struct {
+// Stepper takes the optimizer steps of one adapter of one model: forward
+// passes that give the log-probabilities a loss needs, backward passes that
+// accumulate the adapter's gradients over any number of micro-batches, and
+// the steps that apply them. A stepper is used from one goroutine; the
+// model may serve other work between its calls. (The trainers of jobs are
+// training.Trainer's implementations; training/localtrainer runs one
+// Stepper per job.)
+type Stepper struct {
 	model   *model.Model
 	adapter *lora.Adapter
 	grads   *Gradients
@@ -97,8 +99,8 @@ type Trainer struct {
 	rng     *rand.Rand // seeds of dropout masks
 }
 
-// New returns a trainer of adapter on m with cfg.
-func New(m *model.Model, adapter *lora.Adapter, cfg Config) (*Trainer, error) {
+// New returns a stepper of adapter on m with cfg.
+func New(m *model.Model, adapter *lora.Adapter, cfg Config) (*Stepper, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -107,7 +109,7 @@ func New(m *model.Model, adapter *lora.Adapter, cfg Config) (*Trainer, error) {
 	}
 	cfg = cfg.WithDefaults()
 	g := NewGradients(adapter)
-	return &Trainer{
+	return &Stepper{
 		model: m, adapter: adapter, grads: g, opt: NewAdamW(cfg), cfg: cfg,
 		back: &loraBackward{adapter: adapter, grads: g, pool: m.Pool(), buffer: map[string][]float32{}},
 		rng:  rand.New(rand.NewPCG(cfg.Seed, 0x5eed)),
@@ -115,26 +117,26 @@ func New(m *model.Model, adapter *lora.Adapter, cfg Config) (*Trainer, error) {
 }
 
 // Adapter is the adapter being trained (updated in place by Step).
-func (t *Trainer) Adapter() *lora.Adapter { return t.adapter }
+func (t *Stepper) Adapter() *lora.Adapter { return t.adapter }
 
 // Gradients are the gradients accumulated since the last Step.
-func (t *Trainer) Gradients() *Gradients { return t.grads }
+func (t *Stepper) Gradients() *Gradients { return t.grads }
 
 // TargetsPerPass is the most targets a micro-batch may have for its pass
 // to keep all its softmax rows within Config.LogitsBudget; with more,
 // Backward recomputes their logits, one more output projection.
-func (t *Trainer) TargetsPerPass() int { return t.model.TargetsWithin(t.cfg.LogitsBudget) }
+func (t *Stepper) TargetsPerPass() int { return t.model.TargetsWithin(t.cfg.LogitsBudget) }
 
 // Forward runs a micro-batch under the adapter and returns its pass, whose
 // Logprobs are the targets' log-probabilities.
-func (t *Trainer) Forward(seqs []model.TrainSequence) (*model.Pass, error) {
+func (t *Stepper) Forward(seqs []model.TrainSequence) (*model.Pass, error) {
 	return t.model.TrainForward(seqs, model.TrainOptions{Adapter: t.adapter, DropoutSeed: t.rng.Uint64(), LogitsBudget: t.cfg.LogitsBudget})
 }
 
 // Backward adds to the gradients those of a loss whose derivative with
 // respect to each of the pass's log-probabilities is dLogprobs (shaped as
 // pass.Logprobs; positions without a target are ignored).
-func (t *Trainer) Backward(pass *model.Pass, dLogprobs [][]float32) error {
+func (t *Stepper) Backward(pass *model.Pass, dLogprobs [][]float32) error {
 	t.back.dropoutSeed = pass.DropoutSeed()
 	return pass.Backward(dLogprobs, t.back)
 }
@@ -150,7 +152,7 @@ type StepResult struct {
 
 // Step clips the accumulated gradients to the configured norm, updates the
 // adapter with AdamW at learning rate lr and zeroes the gradients.
-func (t *Trainer) Step(lr float64) (StepResult, error) {
+func (t *Stepper) Step(lr float64) (StepResult, error) {
 	if math.IsNaN(lr) || lr < 0 {
 		return StepResult{}, fmt.Errorf("%w: learning rate %g", ErrInvalid, lr)
 	}
