@@ -144,7 +144,8 @@ func (s *Gateway) resolve(ctx context.Context, model string) (*Route, error) {
 
 // trainedModelName tells the names a training run gives its models.
 func trainedModelName(model string) bool {
-	return strings.HasPrefix(model, "wandb-artifact:///") || strings.Count(model, "/") >= 2 || strings.Contains(model, ":step")
+	_, ok := weft.ParseTrainedModel(model)
+	return ok
 }
 
 // adapterRoute loads adapter into the LoRA upstream on first use and routes

@@ -306,7 +306,7 @@ func TestJudgeModelAuthorized(t *testing.T) {
 type knownCheckpoints map[string]bool
 
 func (k knownCheckpoints) ResolveAdapter(_ context.Context, model string) (training.Adapter, bool, error) {
-	ref, ok := training.ParseModelRef(model)
+	ref, ok := weft.ParseTrainedModel(model)
 	if !ok || !k[ref.ProjectID+"/"+ref.Name] {
 		return training.Adapter{}, false, nil
 	}

@@ -5,9 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
+	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/training/blob"
 )
 
@@ -23,57 +22,15 @@ type Adapter struct {
 	Step      int64
 }
 
-// ModelRef is a trained model's name as a chat completion spells it, read
-// by [ParseModelRef].
-type ModelRef struct {
-	// ProjectID is the model's project, "<entity>/<project>": whoever may
-	// read it may be served the model.
-	ProjectID string
-	Name      string
-	// Step is the checkpoint named, -1 for the latest.
-	Step int64
-}
-
-// ParseModelRef reads a trained model's name: "<entity>/<project>/<name>"
-// (latest step), "…:step<N>" or "…:latest", each also prefixed with
-// "wandb-artifact:///" (or "wandb-artifact://"). ok is false for a name of
-// any other form.
-func ParseModelRef(model string) (ref ModelRef, ok bool) {
-	name := model
-	for _, prefix := range []string{"wandb-artifact:///", "wandb-artifact://"} {
-		if rest, ok := strings.CutPrefix(name, prefix); ok {
-			name = rest
-			break
-		}
-	}
-	name, version, _ := strings.Cut(name, ":")
-	parts := strings.Split(name, "/")
-	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
-		return ModelRef{}, false
-	}
-	ref = ModelRef{ProjectID: parts[0] + "/" + parts[1], Name: parts[2], Step: -1}
-	switch {
-	case version == "" || version == "latest":
-	case strings.HasPrefix(version, "step"):
-		n, err := strconv.ParseInt(strings.TrimPrefix(version, "step"), 10, 64)
-		if err != nil || n < 0 {
-			return ModelRef{}, false
-		}
-		ref.Step = n
-	default:
-		return ModelRef{}, false
-	}
-	return ref, true
-}
-
 // ResolveAdapter resolves a chat completion's model name (see
-// [ParseModelRef]) to a checkpoint. ok is false when the name does not have
-// that form or names no model or checkpoint. It does not authorize: callers
-// serving a caller check first that the caller may read ModelRef.ProjectID.
+// [weft.TrainedModel]) to a checkpoint. ok is false when the name does not
+// have that form or names no model or checkpoint. It does not authorize:
+// callers serving a caller check first that the caller may read the name's
+// ProjectID.
 // Path needs a blob store that is a blob.Locator: a checkpoint with files
 // in any other store is an error.
 func (s *Store) ResolveAdapter(ctx context.Context, model string) (Adapter, bool, error) {
-	ref, ok := ParseModelRef(model)
+	ref, ok := weft.ParseTrainedModel(model)
 	if !ok {
 		return Adapter{}, false, nil
 	}
@@ -97,7 +54,7 @@ func (s *Store) ResolveAdapter(ctx context.Context, model string) (Adapter, bool
 	} else if err != nil {
 		return Adapter{}, false, err
 	}
-	a := Adapter{Name: fmt.Sprintf("%s/%s:step%d", ref.ProjectID, row.Name, cp.Step), BaseModel: row.Base, Step: cp.Step}
+	a := Adapter{Name: weft.TrainedModel{ProjectID: ref.ProjectID, Name: row.Name, Step: cp.Step}.String(), BaseModel: row.Base, Step: cp.Step}
 	if cp.BlobPrefix != "" {
 		locator, ok := s.cfg.Blobs.(blob.Locator)
 		if !ok {

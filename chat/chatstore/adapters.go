@@ -41,7 +41,7 @@ var _ chat.AdapterResolver = Adapters{}
 
 // ResolveAdapter implements chat.AdapterResolver.
 func (a Adapters) ResolveAdapter(ctx context.Context, model string) (chat.LoRAAdapter, bool, error) {
-	ref, ok := training.ParseModelRef(model)
+	ref, ok := weft.ParseTrainedModel(model)
 	if !ok {
 		return chat.LoRAAdapter{}, false, nil
 	}
