@@ -173,16 +173,30 @@ type (
 		ProjectID string `json:"project_id"`
 		CallID    string `json:"call_id"`
 	}
+	rescoreBody struct {
+		ProjectID             string   `json:"project_id"`
+		SourceEvaluationRunID string   `json:"source_evaluation_run_id"`
+		ScorerRefs            []string `json:"scorer_refs" minItems:"1"`
+		WbUserID              string   `json:"wb_user_id,omitempty" doc:"ignored"`
+	}
+	callsScoreBody struct {
+		ProjectID  string   `json:"project_id"`
+		CallIDs    []string `json:"call_ids"`
+		ScorerRefs []string `json:"scorer_refs"`
+		WbUserID   string   `json:"wb_user_id,omitempty" doc:"ignored"`
+	}
 )
 
-// errServerEvaluations refuses Weave's server-side evaluation runs: they run
-// an Evaluation object's dataset, model and scorers in a worker of the
-// server, code this server does not execute.
+// errServerEvaluations refuses Weave's server-side evaluation runs and
+// scoring: they run an Evaluation object's dataset, model and scorers (or a
+// scorer over stored calls) in a worker of the server, code this server does
+// not execute.
 var errServerEvaluations = weft.DefineError(weft.ErrInvalid, "InvalidRequest",
-	"server-side evaluations are not supported by this server: run Evaluation.evaluate in the client (its calls, or the /v2 evaluation_runs, predictions and scores routes, are stored and shown)")
+	"server-side evaluations are not supported by this server: run Evaluation.evaluate and scorers in the client (their calls, or the /v2 evaluation_runs, predictions and scores routes, are stored and shown)")
 
-// registerServerEvaluations registers Weave's /evaluations/evaluate_model and
-// /evaluations/status, each a 400 after the project is authorized.
+// registerServerEvaluations registers Weave's /evaluations/evaluate_model,
+// /evaluations/status, /evaluations/rescore and /calls/score, each a 400
+// after the project is authorized.
 func (h *Handler) registerServerEvaluations() {
 	refuse := func(context.Context, struct{}) (*struct{}, error) { return nil, errServerEvaluations }
 	route(h, huma.Operation{OperationID: "evaluations-evaluate-model", Method: http.MethodPost, Path: "/evaluations/evaluate_model", Tags: []string{"evaluations"},
@@ -193,6 +207,16 @@ func (h *Handler) registerServerEvaluations() {
 	route(h, huma.Operation{OperationID: "evaluations-status", Method: http.MethodPost, Path: "/evaluations/status", Tags: []string{"evaluations"},
 		Summary: "Not supported: always 400 (there are no server-side evaluations)"}, false,
 		func(_ context.Context, in *body[evaluationStatusBody]) (struct{}, []string, error) {
+			return struct{}{}, one(in.Body.ProjectID), nil
+		}, refuse)
+	route(h, huma.Operation{OperationID: "evaluations-rescore", Method: http.MethodPost, Path: "/evaluations/rescore", Tags: []string{"evaluations"},
+		Summary: "Not supported: always 400 (scorers run in the client)"}, true,
+		func(_ context.Context, in *body[rescoreBody]) (struct{}, []string, error) {
+			return struct{}{}, one(in.Body.ProjectID), nil
+		}, refuse)
+	route(h, huma.Operation{OperationID: "calls-score", Method: http.MethodPost, Path: "/calls/score", Tags: []string{"evaluations"},
+		Summary: "Not supported: always 400 (scorers run in the client)"}, true,
+		func(_ context.Context, in *body[callsScoreBody]) (struct{}, []string, error) {
 			return struct{}{}, one(in.Body.ProjectID), nil
 		}, refuse)
 }
