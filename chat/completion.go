@@ -33,6 +33,11 @@ type Completion struct {
 	queue   *recordQueue
 	pending pendingCall
 	now     func() time.Time
+	// held keeps the call from the trace queue until EndTrace (a
+	// completion started by CompleteAs); heldException is the relay's
+	// failure it will record.
+	held          bool
+	heldException string
 }
 
 // Complete validates a raw chat-completion request, routes it and returns the
@@ -41,6 +46,16 @@ type Completion struct {
 // ErrModelNotFound (404), ErrUnsupportedField (400), ErrUpstreamUnavailable
 // (502) when no upstream of the route or its fallbacks answered.
 func (s *Gateway) Complete(ctx context.Context, projectID string, raw []byte) (*Completion, error) {
+	return s.complete(ctx, projectID, raw, nil)
+}
+
+// complete is Complete, served and traced as as says when it is not nil
+// (CompleteAs).
+func (s *Gateway) complete(ctx context.Context, projectID string, raw []byte, as *TraceAs) (*Completion, error) {
+	endpoint := EndpointChat
+	if as != nil {
+		endpoint = as.Endpoint
+	}
 	req, err := ParseRequest(raw)
 	if err != nil {
 		return nil, err
@@ -49,18 +64,25 @@ func (s *Gateway) Complete(ctx context.Context, projectID string, raw []byte) (*
 	if err != nil {
 		return nil, err
 	}
+	if err := checkEndpoint(route, endpoint); err != nil {
+		return nil, err
+	}
 	if err := Validate(req, route.ModelInfo); err != nil {
 		return nil, err
 	}
 	req.tenant, _, _ = strings.Cut(projectID, "/")
-	c := &Completion{queue: s.queue, now: s.now}
-	if s.queue != nil {
-		c.pending = pendingCall{
-			call:  s.newCall(ctx, projectID, OpChatCompletion, bytes.Clone(raw)),
-			model: modelKey(req.Model, route),
-		}
+	c := s.newCompletion(ctx, projectID, OpChatCompletion, raw, modelKey(req.Model, route))
+	if as != nil {
+		c.traceAs(as)
 	}
-	err = s.forward(ctx, req, route, c)
+	err = s.forward(ctx, route, endpoint, c, func(b Backend, t Target) (*Answer, error) { return b.Complete(ctx, t, req) })
+	return c.answered(err)
+}
+
+// answered ends the routing of c: an answer, the last upstream's error
+// answer when every attempt failed with one, or err (traced as the call's
+// failure).
+func (c *Completion) answered(err error) (*Completion, error) {
 	var ue *upstreamError
 	if errors.As(err, &ue) {
 		// Every attempt failed with an upstream error: relay the last one as
@@ -69,6 +91,7 @@ func (s *Gateway) Complete(ctx context.Context, projectID string, raw []byte) (*
 		return c, nil
 	}
 	if err != nil {
+		c.held = false // no answer to relay: the call ends here
 		c.fail(err.Error())
 		return nil, err
 	}
@@ -83,14 +106,15 @@ func modelKey(requested string, route *Route) string {
 	return requested
 }
 
-// forward tries the route, then its fallbacks in order, each with its retries.
-func (s *Gateway) forward(ctx context.Context, req *CompletionRequest, route *Route, c *Completion) error {
+// forward tries the route, then its fallbacks that serve endpoint in
+// order, each with its retries: attempt asks one upstream's backend.
+func (s *Gateway) forward(ctx context.Context, route *Route, endpoint string, c *Completion, attempt func(Backend, Target) (*Answer, error)) error {
 	var lastErr error
-	for _, r := range s.routeChain(route) {
+	for _, r := range s.routeChain(route, endpoint) {
 		failed := map[int]bool{}
 		backoff := r.RetryBackoff
-		for attempt := 0; attempt <= r.Retries; attempt++ {
-			if attempt > 0 {
+		for try := 0; try <= r.Retries; try++ {
+			if try > 0 {
 				select {
 				case <-time.After(backoff):
 				case <-ctx.Done():
@@ -100,7 +124,7 @@ func (s *Gateway) forward(ctx context.Context, req *CompletionRequest, route *Ro
 			}
 			i := pickUpstream(r.Upstreams, failed)
 			u := r.Upstreams[i]
-			answer, err := s.backendOf(u).Complete(ctx, Target{Route: r, Upstream: u}, req)
+			answer, err := attempt(s.backendOf(u), Target{Route: r, Upstream: u})
 			if err == nil {
 				c.take(answer)
 				s.attempts.WithLabelValues(r.label(), "ok").Inc()
@@ -119,11 +143,11 @@ func (s *Gateway) forward(ctx context.Context, req *CompletionRequest, route *Ro
 	return lastErr
 }
 
-// routeChain is a route followed by its fallbacks.
-func (s *Gateway) routeChain(route *Route) []*Route {
+// routeChain is a route followed by its fallbacks that serve endpoint.
+func (s *Gateway) routeChain(route *Route, endpoint string) []*Route {
 	chain := []*Route{route}
 	for _, name := range route.Fallbacks {
-		if fb, ok := s.routes[name]; ok {
+		if fb, ok := s.routes[name]; ok && fb.serves(endpoint) {
 			chain = append(chain, fb)
 		}
 	}
@@ -182,10 +206,19 @@ func (rl relay) Complete(ctx context.Context, t Target, req *CompletionRequest) 
 	if err != nil {
 		return nil, err
 	}
+	return rl.post(ctx, t, "/chat/completions", body, req.Streaming())
+}
+
+// post sends one request to the upstream's path and reads its answer: a
+// stream (when stream was asked and the upstream answers with one) or a
+// whole body. A success or an upstream error that must reach the client
+// (4xx other than 429) is the answer; a failure another upstream may
+// answer instead is Retryable.
+func (rl relay) post(ctx context.Context, t Target, path string, body []byte, stream bool) (*Answer, error) {
 	s, u := rl.s, t.Upstream
 	ctx, cancel := context.WithCancel(ctx)
 	timer := time.AfterFunc(t.Route.Timeout, cancel)
-	res, err := s.send(ctx, u, "/chat/completions", body)
+	res, err := s.send(ctx, u, path, body)
 	if err != nil {
 		timer.Stop()
 		cancel()
@@ -199,7 +232,7 @@ func (rl relay) Complete(ctx context.Context, t Target, req *CompletionRequest) 
 		return nil, Retryable(&upstreamError{status: res.StatusCode, contentType: res.Header.Get("Content-Type"), body: text})
 	}
 	a := &Answer{Status: res.StatusCode, ContentType: res.Header.Get("Content-Type")}
-	if req.Streaming() && res.StatusCode == http.StatusOK && bytes.HasPrefix([]byte(a.ContentType), []byte("text/event-stream")) {
+	if stream && res.StatusCode == http.StatusOK && bytes.HasPrefix([]byte(a.ContentType), []byte("text/event-stream")) {
 		timer.Stop() // the timeout bounds the wait for headers, not the stream
 		a.events, a.cancel = res.Body, cancel
 		return a, nil
@@ -329,6 +362,10 @@ func (c *Completion) take(a *Answer) {
 
 // finish queues the call with its exception ("" on success).
 func (c *Completion) finish(exception string) {
+	if c.held {
+		c.heldException = exception
+		return
+	}
 	if c.queue == nil {
 		return
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/weftlabs/weft/chat/embeddings"
 )
 
 // Defaults of [Config], exported so that a command line can show and reuse them.
@@ -28,6 +30,12 @@ type Config struct {
 	Routing *Routing
 	// Recorder stores traced calls. Nil turns tracing off.
 	Recorder CallRecorder
+	// Embeddings serves the embedding models run in-process, each under its
+	// own name (no route may have it); POST /v1/embeddings for any other
+	// model goes to a route serving embeddings. Its limits bound every
+	// embeddings request, forwarded or not. Nil: none run in-process, and
+	// embeddings.Default… limits. The caller closes it.
+	Embeddings *embeddings.Service
 	// Files stores generated images. Nil leaves image URLs and base64 data in
 	// /image/create responses as the provider returned them.
 	Files FileStore
@@ -60,6 +68,9 @@ type Config struct {
 func (cfg *Config) setDefaults() error {
 	if cfg.Routing == nil {
 		return errors.New("chat: Config.Routing is required")
+	}
+	if cfg.Embeddings == nil {
+		cfg.Embeddings = embeddings.New(embeddings.Config{})
 	}
 	if cfg.DefaultProject == "" {
 		cfg.DefaultProject = DefaultProject

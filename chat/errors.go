@@ -25,6 +25,9 @@ var (
 	// ErrUnsupportedField is a field the routed upstream kind cannot take and
 	// the gateway cannot translate.
 	ErrUnsupportedField = weft.DefineError(weft.ErrInvalid, "BadRequestError", "field not supported by the upstream")
+	// ErrUnsupportedEndpoint is a request through an API the model's route
+	// does not serve (Route.Endpoints).
+	ErrUnsupportedEndpoint = weft.DefineError(weft.ErrInvalid, "BadRequestError", "endpoint not served by the model")
 	// ErrUpstreamUnavailable means every upstream of a route and its fallbacks
 	// failed to answer (connect errors, timeouts, 5xx or 429 after retries).
 	ErrUpstreamUnavailable = weft.DefineError(weft.ErrUpstream, "BadGatewayError", "no upstream answered")

@@ -64,7 +64,17 @@ func New(cfg Config) (*Gateway, error) {
 	s := &Gateway{cfg: cfg, routes: map[string]*Route{}, started: cfg.Now()}
 	s.remote = relay{s: s}
 	for i := range cfg.Routing.Models {
-		s.routes[cfg.Routing.Models[i].Name] = &cfg.Routing.Models[i]
+		route := &cfg.Routing.Models[i]
+		if route.Endpoints == nil && len(route.Upstreams) > 0 {
+			// A routing built in code rather than parsed.
+			if err := route.prepareEndpoints(); err != nil {
+				return nil, fmt.Errorf("chat: %w", err)
+			}
+		}
+		if cfg.Embeddings.Serves(route.Name) {
+			return nil, fmt.Errorf("chat: model %q is both routed and an embedding model run in-process", route.Name)
+		}
+		s.routes[route.Name] = route
 	}
 	if err := s.openLocalModels(); err != nil {
 		return nil, err
@@ -104,12 +114,18 @@ func (s *Gateway) ProjectFor(p weft.Principal, header string) string {
 	}
 }
 
-// Models lists the routed model names, in configuration order.
+// Models lists the routed models in configuration order, then the
+// embedding models run in-process, each with the endpoints it serves.
 func (s *Gateway) Models() []ModelCard {
 	models := make([]ModelCard, 0, len(s.cfg.Routing.Models))
+	card := func(name string, maxLen int64, endpoints []string) ModelCard {
+		return ModelCard{ID: name, Object: "model", Created: s.started.Unix(), OwnedBy: "weft", Root: name, MaxModelLen: maxLen, Endpoints: endpoints}
+	}
 	for _, r := range s.cfg.Routing.Models {
-		models = append(models, ModelCard{ID: r.Name, Object: "model", Created: s.started.Unix(), OwnedBy: "weft",
-			Root: r.Name, MaxModelLen: r.MaxModelLen})
+		models = append(models, card(r.Name, r.MaxModelLen, r.Endpoints))
+	}
+	for _, name := range s.cfg.Embeddings.Models() {
+		models = append(models, card(name, 0, []string{EndpointEmbeddings}))
 	}
 	return models
 }

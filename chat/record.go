@@ -14,6 +14,7 @@ import (
 const (
 	OpChatCompletion = "chat.completions.create"
 	OpImageCreate    = "weave.image_generation_create"
+	OpEmbeddings     = "embeddings.create"
 )
 
 // Call is one finished exchange with a model, recorded as a traced call: a
@@ -23,6 +24,11 @@ type Call struct {
 	ID        string
 	TraceID   string
 	OpName    string
+	// ThreadID and TurnID place the call in a conversation (Weave's
+	// threads); "" for a call of no thread.
+	ThreadID, TurnID string
+	// Attributes are the call's attributes; nil for none.
+	Attributes json.RawMessage
 	// UserID is the acting user (weft.UserID of the request).
 	UserID    string
 	StartedAt time.Time
@@ -56,6 +62,9 @@ type pendingCall struct {
 	// frames are the data payloads of a streamed call, in order.
 	frames [][]byte
 	stream bool
+	// output, when set, shapes the output recorded from the answer's (an
+	// embeddings answer is recorded without its vectors).
+	output func(json.RawMessage) json.RawMessage
 }
 
 // recordQueue is the bounded asynchronous writer between requests and the
@@ -176,6 +185,9 @@ func (p *pendingCall) finish() Call {
 		c.Output = json.RawMessage("null")
 	}
 	c.Summary = usageSummary(p.model, c.Output)
+	if p.output != nil && c.Exception == "" {
+		c.Output = p.output(c.Output)
+	}
 	return c
 }
 

@@ -41,6 +41,7 @@ const (
 //	    retries: 1                     # extra attempts per route; default 0
 //	    retry_backoff: 100ms           # doubled after each retry; default 100ms
 //	    fallbacks: [llama-8b-backup]   # other routes tried in order
+//	    endpoints: [chat, completions, responses]  # the APIs it serves; this is the default
 //	    upstreams:
 //	      - url: http://vllm-a:8000/v1 # base URL of an OpenAI-compatible server
 //	        model: meta-llama/Llama-3.1-8B-Instruct  # upstream's name; default: name
@@ -57,6 +58,9 @@ const (
 //	        max_request_tokens: 65536  # n × max_tokens of one request
 //	        kv_cache_bytes: 1GiB
 //	        weight_type: int8
+//	  - name: bge-m3                   # a remote embedding model
+//	    endpoints: [embeddings]
+//	    upstreams: [{url: http://tei:8080/v1, model: BAAI/bge-m3}]
 //	lora:                              # where trained LoRA adapters are served
 //	  url: http://vllm-lora:8000/v1
 //	  api_key_env: VLLM_LORA_KEY
@@ -81,7 +85,13 @@ type Route struct {
 	Retries      int           `yaml:"retries"`
 	RetryBackoff time.Duration `yaml:"retry_backoff"`
 	Timeout      time.Duration `yaml:"timeout"`
-	ModelInfo    `yaml:",inline"`
+	// Endpoints are the APIs the route serves (EndpointChat,
+	// EndpointCompletions, EndpointEmbeddings, EndpointResponses); a
+	// request through another is refused with a 400 naming it, and its
+	// fallbacks that do not serve it are passed over. Default:
+	// DefaultEndpoints.
+	Endpoints []string `yaml:"endpoints"`
+	ModelInfo `yaml:",inline"`
 
 	// metricsLabel names the route in metrics, which anyone may read, when
 	// Name is a caller's (a trained model's): never a tenant's model name.
@@ -334,7 +344,7 @@ func (route *Route) prepare(i int, lookupEnv func(string) (string, bool)) error 
 			return fmt.Errorf("model %q: a local upstream must be the only upstream of its model", route.Name)
 		}
 	}
-	return nil
+	return route.prepareEndpoints()
 }
 
 func (u *Upstream) prepare(model string, lookupEnv func(string) (string, bool)) error {

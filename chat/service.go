@@ -18,6 +18,15 @@ type Service interface {
 	// ErrModelNotFound (404, naming the model), ErrUnsupportedField (400),
 	// ErrUpstreamUnavailable (502) when nothing that serves the model answered.
 	Complete(ctx context.Context, projectID string, raw []byte) (*Completion, error)
+	// CompleteAs is Complete for a request of another API translated to a
+	// chat completion (the Responses API): served if the route serves
+	// as.Endpoint, traced as as says, its call ended by
+	// Completion.EndTrace.
+	CompleteAs(ctx context.Context, projectID string, raw []byte, as TraceAs) (*Completion, error)
+	// Embed answers a raw POST /v1/embeddings request with an embedding
+	// model run in-process or a route serving embeddings, traced into
+	// projectID; errors as Complete's.
+	Embed(ctx context.Context, projectID string, raw []byte) (*Completion, error)
 	// Tokenize and Detokenize answer vLLM's POST /tokenize and POST
 	// /detokenize (raw JSON bodies) with a local model's tokenizer and chat
 	// template: ErrModelNotFound (404) for an unknown model, ErrMalformed /
@@ -29,7 +38,7 @@ type Service interface {
 	// the /image/create route answers them.
 	CreateImage(ctx context.Context, req ImageRequest) ImageResult
 	// Models lists the models served, in the order they are configured (an
-	// empty list when there are none).
+	// empty list when there are none), with the endpoints each serves.
 	Models() []ModelCard
 	// ProjectFor is the project a caller's completion is traced into: the
 	// OpenAI-Project header ("<entity>/<project>", or a bare project name

@@ -148,4 +148,7 @@ type ModelCard struct {
 	// (never a path on the server).
 	Root        string `json:"root,omitempty"`
 	MaxModelLen int64  `json:"max_model_len,omitempty"`
+	// Endpoints are the APIs that serve the model: chat, completions,
+	// embeddings, responses.
+	Endpoints []string `json:"endpoints"`
 }

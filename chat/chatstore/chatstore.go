@@ -39,7 +39,10 @@ func (r Recorder) RecordCalls(ctx context.Context, calls []chat.Call) error {
 		}
 		start := &trace.StartedCall{
 			ProjectID: c.ProjectID, ID: c.ID, TraceID: c.TraceID, OpName: c.OpName,
-			StartedAt: c.StartedAt, Inputs: c.Inputs,
+			StartedAt: c.StartedAt, Inputs: c.Inputs, Attributes: c.Attributes,
+		}
+		if c.ThreadID != "" {
+			start.ThreadID, start.TurnID = &c.ThreadID, &c.TurnID
 		}
 		end := &trace.EndedCall{ProjectID: c.ProjectID, ID: c.ID, EndedAt: c.EndedAt, Output: c.Output, Summary: c.Summary}
 		if c.Exception != "" {

@@ -192,12 +192,44 @@ func (m *Model) run(jobs []*job) {
 	}
 }
 
+// Serves reports whether model is one of the Service's.
+func (s *Service) Serves(model string) bool {
+	_, ok := s.models[model]
+	return ok
+}
+
+// Parse checks a raw embeddings request against the Service's limits (see
+// ParseRequest; token-id inputs of more than MaxInputTokens are refused
+// here, text inputs once tokenized): the check of a request whatever model
+// answers it.
+func (s *Service) Parse(raw []byte) (*Request, []Input, error) {
+	req, inputs, err := ParseRequest(raw, s.cfg.MaxInputs)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, in := range inputs {
+		keep := len(in.Tokens)
+		if req.TruncatePromptTokens != nil && *req.TruncatePromptTokens > 0 {
+			keep = min(keep, *req.TruncatePromptTokens)
+		}
+		if keep > s.cfg.MaxInputTokens {
+			return nil, nil, invalid("input", "input[%d] has %d tokens, more than the %d allowed (truncate_prompt_tokens cuts it).", i, keep, s.cfg.MaxInputTokens)
+		}
+	}
+	return req, inputs, nil
+}
+
 // Embed answers a raw embeddings request.
 func (s *Service) Embed(ctx context.Context, raw []byte) (*Response, error) {
-	req, inputs, err := ParseRequest(raw, s.cfg.MaxInputs)
+	req, inputs, err := s.Parse(raw)
 	if err != nil {
 		return nil, err
 	}
+	return s.EmbedInputs(ctx, req, inputs)
+}
+
+// EmbedInputs answers a request Parse checked.
+func (s *Service) EmbedInputs(ctx context.Context, req *Request, inputs []Input) (*Response, error) {
 	m, ok := s.models[req.Model]
 	if !ok {
 		return nil, weftModelNotFound(req.Model)

@@ -14,10 +14,17 @@ import (
 
 // Completer is the part of chat.Service a response is generated through:
 // the route of the model (an upstream or a local model, with its retries
-// and fallbacks) and its tracing.
+// and fallbacks) and its tracing, as one call of op OpResponse.
 type Completer interface {
-	Complete(ctx context.Context, projectID string, raw []byte) (*chat.Completion, error)
+	CompleteAs(ctx context.Context, projectID string, raw []byte, as chat.TraceAs) (*chat.Completion, error)
 }
+
+// OpResponse is the op of the call a response is traced as: its inputs
+// the request as sent, its output the Response, its usage the Response's;
+// a response continuing another is a turn of the thread of the chain's
+// first response (thread_id its id), with the previous response's id and
+// call id as attributes.
+const OpResponse = "responses.create"
 
 // Config configures a Service. Zero limits take their Default… values.
 type Config struct {
@@ -83,11 +90,15 @@ func (s *Service) Create(ctx context.Context, projectID string, raw []byte) (*An
 		return nil, err
 	}
 	a := &Answer{s: s, req: req, input: input, project: projectID, resp: NewResponse(req, s.cfg.Now())}
+	as := chat.TraceAs{Endpoint: chat.EndpointResponses, OpName: OpResponse, Inputs: raw, ThreadID: a.resp.ID}
 	var history []InputItem
 	if req.PreviousResponseID != nil && *req.PreviousResponseID != "" {
-		if history, a.previous, err = s.store.History(ctx, projectID, *req.PreviousResponseID, s.cfg.MaxChainDepth, s.cfg.MaxInputItems-len(input)); err != nil {
+		conv, err := s.store.History(ctx, projectID, *req.PreviousResponseID, s.cfg.MaxChainDepth, s.cfg.MaxInputItems-len(input))
+		if err != nil {
 			return nil, err
 		}
+		history, a.previous, as.ThreadID = conv.Items, conv.Previous, conv.First
+		as.Attributes = map[string]any{"previous_response_id": conv.Previous.ID, "previous_call_id": conv.Previous.CallID}
 	}
 	body, err := req.ChatRequest(history, input, req.Streaming())
 	if err != nil {
@@ -96,7 +107,7 @@ func (s *Service) Create(ctx context.Context, projectID string, raw []byte) (*An
 	if s.cfg.Chat == nil {
 		return nil, weft.WithFields(chat.ErrModelNotFound, map[string]any{"param": "model"}, "The model `%s` does not exist.", req.Model)
 	}
-	if a.completion, err = s.cfg.Chat.Complete(ctx, projectID, body); err != nil {
+	if a.completion, err = s.cfg.Chat.CompleteAs(ctx, projectID, body, as); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -108,22 +119,32 @@ func (s *Service) Create(ctx context.Context, projectID string, raw []byte) (*An
 // request said store false, before the client sees it end.
 func (a *Answer) Relay(ctx context.Context, w http.ResponseWriter) error {
 	c := a.completion
+	if id := c.CallID(); id != "" {
+		w.Header().Set(chat.CallIDHeader, id)
+	}
 	if c.Status/100 != 2 {
-		return c.Relay(w)
+		err := c.Relay(w)
+		c.EndTrace(nil, "")
+		return err
 	}
 	if !c.Streaming {
 		sink := &bodySink{header: http.Header{}}
 		if err := c.Relay(sink); err != nil {
+			c.EndTrace(nil, err.Error())
 			return err
 		}
 		resp, err := FromChat(a.resp, sink.body.Bytes(), a.s.cfg.Now())
 		if err != nil {
-			return err
-		}
-		if err := a.store(ctx, resp, sink.header.Get(chat.CallIDHeader)); err != nil {
+			c.EndTrace(nil, err.Error())
 			return err
 		}
 		data, err := json.Marshal(resp)
+		if err != nil {
+			c.EndTrace(nil, err.Error())
+			return err
+		}
+		err = a.store(ctx, resp, c.CallID())
+		a.endTrace(data, err)
 		if err != nil {
 			return err
 		}
@@ -139,6 +160,7 @@ func (a *Answer) Relay(ctx context.Context, w http.ResponseWriter) error {
 	w.WriteHeader(http.StatusOK)
 	stream := NewStream(a.resp, w, func() { _ = rc.Flush() })
 	if err := stream.Start(); err != nil {
+		c.EndTrace(nil, err.Error())
 		return err
 	}
 	sink := &streamSink{header: http.Header{}, stream: stream}
@@ -146,12 +168,27 @@ func (a *Answer) Relay(ctx context.Context, w http.ResponseWriter) error {
 		stream.Fail(err.Error())
 	}
 	resp := stream.Finish(a.s.cfg.Now())
-	if err := a.store(ctx, resp, sink.header.Get(chat.CallIDHeader)); err != nil {
+	err := a.store(ctx, resp, c.CallID())
+	if err != nil {
 		resp.Status, resp.Error, resp.CompletedAt = "failed", &ResponseError{Code: "server_error", Message: "the response could not be stored"}, nil
+	}
+	data, _ := json.Marshal(resp)
+	a.endTrace(data, err)
+	if err != nil {
 		_ = stream.Done()
 		return err
 	}
 	return stream.Done()
+}
+
+// endTrace ends the response's call with the Response, failed when it
+// could not be stored (storeErr).
+func (a *Answer) endTrace(resp []byte, storeErr error) {
+	exception := ""
+	if storeErr != nil {
+		exception = storeErr.Error()
+	}
+	a.completion.EndTrace(resp, exception)
 }
 
 // store keeps the finished response, unless the request said store false.

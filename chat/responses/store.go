@@ -106,44 +106,54 @@ func (s *Store) Delete(ctx context.Context, projectID, id string) error {
 	return nil
 }
 
-// History returns the conversation that response id ends: the input and
-// output items of every response of its chain, oldest first, and the
-// record of id itself. A chain that reaches back more than maxDepth
-// responses, or holds more than maxItems items, is ErrInvalid; a response
-// of the chain that is gone (deleted) is ErrNotFound.
-func (s *Store) History(ctx context.Context, projectID, id string, maxDepth, maxItems int) ([]InputItem, *Record, error) {
+// Conversation is what a previous_response_id continues.
+type Conversation struct {
+	// Items are the input and output items of every response of the
+	// chain, oldest first.
+	Items []InputItem
+	// Previous is the record of the response continued.
+	Previous *Record
+	// First is the id of the chain's first response: the conversation's
+	// thread, whose turns are its responses' calls.
+	First string
+}
+
+// History returns the conversation that response id ends. A chain that
+// reaches back more than maxDepth responses, or holds more than maxItems
+// items, is ErrInvalid; a response of the chain that is gone (deleted) is
+// ErrNotFound.
+func (s *Store) History(ctx context.Context, projectID, id string, maxDepth, maxItems int) (*Conversation, error) {
 	var chain [][]InputItem
-	var last *Record
+	conv := &Conversation{}
 	total := 0
 	for at, depth := id, 0; at != ""; depth++ {
 		if depth == maxDepth {
-			return nil, nil, invalid("previous_response_id", "The chain of previous responses is longer than %d.", maxDepth)
+			return nil, invalid("previous_response_id", "The chain of previous responses is longer than %d.", maxDepth)
 		}
 		rec, err := s.Get(ctx, projectID, at)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		if last == nil {
-			last = rec
+		if conv.Previous == nil {
+			conv.Previous = rec
 		}
 		var resp struct {
 			Output []InputItem `json:"output"`
 		}
 		if err := json.Unmarshal(rec.Response, &resp); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		items := append(slices.Clip(rec.Input), resp.Output...)
 		if total += len(items); total > maxItems {
-			return nil, nil, invalid("previous_response_id", "The conversation holds more than %d items.", maxItems)
+			return nil, invalid("previous_response_id", "The conversation holds more than %d items.", maxItems)
 		}
 		chain = append(chain, items)
-		at = rec.PreviousID
+		conv.First, at = rec.ID, rec.PreviousID
 	}
-	var out []InputItem
 	for i := len(chain) - 1; i >= 0; i-- {
-		out = append(out, chain[i]...)
+		conv.Items = append(conv.Items, chain[i]...)
 	}
-	return out, last, nil
+	return conv, nil
 }
 
 // Input-item listing bounds, as OpenAI's.

@@ -34,21 +34,21 @@ func TestStore(t *testing.T) {
 		put("e/p", "resp_2", "resp_1", []InputItem{user("msg_3", "c")}, `[{"type":"function_call","id":"fc_1","call_id":"c1","name":"f","arguments":"{}","status":"completed"}]`)
 		put("e/p", "resp_3", "resp_2", []InputItem{{Type: "function_call_output", ID: "fco_1", CallID: "c1", Output: json.RawMessage(`"ok"`)}}, answer("msg_4", "d"))
 
-		items, last, err := s.History(ctx, "e/p", "resp_3", DefaultMaxChainDepth, DefaultMaxInputItems)
+		conv, err := s.History(ctx, "e/p", "resp_3", DefaultMaxChainDepth, DefaultMaxInputItems)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var got []string
-		for _, it := range items {
+		for _, it := range conv.Items {
 			got = append(got, it.ID)
 		}
-		if fmt.Sprint(got) != "[msg_1 msg_2 msg_3 fc_1 fco_1 msg_4]" || last.CallID != "call-resp_3" || last.TraceID != "trace" {
-			t.Errorf("history %v, last %+v", got, last)
+		if last := conv.Previous; fmt.Sprint(got) != "[msg_1 msg_2 msg_3 fc_1 fco_1 msg_4]" || last.CallID != "call-resp_3" || last.TraceID != "trace" || conv.First != "resp_1" {
+			t.Errorf("history %v, last %+v, first %s", got, last, conv.First)
 		}
-		if _, _, err := s.History(ctx, "e/p", "resp_3", 2, DefaultMaxInputItems); !errors.Is(err, ErrInvalid) {
+		if _, err := s.History(ctx, "e/p", "resp_3", 2, DefaultMaxInputItems); !errors.Is(err, ErrInvalid) {
 			t.Errorf("chain past its depth: %v", err)
 		}
-		if _, _, err := s.History(ctx, "e/p", "resp_3", 10, 5); !errors.Is(err, ErrInvalid) {
+		if _, err := s.History(ctx, "e/p", "resp_3", 10, 5); !errors.Is(err, ErrInvalid) {
 			t.Errorf("chain past its items: %v", err)
 		}
 		// Another project sees none of it.
@@ -89,7 +89,7 @@ func TestStore(t *testing.T) {
 		if err := s.Delete(ctx, "e/p", "resp_2"); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := s.History(ctx, "e/p", "resp_3", 10, 100); !errors.Is(err, ErrNotFound) {
+		if _, err := s.History(ctx, "e/p", "resp_3", 10, 100); !errors.Is(err, ErrNotFound) {
 			t.Errorf("a chain through a deleted response: %v", err)
 		}
 		if err := s.Delete(ctx, "e/p", "resp_2"); !errors.Is(err, ErrNotFound) {

@@ -11,23 +11,25 @@ import (
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/chat"
 	"github.com/weftlabs/weft/chat/chatstore"
+	"github.com/weftlabs/weft/chat/embeddings"
 	"github.com/weftlabs/weft/objects"
 	"github.com/weftlabs/weft/trace"
 )
 
-// newChatService builds the chat gateway from the routing file at path and
-// the model directories served in-process (nil when there are neither: the
-// handler then serves the chat routes with no models), tracing completions
+// newChatService builds the chat gateway from the routing file at path,
+// the model directories served in-process and the embedding models (nil
+// when there are none of them: the handler then serves the chat routes
+// with no models), tracing completions
 // into traces (the server's one trace store, so that its live views see
 // them), keeping generated images in db
 // there as files, bounding requests to the models served in-process by
 // limits where the routing file does not, and serving trained models as LoRA adapters to the callers
 // identity lets read them, and the metrics registry it shares with the HTTP
 // handler.
-func newChatService(path string, models []string, limits chat.LocalLimits, db *weft.DB, identity *weft.Identity, traces trace.Service, trained chatstore.CheckpointResolver, logger *slog.Logger) (chat.Service, *prometheus.Registry, error) {
+func newChatService(path string, models []string, embedders *embeddings.Service, limits chat.LocalLimits, db *weft.DB, identity *weft.Identity, traces trace.Service, trained chatstore.CheckpointResolver, logger *slog.Logger) (chat.Service, *prometheus.Registry, error) {
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	if path == "" && len(models) == 0 {
+	if path == "" && len(models) == 0 && len(embedders.Models()) == 0 {
 		return nil, registry, nil
 	}
 	routing := &chat.Routing{}
@@ -46,7 +48,7 @@ func newChatService(path string, models []string, limits chat.LocalLimits, db *w
 		return nil, nil, err
 	}
 	service, err := chat.New(chat.Config{
-		Routing: routing, Registerer: registry, Logger: logger,
+		Routing: routing, Embeddings: embedders, Registerer: registry, Logger: logger,
 		Recorder: chatstore.Recorder{Trace: traces}, Files: chatstore.Files{Objects: files},
 		Adapters: chatstore.Adapters{Training: trained, Authorizer: identity},
 	})

@@ -145,7 +145,12 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 	// trains the models chat serves in-process: chat is opened first and
 	// reads checkpoints through checkpoints once the service exists.
 	checkpoints := &lateCheckpoints{}
-	if cfg.Chat, cfg.Registry, err = newChatService(opts.chatConfig, opts.models, opts.limits.localLimits(), db, identity, cfg.Trace, checkpoints, logger); err != nil {
+	embedders, err := newEmbeddings(opts.embedModels, opts.limits.embeddings)
+	if err != nil {
+		return err
+	}
+	defer embedders.Close() //nolint:errcheck // shutting down
+	if cfg.Chat, cfg.Registry, err = newChatService(opts.chatConfig, opts.models, embedders, opts.limits.localLimits(), db, identity, cfg.Trace, checkpoints, logger); err != nil {
 		return err
 	}
 	if cfg.Chat != nil {
@@ -188,10 +193,6 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 		defer cancel()
 		_ = queue.Stop(stopCtx)
 	}()
-	if cfg.Embeddings, err = newEmbeddings(opts.embedModels, opts.limits.embeddings); err != nil {
-		return err
-	}
-	defer cfg.Embeddings.Close() //nolint:errcheck // shutting down
 	cfg.Responses = responses.New(responses.Config{Chat: cfg.Chat, DB: db,
 		MaxInputItems: int(opts.limits.responseItems), MaxChainDepth: int(opts.limits.responseChain)})
 	api, err := httpapi.New(cfg)

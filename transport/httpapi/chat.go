@@ -63,7 +63,7 @@ func (h *Handler) registerChat() {
 			"application/json":  {Schema: &huma.Schema{Type: "object"}},
 			"text/event-stream": {Schema: &huma.Schema{Type: "string"}},
 		}}
-		huma.Register(h.api, *op, h.createChatCompletion)
+		huma.Register(h.api, *op, h.relayed("chat", h.cfg.Chat.Complete))
 		if body := h.api.OpenAPI().Paths[path].Post.RequestBody; body != nil {
 			schema := h.api.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(chat.CompletionRequest{}), true, "")
 			body.Content = map[string]*huma.MediaType{"application/json": {Schema: schema}}
@@ -91,30 +91,36 @@ func (h *Handler) registerChat() {
 	})
 }
 
-func (h *Handler) createChatCompletion(ctx context.Context, in *chatCompletionInput) (*huma.StreamResponse, error) {
-	if err := requireJSON(in.ContentType); err != nil {
-		return nil, err
-	}
-	p, _ := weft.PrincipalFrom(ctx)
-	project := h.cfg.Chat.ProjectFor(p, in.Project)
-	if err := h.authorize(ctx, project, true); err != nil {
-		return nil, err
-	}
-	completion, err := h.cfg.Chat.Complete(chat.WithRequestID(ctx, in.RequestID), project, in.RawBody)
-	if err != nil {
-		return nil, err
-	}
-	if err := h.written(ctx, project); err != nil {
-		// The completion is under way and its call will be traced: the
-		// project is recorded by its next write.
-		loggerFrom(ctx).WarnContext(ctx, "chat: recording the project", "project", project, "error", err)
-	}
-	return &huma.StreamResponse{Body: func(hctx huma.Context) {
-		_, w := humachi.Unwrap(hctx)
-		if err := completion.Relay(w); err != nil {
-			loggerFrom(ctx).DebugContext(ctx, "chat: relay ended early", "error", err)
+// relayed is the handler of an OpenAI route the chat gateway answers
+// (answer: Complete, Embed, …): the caller's project (the OpenAI-Project
+// header) authorized for writing, since the call is traced into it, and
+// the answer relayed as it comes. what names the route in logs.
+func (h *Handler) relayed(what string, answer func(ctx context.Context, projectID string, raw []byte) (*chat.Completion, error)) func(context.Context, *chatCompletionInput) (*huma.StreamResponse, error) {
+	return func(ctx context.Context, in *chatCompletionInput) (*huma.StreamResponse, error) {
+		if err := requireJSON(in.ContentType); err != nil {
+			return nil, err
 		}
-	}}, nil
+		p, _ := weft.PrincipalFrom(ctx)
+		project := h.cfg.Chat.ProjectFor(p, in.Project)
+		if err := h.authorize(ctx, project, true); err != nil {
+			return nil, err
+		}
+		completion, err := answer(chat.WithRequestID(ctx, in.RequestID), project, in.RawBody)
+		if err != nil {
+			return nil, err
+		}
+		if err := h.written(ctx, project); err != nil {
+			// The answer is under way and its call will be traced: the
+			// project is recorded by its next write.
+			loggerFrom(ctx).WarnContext(ctx, what+": recording the project", "project", project, "error", err)
+		}
+		return &huma.StreamResponse{Body: func(hctx huma.Context) {
+			_, w := humachi.Unwrap(hctx)
+			if err := completion.Relay(w); err != nil {
+				loggerFrom(ctx).DebugContext(ctx, what+": relay ended early", "error", err)
+			}
+		}}, nil
+	}
 }
 
 // rawJSONInput is a body read raw, with its content type (vLLM accepts only

@@ -33,7 +33,6 @@ import (
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/chat"
-	"github.com/weftlabs/weft/chat/embeddings"
 	"github.com/weftlabs/weft/chat/responses"
 	"github.com/weftlabs/weft/datasets"
 	"github.com/weftlabs/weft/evalrun"
@@ -103,7 +102,8 @@ type Config struct {
 	RateLimit RateLimit
 	// Trace serves the call routes (/call/*, /calls/*, /cost/*, /v2/.../call*).
 	Trace trace.Service
-	// Chat serves /v1/chat/completions, /v1/models and /image/create.
+	// Chat serves /v1/chat/completions, /v1/embeddings, /v1/models and
+	// /image/create.
 	// Defaults to a gateway with no models: the routes are always there,
 	// authenticate like every route, list no models and answer any model
 	// with the gateway's "model does not exist" (404 for a completion), so
@@ -113,9 +113,6 @@ type Config struct {
 	// Responses serves OpenAI's Responses API (/v1/responses and its
 	// stored responses) over Chat's models; nil leaves those routes out.
 	Responses *responses.Service
-	// Embeddings serves POST /v1/embeddings; nil answers every model with
-	// 404.
-	Embeddings *embeddings.Service
 	// Feedback serves /feedback/* and /annotation_queues/*.
 	Feedback feedback.Service
 	// Objects serves /obj/*, /objs/*, /refs/*, /file/*, /files/*, /table/* and
@@ -305,9 +302,6 @@ func (cfg *Config) setDefaults() error {
 			return err
 		}
 		cfg.Chat = noModels
-	}
-	if cfg.Embeddings == nil {
-		cfg.Embeddings = embeddings.New(embeddings.Config{})
 	}
 	if cfg.Registry == nil {
 		cfg.Registry = prometheus.NewRegistry()

@@ -49,6 +49,13 @@ func startGateway(t *testing.T) *gateway {
   - name: flaky
     upstreams: [{url: %[2]s/v1}]
     fallbacks: [test-model]
+  - name: embedder
+    endpoints: [embeddings]
+    upstreams: [{url: %[1]s/v1, model: upstream-embedder}]
+  - name: flaky-embedder
+    endpoints: [embeddings]
+    upstreams: [{url: %[2]s/v1}]
+    fallbacks: [test-model, embedder]
 `, g.model.URL, failing.URL)
 	path := filepath.Join(t.TempDir(), "routing.yaml")
 	if err := os.WriteFile(path, []byte(routing), 0o600); err != nil {
@@ -383,7 +390,7 @@ func TestChatCompletions(t *testing.T) {
 		for _, m := range page.Data {
 			ids = append(ids, m.ID)
 		}
-		if strings.Join(ids, ",") != "test-model,slow,flaky" {
+		if strings.Join(ids, ",") != "test-model,slow,flaky,embedder,flaky-embedder" {
 			t.Fatalf("models %v", ids)
 		}
 		openAI := e2e.Client{URL: g.srv.URL, Auth: e2e.Bearer(g.srv.Key)}

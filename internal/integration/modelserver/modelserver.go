@@ -4,9 +4,12 @@
 package modelserver
 
 import (
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -95,6 +98,10 @@ func (m *Server) serve(w http.ResponseWriter, r *http.Request) {
 	m.Requests.Add(1)
 	raw, _ := io.ReadAll(r.Body)
 	m.Last.Store(raw)
+	if r.URL.Path == "/v1/embeddings" {
+		m.embeddings(w, raw)
+		return
+	}
 	var req chatRequest
 	if err := json.Unmarshal(raw, &req); err != nil {
 		http.Error(w, err.Error(), 400)
@@ -187,4 +194,63 @@ func (m *Server) serve(w http.ResponseWriter, r *http.Request) {
 		send(c)
 	}
 	_, _ = io.WriteString(w, "data: [DONE]\n\n")
+}
+
+// Vector is the embedding the model server answers for the i-th input of
+// words words.
+func Vector(i, words int) []float32 {
+	return []float32{float32(i + 1), 0.5, -0.25, float32(words)}
+}
+
+// embeddings answers /v1/embeddings: Vector for each input (text or a
+// list of token ids, one word a token), as floats or base64, with usage.
+func (m *Server) embeddings(w http.ResponseWriter, raw []byte) {
+	var req struct {
+		Model          string          `json:"model"`
+		Input          json.RawMessage `json:"input"`
+		EncodingFormat string          `json:"encoding_format"`
+	}
+	if err := json.Unmarshal(raw, &req); err != nil {
+		http.Error(w, err.Error(), 400)
+		return
+	}
+	var words []int
+	var text string
+	var texts []string
+	var one []int
+	var ids [][]int
+	switch {
+	case json.Unmarshal(req.Input, &text) == nil:
+		words = append(words, len(strings.Fields(text)))
+	case json.Unmarshal(req.Input, &texts) == nil:
+		for _, t := range texts {
+			words = append(words, len(strings.Fields(t)))
+		}
+	case json.Unmarshal(req.Input, &one) == nil:
+		words = append(words, len(one))
+	case json.Unmarshal(req.Input, &ids) == nil:
+		for _, l := range ids {
+			words = append(words, len(l))
+		}
+	default:
+		http.Error(w, "bad input", 400)
+		return
+	}
+	data := []map[string]any{}
+	total := 0
+	for i, n := range words {
+		total += n
+		var embedding any = Vector(i, n)
+		if req.EncodingFormat == "base64" {
+			buf := make([]byte, 0, 16)
+			for _, x := range Vector(i, n) {
+				buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(x))
+			}
+			embedding = base64.StdEncoding.EncodeToString(buf)
+		}
+		data = append(data, map[string]any{"object": "embedding", "index": i, "embedding": embedding})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "model": req.Model, "data": data,
+		"usage": map[string]int{"prompt_tokens": total, "total_tokens": total}})
 }
