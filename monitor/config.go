@@ -37,6 +37,10 @@ const (
 	// DefaultBackfillChunk is how many calls of a backfill's range one
 	// job reads and dispatches.
 	DefaultBackfillChunk = 500
+	// DefaultMaxScoreItems is how many answers one request to score
+	// (Monitors.Score) may hold: each a judge request when the scorer is a
+	// judge.
+	DefaultMaxScoreItems = 16
 	// DefaultRetryDelay is the wait before a failed attempt's retry,
 	// multiplied by the attempt's number.
 	DefaultRetryDelay = 2 * time.Second
@@ -136,6 +140,10 @@ type Config struct {
 	// and dispatches: the memory and time of one step. Defaults to
 	// [DefaultBackfillChunk].
 	BackfillChunk int
+	// MaxScoreItems bounds the answers of one [Monitors.Score] request,
+	// which a judge answers one after another. Defaults to
+	// [DefaultMaxScoreItems].
+	MaxScoreItems int
 	// RetryDelay is the wait before a retry, times the attempt's number.
 	// Defaults to [DefaultRetryDelay].
 	RetryDelay time.Duration
@@ -153,7 +161,7 @@ func (cfg *Config) setDefaults() error {
 		return errors.New("monitor: Config.Jobs is required")
 	case cfg.Principals == nil:
 		return errors.New("monitor: Config.Principals is required")
-	case cfg.JudgeConcurrency < 0, cfg.JudgeRate < 0, cfg.MaxAttempts < 0, cfg.JobTimeout < 0, cfg.RetryDelay < 0, cfg.BackfillChunk < 0:
+	case cfg.JudgeConcurrency < 0, cfg.JudgeRate < 0, cfg.MaxAttempts < 0, cfg.JobTimeout < 0, cfg.RetryDelay < 0, cfg.BackfillChunk < 0, cfg.MaxScoreItems < 0:
 		return errors.New("monitor: Config limits must not be negative")
 	}
 	if cfg.Workers == 0 {
@@ -176,6 +184,9 @@ func (cfg *Config) setDefaults() error {
 	}
 	if cfg.BackfillChunk == 0 {
 		cfg.BackfillChunk = DefaultBackfillChunk
+	}
+	if cfg.MaxScoreItems == 0 {
+		cfg.MaxScoreItems = DefaultMaxScoreItems
 	}
 	if cfg.RetryDelay == 0 {
 		cfg.RetryDelay = DefaultRetryDelay

@@ -20,6 +20,10 @@ var (
 	ErrMonitorNotFound = weft.DefineError(weft.ErrNotFound, "MonitorNotFound", "monitor not found")
 	// ErrBackfillNotFound: no backfill of the project has that id (404).
 	ErrBackfillNotFound = weft.DefineError(weft.ErrNotFound, "BackfillNotFound", "backfill not found")
+	// ErrInvalidScore: a request to score answers that cannot run (too
+	// many items, a scorer that is no ref of the project, a bad reward
+	// path) (400).
+	ErrInvalidScore = weft.DefineError(weft.ErrInvalid, "InvalidScore", "invalid score request")
 	// ErrInvalidBackfill: a backfill that cannot run (a range that ends
 	// before it starts) (400).
 	ErrInvalidBackfill = weft.DefineError(weft.ErrInvalid, "InvalidBackfill", "invalid backfill")

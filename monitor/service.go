@@ -5,8 +5,9 @@ import "context"
 // Service is what the API offers of monitors beyond the Monitor objects
 // themselves (which are published and read as objects). Every method acts
 // in the caller's project, which the caller (weft.PrincipalFrom(ctx)) has
-// been authorized for: writing for StartBackfill and CancelBackfill,
-// reading for the others. *Monitors is one.
+// been authorized for: writing for StartBackfill, CancelBackfill and Score
+// (whose judges' calls are traced into the project), reading for the
+// others. *Monitors is one.
 type Service interface {
 	// StartBackfill runs a monitor over the calls that started in a range,
 	// once per (call, scorer version) whatever scored them before.
@@ -21,6 +22,11 @@ type Service interface {
 	// Stats returns what a monitor's verdicts came to: counts by state,
 	// the judges' tokens and their cost.
 	Stats(ctx context.Context, req StatsReq) (*Stats, error)
+	// Score gives a scorer's verdicts on answers that are no calls (an RL
+	// job's rollouts), and the reward each verdict holds at a path: a
+	// judge usable as the reward. Judges run with the caller's authority:
+	// a judge model the caller may not use is refused.
+	Score(ctx context.Context, req ScoreReq) (*ScoreRes, error)
 }
 
 var _ Service = (*Monitors)(nil)

@@ -18,6 +18,7 @@ type monitorOptions struct {
 	judgeRate        float64
 	maxAttempts      int
 	jobTimeout       time.Duration
+	scoreMaxItems    int
 }
 
 func monitorFlags(fs *flag.FlagSet) *monitorOptions {
@@ -28,6 +29,7 @@ func monitorFlags(fs *flag.FlagSet) *monitorOptions {
 	fs.Float64Var(&o.judgeRate, "monitor-judge-rate", monitor.DefaultJudgeRate, "judge requests one monitor starts per second in this process")
 	fs.IntVar(&o.maxAttempts, "monitor-judge-attempts", monitor.DefaultMaxAttempts, "attempts per judge request before its verdict is an error")
 	fs.DurationVar(&o.jobTimeout, "monitor-job-timeout", monitor.DefaultJobTimeout, "longest one monitor job (a dispatch, a judge request, a backfill step) may run; a job of a process that died is worked again this long after it started")
+	fs.IntVar(&o.scoreMaxItems, "monitor-score-max-items", monitor.DefaultMaxScoreItems, "answers one request to /v2/{entity}/{project}/scorers/score may hold (a judge request each when the scorer is a judge); more get 400")
 	return o
 }
 
@@ -36,5 +38,5 @@ func monitorFlags(fs *flag.FlagSet) *monitorOptions {
 // read and write are set once built (SetServices, SetChat).
 func newMonitors(db *weft.DB, queue *jobs.Queue, identity *weft.Identity, o *monitorOptions, logger *slog.Logger) (*monitor.Monitors, error) {
 	return monitor.New(monitor.Config{DB: db, Jobs: queue, Principals: identity, Workers: o.workers, JudgeWorkers: o.judgeWorkers,
-		JudgeConcurrency: o.judgeConcurrency, JudgeRate: o.judgeRate, MaxAttempts: o.maxAttempts, JobTimeout: o.jobTimeout, Logger: logger})
+		JudgeConcurrency: o.judgeConcurrency, JudgeRate: o.judgeRate, MaxAttempts: o.maxAttempts, JobTimeout: o.jobTimeout, MaxScoreItems: o.scoreMaxItems, Logger: logger})
 }

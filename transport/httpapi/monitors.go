@@ -55,6 +55,9 @@ func (h *Handler) registerMonitors(svc monitor.Service) {
 			}
 			return req, one(req.ProjectID), nil
 		}, byValue(svc.Stats))
+	route(h, op("scorer-score", http.MethodPost, "scorers/score",
+		"Score answers that are no calls (an RL job's rollouts) with a scorer of the project, a judge with the caller's authority, and read each verdict's reward"), true,
+		v2Body(func(r *monitor.ScoreReq) *string { return &r.ProjectID }), byValue(svc.Score))
 	route(h, op("monitor-backfill-create", http.MethodPost, "monitor_backfills",
 		"Run a monitor over the calls that started in a time range, once per call and scorer version"), true,
 		v2Body(func(r *monitor.BackfillReq) *string { return &r.ProjectID }), byValue(svc.StartBackfill))

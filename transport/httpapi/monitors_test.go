@@ -72,7 +72,7 @@ func newMonitorFixture(t *testing.T, db *weft.DB) fixture {
 // project's past calls and reports its progress until done; a listing
 // shows it, and the monitor's stats count its verdicts; bad requests get 4xx naming the fault, and another user may
 // neither start, read, list nor cancel a backfill of the project, nor read
-// its monitor's stats.
+// its monitor's stats, nor score with its scorers.
 func TestMonitorBackfillRoutes(t *testing.T) {
 	t.Parallel()
 	db := testdb.SQLite(t)
@@ -152,5 +152,11 @@ func TestMonitorBackfillRoutes(t *testing.T) {
 	bob.do(http.MethodGet, "/v2/alice/p/monitor_backfills", "", nil, 403, "")
 	bob.post("/v2/alice/p/monitor_backfills/"+b.ID+"/cancel", ``, 403, "")
 	bob.do(http.MethodGet, "/v2/alice/p/monitors/m/stats", "", nil, 403, "")
+	// A scorer gives verdicts and rewards on answers that are no calls.
+	score := `{"scorer":"weave:///alice/p/object/json_valid:` + scorer.Digest + `","items":[{"output":"{}"},{"output":"{"}],"reward":"json_valid"}`
+	alice.post("/v2/alice/p/scorers/score", score, 200, `{"results":[{"output":{"json_valid":true},"reward":1},{"output":{"json_valid":false},"reward":0}]}`)
+	alice.post("/v2/alice/p/scorers/score", `{"scorer":"weave:///alice/p/object/json_valid:`+scorer.Digest+`","items":[]}`, 422, "items")
+	alice.post("/v2/alice/p/scorers/score", `{"scorer":"weave:///bob/p/object/json_valid:`+scorer.Digest+`","items":[{"output":1}]}`, 400, "InvalidScore")
+	bob.post("/v2/alice/p/scorers/score", score, 403, "")
 	(objectsClient{t: t, base: f.server.URL}).post("/v2/alice/p/monitor_backfills", `{"monitor_id":"m"}`, 401, "")
 }
