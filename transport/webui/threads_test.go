@@ -43,7 +43,7 @@ func TestThreads(t *testing.T) {
 			t.Fatalf("threads: %d %s", list.status, list.body)
 		}
 		support := rowOfThread(t, list.body, "support-42")
-		for _, want := range []string{`<td class="num">2</td>`, `<td class="num">1.00 s</td>`, "$0.0"} {
+		for _, want := range []string{`<td class="num">2</td>`, `<td class="num wide-only">1.00 s</td>`, "$0.0"} {
 			if !strings.Contains(support, want) {
 				t.Errorf("the support thread's row lacks %q:\n%s", want, support)
 			}

@@ -60,13 +60,13 @@ func TestTraceListAtAGlance(t *testing.T) {
 		}
 		row := rowHTML(t, list, otelRoot)
 		for _, want := range []string{`data-preview="input" title="What is the capital of France?"`, `>Paris.</td>`,
-			`<td class="model">gpt-4o</td>`, "child error", `<td class="num">130</td>`, "$0."} {
+			`<td class="model">gpt-4o</td>`, "child error", `data-unit="tokens">130</td>`, "$0."} {
 			if !regexp.MustCompile(regexp.QuoteMeta(want)).MatchString(row) {
 				t.Errorf("the OpenTelemetry-style root's row lacks %q:\n%s", want, row)
 			}
 		}
 		row = rowHTML(t, list, pyRoot)
-		for _, want := range []string{`>a long story</td>`, `>a short story</td>`, `claude-3-5-sonnet-20240620`, "success", `<td class="num">10</td>`} {
+		for _, want := range []string{`>a long story</td>`, `>a short story</td>`, `claude-3-5-sonnet-20240620`, "success", `data-unit="tokens">10</td>`} {
 			if !regexp.MustCompile(regexp.QuoteMeta(want)).MatchString(row) {
 				t.Errorf("the Python-SDK root's row lacks %q:\n%s", want, row)
 			}

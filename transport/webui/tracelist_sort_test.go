@@ -16,7 +16,7 @@ import (
 )
 
 // costCell is a row's cost cell: its call and the text it shows.
-var costCell = regexp.MustCompile(`<tr data-call="([^"]+)"(?s:.*?)<td class="num">[^<]*</td>\s*<td class="num">([^<]*)</td>`)
+var costCell = regexp.MustCompile(`<tr data-call="([^"]+)"(?s:.*?)<td class="num tokens[^"]*"[^>]*>[^<]*</td>\s*<td class="num cost[^"]*">([^<]*)</td>`)
 
 // TestTraceListSortByFeedbackAndCost sorts the list by its Feedback and Cost
 // columns, both ways, and walks every page by its next link: the rows must

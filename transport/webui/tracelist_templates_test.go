@@ -59,7 +59,7 @@ func TestTraceListRender(t *testing.T) {
 		`data-key-search`,
 		`rel="next"`, `rel="prev"`, `rel="first"`,
 		// The chosen input column shows the member's value as JSON text.
-		`<td class="field">[{&#34;content&#34;:&#34;\u003cscript\u003ealert(1)`,
+		`<td class="field" data-label="inputs.messages">[{&#34;content&#34;:&#34;\u003cscript\u003ealert(1)`,
 	} {
 		if !strings.Contains(html, want) {
 			t.Errorf("the list lacks %s", want)

@@ -107,7 +107,7 @@ func TestTraceListColumnsFiltersSearch(t *testing.T) {
 		// Chosen columns show their values, are in the URL and keep the
 		// filters; a column's header sorts by it and removes it.
 		cols := b.get("/ui/p/alice/p/?op=chat&cols=inputs.question,output.answer")
-		cols.mustContain(t, `data-field="inputs.question"`, `<td class="field">你好世界</td>`, `<td class="field">re: مرحبا بالعالم</td>`,
+		cols.mustContain(t, `data-field="inputs.question"`, `<td class="field" data-label="inputs.question">你好世界</td>`, `<td class="field" data-label="output.answer">re: مرحبا بالعالم</td>`,
 			`href="/ui/p/alice/p/?cols=inputs.question%2Coutput.answer&amp;dir=desc&amp;op=chat&amp;sort=inputs.question"`,
 			`href="/ui/p/alice/p/?cols=output.answer&amp;op=chat" aria-label="Remove column inputs.question"`,
 			`name="cols" value="inputs.question,output.answer"`)

@@ -357,6 +357,7 @@ func listAtAGlance(t *testing.T, e *env) {
 		}
 	}
 	tb.capture("tracelist")
+	listOnAPhone(t, tb, root)
 	submitFilters(tb, "status", "descendant_error",
 		chromedp.SetValue(chromedp.CSS(`form.filters select[name="status"]`), "descendant_error"))
 	if got := eval[string](tb, rowIDs); got != root {
@@ -367,4 +368,41 @@ func listAtAGlance(t *testing.T, e *env) {
 	if got := eval[string](tb, rowIDs); got != "" {
 		t.Fatalf("success filter: rows %q", got)
 	}
+}
+
+// listOnAPhone narrows the window to a phone's width: the navigation wraps
+// between words, the page does not scroll sideways, and the trace's row
+// still shows its name, status, input and output previews, model, tokens
+// and latency (the user column gives way), with the sort links above.
+func listOnAPhone(t *testing.T, tb *tab, callID string) {
+	tb.run(chromedp.EmulateViewport(390, 844))
+	defer tb.run(chromedp.EmulateViewport(1280, 900))
+	tb.open(tb.path())
+	tb.run(chromedp.WaitVisible(chromedp.CSS("#traces")))
+	if broken := eval[[]string](tb, `[...document.querySelectorAll('.top nav a:not([data-nav=project])')]
+	  .filter(a => a.getClientRects().length !== 1 || a.getBoundingClientRect().right > innerWidth).map(a => a.textContent)`); len(broken) > 0 {
+		t.Errorf("navigation links broken across lines or off the screen at 390 px: %q", broken)
+	}
+	if over := eval[int](tb, `document.documentElement.scrollWidth - innerWidth`); over > 0 {
+		t.Errorf("the trace list is %d px wider than a 390 px window", over)
+	}
+	shown := eval[map[string]bool](tb, `Object.fromEntries([...document.querySelectorAll('#traces tr[data-call="`+callID+`"] td')].map(td => {
+	  const r = td.getBoundingClientRect();
+	  return [td.className.split(' ')[0], r.width > 0 && r.height > 0 && r.left >= 0 && r.right <= innerWidth];
+	}))`)
+	for _, cell := range []string{"name", "state", "preview", "model", "tokens", "latency", "started"} {
+		if !shown[cell] {
+			t.Errorf("at 390 px the row does not show its %s cell: %v", cell, shown)
+		}
+	}
+	if shown["user"] {
+		t.Errorf("at 390 px the row still shows the user column: %v", shown)
+	}
+	if got := tb.text(`#traces tr[data-call="` + callID + `"] td.tokens`); got != "42" {
+		t.Errorf("the tokens cell reads %q", got)
+	}
+	if n := eval[int](tb, `[...document.querySelectorAll('#traces thead a[data-sort]')].filter(a => a.getBoundingClientRect().width > 0).length`); n < 5 {
+		t.Errorf("at 390 px %d sort links show above the list", n)
+	}
+	tb.capture("tracelist-phone")
 }
