@@ -105,6 +105,10 @@ type Config struct {
 	// again no sooner than liveCostFactor times as long as its last refresh
 	// took. Defaults to DefaultLiveRefreshes.
 	LiveRefreshes int
+	// MaxExportRows bounds the calls one export of the trace list (CSV or
+	// JSONL) writes: the first that many of its view, in the view's order.
+	// Defaults to DefaultMaxExportRows.
+	MaxExportRows int
 	// Logger receives internal errors. Defaults to slog.Default().
 	Logger *slog.Logger
 	// Now is the clock for sessions and relative times. Defaults to time.Now.
@@ -203,6 +207,12 @@ func (cfg *Config) setDefaults() error {
 	}
 	if cfg.MaxLiveStreams < 0 || cfg.LiveRefreshes < 0 {
 		return errors.New("webui: MaxLiveStreams and LiveRefreshes must not be negative")
+	}
+	if cfg.MaxExportRows == 0 {
+		cfg.MaxExportRows = DefaultMaxExportRows
+	}
+	if cfg.MaxExportRows < 0 {
+		return errors.New("webui: MaxExportRows must not be negative")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

@@ -36,6 +36,17 @@ type tracesView struct {
 	UnknownUser bool
 	// Live is the server-sent event stream of the view ("" without one).
 	Live string
+	// Export links the view's export as CSV and as JSONL (at most
+	// ExportLimit calls).
+	Export      map[string]string
+	ExportLimit int64
+	// SavedViews are the project's saved views (tracelist_views.go), when
+	// the server keeps objects (HasViews); CanSave when the viewer may save
+	// and delete them, SaveQuery being the view's URL query to save.
+	SavedViews []savedView
+	HasViews   bool
+	CanSave    bool
+	SaveQuery  string
 }
 
 // listRow is one trace of the list.
@@ -77,6 +88,11 @@ func (h *Handler) tracesPage(w http.ResponseWriter, r *http.Request, v *viewer, 
 		return
 	}
 	data, err := h.listData(r.Context(), projectID, view, nil)
+	if err == nil && h.cfg.Objects != nil {
+		data.HasViews, data.SaveQuery = true, view.values("after", "", "offset", "").Encode()
+		data.CanSave = h.cfg.Authorizer.Authorize(r.Context(), v.principal, projectID, true) == nil
+		data.SavedViews, err = h.savedViews(r.Context(), projectID, view.url(projectID, "after", "", "offset", ""))
+	}
 	if err != nil {
 		h.refuse(w, r, err)
 		return
@@ -94,18 +110,16 @@ func (h *Handler) listData(ctx context.Context, projectID string, view listView,
 		data.Live = withQuery(projectPath(projectID, "live"), view.values())
 	}
 	h.fillColumns(&data)
-	userID := ""
-	if view.User != "" {
-		ids, err := h.cfg.Identity.UserIDs(ctx, []string{view.User})
-		if err != nil {
-			return data, err
-		}
-		if userID = ids[view.User]; userID == "" {
-			data.UnknownUser = true
-			return data, nil
-		}
+	data.Export, data.ExportLimit = map[string]string{}, int64(h.cfg.MaxExportRows)
+	for format := range exportFormats {
+		data.Export[format] = withQuery(projectPath(projectID, "export"), view.values("after", "", "offset", "", "format", format))
 	}
-	err := h.cfg.Trace.CallsQuery(ctx, view.query(projectID, userID), func(c *trace.Call) error {
+	userID, known, err := h.userFilter(ctx, view)
+	if err != nil || !known {
+		data.UnknownUser = !known
+		return data, err
+	}
+	err = h.cfg.Trace.CallsQuery(ctx, view.query(projectID, userID), func(c *trace.Call) error {
 		data.Rows = append(data.Rows, rowOf(c, view.Cols, fresh[c.ID]))
 		return nil
 	})
@@ -138,20 +152,36 @@ func (h *Handler) listData(ctx context.Context, projectID string, view listView,
 		}
 	}
 	data.Suggestions = suggestions(data.Rows, view, projectID)
-	views := make([]*callView, len(data.Rows))
-	for i, row := range data.Rows {
+	return data, h.fillRows(ctx, projectID, data.Rows)
+}
+
+// userFilter is the user id of the view's user filter: "" for none, and
+// known false when it names nobody (so that nothing matches).
+func (h *Handler) userFilter(ctx context.Context, view listView) (userID string, known bool, err error) {
+	if view.User == "" {
+		return "", true, nil
+	}
+	ids, err := h.cfg.Identity.UserIDs(ctx, []string{view.User})
+	if err != nil {
+		return "", true, err
+	}
+	return ids[view.User], ids[view.User] != "", nil
+}
+
+// fillRows completes rows read from the trace service: their users' names,
+// their reactions, and the roll-ups of roots written without them.
+func (h *Handler) fillRows(ctx context.Context, projectID string, rows []*listRow) error {
+	views := make([]*callView, len(rows))
+	for i, row := range rows {
 		views[i] = row.callView
 	}
 	if err := h.fillUsernames(ctx, views); err != nil {
-		return data, err
+		return err
 	}
-	if err := h.fillReactions(ctx, projectID, data.Rows); err != nil {
-		return data, err
+	if err := h.fillReactions(ctx, projectID, rows); err != nil {
+		return err
 	}
-	if err := h.fillRollups(ctx, projectID, data.Rows); err != nil {
-		return data, err
-	}
-	return data, nil
+	return h.fillRollups(ctx, projectID, rows)
 }
 
 // fillColumns sets the sort links and the chosen columns' links.
@@ -186,9 +216,15 @@ func rowOf(c *trace.Call, cols []string, fresh bool) *listRow {
 	return row
 }
 
-// fieldText is the value of a field of a call as a cell shows it: a string
-// as itself, any other JSON value as compact JSON, cut at maxFieldText.
+// fieldText is the value of a field of a call as a cell shows it, cut at
+// maxFieldText.
 func fieldText(c *trace.Call, field string) string {
+	return truncate(fieldValue(c, field), maxFieldText)
+}
+
+// fieldValue is the value of a field of a call as text: a string as
+// itself, any other JSON value as compact JSON, "" when absent.
+func fieldValue(c *trace.Call, field string) string {
 	root, path, err := trace.SplitField(field)
 	if err != nil {
 		return ""
@@ -212,7 +248,7 @@ func fieldText(c *trace.Call, field string) string {
 	if json.Unmarshal(value, &s) != nil {
 		s = compactJSON(value)
 	}
-	return truncate(s, maxFieldText)
+	return s
 }
 
 func compactJSON(raw json.RawMessage) string {

@@ -363,6 +363,7 @@ func listAtAGlance(t *testing.T, e *env) {
 	if got := eval[string](tb, rowIDs); got != root {
 		t.Fatalf("child error filter: rows %q", got)
 	}
+	saveAndOpenView(t, tb, root)
 	submitFilters(tb, "status", "success",
 		chromedp.SetValue(chromedp.CSS(`form.filters select[name="status"]`), "success"))
 	if got := eval[string](tb, rowIDs); got != "" {
@@ -386,9 +387,9 @@ func listOnAPhone(t *testing.T, tb *tab, callID string) {
 	if over := eval[int](tb, `document.documentElement.scrollWidth - innerWidth`); over > 0 {
 		t.Errorf("the trace list is %d px wider than a 390 px window", over)
 	}
-	shown := eval[map[string]bool](tb, `Object.fromEntries([...document.querySelectorAll('#traces tr[data-call="`+callID+`"] td')].map(td => {
-	  const r = td.getBoundingClientRect();
-	  return [td.className.split(' ')[0], r.width > 0 && r.height > 0 && r.left >= 0 && r.right <= innerWidth];
+	shown := eval[map[string]bool](tb, `Object.fromEntries(['name', 'state', 'preview', 'model', 'tokens', 'latency', 'started', 'user'].map(cell => {
+	  const r = document.querySelector('#traces tr[data-call="`+callID+`"] td.' + cell).getBoundingClientRect();
+	  return [cell, r.width > 0 && r.height > 0 && r.left >= 0 && r.right <= innerWidth];
 	}))`)
 	for _, cell := range []string{"name", "state", "preview", "model", "tokens", "latency", "started"} {
 		if !shown[cell] {
@@ -405,4 +406,25 @@ func listOnAPhone(t *testing.T, tb *tab, callID string) {
 		t.Errorf("at 390 px %d sort links show above the list", n)
 	}
 	tb.capture("tracelist-phone")
+}
+
+// saveAndOpenView saves the view the filters made (pushed into the URL by
+// htmx, not drawn with the page) under a name, then opens the project's
+// list afresh and the view from its saved views: the filter comes back.
+func saveAndOpenView(t *testing.T, tb *tab, root string) {
+	tb.run(
+		chromedp.Click(chromedp.CSS("#saved-views summary")),
+		chromedp.SendKeys(chromedp.CSS(`form.save-view input[name="label"]`), "Child errors"),
+		chromedp.Click(chromedp.CSS(`form.save-view button[type="submit"]`)),
+		chromedp.WaitReady(chromedp.CSS(`#saved-views a[data-view="child-errors"][aria-current="true"]`)),
+	)
+	tb.open("/ui/p/alice/glance/")
+	tb.run(
+		chromedp.Click(chromedp.CSS("#saved-views summary")),
+		chromedp.Click(chromedp.CSS(`#saved-views a[data-view="child-errors"]`)),
+		chromedp.WaitReady(chromedp.CSS(`#saved-views a[data-view="child-errors"][aria-current="true"]`)),
+	)
+	if p, got := tb.path(), eval[string](tb, rowIDs); !strings.Contains(p, "status=descendant_error") || got != root {
+		t.Fatalf("the saved view opened %s with rows %q", p, got)
+	}
 }

@@ -60,3 +60,12 @@ window.addEventListener("pagehide", () => {
 window.addEventListener("pageshow", (event) => {
   if (event.persisted) window.location.reload();
 });
+
+// A filter change swaps only the results and pushes the view into the URL,
+// so the form that saves the view takes the view from the URL when it is
+// sent, not from the page as it was first drawn.
+document.addEventListener("submit", (event) => {
+  const form = event.target;
+  if (!(form instanceof HTMLFormElement) || !form.matches("[data-save-view]")) return;
+  form.elements.namedItem("query").value = location.search.replace(/^\?/, "");
+});
