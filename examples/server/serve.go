@@ -204,7 +204,7 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 		AnnotationSpecs: feedback.ObjectSpecs(cfg.Objects), Feed: feed, Fallback: api, RateLimiter: api, Logger: logger,
 		Training: trainingService, Chat: cfg.Chat, BodyReadTimeout: opts.limits.body,
 		SecureCookies: opts.cookies.secure, TrustedProxies: opts.cookies.trustedProxies,
-		MaxLiveStreams: int(opts.limits.liveStreams), LiveRefreshes: int(opts.limits.liveRefreshes)})
+		MaxLiveStreams: int(opts.limits.liveStreams), LiveRefreshes: int(opts.limits.liveRefreshes), MaxExportRows: int(opts.limits.exportRows)})
 	if err != nil {
 		return err
 	}

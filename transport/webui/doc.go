@@ -30,7 +30,12 @@
 // checks the session and project rights again before each update. To see the
 // writes of other server processes on the same PostgreSQL database, let the
 // feed listen ([trace.Feed.ListenPostgres]). Call [Handler.CloseStreams] on
-// shutdown.
+// shutdown. A view saved under a name is an object of the project of
+// Weave's builtin class SavedView (tracelist_views.go), offered to every
+// member; a view exports as CSV of the list's columns or JSONL of its calls,
+// streamed, up to Config.MaxExportRows. On a narrow screen the list draws
+// each trace as a card and other tables keep the columns not marked
+// wide-only.
 //
 // The trace view draws the call tree with children loaded a page of 100 at a
 // time, each row with a bar on the trace's timeline (placed by
