@@ -37,7 +37,7 @@ var DefaultEndpoints = []string{EndpointChat, EndpointCompletions, EndpointRespo
 
 // localEndpoints are what a model run in-process can serve (embedding
 // models are served in-process by chat/embeddings: Config.Embeddings).
-var localEndpoints = []string{EndpointChat, EndpointCompletions, EndpointResponses}
+var localEndpoints = []string{EndpointChat, EndpointResponses}
 
 // prepareEndpoints fills a route's endpoints and checks them.
 func (route *Route) prepareEndpoints() error {

@@ -65,6 +65,9 @@ type pendingCall struct {
 	// output, when set, shapes the output recorded from the answer's (an
 	// embeddings answer is recorded without its vectors).
 	output func(json.RawMessage) json.RawMessage
+	// assemble, when set, makes a stream's frames one answer (default:
+	// chat chunks' assembleStream).
+	assemble func([][]byte) json.RawMessage
 }
 
 // recordQueue is the bounded asynchronous writer between requests and the
@@ -176,6 +179,8 @@ func (q *recordQueue) close(ctx context.Context) error {
 func (p *pendingCall) finish() Call {
 	c := p.call
 	switch {
+	case p.stream && p.assemble != nil:
+		c.Output = p.assemble(p.frames)
 	case p.stream:
 		c.Output = assembleStream(p.frames)
 	case len(p.body) > 0 && json.Valid(p.body):

@@ -23,6 +23,9 @@ type Service interface {
 	// as.Endpoint, traced as as says, its call ended by
 	// Completion.EndTrace.
 	CompleteAs(ctx context.Context, projectID string, raw []byte, as TraceAs) (*Completion, error)
+	// TextComplete answers a raw POST /v1/completions request through the
+	// model's route, traced into projectID; errors as Complete's.
+	TextComplete(ctx context.Context, projectID string, raw []byte) (*Completion, error)
 	// Embed answers a raw POST /v1/embeddings request with an embedding
 	// model run in-process or a route serving embeddings, traced into
 	// projectID; errors as Complete's.

@@ -215,6 +215,7 @@ func New(cfg Config) (*Handler, error) {
 	h.registerChat()
 	h.registerResponses()
 	h.registerEmbeddings()
+	h.registerTextCompletions()
 	if cfg.Feedback != nil {
 		h.registerFeedback()
 	}

@@ -98,8 +98,12 @@ func (m *Server) serve(w http.ResponseWriter, r *http.Request) {
 	m.Requests.Add(1)
 	raw, _ := io.ReadAll(r.Body)
 	m.Last.Store(raw)
-	if r.URL.Path == "/v1/embeddings" {
+	switch r.URL.Path {
+	case "/v1/embeddings":
 		m.embeddings(w, raw)
+		return
+	case "/v1/completions":
+		m.completions(w, raw)
 		return
 	}
 	var req chatRequest
@@ -253,4 +257,92 @@ func (m *Server) embeddings(w http.ResponseWriter, raw []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "model": req.Model, "data": data,
 		"usage": map[string]int{"prompt_tokens": total, "total_tokens": total}})
+}
+
+// TextCompletion is the text the model server completes every prompt with,
+// one token a word.
+const TextCompletion = " Hello from the model"
+
+// completions answers /v1/completions: TextCompletion for each prompt (a
+// string or a list of them) and each of its n choices, after the prompt
+// with echo, with logprobs when asked, streamed in vLLM's shape.
+func (m *Server) completions(w http.ResponseWriter, raw []byte) {
+	var req struct {
+		Model         string          `json:"model"`
+		Prompt        json.RawMessage `json:"prompt"`
+		N             int             `json:"n"`
+		Echo          bool            `json:"echo"`
+		Logprobs      *int            `json:"logprobs"`
+		Stream        bool            `json:"stream"`
+		StreamOptions map[string]bool `json:"stream_options"`
+	}
+	if err := json.Unmarshal(raw, &req); err != nil {
+		http.Error(w, err.Error(), 400)
+		return
+	}
+	req.N = max(req.N, 1)
+	var prompts []string
+	if json.Unmarshal(req.Prompt, &prompts) != nil {
+		var one string
+		_ = json.Unmarshal(req.Prompt, &one)
+		prompts = []string{one}
+	}
+	words := strings.SplitAfter(strings.TrimPrefix(TextCompletion, " "), " ")
+	for i := range words {
+		words[i] = " " + strings.TrimSpace(words[i])
+	}
+	logprobs := func(tokens []string) any {
+		if req.Logprobs == nil {
+			return nil
+		}
+		lp := map[string]any{"tokens": tokens, "token_logprobs": []float64{}, "top_logprobs": []map[string]float64{}, "text_offset": []int{}}
+		for _, tok := range tokens {
+			lp["token_logprobs"] = append(lp["token_logprobs"].([]float64), -0.5)
+			lp["top_logprobs"] = append(lp["top_logprobs"].([]map[string]float64), map[string]float64{tok: -0.5})
+			lp["text_offset"] = append(lp["text_offset"].([]int), 0)
+		}
+		return lp
+	}
+	completionTokens := len(words) * req.N * len(prompts)
+	usage := map[string]int{"prompt_tokens": PromptTokens * len(prompts), "completion_tokens": completionTokens, "total_tokens": PromptTokens*len(prompts) + completionTokens}
+	if !req.Stream {
+		choices := []map[string]any{}
+		for p, prompt := range prompts {
+			for i := range req.N {
+				text := TextCompletion
+				if req.Echo {
+					text = prompt + text
+				}
+				choices = append(choices, map[string]any{"index": p*req.N + i, "text": text, "logprobs": logprobs(words), "finish_reason": "length", "stop_reason": nil})
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"id": "cmpl-test", "object": "text_completion", "created": 1, "model": req.Model, "choices": choices, "usage": usage})
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	send := func(choices []map[string]any, usage any) {
+		b, _ := json.Marshal(map[string]any{"id": "cmpl-test", "object": "text_completion", "created": 1, "model": req.Model, "choices": choices, "usage": usage})
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		w.(http.Flusher).Flush()
+	}
+	for p, prompt := range prompts {
+		for i := range req.N {
+			index := p*req.N + i
+			if req.Echo {
+				send([]map[string]any{{"index": index, "text": prompt, "logprobs": nil, "finish_reason": nil}}, nil)
+			}
+			for k, word := range words {
+				var finish any
+				if k == len(words)-1 {
+					finish = "length"
+				}
+				send([]map[string]any{{"index": index, "text": word, "logprobs": logprobs([]string{word}), "finish_reason": finish}}, nil)
+			}
+		}
+	}
+	if req.StreamOptions["include_usage"] {
+		send([]map[string]any{}, usage)
+	}
+	_, _ = io.WriteString(w, "data: [DONE]\n\n")
 }

@@ -1,0 +1,227 @@
+package chat
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"sort"
+)
+
+// OpTextCompletion names the calls of POST /v1/completions.
+const OpTextCompletion = "completions.create"
+
+// TextCompletionRequest is the part of a POST /v1/completions request (vLLM's
+// CompletionRequest) the gateway reads: the members of a text completion
+// of its own, and Shared, what it shares with a chat completion (model,
+// n, the sampling options, stop, stream, structured outputs, the vLLM
+// extensions), validated as chat's are. The request is forwarded from its
+// raw JSON.
+type TextCompletionRequest struct {
+	// Prompt is a string, a list of strings, a list of token ids or a list
+	// of lists of token ids: one prompt, or a batch.
+	Prompt json.RawMessage `json:"prompt"`
+	// Suffix is refused, as vLLM refuses it.
+	Suffix   *string `json:"suffix"`
+	Echo     *bool   `json:"echo"`
+	Logprobs *int64  `json:"logprobs"`
+	BestOf   *int64  `json:"best_of"`
+
+	Shared *CompletionRequest `json:"-"`
+}
+
+// ParseTextRequest decodes and checks a raw text-completion request against
+// the route's model: vLLM's rules, each failure a 400 with its param.
+func ParseTextRequest(raw []byte, info ModelInfo) (*TextCompletionRequest, error) {
+	req := &TextCompletionRequest{}
+	if err := json.Unmarshal(raw, req); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			return nil, typeError(typeErr)
+		}
+		return nil, malformed("body", "json_invalid", "JSON decode error")
+	}
+	if err := checkPrompt(req.Prompt); err != nil {
+		return nil, err
+	}
+	members, ok := topLevelMembers(raw)
+	if !ok {
+		return nil, malformed("body", "dict_type", "Input should be a valid dictionary")
+	}
+	// The shared members read as a chat request's: logprobs is a count
+	// here, a flag there, and checked below.
+	shared, err := ParseRequest(patchObject(raw, members, map[string]json.RawMessage{"logprobs": nil, "messages": json.RawMessage("[]")}))
+	if err != nil {
+		return nil, err
+	}
+	shared.raw, shared.members = raw, members
+	req.Shared = shared
+	switch {
+	case req.Suffix != nil:
+		return nil, invalid("suffix", "suffix is not currently supported")
+	case req.Logprobs != nil && *req.Logprobs < 0:
+		return nil, invalid("logprobs", "`logprobs` must be a positive value.")
+	case req.BestOf != nil && *req.BestOf < 1:
+		return nil, invalid("best_of", "best_of must be at least 1, got %d.", *req.BestOf)
+	case req.BestOf != nil && shared.N != nil && *req.BestOf < *shared.N:
+		return nil, invalid("best_of", "best_of must be greater than or equal to n, got n=%d and best_of=%d.", *shared.N, *req.BestOf)
+	case req.BestOf != nil && *req.BestOf > 1 && shared.Streaming():
+		return nil, invalid("best_of", "best_of > 1 is not supported with stream=True.")
+	}
+	maxLogprobs := info.MaxLogprobs
+	if maxLogprobs == 0 {
+		maxLogprobs = 20
+	}
+	if req.Logprobs != nil && *req.Logprobs > maxLogprobs {
+		return nil, invalid("logprobs", "Requested sample logprobs of %d, which is greater than max allowed: %d", *req.Logprobs, maxLogprobs)
+	}
+	if err := Validate(shared, info); err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// checkPrompt accepts vLLM's prompt shapes, none empty.
+func checkPrompt(raw json.RawMessage) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return invalid("prompt", "Either prompt or prompt_embeds must be provided and non-empty.")
+	}
+	var text string
+	var texts []string
+	var ids []int64
+	var batches [][]int64
+	switch {
+	case json.Unmarshal(raw, &text) == nil:
+		return nil
+	case json.Unmarshal(raw, &texts) == nil && len(texts) > 0:
+		return nil
+	case json.Unmarshal(raw, &ids) == nil && len(ids) > 0:
+		return nil
+	case json.Unmarshal(raw, &batches) == nil && len(batches) > 0:
+		for _, b := range batches {
+			if len(b) == 0 {
+				return invalid("prompt", "Either prompt or prompt_embeds must be provided and non-empty.")
+			}
+		}
+		return nil
+	}
+	return invalid("prompt", "prompt must be a string, a list of strings, a list of token ids or a list of lists of token ids, none empty.")
+}
+
+// TextComplete answers a raw POST /v1/completions request: the model's
+// route must serve EndpointCompletions; it is forwarded to the route's
+// upstreams (the model renamed to the upstream's) with its retries and
+// fallbacks, and traced into projectID as one call, a stream assembled
+// into one text_completion. Errors come before anything is relayed, as
+// Complete's do.
+func (s *Gateway) TextComplete(ctx context.Context, projectID string, raw []byte) (*Completion, error) {
+	var head struct {
+		Model string `json:"model"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			return nil, typeError(typeErr)
+		}
+		return nil, malformed("body", "json_invalid", "JSON decode error")
+	}
+	route, err := s.resolve(ctx, head.Model)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkEndpoint(route, EndpointCompletions); err != nil {
+		return nil, err
+	}
+	req, err := ParseTextRequest(raw, route.ModelInfo)
+	if err != nil {
+		return nil, err
+	}
+	c := s.newCompletion(ctx, projectID, OpTextCompletion, raw, modelKey(head.Model, route))
+	c.pending.assemble = assembleTextStream
+	err = s.forward(ctx, route, EndpointCompletions, c, func(_ Backend, t Target) (*Answer, error) {
+		if t.Upstream.Kind == KindLocal {
+			return nil, checkEndpoint(&Route{Name: route.Name, Endpoints: localEndpoints}, EndpointCompletions)
+		}
+		model, _ := json.Marshal(t.Upstream.Model)
+		body := patchObject(raw, req.Shared.members, map[string]json.RawMessage{"model": model})
+		return s.remote.post(ctx, t, "/completions", body, req.Shared.Streaming())
+	})
+	return c.answered(err)
+}
+
+// assembleTextStream is the text_completion a stream of text completion
+// chunks makes: each choice's text, finish reason and logprobs joined, the
+// usage of the last chunk that has one.
+func assembleTextStream(frames [][]byte) json.RawMessage {
+	type logprobs struct {
+		Tokens        []json.RawMessage `json:"tokens"`
+		TokenLogprobs []json.RawMessage `json:"token_logprobs"`
+		TopLogprobs   []json.RawMessage `json:"top_logprobs"`
+		TextOffset    []json.RawMessage `json:"text_offset"`
+	}
+	type choice struct {
+		Index        int             `json:"index"`
+		Text         string          `json:"text"`
+		FinishReason *string         `json:"finish_reason"`
+		StopReason   json.RawMessage `json:"stop_reason,omitempty"`
+		Logprobs     *logprobs       `json:"logprobs"`
+	}
+	out := struct {
+		ID      string          `json:"id"`
+		Object  string          `json:"object"`
+		Created int64           `json:"created"`
+		Model   string          `json:"model"`
+		Choices []*choice       `json:"choices"`
+		Usage   json.RawMessage `json:"usage,omitempty"`
+		Error   json.RawMessage `json:"error,omitempty"`
+	}{Object: "text_completion", Choices: []*choice{}}
+	choices := map[int]*choice{}
+	for _, frame := range frames {
+		var c struct {
+			ID      string          `json:"id"`
+			Created int64           `json:"created"`
+			Model   string          `json:"model"`
+			Usage   json.RawMessage `json:"usage"`
+			Error   json.RawMessage `json:"error"`
+			Choices []choice        `json:"choices"`
+		}
+		if json.Unmarshal(frame, &c) != nil {
+			continue
+		}
+		if len(c.Error) > 0 {
+			out.Error = c.Error
+			continue
+		}
+		if out.ID == "" {
+			out.ID, out.Created, out.Model = c.ID, c.Created, c.Model
+		}
+		if len(c.Usage) > 0 && string(c.Usage) != "null" {
+			out.Usage = c.Usage
+		}
+		for _, d := range c.Choices {
+			ch := choices[d.Index]
+			if ch == nil {
+				ch = &choice{Index: d.Index}
+				choices[d.Index] = ch
+				out.Choices = append(out.Choices, ch)
+			}
+			ch.Text += d.Text
+			if d.FinishReason != nil {
+				ch.FinishReason, ch.StopReason = d.FinishReason, d.StopReason
+			}
+			if lp := d.Logprobs; lp != nil {
+				if ch.Logprobs == nil {
+					ch.Logprobs = &logprobs{}
+				}
+				ch.Logprobs.Tokens = append(ch.Logprobs.Tokens, lp.Tokens...)
+				ch.Logprobs.TokenLogprobs = append(ch.Logprobs.TokenLogprobs, lp.TokenLogprobs...)
+				ch.Logprobs.TopLogprobs = append(ch.Logprobs.TopLogprobs, lp.TopLogprobs...)
+				ch.Logprobs.TextOffset = append(ch.Logprobs.TextOffset, lp.TextOffset...)
+			}
+		}
+	}
+	sort.Slice(out.Choices, func(i, j int) bool { return out.Choices[i].Index < out.Choices[j].Index })
+	b, _ := json.Marshal(out)
+	return b
+}
