@@ -235,7 +235,12 @@ func (m *Monitors) Backfills(ctx context.Context, projectID, monitorID string) (
 // cancelled, the judge requests it queued are dropped (their pending
 // verdicts removed, so a later backfill or live scoring may give them), and
 // a job of it that is running stops at its next step. Verdicts already
-// given stay. Cancelling a backfill that has ended changes nothing.
+// given stay. A judge whose answer was already in when the cancel
+// committed (it checks the backfill again after answering) may still store
+// that verdict: it is a whole verdict of a call in the range, already paid
+// for, and storing it is what "given" means; a judge still waiting for its
+// answer stores nothing. Cancelling a backfill that has ended changes
+// nothing.
 func (m *Monitors) CancelBackfill(ctx context.Context, projectID, id string) (*Backfill, error) {
 	if _, err := m.Backfill(ctx, projectID, id); err != nil {
 		return nil, err

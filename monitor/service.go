@@ -9,6 +9,11 @@ import "context"
 // (whose judges' calls are traced into the project), reading for the
 // others. *Monitors is one.
 type Service interface {
+	// List returns the project's monitors, by object id (at most 500).
+	List(ctx context.Context, projectID string) ([]Listed, error)
+	// Verdicts returns a monitor's newest verdicts, newest first (at most
+	// limit, and at most 500).
+	Verdicts(ctx context.Context, projectID, monitorID string, limit int) ([]Verdict, error)
 	// StartBackfill runs a monitor over the calls that started in a range,
 	// once per (call, scorer version) whatever scored them before.
 	StartBackfill(ctx context.Context, req BackfillReq) (*Backfill, error)
@@ -17,7 +22,9 @@ type Service interface {
 	// Backfills returns the newest backfills of a project, or of one of
 	// its monitors.
 	Backfills(ctx context.Context, projectID, monitorID string) ([]Backfill, error)
-	// CancelBackfill stops a running backfill.
+	// CancelBackfill stops a running backfill; verdicts given stay (a
+	// judge that had its answer when the cancel committed may still store
+	// it).
 	CancelBackfill(ctx context.Context, projectID, id string) (*Backfill, error)
 	// Stats returns what a monitor's verdicts came to: counts by state,
 	// the judges' tokens and their cost.

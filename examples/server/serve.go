@@ -202,7 +202,7 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 	// The web UI answers "/" and /ui/…; every other path is the API's.
 	handler, err := webui.New(webui.Config{Identity: identity, Trace: cfg.Trace, Feedback: cfg.Feedback, Objects: cfg.Objects,
 		AnnotationSpecs: feedback.ObjectSpecs(cfg.Objects), Feed: feed, Fallback: api, RateLimiter: api, Logger: logger,
-		Training: trainingService, Chat: cfg.Chat, BodyReadTimeout: opts.limits.body,
+		Training: trainingService, Monitors: monitors, Chat: cfg.Chat, BodyReadTimeout: opts.limits.body,
 		SecureCookies: opts.cookies.secure, TrustedProxies: opts.cookies.trustedProxies,
 		MaxLiveStreams: int(opts.limits.liveStreams), LiveRefreshes: int(opts.limits.liveRefreshes), MaxExportRows: int(opts.limits.exportRows)})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/chat"
 	"github.com/weftlabs/weft/feedback"
+	"github.com/weftlabs/weft/monitor"
 	"github.com/weftlabs/weft/objects"
 	"github.com/weftlabs/weft/trace"
 	"github.com/weftlabs/weft/training"
@@ -61,6 +62,8 @@ type Config struct {
 	Objects objects.Service
 	// Training, when set, serves the models and training pages.
 	Training training.Service
+	// Monitors, when set, serves the monitors' pages.
+	Monitors monitor.Service
 	// Chat, when set, serves the playground: completions sent through the
 	// gateway, traced into the page's project.
 	Chat chat.Service

@@ -61,6 +61,8 @@ func loadPages(a *assets) (*pages, error) {
 		"add":         func(a, b int) int { return a + b },
 		"statusLabel": statusLabel,
 		"dict":        dict,
+		"percent":     func(rate float64) float64 { return rate * 100 },
+		"cost":        func(c float64) string { return strconv.FormatFloat(c, 'f', 6, 64) },
 	}
 	for name, f := range traceViewFuncs(newMarkdownRenderer()) {
 		funcs[name] = f

@@ -83,6 +83,10 @@ func (h *Handler) routes() {
 	get("training-jobs/{jobID}/live", h.jobLive)
 	get("training-jobs/{jobID}/chart", h.jobMetric)
 
+	// Monitors: the list, and one monitor's verdicts, cost and backfills.
+	get("monitors", h.monitorsPage)
+	get("monitors/{monitorID}", h.monitorPage)
+
 	// Playground: the form, its run and the saving of a compared pair.
 	get("playground", h.playgroundPage)
 	post("playground/run", h.playgroundRun)

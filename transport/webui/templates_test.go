@@ -122,6 +122,7 @@ func TestTemplatesRender(t *testing.T) {
 	maps.Copy(fixtures, trainingFixtures(fixtures["trace"].Viewer))
 	maps.Copy(fixtures, playgroundFixtures(fixtures["trace"].Viewer))
 	maps.Copy(fixtures, threadFixtures(fixtures["trace"].Viewer))
+	maps.Copy(fixtures, monitorFixtures(fixtures["trace"].Viewer))
 	for name, tmpl := range p.byName {
 		fixture, ok := fixtures[name]
 		if !ok {

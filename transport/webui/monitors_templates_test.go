@@ -1,0 +1,29 @@
+package webui
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/weftlabs/weft/monitor"
+)
+
+// monitorFixtures are the monitor pages' data, hostile text in every field
+// a publisher or a judge chooses.
+func monitorFixtures(v *viewer) map[string]page {
+	at := time.Date(2026, 11, 2, 1, 0, 0, 0, time.UTC)
+	cost, reason, judgeCall := 0.0006, xss, "0190aaaa-0000-7000-8000-0000000000aa"
+	query := json.RawMessage(`{"$expr":{"$eq":[{"$getField":"output"},{"$literal":"` + "x" + `"}]}}`)
+	mon := monitor.Listed{Monitor: monitor.Monitor{ProjectID: "team/p", ObjectID: xss, Digest: xss, Description: xss, SamplingRate: 0.5,
+		OpNames: []string{xss}, Query: query, Scorers: []string{xss}, Active: true}, ActiveSince: &at, UpdatedAt: at}
+	paused := monitor.Listed{Monitor: monitor.Monitor{ProjectID: "team/p", ObjectID: "paused", Digest: "d", SamplingRate: 1}, UpdatedAt: at}
+	return map[string]page{
+		"monitors": {Title: "Monitors", Viewer: v, Project: "team/p", Body: monitorsView{Project: "team/p", Monitors: []monitor.Listed{mon, paused}}},
+		"monitor": {Title: xss, Viewer: v, Project: "team/p", Body: monitorView{Project: "team/p", Monitor: mon,
+			Stats: &monitor.Stats{Verdicts: monitor.VerdictCounts{Done: 3, Error: 1}, PromptTokens: 10, CompletionTokens: 5, Cost: 0.01, PricedVerdicts: 3},
+			Backfills: []monitor.Backfill{{ID: "b", State: monitor.BackfillFailed, Error: xss, StartedFrom: &at, StartedBefore: at, CreatedAt: at, Planned: true}},
+			Verdicts: []monitor.Verdict{
+				{CallID: xss, ScorerID: xss, State: monitor.StateDone, Output: json.RawMessage(`{"v":"` + "<b>" + `"}`), JudgeCallID: &judgeCall, Cost: &cost, CreatedAt: at},
+				{CallID: "c", ScorerID: "s", State: monitor.StateError, Error: &reason, CreatedAt: at},
+			}}},
+	}
+}
