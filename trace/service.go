@@ -24,7 +24,9 @@ type Service interface {
 	// only for failures of the whole batch (the database).
 	UpsertBatch(ctx context.Context, req *UpsertBatchReq) (*UpsertBatchRes, error)
 	// CallsComplete stores calls whose start and end are known at once (the
-	// Weave v2 path); it has UpsertBatch's per-item semantics.
+	// Weave v2 path, OpenTelemetry spans, the chat gateway's calls), each in
+	// its own project (see [CallsCompleteReq]); it has UpsertBatch's
+	// per-item semantics, one result per call.
 	CallsComplete(ctx context.Context, req *CallsCompleteReq) (*UpsertBatchRes, error)
 	// CallUpdate renames a call. The call need not exist yet: the name is
 	// kept and applies when the start arrives. Last write wins.

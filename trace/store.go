@@ -375,16 +375,13 @@ func (s *Store) CallsComplete(ctx context.Context, req *CallsCompleteReq) (*Upse
 		}
 		var err error
 		switch {
-		case projectID != req.ProjectID:
+		case req.ProjectID != "" && projectID != req.ProjectID:
 			err = weft.Errorf(ErrInvalidCall, "project_id %q differs from the project in the path", clip(c.ProjectID))
 		case c.ID == "" || c.TraceID == "":
 			err = weft.Errorf(ErrInvalidCall, "id and trace_id are required")
 		}
-		start := &StartedCall{ProjectID: projectID, ID: c.ID, OpName: c.OpName, DisplayName: c.DisplayName,
-			TraceID: c.TraceID, ParentID: c.ParentID, ThreadID: c.ThreadID, TurnID: c.TurnID, StartedAt: c.StartedAt,
-			Attributes: c.Attributes, Inputs: c.Inputs, OtelDump: c.OtelDump, PfRunID: c.PfRunID, PfRunStep: c.PfRunStep}
-		end := &EndedCall{ProjectID: projectID, ID: c.ID, EndedAt: c.EndedAt, Summary: c.Summary,
-			Exception: c.Exception, Output: c.Output, PfRunStepEnd: c.PfRunStepEnd}
+		c.ProjectID = projectID
+		start, end := c.Parts()
 		batch = append(batch, BatchItem{Mode: ModeStart, Start: start, Err: err}, BatchItem{Mode: ModeEnd, End: end, Err: err})
 	}
 	res, err := s.UpsertBatch(ctx, &UpsertBatchReq{Batch: batch})

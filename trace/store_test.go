@@ -390,6 +390,29 @@ func TestStore(t *testing.T) {
 				t.Fatalf("completed call: %+v", c)
 			}
 		})
+
+		// Without a project of the request (OTLP ingest, the chat gateway)
+		// each call is written to its own; one that names none fails alone.
+		t.Run("calls complete, a project each", func(t *testing.T) {
+			here, there := id(), id()
+			res, err := s.CallsComplete(ctx, &trace.CallsCompleteReq{Batch: []trace.CompletedCall{
+				{ProjectID: project, ID: here, TraceID: id(), OpName: "op", StartedAt: t0, EndedAt: t0.Add(time.Second)},
+				{ID: id(), TraceID: id(), OpName: "op", StartedAt: t0, EndedAt: t0},
+				{ProjectID: "other/p", ID: there, TraceID: id(), OpName: "op", StartedAt: t0, EndedAt: t0},
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Res[0].Err != nil || !errors.Is(res.Res[1].Err, weft.ErrInvalid) || res.Res[2].Err != nil {
+				t.Fatalf("results: %+v", res.Res)
+			}
+			for callID, projectID := range map[string]string{here: project, there: "other/p"} {
+				got, err := s.CallRead(ctx, &trace.CallReadReq{ProjectID: projectID, ID: callID})
+				if err != nil || got.Call == nil || got.Call.EndedAt == nil {
+					t.Fatalf("call of %s: %+v, %v", projectID, got, err)
+				}
+			}
+		})
 	})
 }
 

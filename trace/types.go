@@ -141,6 +141,16 @@ type CompletedCall struct {
 	PfRunStepEnd *int64          `json:"pf_run_step_end,omitempty"`
 }
 
+// Parts are the start and the end of the call, as UpsertBatch takes them.
+func (c *CompletedCall) Parts() (*StartedCall, *EndedCall) {
+	start := &StartedCall{ProjectID: c.ProjectID, ID: c.ID, OpName: c.OpName, DisplayName: c.DisplayName,
+		TraceID: c.TraceID, ParentID: c.ParentID, ThreadID: c.ThreadID, TurnID: c.TurnID, StartedAt: c.StartedAt,
+		Attributes: c.Attributes, Inputs: c.Inputs, OtelDump: c.OtelDump, PfRunID: c.PfRunID, PfRunStep: c.PfRunStep}
+	end := &EndedCall{ProjectID: c.ProjectID, ID: c.ID, EndedAt: c.EndedAt, Summary: c.Summary,
+		Exception: c.Exception, Output: c.Output, PfRunStepEnd: c.PfRunStepEnd}
+	return start, end
+}
+
 // UnmarshalJSON accepts the Weave aliases of the pf_ fields.
 func (c *CompletedCall) UnmarshalJSON(b []byte) error {
 	type plain CompletedCall
@@ -255,8 +265,10 @@ type UpsertBatchRes struct {
 	Res []BatchResult
 }
 
-// CallsCompleteReq is the body of /v2/{entity}/{project}/calls/complete;
-// ProjectID comes from the path and applies to items that name none.
+// CallsCompleteReq is the body of /v2/{entity}/{project}/calls/complete.
+// ProjectID, when set (from the path), applies to the calls that name none
+// and every call must be of it; when "" each call names its own project,
+// so that one request may write calls of several.
 type CallsCompleteReq struct {
 	ProjectID string
 	Batch     []CompletedCall

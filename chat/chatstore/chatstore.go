@@ -14,11 +14,11 @@ import (
 
 // CallWriter is the part of trace.Service the recorder uses.
 type CallWriter interface {
-	UpsertBatch(ctx context.Context, req *trace.UpsertBatchReq) (*trace.UpsertBatchRes, error)
+	CallsComplete(ctx context.Context, req *trace.CallsCompleteReq) (*trace.UpsertBatchRes, error)
 }
 
 // Recorder is a chat.CallRecorder over the trace service: each call is
-// written as a start and an end in one batch, as the acting user of the
+// written as a completed call of its project, as the acting user of the
 // completion.
 type Recorder struct {
 	Trace CallWriter
@@ -30,32 +30,28 @@ var _ chat.CallRecorder = Recorder{}
 // takes the user from the context). The first failing item's error is
 // returned after every batch was tried.
 func (r Recorder) RecordCalls(ctx context.Context, calls []chat.Call) error {
-	byUser := map[string][]trace.BatchItem{}
+	byUser := map[string][]trace.CompletedCall{}
 	var users []string
 	for i := range calls {
 		c := &calls[i]
 		if _, seen := byUser[c.UserID]; !seen {
 			users = append(users, c.UserID)
 		}
-		start := &trace.StartedCall{
-			ProjectID: c.ProjectID, ID: c.ID, TraceID: c.TraceID, OpName: c.OpName,
-			StartedAt: c.StartedAt, Inputs: c.Inputs, Attributes: c.Attributes,
-		}
+		call := trace.CompletedCall{ProjectID: c.ProjectID, ID: c.ID, TraceID: c.TraceID, OpName: c.OpName,
+			StartedAt: c.StartedAt, EndedAt: c.EndedAt, Inputs: c.Inputs, Attributes: c.Attributes, Output: c.Output, Summary: c.Summary}
 		if c.ThreadID != "" {
-			start.ThreadID, start.TurnID = &c.ThreadID, &c.TurnID
+			call.ThreadID, call.TurnID = &c.ThreadID, &c.TurnID
 		}
-		end := &trace.EndedCall{ProjectID: c.ProjectID, ID: c.ID, EndedAt: c.EndedAt, Output: c.Output, Summary: c.Summary}
 		if c.Exception != "" {
 			exception := c.Exception
-			end.Exception = &exception
+			call.Exception = &exception
 		}
-		byUser[c.UserID] = append(byUser[c.UserID],
-			trace.BatchItem{Mode: trace.ModeStart, Start: start}, trace.BatchItem{Mode: trace.ModeEnd, End: end})
+		byUser[c.UserID] = append(byUser[c.UserID], call)
 	}
 	var firstErr error
 	for _, user := range users {
 		userCtx := weft.WithPrincipal(ctx, weft.Principal{UserID: user})
-		res, err := r.Trace.UpsertBatch(userCtx, &trace.UpsertBatchReq{Batch: byUser[user]})
+		res, err := r.Trace.CallsComplete(userCtx, &trace.CallsCompleteReq{Batch: byUser[user]})
 		if err == nil {
 			for _, item := range res.Res {
 				if item.Err != nil {

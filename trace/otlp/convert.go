@@ -29,15 +29,15 @@ func New(cfg Config) *Converter {
 	return &Converter{values: values{max: cfg.MaxValueBytes}}
 }
 
-// Span is one converted span: its call's start and end, or Err.
+// Span is one converted span: its call, or Err.
 type Span struct {
 	// ProjectID is the project the call belongs to.
 	ProjectID string
 	// SpanID is the span's hex id, for messages about it.
 	SpanID string
-	Start  *trace.StartedCall
-	End    *trace.EndedCall
-	// Err says why the span is no call; Start and End are nil then.
+	// Call is the span as a completed call of ProjectID.
+	Call *trace.CompletedCall
+	// Err says why the span is no call; Call is nil then.
 	Err error
 }
 
@@ -134,37 +134,33 @@ func (c *Converter) span(projectID string, resource attrs, scope map[string]any,
 		summary["usage"] = map[string]any{model: usageOf(a)}
 	}
 
-	start := &trace.StartedCall{
+	call := &trace.CompletedCall{
 		ProjectID:  projectID,
 		ID:         out.SpanID,
 		TraceID:    span.TraceID().String(),
 		OpName:     opName(span.Name()),
 		StartedAt:  started,
+		EndedAt:    ended,
 		Attributes: encode(attributes),
 		Inputs:     encode(inputs),
+		Summary:    encode(summary),
+		Output:     encode(output),
+		Exception:  exception(span, a, events),
 	}
 	if !span.ParentSpanID().IsEmpty() {
 		parent := span.ParentSpanID().String()
-		start.ParentID = &parent
+		call.ParentID = &parent
 	}
 	if name := displayName(a); name != "" {
-		start.DisplayName = &name
+		call.DisplayName = &name
 	}
 	if thread := a.first(threadKeys); thread != "" {
-		start.ThreadID = &thread
+		call.ThreadID = &thread
 		if is, _ := a[keyWandbIsTurn].(bool); is {
-			start.TurnID = &out.SpanID
+			call.TurnID = &out.SpanID
 		}
 	}
-	end := &trace.EndedCall{
-		ProjectID: projectID,
-		ID:        out.SpanID,
-		EndedAt:   ended,
-		Summary:   encode(summary),
-		Output:    encode(output),
-		Exception: exception(span, a, events),
-	}
-	out.Start, out.End = start, end
+	out.Call = call
 	return out
 }
 

@@ -52,12 +52,12 @@ func TestIDsTimesAndProject(t *testing.T) {
 	td, s := spanIn(project)
 	s.SetParentSpanID(pcommon.SpanID{9, 9, 9, 9, 9, 9, 9, 9})
 	got := convertOne(t, td, "x/y")
-	if got.Err != nil || got.ProjectID != "e/p" || got.Start.ID != "ab02030405060708" || got.Start.TraceID != "0102030405060708090a0b0c0d0e0f10" ||
-		*got.Start.ParentID != "0909090909090909" || got.Start.OpName != "op" || got.End.ID != got.Start.ID {
-		t.Fatalf("%+v %+v", got, got.Start)
+	if got.Err != nil || got.ProjectID != "e/p" || got.Call.ID != "ab02030405060708" || got.Call.TraceID != "0102030405060708090a0b0c0d0e0f10" ||
+		*got.Call.ParentID != "0909090909090909" || got.Call.OpName != "op" {
+		t.Fatalf("%+v %+v", got, got.Call)
 	}
-	if !got.Start.StartedAt.Equal(time.Unix(100, 0)) || got.Start.StartedAt.Location() != time.UTC || !got.End.EndedAt.Equal(time.Unix(101, 0)) {
-		t.Fatalf("times %v %v", got.Start.StartedAt, got.End.EndedAt)
+	if !got.Call.StartedAt.Equal(time.Unix(100, 0)) || got.Call.StartedAt.Location() != time.UTC || !got.Call.EndedAt.Equal(time.Unix(101, 0)) {
+		t.Fatalf("times %v %v", got.Call.StartedAt, got.Call.EndedAt)
 	}
 
 	for _, tc := range []struct {
@@ -75,8 +75,8 @@ func TestIDsTimesAndProject(t *testing.T) {
 		s.SetStartTimestamp(pcommon.Timestamp(tc.start))
 		s.SetEndTimestamp(pcommon.Timestamp(tc.end))
 		got := convertOne(t, td, "")
-		if got.Err != nil || !got.Start.StartedAt.Equal(tc.wantStart) || !got.End.EndedAt.Equal(tc.wantEnd) {
-			t.Fatalf("%s: %v, %v..%v", tc.name, got.Err, got.Start.StartedAt, got.End.EndedAt)
+		if got.Err != nil || !got.Call.StartedAt.Equal(tc.wantStart) || !got.Call.EndedAt.Equal(tc.wantEnd) {
+			t.Fatalf("%s: %v, %v..%v", tc.name, got.Err, got.Call.StartedAt, got.Call.EndedAt)
 		}
 	}
 
@@ -101,7 +101,7 @@ func TestIDsTimesAndProject(t *testing.T) {
 		if !errors.Is(got.Err, tc.want) || got.ProjectID != tc.project && tc.want == nil {
 			t.Fatalf("%s: %v, project %q", tc.name, got.Err, got.ProjectID)
 		}
-		if tc.want != nil && (got.Start != nil || got.End != nil) {
+		if tc.want != nil && got.Call != nil {
 			t.Fatalf("%s: a failed span has a call", tc.name)
 		}
 	}
@@ -129,15 +129,15 @@ func TestValuesTruncatedAndKept(t *testing.T) {
 	if got.Err != nil {
 		t.Fatal(got.Err)
 	}
-	inputs := decode(t, got.Start.Inputs).(map[string]any)
+	inputs := decode(t, got.Call.Inputs).(map[string]any)
 	if inputs["input"] != "ééé"+TruncationMarker+"14 bytes]" {
 		t.Fatalf("truncated input %q", inputs["input"])
 	}
-	attrs := decode(t, got.Start.Attributes).(map[string]any)["otel_span"].(map[string]any)["attributes"].(map[string]any)
+	attrs := decode(t, got.Call.Attributes).(map[string]any)["otel_span"].(map[string]any)["attributes"].(map[string]any)
 	if attrs["blob"] != "AAECAwQ"+TruncationMarker+"9 bytes]" || attrs["nan"] != "NaN" || attrs["inf"] != "+Inf" || attrs["bad utf8"] != "a\ufffdb" {
 		t.Fatalf("attributes %v", attrs)
 	}
-	if !utf8.Valid(got.Start.Attributes) {
+	if !utf8.Valid(got.Call.Attributes) {
 		t.Fatal("invalid UTF-8 stored")
 	}
 }
@@ -187,8 +187,8 @@ func TestUsageCounters(t *testing.T) {
 	})
 	got := convertOne(t, td, "")
 	want := `{"usage":{"m-1":{"cache_read_input_tokens":4,"completion_tokens":5,"prompt_tokens":12,"reasoning_tokens":2,"requests":1,"total_tokens":17}}}`
-	if string(got.End.Summary) != want {
-		t.Fatalf("summary %s", got.End.Summary)
+	if string(got.Call.Summary) != want {
+		t.Fatalf("summary %s", got.Call.Summary)
 	}
 }
 
@@ -221,7 +221,7 @@ func TestExceptions(t *testing.T) {
 	} {
 		td, s := spanIn(project)
 		tc.mutate(s)
-		got := convertOne(t, td, "").End.Exception
+		got := convertOne(t, td, "").Call.Exception
 		if (got == nil) != (tc.want == nil) || got != nil && *got != *tc.want {
 			t.Fatalf("%s: %v", tc.name, got)
 		}
@@ -235,8 +235,8 @@ func TestThreadsAndTurns(t *testing.T) {
 	s.Attributes().PutStr("wandb.thread_id", "t-1")
 	s.Attributes().PutBool("wandb.is_turn", true)
 	got := convertOne(t, td, "")
-	if *got.Start.ThreadID != "t-1" || *got.Start.TurnID != got.Start.ID {
-		t.Fatalf("%v %v", got.Start.ThreadID, got.Start.TurnID)
+	if *got.Call.ThreadID != "t-1" || *got.Call.TurnID != got.Call.ID {
+		t.Fatalf("%v %v", got.Call.ThreadID, got.Call.TurnID)
 	}
 }
 
@@ -268,8 +268,8 @@ func TestFlattenedMessages(t *testing.T) {
 		`{"content":null,"role":"assistant","tool_calls":[{"function":{"arguments":"{\"x\":1}","name":"calc"},"id":"c1","type":"function"}]},` +
 		`{"content":"[1, 2]","role":"user"},{"content":[{"text":"parts as text","type":"text"}],"role":"user"},` +
 		`{"content":"42","role":"tool","tool_call_id":"c1"}]}`
-	if string(got.Start.Inputs) != want {
-		t.Fatalf("inputs\n got %s\nwant %s", got.Start.Inputs, want)
+	if string(got.Call.Inputs) != want {
+		t.Fatalf("inputs\n got %s\nwant %s", got.Call.Inputs, want)
 	}
 
 	td, s = spanIn(project)
@@ -283,7 +283,7 @@ func TestFlattenedMessages(t *testing.T) {
 	got = convertOne(t, td, "")
 	want = `{"choices":[{"finish_reason":"tool_calls","index":0,"message":{"content":null,"role":"assistant",` +
 		`"tool_calls":[{"function":{"arguments":"{\"x\":2}","name":"calc"},"id":"c2","type":"function"}]}}],"object":"chat.completion"}`
-	if string(got.End.Output) != want {
-		t.Fatalf("output\n got %s\nwant %s", got.End.Output, want)
+	if string(got.Call.Output) != want {
+		t.Fatalf("output\n got %s\nwant %s", got.Call.Output, want)
 	}
 }

@@ -29,13 +29,13 @@ func FuzzConvert(f *testing.F) {
 			if s.Err != nil {
 				continue
 			}
-			for _, raw := range [][]byte{s.Start.Inputs, s.Start.Attributes, s.End.Summary} {
+			for _, raw := range [][]byte{s.Call.Inputs, s.Call.Attributes, s.Call.Summary} {
 				var obj map[string]any
 				if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
 					t.Fatalf("not an object: %s", raw)
 				}
 			}
-			for _, raw := range [][]byte{s.Start.Inputs, s.Start.Attributes, s.End.Summary, s.End.Output} {
+			for _, raw := range [][]byte{s.Call.Inputs, s.Call.Attributes, s.Call.Summary, s.Call.Output} {
 				if !json.Valid(raw) || jsontext.Check(raw) != nil {
 					t.Fatalf("not storable: %q", raw)
 				}

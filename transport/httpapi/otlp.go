@@ -233,15 +233,15 @@ func (in *otlpIngest) export(r *http.Request, enc otlpEncoding, encErr error) (p
 	if err := in.authorizeProjects(ctx, spans); err != nil {
 		return ptraceotlp.ExportResponse{}, err
 	}
-	batch := make([]trace.BatchItem, 0, 2*len(spans))
+	batch := make([]trace.CompletedCall, 0, len(spans))
 	for _, s := range spans {
 		if s.Err == nil {
-			batch = append(batch, trace.BatchItem{Mode: trace.ModeStart, Start: s.Start}, trace.BatchItem{Mode: trace.ModeEnd, End: s.End})
+			batch = append(batch, *s.Call)
 		}
 	}
 	var stored *trace.UpsertBatchRes
 	if len(batch) > 0 {
-		if stored, err = in.h.cfg.Trace.UpsertBatch(ctx, &trace.UpsertBatchReq{Batch: batch}); err != nil {
+		if stored, err = in.h.cfg.Trace.CallsComplete(ctx, &trace.CallsCompleteReq{Batch: batch}); err != nil {
 			return ptraceotlp.ExportResponse{}, err
 		}
 	}
@@ -397,15 +397,15 @@ func (in *otlpIngest) authorizeProjects(ctx context.Context, spans []otlp.Span) 
 			checked[s.ProjectID] = err
 		}
 		if err != nil {
-			s.Err, s.Start, s.End = err, nil, nil
+			s.Err, s.Call = err, nil
 		}
 	}
 	return nil
 }
 
 // partialSuccess counts the spans not stored, with the first messages, and
-// names the projects a span was stored in. stored has a start and an end
-// result per span without Err, in span order (the batch export built).
+// names the projects a span was stored in. stored has a result per span
+// without Err, in span order (the batch export built).
 func partialSuccess(spans []otlp.Span, stored *trace.UpsertBatchRes) (res ptraceotlp.ExportResponse, written []string) {
 	res = ptraceotlp.NewExportResponse()
 	var rejected int64
@@ -422,9 +422,9 @@ func partialSuccess(spans []otlp.Span, stored *trace.UpsertBatchRes) (res ptrace
 			reject(s.SpanID, s.Err)
 			continue
 		}
-		start, end := stored.Res[item], stored.Res[item+1]
-		item += 2
-		if err := firstErr(start.Err, end.Err); err != nil {
+		stored := stored.Res[item]
+		item++
+		if err := stored.Err; err != nil {
 			reject(s.SpanID, err)
 		} else if !slices.Contains(written, s.ProjectID) {
 			written = append(written, s.ProjectID)
@@ -435,13 +435,6 @@ func partialSuccess(spans []otlp.Span, stored *trace.UpsertBatchRes) (res ptrace
 		res.PartialSuccess().SetErrorMessage(strings.Join(msgs, "; "))
 	}
 	return res, written
-}
-
-func firstErr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
 }
 
 // writeError answers a refused request with a google.rpc.Status in the

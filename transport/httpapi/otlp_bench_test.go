@@ -102,8 +102,9 @@ func otlpBenchBodies(b *testing.B, conv *otlp.Converter) (exports, batches [][]b
 		var sb bytes.Buffer
 		sb.WriteString(`{"batch":[`)
 		for i, c := range converted {
-			start, _ := json.Marshal(map[string]any{"start": c.Start})
-			end, _ := json.Marshal(map[string]any{"end": c.End})
+			startCall, endCall := c.Call.Parts()
+			start, _ := json.Marshal(map[string]any{"start": startCall})
+			end, _ := json.Marshal(map[string]any{"end": endCall})
 			if i > 0 {
 				sb.WriteByte(',')
 			}
