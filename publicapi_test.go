@@ -20,8 +20,6 @@ import (
 var exposedInternal = []string{
 	"chat: Gateway.LocalEngines: engine.Engine",
 	"chat/embeddings: Open: model.Options",
-	"training/localtrainer: Config.LoRA: lora.Config",
-	"training/localtrainer: Config.Optimizer: train.Config",
 	"training/localtrainer: Engine.ChatTemplate: chattemplate.Template",
 	"training/localtrainer: Engine.Tokenizer: tokenizer.Tokenizer",
 	"training/localtrainer: Template.Chat: chattemplate.Template",

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/weftlabs/weft/internal/llm/lora"
+	"github.com/weftlabs/weft/internal/llm/model"
 	"github.com/weftlabs/weft/internal/llm/train"
 )
 
@@ -25,7 +26,84 @@ const (
 	// DefaultMaxSFTTokens bounds the tokens an SFT job trains: 4,194,304,
 	// 32 MiB of token ids and targets held while the job runs.
 	DefaultMaxSFTTokens = 1 << 22
+
+	// DefaultLoRARank and DefaultLoRAAlpha shape new adapters: rank 8,
+	// alpha 16, on every projection of the attention and the MLP.
+	DefaultLoRARank  = lora.DefaultRank
+	DefaultLoRAAlpha = lora.DefaultAlpha
+
+	// The optimizer's defaults are the reference RL trainer's: AdamW with
+	// β = (0.9, 0.99), ε = 1e-8, weight decay 0.1 (decoupled), gradients
+	// clipped to a global L2 norm of 0.1.
+	DefaultBeta1       = train.DefaultBeta1
+	DefaultBeta2       = train.DefaultBeta2
+	DefaultEps         = train.DefaultEps
+	DefaultWeightDecay = train.DefaultWeightDecay
+	DefaultMaxGradNorm = train.DefaultMaxGradNorm
+	// DefaultLogitsBudget bounds the bytes of a pass's softmax rows: 256
+	// MiB.
+	DefaultLogitsBudget = model.DefaultLogitsBudget
 )
+
+// LoRA shapes the adapters the trainer makes. Zero fields take the
+// defaults.
+type LoRA struct {
+	// Rank is r, the inner dimension of the factors; 0 means
+	// [DefaultLoRARank].
+	Rank int
+	// Alpha scales the delta by Alpha/Rank (Alpha/√Rank with RSLoRA); 0
+	// means [DefaultLoRAAlpha].
+	Alpha float64
+	// Dropout is the probability with which training zeroes an element of
+	// the adapter's input. Default 0.
+	Dropout float64
+	// Targets are the adapted projections by module name: q_proj, k_proj,
+	// v_proj, o_proj, gate_proj, up_proj, down_proj. Empty means all seven.
+	Targets []string
+	// RSLoRA scales by Alpha/√Rank (rank-stabilised LoRA) instead of
+	// Alpha/Rank.
+	RSLoRA bool
+}
+
+// config is l as the adapter's own configuration, defaults filled in.
+func (l LoRA) config() (lora.Config, error) {
+	c := lora.Config{Rank: l.Rank, Alpha: l.Alpha, Dropout: l.Dropout, RSLoRA: l.RSLoRA}
+	for _, name := range l.Targets {
+		t, err := lora.ParseTarget(name)
+		if err != nil {
+			return lora.Config{}, err
+		}
+		c.Targets = append(c.Targets, t)
+	}
+	c = c.WithDefaults()
+	return c, c.Validate()
+}
+
+// Optimizer is AdamW's configuration. Zero fields take the defaults; a
+// negative WeightDecay or MaxGradNorm means none (no decay, no clipping).
+type Optimizer struct {
+	// Beta1, Beta2 and Eps default to [DefaultBeta1], [DefaultBeta2] and
+	// [DefaultEps].
+	Beta1, Beta2, Eps float64
+	// WeightDecay defaults to [DefaultWeightDecay].
+	WeightDecay float64
+	// MaxGradNorm clips the gradients' global L2 norm; defaults to
+	// [DefaultMaxGradNorm].
+	MaxGradNorm float64
+	// Seed seeds the adapter's dropout masks (LoRA.Dropout), a new mask
+	// every forward pass.
+	Seed uint64
+	// LogitsBudget bounds the bytes of a pass's softmax rows; 0 means
+	// [DefaultLogitsBudget].
+	LogitsBudget int
+}
+
+// config is o as the optimizer's own configuration.
+func (o Optimizer) config() (train.Config, error) {
+	c := train.Config{Beta1: o.Beta1, Beta2: o.Beta2, Eps: o.Eps, WeightDecay: o.WeightDecay,
+		MaxGradNorm: o.MaxGradNorm, Seed: o.Seed, LogitsBudget: o.LogitsBudget}
+	return c, c.Validate()
+}
 
 // BaseModel is a base model the trainer trains adapters of.
 type BaseModel struct {
@@ -44,14 +122,14 @@ type Config struct {
 	// Models are the base models this trainer runs, by the name jobs give as
 	// base_model (the served model's name). Required.
 	Models map[string]BaseModel
-	// LoRA shapes new adapters (rank, alpha, dropout, targets); see
-	// lora.Config for its defaults (rank 8, alpha 16, all seven projections).
-	// A job that continues a checkpoint keeps that checkpoint's shape.
-	LoRA lora.Config
-	// Optimizer is AdamW's configuration; see train.Config for its defaults
-	// (the reference trainer's: β (0.9, 0.99), weight decay 0.1, gradients
-	// clipped to norm 0.1).
-	Optimizer train.Config
+	// LoRA shapes new adapters (rank, alpha, dropout, targets; by default
+	// rank 8, alpha 16, all seven projections). A job that continues a
+	// checkpoint keeps that checkpoint's shape.
+	LoRA LoRA
+	// Optimizer is AdamW's configuration (by default the reference
+	// trainer's: β (0.9, 0.99), weight decay 0.1, gradients clipped to norm
+	// 0.1).
+	Optimizer Optimizer
 	// MicroBatchTokens defaults to [DefaultMicroBatchTokens]. A micro-batch
 	// is also kept to the trained positions whose softmax fits in
 	// Optimizer.LogitsBudget (2,048 for a 32,000-token vocabulary at the
@@ -70,6 +148,9 @@ type Config struct {
 	Seed uint64
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+
+	lora      lora.Config  // LoRA, read
+	optimizer train.Config // Optimizer, read
 }
 
 func (c *Config) setDefaults() error {
@@ -81,11 +162,11 @@ func (c *Config) setDefaults() error {
 			return errors.New("localtrainer: model " + name + " needs Dir and Template")
 		}
 	}
-	c.LoRA = c.LoRA.WithDefaults()
-	if err := c.LoRA.Validate(); err != nil {
+	var err error
+	if c.lora, err = c.LoRA.config(); err != nil {
 		return err
 	}
-	if err := c.Optimizer.Validate(); err != nil {
+	if c.optimizer, err = c.Optimizer.config(); err != nil {
 		return err
 	}
 	if c.MicroBatchTokens == 0 {

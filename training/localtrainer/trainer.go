@@ -111,11 +111,11 @@ func (t *Trainer) Train(ctx context.Context, job *training.TrainJob, report trai
 		if adapter, err = lora.Load(job.PreviousCheckpointDir); err != nil {
 			return nil, fmt.Errorf("read checkpoint %d: %w", job.Step, err)
 		}
-	} else if adapter, err = lora.New(t.cfg.LoRA, lm.model.LoRAShape(), rng); err != nil {
+	} else if adapter, err = lora.New(t.cfg.lora, lm.model.LoRAShape(), rng); err != nil {
 		return nil, err
 	}
 	adapter.BaseModel = job.BaseModel
-	stepper, err := train.New(lm.model, adapter, t.cfg.Optimizer)
+	stepper, err := train.New(lm.model, adapter, t.cfg.optimizer)
 	if err != nil {
 		return nil, err
 	}

@@ -48,7 +48,7 @@ func tinyTrainer(t *testing.T) (*Trainer, *model.Model) {
 	tp := qwen3(t)
 	dir := llmtest.ModelDir{Dims: llmtest.TinyQwen3, Tokenizer: llmtest.TokenizerQwen3}.Write(t)
 	tr, err := New(Config{Models: map[string]BaseModel{"tiny": {Dir: dir, Template: tp, MaxLen: 256}},
-		LoRA: lora.Config{Rank: 4}, Threads: 1, Seed: 7, MicroBatchTokens: 40})
+		LoRA: LoRA{Rank: 4}, Threads: 1, Seed: 7, MicroBatchTokens: 40})
 	if err != nil {
 		t.Fatal(err)
 	}
