@@ -10,7 +10,8 @@ import (
 // report.Started before any report.Step. Returning an error fails this attempt;
 // the job is retried until its attempts are used up, then fails with the error's
 // text as training_failed's error_message. ctx ends when the job is cancelled or
-// times out.
+// times out. Package training/trainertest checks an implementation against
+// this contract (exectrainer's and localtrainer's tests run it).
 type Trainer interface {
 	Train(ctx context.Context, job *TrainJob, report Reporter) (*TrainResult, error)
 }
