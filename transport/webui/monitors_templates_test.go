@@ -19,7 +19,7 @@ func monitorFixtures(v *viewer) map[string]page {
 	return map[string]page{
 		"monitors": {Title: "Monitors", Viewer: v, Project: "team/p", Body: monitorsView{Project: "team/p", Monitors: []monitor.Listed{mon, paused}}},
 		"monitor": {Title: xss, Viewer: v, Project: "team/p", Body: monitorView{Project: "team/p", Monitor: mon,
-			Stats: &monitor.Stats{Verdicts: monitor.VerdictCounts{Done: 3, Error: 1}, PromptTokens: 10, CompletionTokens: 5, Cost: 0.01, PricedVerdicts: 3},
+			Stats:     &monitor.Stats{Verdicts: monitor.VerdictCounts{Done: 3, Error: 1}, PromptTokens: 10, CompletionTokens: 5, Cost: 0.01, PricedVerdicts: 3},
 			Backfills: []monitor.Backfill{{ID: "b", State: monitor.BackfillFailed, Error: xss, StartedFrom: &at, StartedBefore: at, CreatedAt: at, Planned: true}},
 			Verdicts: []monitor.Verdict{
 				{CallID: xss, ScorerID: xss, State: monitor.StateDone, Output: json.RawMessage(`{"v":"` + "<b>" + `"}`), JudgeCallID: &judgeCall, Cost: &cost, CreatedAt: at},
