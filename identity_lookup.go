@@ -93,3 +93,53 @@ func (id *Identity) UserIDs(ctx context.Context, usernames []string) (map[string
 	}
 	return ids, nil
 }
+
+// APIKey is a stored API key as its owner sees it: never its secret.
+type APIKey struct {
+	// ID is the hex part after "wf_"; "wf_"+ID is how the key is named.
+	ID        string
+	Name      string
+	CreatedAt time.Time
+	RevokedAt *time.Time
+}
+
+// APIKeys lists the keys of the user with id userID, newest first, revoked
+// ones included.
+func (id *Identity) APIKeys(ctx context.Context, userID string) ([]APIKey, error) {
+	var rows []apiKeyRow
+	if err := id.db.NewSelect().Model(&rows).Column("id", "name", "created_at", "revoked_at").Where("user_id = ?", userID).
+		OrderExpr("created_at DESC, id ASC").Scan(ctx); err != nil {
+		return nil, err
+	}
+	keys := make([]APIKey, len(rows))
+	for i, r := range rows {
+		keys[i] = APIKey{ID: r.ID, Name: r.Name, CreatedAt: r.CreatedAt.UTC(), RevokedAt: r.RevokedAt}
+	}
+	return keys, nil
+}
+
+// Member is a user's membership of an entity.
+type Member struct {
+	Username string
+	Role     string // "owner" or "member"
+	Since    time.Time
+}
+
+// Members lists the members of entity by user name.
+func (id *Identity) Members(ctx context.Context, entity string) ([]Member, error) {
+	var rows []struct {
+		Username  string    `bun:"username"`
+		Role      string    `bun:"role"`
+		CreatedAt time.Time `bun:"created_at"`
+	}
+	err := id.db.NewSelect().TableExpr("memberships AS m").Join("JOIN users AS u ON u.id = m.user_id").
+		ColumnExpr("u.username, m.role, m.created_at").Where("m.entity = ?", entity).OrderExpr("u.username ASC").Scan(ctx, &rows)
+	if err != nil {
+		return nil, err
+	}
+	members := make([]Member, len(rows))
+	for i, r := range rows {
+		members[i] = Member{Username: r.Username, Role: r.Role, Since: r.CreatedAt.UTC()}
+	}
+	return members, nil
+}

@@ -3,6 +3,7 @@ package weft_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 
@@ -285,6 +286,58 @@ func TestIdentityLookups(t *testing.T) {
 			if _, err := id.PrincipalOfKey(ctx, keyID); !errors.Is(err, weft.ErrBadCredentials) {
 				t.Fatalf("key %q: %v", keyID, err)
 			}
+		}
+	})
+}
+
+// TestAPIKeysAndMembers: a user's keys are listed newest first without their
+// secrets, revoked ones marked; an entity's members by name with their
+// roles.
+func TestAPIKeysAndMembers(t *testing.T) {
+	t.Parallel()
+	testdb.ForEach(t, func(t *testing.T, db *weft.DB) {
+		ctx := context.Background()
+		id, err := weft.NewIdentity(weft.IdentityConfig{DB: db, CacheTTL: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		alice, err := id.CreateUser(ctx, "alice", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := id.CreateUser(ctx, "bob", false); err != nil {
+			t.Fatal(err)
+		}
+		first, _ := id.CreateAPIKey(ctx, "alice", "laptop")
+		if _, err := id.CreateAPIKey(ctx, "alice", "ci"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := id.CreateAPIKey(ctx, "bob", "bob's"); err != nil {
+			t.Fatal(err)
+		}
+		if err := id.RevokeAPIKey(ctx, first); err != nil {
+			t.Fatal(err)
+		}
+		keys, err := id.APIKeys(ctx, alice.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(keys) != 2 || keys[0].Name != "ci" || keys[0].RevokedAt != nil || keys[1].Name != "laptop" || keys[1].RevokedAt == nil ||
+			keys[1].ID != weft.APIKeyID(first) || !strings.Contains(first, keys[1].ID+"_") {
+			t.Fatalf("alice's keys: %+v", keys)
+		}
+		if err := id.AddMember(ctx, "team", "bob", "owner"); err != nil {
+			t.Fatal(err)
+		}
+		if err := id.AddMember(ctx, "team", "alice", "member"); err != nil {
+			t.Fatal(err)
+		}
+		members, err := id.Members(ctx, "team")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(members) != 2 || members[0].Username != "alice" || members[0].Role != "member" || members[1].Username != "bob" || members[1].Role != "owner" {
+			t.Fatalf("team's members: %+v", members)
 		}
 	})
 }

@@ -55,6 +55,7 @@ func loadPages(a *assets) (*pages, error) {
 		"seg":         pathSegment,
 		"count":       formatCount,
 		"tokens":      formatTokens,
+		"perMillion":  perMillion,
 		"latency":     formatLatency,
 		"when":        formatTime,
 		"isoTime":     func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) },

@@ -87,6 +87,13 @@ func (h *Handler) routes() {
 	get("monitors", h.monitorsPage)
 	get("monitors/{monitorID}", h.monitorPage)
 
+	// Settings: the user's API keys, the entity's members, model prices.
+	get("settings", h.settingsPage)
+	post("settings/keys", h.createKey)
+	post("settings/keys/{keyID}/revoke", h.revokeKey)
+	post("settings/prices", h.addPrice)
+	post("settings/prices/{priceID}/delete", h.deletePrice)
+
 	// Playground: the form, its run and the saving of a compared pair.
 	get("playground", h.playgroundPage)
 	post("playground/run", h.playgroundRun)

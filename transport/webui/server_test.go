@@ -125,6 +125,22 @@ func (s *server) api(t *testing.T, key, path string, body any) map[string]any {
 	return out
 }
 
+// apiStatus sends a JSON request to the API with key and returns the
+// answer's status.
+func (s *server) apiStatus(t *testing.T, key, path string, body any) int {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequest(http.MethodPost, s.URL+path, bytes.NewReader(b))
+	req.SetBasicAuth("api", key)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res.StatusCode
+}
+
 // browser is an HTTP client with a cookie jar that does not follow redirects.
 type browser struct {
 	t      *testing.T
