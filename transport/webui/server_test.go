@@ -107,18 +107,9 @@ func newServer(t *testing.T, db *weft.DB, options ...serverOption) *server {
 // api sends a JSON request to the API with key and decodes the answer.
 func (s *server) api(t *testing.T, key, path string, body any) map[string]any {
 	t.Helper()
-	b, _ := json.Marshal(body)
-	req, _ := http.NewRequest(http.MethodPost, s.URL+path, bytes.NewReader(b))
-	req.SetBasicAuth("api", key)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("POST %s: %d %s", path, res.StatusCode, raw)
+	status, raw := s.apiSend(t, key, path, body)
+	if status != http.StatusOK {
+		t.Fatalf("POST %s: %d %s", path, status, raw)
 	}
 	var out map[string]any
 	_ = json.Unmarshal(raw, &out)
@@ -129,6 +120,12 @@ func (s *server) api(t *testing.T, key, path string, body any) map[string]any {
 // answer's status.
 func (s *server) apiStatus(t *testing.T, key, path string, body any) int {
 	t.Helper()
+	status, _ := s.apiSend(t, key, path, body)
+	return status
+}
+
+func (s *server) apiSend(t *testing.T, key, path string, body any) (int, []byte) {
+	t.Helper()
 	b, _ := json.Marshal(body)
 	req, _ := http.NewRequest(http.MethodPost, s.URL+path, bytes.NewReader(b))
 	req.SetBasicAuth("api", key)
@@ -137,8 +134,9 @@ func (s *server) apiStatus(t *testing.T, key, path string, body any) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res.Body.Close()
-	return res.StatusCode
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	return res.StatusCode, raw
 }
 
 // browser is an HTTP client with a cookie jar that does not follow redirects.

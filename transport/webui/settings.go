@@ -3,6 +3,7 @@ package webui
 import (
 	"math"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,10 +42,11 @@ var (
 type settingsView struct {
 	Project, Entity string
 	Keys            []keyRow
-	// NewKey is the key just created, shown once.
-	NewKey  string
-	Members []weft.Member
-	Prices  []trace.Price
+	// NewKey is the key just created, shown once; Revoked the key just
+	// revoked.
+	NewKey, Revoked string
+	Members         []weft.Member
+	Prices          []trace.Price
 	// Prices are per token; the page shows them per million.
 }
 
@@ -55,9 +57,11 @@ type keyRow struct {
 	Revoke  string
 }
 
-// perMillion is a per-token price per million tokens, as the page shows it.
+// perMillion is a per-token price per million tokens, as the page shows it:
+// ten significant digits, so that the float product of a price typed per
+// million reads as typed (2.5, not 2.4999999999999996).
 func perMillion(perToken float64) string {
-	return strconv.FormatFloat(perToken*1e6, 'f', -1, 64)
+	return strconv.FormatFloat(perToken*1e6, 'g', 10, 64)
 }
 
 // settingsPage serves the settings of a project.
@@ -76,6 +80,9 @@ func (h *Handler) renderSettings(w http.ResponseWriter, r *http.Request, v *view
 		return
 	}
 	for _, k := range keys {
+		if k.RevokedAt != nil && k.ID == r.URL.Query().Get("revoked") {
+			data.Revoked = k.Name
+		}
 		data.Keys = append(data.Keys, keyRow{APIKey: k, Current: k.ID == v.principal.KeyID,
 			Revoke: projectPath(projectID, "settings/keys/", pathSegment(k.ID), "/revoke")})
 	}
@@ -137,7 +144,7 @@ func (h *Handler) revokeKey(w http.ResponseWriter, r *http.Request, v *viewer, p
 		h.refuse(w, r, err)
 		return
 	}
-	http.Redirect(w, r, projectPath(projectID, "settings"), http.StatusSeeOther)
+	http.Redirect(w, r, projectPath(projectID, "settings")+"?revoked="+url.QueryEscape(keyID), http.StatusSeeOther)
 }
 
 // addPrice stores a project price of a model from the form: USD per million

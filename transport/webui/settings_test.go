@@ -48,9 +48,10 @@ func TestSettings(t *testing.T) {
 			t.Fatal("the new key is shown again")
 		}
 		keyID := weft.APIKeyID(key)
-		if p := b.post("/ui/p/alice/p/settings/keys/"+keyID+"/revoke", url.Values{"csrf": {csrf}}); p.status != http.StatusSeeOther {
-			t.Fatalf("revoke: %d %s", p.status, p.body)
+		if p := b.post("/ui/p/alice/p/settings/keys/"+keyID+"/revoke", url.Values{"csrf": {csrf}}); p.status != http.StatusSeeOther || p.header.Get("Location") != "/ui/p/alice/p/settings?revoked="+keyID {
+			t.Fatalf("revoke: %d %v %s", p.status, p.header, p.body)
 		}
+		b.get("/ui/p/alice/p/settings?revoked="+keyID).mustContain(t, `The key “ci” is revoked`)
 		if status := s.apiStatus(t, key, "/calls/query_stats", map[string]any{"project_id": "alice/p"}); status != http.StatusUnauthorized {
 			t.Fatalf("a revoked key: %d", status)
 		}

@@ -123,6 +123,7 @@ func TestTemplatesRender(t *testing.T) {
 	maps.Copy(fixtures, playgroundFixtures(fixtures["trace"].Viewer))
 	maps.Copy(fixtures, threadFixtures(fixtures["trace"].Viewer))
 	maps.Copy(fixtures, monitorFixtures(fixtures["trace"].Viewer))
+	maps.Copy(fixtures, settingsFixtures(fixtures["trace"].Viewer))
 	for name, tmpl := range p.byName {
 		fixture, ok := fixtures[name]
 		if !ok {

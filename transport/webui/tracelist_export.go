@@ -46,9 +46,7 @@ func (h *Handler) exportTraces(w http.ResponseWriter, r *http.Request, v *viewer
 		return
 	}
 	q.Del("format")
-	q.Del("after")
-	q.Del("offset")
-	view, err := parseListView(q)
+	view, err := parseWholeView(q)
 	if err != nil {
 		h.refuse(w, r, err)
 		return

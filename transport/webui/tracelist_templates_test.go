@@ -27,6 +27,9 @@ func tracesFixture(v *viewer, c *trace.Call) page {
 		Statuses: []string{trace.StatusSuccess, trace.StatusError}, SortLinks: map[string]string{}, Live: "/ui/p/team/p/live"}
 	(&Handler{}).fillColumns(&data)
 	data.Suggestions = suggestions(data.Rows, view, "team/p")
+	data.Export, data.ExportLimit = map[string]string{"csv": "/ui/p/team/p/export?format=csv", "jsonl": "/ui/p/team/p/export?format=jsonl"}, 10_000
+	data.HasViews, data.CanSave, data.SaveQuery = true, true, view.values().Encode()
+	data.SavedViews = []savedView{{ID: "v", Label: xss, Href: "/ui/p/team/p/views/v", Delete: "/ui/p/team/p/views/v/delete", Current: true}}
 	return page{Title: "team/p", Viewer: v, Project: "team/p", Body: data}
 }
 

@@ -132,6 +132,14 @@ func listViewOf(val savedViewValue) (listView, error) {
 	return parseListView(q)
 }
 
+// parseWholeView reads a view from q without its paging (after, offset):
+// the whole of it, as a saved view and an export take it.
+func parseWholeView(q url.Values) (listView, error) {
+	q.Del("after")
+	q.Del("offset")
+	return parseListView(q)
+}
+
 // viewObjectID is the object id of a view labelled label: its letters and
 // digits, lower-cased, runs of anything else as one "-".
 func viewObjectID(label string) string {
@@ -245,9 +253,7 @@ func (h *Handler) saveView(w http.ResponseWriter, r *http.Request, v *viewer, pr
 		h.refuse(w, r, weft.Errorf(errBadView, "query: not a URL query"))
 		return
 	}
-	q.Del("after")
-	q.Del("offset")
-	view, err := parseListView(q)
+	view, err := parseWholeView(q)
 	if err != nil {
 		h.refuse(w, r, err)
 		return
