@@ -3,11 +3,14 @@ package chat
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/weftlabs/weft"
 )
 
 // Op names of the calls the gateway records.
@@ -46,8 +49,10 @@ type Call struct {
 }
 
 // CallRecorder stores finished calls. The gateway calls it from one
-// background goroutine with batches; an error loses that batch (counted in
-// weft_chat_trace_write_errors_total) and never reaches a client.
+// background goroutine with batches. A failed batch is written again, up to
+// writeAttempts times with a growing pause (a busy or restarting database
+// must not lose traces); a batch failing every attempt is counted in
+// weft_chat_trace_write_errors_total. Errors never reach a client.
 type CallRecorder interface {
 	RecordCalls(ctx context.Context, calls []Call) error
 }
@@ -83,6 +88,9 @@ type recordQueue struct {
 	// channel.
 	mu     sync.RWMutex
 	closed bool
+	// retryPause is the pause before a failed batch's second attempt,
+	// doubled for each further one (firstRetryPause).
+	retryPause time.Duration
 
 	dropped     prometheus.Counter
 	writeErrors prometheus.Counter
@@ -93,12 +101,16 @@ type recordQueue struct {
 const (
 	maxBatch     = 256
 	writeTimeout = 30 * time.Second
+	// writeAttempts and firstRetryPause bound the retries of a failed batch:
+	// pauses of 0.5, 1, 2 and 4 s, about a minute with the write timeouts.
+	writeAttempts   = 5
+	firstRetryPause = 500 * time.Millisecond
 )
 
 func newRecordQueue(recorder CallRecorder, size int, logger *slog.Logger, reg prometheus.Registerer) *recordQueue {
 	q := &recordQueue{
 		recorder: recorder, logger: logger,
-		calls: make(chan pendingCall, size), done: make(chan struct{}),
+		calls: make(chan pendingCall, size), done: make(chan struct{}), retryPause: firstRetryPause,
 		dropped: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "weft_chat_trace_dropped_total", Help: "Chat calls not traced because the trace queue was full.",
 		}),
@@ -146,15 +158,42 @@ func (q *recordQueue) run() {
 				break more
 			}
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-		err := q.recorder.RecordCalls(ctx, batch)
-		cancel()
-		if err != nil {
+		if err := q.write(batch); err != nil {
 			q.writeErrors.Add(float64(len(batch)))
-			q.logger.Error("chat: tracing calls failed", "calls", len(batch), "error", err)
+			q.logger.Error("chat: tracing calls failed", "calls", len(batch), "attempts", writeAttempts, "error", err)
 			continue
 		}
 		q.written.Add(float64(len(batch)))
+	}
+}
+
+// refusedCalls reports whether err is the trace store refusing the calls
+// themselves (an invalid or too large call, a project the user may not
+// write), which another attempt would not change.
+func refusedCalls(err error) bool {
+	for _, class := range []error{weft.ErrInvalid, weft.ErrValidation, weft.ErrForbidden, weft.ErrNotFound, weft.ErrTooLarge, weft.ErrUnauthenticated} {
+		if errors.Is(err, class) {
+			return true
+		}
+	}
+	return false
+}
+
+// write records batch, trying again after a pause when it fails. Writing
+// the same calls again is safe: a call is stored once by its id.
+func (q *recordQueue) write(batch []Call) error {
+	pause := q.retryPause
+	var err error
+	for attempt := 1; ; attempt++ {
+		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+		err = q.recorder.RecordCalls(ctx, batch)
+		cancel()
+		if err == nil || attempt == writeAttempts || refusedCalls(err) {
+			return err
+		}
+		q.logger.Warn("chat: tracing calls failed; trying again", "calls", len(batch), "attempt", attempt, "error", err)
+		time.Sleep(pause)
+		pause *= 2
 	}
 }
 

@@ -23,7 +23,7 @@ import (
 // (tracing is asynchronous) and returns it.
 func (g *gateway) tracedCall(t *testing.T, project, id string) map[string]json.RawMessage {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute) // a loaded machine's trace writer may retry
 	for {
 		var res struct {
 			Call map[string]json.RawMessage `json:"call"`
