@@ -68,14 +68,27 @@ func matmulT(dst []float32, ldd int, a []float32, lda int, b []float32, ldb, m, 
 	// m < 4 is one pass of a row kernel; m > groupedMaxRows sweeps blocks of
 	// b that stay in L2 with every group of 4 rows of a.
 	nb := columnBlock(m, n, k*4)
+	m8 := 0 // rows the 8-row tile takes
+	if useAVX512 {
+		m8 = m / 8 * 8
+	}
+	a8, lda8 := a, lda
+	if m8 > 0 && padAliasedRows && aliasedStride(lda) && k >= minPaddedK {
+		buf := paddedRows.get(m8 * paddedStride(k))
+		defer paddedRows.put(buf)
+		a8, lda8 = padRows(*buf, a, lda, m8, k), paddedStride(k)
+	}
 	for j0 := 0; j0 < n; j0 += nb {
 		w := min(nb, n-j0)
 		bj := &b[j0*ldb]
 		i := 0
-		if useAVX512 {
-			for ; i+8 <= m; i += 8 {
-				matmulTRows8AVX512(&dst[i*ldd+j0], ldd, &a[i*lda], lda, bj, ldb, w, k)
+		if kBlockF32 > 0 && k >= 2*kBlockF32 {
+			for ; i < m8; i += 8 {
+				matmulTRows8Blocked(dst[i*ldd+j0:], ldd, a8[i*lda8:], lda8, b[j0*ldb:], ldb, w, k)
 			}
+		}
+		for ; i < m8; i += 8 {
+			matmulTRows8AVX512(&dst[i*ldd+j0], ldd, &a8[i*lda8], lda8, bj, ldb, w, k)
 		}
 		for ; i+4 <= m; i += 4 {
 			matmulTRows4(&dst[i*ldd+j0], ldd, &a[i*lda], lda, bj, ldb, w, k)
@@ -88,6 +101,25 @@ func matmulT(dst []float32, ldd int, a []float32, lda int, b []float32, ldb, m, 
 		case 1:
 			matmulTRows1(&dst[i*ldd+j0], ldd, &a[i*lda], lda, bj, ldb, w, k)
 		}
+	}
+}
+
+// matmulTRows8Blocked is matmulTRows8AVX512 over blocks of k, the lanes of
+// every output element kept between them in a scratch buffer: the same
+// steps in the same order on each lane, so the same bits.
+func matmulTRows8Blocked(dst []float32, ldd int, a []float32, lda int, b []float32, ldb, n, k int) {
+	acc := lanes.get(64 * n)
+	defer lanes.put(acc)
+	blocks := k / kBlockF32
+	for bi := range blocks {
+		k0, kk, flags := bi*kBlockF32, kBlockF32, 0
+		if bi > 0 {
+			flags |= 1 // continue the lanes
+		}
+		if bi == blocks-1 {
+			kk, flags = k-k0, flags|2 // the rest of k, the tail and the reduction
+		}
+		matmulTRows8PartAVX512(&dst[0], ldd, &a[k0], lda, &b[k0], ldb, n, kk, &(*acc)[0], flags)
 	}
 }
 

@@ -457,7 +457,8 @@ func main() {
 		g.f32Kernel(rows, false)
 	}
 	g.f32Kernel(4, true)
-	g.zKernel()
+	g.zKernel(false)
+	g.zKernel(true)
 	for rows := 1; rows <= 4; rows++ {
 		g.q8Kernel(rows)
 	}
