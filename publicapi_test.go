@@ -18,7 +18,7 @@ import (
 // shrinks: the test fails on a new entry and on an entry that has gone (it
 // must then be deleted here).
 var exposedInternal = []string{
-	"chat: Gateway.LocalEngines: engine.Engine",
+	"chat/inprocess: Server.Engines: engine.Engine",
 	"chat/embeddings: Open: model.Options",
 	"training/localtrainer: Engine.ChatTemplate: chattemplate.Template",
 	"training/localtrainer: Engine.Tokenizer: tokenizer.Tokenizer",

@@ -7,12 +7,13 @@ import (
 	"io"
 )
 
-// Backend serves the models of routes: the relay to remote
-// OpenAI-compatible servers (kinds vllm and openai) or a server of models
-// run in-process (kind local). The gateway resolves a request's route,
-// validates the request, picks the upstream, retries, falls back and
-// traces; a backend only answers, so every backend is traced by the one
-// path ([Completion.Relay]).
+// Backend serves the models of routes: the gateway's own relay to remote
+// OpenAI-compatible servers (kinds vllm and openai), or a backend
+// registered for an upstream kind in [Config.Backends] (package
+// chat/inprocess serves kind local). The gateway resolves a request's
+// route, validates the request, picks the upstream, retries, falls back
+// and traces; a backend only answers, so every backend is traced by the
+// one path ([Completion.Relay]).
 //
 // Each method takes the [Target] it answers for. Further APIs join in the
 // same shape: a method taking the target and the parsed request, returning
@@ -38,6 +39,12 @@ type Backend interface {
 type Target struct {
 	Route    *Route
 	Upstream Upstream
+	// Adapter is the trained checkpoint the request names, applied over
+	// the model of Route's upstream, or nil for the route's own model. A
+	// registered backend is handed the trained models of the routes it
+	// serves (see [Config.Backends]); Route is then the base model's route
+	// renamed to the trained model's name, without fallbacks.
+	Adapter *LoRAAdapter
 }
 
 // Answer is a backend's answer, relayed by [Completion.Relay].
@@ -52,11 +59,10 @@ type Answer struct {
 	// chunk's JSON, relayed as a server-sent data event, data: [DONE]
 	// after the last.
 	Frames Frames
-
-	// events is a remote upstream's event stream, relayed as it is sent,
-	// and cancel ends its request.
-	events io.ReadCloser
-	cancel context.CancelFunc
+	// Events is a streamed answer already written as server-sent events
+	// (a remote upstream's), relayed as it is sent; closing it ends the
+	// stream. A streamed answer sets Frames or Events, not both.
+	Events io.ReadCloser
 }
 
 // Frames is a streamed answer, read one frame at a time.

@@ -28,7 +28,6 @@ type Completion struct {
 	body        []byte
 	frames      Frames
 	stream      io.ReadCloser
-	cancel      context.CancelFunc
 
 	queue   *recordQueue
 	pending pendingCall
@@ -124,7 +123,7 @@ func (s *Gateway) forward(ctx context.Context, route *Route, endpoint string, c 
 			}
 			i := pickUpstream(r.Upstreams, failed)
 			u := r.Upstreams[i]
-			answer, err := attempt(s.backendOf(u), Target{Route: r, Upstream: u})
+			answer, err := attempt(s.backendOf(u), Target{Route: r, Upstream: u, Adapter: r.adapter})
 			if err == nil {
 				c.take(answer)
 				s.attempts.WithLabelValues(r.label(), "ok").Inc()
@@ -234,7 +233,7 @@ func (rl relay) post(ctx context.Context, t Target, path string, body []byte, st
 	a := &Answer{Status: res.StatusCode, ContentType: res.Header.Get("Content-Type")}
 	if stream && res.StatusCode == http.StatusOK && bytes.HasPrefix([]byte(a.ContentType), []byte("text/event-stream")) {
 		timer.Stop() // the timeout bounds the wait for headers, not the stream
-		a.events, a.cancel = res.Body, cancel
+		a.Events = cancelOnClose{ReadCloser: res.Body, cancel: cancel}
 		return a, nil
 	}
 	defer cancel()
@@ -265,6 +264,18 @@ func (relay) Close() error { return nil }
 func remoteTokenizer(path string, r *Route) error {
 	return weft.WithFields(ErrUnsupportedField, map[string]any{"param": "model"},
 		"%s is served for local models only; `%s` is served by a remote upstream.", path, r.Name)
+}
+
+// cancelOnClose is a response body whose Close also ends its request.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }
 
 // send POSTs a JSON body to an upstream path under its base URL.
@@ -337,7 +348,6 @@ func (c *Completion) Relay(w http.ResponseWriter) error {
 		defer c.frames.Close()
 		frames, failure = relayFrames(w, rc.Flush, c.frames)
 	} else {
-		defer c.cancel()
 		defer c.stream.Close()
 		frames, failure = relayStream(w, rc.Flush, c.stream)
 	}
@@ -355,8 +365,8 @@ func (c *Completion) take(a *Answer) {
 	switch {
 	case a.Frames != nil:
 		c.Streaming, c.frames = true, a.Frames
-	case a.events != nil:
-		c.Streaming, c.stream, c.cancel = true, a.events, a.cancel
+	case a.Events != nil:
+		c.Streaming, c.stream = true, a.Events
 	}
 }
 

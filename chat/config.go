@@ -28,6 +28,14 @@ const (
 type Config struct {
 	// Routing maps model names to upstreams. Required.
 	Routing *Routing
+	// Backends serve the upstreams of other kinds than the remote ones
+	// (vllm, openai), by kind: a *inprocess.Server (package chat/inprocess)
+	// for KindLocal. A route of a kind no backend is registered for fails
+	// New. A registered backend also serves the trained models whose base
+	// model is one of its routes, applying their adapters itself
+	// (Target.Adapter), rather than Routing.LoRA. The gateway does not own
+	// them: their owner closes them after the gateway.
+	Backends map[string]Backend
 	// Recorder stores traced calls. Nil turns tracing off.
 	Recorder CallRecorder
 	// Embeddings serves the embedding models run in-process, each under its

@@ -29,28 +29,20 @@
 // status and body. Other upstream errors (4xx) are relayed unchanged. All
 // upstream requests share one keep-alive transport ([NewTransport]).
 //
-// # Local models
+// # Backends
 //
-// A route whose upstream is of kind local (or a directory given to the
-// server's -model flag, see [Routing.AddLocalModels]) is served in-process
-// by weft's engine (internal/llm/engine), opened once by [New] and closed by
-// [Gateway.Close]. The gateway renders the request with the model's chat
-// template, tokenizes it, applies vLLM's context-length rules (its exact
-// 400 messages) and shapes the engine's output as vLLM's
-// ChatCompletionResponse or chunk stream, handed to the relay as frames
-// (one chunk's JSON each) as the engine generates them: relaying and
-// tracing are the ones every upstream goes through. Both kinds of upstream
-// are a [Backend] (the remote relay and the in-process server), answering
-// the gateway's [Target]s with an [Answer]. Structured outputs (structured_outputs, the older
-// guided_* fields, response_format) and tool_choice required or named
-// become a constraint the engine masks every step with (localoutput.go);
-// the text is read back into reasoning, content and tool calls as vLLM's
-// reasoning and tool parsers read it (localparse.go). Fields a local model
-// cannot honour (beam search, structural tags) are a 400 naming the
-// field. POST /tokenize and /detokenize ([Gateway.Tokenize],
-// [Gateway.Detokenize]) serve local models. An overloaded engine answers
-// 503 with Retry-After (after the route's fallbacks); a client that
-// disconnects stops its generation.
+// Every upstream is a [Backend], answering the gateway's [Target]s with an
+// [Answer]: a whole body, or a stream as frames (one chunk's JSON each) or
+// as server-sent events. The gateway's own relay serves the remote kinds
+// (vllm, openai); other kinds are served by the backends registered for
+// them in [Config.Backends]. A route whose upstream is of kind local (or a
+// directory given to the server's -model flag, see
+// [Routing.AddLocalModels]) is served in-process by package chat/inprocess:
+// vLLM's serving layer over weft's engine, opened, owned and closed by
+// whoever registers it. Relaying and tracing are the ones every backend
+// goes through. POST /tokenize and /detokenize ([Gateway.Tokenize],
+// [Gateway.Detokenize]) are answered by the backend of the named model;
+// the remote relay refuses them.
 //
 // # Streaming
 //
@@ -76,11 +68,11 @@
 //
 // A model name that no route serves but that names a trained model
 // ("<entity>/<project>/<name>", "…:step<N>" or "wandb-artifact:///…") is asked
-// of an [AdapterResolver]. A checkpoint whose base model is a route of kind
-// local is served by that route's engine with the checkpoint's adapter
-// applied to each of its requests (the engine: many adapters over one
-// copy of the weights, batched together); the untrained step 0 is the base
-// model. Any other resolved LoRA adapter is loaded into the configured
+// of an [AdapterResolver]. A checkpoint whose base model is a route of a
+// registered backend is served by that backend with the checkpoint's
+// adapter ([Target.Adapter]): the in-process engine applies it to each of
+// its requests (many adapters over one copy of the weights, batched
+// together); the untrained step 0 is the base model. Any other resolved LoRA adapter is loaded into the configured
 // LoRA-capable vLLM upstream on first use and then addressed by name.
 //
 // # Using it
@@ -91,7 +83,9 @@
 // The acting user comes from the context:
 //
 //	routing, err := chat.LoadRouting("routing.yaml")
-//	gateway, err := chat.New(chat.Config{Routing: routing, Recorder: chatstore.Recorder{Trace: calls}})
+//	models, err := inprocess.Open(routing, inprocess.Config{}) // the routes of kind local
+//	gateway, err := chat.New(chat.Config{Routing: routing, Recorder: chatstore.Recorder{Trace: calls},
+//		Backends: map[string]chat.Backend{chat.KindLocal: models}})
 //	completion, err := gateway.Complete(weft.WithPrincipal(ctx, p), projectID, body)
 //
 // Errors wrap this package's sentinels ([ErrBadRequest], [ErrModelNotFound],
@@ -99,7 +93,5 @@
 // follow the layout every domain shares (see package weft): service.go,
 // errors.go, types.go, config.go and gateway.go, beside the routing file
 // (routing.go) and the request's way through (validate.go, completion.go,
-// stream.go, record.go); local models add local.go (the engines and the
-// attempt), localprompt.go (request to prompt tokens), localanswer.go and
-// localstream.go (vLLM's answer shapes) and tokenize.go.
+// stream.go, record.go), backend.go (the Backend contract) and tokenize.go.
 package chat

@@ -33,9 +33,9 @@ var (
 	ErrUpstreamUnavailable = weft.DefineError(weft.ErrUpstream, "BadGatewayError", "no upstream answered")
 )
 
-// invalid returns a vLLM validation error about param.
-// An empty param is sent as null.
-func invalid(param, format string, args ...any) error {
+// Invalid is ErrBadRequest about param, worded by format as vLLM words
+// the rule broken; an empty param is sent as null.
+func Invalid(param, format string, args ...any) error {
 	if param == "" {
 		return weft.Errorf(ErrBadRequest, format, args...)
 	}

@@ -21,11 +21,12 @@ import (
 type Gateway struct {
 	cfg    Config
 	routes map[string]*Route
-	// local serves the models of the local routes, remote the others.
-	local   *localServer
-	remote  relay
-	queue   *recordQueue
-	started time.Time
+	// backends serve the upstreams of the kinds registered for them
+	// (Config.Backends), remote the others.
+	backends map[string]Backend
+	remote   relay
+	queue    *recordQueue
+	started  time.Time
 	// loaded remembers the LoRA adapters already loaded into Routing.LoRA.
 	loaded sync.Map
 	// loading serialises first loads of adapters.
@@ -61,7 +62,7 @@ func New(cfg Config) (*Gateway, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
 	}
-	s := &Gateway{cfg: cfg, routes: map[string]*Route{}, started: cfg.Now()}
+	s := &Gateway{cfg: cfg, routes: map[string]*Route{}, backends: cfg.Backends, started: cfg.Now()}
 	s.remote = relay{s: s}
 	for i := range cfg.Routing.Models {
 		route := &cfg.Routing.Models[i]
@@ -75,9 +76,11 @@ func New(cfg Config) (*Gateway, error) {
 			return nil, fmt.Errorf("chat: model %q is both routed and an embedding model run in-process", route.Name)
 		}
 		s.routes[route.Name] = route
-	}
-	if err := s.openLocalModels(); err != nil {
-		return nil, err
+		for _, u := range route.Upstreams {
+			if _, ok := s.backends[u.Kind]; !ok && u.Kind != KindVLLM && u.Kind != KindOpenAI {
+				return nil, fmt.Errorf("chat: model %q: no backend serves upstreams of kind %q (Config.Backends)", route.Name, u.Kind)
+			}
+		}
 	}
 	s.attempts = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "weft_chat_upstream_attempts_total", Help: "Upstream attempts by configured route and outcome (ok, retry, error); trained models count under their base model's route, or " + loraMetricsLabel + ".",
@@ -90,9 +93,9 @@ func New(cfg Config) (*Gateway, error) {
 }
 
 // Close stops tracing after writing the calls still queued, or when ctx
-// ends, and closes the local models' engines.
+// ends. The backends of Config.Backends stay open: their owner closes
+// them.
 func (s *Gateway) Close(ctx context.Context) error {
-	defer s.local.Close()
 	if s.queue == nil {
 		return nil
 	}
@@ -145,8 +148,8 @@ func (s *Gateway) resolve(ctx context.Context, model string) (*Route, error) {
 		if err != nil {
 			return nil, fmt.Errorf("chat: resolving adapter %q: %w", model, err)
 		}
-		if base, ok := s.routes[adapter.BaseModel]; found && ok && s.local.serves(base.Name) {
-			return localAdapterRoute(base, adapter), nil
+		if base, ok := s.routes[adapter.BaseModel]; found && ok && s.registered(base) {
+			return servedAdapterRoute(base, adapter), nil
 		}
 		// A model with no weights yet is its base model: never another
 		// trained model, which the LoRA upstream would serve by that name
@@ -206,10 +209,26 @@ func (s *Gateway) loadAdapter(ctx context.Context, upstream Upstream, adapter Lo
 	return nil
 }
 
+// servedAdapterRoute routes a trained checkpoint over a base model that a
+// registered backend serves to that backend, which applies the adapter
+// itself (Target.Adapter): the checkpoint shares the base model's
+// upstream, and its attempts count under the base model's name.
+func servedAdapterRoute(base *Route, adapter LoRAAdapter) *Route {
+	r := *base
+	r.Name, r.Upstreams, r.Fallbacks, r.metricsLabel, r.adapter = adapter.Name, base.Upstreams[:1], nil, base.Name, &adapter
+	return &r
+}
+
+// registered tells a route served by a registered backend.
+func (s *Gateway) registered(r *Route) bool {
+	_, ok := s.backends[r.Upstreams[0].Kind]
+	return ok
+}
+
 // backendOf is the backend serving an upstream's routes.
 func (s *Gateway) backendOf(u Upstream) Backend {
-	if u.Kind == KindLocal {
-		return s.local
+	if b, ok := s.backends[u.Kind]; ok {
+		return b
 	}
 	return s.remote
 }

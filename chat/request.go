@@ -19,15 +19,17 @@ func (r *CompletionRequest) IncludeUsage() bool {
 	return v
 }
 
-// has reports whether the raw request carries key with a non-null value.
-func (r *CompletionRequest) has(key string) bool {
-	v, ok := r.field(key)
+// Has reports whether the request carries key with a non-null value.
+func (r *CompletionRequest) Has(key string) bool {
+	v, ok := r.Field(key)
 	return ok && !bytes.Equal(v, []byte("null"))
 }
 
-// field returns the raw value of a top-level member (the last one when the
-// key repeats, as JSON decoders read it).
-func (r *CompletionRequest) field(key string) ([]byte, bool) {
+// Field returns the raw value of a top-level member as the client sent it
+// (the last one when the key repeats, as JSON decoders read it): for a
+// member CompletionRequest does not name, or one whose absence, null and
+// value differ.
+func (r *CompletionRequest) Field(key string) (json.RawMessage, bool) {
 	for i := len(r.members) - 1; i >= 0; i-- {
 		if r.members[i].key == key {
 			return r.members[i].value, true
@@ -35,6 +37,15 @@ func (r *CompletionRequest) field(key string) ([]byte, bool) {
 	}
 	return nil, false
 }
+
+// Decode decodes the whole request into v, a backend's own view of it,
+// reporting a field of the wrong JSON type as [ParseRequest] does.
+func (r *CompletionRequest) Decode(v any) error { return DecodeBody(r.raw, v) }
+
+// Tenant is the entity whose project the call is traced into: a backend
+// that shares one model among tenants keeps their caches and turns apart
+// by it.
+func (r *CompletionRequest) Tenant() string { return r.tenant }
 
 // ParseRequest decodes a raw chat-completion request. A body that is not a
 // JSON object, or a known field of the wrong JSON type, is ErrMalformed with
@@ -46,18 +57,18 @@ func ParseRequest(raw []byte) (*CompletionRequest, error) {
 		if errors.As(err, &typeErr) {
 			return nil, typeError(typeErr)
 		}
-		return nil, malformed("body", "json_invalid", "JSON decode error")
+		return nil, Malformed("body", "json_invalid", "JSON decode error")
 	}
 	members, ok := topLevelMembers(raw)
 	if !ok {
-		return nil, malformed("body", "dict_type", "Input should be a valid dictionary")
+		return nil, Malformed("body", "dict_type", "Input should be a valid dictionary")
 	}
 	req.members = members
 	if len(req.Messages) == 0 || bytes.Equal(req.Messages, []byte("null")) {
-		return nil, malformed("messages", "missing", "Field required")
+		return nil, Malformed("messages", "missing", "Field required")
 	}
 	if req.Messages[0] != '[' {
-		return nil, malformed("messages", "list_type", "Input should be a valid list")
+		return nil, Malformed("messages", "list_type", "Input should be a valid list")
 	}
 	return req, nil
 }
@@ -71,10 +82,10 @@ func typeError(e *json.UnmarshalTypeError) error {
 	}
 	switch field {
 	case "top_logprobs", "prompt_logprobs":
-		return invalid(field, "`%s` must be an integer.", field)
+		return Invalid(field, "`%s` must be an integer.", field)
 	case "seed", "priority":
 		if digits, ok := strings.CutPrefix(e.Value, "number "); ok && !strings.ContainsAny(digits, ".eE") {
-			return malformed(field, "less_than_equal", "Input should be between -9223372036854775808 and 9223372036854775807")
+			return Malformed(field, "less_than_equal", "Input should be between -9223372036854775808 and 9223372036854775807")
 		}
 	}
 	kind := "value"
@@ -93,13 +104,31 @@ func typeError(e *json.UnmarshalTypeError) error {
 		kind = "a valid dictionary"
 	}
 	if e.Field == "" {
-		return malformed("body", "dict_type", "Input should be a valid dictionary")
+		return Malformed("body", "dict_type", "Input should be a valid dictionary")
 	}
-	return malformed(e.Field, "type_error", "Input should be "+kind)
+	return Malformed(e.Field, "type_error", "Input should be "+kind)
 }
 
-// malformed renders a pydantic-style error the way vLLM's handler formats it.
-func malformed(field, errType, msg string) error {
+// DecodeBody decodes a JSON object body into v, reporting a wrong shape
+// as vLLM's handler does (ErrMalformed naming the field).
+func DecodeBody(raw []byte, v any) error {
+	if err := json.Unmarshal(raw, v); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			return typeError(typeErr)
+		}
+		return Malformed("body", "json_invalid", "JSON decode error")
+	}
+	if _, ok := topLevelMembers(raw); !ok {
+		return Malformed("body", "dict_type", "Input should be a valid dictionary")
+	}
+	return nil
+}
+
+// Malformed is ErrMalformed rendered as a pydantic error the way vLLM's
+// handler formats it: errType and msg are pydantic's, field the member at
+// fault ("body" for the body as a whole).
+func Malformed(field, errType, msg string) error {
 	loc := "'body'"
 	if field != "body" {
 		loc += ", '" + field + "'"

@@ -26,7 +26,8 @@ const (
 	// translation exists and refuses the request with a 400 where none does.
 	KindOpenAI = "openai"
 	// KindLocal runs the model in-process from a Hugging Face model
-	// directory (Path): no server behind it. See [LocalOptions].
+	// directory (Path): no server behind it. See [LocalOptions]; package
+	// chat/inprocess serves it, registered in [Config.Backends].
 	KindLocal = "local"
 )
 
@@ -96,6 +97,10 @@ type Route struct {
 	// metricsLabel names the route in metrics, which anyone may read, when
 	// Name is a caller's (a trained model's): never a tenant's model name.
 	metricsLabel string
+	// adapter is the trained checkpoint a registered backend applies over
+	// the route's model (see Gateway.servedAdapterRoute), nil for a
+	// configured route.
+	adapter *LoRAAdapter
 }
 
 // label is the route's name in metrics: a configured route's name, or the
@@ -122,9 +127,6 @@ type Upstream struct {
 	LocalOptions `yaml:",inline"`
 
 	apiKey string
-	// localAdapter is set on the upstream of a trained checkpoint served
-	// by a local model (see Gateway.localAdapterRoute).
-	localAdapter *localAdapter
 }
 
 // LocalOptions are the knobs of a model run in-process. Zero values are the

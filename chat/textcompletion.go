@@ -39,14 +39,14 @@ func ParseTextRequest(raw []byte, info ModelInfo) (*TextCompletionRequest, error
 		if errors.As(err, &typeErr) {
 			return nil, typeError(typeErr)
 		}
-		return nil, malformed("body", "json_invalid", "JSON decode error")
+		return nil, Malformed("body", "json_invalid", "JSON decode error")
 	}
 	if err := checkPrompt(req.Prompt); err != nil {
 		return nil, err
 	}
 	members, ok := topLevelMembers(raw)
 	if !ok {
-		return nil, malformed("body", "dict_type", "Input should be a valid dictionary")
+		return nil, Malformed("body", "dict_type", "Input should be a valid dictionary")
 	}
 	// The shared members read as a chat request's: logprobs is a count
 	// here, a flag there, and checked below.
@@ -58,22 +58,22 @@ func ParseTextRequest(raw []byte, info ModelInfo) (*TextCompletionRequest, error
 	req.Shared = shared
 	switch {
 	case req.Suffix != nil:
-		return nil, invalid("suffix", "suffix is not currently supported")
+		return nil, Invalid("suffix", "suffix is not currently supported")
 	case req.Logprobs != nil && *req.Logprobs < 0:
-		return nil, invalid("logprobs", "`logprobs` must be a positive value.")
+		return nil, Invalid("logprobs", "`logprobs` must be a positive value.")
 	case req.BestOf != nil && *req.BestOf < 1:
-		return nil, invalid("best_of", "best_of must be at least 1, got %d.", *req.BestOf)
+		return nil, Invalid("best_of", "best_of must be at least 1, got %d.", *req.BestOf)
 	case req.BestOf != nil && shared.N != nil && *req.BestOf < *shared.N:
-		return nil, invalid("best_of", "best_of must be greater than or equal to n, got n=%d and best_of=%d.", *shared.N, *req.BestOf)
+		return nil, Invalid("best_of", "best_of must be greater than or equal to n, got n=%d and best_of=%d.", *shared.N, *req.BestOf)
 	case req.BestOf != nil && *req.BestOf > 1 && shared.Streaming():
-		return nil, invalid("best_of", "best_of > 1 is not supported with stream=True.")
+		return nil, Invalid("best_of", "best_of > 1 is not supported with stream=True.")
 	}
 	maxLogprobs := info.MaxLogprobs
 	if maxLogprobs == 0 {
 		maxLogprobs = 20
 	}
 	if req.Logprobs != nil && *req.Logprobs > maxLogprobs {
-		return nil, invalid("logprobs", "Requested sample logprobs of %d, which is greater than max allowed: %d", *req.Logprobs, maxLogprobs)
+		return nil, Invalid("logprobs", "Requested sample logprobs of %d, which is greater than max allowed: %d", *req.Logprobs, maxLogprobs)
 	}
 	if err := Validate(shared, info); err != nil {
 		return nil, err
@@ -85,7 +85,7 @@ func ParseTextRequest(raw []byte, info ModelInfo) (*TextCompletionRequest, error
 func checkPrompt(raw json.RawMessage) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		return invalid("prompt", "Either prompt or prompt_embeds must be provided and non-empty.")
+		return Invalid("prompt", "Either prompt or prompt_embeds must be provided and non-empty.")
 	}
 	var text string
 	var texts []string
@@ -101,12 +101,12 @@ func checkPrompt(raw json.RawMessage) error {
 	case json.Unmarshal(raw, &batches) == nil && len(batches) > 0:
 		for _, b := range batches {
 			if len(b) == 0 {
-				return invalid("prompt", "Either prompt or prompt_embeds must be provided and non-empty.")
+				return Invalid("prompt", "Either prompt or prompt_embeds must be provided and non-empty.")
 			}
 		}
 		return nil
 	}
-	return invalid("prompt", "prompt must be a string, a list of strings, a list of token ids or a list of lists of token ids, none empty.")
+	return Invalid("prompt", "prompt must be a string, a list of strings, a list of token ids or a list of lists of token ids, none empty.")
 }
 
 // TextComplete answers a raw POST /v1/completions request: the model's
@@ -124,7 +124,7 @@ func (s *Gateway) TextComplete(ctx context.Context, projectID string, raw []byte
 		if errors.As(err, &typeErr) {
 			return nil, typeError(typeErr)
 		}
-		return nil, malformed("body", "json_invalid", "JSON decode error")
+		return nil, Malformed("body", "json_invalid", "JSON decode error")
 	}
 	route, err := s.resolve(ctx, head.Model)
 	if err != nil {

@@ -1,12 +1,7 @@
 package chat
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
-
-	"github.com/weftlabs/weft/internal/llm/tokenizer"
 )
 
 // TokenizeResult is the answer of vLLM's POST /tokenize.
@@ -22,105 +17,15 @@ type DetokenizeResult struct {
 	Prompt string `json:"prompt"`
 }
 
-// tokenizeRequest is either of vLLM's tokenize requests: a prompt, or chat
-// messages (with the chat template's options).
-type tokenizeRequest struct {
-	Model           string  `json:"model"`
-	Prompt          *string `json:"prompt"`
-	ReturnTokenStrs *bool   `json:"return_token_strs"`
-	chatInput
-}
-
-// Tokenize answers vLLM's POST /tokenize for a local model: the prompt's
-// tokens (add_special_tokens defaults to true), or the tokens a chat
-// completion with the same messages feeds the model (add_generation_prompt
-// true and add_special_tokens false by default), with max_model_len and,
-// when asked, each token's vocabulary string.
-func (s *localServer) Tokenize(_ context.Context, t Target, raw []byte) (*TokenizeResult, error) {
-	var req tokenizeRequest
-	if err := decodeBody(raw, &req); err != nil {
-		return nil, err
-	}
-	lm := s.modelOf(t.Route)
-	var ids []int
-	switch {
-	case len(req.Messages) > 0 && !bytes.Equal(req.Messages, []byte("null")):
-		if req.Messages[0] != '[' {
-			return nil, malformed("messages", "list_type", "Input should be a valid list")
-		}
-		if err := checkGenerationPrompt(&CompletionRequest{AddGenerationPrompt: req.AddGenerationPrompt, ContinueFinalMessage: req.ContinueFinalMessage}, ModelInfo{}); err != nil {
-			return nil, err
-		}
-		prompt, err := lm.prompt.render(&req.chatInput)
-		if err != nil {
-			return nil, err
-		}
-		ids = prompt.ids
-	case req.Prompt != nil:
-		ids = lm.prompt.tokenizer.Encode(*req.Prompt, req.AddSpecialTokens == nil || *req.AddSpecialTokens)
-	default:
-		return nil, malformed("prompt", "missing", "Field required")
-	}
-	out := &TokenizeResult{Count: len(ids), MaxModelLen: lm.prompt.maxModelLen, Tokens: nonNil(ids)}
-	if req.ReturnTokenStrs != nil && *req.ReturnTokenStrs {
-		out.TokenStrs = make([]string, len(ids))
-		for i, id := range ids {
-			out.TokenStrs[i], _ = lm.prompt.tokenizer.IDToToken(id)
-		}
-	}
-	return out, nil
-}
-
-// Detokenize answers vLLM's POST /detokenize for a local model: the text of
-// the tokens, special tokens kept.
-func (s *localServer) Detokenize(_ context.Context, t Target, raw []byte) (*DetokenizeResult, error) {
-	var req struct {
-		Model  string  `json:"model"`
-		Tokens []int64 `json:"tokens"`
-	}
-	if err := decodeBody(raw, &req); err != nil {
-		return nil, err
-	}
-	if req.Tokens == nil {
-		return nil, malformed("tokens", "missing", "Field required")
-	}
-	lm := s.modelOf(t.Route)
-	ids := make([]int, len(req.Tokens))
-	vocab := int64(lm.engine.VocabSize())
-	for i, id := range req.Tokens {
-		if id < 0 {
-			return nil, malformed("tokens", "greater_than_equal", "Input should be greater than or equal to 0")
-		}
-		if id >= vocab {
-			return nil, invalid("tokens", "Token id %d is out of vocabulary (vocabulary size %d).", id, vocab)
-		}
-		ids[i] = int(id)
-	}
-	return &DetokenizeResult{Prompt: lm.prompt.tokenizer.Decode(ids, tokenizer.DecodeOptions{})}, nil
-}
-
-// decodeBody reads a JSON object body, reporting a wrong shape as vLLM's
-// handler does.
-func decodeBody(raw []byte, v any) error {
-	if err := json.Unmarshal(raw, v); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) {
-			return typeError(typeErr)
-		}
-		return malformed("body", "json_invalid", "JSON decode error")
-	}
-	if _, ok := topLevelMembers(raw); !ok {
-		return malformed("body", "dict_type", "Input should be a valid dictionary")
-	}
-	return nil
-}
-
 // Tokenize answers vLLM's POST /tokenize with the tokenizer of the model
 // the body names: 404 for a model no route serves, 400 for one served by a
-// remote upstream.
+// remote upstream. The backend serving the model reads the rest of the
+// body.
 func (s *Gateway) Tokenize(ctx context.Context, raw []byte) (*TokenizeResult, error) {
-	var req tokenizeRequest
-	if err := decodeBody(raw, &req); err != nil {
+	var req struct {
+		Model string `json:"model"`
+	}
+	if err := DecodeBody(raw, &req); err != nil {
 		return nil, err
 	}
 	t, err := s.targetOf(ctx, req.Model)
@@ -136,11 +41,11 @@ func (s *Gateway) Detokenize(ctx context.Context, raw []byte) (*DetokenizeResult
 		Model  string  `json:"model"`
 		Tokens []int64 `json:"tokens"`
 	}
-	if err := decodeBody(raw, &req); err != nil {
+	if err := DecodeBody(raw, &req); err != nil {
 		return nil, err
 	}
 	if req.Tokens == nil {
-		return nil, malformed("tokens", "missing", "Field required")
+		return nil, Malformed("tokens", "missing", "Field required")
 	}
 	t, err := s.targetOf(ctx, req.Model)
 	if err != nil {
@@ -156,5 +61,5 @@ func (s *Gateway) targetOf(ctx context.Context, model string) (Target, error) {
 	if err != nil {
 		return Target{}, err
 	}
-	return Target{Route: route, Upstream: route.Upstreams[0]}, nil
+	return Target{Route: route, Upstream: route.Upstreams[0], Adapter: route.adapter}, nil
 }

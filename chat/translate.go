@@ -30,14 +30,14 @@ var vllmOnly = map[string]string{
 // the client sent it.
 func upstreamBody(req *CompletionRequest, u Upstream) ([]byte, error) {
 	edits := map[string]json.RawMessage{}
-	if model, _ := req.field("model"); string(model) != strconvQuote(u.Model) {
+	if model, _ := req.Field("model"); string(model) != strconvQuote(u.Model) {
 		edits["model"], _ = json.Marshal(u.Model)
 	}
-	xargs, hasXargs := req.field("engine_xargs")
+	xargs, hasXargs := req.Field("engine_xargs")
 	if hasXargs {
 		edits["engine_xargs"] = nil
 	}
-	if vx, ok := req.field("vllm_xargs"); ok && !isNull(vx) {
+	if vx, ok := req.Field("vllm_xargs"); ok && !isNull(vx) {
 		xargs, hasXargs = vx, true
 	}
 	if u.Kind == KindVLLM {
@@ -57,7 +57,7 @@ func upstreamBody(req *CompletionRequest, u Upstream) ([]byte, error) {
 		return nil, err
 	}
 	for name, unused := range vllmOnly {
-		v, ok := req.field(name)
+		v, ok := req.Field(name)
 		if !ok {
 			continue
 		}
@@ -99,7 +99,7 @@ func translateStructuredOutputs(req *CompletionRequest, edits map[string]json.Ra
 		var text string
 		if json.Unmarshal(schema, &text) == nil { // a schema sent as a JSON string
 			if !json.Valid([]byte(text)) {
-				return invalid("structured_outputs", "structured_outputs.json is not a valid JSON schema")
+				return Invalid("structured_outputs", "structured_outputs.json is not a valid JSON schema")
 			}
 			schema = json.RawMessage(text)
 		}

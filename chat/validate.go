@@ -24,10 +24,12 @@ type ModelInfo struct {
 	// --scheduling-policy priority; without it a non-zero priority is refused.
 	PriorityScheduling bool `yaml:"priority_scheduling" json:"priority_scheduling,omitempty"`
 
-	// countsPrompt tells that the route tokenizes the prompt itself (a local
-	// model): the context-length checks then use the real prompt length and
-	// vLLM's exact messages, after rendering.
-	countsPrompt bool
+	// TokenizesPrompt tells that the route's backend tokenizes the prompt
+	// itself (a model served in-process) and so checks the context length
+	// against the real prompt length, with vLLM's exact messages, after
+	// rendering: the gateway's estimate before it is skipped. Set by the
+	// backend, never by a routing file.
+	TokenizesPrompt bool `yaml:"-" json:"-"`
 }
 
 // maxN is vLLM's VLLM_MAX_N_SEQUENCES default.
@@ -53,15 +55,15 @@ func Validate(r *CompletionRequest, info ModelInfo) error {
 }
 
 func checkCacheSalt(r *CompletionRequest, _ ModelInfo) error {
-	if !r.has("cache_salt") {
+	if !r.Has("cache_salt") {
 		return nil
 	}
 	var salt string
 	if err := json.Unmarshal(r.CacheSalt, &salt); err != nil || salt == "" {
-		return invalid("cache_salt", "Parameter 'cache_salt' must be a non-empty string if provided.")
+		return Invalid("cache_salt", "Parameter 'cache_salt' must be a non-empty string if provided.")
 	}
 	if len([]rune(salt)) > 128 || strings.ContainsAny(salt, "@/\\\x00") {
-		return invalid("cache_salt", "Parameter 'cache_salt' must be at most 128 characters and must not contain '@', '/', '\\\\', or NUL.")
+		return Invalid("cache_salt", "Parameter 'cache_salt' must be at most 128 characters and must not contain '@', '/', '\\\\', or NUL.")
 	}
 	return nil
 }
@@ -75,17 +77,17 @@ func checkResponseFormat(r *CompletionRequest, _ ModelInfo) error {
 	case "text", "json_object", "structural_tag":
 	case "json_schema":
 		if len(rf.JSONSchema) == 0 || bytes.Equal(rf.JSONSchema, []byte("null")) {
-			return invalid("response_format", "When response_format type is 'json_schema', the 'json_schema' field must be provided.")
+			return Invalid("response_format", "When response_format type is 'json_schema', the 'json_schema' field must be provided.")
 		}
 	default:
-		return malformed("response_format", "literal_error", "Input should be 'text', 'json_object', 'json_schema' or 'structural_tag'")
+		return Malformed("response_format", "literal_error", "Input should be 'text', 'json_object', 'json_schema' or 'structural_tag'")
 	}
 	return nil
 }
 
 func checkStreamOptions(r *CompletionRequest, _ ModelInfo) error {
 	if len(r.StreamOptions) > 0 && !r.Streaming() {
-		return invalid("stream_options", "Stream options can only be defined when `stream=True`.")
+		return Invalid("stream_options", "Stream options can only be defined when `stream=True`.")
 	}
 	return nil
 }
@@ -95,27 +97,27 @@ func checkLogprobs(r *CompletionRequest, _ ModelInfo) error {
 	if r.LogprobTokenIDs != nil {
 		switch {
 		case len(r.LogprobTokenIDs) == 0:
-			return invalid("logprob_token_ids", "`logprob_token_ids` must not be an empty list.")
+			return Invalid("logprob_token_ids", "`logprob_token_ids` must not be an empty list.")
 		case r.UseBeamSearch != nil && *r.UseBeamSearch:
-			return invalid("logprob_token_ids", "`logprob_token_ids` is not supported with beam search.")
+			return Invalid("logprob_token_ids", "`logprob_token_ids` is not supported with beam search.")
 		case !logprobs:
-			return invalid("logprob_token_ids", "when using `logprob_token_ids`, `logprobs` must be set to true.")
+			return Invalid("logprob_token_ids", "when using `logprob_token_ids`, `logprobs` must be set to true.")
 		}
 	}
 	if p := r.PromptLogprobs; p != nil {
 		if r.Streaming() && (*p > 0 || *p == -1) {
-			return invalid("prompt_logprobs", "`prompt_logprobs` are not available when `stream=True`.")
+			return Invalid("prompt_logprobs", "`prompt_logprobs` are not available when `stream=True`.")
 		}
 		if *p < 0 && *p != -1 {
-			return invalid("prompt_logprobs", "`prompt_logprobs` must be a positive value or -1.")
+			return Invalid("prompt_logprobs", "`prompt_logprobs` must be a positive value or -1.")
 		}
 	}
 	if t := r.TopLogprobs; t != nil {
 		if *t < 0 && *t != -1 {
-			return invalid("top_logprobs", "`top_logprobs` must be a positive value or -1.")
+			return Invalid("top_logprobs", "`top_logprobs` must be a positive value or -1.")
 		}
 		if (*t > 0 || *t == -1) && !logprobs {
-			return invalid("top_logprobs", "when using `top_logprobs`, `logprobs` must be set to true.")
+			return Invalid("top_logprobs", "when using `top_logprobs`, `logprobs` must be set to true.")
 		}
 	}
 	return nil
@@ -167,10 +169,10 @@ func checkStructuredOutputs(r *CompletionRequest, _ ModelInfo) error {
 			count++
 		}
 		if count > 1 {
-			return invalid("structured_outputs", "You can only use one kind of constraints for structured outputs ('json', 'regex' or 'choice').")
+			return Invalid("structured_outputs", "You can only use one kind of constraints for structured outputs ('json', 'regex' or 'choice').")
 		}
 		if count > 0 && namedToolChoice(r.ToolChoice) {
-			return invalid("structured_outputs", "You can only either use constraints for structured outputs or tools, not both.")
+			return Invalid("structured_outputs", "You can only either use constraints for structured outputs or tools, not both.")
 		}
 	}
 	if kinds := r.constraintKinds(); len(kinds) > 1 {
@@ -178,7 +180,7 @@ func checkStructuredOutputs(r *CompletionRequest, _ ModelInfo) error {
 		for i, k := range kinds {
 			quoted[i] = "'" + k + "'"
 		}
-		return invalid("structured_outputs", "You can only use one kind of structured outputs constraint but multiple are specified: {%s}", strings.Join(quoted, ", "))
+		return Invalid("structured_outputs", "You can only use one kind of structured outputs constraint but multiple are specified: {%s}", strings.Join(quoted, ", "))
 	}
 	return nil
 }
@@ -191,52 +193,52 @@ const correctToolChoice = "Correct usage: `{\"type\": \"function\", \"function\"
 
 func checkTools(r *CompletionRequest, _ ModelInfo) error {
 	if r.Tools != nil && len(r.Tools) == 0 {
-		return invalid("tools", "`tools` must not be an empty array. Either provide at least one tool or omit the field entirely.")
+		return Invalid("tools", "`tools` must not be an empty array. Either provide at least one tool or omit the field entirely.")
 	}
-	if !r.has("tool_choice") {
+	if !r.Has("tool_choice") {
 		return nil
 	}
 	var choice any
 	if err := json.Unmarshal(r.ToolChoice, &choice); err != nil {
-		return malformed("tool_choice", "type_error", "Input should be a valid string or dictionary")
+		return Malformed("tool_choice", "type_error", "Input should be a valid string or dictionary")
 	}
 	if choice == "none" {
 		return nil
 	}
 	if r.Tools == nil {
-		return invalid("tool_choice", "When using `tool_choice`, `tools` must be set.")
+		return Invalid("tool_choice", "When using `tool_choice`, `tools` must be set.")
 	}
 	named, isObject := choice.(map[string]any)
 	if choice != "auto" && choice != "required" && !isObject {
-		return invalid("tool_choice", "Invalid value for `tool_choice`: %s! Only named tools, \"none\", \"auto\" or \"required\" are supported.", pythonRepr(choice))
+		return Invalid("tool_choice", "Invalid value for `tool_choice`: %s! Only named tools, \"none\", \"auto\" or \"required\" are supported.", pythonRepr(choice))
 	}
 	if !isObject {
 		return nil
 	}
 	function, ok := named["function"].(map[string]any)
 	if !ok {
-		return invalid("tool_choice.function", "Invalid value for `function`: `%s` in `tool_choice`! %s", pythonRepr(named["function"]), correctToolChoice)
+		return Invalid("tool_choice.function", "Invalid value for `function`: `%s` in `tool_choice`! %s", pythonRepr(named["function"]), correctToolChoice)
 	}
 	nameValue, ok := function["name"]
 	if !ok {
-		return invalid("tool_choice.function", "Expected field `name` in `function` in `tool_choice`! %s", correctToolChoice)
+		return Invalid("tool_choice.function", "Expected field `name` in `function` in `tool_choice`! %s", correctToolChoice)
 	}
 	name, ok := nameValue.(string)
 	if !ok || name == "" {
-		return invalid("tool_choice.function.name", "Invalid `name` in `function`: `%s` in `tool_choice`! %s", pythonRepr(nameValue), correctToolChoice)
+		return Invalid("tool_choice.function.name", "Invalid `name` in `function`: `%s` in `tool_choice`! %s", pythonRepr(nameValue), correctToolChoice)
 	}
 	for _, t := range r.Tools {
 		if t.Function.Name == name {
 			return nil
 		}
 	}
-	return invalid("tool_choice", "The tool specified in `tool_choice` does not match any of the specified `tools`")
+	return Invalid("tool_choice", "The tool specified in `tool_choice` does not match any of the specified `tools`")
 }
 
 func checkGenerationPrompt(r *CompletionRequest, _ ModelInfo) error {
 	addPrompt := r.AddGenerationPrompt == nil || *r.AddGenerationPrompt
 	if r.ContinueFinalMessage != nil && *r.ContinueFinalMessage && addPrompt {
-		return invalid("", "Cannot set both `continue_final_message` and `add_generation_prompt` to True.")
+		return Invalid("", "Cannot set both `continue_final_message` and `add_generation_prompt` to True.")
 	}
 	return nil
 }
@@ -244,12 +246,12 @@ func checkGenerationPrompt(r *CompletionRequest, _ ModelInfo) error {
 // checkLogitsProcessors checks the shape the field had while vLLM took it: a
 // list of qualified names or {qualname, args?, kwargs?} objects.
 func checkLogitsProcessors(r *CompletionRequest, _ ModelInfo) error {
-	if !r.has("logits_processors") {
+	if !r.Has("logits_processors") {
 		return nil
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(r.LogitsProcessors, &items); err != nil {
-		return malformed("logits_processors", "list_type", "Input should be a valid list")
+		return Malformed("logits_processors", "list_type", "Input should be a valid list")
 	}
 	for i, item := range items {
 		var name string
@@ -258,24 +260,24 @@ func checkLogitsProcessors(r *CompletionRequest, _ ModelInfo) error {
 		}
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(item, &obj); err != nil || obj == nil {
-			return malformed(fmt.Sprintf("logits_processors.%d", i), "model_type", "Input should be a valid string or an object with a qualname")
+			return Malformed(fmt.Sprintf("logits_processors.%d", i), "model_type", "Input should be a valid string or an object with a qualname")
 		}
 		if err := json.Unmarshal(obj["qualname"], &name); err != nil || name == "" {
-			return malformed(fmt.Sprintf("logits_processors.%d.qualname", i), "missing", "Field required")
+			return Malformed(fmt.Sprintf("logits_processors.%d.qualname", i), "missing", "Field required")
 		}
 		for key, value := range obj {
 			switch key {
 			case "qualname":
 			case "args":
 				if value[0] != '[' && !bytes.Equal(value, []byte("null")) {
-					return malformed(fmt.Sprintf("logits_processors.%d.args", i), "list_type", "Input should be a valid list")
+					return Malformed(fmt.Sprintf("logits_processors.%d.args", i), "list_type", "Input should be a valid list")
 				}
 			case "kwargs":
 				if value[0] != '{' && !bytes.Equal(value, []byte("null")) {
-					return malformed(fmt.Sprintf("logits_processors.%d.kwargs", i), "dict_type", "Input should be a valid dictionary")
+					return Malformed(fmt.Sprintf("logits_processors.%d.kwargs", i), "dict_type", "Input should be a valid dictionary")
 				}
 			default:
-				return malformed(fmt.Sprintf("logits_processors.%d.%s", i, key), "extra_forbidden", "Extra inputs are not permitted")
+				return Malformed(fmt.Sprintf("logits_processors.%d.%s", i, key), "extra_forbidden", "Extra inputs are not permitted")
 			}
 		}
 	}
@@ -287,10 +289,10 @@ func checkLogitsProcessors(r *CompletionRequest, _ ModelInfo) error {
 func checkSampling(r *CompletionRequest, info ModelInfo) error {
 	if r.N != nil {
 		if *r.N < 1 {
-			return invalid("n", "n must be at least 1, got %d.", *r.N)
+			return Invalid("n", "n must be at least 1, got %d.", *r.N)
 		}
 		if *r.N > maxN {
-			return invalid("n", "n must be at most %d, got %d. To increase this limit, set the VLLM_MAX_N_SEQUENCES environment variable.", maxN, *r.N)
+			return Invalid("n", "n must be at most %d, got %d. To increase this limit, set the VLLM_MAX_N_SEQUENCES environment variable.", maxN, *r.N)
 		}
 	}
 	beam := r.UseBeamSearch != nil && *r.UseBeamSearch
@@ -299,45 +301,45 @@ func checkSampling(r *CompletionRequest, info ModelInfo) error {
 		value *float64
 	}{{"presence_penalty", r.PresencePenalty}, {"frequency_penalty", r.FrequencyPenalty}} {
 		if v := penalty.value; v != nil && (*v < -2 || *v > 2) {
-			return invalid(penalty.name, "%s must be in [-2, 2], got %s.", penalty.name, pyFloat(*v))
+			return Invalid(penalty.name, "%s must be in [-2, 2], got %s.", penalty.name, pyFloat(*v))
 		}
 	}
 	if v := r.RepetitionPenalty; v != nil && (*v <= 0 || math.IsInf(*v, 0)) {
-		return invalid("repetition_penalty", "repetition_penalty must be a positive finite number, got %s.", pyFloat(*v))
+		return Invalid("repetition_penalty", "repetition_penalty must be a positive finite number, got %s.", pyFloat(*v))
 	}
 	if t := r.Temperature; t != nil {
 		switch {
 		case *t < 0:
-			return invalid("temperature", "temperature must be non-negative, got %s.", pyFloat(*t))
+			return Invalid("temperature", "temperature must be non-negative, got %s.", pyFloat(*t))
 		case *t > 2:
-			return invalid("temperature", "temperature must be in [0, 2], got %s.", pyFloat(*t))
+			return Invalid("temperature", "temperature must be in [0, 2], got %s.", pyFloat(*t))
 		}
 		if *t < greedyEpsilon && !beam && r.N != nil && *r.N > 1 {
-			return invalid("n", "n must be 1 when using greedy sampling, got %d.", *r.N)
+			return Invalid("n", "n must be 1 when using greedy sampling, got %d.", *r.N)
 		}
 	}
 	if v := r.TopP; v != nil && (*v <= 0 || *v > 1) {
-		return invalid("top_p", "top_p must be in (0, 1], got %s.", pyFloat(*v))
+		return Invalid("top_p", "top_p must be in (0, 1], got %s.", pyFloat(*v))
 	}
 	if v := r.TopK; v != nil && *v < -1 {
-		return invalid("top_k", "top_k must be 0 (disable), or at least 1, got %d.", *v)
+		return Invalid("top_k", "top_k must be 0 (disable), or at least 1, got %d.", *v)
 	}
 	if v := r.MinP; v != nil && (*v < 0 || *v > 1) {
-		return invalid("min_p", "min_p must be in [0, 1], got %s.", pyFloat(*v))
+		return Invalid("min_p", "min_p must be in [0, 1], got %s.", pyFloat(*v))
 	}
 	maxTokens := r.MaxCompletionTokens
 	if maxTokens == nil {
 		maxTokens = r.MaxTokens
 	}
 	if maxTokens != nil && *maxTokens < 1 {
-		return invalid("max_tokens", "max_tokens must be at least 1, got %d.", *maxTokens)
+		return Invalid("max_tokens", "max_tokens must be at least 1, got %d.", *maxTokens)
 	}
 	if v := r.MinTokens; v != nil {
 		if *v < 0 {
-			return invalid("min_tokens", "min_tokens must be greater than or equal to 0, got %d.", *v)
+			return Invalid("min_tokens", "min_tokens must be greater than or equal to 0, got %d.", *v)
 		}
 		if maxTokens != nil && *v > *maxTokens {
-			return invalid("min_tokens", "min_tokens must be less than or equal to max_tokens=%d, got %d.", *maxTokens, *v)
+			return Invalid("min_tokens", "min_tokens must be less than or equal to max_tokens=%d, got %d.", *maxTokens, *v)
 		}
 	}
 	if err := checkStop(r); err != nil {
@@ -345,49 +347,49 @@ func checkSampling(r *CompletionRequest, info ModelInfo) error {
 	}
 	if v := r.TruncatePromptTokens; v != nil {
 		if *v < -1 {
-			return malformed("truncate_prompt_tokens", "greater_than_equal", "Input should be greater than or equal to -1")
+			return Malformed("truncate_prompt_tokens", "greater_than_equal", "Input should be greater than or equal to -1")
 		}
 		if info.MaxModelLen > 0 && *v > info.MaxModelLen {
-			return invalid("truncate_prompt_tokens", "truncate_prompt_tokens value is greater than max_model_len. Please, select a smaller truncation size.")
+			return Invalid("truncate_prompt_tokens", "truncate_prompt_tokens value is greater than max_model_len. Please, select a smaller truncation size.")
 		}
 	}
 	if v := r.ThinkingTokenBudget; v != nil && *v < -1 {
-		return invalid("thinking_token_budget", "`thinking_token_budget` must be a non-negative integer or -1 for unlimited.")
+		return Invalid("thinking_token_budget", "`thinking_token_budget` must be a non-negative integer or -1 for unlimited.")
 	}
 	if r.AllowedTokenIDs != nil && len(r.AllowedTokenIDs) == 0 {
-		return invalid("allowed_token_ids", "allowed_token_ids is not None and empty!")
+		return Invalid("allowed_token_ids", "allowed_token_ids is not None and empty!")
 	}
 	for _, w := range r.BadWords {
 		if w == "" {
-			return invalid("bad_words", "bad_words cannot contain an empty string.")
+			return Invalid("bad_words", "bad_words cannot contain an empty string.")
 		}
 	}
 	if bad := nonIntegerKeys(r.LogitBias); len(bad) > 0 {
-		return invalid("logit_bias", "logit_bias contains key(s) that cannot be converted to integer token IDs: [%s]", strings.Join(bad, ", "))
+		return Invalid("logit_bias", "logit_bias contains key(s) that cannot be converted to integer token IDs: [%s]", strings.Join(bad, ", "))
 	}
 	if p := r.Priority; p != nil && *p != 0 && !info.PriorityScheduling {
-		return invalid("priority", "Got priority %d but Priority scheduling is not enabled.", *p)
+		return Invalid("priority", "Got priority %d but Priority scheduling is not enabled.", *p)
 	}
 	return nil
 }
 
 func checkStop(r *CompletionRequest) error {
-	if !r.has("stop") {
+	if !r.Has("stop") {
 		return nil
 	}
 	var stops []string
 	if r.Stop[0] == '"' {
 		var one string
 		if err := json.Unmarshal(r.Stop, &one); err != nil {
-			return malformed("stop", "string_type", "Input should be a valid string")
+			return Malformed("stop", "string_type", "Input should be a valid string")
 		}
 		stops = []string{one}
 	} else if err := json.Unmarshal(r.Stop, &stops); err != nil {
-		return malformed("stop", "list_type", "Input should be a valid string or list of strings")
+		return Malformed("stop", "list_type", "Input should be a valid string or list of strings")
 	}
 	for _, s := range stops {
 		if s == "" {
-			return invalid("stop", "stop cannot contain an empty string.")
+			return Invalid("stop", "stop cannot contain an empty string.")
 		}
 	}
 	return nil
@@ -425,16 +427,16 @@ func checkTokenIDs(r *CompletionRequest, info ModelInfo) error {
 	}
 	sort.Slice(biasIDs, func(i, j int) bool { return biasIDs[i] < biasIDs[j] })
 	if bad := outside(biasIDs); len(bad) > 0 {
-		return invalid("logit_bias", "token_id(s) [%s] in logit_bias contain out-of-vocab token ids. Vocabulary size: %d", strings.Join(bad, ", "), info.VocabSize)
+		return Invalid("logit_bias", "token_id(s) [%s] in logit_bias contain out-of-vocab token ids. Vocabulary size: %d", strings.Join(bad, ", "), info.VocabSize)
 	}
 	if bad := outside(r.StopTokenIDs); len(bad) > 0 {
-		return invalid("stop_token_ids", "token_id(s) [%s] in stop_token_ids contain out-of-vocab token ids. Vocabulary size: %d", strings.Join(bad, ", "), info.VocabSize)
+		return Invalid("stop_token_ids", "token_id(s) [%s] in stop_token_ids contain out-of-vocab token ids. Vocabulary size: %d", strings.Join(bad, ", "), info.VocabSize)
 	}
 	if len(outside(r.AllowedTokenIDs)) > 0 {
-		return invalid("allowed_token_ids", "allowed_token_ids contains out-of-vocab token id!")
+		return Invalid("allowed_token_ids", "allowed_token_ids contains out-of-vocab token id!")
 	}
 	if bad := outside(r.LogprobTokenIDs); len(bad) > 0 {
-		return invalid("logprob_token_ids", "token_id(s) [%s] in logprob_token_ids contain out-of-vocab token ids. Vocabulary size: %d", strings.Join(bad, ", "), info.VocabSize)
+		return Invalid("logprob_token_ids", "token_id(s) [%s] in logprob_token_ids contain out-of-vocab token ids. Vocabulary size: %d", strings.Join(bad, ", "), info.VocabSize)
 	}
 	return nil
 }
@@ -450,15 +452,15 @@ func checkModelLimits(r *CompletionRequest, info ModelInfo) error {
 		value *int64
 	}{{"top_logprobs", r.TopLogprobs}, {"prompt_logprobs", r.PromptLogprobs}} {
 		if v := lp.value; v != nil && *v > maxLogprobs {
-			return invalid(lp.name, "Requested %s of %d, which is greater than max allowed: %d", strings.TrimSuffix(lp.name, "s"), *v, maxLogprobs)
+			return Invalid(lp.name, "Requested %s of %d, which is greater than max allowed: %d", strings.TrimSuffix(lp.name, "s"), *v, maxLogprobs)
 		}
 	}
 	maxTokens := r.MaxCompletionTokens
 	if maxTokens == nil {
 		maxTokens = r.MaxTokens
 	}
-	if info.MaxModelLen > 0 && !info.countsPrompt && maxTokens != nil && *maxTokens >= info.MaxModelLen {
-		return invalid("max_tokens", "'max_tokens' or 'max_completion_tokens' is too large: %d. This model's maximum context length is %d tokens and your request has at least 1 input token (%d > %d - 1).", *maxTokens, info.MaxModelLen, *maxTokens, info.MaxModelLen)
+	if info.MaxModelLen > 0 && !info.TokenizesPrompt && maxTokens != nil && *maxTokens >= info.MaxModelLen {
+		return Invalid("max_tokens", "'max_tokens' or 'max_completion_tokens' is too large: %d. This model's maximum context length is %d tokens and your request has at least 1 input token (%d > %d - 1).", *maxTokens, info.MaxModelLen, *maxTokens, info.MaxModelLen)
 	}
 	return nil
 }

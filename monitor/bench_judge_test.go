@@ -13,6 +13,7 @@ import (
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/chat"
 	"github.com/weftlabs/weft/chat/chatstore"
+	"github.com/weftlabs/weft/chat/inprocess"
 	"github.com/weftlabs/weft/internal/llm/llmtest"
 	"github.com/weftlabs/weft/internal/testdb"
 	"github.com/weftlabs/weft/monitor"
@@ -46,8 +47,13 @@ func BenchmarkJudgeVerdicts(b *testing.B) {
 	s := newServer(b, db, serverOptions{monitor: func(cfg *monitor.Config) {
 		cfg.JudgeWorkers, cfg.JudgeConcurrency, cfg.JudgeRate = judgeBenchConcurrency, judgeBenchConcurrency, 1000
 	}})
+	models, err := inprocess.Open(routing, inprocess.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer models.Close() //nolint:errcheck // the benchmark is over
 	gateway, err := chat.New(chat.Config{Routing: routing, Recorder: chatstore.Recorder{Trace: s.trace}, Logger: slog.New(slog.DiscardHandler),
-		Adapters: chatstore.Adapters{Training: noCheckpoints{}}})
+		Adapters: chatstore.Adapters{Training: noCheckpoints{}}, Backends: map[string]chat.Backend{chat.KindLocal: models}})
 	if err != nil {
 		b.Fatal(err)
 	}

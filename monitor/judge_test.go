@@ -18,6 +18,7 @@ import (
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/chat"
 	"github.com/weftlabs/weft/chat/chatstore"
+	"github.com/weftlabs/weft/chat/inprocess"
 	"github.com/weftlabs/weft/internal/llm/llmtest"
 	"github.com/weftlabs/weft/internal/testdb"
 	"github.com/weftlabs/weft/monitor"
@@ -86,8 +87,13 @@ func judgeGateway(t *testing.T, project string, traces *trace.Store) *chat.Gatew
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The judges stay open for the package's run.
+		models, err := inprocess.Open(routing, inprocess.Config{Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
 		judges.gateway, err = chat.New(chat.Config{Routing: routing, Recorder: tracesRecorder{}, Logger: slog.New(slog.DiscardHandler),
-			Adapters: chatstore.Adapters{Training: noCheckpoints{}}})
+			Adapters: chatstore.Adapters{Training: noCheckpoints{}}, Backends: map[string]chat.Backend{chat.KindLocal: models}})
 		if err != nil {
 			t.Fatal(err)
 		}

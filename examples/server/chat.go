@@ -12,6 +12,7 @@ import (
 	"github.com/weftlabs/weft/chat"
 	"github.com/weftlabs/weft/chat/chatstore"
 	"github.com/weftlabs/weft/chat/embeddings"
+	"github.com/weftlabs/weft/chat/inprocess"
 	"github.com/weftlabs/weft/objects"
 	"github.com/weftlabs/weft/trace"
 )
@@ -26,36 +27,42 @@ import (
 // limits where the routing file does not, and serving trained models as LoRA adapters to the callers
 // identity lets read them, and the metrics registry it shares with the HTTP
 // handler.
-func newChatService(path string, models []string, embedders *embeddings.Service, limits chat.LocalLimits, db *weft.DB, identity *weft.Identity, traces trace.Service, trained chatstore.CheckpointResolver, logger *slog.Logger) (chat.Service, *prometheus.Registry, error) {
+func newChatService(path string, models []string, embedders *embeddings.Service, limits chat.LocalLimits, db *weft.DB, identity *weft.Identity, traces trace.Service, trained chatstore.CheckpointResolver, logger *slog.Logger) (chat.Service, *inprocess.Server, *prometheus.Registry, error) {
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if path == "" && len(models) == 0 && len(embedders.Models()) == 0 {
-		return nil, registry, nil
+		return nil, nil, registry, nil
 	}
 	routing := &chat.Routing{}
 	if path != "" {
 		var err error
 		if routing, err = chat.LoadRouting(path); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	if err := routing.AddLocalModels(models...); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	routing.ApplyLocalLimits(limits)
 	files, err := objects.New(objects.Config{DB: db})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	served, err := inprocess.Open(routing, inprocess.Config{Logger: logger})
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	service, err := chat.New(chat.Config{
 		Routing: routing, Embeddings: embedders, Registerer: registry, Logger: logger,
 		Recorder: chatstore.Recorder{Trace: traces}, Files: chatstore.Files{Objects: files},
 		Adapters: chatstore.Adapters{Training: trained, Authorizer: identity},
+		Backends: map[string]chat.Backend{chat.KindLocal: served},
 	})
 	if err != nil {
-		return nil, nil, err
+		_ = served.Close()
+		return nil, nil, nil, err
 	}
-	return service, registry, nil
+	return service, served, registry, nil
 }
 
 // closeChat writes the calls still queued for tracing, for at most 10 seconds.

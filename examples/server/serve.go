@@ -17,6 +17,7 @@ import (
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/chat/chatstore"
 	"github.com/weftlabs/weft/chat/embeddings"
+	"github.com/weftlabs/weft/chat/inprocess"
 	"github.com/weftlabs/weft/chat/responses"
 	"github.com/weftlabs/weft/datasets"
 	"github.com/weftlabs/weft/feedback"
@@ -150,13 +151,17 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 		return err
 	}
 	defer embedders.Close() //nolint:errcheck // shutting down
-	if cfg.Chat, cfg.Registry, err = newChatService(opts.chatConfig, opts.models, embedders, opts.limits.localLimits(), db, identity, cfg.Trace, checkpoints, logger); err != nil {
+	var models *inprocess.Server
+	if cfg.Chat, models, cfg.Registry, err = newChatService(opts.chatConfig, opts.models, embedders, opts.limits.localLimits(), db, identity, cfg.Trace, checkpoints, logger); err != nil {
 		return err
+	}
+	if models != nil {
+		defer models.Close() //nolint:errcheck // shutting down, after chat
 	}
 	if cfg.Chat != nil {
 		defer closeChat(cfg.Chat, logger)
 	}
-	trainingService, localTrainer, err := newTrainingService(db, queue, opts.training, cfg.Objects, cfg.Chat, logger)
+	trainingService, localTrainer, err := newTrainingService(db, queue, opts.training, cfg.Objects, models, logger)
 	if err != nil {
 		return err
 	}

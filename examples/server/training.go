@@ -10,8 +10,7 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft"
-	"github.com/weftlabs/weft/chat"
-	"github.com/weftlabs/weft/internal/llm/engine"
+	"github.com/weftlabs/weft/chat/inprocess"
 	"github.com/weftlabs/weft/jobs"
 	"github.com/weftlabs/weft/monitor"
 	"github.com/weftlabs/weft/objects"
@@ -64,7 +63,7 @@ func trainingFlags(fs *flag.FlagSet, defaultWorkers int) *trainingOptions {
 // -trainer-base-models, or every other base model). A job whose base model
 // no trainer of the set runs fails at once, unless other processes may run
 // it. A process with no trainer runs no workers.
-func newTrainingService(db *weft.DB, queue *jobs.Queue, o *trainingOptions, files objects.Service, served chat.Service, logger *slog.Logger) (*training.Store, *localtrainer.Trainer, error) {
+func newTrainingService(db *weft.DB, queue *jobs.Queue, o *trainingOptions, files objects.Service, served *inprocess.Server, logger *slog.Logger) (*training.Store, *localtrainer.Trainer, error) {
 	blobs, err := blob.NewDir(o.checkpointDir)
 	if err != nil {
 		return nil, nil, err
@@ -100,17 +99,14 @@ func newTrainingService(db *weft.DB, queue *jobs.Queue, o *trainingOptions, file
 	return store, local, err
 }
 
-// localTrainer is the built-in trainer of the models service runs
-// in-process, or nil when it runs none.
-func localTrainer(service chat.Service, maxSFTTokens int, logger *slog.Logger) (*localtrainer.Trainer, error) {
-	gateway, ok := service.(interface {
-		LocalEngines() map[string]*engine.Engine
-	})
-	if !ok || len(gateway.LocalEngines()) == 0 {
+// localTrainer is the built-in trainer of the models served in-process, or
+// nil when there are none.
+func localTrainer(served *inprocess.Server, maxSFTTokens int, logger *slog.Logger) (*localtrainer.Trainer, error) {
+	if served == nil || len(served.Engines()) == 0 {
 		return nil, nil
 	}
 	models := map[string]localtrainer.BaseModel{}
-	for name, eng := range gateway.LocalEngines() {
+	for name, eng := range served.Engines() {
 		models[name] = localtrainer.Served(eng)
 	}
 	return localtrainer.New(localtrainer.Config{Models: models, MaxSFTTokens: maxSFTTokens, Logger: logger})

@@ -16,6 +16,7 @@ import (
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/chat"
+	"github.com/weftlabs/weft/chat/inprocess"
 	"github.com/weftlabs/weft/internal/llm/chattemplate"
 	"github.com/weftlabs/weft/internal/llm/llmtest"
 	"github.com/weftlabs/weft/internal/llm/tokenizer"
@@ -56,7 +57,12 @@ func serve(t *testing.T, name string, dims llmtest.Dims, files map[string][]byte
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := chat.New(chat.Config{Routing: routing, Logger: slog.New(slog.DiscardHandler)})
+	models, err := inprocess.Open(routing, inprocess.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = models.Close() })
+	g, err := chat.New(chat.Config{Routing: routing, Logger: slog.New(slog.DiscardHandler), Backends: map[string]chat.Backend{chat.KindLocal: models}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/weftlabs/weft/chat"
+	"github.com/weftlabs/weft/chat/inprocess"
 	"github.com/weftlabs/weft/internal/llm/llmtest"
 	"github.com/weftlabs/weft/internal/testdb"
 )
@@ -42,7 +43,7 @@ func (l *callLog) RecordCalls(_ context.Context, calls []chat.Call) error {
 
 // newLocalGateway opens a gateway serving the tiny model as "tiny" with a
 // context of maxModelLen tokens and the extra route options given.
-func newLocalGateway(t *testing.T, maxModelLen int, options string, recorder chat.CallRecorder) *chat.Gateway {
+func newLocalGateway(t *testing.T, maxModelLen int, options string, recorder chat.CallRecorder) *localGateway {
 	t.Helper()
 	dims := llmtest.TinyQwen3
 	dims.MaxPositions = max(dims.MaxPositions, maxModelLen)
@@ -55,11 +56,36 @@ func newLocalGateway(t *testing.T, maxModelLen int, options string, recorder cha
 	if err != nil {
 		t.Fatal(err)
 	}
-	gateway, err := chat.New(chat.Config{Routing: routing, Recorder: recorder, Logger: slog.New(slog.DiscardHandler)})
+	return openLocalGateway(t, chat.Config{Routing: routing, Recorder: recorder, Logger: slog.New(slog.DiscardHandler)})
+}
+
+// localGateway is a gateway over the models of an in-process server, as
+// the server wires them; Close closes both.
+type localGateway struct {
+	*chat.Gateway
+	models *inprocess.Server
+}
+
+func (g *localGateway) Close(ctx context.Context) error {
+	defer g.models.Close() //nolint:errcheck // it only logs
+	return g.Gateway.Close(ctx)
+}
+
+// openLocalGateway opens the models of cfg.Routing's local routes and
+// serves them through a gateway of cfg.
+func openLocalGateway(t testing.TB, cfg chat.Config) *localGateway {
+	t.Helper()
+	models, err := inprocess.Open(cfg.Routing, inprocess.Config{Logger: cfg.Logger})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return gateway
+	cfg.Backends = map[string]chat.Backend{chat.KindLocal: models}
+	gateway, err := chat.New(cfg)
+	if err != nil {
+		_ = models.Close()
+		t.Fatal(err)
+	}
+	return &localGateway{Gateway: gateway, models: models}
 }
 
 // sharedLocal is the gateway most wire tests share: opening a model takes
@@ -69,7 +95,7 @@ func newLocalGateway(t *testing.T, maxModelLen int, options string, recorder cha
 // the weights stay mapped).
 var sharedLocal struct {
 	once    sync.Once
-	gateway *chat.Gateway
+	gateway *localGateway
 	err     string
 }
 
@@ -85,7 +111,7 @@ func newLocalServer(t *testing.T) *localServer {
 }
 
 // sharedGateway opens the shared gateway once and returns it.
-func sharedGateway(t *testing.T) *chat.Gateway {
+func sharedGateway(t *testing.T) *localGateway {
 	t.Helper()
 	sharedLocal.once.Do(func() {
 		defer func() {

@@ -37,10 +37,7 @@ func TestLocalGGUFServesLikeSafetensors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gateway, err := chat.New(chat.Config{Routing: routing, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	gateway := openLocalGateway(t, chat.Config{Routing: routing, Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() { _ = gateway.Close(context.Background()) })
 	s := &localServer{fixture: newFixture(t, testdb.SQLite(t), 1<<20, func(cfg *Config) { cfg.Chat = gateway })}
 

@@ -34,7 +34,7 @@ import (
 // does; "qwen2" a tiny Qwen2 with the Qwen3 tokenizer and template.
 var sharedStructured struct {
 	once    sync.Once
-	gateway *chat.Gateway
+	gateway *localGateway
 }
 
 func newStructuredServer(t *testing.T) *localServer {
@@ -63,10 +63,7 @@ func newStructuredServer(t *testing.T) *localServer {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sharedStructured.gateway, err = chat.New(chat.Config{Routing: routing, Logger: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			t.Fatal(err)
-		}
+		sharedStructured.gateway = openLocalGateway(t, chat.Config{Routing: routing, Logger: slog.New(slog.DiscardHandler)})
 	})
 	if sharedStructured.gateway == nil {
 		t.Fatal("opening the structured-output models failed")

@@ -60,12 +60,9 @@ func newLocalTrainingOn(t *testing.T, path string) *localTraining {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gateway, err := chat.New(chat.Config{Routing: routing, Adapters: chatstore.Adapters{Training: manager}, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	gateway := openLocalGateway(t, chat.Config{Routing: routing, Adapters: chatstore.Adapters{Training: manager}, Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() { _ = gateway.Close(context.Background()) })
-	trainer, err := localtrainer.New(localtrainer.Config{Models: map[string]localtrainer.BaseModel{"tiny": localtrainer.Served(gateway.LocalEngines()["tiny"])},
+	trainer, err := localtrainer.New(localtrainer.Config{Models: map[string]localtrainer.BaseModel{"tiny": localtrainer.Served(gateway.models.Engines()["tiny"])},
 		Threads: 1, Seed: 3})
 	if err != nil {
 		t.Fatal(err)

@@ -103,16 +103,13 @@ func newLocalCheckpoints(t *testing.T, db *weft.DB, steps map[int]lora.Config) (
 	}
 	f = newTrainingFixture(t, db, trainingOptions{
 		workers: 1, env: []string{"TESTTRAINER_ADAPTERS=" + adapters},
-		chat: func(store *training.Store, metrics prometheus.Registerer) *chat.Gateway {
+		chat: func(store *training.Store, metrics prometheus.Registerer) chat.Service {
 			routing, err := chat.ParseRouting(fmt.Appendf(nil,
 				"models: [{name: tiny-base, upstreams: [{kind: local, path: %q, threads: 1, kv_cache_bytes: 64MiB}]}]", dir), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			g, err := chat.New(chat.Config{Routing: routing, Adapters: chatstore.Adapters{Training: store}, Registerer: metrics, Logger: slog.New(slog.DiscardHandler)})
-			if err != nil {
-				t.Fatal(err)
-			}
+			g := openLocalGateway(t, chat.Config{Routing: routing, Adapters: chatstore.Adapters{Training: store}, Registerer: metrics, Logger: slog.New(slog.DiscardHandler)})
 			t.Cleanup(func() { g.Close(context.Background()) })
 			return g
 		},

@@ -48,7 +48,7 @@ type trainingOptions struct {
 	// chat, when set, makes the completions gateway served beside the
 	// training routes, given the training store to resolve checkpoints and
 	// the registry /metrics serves.
-	chat func(*training.Store, prometheus.Registerer) *chat.Gateway
+	chat func(*training.Store, prometheus.Registerer) chat.Service
 }
 
 func newTrainingFixture(t testing.TB, db *weft.DB, opts trainingOptions) *trainingFixture {

@@ -1,4 +1,4 @@
-package chat
+package inprocess
 
 import (
 	"encoding/json"
@@ -24,7 +24,7 @@ const (
 // toolModels serves tiny random models with the real Qwen3, Llama 3 and
 // Llama 2 tokenizers under the default white-space bound of JSON (8
 // bytes), strings bounded as a random model closes one only by chance.
-func toolModels(t *testing.T) (*Gateway, []string) {
+func toolModels(t *testing.T) (*served, []string) {
 	t.Helper()
 	tiny := func(vocab int, theta float64) llmtest.Dims {
 		return llmtest.Dims{Architecture: llmtest.Llama, VocabSize: vocab, HiddenSize: 16, IntermediateSize: 32,
@@ -55,7 +55,7 @@ type wholeChoice struct {
 	} `json:"message"`
 }
 
-func wholeChoices(t *testing.T, s *Gateway, body string) []wholeChoice {
+func wholeChoices(t *testing.T, s *served, body string) []wholeChoice {
 	t.Helper()
 	rec, err := complete(t, s, body)
 	if err != nil {
@@ -105,7 +105,7 @@ func TestLocalToolCallWhitespaceIsBounded(t *testing.T) {
 	t.Parallel()
 	s, models := toolModels(t)
 	for _, model := range models {
-		tok := s.local.models[model].engine.Tokenizer()
+		tok := s.server.models[model].engine.Tokenizer()
 		closeArray, ok := tok.TokenToID("]")
 		if !ok {
 			t.Fatalf("%s: no token ]", model)

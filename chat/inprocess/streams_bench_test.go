@@ -1,4 +1,4 @@
-package chat_test
+package inprocess_test
 
 import (
 	"context"
@@ -14,12 +14,13 @@ import (
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/chat"
+	"github.com/weftlabs/weft/chat/inprocess"
 	"github.com/weftlabs/weft/internal/llm/engine"
 	"github.com/weftlabs/weft/internal/llm/llmtest"
 )
 
 // Benchmark of streamed tokens per second through the gateway for a model
-// served in-process (go test -run '^$' -bench LocalStreams ./chat): the tiny
+// served in-process (go test -run '^$' -bench LocalStreams ./chat/inprocess): the tiny
 // Qwen3 with its real tokenizer and chat template, 8 concurrent streamed
 // chat completions of 200 greedy tokens each, every one relayed as SSE to a
 // discarding client and traced. Each round also runs the same 8 streams on
@@ -49,7 +50,12 @@ func BenchmarkLocalStreams(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	service, err := chat.New(chat.Config{Routing: routing, Recorder: discardRecorder{},
+	server, err := inprocess.Open(routing, inprocess.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer server.Close()
+	service, err := chat.New(chat.Config{Routing: routing, Recorder: discardRecorder{}, Backends: map[string]chat.Backend{chat.KindLocal: server},
 		Registerer: prometheus.NewRegistry(), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)

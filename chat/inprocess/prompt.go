@@ -1,4 +1,4 @@
-package chat
+package inprocess
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/chat"
 	"github.com/weftlabs/weft/internal/llm/chattemplate"
 	"github.com/weftlabs/weft/internal/llm/chattemplate/jinja"
 	"github.com/weftlabs/weft/internal/llm/tokenizer"
@@ -57,11 +58,11 @@ const responseRole = "assistant"
 // tokenizes it: the ids a completion feeds the model, before truncation.
 func (m *promptModel) render(in *chatInput) (chatPrompt, error) {
 	if _, inKwargs := in.ChatTemplateKwargs["chat_template"]; (in.ChatTemplate != nil || inKwargs) && !m.trustRequestTemplate {
-		return chatPrompt{}, invalid("chat_template", "Chat template is passed with request, but trust_request_chat_template is not set. Refused request with untrusted chat template.")
+		return chatPrompt{}, chat.Invalid("chat_template", "Chat template is passed with request, but trust_request_chat_template is not set. Refused request with untrusted chat template.")
 	}
 	var wire []chattemplate.WireMessage
 	if err := json.Unmarshal(in.Messages, &wire); err != nil {
-		return chatPrompt{}, malformed("messages", "list_type", "Input should be a valid list of messages: "+err.Error())
+		return chatPrompt{}, chat.Malformed("messages", "list_type", "Input should be a valid list of messages: "+err.Error())
 	}
 	messages := make([]chattemplate.Message, len(wire))
 	for i, w := range wire {
@@ -97,7 +98,7 @@ func (m *promptModel) render(in *chatInput) (chatPrompt, error) {
 		// As the template's own keyword argument, it replaces the
 		// model's template too.
 		if err := json.Unmarshal(raw, &input.ChatTemplate); err != nil {
-			return chatPrompt{}, malformed("chat_template_kwargs.chat_template", "string_type", "Input should be a valid string")
+			return chatPrompt{}, chat.Malformed("chat_template_kwargs.chat_template", "string_type", "Input should be a valid string")
 		}
 		delete(kwargs, "chat_template")
 	}
@@ -128,11 +129,11 @@ func templateMessage(i int, w chattemplate.WireMessage) (chattemplate.Message, e
 	case !errors.As(err, &ce):
 		return msg, err
 	case ce.Part >= 0:
-		return msg, invalid(fmt.Sprintf("messages.%d.content.%d", i, ce.Part), "%v", ce.Err)
+		return msg, chat.Invalid(fmt.Sprintf("messages.%d.content.%d", i, ce.Part), "%v", ce.Err)
 	case ce.List:
-		return msg, malformed(fmt.Sprintf("messages.%d.content", i), "list_type", "Input should be a valid list")
+		return msg, chat.Malformed(fmt.Sprintf("messages.%d.content", i), "list_type", "Input should be a valid list")
 	}
-	return msg, malformed(fmt.Sprintf("messages.%d.content", i), "string_type", "Input should be a valid string or list of content parts")
+	return msg, chat.Malformed(fmt.Sprintf("messages.%d.content", i), "string_type", "Input should be a valid string or list of content parts")
 }
 
 // messageText is a message's content as text (parts joined with "\n"), as
@@ -154,7 +155,7 @@ func templateTools(tools []json.RawMessage) ([]json.RawMessage, error) {
 	out, err := chattemplate.WireTools(tools)
 	var te *chattemplate.ToolError
 	if errors.As(err, &te) {
-		return nil, malformed(fmt.Sprintf("tools.%d.function", te.Index), "missing", "Field required: a tool is {\"type\": \"function\", \"function\": {\"name\", ...}}")
+		return nil, chat.Malformed(fmt.Sprintf("tools.%d.function", te.Index), "missing", "Field required: a tool is {\"type\": \"function\", \"function\": {\"name\", ...}}")
 	}
 	return out, err
 }
@@ -165,13 +166,13 @@ func templateError(err error) error {
 	var raise *chattemplate.RaiseError
 	switch {
 	case errors.As(err, &raise):
-		return invalid("", "%s", raise.Message)
+		return chat.Invalid("", "%s", raise.Message)
 	case errors.Is(err, chattemplate.ErrNoTemplate):
-		return invalid("", "As of transformers v4.44, default chat template is no longer allowed, so you must provide a chat template if the tokenizer does not define one.")
+		return chat.Invalid("", "As of transformers v4.44, default chat template is no longer allowed, so you must provide a chat template if the tokenizer does not define one.")
 	case errors.Is(err, jinja.ErrLimit):
-		return invalid("chat_template", "The chat template went over its rendering limits: %v", err)
+		return chat.Invalid("chat_template", "The chat template went over its rendering limits: %v", err)
 	}
-	return invalid("", "%v", err)
+	return chat.Invalid("", "%v", err)
 }
 
 // fitPrompt truncates the prompt as truncate_prompt_tokens asks, checks it
@@ -185,13 +186,13 @@ func (m *promptModel) fitPrompt(ids []int, requested *int64, param string, trunc
 		output = *requested
 	}
 	if output > total {
-		return nil, 0, invalid(param, "%s=%dcannot be greater than max_model_len=max_total_tokens=%d. Please request fewer output tokens.", param, output, total)
+		return nil, 0, chat.Invalid(param, "%s=%dcannot be greater than max_model_len=max_total_tokens=%d. Please request fewer output tokens.", param, output, total)
 	}
 	maxInput := total - output
 	if truncate != nil {
 		keep := *truncate
 		if keep > maxInput {
-			return nil, 0, invalid("truncate_prompt_tokens", "truncate_prompt_tokens=%d cannot be greater than max_model_len - %s = %d. Please request a smaller truncation size.", keep, param, maxInput)
+			return nil, 0, chat.Invalid("truncate_prompt_tokens", "truncate_prompt_tokens=%d cannot be greater than max_model_len - %s = %d. Please request a smaller truncation size.", keep, param, maxInput)
 		}
 		if keep < 0 {
 			keep = maxInput
@@ -205,7 +206,7 @@ func (m *promptModel) fitPrompt(ids []int, requested *int64, param string, trunc
 		}
 	}
 	if int64(len(ids)) > maxInput {
-		return nil, 0, weft.WithFields(ErrBadRequest, map[string]any{"param": "input_tokens"},
+		return nil, 0, weft.WithFields(chat.ErrBadRequest, map[string]any{"param": "input_tokens"},
 			"You passed %d input tokens and requested %d output tokens. However, the model's context length is only %d tokens, resulting in a maximum input length of %d tokens. Please reduce the length of the input prompt.",
 			len(ids), output, total, maxInput)
 	}
@@ -214,7 +215,7 @@ func (m *promptModel) fitPrompt(ids []int, requested *int64, param string, trunc
 		maxTokens = min(maxTokens, *requested)
 	}
 	if maxTokens < 1 {
-		return nil, 0, invalid("max_tokens", "max_tokens must be at least 1, got %d.", maxTokens)
+		return nil, 0, chat.Invalid("max_tokens", "max_tokens must be at least 1, got %d.", maxTokens)
 	}
 	return ids, int(maxTokens), nil
 }

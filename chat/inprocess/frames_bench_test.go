@@ -1,4 +1,4 @@
-package chat
+package inprocess
 
 import (
 	"context"
@@ -13,12 +13,13 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/chat"
 	"github.com/weftlabs/weft/internal/llm/llmtest"
 )
 
 // Benchmark of the frames a local stream is relayed from against the SSE
 // round trip it took before (go test -run '^$' -bench LocalFramesAgainstPipe
-// ./chat): the tiny Qwen3 with its real tokenizer and chat template, 8
+// ./chat/inprocess): the tiny Qwen3 with its real tokenizer and chat template, 8
 // concurrent streamed chat completions of 200 greedy tokens, relayed to a
 // discarding client and traced. Rounds alternate the frames path (Relay
 // reads the engine's chunks as JSON frames) and the pipe path (the same
@@ -28,48 +29,36 @@ import (
 func BenchmarkLocalFramesAgainstPipe(b *testing.B) {
 	const streams, tokens = 8, 200
 	dir := llmtest.ModelDir{Dims: llmtest.TinyQwen3, Tokenizer: llmtest.TokenizerQwen3}.Write(b)
-	r, err := ParseRouting([]byte(fmt.Sprintf("models: [{name: tiny, upstreams: [{kind: local, path: %q}]}]", dir)),
-		func(string) (string, bool) { return "", false })
+	r, err := chat.ParseRouting([]byte(fmt.Sprintf("models: [{name: tiny, upstreams: [{kind: local, path: %q}]}]", dir)), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := New(Config{Routing: r, Recorder: &memoryRecorder{}, Logger: slog.New(slog.DiscardHandler)})
+	logger := slog.New(slog.DiscardHandler)
+	server, err := Open(r, Config{Logger: logger})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer s.Close(context.Background())
+	defer server.Close()
+	gateway := func(backend chat.Backend) *chat.Gateway {
+		g, err := chat.New(chat.Config{Routing: r, Recorder: &memoryRecorder{}, Logger: logger, Backends: map[string]chat.Backend{chat.KindLocal: backend}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = g.Close(context.Background()) })
+		return g
+	}
+	framed, piped := gateway(server), gateway(pipeBackend{server})
 	ctx := weft.WithPrincipal(context.Background(), weft.Principal{UserID: "u1", DefaultEntity: "bench"})
 
 	stream := func(i int, pipe bool) error {
 		body := fmt.Sprintf(`{"model":"tiny","messages":[{"role":"user","content":"stream %d"}],"max_tokens":%d,"temperature":0,"ignore_eos":true,"stream":true}`, i, tokens)
-		c, err := s.Complete(ctx, "bench/chat", []byte(body))
+		g := framed
+		if pipe {
+			g = piped
+		}
+		c, err := g.Complete(ctx, "bench/chat", []byte(body))
 		if err != nil {
 			return err
-		}
-		if c.frames == nil {
-			return errors.New("no frames")
-		}
-		if pipe {
-			frames := c.frames
-			pr, pw := io.Pipe()
-			go func() {
-				defer frames.Close()
-				for {
-					f, err := frames.Next()
-					if err != nil {
-						if errors.Is(err, io.EOF) {
-							_, err = pw.Write(doneFrame)
-						}
-						pw.CloseWithError(err)
-						return
-					}
-					event := append(append(append(make([]byte, 0, len(f)+8), "data: "...), f...), '\n', '\n')
-					if _, err := pw.Write(event); err != nil {
-						return
-					}
-				}
-			}()
-			c.frames, c.stream, c.cancel = nil, pr, func() {}
 		}
 		return c.Relay(&discardResponse{h: http.Header{}})
 	}
@@ -87,7 +76,7 @@ func BenchmarkLocalFramesAgainstPipe(b *testing.B) {
 		return float64(streams*tokens) / time.Since(start).Seconds()
 	}
 	rate(false) // warm up
-	var framed, piped, ratios []float64
+	var framedRates, pipedRates, ratios []float64
 	for i := 0; b.Loop(); i++ {
 		// Alternate which path goes first, so that neither always runs
 		// right after the other's garbage.
@@ -97,13 +86,46 @@ func BenchmarkLocalFramesAgainstPipe(b *testing.B) {
 		} else {
 			p, f = rate(true), rate(false)
 		}
-		framed, piped, ratios = append(framed, f), append(piped, p), append(ratios, f/p)
+		framedRates, pipedRates, ratios = append(framedRates, f), append(pipedRates, p), append(ratios, f/p)
 	}
-	b.ReportMetric(middle(framed), "median_tok/s")
-	b.ReportMetric(middle(piped), "pipe_median_tok/s")
+	b.ReportMetric(middle(framedRates), "median_tok/s")
+	b.ReportMetric(middle(pipedRates), "pipe_median_tok/s")
 	b.ReportMetric(middle(ratios), "x_pipe")
 	b.ReportMetric(slices.Min(ratios), "min_x_pipe")
 	b.ReportMetric(slices.Max(ratios), "max_x_pipe")
+}
+
+// pipeBackend answers as the server does, but writes a stream's frames as
+// server-sent events into an io.Pipe from a goroutine, which the relay
+// parses back line by line: the path a local answer took before frames.
+type pipeBackend struct{ *Server }
+
+func (p pipeBackend) Complete(ctx context.Context, t chat.Target, req *chat.CompletionRequest) (*chat.Answer, error) {
+	a, err := p.Server.Complete(ctx, t, req)
+	if err != nil || a.Frames == nil {
+		return a, err
+	}
+	frames := a.Frames
+	pr, pw := io.Pipe()
+	go func() {
+		defer frames.Close()
+		for {
+			f, err := frames.Next()
+			if err != nil {
+				if errors.Is(err, io.EOF) {
+					_, err = pw.Write([]byte("data: [DONE]\n\n"))
+				}
+				pw.CloseWithError(err)
+				return
+			}
+			event := append(append(append(make([]byte, 0, len(f)+8), "data: "...), f...), '\n', '\n')
+			if _, err := pw.Write(event); err != nil {
+				return
+			}
+		}
+	}()
+	a.Frames, a.Events = nil, pr
+	return a, nil
 }
 
 // discardResponse is a client reading as fast as it is written to.

@@ -1,4 +1,4 @@
-package chat
+package inprocess
 
 import (
 	"context"
@@ -14,14 +14,15 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/chat"
 	"github.com/weftlabs/weft/internal/llm/constrain"
 	"github.com/weftlabs/weft/internal/llm/engine"
 	"github.com/weftlabs/weft/internal/llm/toolcall"
 )
 
-// localModel is a model the gateway runs in-process (a route of kind
-// local): its engine and what rendering a prompt for it takes.
-type localModel struct {
+// model is a model served in-process (a route of kind local): its engine
+// and what rendering a prompt for it takes.
+type model struct {
 	engine        *engine.Engine
 	prompt        promptModel
 	promptDetails bool
@@ -36,67 +37,110 @@ type localModel struct {
 	toolFormat toolFormat
 }
 
-// localServer is the backend of the models run in-process (routes of kind
-// local): an engine per model, and vLLM's serving layer over it.
-type localServer struct {
-	models map[string]*localModel // by route name
+// Config configures [Open]. The zero value of every field is its
+// documented default.
+type Config struct {
+	// Logger receives each model's readiness and the failures of closing
+	// it. Defaults to slog.Default().
+	Logger *slog.Logger
+	// Now is the clock that stamps answers (their "created"). Defaults to
+	// time.Now.
+	Now func() time.Time
+}
+
+// Server is the [chat.Backend] of the models run in-process (the routes of
+// kind [chat.KindLocal]): an engine per model, and vLLM's serving layer
+// over it. It is safe for concurrent use. Register it with the gateway as
+// chat.Config{Backends: map[string]chat.Backend{chat.KindLocal: server}};
+// it serves the trained checkpoints of its models too, each request
+// applying its adapter over the shared weights. Its owner closes it, after
+// the gateway.
+type Server struct {
+	models map[string]*model // by route name
 	logger *slog.Logger
 	now    func() time.Time
 }
 
-// serves tells whether the model of a route is run in-process.
-func (s *localServer) serves(name string) bool { return s.models[name] != nil }
+var _ chat.Backend = (*Server)(nil)
 
-// openLocalModels opens the engine of every local route, once, and fills
-// the route's model metadata from the model itself.
-func (g *Gateway) openLocalModels() error {
-	s := &localServer{models: map[string]*localModel{}, logger: g.cfg.Logger, now: g.now}
-	g.local = s
-	for i := range g.cfg.Routing.Models {
-		route := &g.cfg.Routing.Models[i]
-		if len(route.Upstreams) != 1 || route.Upstreams[0].Kind != KindLocal {
+// Open opens the model of every route of kind local in routing, once, and
+// fills each such route's ModelInfo from the model itself (its context
+// length and vocabulary; the prompt is counted by the server), so that
+// routing is ready for chat.New. A model that cannot be opened fails Open
+// with its name, closing those already open.
+func Open(routing *chat.Routing, cfg Config) (*Server, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s := &Server{models: map[string]*model{}, logger: cfg.Logger, now: cfg.Now}
+	for i := range routing.Models {
+		route := &routing.Models[i]
+		if len(route.Upstreams) != 1 || route.Upstreams[0].Kind != chat.KindLocal {
 			continue
 		}
-		u := route.Upstreams[0]
-		eng, err := engine.Open(u.Path, engine.ModelConfig{
-			Name: route.Name, Threads: u.Threads, MaxSeqs: u.MaxSequences, KVCacheBytes: int64(u.KVCacheBytes),
-			WeightType: engine.WeightType(u.WeightType), MaxModelLen: int(route.MaxModelLen), MaxLogprobs: int(route.MaxLogprobs),
-			MaxBatchTokens: u.MaxBatchTokens, MaxQueued: u.MaxQueued, MaxQueueWait: u.MaxQueueWait, MaxRequestTokens: u.MaxRequestTokens,
-			Structured: constrain.Config{
-				CacheSize: u.StructuredOutputs.CacheSize, MaxMasks: u.StructuredOutputs.MaxMasks,
-				MaxWhitespace: u.StructuredOutputs.MaxWhitespace, MaxStringLength: u.StructuredOutputs.MaxStringLength,
-				MaxNesting: u.StructuredOutputs.MaxNesting, MaxStates: u.StructuredOutputs.MaxStates,
-				MaxCompileTime: u.StructuredOutputs.MaxCompileTime, MaxCompiles: u.StructuredOutputs.MaxCompiles,
-			},
-		})
-		if err != nil {
+		if err := s.open(route); err != nil {
 			_ = s.Close()
-			return fmt.Errorf("chat: model %q: %w", route.Name, fromEngine(err))
+			return nil, err
 		}
-		lm := &localModel{
-			engine: eng,
-			prompt: promptModel{
-				tokenizer: eng.Tokenizer(), template: eng.ChatTemplate(), maxModelLen: eng.MaxModelLen(),
-				trustRequestTemplate: u.TrustRequestChatTemplate,
-			},
-			promptDetails: u.PromptTokensDetails,
-		}
-		lm.readFormats(u.ReasoningParser != "none")
-		route.ModelInfo = ModelInfo{
-			MaxModelLen: int64(eng.MaxModelLen()), VocabSize: int64(eng.VocabSize()),
-			MaxLogprobs: route.MaxLogprobs, PriorityScheduling: true, countsPrompt: true,
-		}
-		s.models[route.Name] = lm
-		s.logger.Info("chat: local model ready", "model", route.Name, "path", u.Path,
-			"max_model_len", eng.MaxModelLen(), "weight_type", u.WeightType)
 	}
+	return s, nil
+}
+
+// open opens the model of one local route.
+func (s *Server) open(route *chat.Route) error {
+	u := route.Upstreams[0]
+	eng, err := engine.Open(u.Path, engine.ModelConfig{
+		Name: route.Name, Threads: u.Threads, MaxSeqs: u.MaxSequences, KVCacheBytes: int64(u.KVCacheBytes),
+		WeightType: engine.WeightType(u.WeightType), MaxModelLen: int(route.MaxModelLen), MaxLogprobs: int(route.MaxLogprobs),
+		MaxBatchTokens: u.MaxBatchTokens, MaxQueued: u.MaxQueued, MaxQueueWait: u.MaxQueueWait, MaxRequestTokens: u.MaxRequestTokens,
+		Structured: constrain.Config{
+			CacheSize: u.StructuredOutputs.CacheSize, MaxMasks: u.StructuredOutputs.MaxMasks,
+			MaxWhitespace: u.StructuredOutputs.MaxWhitespace, MaxStringLength: u.StructuredOutputs.MaxStringLength,
+			MaxNesting: u.StructuredOutputs.MaxNesting, MaxStates: u.StructuredOutputs.MaxStates,
+			MaxCompileTime: u.StructuredOutputs.MaxCompileTime, MaxCompiles: u.StructuredOutputs.MaxCompiles,
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("chat: model %q: %w", route.Name, fromEngine(err))
+	}
+	m := &model{
+		engine: eng,
+		prompt: promptModel{
+			tokenizer: eng.Tokenizer(), template: eng.ChatTemplate(), maxModelLen: eng.MaxModelLen(),
+			trustRequestTemplate: u.TrustRequestChatTemplate,
+		},
+		promptDetails: u.PromptTokensDetails,
+	}
+	m.readFormats(u.ReasoningParser != "none")
+	route.ModelInfo = chat.ModelInfo{
+		MaxModelLen: int64(eng.MaxModelLen()), VocabSize: int64(eng.VocabSize()),
+		MaxLogprobs: route.MaxLogprobs, PriorityScheduling: true, TokenizesPrompt: true,
+	}
+	s.models[route.Name] = m
+	s.logger.Info("chat: local model ready", "model", route.Name, "path", u.Path,
+		"max_model_len", eng.MaxModelLen(), "weight_type", u.WeightType)
 	return nil
 }
 
+// Engines are the engines of the models served, by route name: the
+// handles the built-in trainer reads the served models through
+// (training/localtrainer.Served). The server owns them; they stay open
+// until Close.
+func (s *Server) Engines() map[string]*engine.Engine {
+	out := make(map[string]*engine.Engine, len(s.models))
+	for name, m := range s.models {
+		out[name] = m.engine
+	}
+	return out
+}
+
 // Close stops every engine.
-func (s *localServer) Close() error {
-	for name, lm := range s.models {
-		if err := lm.engine.Close(); err != nil {
+func (s *Server) Close() error {
+	for name, m := range s.models {
+		if err := m.engine.Close(); err != nil {
 			s.logger.Warn("chat: closing a local model", "model", name, "error", err)
 		}
 		delete(s.models, name)
@@ -104,9 +148,23 @@ func (s *localServer) Close() error {
 	return nil
 }
 
+// modelOf is the model serving t: its route's, or for a trained
+// checkpoint its base model's.
+func (s *Server) modelOf(t chat.Target) (*model, error) {
+	name := t.Route.Name
+	if t.Adapter != nil {
+		name = t.Adapter.BaseModel
+	}
+	m := s.models[name]
+	if m == nil {
+		return nil, weft.Errorf(chat.ErrUpstreamUnavailable, "model %s is not open", name)
+	}
+	return m, nil
+}
+
 // readFormats tells from the model's vocabulary whether it thinks (unless
 // the route turns the reasoning parser off) and how it writes tool calls.
-func (lm *localModel) readFormats(parseReasoning bool) {
+func (lm *model) readFormats(parseReasoning bool) {
 	tok := lm.engine.Tokenizer()
 	has := func(text string) bool { _, ok := tok.TokenToID(text); return ok }
 	lm.thinks = parseReasoning && has("<think>") && has("</think>")
@@ -127,13 +185,13 @@ var notYetLocal = []struct{ field, unused string }{
 
 // refuseNotYetLocal answers 400 for a field a local model cannot honour,
 // naming it, rather than silently ignoring it.
-func refuseNotYetLocal(req *CompletionRequest) error {
+func refuseNotYetLocal(req *chat.CompletionRequest) error {
 	for _, f := range notYetLocal {
-		v, ok := req.field(f.field)
+		v, ok := req.Field(f.field)
 		if !ok || isNull(v) || (f.unused != "" && strings.TrimSpace(string(v)) == f.unused) {
 			continue
 		}
-		return weft.WithFields(ErrUnsupportedField, map[string]any{"param": f.field}, "`%s` is not supported by local models yet.", f.field)
+		return weft.WithFields(chat.ErrUnsupportedField, map[string]any{"param": f.field}, "`%s` is not supported by local models yet.", f.field)
 	}
 	return nil
 }
@@ -141,13 +199,13 @@ func refuseNotYetLocal(req *CompletionRequest) error {
 // Complete answers a request with a local model: it renders and fits the
 // prompt, starts the generation and answers what a vLLM upstream would
 // have (a chat.completion, or its chunks as they are generated). An
-// overloaded engine is Retryable (the route's fallbacks may answer
+// overloaded engine is chat.Retryable (the route's fallbacks may answer
 // instead).
-func (s *localServer) Complete(ctx context.Context, t Target, req *CompletionRequest) (*Answer, error) {
+func (s *Server) Complete(ctx context.Context, t chat.Target, req *chat.CompletionRequest) (*chat.Answer, error) {
 	r := t.Route
-	lm := s.modelOf(r)
-	if lm == nil {
-		return nil, weft.Errorf(ErrUpstreamUnavailable, "model %s is not open", r.Name)
+	lm, err := s.modelOf(t)
+	if err != nil {
+		return nil, err
 	}
 	if err := refuseNotYetLocal(req); err != nil {
 		return nil, err
@@ -161,12 +219,8 @@ func (s *localServer) Complete(ctx context.Context, t Target, req *CompletionReq
 		return overloaded(err)
 	}
 	var in chatInput
-	if err := json.Unmarshal(req.raw, &in); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) {
-			return nil, typeError(typeErr)
-		}
-		return nil, malformed("body", "json_invalid", "JSON decode error")
+	if err := req.Decode(&in); err != nil {
+		return nil, err
 	}
 	prompt, err := lm.prompt.render(&in)
 	if err != nil {
@@ -178,10 +232,10 @@ func (s *localServer) Complete(ctx context.Context, t Target, req *CompletionReq
 		requested, param = req.MaxTokens, "max_tokens"
 	}
 	var side *string
-	if raw, ok := req.field("truncation_side"); ok && !isNull(raw) {
+	if raw, ok := req.Field("truncation_side"); ok && !isNull(raw) {
 		var v string
 		if json.Unmarshal(raw, &v) != nil || (v != "left" && v != "right") {
-			return nil, malformed("truncation_side", "literal_error", "Input should be 'left' or 'right'")
+			return nil, chat.Malformed("truncation_side", "literal_error", "Input should be 'left' or 'right'")
 		}
 		side = &v
 	}
@@ -209,8 +263,8 @@ func (s *localServer) Complete(ctx context.Context, t Target, req *CompletionReq
 		opts.echo = prompt.lastContent
 	}
 
-	if a := t.Upstream.localAdapter; a != nil {
-		engineReq.Adapter = a.path // a trained checkpoint: its adapter applies
+	if t.Adapter != nil {
+		engineReq.Adapter = t.Adapter.Path // a trained checkpoint: its adapter applies ("" for step 0: the base model)
 	}
 	genCtx, cancel := context.WithCancel(ctx)
 	gen, err := lm.engine.Generate(genCtx, engineReq)
@@ -219,7 +273,7 @@ func (s *localServer) Complete(ctx context.Context, t Target, req *CompletionReq
 		return overloaded(err)
 	}
 	if req.Streaming() {
-		return &Answer{Status: http.StatusOK, ContentType: "text/event-stream",
+		return &chat.Answer{Status: http.StatusOK, ContentType: "text/event-stream",
 			Frames: newLocalFrames(gen, cancel, &opts, engineReq.N)}, nil
 	}
 	defer cancel()
@@ -228,15 +282,15 @@ func (s *localServer) Complete(ctx context.Context, t Target, req *CompletionReq
 	if err != nil {
 		return nil, fromEngine(err)
 	}
-	return &Answer{Status: http.StatusOK, ContentType: "application/json", Body: opts.completionBody(res)}, nil
+	return &chat.Answer{Status: http.StatusOK, ContentType: "application/json", Body: opts.completionBody(res)}, nil
 }
 
 // overloaded is Complete's answer to an engine error, mapped to weft's
 // classes: an OverloadedError is a 503 with its Retry-After, which the
-// route's fallbacks may answer instead (Retryable).
-func overloaded(err error) (*Answer, error) {
+// route's fallbacks may answer instead (chat.Retryable).
+func overloaded(err error) (*chat.Answer, error) {
 	if errors.Is(err, engine.ErrOverloaded) {
-		return nil, Retryable(fromEngine(err))
+		return nil, chat.Retryable(fromEngine(err))
 	}
 	return nil, fromEngine(err)
 }
@@ -244,8 +298,8 @@ func overloaded(err error) (*Answer, error) {
 // requestID is the client's X-Request-Id (see WithRequestID), else the
 // request's request_id, else a random one as vLLM makes them (32 hex
 // digits).
-func requestID(ctx context.Context, req *CompletionRequest) string {
-	if id := RequestIDFrom(ctx); id != "" {
+func requestID(ctx context.Context, req *chat.CompletionRequest) string {
+	if id := chat.RequestIDFrom(ctx); id != "" {
 		return id
 	}
 	if req.RequestID != nil && *req.RequestID != "" {
@@ -257,7 +311,7 @@ func requestID(ctx context.Context, req *CompletionRequest) string {
 // engineRequest turns the request's sampling options into the engine's,
 // every one passed through; the engine applies the model's defaults to
 // those left out.
-func engineRequest(req *CompletionRequest, prompt []int, maxTokens int) engine.Request {
+func engineRequest(req *chat.CompletionRequest, prompt []int, maxTokens int) engine.Request {
 	er := engine.Request{
 		Prompt: prompt, N: 1, MaxTokens: maxTokens,
 		Temperature: req.Temperature, TopP: req.TopP, MinP: req.MinP, RepetitionPenalty: req.RepetitionPenalty,
@@ -291,7 +345,7 @@ func engineRequest(req *CompletionRequest, prompt []int, maxTokens int) engine.R
 	if req.MinTokens != nil {
 		er.MinTokens = int(*req.MinTokens)
 	}
-	if req.has("stop") {
+	if req.Has("stop") {
 		if req.Stop[0] == '"' {
 			var one string
 			_ = json.Unmarshal(req.Stop, &one)
@@ -322,8 +376,8 @@ func engineRequest(req *CompletionRequest, prompt []int, maxTokens int) engine.R
 	if req.Priority != nil {
 		er.Priority = int(*req.Priority)
 	}
-	er.Tenant = req.tenant
-	if req.has("cache_salt") {
+	er.Tenant = req.Tenant()
+	if req.Has("cache_salt") {
 		_ = json.Unmarshal(req.CacheSalt, &er.CacheSalt)
 	}
 	return er

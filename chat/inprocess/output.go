@@ -1,4 +1,4 @@
-package chat
+package inprocess
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/chat"
 	"github.com/weftlabs/weft/internal/llm/constrain"
 	"github.com/weftlabs/weft/internal/llm/engine"
 )
@@ -80,7 +81,7 @@ var guidedFields = []struct{ field, kind string }{
 
 // planOutput reads the request's structured-output, tool and reasoning
 // fields for model lm.
-func (lm *localModel) planOutput(req *CompletionRequest) (outputPlan, error) {
+func (lm *model) planOutput(req *chat.CompletionRequest) (outputPlan, error) {
 	p := outputPlan{parallel: req.ParallelToolCalls == nil || *req.ParallelToolCalls, format: lm.toolFormat,
 		includeReasoning: req.IncludeReasoning == nil || *req.IncludeReasoning}
 	p.thinking = lm.thinks && thinkingEnabled(req)
@@ -94,7 +95,7 @@ func (lm *localModel) planOutput(req *CompletionRequest) (outputPlan, error) {
 	}
 	if p.tools == toolsRequired || p.tools == toolsNamed {
 		if len(specs) > 0 {
-			return p, invalid("structured_outputs", "You can only either use constraints for structured outputs or tools, not both.")
+			return p, chat.Invalid("structured_outputs", "You can only either use constraints for structured outputs or tools, not both.")
 		}
 		spec, err := p.toolSchema(req)
 		if err != nil {
@@ -114,13 +115,13 @@ func (lm *localModel) planOutput(req *CompletionRequest) (outputPlan, error) {
 		kinds[i] = "'" + s.kind + "'"
 	}
 	sort.Strings(kinds)
-	return p, invalid("structured_outputs", "You can only use one kind of structured outputs constraint but multiple are specified: {%s}", strings.Join(kinds, ", "))
+	return p, chat.Invalid("structured_outputs", "You can only use one kind of structured outputs constraint but multiple are specified: {%s}", strings.Join(kinds, ", "))
 }
 
 // thinkingEnabled is the template's enable_thinking as the request sets it
 // (chat_template_kwargs, else reasoning_effort "none" turns it off); true
 // when left out, the thinking templates' default.
-func thinkingEnabled(req *CompletionRequest) bool {
+func thinkingEnabled(req *chat.CompletionRequest) bool {
 	if v, ok := req.ChatTemplateKwargs["enable_thinking"]; ok {
 		on, isBool := v.(bool)
 		return !isBool || on
@@ -137,7 +138,7 @@ type namedSpec struct {
 
 // requestConstraints collects the constraints the request states: in
 // response_format, structured_outputs and the guided_* fields.
-func requestConstraints(req *CompletionRequest) ([]namedSpec, error) {
+func requestConstraints(req *chat.CompletionRequest) ([]namedSpec, error) {
 	var specs []namedSpec
 	if rf := req.ResponseFormat; rf != nil {
 		switch rf.Type {
@@ -148,7 +149,7 @@ func requestConstraints(req *CompletionRequest) ([]namedSpec, error) {
 				Schema json.RawMessage `json:"schema"`
 			}
 			if err := json.Unmarshal(rf.JSONSchema, &js); err != nil {
-				return nil, malformed("response_format.json_schema", "model_type", "Input should be an object with name and schema")
+				return nil, chat.Malformed("response_format.json_schema", "model_type", "Input should be an object with name and schema")
 			}
 			schema := js.Schema
 			if len(schema) == 0 || isNull(schema) {
@@ -160,7 +161,7 @@ func requestConstraints(req *CompletionRequest) ([]namedSpec, error) {
 		}
 	}
 	if so := req.StructuredOutputs; so != nil {
-		if raw, _ := req.field("structured_outputs"); hasMember(raw, "whitespace_pattern") {
+		if raw, _ := req.Field("structured_outputs"); hasMember(raw, "whitespace_pattern") {
 			return nil, localUnsupported("structured_outputs.whitespace_pattern", "`structured_outputs.whitespace_pattern`")
 		}
 		if len(so.StructuralTag) > 0 && !isNull(so.StructuralTag) {
@@ -198,19 +199,19 @@ func requestConstraints(req *CompletionRequest) ([]namedSpec, error) {
 
 // guidedConstraints reads the older guided_* fields, which weft honours
 // (vLLM has dropped them and would answer unconstrained).
-func guidedConstraints(req *CompletionRequest) ([]namedSpec, error) {
-	if req.has("guided_whitespace_pattern") {
+func guidedConstraints(req *chat.CompletionRequest) ([]namedSpec, error) {
+	if req.Has("guided_whitespace_pattern") {
 		return nil, localUnsupported("guided_whitespace_pattern", "`guided_whitespace_pattern`")
 	}
-	if req.has("guided_decoding_backend") {
+	if req.Has("guided_decoding_backend") {
 		var backend string
-		if raw, _ := req.field("guided_decoding_backend"); json.Unmarshal(raw, &backend) != nil {
-			return nil, malformed("guided_decoding_backend", "string_type", "Input should be a valid string")
+		if raw, _ := req.Field("guided_decoding_backend"); json.Unmarshal(raw, &backend) != nil {
+			return nil, chat.Malformed("guided_decoding_backend", "string_type", "Input should be a valid string")
 		}
 	}
 	var specs []namedSpec
 	for _, g := range guidedFields {
-		raw, ok := req.field(g.field)
+		raw, ok := req.Field(g.field)
 		if !ok || isNull(raw) {
 			continue
 		}
@@ -223,17 +224,17 @@ func guidedConstraints(req *CompletionRequest) ([]namedSpec, error) {
 		case "regex":
 			spec.Kind = constrain.KindRegex
 			if json.Unmarshal(raw, &spec.Regex) != nil {
-				err = malformed(g.field, "string_type", "Input should be a valid string")
+				err = chat.Malformed(g.field, "string_type", "Input should be a valid string")
 			}
 		case "choice":
 			spec.Kind = constrain.KindChoice
 			if json.Unmarshal(raw, &spec.Choice) != nil {
-				err = malformed(g.field, "list_type", "Input should be a valid list of strings")
+				err = chat.Malformed(g.field, "list_type", "Input should be a valid list of strings")
 			}
 		case "grammar":
 			spec.Kind = constrain.KindGrammar
 			if json.Unmarshal(raw, &spec.Grammar) != nil {
-				err = malformed(g.field, "string_type", "Input should be a valid string")
+				err = chat.Malformed(g.field, "string_type", "Input should be a valid string")
 			}
 		}
 		if err != nil {
@@ -248,7 +249,7 @@ func guidedConstraints(req *CompletionRequest) ([]namedSpec, error) {
 		}
 	}
 	if count > 1 {
-		return nil, invalid("guided_json", "You can only use one kind of guided decoding ('guided_json', 'guided_regex' or 'guided_choice').")
+		return nil, chat.Invalid("guided_json", "You can only use one kind of guided decoding ('guided_json', 'guided_regex' or 'guided_choice').")
 	}
 	return specs, nil
 }
@@ -261,7 +262,7 @@ func schemaText(raw json.RawMessage, param string) ([]byte, error) {
 		return raw, nil
 	}
 	if !json.Valid([]byte(text)) {
-		return nil, invalid(param, "%s is not a valid JSON schema: the string does not hold JSON", param)
+		return nil, chat.Invalid(param, "%s is not a valid JSON schema: the string does not hold JSON", param)
 	}
 	return []byte(text), nil
 }
@@ -278,18 +279,18 @@ func hasMember(raw []byte, key string) bool {
 // localUnsupported is the 400 for a structured-output form local models do
 // not implement.
 func localUnsupported(param, what string) error {
-	return weft.WithFields(ErrUnsupportedField, map[string]any{"param": param}, "%s is not supported by local models.", what)
+	return weft.WithFields(chat.ErrUnsupportedField, map[string]any{"param": param}, "%s is not supported by local models.", what)
 }
 
 // readTools reads tool_choice: "none" (or no tools) turns parsing off,
 // "auto" (the default with tools) parses the model's own format,
 // "required" and a named function constrain the output.
-func (p *outputPlan) readTools(req *CompletionRequest) error {
+func (p *outputPlan) readTools(req *chat.CompletionRequest) error {
 	if len(req.Tools) == 0 {
 		return nil
 	}
 	p.tools = toolsAuto
-	if !req.has("tool_choice") {
+	if !req.Has("tool_choice") {
 		return nil
 	}
 	var choice any
@@ -325,8 +326,8 @@ const toolCallWhitespace = 1
 // {"name": <one tool's name>, "parameters": <its parameters>}, one anyOf
 // branch per tool, with the tools' $defs lifted to the top. Its white
 // space is bounded by toolCallWhitespace.
-func (p *outputPlan) toolSchema(req *CompletionRequest) (namedSpec, error) {
-	params := func(t Tool) json.RawMessage {
+func (p *outputPlan) toolSchema(req *chat.CompletionRequest) (namedSpec, error) {
+	params := func(t chat.Tool) json.RawMessage {
 		if len(t.Function.Parameters) == 0 || isNull(t.Function.Parameters) {
 			return json.RawMessage(`{"type":"object","properties":{}}`)
 		}
@@ -338,7 +339,7 @@ func (p *outputPlan) toolSchema(req *CompletionRequest) (namedSpec, error) {
 				return namedSpec{constrain.Spec{Kind: constrain.KindJSONSchema, Schema: params(t), MaxWhitespace: toolCallWhitespace}, "json", "tools"}, nil
 			}
 		}
-		return namedSpec{}, invalid("tool_choice", "The tool specified in `tool_choice` does not match any of the specified `tools`")
+		return namedSpec{}, chat.Invalid("tool_choice", "The tool specified in `tool_choice` does not match any of the specified `tools`")
 	}
 	branches := make([]json.RawMessage, len(req.Tools))
 	defs := map[string]json.RawMessage{}
@@ -349,7 +350,7 @@ func (p *outputPlan) toolSchema(req *CompletionRequest) (namedSpec, error) {
 		_ = json.Unmarshal(params(t), &withDefs)
 		for name, def := range withDefs.Defs {
 			if prev, ok := defs[name]; ok && !jsonEqual(prev, def) {
-				return namedSpec{}, invalid("tools", "Tool definition '%s' has multiple schemas, which is not supported.", name)
+				return namedSpec{}, chat.Invalid("tools", "chat.Tool definition '%s' has multiple schemas, which is not supported.", name)
 			}
 			defs[name] = def
 		}
@@ -395,7 +396,7 @@ func (p *outputPlan) compile(ctx context.Context, eng *engine.Engine) (*constrai
 	default:
 		what = "The structured outputs constraint is invalid"
 	}
-	return nil, weft.WithFields(ErrBadRequest, map[string]any{"param": p.param}, "%s: %s", what, constrainDetail(err))
+	return nil, weft.WithFields(chat.ErrBadRequest, map[string]any{"param": p.param}, "%s: %s", what, constrainDetail(err))
 }
 
 // constrainDetail is a compile error's own text, without the sentinel's
@@ -409,3 +410,6 @@ func constrainDetail(err error) string {
 	}
 	return msg
 }
+
+// isNull tells a JSON null.
+func isNull(v json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(v), []byte("null")) }
