@@ -19,7 +19,6 @@ import (
 // must then be deleted here).
 var exposedInternal = []string{
 	"chat/inprocess: Server.Engines: engine.Engine",
-	"chat/embeddings: Open: model.Options",
 	"training/localtrainer: Engine.ChatTemplate: chattemplate.Template",
 	"training/localtrainer: Engine.Tokenizer: tokenizer.Tokenizer",
 	"training/localtrainer: Template.Chat: chattemplate.Template",

@@ -75,11 +75,26 @@ type Model struct {
 	done chan struct{}
 }
 
+// ModelOptions are how an embedding model is loaded. Zero values are the
+// defaults.
+type ModelOptions struct {
+	// WeightType is how its linear-layer weights are held, as a chat
+	// model's weight_type (chat.LocalOptions.WeightType): "" or "auto" as
+	// the file stores them, "f32", "int8", "f16", "bf16" or a GGUF block
+	// format quantised at load.
+	WeightType string
+	// MaxLen caps the positions a sequence may reach; 0 is the model's
+	// max_position_embeddings.
+	MaxLen int
+	// Threads is the size of the model's thread pool; 0 is GOMAXPROCS.
+	Threads int
+}
+
 // Open loads the embedding model in dir, served as name ("" is the
 // directory's name). A directory without sentence-transformers pooling is
 // model.ErrUnsupported; one without tokenizer.json takes token ids only.
-func Open(name, dir string, opts model.Options) (*Model, error) {
-	m, err := model.Load(dir, opts)
+func Open(name, dir string, opts ModelOptions) (*Model, error) {
+	m, err := model.Load(dir, model.Options{WeightType: model.WeightType(opts.WeightType), MaxLen: opts.MaxLen, Threads: opts.Threads})
 	if err != nil {
 		return nil, err
 	}

@@ -11,8 +11,6 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
-
-	"github.com/weftlabs/weft/internal/llm/model"
 )
 
 // golden is generate_embed.py's golden.json of the tiny Qwen3-Embedding:
@@ -26,7 +24,7 @@ const modelDir = "../../internal/llm/testdata/torch/qwen3-embed"
 
 func open(t *testing.T) (*Service, *golden) {
 	t.Helper()
-	m, err := Open("", modelDir, model.Options{})
+	m, err := Open("", modelDir, ModelOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

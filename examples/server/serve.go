@@ -9,25 +9,18 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/weftlabs/weft"
-	"github.com/weftlabs/weft/chat/chatstore"
-	"github.com/weftlabs/weft/chat/embeddings"
-	"github.com/weftlabs/weft/chat/inprocess"
-	"github.com/weftlabs/weft/chat/responses"
 	"github.com/weftlabs/weft/datasets"
-	"github.com/weftlabs/weft/feedback"
-	"github.com/weftlabs/weft/internal/llm/model"
-	"github.com/weftlabs/weft/jobs"
 	"github.com/weftlabs/weft/monitor"
-	"github.com/weftlabs/weft/trace"
+	"github.com/weftlabs/weft/objects"
 	"github.com/weftlabs/weft/training"
 	"github.com/weftlabs/weft/transport/httpapi"
-	"github.com/weftlabs/weft/transport/webui"
 )
 
 type serveOptions struct {
@@ -68,7 +61,7 @@ func serveFlags(fs *flag.FlagSet) *serveOptions {
 	opts := &serveOptions{}
 	fs.StringVar(&opts.addr, "addr", ":8080", "address to listen on")
 	databaseFlag(fs, &opts.databaseURL)
-	objectsFlag(fs, &opts.maxFileBytes)
+	fs.Int64Var(&opts.maxFileBytes, "max-file-bytes", objects.DefaultMaxFileBytes, "largest file /file/create accepts, and the largest generated image kept; larger ones get 413 (also bounded by -max-body-bytes)")
 	fs.Int64Var(&opts.maxBodyBytes, "max-body-bytes", httpapi.DefaultMaxBodyBytes, "largest request body accepted; larger ones get 413")
 	logLevelFlag(fs, &opts.logLevel)
 	fs.StringVar(&opts.adminUser, "admin-user", "admin", "name of the admin user created on first start with an empty database")
@@ -109,110 +102,18 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 		return err
 	}
 	defer listener.Close() //nolint:errcheck // closed by Serve when serving started
-
-	cfg := httpapi.Config{
-		Identity:        identity,
-		MaxBodyBytes:    opts.maxBodyBytes,
-		Logger:          logger,
-		Health:          db.PingContext,
-		RateLimit:       httpapi.RateLimit{PerSecond: opts.rateLimit, Burst: opts.rateBurst},
-		BodyReadTimeout: opts.limits.body,
-		OTLP:            opts.limits.otlp,
-		DatasetLimits:   *opts.datasets,
-	}
-	// One job queue for the process, shared by every domain that queues
-	// work: it starts once they have all registered their workers.
-	queue, err := jobs.New(db, jobs.Config{Logger: logger, RescueAfter: opts.training.rescueAfter})
-	if err != nil {
-		return err
-	}
-	monitors, err := newMonitors(db, queue, identity, opts.monitors, logger)
-	if err != nil {
-		return err
-	}
-	feed := trace.NewFeed()
-	// Live views see the calls other servers on the same PostgreSQL
-	// database write, too.
-	if err := feed.ListenPostgres(ctx, db, logger); err != nil {
-		return fmt.Errorf("live updates: %w", err)
-	}
-	if cfg.Trace, err = newTraceService(db, feed, monitors); err != nil {
-		return err
-	}
-	if cfg.Objects, err = newObjectsService(db, opts.maxFileBytes, monitors); err != nil {
-		return err
-	}
-	// Chat serves trained checkpoints from the training service, which
-	// trains the models chat serves in-process: chat is opened first and
-	// reads checkpoints through checkpoints once the service exists.
-	checkpoints := &lateCheckpoints{}
-	embedders, err := newEmbeddings(opts.embedModels, opts.limits.embeddings)
-	if err != nil {
-		return err
-	}
-	defer embedders.Close() //nolint:errcheck // shutting down
-	var models *inprocess.Server
-	if cfg.Chat, models, cfg.Registry, err = newChatService(opts.chatConfig, opts.models, embedders, opts.limits.localLimits(), db, identity, cfg.Trace, checkpoints, logger); err != nil {
-		return err
-	}
-	if models != nil {
-		defer models.Close() //nolint:errcheck // shutting down, after chat
-	}
-	if cfg.Chat != nil {
-		defer closeChat(cfg.Chat, logger)
-	}
-	trainingService, localTrainer, err := newTrainingService(db, queue, opts.training, cfg.Objects, models, logger)
-	if err != nil {
-		return err
-	}
-	if localTrainer != nil {
-		defer localTrainer.Close() //nolint:errcheck // shutting down
-	}
-	checkpoints.store = trainingService
-	cfg.Training = trainingService
-	if err := trainingService.Start(ctx); err != nil {
-		return err
-	}
+	var services wiring
 	defer func() {
-		// Running jobs get the grace too, then are cancelled and retried
-		// after the restart.
+		// Running jobs and queued traces get the grace too, then jobs are
+		// cancelled and retried after the restart (or by another server).
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.shutdownGrace)
 		defer cancel()
-		_ = trainingService.Stop(stopCtx)
+		services.stop(stopCtx)
 	}()
-	if cfg.Feedback, err = newFeedbackService(db, cfg.Trace, cfg.Objects); err != nil {
+	if err := services.wire(ctx, db, identity, opts, logger); err != nil {
 		return err
 	}
-	monitors.SetServices(cfg.Trace, cfg.Objects, cfg.Feedback)
-	cfg.Monitors = monitors
-	if cfg.Chat != nil {
-		monitors.SetChat(cfg.Chat, monitor.ChatModels{Chat: cfg.Chat, Adapters: chatstore.Adapters{Training: checkpoints, Authorizer: identity}})
-	}
-	if err := queue.Start(ctx); err != nil {
-		return fmt.Errorf("job queue: %w", err)
-	}
-	defer func() {
-		// Running jobs get the grace too, then are cancelled and retried
-		// after the restart (or by another server).
-		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.shutdownGrace)
-		defer cancel()
-		_ = queue.Stop(stopCtx)
-	}()
-	cfg.Responses = responses.New(responses.Config{Chat: cfg.Chat, DB: db,
-		MaxInputItems: int(opts.limits.responseItems), MaxChainDepth: int(opts.limits.responseChain)})
-	api, err := httpapi.New(cfg)
-	if err != nil {
-		return err
-	}
-	// The web UI answers "/" and /ui/…; every other path is the API's.
-	handler, err := webui.New(webui.Config{Identity: identity, Trace: cfg.Trace, Feedback: cfg.Feedback, Objects: cfg.Objects,
-		AnnotationSpecs: feedback.ObjectSpecs(cfg.Objects), Feed: feed, Fallback: api, RateLimiter: api, Logger: logger,
-		Training: trainingService, Monitors: monitors, Chat: cfg.Chat, BodyReadTimeout: opts.limits.body,
-		SecureCookies: opts.cookies.secure, TrustedProxies: opts.cookies.trustedProxies,
-		MaxLiveStreams: int(opts.limits.liveStreams), LiveRefreshes: int(opts.limits.liveRefreshes), MaxExportRows: int(opts.limits.exportRows)})
-	if err != nil {
-		return err
-	}
+	handler := services.handler
 
 	key, err := identity.Bootstrap(ctx, opts.adminUser)
 	if err != nil {
@@ -224,7 +125,7 @@ func serve(ctx context.Context, out io.Writer, opts *serveOptions) error {
 	}
 	server := &http.Server{Handler: handler, ReadHeaderTimeout: opts.limits.header, IdleTimeout: opts.limits.idle}
 	server.RegisterOnShutdown(handler.CloseStreams)
-	logger.Info("serving", "addr", listener.Addr().String(), "database", redact(opts.databaseURL))
+	logger.Info("serving", "addr", listener.Addr().String(), "database", redacted(opts.databaseURL))
 	fmt.Fprintf(out, "weft listening on http://%s\n", listener.Addr())
 
 	served := make(chan error, 1)
@@ -284,18 +185,13 @@ func newLogger(level string) (*slog.Logger, error) {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
 }
 
-// redact hides a password in a database URL for the log.
-func redact(url string) string {
-	scheme, rest, ok := strings.Cut(url, "://")
-	if !ok {
-		return url
+// redacted is a database URL for the log, its password hidden.
+func redacted(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "(a database URL that does not parse)"
 	}
-	userinfo, host, ok := strings.Cut(rest, "@")
-	if !ok {
-		return url
-	}
-	user, _, _ := strings.Cut(userinfo, ":")
-	return scheme + "://" + user + ":***@" + host
+	return u.Redacted()
 }
 
 // modelDirs is the repeatable -model flag.
@@ -314,18 +210,25 @@ func (m *modelDirs) Set(v string) error {
 	return nil
 }
 
-// newEmbeddings opens the -embedding-model directories.
-func newEmbeddings(dirs modelDirs, cfg embeddings.Config) (*embeddings.Service, error) {
-	var models []*embeddings.Model
-	for _, dir := range dirs {
-		m, err := embeddings.Open("", dir, model.Options{})
-		if err != nil {
-			for _, open := range models {
-				_ = embeddings.New(cfg, open).Close()
-			}
-			return nil, fmt.Errorf("-embedding-model %s: %w", dir, err)
-		}
-		models = append(models, m)
-	}
-	return embeddings.New(cfg, models...), nil
+// monitorOptions are the flags of the monitors that score incoming calls.
+type monitorOptions struct {
+	workers          int
+	judgeWorkers     int
+	judgeConcurrency int
+	judgeRate        float64
+	maxAttempts      int
+	jobTimeout       time.Duration
+	scoreMaxItems    int
+}
+
+func monitorFlags(fs *flag.FlagSet) *monitorOptions {
+	o := &monitorOptions{}
+	fs.IntVar(&o.workers, "monitor-workers", monitor.DefaultWorkers, "monitor jobs (matching ended calls, sampling them, running deterministic scorers) this process runs at once; -1: none (other servers on the database run them)")
+	fs.IntVar(&o.judgeWorkers, "monitor-judge-workers", monitor.DefaultJudgeWorkers, "judge requests this process has in flight at once over every monitor; -1: none")
+	fs.IntVar(&o.judgeConcurrency, "monitor-judge-concurrency", monitor.DefaultJudgeConcurrency, "judge requests one monitor has in flight at once in this process")
+	fs.Float64Var(&o.judgeRate, "monitor-judge-rate", monitor.DefaultJudgeRate, "judge requests one monitor starts per second in this process")
+	fs.IntVar(&o.maxAttempts, "monitor-judge-attempts", monitor.DefaultMaxAttempts, "attempts per judge request before its verdict is an error")
+	fs.DurationVar(&o.jobTimeout, "monitor-job-timeout", monitor.DefaultJobTimeout, "longest one monitor job (a dispatch, a judge request, a backfill step) may run; a job of a process that died is worked again this long after it started")
+	fs.IntVar(&o.scoreMaxItems, "monitor-score-max-items", monitor.DefaultMaxScoreItems, "answers one request to /v2/{entity}/{project}/scorers/score may hold (a judge request each when the scorer is a judge); more get 400")
+	return o
 }

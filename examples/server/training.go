@@ -112,17 +112,6 @@ func localTrainer(served *inprocess.Server, maxSFTTokens int, logger *slog.Logge
 	return localtrainer.New(localtrainer.Config{Models: models, MaxSFTTokens: maxSFTTokens, Logger: logger})
 }
 
-// lateCheckpoints resolves checkpoints with the training service created
-// after the chat service that reads them (nothing resolves before).
-type lateCheckpoints struct{ store *training.Store }
-
-func (l *lateCheckpoints) ResolveAdapter(ctx context.Context, model string) (training.Adapter, bool, error) {
-	if l.store == nil {
-		return training.Adapter{}, false, nil
-	}
-	return l.store.ResolveAdapter(ctx, model)
-}
-
 func workerCommand() *command {
 	return &command{
 		name:    "worker",
@@ -155,7 +144,7 @@ func work(ctx context.Context, out io.Writer, dbURL, logLevel string, opts *trai
 		return err
 	}
 	defer db.Close()
-	files, err := newObjectsService(db, objects.DefaultMaxFileBytes, nil)
+	files, err := objects.New(objects.Config{DB: db})
 	if err != nil {
 		return err
 	}
