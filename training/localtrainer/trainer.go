@@ -24,6 +24,17 @@ import (
 // Trainer is the built-in [training.Trainer]: it trains LoRA adapters of the
 // base models of its Config on the CPU. Jobs of one base model run one at a
 // time; a model's weights are loaded by the first job that needs them.
+//
+// The trainer keeps its own copy of a served model's weights rather than
+// sharing the engine's: a model's forward passes are serialised, so a
+// shared one would stop serving for as long as a training step runs, and
+// the engine may hold the weights in a serving type (int8, a GGUF block
+// format) its own passes want. The copy is loaded as the file stores it
+// (model.Load's auto type): a safetensors checkpoint of float32 is used in
+// place from the mapped file, whose pages the engine's auto weights share;
+// f16 and bf16 checkpoints are widened to float32 (4 bytes a parameter). It
+// is kept until Close. What it shares with the served model is its files,
+// tokenizer, chat template and end-of-turn ids (see Served).
 type Trainer struct {
 	cfg Config
 
