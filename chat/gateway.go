@@ -77,7 +77,8 @@ func New(cfg Config) (*Gateway, error) {
 		}
 		s.routes[route.Name] = route
 		for _, u := range route.Upstreams {
-			if _, ok := s.backends[u.Kind]; !ok && u.Kind != KindVLLM && u.Kind != KindOpenAI {
+			// An empty kind is vLLM's, as the routing file defaults it.
+			if _, ok := s.backends[u.Kind]; !ok && u.Kind != "" && u.Kind != KindVLLM && u.Kind != KindOpenAI {
 				return nil, fmt.Errorf("chat: model %q: no backend serves upstreams of kind %q (Config.Backends)", route.Name, u.Kind)
 			}
 		}
