@@ -339,6 +339,17 @@ func (m *Monitors) scorer(ctx context.Context, projectID, scorerRef string) (*Sc
 	if err != nil {
 		return nil, err
 	}
+	s, err := m.parseScorer(ctx, projectID, r, val)
+	if err != nil {
+		return nil, err
+	}
+	m.scorers.put(scorerRef, s)
+	return s, nil
+}
+
+// parseScorer reads the value of scorer r of projectID, and the model
+// object a judge names by ref.
+func (m *Monitors) parseScorer(ctx context.Context, projectID string, r ref.Ref, val json.RawMessage) (*Scorer, error) {
 	s, err := ParseScorer(r, val)
 	if err != nil {
 		return nil, err
@@ -353,7 +364,6 @@ func (m *Monitors) scorer(ctx context.Context, projectID, scorerRef string) (*Sc
 			return nil, err
 		}
 	}
-	m.scorers.put(scorerRef, s)
 	return s, nil
 }
 

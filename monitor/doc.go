@@ -25,6 +25,11 @@
 // one verdict per scorer version. A judge that fails, answers off-schema or
 // cannot run leaves an error verdict with its reason.
 //
+// A monitor whose newest version is not active (paused) dispatches no more
+// calls, and a judge still queued for it when it was paused leaves an error
+// verdict saying so; turned active again, it scores the calls that end from
+// then on.
+//
 // A backfill runs one monitor over the calls that started in a time range:
 // a planner job walks the range in started_at order by a cursor it keeps in
 // the monitor_backfills row, and queues a dispatch job per chunk of sampled
@@ -41,5 +46,6 @@
 // rows), scorer.go (deterministic scorers), judge.go, judgework.go and
 // template.go (LLM judges), models.go (judge model access), limits.go
 // (per-monitor judge limits), backfill.go (monitors run over past calls),
+// drafts.go (scorers checked and previewed before they are published),
 // service.go (what the API offers).
 package monitor

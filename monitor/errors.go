@@ -18,6 +18,9 @@ var (
 	// ErrMonitorNotFound: no monitor of the project has that object id
 	// (404).
 	ErrMonitorNotFound = weft.DefineError(weft.ErrNotFound, "MonitorNotFound", "monitor not found")
+	// ErrCallNotFound: a scorer's preview names no call of the project
+	// (404).
+	ErrCallNotFound = weft.DefineError(weft.ErrNotFound, "CallNotFound", "call not found")
 	// ErrBackfillNotFound: no backfill of the project has that id (404).
 	ErrBackfillNotFound = weft.DefineError(weft.ErrNotFound, "BackfillNotFound", "backfill not found")
 	// ErrInvalidScore: a request to score answers that cannot run (too

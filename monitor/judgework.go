@@ -156,6 +156,9 @@ func (m *Monitors) judgeOnce(ctx context.Context, row *verdictRow) (*judgement, 
 	if err != nil {
 		return nil, err
 	}
+	if row.BackfillID == nil && !reg.Active {
+		return nil, failf("the monitor %s was paused before its judge ran", row.MonitorID)
+	}
 	mon := &Monitor{ProjectID: row.ProjectID, ObjectID: row.MonitorID, Digest: row.MonitorDigest}
 	if reg.PublishedBy != nil {
 		mon.PublishedBy = *reg.PublishedBy

@@ -141,10 +141,15 @@ func (m *Monitors) checkQuery(ctx context.Context, mon *Monitor) error {
 const noCall = "00000000-0000-0000-0000-000000000000"
 
 // ObjectChanged implements objects.ChangeHook: the monitors table follows
-// the newest live version of each Monitor object. A monitor that turns
-// active is active from now: calls that ended before are left to a
-// backfill.
+// the version of each Monitor object published last — the newest one, or
+// an earlier one published again (a monitor paused and resumed with the
+// value it had runs again) — and, after a delete, the newest live one. A
+// monitor that turns active is active from now: calls that ended before are
+// left to a backfill.
 func (m *Monitors) ObjectChanged(ctx context.Context, tx bun.Tx, change objects.ObjectChange) error {
+	if change.Published != nil {
+		change.Latest = change.Published
+	}
 	if change.Latest == nil {
 		_, err := tx.NewDelete().Model((*monitorRow)(nil)).
 			Where("project_id = ? AND object_id = ?", change.ProjectID, change.ObjectID).Exec(ctx)

@@ -1,6 +1,9 @@
 package monitor
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+)
 
 // Service is what the API offers of monitors beyond the Monitor objects
 // themselves (which are published and read as objects). Every method acts
@@ -34,6 +37,15 @@ type Service interface {
 	// judge usable as the reward. Judges run with the caller's authority:
 	// a judge model the caller may not use is refused.
 	Score(ctx context.Context, req ScoreReq) (*ScoreRes, error)
+	// CheckScorer checks a scorer object's value before the caller
+	// publishes it as name: a monitor could run it, and the caller may use
+	// its judge's model (else ErrJudgeModel).
+	CheckScorer(ctx context.Context, projectID, name string, val json.RawMessage) error
+	// PreviewScorer shows what a scorer value (checked as CheckScorer
+	// checks it) would do with a call of the project, asking no model: a
+	// judge's messages filled from the call, or a deterministic scorer's
+	// verdict. A call the project lacks is ErrCallNotFound.
+	PreviewScorer(ctx context.Context, projectID, name string, val json.RawMessage, callID string) (*Preview, error)
 }
 
 var _ Service = (*Monitors)(nil)

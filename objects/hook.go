@@ -34,6 +34,10 @@ type ObjectChange struct {
 	// Latest is the object's newest live version after the change, with its
 	// value; nil when no live version is left.
 	Latest *ObjSchema
+	// Published is the version a publish stored or published again (an
+	// earlier version's value sent anew, which keeps its index and so is
+	// not Latest), with its value; nil for a delete.
+	Published *ObjSchema
 }
 
 // watched reports whether the hook watches objects of base class base.
@@ -42,8 +46,9 @@ func (s *Store) watched(base *string) bool {
 }
 
 // objectChanged tells the hook of a change to a watched object, with its
-// newest live version read in tx.
-func (s *Store) objectChanged(ctx context.Context, tx bun.Tx, projectID, objectID string) error {
+// newest live version read in tx and, after a publish, the version published
+// (digest; "" for a delete).
+func (s *Store) objectChanged(ctx context.Context, tx bun.Tx, projectID, objectID, published string) error {
 	change := ObjectChange{ProjectID: projectID, ObjectID: objectID}
 	row, err := s.readVersion(ctx, tx, projectID, objectID, "latest", true)
 	if err == nil && row.DeletedAt == nil {
@@ -52,6 +57,18 @@ func (s *Store) objectChanged(ctx context.Context, tx bun.Tx, projectID, objectI
 	}
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return err
+	}
+	switch {
+	case published == "":
+	case change.Latest != nil && change.Latest.Digest == published:
+		change.Published = change.Latest
+	default:
+		row, err := s.readVersion(ctx, tx, projectID, objectID, published, true)
+		if err != nil {
+			return err
+		}
+		v := row.schema(false, false)
+		change.Published = &v
 	}
 	return s.cfg.Hook.ObjectChanged(ctx, tx, change)
 }
@@ -68,5 +85,5 @@ func (s *Store) deletedChanged(ctx context.Context, tx bun.Tx, projectID, object
 	if err != nil || !s.watched(base) {
 		return err
 	}
-	return s.objectChanged(ctx, tx, projectID, objectID)
+	return s.objectChanged(ctx, tx, projectID, objectID, "")
 }

@@ -113,7 +113,7 @@ func (s *Store) ObjCreate(ctx context.Context, req *ObjCreateReq) (*ObjCreateRes
 		if res, err = s.publish(ctx, tx, in.ProjectID, in.ObjectID, d, p); err != nil || !watched {
 			return err
 		}
-		return s.objectChanged(ctx, tx, in.ProjectID, in.ObjectID)
+		return s.objectChanged(ctx, tx, in.ProjectID, in.ObjectID, res.Digest)
 	})
 	if err != nil {
 		return nil, err

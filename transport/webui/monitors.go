@@ -5,6 +5,7 @@ import (
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/monitor"
+	"github.com/weftlabs/weft/objects/ref"
 )
 
 // errNoMonitors: the UI was built without the monitors (HTTP 503).
@@ -37,12 +38,17 @@ func (h *Handler) monitorsPage(w http.ResponseWriter, r *http.Request, v *viewer
 
 // monitorView is the data of a monitor's page.
 type monitorView struct {
-	Project   string
-	Monitor   monitor.Listed
+	Project string
+	Monitor monitor.Listed
+	// Scorers are the monitor's scorers, by name, each linked to its form.
+	Scorers   []scorerLink
 	Stats     *monitor.Stats
 	Backfills []monitor.Backfill
 	Verdicts  []monitor.Verdict
 }
+
+// scorerLink is a scorer a monitor runs.
+type scorerLink struct{ Name, Ref string }
 
 // monitorPage shows one monitor: what its verdicts came to (counts, the
 // judges' tokens and cost), its backfills with their progress, and its
@@ -68,6 +74,11 @@ func (h *Handler) monitorPage(w http.ResponseWriter, r *http.Request, v *viewer,
 	if !found {
 		h.refuse(w, r, weft.Errorf(monitor.ErrMonitorNotFound, "This project has no monitor %q.", id))
 		return
+	}
+	for _, s := range view.Monitor.Scorers {
+		if sr, err := ref.Parse(s); err == nil {
+			view.Scorers = append(view.Scorers, scorerLink{Name: sr.Name, Ref: s})
+		}
 	}
 	if view.Stats, err = h.cfg.Monitors.Stats(ctx, monitor.StatsReq{ProjectID: projectID, MonitorID: id}); err == nil {
 		if view.Backfills, err = h.cfg.Monitors.Backfills(ctx, projectID, id); err == nil {

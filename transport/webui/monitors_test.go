@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"testing"
 	"time"
 
@@ -81,14 +82,29 @@ func TestMonitorPages(t *testing.T) {
 	if p := b.get("/ui/p/alice/p/monitors/nothing"); p.status != http.StatusNotFound {
 		t.Fatalf("an unknown monitor: %d", p.status)
 	}
+	one.mustContain(t, `href="/ui/p/alice/p/edit-monitor?id=graded"`, `action="/ui/p/alice/p/monitors/graded/active"`,
+		`name="active" value="0"><button type="submit">Pause</button>`, `href="/ui/p/alice/p/edit-scorer?name=judge"`)
+
 	bob := s.browser(t)
 	bob.signIn("", s.bobKey)
-	for _, path := range []string{"/ui/p/alice/p/monitors", "/ui/p/alice/p/monitors/graded"} {
+	for _, path := range []string{"/ui/p/alice/p/monitors", "/ui/p/alice/p/monitors/graded", "/ui/p/alice/p/edit-monitor?id=graded",
+		"/ui/p/alice/p/edit-scorer"} {
 		p := bob.get(path)
 		if p.status != http.StatusForbidden {
 			t.Errorf("bob on %s: %d", path, p.status)
 		}
 		p.mustContain(t, "not a member of entity")
 		p.mustNotContain(t, "weave:///alice/p/op/answer", "d1gest")
+	}
+	csrf := bob.csrf()
+	for path, form := range map[string]url.Values{
+		"/ui/p/alice/p/monitors":               {"id": {"graded"}, "sampling": {"100"}, "scorer": {"weave:///alice/p/object/judge:abc"}},
+		"/ui/p/alice/p/monitors/graded/active": {"active": {"0"}},
+		"/ui/p/alice/p/scorers":                {"name": {"j"}, "class": {monitor.ClassContains}, "substring": {"x"}},
+	} {
+		form.Set("csrf", csrf)
+		if p := bob.post(path, form); p.status != http.StatusForbidden {
+			t.Errorf("bob posting to %s: %d", path, p.status)
+		}
 	}
 }

@@ -83,9 +83,16 @@ func (h *Handler) routes() {
 	get("training-jobs/{jobID}/live", h.jobLive)
 	get("training-jobs/{jobID}/chart", h.jobMetric)
 
-	// Monitors: the list, and one monitor's verdicts, cost and backfills.
+	// Monitors: the list, one monitor's verdicts, cost and backfills, the
+	// forms that make and change monitors and scorers (a scorer previewed
+	// on a call first), and pause and resume.
 	get("monitors", h.monitorsPage)
 	get("monitors/{monitorID}", h.monitorPage)
+	get("edit-monitor", h.editMonitorPage)
+	post("monitors", h.saveMonitor)
+	post("monitors/{monitorID}/active", h.setMonitorActive)
+	get("edit-scorer", h.editScorerPage)
+	post("scorers", h.saveScorer)
 
 	// Settings: the user's API keys, the entity's members, model prices.
 	get("settings", h.settingsPage)

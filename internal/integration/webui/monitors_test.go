@@ -1,12 +1,15 @@
 package webui_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 
 	"github.com/weftlabs/weft/internal/testdb"
 )
@@ -67,4 +70,129 @@ func (e *env) getText(t *testing.T, path string) string {
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
 	return string(b)
+}
+
+// TestWebUIMonitorForms makes a judge and a monitor in Chromium as a
+// person does, from the project's Monitors page: the judge's prompt
+// template is previewed on a real call of the project (its messages filled
+// from the call, the schema named), a judge model the user may not use is
+// refused on save, and the monitor saved with the judge is paused and
+// resumed from its page. What the forms saved reads back through the API
+// as the Weave objects the SDKs publish: an LLMAsAJudgeScorer with its
+// LLMStructuredCompletionModel and verdict schema, and a Monitor naming it.
+// The forms pass the accessibility checks; bob may not open them.
+func TestWebUIMonitorForms(t *testing.T) {
+	if noBrowser != "" {
+		t.Skip(noBrowser)
+	}
+	e := startServingEnv(t, testdb.SQLiteURL(t))
+	tb := newTab(t, e.srv.URL)
+	tb.signIn("", e.aliceKey)
+	tb.follow(`#projects a[href="/ui/p/alice/app/"]`, "#traces")
+	tb.follow(`nav a[data-nav="monitors"]`, "#new-monitor")
+	tb.follow(`.page-actions a[href="/ui/p/alice/app/edit-scorer"]`, "#scorer-form")
+
+	root := id('a', 0)
+	tb.run(
+		fillIn("#scorer-form", "name", "is_correct"),
+		fillIn("#scorer-form", "model", "test-model"),
+		fillIn("#scorer-form", "call", root),
+	)
+	tb.follow(`#preview-fields button`, "#scorer-preview")
+	preview := tb.text("#scorer-preview")
+	for _, want := range []string{"test-model", "answering under the schema", "system", "Is the answer correct?", `"choices"`, `"messages"`} {
+		if !strings.Contains(preview, want) {
+			t.Errorf("the preview lacks %q: %q", want, preview)
+		}
+	}
+
+	tb.expect("/ui/p/alice/app/scorers", http.StatusBadRequest)
+	tb.run(fillIn("#scorer-form", "model", "gpt-nobody-serves"), chromedp.Click(chromedp.CSS(`#scorer-form button[value="save"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#scorer-error")))
+	if got := tb.text("#scorer-error"); !strings.Contains(got, "gpt-nobody-serves") || !strings.Contains(got, "may not use") {
+		t.Errorf("a judge model nobody serves, saved: %q", got)
+	}
+	tb.run(fillIn("#scorer-form", "model", "test-model"))
+	tb.follow(`#scorer-form button[value="save"]`, "#monitor-form")
+
+	tb.run(
+		fillIn("#monitor-form", "id", "graded"),
+		fillIn("#monitor-form", "ops", "agent\ntool"),
+		fillIn("#monitor-form", "sampling", "50"),
+		chromedp.Click(chromedp.CSS(`#monitor-form input[name="scorer"]`)),
+	)
+	tb.follow(`#monitor-form button[type="submit"]`, "#monitor-state")
+	if got := tb.text("#monitor-state"); !strings.Contains(got, "active") || !strings.Contains(got, "50%") {
+		t.Errorf("the saved monitor: %q", got)
+	}
+	tb.run(chromedp.Click(chromedp.CSS(`#monitor-toggle button`)), chromedp.WaitReady(chromedp.CSS(`#monitor-toggle input[name="active"][value="1"]`)))
+	if got := tb.text("#monitor-state"); !strings.Contains(got, "paused") {
+		t.Errorf("the monitor after Pause: %q", got)
+	}
+	tb.run(chromedp.Click(chromedp.CSS(`#monitor-toggle button`)), chromedp.WaitReady(chromedp.CSS(`#monitor-toggle input[name="active"][value="0"]`)))
+	if got := tb.text("#monitor-state"); !strings.Contains(got, "active") {
+		t.Errorf("the monitor after Resume: %q", got)
+	}
+
+	// What the forms saved, read back as the SDKs read it: the version the
+	// monitor runs, whose ref its page links.
+	digest := eval[string](tb, `document.querySelector('#monitor-state a').getAttribute('href').split('/').pop()`)
+	var mon struct {
+		Obj struct {
+			Val struct {
+				ClassName    string   `json:"_class_name"`
+				Bases        []string `json:"_bases"`
+				SamplingRate float64  `json:"sampling_rate"`
+				Scorers      []string
+				CallFilter   struct {
+					OpNames []string `json:"op_names"`
+				} `json:"call_filter"`
+				Active bool
+			}
+		}
+	}
+	e.apiJSON(t, e.aliceKey, "/obj/read", map[string]any{"project_id": "alice/app", "object_id": "graded", "digest": digest}, &mon)
+	m := mon.Obj.Val
+	if m.ClassName != "Monitor" || !m.Active || m.SamplingRate != 0.5 || len(m.Scorers) != 1 ||
+		!strings.HasPrefix(m.Scorers[0], "weave:///alice/app/object/is_correct:") || strings.Join(m.CallFilter.OpNames, ",") != "agent,tool" {
+		t.Errorf("the monitor read back: %+v", m)
+	}
+	var scorer struct {
+		Obj struct {
+			Val struct {
+				ClassName string `json:"_class_name"`
+				Model     struct {
+					ClassName  string `json:"_class_name"`
+					LLMModelID string `json:"llm_model_id"`
+				}
+				ScoringPrompt  string          `json:"scoring_prompt"`
+				ResponseSchema json.RawMessage `json:"response_schema"`
+			}
+		}
+	}
+	scorerDigest := m.Scorers[0][strings.LastIndex(m.Scorers[0], ":")+1:]
+	e.apiJSON(t, e.aliceKey, "/obj/read", map[string]any{"project_id": "alice/app", "object_id": "is_correct", "digest": scorerDigest}, &scorer)
+	if s := scorer.Obj.Val; s.ClassName != "LLMAsAJudgeScorer" || s.Model.ClassName != "LLMStructuredCompletionModel" || s.Model.LLMModelID != "test-model" ||
+		!strings.Contains(s.ScoringPrompt, "{output}") || !strings.Contains(string(s.ResponseSchema), `"correct"`) {
+		t.Errorf("the judge read back: %+v", s)
+	}
+
+	axe := axeSource(t)
+	for _, size := range []viewport{laptop, phone} {
+		tb.checkPagesAt(size, axe, []a11yPage{
+			{"monitor form", "/ui/p/alice/app/edit-monitor?id=graded", "#monitor-form"},
+			{"scorer form", "/ui/p/alice/app/edit-scorer?name=is_correct", "#scorer-form"},
+			{"monitor", "/ui/p/alice/app/monitors/graded", "#monitor-toggle"},
+		})
+	}
+
+	bob := newTab(t, e.srv.URL)
+	bob.signIn("", e.bobKey)
+	for _, path := range []string{"/ui/p/alice/app/edit-monitor?id=graded", "/ui/p/alice/app/edit-scorer?name=is_correct"} {
+		bob.expect(strings.Split(path, "?")[0], http.StatusForbidden)
+		bob.open(path)
+		if got := bob.text(".error-page"); strings.Contains(got, "is_correct") || !strings.Contains(got, "403") {
+			t.Errorf("bob's view of %s: %q", path, got)
+		}
+	}
 }

@@ -86,7 +86,7 @@ func fillIn(form, name, value string) chromedp.Action[chromedp.Void] {
 }
 
 func jsString(s string) string {
-	return `'` + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + `'`
+	return `'` + strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\n", `\n`).Replace(s) + `'`
 }
 
 // apiStatus posts a project's call stats query with key and returns the
