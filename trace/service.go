@@ -56,6 +56,11 @@ type Service interface {
 	// most Limit, the first by started_at): each one's own usage plus its
 	// loaded descendants', with CallsUsage's roll-up rule.
 	TraceUsage(ctx context.Context, req *TraceUsageReq) (*TraceUsageRes, error)
+	// CallStats aggregates call metrics and token usage (with costs) of the
+	// calls started in a window, per time bucket, as Weave's /calls/stats;
+	// see [CallStatsReq]. A bad window, metric or aggregation is
+	// ErrInvalidQuery.
+	CallStats(ctx context.Context, req *CallStatsReq) (*CallStatsRes, error)
 	// ThreadsQuery streams the threads of a project to yield, as Weave's
 	// /threads/stream_query answers: one per thread_id of the turns (calls
 	// whose turn_id is their id) of started, undeleted calls; see

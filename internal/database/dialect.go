@@ -218,6 +218,15 @@ func (d Dialect) Elapsed(from, to string) string {
 	return "round((julianday(" + to + ") - julianday(" + from + ")) * 86400000)"
 }
 
+// EpochSeconds is the whole seconds from the Unix epoch to the timestamp
+// column ts, rounded down (NULL when ts is NULL). ts is trusted text.
+func (d Dialect) EpochSeconds(ts string) string {
+	if d.postgres {
+		return "floor(EXTRACT(EPOCH FROM " + ts + "))::bigint"
+	}
+	return "unixepoch(" + ts + ")"
+}
+
 // JSONMembers reads the members of a JSON object text column in a
 // subquery: From is the FROM item, Key a member's name and Elem(i) the i-th
 // element of a member that is an array of numbers, as a number.

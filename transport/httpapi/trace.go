@@ -215,6 +215,8 @@ func (h *Handler) registerTrace() {
 		func(ctx context.Context, req *callsStatsBody) (*trace.CallsQueryStatsRes, error) {
 			return svc.CallsQueryStats(ctx, &req.CallsQueryStatsReq)
 		})
+	route(h, post("call-stats", "/calls/stats", "Call metrics and token usage (with costs) per time bucket"), false,
+		fromBody(func(r *trace.CallStatsReq) string { return r.ProjectID }), svc.CallStats)
 	route(h, post("calls-delete", "/calls/delete", "Delete calls and their descendants (at most 1000 ids)"), true,
 		func(_ context.Context, in *callsDeleteInput) (*trace.CallsDeleteReq, []string, error) {
 			return &in.Body.CallsDeleteReq, one(in.Body.ProjectID), nil

@@ -1,0 +1,408 @@
+package trace
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/internal/database"
+	"github.com/weftlabs/weft/internal/timeseries"
+)
+
+// CallStatsReq asks for Weave's /calls/stats: call metrics and token usage
+// of the calls started in a window, per time bucket (see package
+// timeseries for the window and its buckets).
+type CallStatsReq struct {
+	ProjectID string     `json:"project_id"`
+	Start     time.Time  `json:"start" doc:"Inclusive start time (UTC, ISO 8601)"`
+	End       *time.Time `json:"end,omitempty" doc:"Exclusive end time; now when omitted"`
+	// Granularity is the bucket width in seconds; chosen from the window's
+	// length when omitted, widened to keep within 10,000 buckets.
+	Granularity  *int64            `json:"granularity,omitempty"`
+	UsageMetrics []UsageMetricSpec `json:"usage_metrics,omitempty" doc:"Token and cost metrics, per bucket and model"`
+	CallMetrics  []CallMetricSpec  `json:"call_metrics,omitempty" doc:"Call metrics (latency, counts), per bucket"`
+	Filter       CallsFilter       `json:"filter,omitzero"`
+	Timezone     string            `json:"timezone,omitempty" doc:"IANA time zone the buckets align to (default UTC)"`
+}
+
+// UsageMetricSpec is one usage metric and its aggregations. Aggregations
+// omitted is ["sum"]; an empty list with no percentiles is ["sum"] too.
+type UsageMetricSpec struct {
+	Metric       string    `json:"metric" enum:"input_tokens,output_tokens,total_tokens,cache_read_input_tokens,cache_creation_input_tokens,input_cost,output_cost,total_cost"`
+	Aggregations []string  `json:"aggregations,omitempty" enum:"sum,avg,min,max,count,count_true,count_false"`
+	Percentiles  []float64 `json:"percentiles,omitempty"`
+}
+
+// CallMetricSpec is one call metric and its aggregations, as
+// UsageMetricSpec.
+type CallMetricSpec struct {
+	Metric       string    `json:"metric" enum:"latency_ms,call_count,error_count"`
+	Aggregations []string  `json:"aggregations,omitempty" enum:"sum,avg,min,max,count,count_true,count_false"`
+	Percentiles  []float64 `json:"percentiles,omitempty"`
+}
+
+// CallStatsRes is the resolved window and its buckets. UsageBuckets has a
+// row per bucket and model (every model seen in the window, in every bucket,
+// ordered by bucket then model): timestamp, model, each "<agg>_<metric>"
+// and "p<n>_<metric>", count. CallBuckets has a row per bucket: timestamp,
+// the metrics, count. Sums, counts and averages of an empty bucket are 0;
+// minimums, maximums and percentiles null.
+type CallStatsRes struct {
+	Start        time.Time  `json:"start"`
+	End          time.Time  `json:"end"`
+	Granularity  int64      `json:"granularity"`
+	Timezone     string     `json:"timezone"`
+	UsageBuckets []StatsRow `json:"usage_buckets"`
+	CallBuckets  []StatsRow `json:"call_buckets"`
+}
+
+// metricSpec is a usage or call metric with its aggregations resolved.
+type metricSpec struct {
+	metric       string
+	aggregations []timeseries.Aggregation
+	percentiles  []float64
+}
+
+func resolveMetric(metric string, aggregations []string, percentiles []float64) (metricSpec, error) {
+	m := metricSpec{metric: metric, percentiles: percentiles}
+	if aggregations == nil {
+		aggregations = []string{"sum"}
+	}
+	for _, a := range aggregations {
+		m.aggregations = append(m.aggregations, timeseries.Aggregation(a))
+	}
+	if len(m.aggregations) == 0 && len(m.percentiles) == 0 {
+		m.aggregations = []timeseries.Aggregation{timeseries.Sum}
+	}
+	return m, timeseries.CheckPercentiles(percentiles)
+}
+
+// usageColumns are the metrics read from the calls.usage column: the index
+// of each in a model's stored counters (see storedUsage).
+var usageColumns = map[string]int{
+	"input_tokens": usagePrompt, "output_tokens": usageCompletion, "total_tokens": usageTotal,
+	"cache_read_input_tokens": usageCacheRead, "cache_creation_input_tokens": usageCacheCreation,
+}
+
+// CallStats implements [Service].
+func (s *Store) CallStats(ctx context.Context, req *CallStatsReq) (*CallStatsRes, error) {
+	if _, _, err := weft.ParseProjectID(req.ProjectID); err != nil {
+		return nil, err
+	}
+	w, err := timeseries.Resolve(req.Start, req.End, req.Granularity, req.Timezone, time.Now())
+	if err != nil {
+		return nil, weft.Errorf(ErrInvalidQuery, "%v", err)
+	}
+	res := &CallStatsRes{Start: w.Start, End: w.End, Granularity: w.Granularity, Timezone: w.Location.String(),
+		UsageBuckets: []StatsRow{}, CallBuckets: []StatsRow{}}
+
+	var tokens []metricSpec
+	costs := map[string]bool{}
+	for _, u := range req.UsageMetrics {
+		m, err := resolveMetric(u.Metric, u.Aggregations, u.Percentiles)
+		if err != nil {
+			return nil, weft.Errorf(ErrInvalidQuery, "usage_metrics: %v", err)
+		}
+		switch u.Metric {
+		case "input_cost", "output_cost", "total_cost":
+			costs[u.Metric] = true
+			continue
+		}
+		if _, ok := usageColumns[u.Metric]; !ok {
+			return nil, weft.Errorf(ErrInvalidQuery, "usage_metrics: unknown metric %q", u.Metric)
+		}
+		tokens = append(tokens, m)
+	}
+	// Costs are the summed tokens times the model's price, as Weave
+	// computes them: they need the input and output sums.
+	ensureSum := func(metric string) {
+		for i := range tokens {
+			if tokens[i].metric == metric {
+				if !slices.Contains(tokens[i].aggregations, timeseries.Sum) {
+					tokens[i].aggregations = append(tokens[i].aggregations, timeseries.Sum)
+				}
+				return
+			}
+		}
+		tokens = append(tokens, metricSpec{metric: metric, aggregations: []timeseries.Aggregation{timeseries.Sum}})
+	}
+	if costs["input_cost"] || costs["total_cost"] {
+		ensureSum("input_tokens")
+	}
+	if costs["output_cost"] || costs["total_cost"] {
+		ensureSum("output_tokens")
+	}
+	var calls []metricSpec
+	for _, c := range req.CallMetrics {
+		m, err := resolveMetric(c.Metric, c.Aggregations, c.Percentiles)
+		if err != nil {
+			return nil, weft.Errorf(ErrInvalidQuery, "call_metrics: %v", err)
+		}
+		if s.callMetricValue(c.Metric) == "" {
+			return nil, weft.Errorf(ErrInvalidQuery, "call_metrics: unknown metric %q", c.Metric)
+		}
+		calls = append(calls, m)
+	}
+
+	filter := req.Filter
+	filter.StartedFrom, filter.StartedBefore = &w.Start, &w.End
+	if len(tokens) > 0 {
+		members := s.dialect.JSONObjectMembers("c.usage")
+		value := func(metric string) string { return members.Elem(usageColumns[metric]) }
+		rows, err := s.bucketStats(ctx, req.ProjectID, &filter, w, tokens, value, &members)
+		if err != nil {
+			return nil, err
+		}
+		if len(costs) > 0 {
+			if err := s.priceUsageBuckets(ctx, req.ProjectID, rows, costs, time.Now()); err != nil {
+				return nil, err
+			}
+		}
+		res.UsageBuckets = rows
+	}
+	if len(calls) > 0 {
+		rows, err := s.bucketStats(ctx, req.ProjectID, &filter, w, calls, s.callMetricValue, nil)
+		if err != nil {
+			return nil, err
+		}
+		res.CallBuckets = rows
+	}
+	return res, nil
+}
+
+// callMetricValue is a call metric's value per call; "" for an unknown one.
+func (s *Store) callMetricValue(metric string) string {
+	switch metric {
+	case "latency_ms":
+		return s.dialect.ElapsedMillis("c.started_at", "c.ended_at")
+	case "call_count":
+		return "1"
+	case "error_count":
+		return "CASE WHEN c.exception IS NOT NULL THEN 1 ELSE 0 END"
+	}
+	return ""
+}
+
+// bucketStats aggregates metrics over the calls filter selects, per bucket
+// of w, and per model when members (the members of the usage column) is
+// set; it answers every bucket of w (for every model seen).
+func (s *Store) bucketStats(ctx context.Context, projectID string, filter *CallsFilter, w timeseries.Window,
+	metrics []metricSpec, value func(metric string) string, members *database.JSONMembers) ([]StatsRow, error) {
+	index := w.Index(s.dialect, "c.started_at")
+	key := "''"
+	base := s.db.NewSelect().TableExpr("calls AS c").ColumnExpr(index.SQL+" AS b", index.Args...)
+	if members != nil {
+		base = base.TableExpr(members.From)
+		key = members.Key
+	}
+	base = base.ColumnExpr(key + " AS model")
+	for i, m := range metrics {
+		base = base.ColumnExpr(fmt.Sprintf("%s AS m%d", value(m.metric), i))
+	}
+	base, err := s.filtered(base, projectID, filter)
+	if err != nil {
+		return nil, err
+	}
+	var aggs []string
+	for i, m := range metrics {
+		for _, a := range m.aggregations {
+			sql, err := a.SQL(s.dialect, fmt.Sprintf("m%d", i))
+			if err != nil {
+				return nil, weft.Errorf(ErrInvalidQuery, "%v", err)
+			}
+			aggs = append(aggs, sql)
+		}
+	}
+	q := s.db.NewSelect().TableExpr("(?) AS t", base).ColumnExpr("b, model, count(*)")
+	for _, a := range aggs {
+		q = q.ColumnExpr(a)
+	}
+	rows, err := q.GroupExpr("b, model").Rows(ctx)
+	if err != nil {
+		return nil, err
+	}
+	type groupKey struct {
+		bucket int64
+		model  string
+	}
+	groups := map[groupKey][]any{}
+	models := map[string]bool{}
+	for rows.Next() {
+		var k groupKey
+		var n int64
+		vals := make([]*float64, len(aggs))
+		dest := []any{&k.bucket, &k.model, &n}
+		for i := range vals {
+			dest = append(dest, &vals[i])
+		}
+		if err := rows.Scan(dest...); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out := []any{n}
+		for _, v := range vals {
+			out = append(out, v)
+		}
+		groups[k] = out
+		models[k.model] = true
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, err
+	}
+
+	// Percentiles, one ranking per metric.
+	pcts := make([]*timeseries.Percentiles, len(metrics))
+	for i, m := range metrics {
+		if len(m.percentiles) == 0 || len(groups) == 0 {
+			continue
+		}
+		p := timeseries.NewPercentiles(m.percentiles)
+		sub := s.db.NewSelect().TableExpr("(?) AS t", base).ColumnExpr(fmt.Sprintf("b AS g, model AS k, m%d AS v", i))
+		query := p.Query(database.Expr{SQL: sub.String()})
+		prow, err := s.db.QueryContext(ctx, query.SQL, query.Args...)
+		if err != nil {
+			return nil, err
+		}
+		for prow.Next() {
+			var g, r, n int64
+			var k string
+			var v float64
+			if err := prow.Scan(&g, &k, &r, &n, &v); err != nil {
+				prow.Close()
+				return nil, err
+			}
+			p.Add(fmt.Sprint(g, "\x00", k), r, n, v)
+		}
+		if err := errors.Join(prow.Err(), prow.Close()); err != nil {
+			return nil, err
+		}
+		pcts[i] = p
+	}
+
+	names := slices.Sorted(func(yield func(string) bool) {
+		for m := range models {
+			if !yield(m) {
+				return
+			}
+		}
+	})
+	if members == nil {
+		names = []string{""}
+	}
+	var out []StatsRow
+	for b := range w.Buckets() {
+		for _, model := range names {
+			var row StatsRow
+			row.Set("timestamp", w.Timestamp(b))
+			if members != nil {
+				row.Set("model", model)
+			}
+			g := groups[groupKey{int64(b), model}]
+			col := 1
+			for i, m := range metrics {
+				for _, a := range m.aggregations {
+					var v any
+					if g != nil && g[col].(*float64) != nil {
+						v = *g[col].(*float64)
+					} else if a.ZeroWhenEmpty() {
+						v = 0
+					}
+					row.Set(timeseries.Alias(a, m.metric), v)
+					col++
+				}
+				for _, pc := range m.percentiles {
+					var v any
+					if pcts[i] != nil {
+						if x, ok := pcts[i].Value(fmt.Sprint(int64(b), "\x00", model), pc); ok {
+							v = x
+						}
+					}
+					row.Set(timeseries.PercentileAlias(pc, m.metric), v)
+				}
+			}
+			var n int64
+			if g != nil {
+				n = g[0].(int64)
+			}
+			row.Set("count", n)
+			out = append(out, row)
+		}
+	}
+	return out, nil
+}
+
+// priceUsageBuckets adds the asked cost metrics to usage rows: the bucket's
+// summed input (output) tokens of the model times its prompt (completion)
+// price in effect at (Weave prices every bucket at the newest price), the
+// project's own price over the built-in one; 0 for a model without a price.
+func (s *Store) priceUsageBuckets(ctx context.Context, projectID string, rows []StatsRow, costs map[string]bool, at time.Time) error {
+	book, err := s.priceBook(ctx, projectID, true)
+	if err != nil {
+		return err
+	}
+	for i := range rows {
+		row := &rows[i]
+		price, _ := book.best(row.Get("model").(string), at)
+		in, _ := row.Get("sum_input_tokens").(float64)
+		out, _ := row.Get("sum_output_tokens").(float64)
+		inCost, outCost := in*price.PromptTokenCost, out*price.CompletionTokenCost
+		if costs["input_cost"] {
+			row.Set("sum_input_cost", inCost)
+		}
+		if costs["output_cost"] {
+			row.Set("sum_output_cost", outCost)
+		}
+		if costs["total_cost"] {
+			row.Set("sum_total_cost", inCost+outCost)
+		}
+	}
+	return nil
+}
+
+// StatsRow is one bucket of a stats answer (/calls/stats, /feedback/stats):
+// named values in the order Weave writes them.
+type StatsRow struct {
+	names  []string
+	values []any
+}
+
+// Set sets name to v, keeping the name's place when it is already set.
+func (r *StatsRow) Set(name string, v any) {
+	if i := slices.Index(r.names, name); i >= 0 {
+		r.values[i] = v
+		return
+	}
+	r.names, r.values = append(r.names, name), append(r.values, v)
+}
+
+// Get is the value of name (nil when unset).
+func (r *StatsRow) Get(name string) any {
+	if i := slices.Index(r.names, name); i >= 0 {
+		return r.values[i]
+	}
+	return nil
+}
+
+// MarshalJSON writes the row as one object.
+func (r StatsRow) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	for i, name := range r.names {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		k, err := json.Marshal(name)
+		if err != nil {
+			return nil, err
+		}
+		v, err := json.Marshal(r.values[i])
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(append(b, k...), ':'), v...)
+	}
+	return append(b, '}'), nil
+}

@@ -1,0 +1,49 @@
+package httpapi
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/weftlabs/weft/internal/testdb"
+)
+
+// /calls/stats over raw HTTP, in the shapes Weave's CallStatsReq and
+// CallStatsRes have: a call's latency and usage in their buckets, a bad
+// window a 400 in Weave's error shape, an unknown member a 422, another
+// project a 403.
+func TestCallStatsRoute(t *testing.T) {
+	t.Parallel()
+	f := newWeaveFixture(t, testdb.SQLite(t))
+	alice := basic("api", f.aliceKey)
+	id := newUUID()
+	items := fmt.Sprintf(`{"batch":[{"mode":"start","req":{"start":{"project_id":"alice/p","id":%q,"trace_id":%q,"op_name":"op","started_at":"2026-05-01T12:01:00Z","inputs":{},"attributes":{}}}},`+
+		`{"mode":"end","req":{"end":{"project_id":"alice/p","id":%q,"ended_at":"2026-05-01T12:01:01.5Z","output":"ok","summary":{"usage":{"gpt-4o":{"prompt_tokens":7,"completion_tokens":3}}}}}}]}`, id, id, id)
+	if status, body := post(t, f, alice, "/call/upsert_batch", items); status != 200 {
+		t.Fatalf("%d %s", status, body)
+	}
+	status, body := post(t, f, alice, "/calls/stats", `{"project_id":"alice/p","start":"2026-05-01T12:00:00Z","end":"2026-05-01T12:05:00Z",`+
+		`"usage_metrics":[{"metric":"input_tokens"},{"metric":"output_tokens"}],"call_metrics":[{"metric":"latency_ms","aggregations":["sum"],"percentiles":[95]}]}`)
+	want := `{"start":"2026-05-01T12:00:00Z","end":"2026-05-01T12:05:00Z","granularity":300,"timezone":"UTC",` +
+		`"usage_buckets":[{"timestamp":"2026-05-01T12:00:00+00:00","model":"gpt-4o","sum_input_tokens":7,"sum_output_tokens":3,"count":1}],` +
+		`"call_buckets":[{"timestamp":"2026-05-01T12:00:00+00:00","sum_latency_ms":1500,"p95_latency_ms":1500,"count":1}]}`
+	if status != 200 || strings.TrimSpace(string(body)) != want {
+		t.Errorf("stats: %d\n got %s\nwant %s", status, body, want)
+	}
+	for _, tc := range []struct {
+		body   string
+		status int
+		has    string
+	}{
+		{`{"project_id":"alice/p","start":"2026-05-01T12:00:00Z","end":"2026-04-01T12:00:00Z"}`, 400, `"error_type":"InvalidRequest"`},
+		{`{"project_id":"alice/p","start":"2026-05-01T12:00:00Z","call_metrics":[{"metric":"tokens"}]}`, 422, "metric"},
+		{`{"project_id":"alice/p","start":"2026-05-01T12:00:00Z","bucket":1}`, 422, "bucket"},
+		{`{"project_id":"alice/p"}`, 422, "start"},
+		{`{"project_id":"admin/p","start":"2026-05-01T12:00:00Z"}`, 403, ""},
+	} {
+		status, body := post(t, f, alice, "/calls/stats", tc.body)
+		if status != tc.status || !strings.Contains(string(body), tc.has) {
+			t.Errorf("%s: %d %s", tc.body, status, body)
+		}
+	}
+}
