@@ -72,7 +72,7 @@ func Example_server() {
 	checkpoints, _ := os.MkdirTemp("", "checkpoints")
 	defer os.RemoveAll(checkpoints)
 	blobs, _ := blob.NewDir(checkpoints)
-	trainers := &training.TrainerSet{} // localtrainer.Served(engine) for each of models.Engines()
+	trainers := &training.TrainerSet{} // localtrainer.Served(m) for each of models.Models()
 	trained, _ := training.New(training.Config{DB: db, Objects: training.ObjectFiles(files), Blobs: blobs, Trainer: trainers})
 	gateway, _ := chat.New(chat.Config{Routing: routing, Recorder: chatstore.Recorder{Trace: traces}, Files: chatstore.Files{Objects: files},
 		Adapters: chatstore.Adapters{Training: trained, Authorizer: identity}, Backends: map[string]chat.Backend{chat.KindLocal: models}})

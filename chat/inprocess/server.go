@@ -125,14 +125,28 @@ func (s *Server) open(route *chat.Route) error {
 	return nil
 }
 
-// Engines are the engines of the models served, by route name: the
-// handles the built-in trainer reads the served models through
-// (training/localtrainer.Served). The server owns them; they stay open
-// until Close.
-func (s *Server) Engines() map[string]*engine.Engine {
-	out := make(map[string]*engine.Engine, len(s.models))
+// ServedModel is a model the server runs, as the built-in trainer reads
+// it (training/localtrainer.Served): its files, context length and
+// end-of-turn ids. It stays valid until the server's Close.
+type ServedModel struct{ engine *engine.Engine }
+
+// Dir is the model directory.
+func (m *ServedModel) Dir() string { return m.engine.Dir() }
+
+// MaxModelLen is the most tokens (prompt plus output) a sequence may hold.
+func (m *ServedModel) MaxModelLen() int { return m.engine.MaxModelLen() }
+
+// EOSTokenIDs are the ids that end a choice: the tokenizer's
+// end-of-sequence token, then generation_config.json's others.
+func (m *ServedModel) EOSTokenIDs() []int { return m.engine.EOSTokenIDs() }
+
+// Models are the models served, by route name: the handles the built-in
+// trainer reads them through (training/localtrainer.Served). The server
+// owns them; they stay open until Close.
+func (s *Server) Models() map[string]*ServedModel {
+	out := make(map[string]*ServedModel, len(s.models))
 	for name, m := range s.models {
-		out[name] = m.engine
+		out[name] = &ServedModel{engine: m.engine}
 	}
 	return out
 }

@@ -102,12 +102,16 @@ func newTrainingService(db *weft.DB, queue *jobs.Queue, o *trainingOptions, file
 // localTrainer is the built-in trainer of the models served in-process, or
 // nil when there are none.
 func localTrainer(served *inprocess.Server, maxSFTTokens int, logger *slog.Logger) (*localtrainer.Trainer, error) {
-	if served == nil || len(served.Engines()) == 0 {
+	if served == nil || len(served.Models()) == 0 {
 		return nil, nil
 	}
 	models := map[string]localtrainer.BaseModel{}
-	for name, eng := range served.Engines() {
-		models[name] = localtrainer.Served(eng)
+	for name, m := range served.Models() {
+		base, err := localtrainer.Served(m)
+		if err != nil {
+			return nil, err
+		}
+		models[name] = base
 	}
 	return localtrainer.New(localtrainer.Config{Models: models, MaxSFTTokens: maxSFTTokens, Logger: logger})
 }

@@ -37,9 +37,9 @@ func TestPlanRL(t *testing.T) {
 		t.Fatalf("%d rows", len(plan.steps))
 	}
 	row := plan.steps[0].loss
-	hello := len(tp.Tokenizer.Encode("Hello!<|im_end|>", false))
-	sub := len(tp.Tokenizer.Encode("Sub-agent here.<|im_end|>", false))
-	away := len(tp.Tokenizer.Encode("Go away.<|im_end|>", false))
+	hello := len(tp.tokenizer.Encode("Hello!<|im_end|>", false))
+	sub := len(tp.tokenizer.Encode("Sub-agent here.<|im_end|>", false))
+	away := len(tp.tokenizer.Encode("Go away.<|im_end|>", false))
 	if got := row.AssistantTokens(); got != hello+sub+away {
 		t.Fatalf("%d trained positions, want %d", got, hello+sub+away)
 	}

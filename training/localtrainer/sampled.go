@@ -77,7 +77,7 @@ func (t *Template) sampledTokens(entries []wireLogprob, msg chattemplate.Message
 func (t *Template) entryToken(e wireLogprob) (id int, fromText bool, err error) {
 	if rest, ok := strings.CutPrefix(e.Token, "token_id:"); ok {
 		id, err := strconv.Atoi(rest)
-		if err != nil || id < 0 || id >= t.Tokenizer.VocabSize() {
+		if err != nil || id < 0 || id >= t.tokenizer.VocabSize() {
 			return 0, false, errors.New("it is not a token id of this model")
 		}
 		return id, false, nil
@@ -95,7 +95,7 @@ func (t *Template) entryToken(e wireLogprob) (id int, fromText bool, err error) 
 	ids := t.spelledBy(spelling)
 	if len(ids) == 0 {
 		// A vocabulary string ("Ġthe"), as convert_ids_to_tokens writes it.
-		if id, ok := t.Tokenizer.TokenToID(e.Token); ok {
+		if id, ok := t.tokenizer.TokenToID(e.Token); ok {
 			return id, true, nil
 		}
 		return 0, false, fmt.Errorf("its bytes %q are no token of this model; %w", spelling, errReadBack)
@@ -105,7 +105,7 @@ func (t *Template) entryToken(e wireLogprob) (id int, fromText bool, err error) 
 	}
 	id = ids[0]
 	if e.Token != string(spelling) && !slices.Contains(t.tokenTexts(id), e.Token) {
-		return 0, false, fmt.Errorf("its bytes %q are token %d, whose text is %q", spelling, id, t.Tokenizer.Decode([]int{id}, tokenizer.DecodeOptions{}))
+		return 0, false, fmt.Errorf("its bytes %q are token %d, whose text is %q", spelling, id, t.tokenizer.Decode([]int{id}, tokenizer.DecodeOptions{}))
 	}
 	return id, true, nil
 }
@@ -114,7 +114,7 @@ func (t *Template) entryToken(e wireLogprob) (id int, fromText bool, err error) 
 // with and without the tokenizer's clean-up of spaces.
 func (t *Template) tokenTexts(id int) []string {
 	one := []int{id}
-	return []string{t.Tokenizer.Decode(one, tokenizer.DecodeOptions{}), t.Tokenizer.Decode(one, tokenizer.DecodeOptions{KeepTokenizationSpaces: true})}
+	return []string{t.tokenizer.Decode(one, tokenizer.DecodeOptions{}), t.tokenizer.Decode(one, tokenizer.DecodeOptions{KeepTokenizationSpaces: true})}
 }
 
 // spellings maps each token's bytes to its id. Tokens that share their
@@ -133,7 +133,7 @@ var byteFallback = regexp.MustCompile(`^<0x[0-9A-Fa-f]{2}>$`)
 func (t *Template) spelledBy(b []byte) []int {
 	s := &t.spellings
 	s.once.Do(func() {
-		tok := t.Tokenizer
+		tok := t.tokenizer
 		s.one = make(map[string]int32, tok.VocabSize())
 		s.shared = map[string][]int{}
 		for id := range tok.VocabSize() {
@@ -188,7 +188,7 @@ func (t *Template) checkSpelled(ids []int, msg chattemplate.Message) (int, error
 	}
 	spelled, ends := t.spell(ids, true)
 	all, _ := t.spell(ids, false)
-	decoded := []string{t.Tokenizer.Decode(ids, tokenizer.DecodeOptions{SkipSpecialTokens: true}), t.Tokenizer.Decode(ids, tokenizer.DecodeOptions{})}
+	decoded := []string{t.tokenizer.Decode(ids, tokenizer.DecodeOptions{SkipSpecialTokens: true}), t.tokenizer.Decode(ids, tokenizer.DecodeOptions{})}
 	for _, text := range texts {
 		if containsInOrder(spelled, text) || containsInOrder(all, text) || containsInOrder(decoded[0], text) || containsInOrder(decoded[1], text) {
 			continue
@@ -206,8 +206,8 @@ func (t *Template) spell(ids []int, skipSpecial bool) (string, []int) {
 	var b []byte
 	ends := make([]int, len(ids))
 	for i, id := range ids {
-		if !skipSpecial || !t.Tokenizer.IsSpecial(id) {
-			tb, _ := t.Tokenizer.TokenBytes(id)
+		if !skipSpecial || !t.tokenizer.IsSpecial(id) {
+			tb, _ := t.tokenizer.TokenBytes(id)
 			b = append(b, tb...)
 		}
 		ends[i] = len(b)

@@ -79,7 +79,7 @@ func serve(t *testing.T, name string, dims llmtest.Dims, files map[string][]byte
 	if err != nil {
 		t.Fatal(err)
 	}
-	return servedModel{gateway: g, tp: &Template{Tokenizer: tok, Chat: tmpl, EndOfTurn: []int{tok.SpecialTokens().EOS.ID}}}
+	return servedModel{gateway: g, tp: &Template{tokenizer: tok, chat: tmpl, EndOfTurn: []int{tok.SpecialTokens().EOS.ID}}}
 }
 
 // choices asks the served model for a completion and returns its choices as
@@ -121,7 +121,7 @@ func TestPlainLogprobsReadBackAsSampledIDs(t *testing.T) {
 			for seed := 1; seed <= 4; seed++ {
 				extra := ""
 				if seed == 4 {
-					extra = `,"logit_bias":` + hardTokens(s.tp.Tokenizer)
+					extra = `,"logit_bias":` + hardTokens(s.tp.tokenizer)
 				}
 				plain := s.choices(t, fmt.Sprintf(request, seed, extra))
 				named := s.choices(t, fmt.Sprintf(request, seed, extra+`,"return_tokens_as_token_ids":true`))
@@ -156,9 +156,9 @@ func TestPlainLogprobsReadBackAsSampledIDs(t *testing.T) {
 						if a.IDs[k] == b.IDs[k] {
 							continue
 						}
-						raw, _ := s.tp.Tokenizer.IDToToken(b.IDs[k])
-						ba, _ := s.tp.Tokenizer.TokenBytes(a.IDs[k])
-						bb, _ := s.tp.Tokenizer.TokenBytes(b.IDs[k])
+						raw, _ := s.tp.tokenizer.IDToToken(b.IDs[k])
+						ba, _ := s.tp.tokenizer.TokenBytes(a.IDs[k])
+						bb, _ := s.tp.tokenizer.TokenBytes(b.IDs[k])
 						if !byteFallback.MatchString(raw) || string(ba) != string(bb) {
 							t.Fatalf("seed %d choice %d, token %d: read %d, sampled %d (%q)", seed, i, k, a.IDs[k], b.IDs[k], raw)
 						}

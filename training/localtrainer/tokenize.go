@@ -13,13 +13,13 @@ import (
 )
 
 // Template is what turning conversations into training sequences needs of the
-// base model: the engine's tokenizer and chat template and the ids that end a
-// turn. Prompts are rendered as the engine renders them for a chat completion
+// base model: its tokenizer and chat template (read by [LoadTemplate]) and the
+// ids that end a turn. Prompts are rendered as the engine renders them for a chat completion
 // (default template arguments, no added special tokens), so that training sees
 // exactly the tokens the model was sampled from.
 type Template struct {
-	Tokenizer *tokenizer.Tokenizer
-	Chat      *chattemplate.Template
+	tokenizer *tokenizer.Tokenizer
+	chat      *chattemplate.Template
 	// EndOfTurn are the ids that end an assistant turn (the engine's
 	// end-of-sequence ids, e.g. Qwen's <|im_end|>).
 	EndOfTurn []int
@@ -138,7 +138,7 @@ func (t *Template) sequences(turns []turn, rawTools []json.RawMessage, trained f
 		var context, turnIDs []int
 		var turnTrained []bool
 		if tr.sampled != nil {
-			context = t.Tokenizer.Encode(prompt, false)
+			context = t.tokenizer.Encode(prompt, false)
 			turnIDs = tr.sampled
 		} else {
 			full, err := t.render(msgs[:k+1], tools, false)
@@ -148,8 +148,8 @@ func (t *Template) sequences(turns []turn, rawTools []json.RawMessage, trained f
 			if !strings.HasPrefix(full, prompt) {
 				return nil, fmt.Errorf("%w: the chat template writes message %d otherwise than after its generation prompt", ErrConversation, k)
 			}
-			context = t.Tokenizer.Encode(prompt, false)
-			turnIDs = t.Tokenizer.Encode(full[len(prompt):], false)
+			context = t.tokenizer.Encode(prompt, false)
+			turnIDs = t.tokenizer.Encode(full[len(prompt):], false)
 			turnTrained = t.throughEndOfTurn(turnIDs)
 		}
 		if !slices.Equal(cur.IDs, context[:min(len(cur.IDs), len(context))]) || len(cur.IDs) > len(context) {
@@ -183,7 +183,7 @@ func (t *Template) throughEndOfTurn(ids []int) []bool {
 }
 
 func (t *Template) render(msgs []chattemplate.Message, tools []json.RawMessage, generationPrompt bool) (string, error) {
-	text, err := t.Chat.Render(chattemplate.Input{Messages: msgs, Tools: tools, AddGenerationPrompt: generationPrompt})
+	text, err := t.chat.Render(chattemplate.Input{Messages: msgs, Tools: tools, AddGenerationPrompt: generationPrompt})
 	if err != nil {
 		return "", fmt.Errorf("%w: chat template: %v", ErrConversation, err)
 	}

@@ -36,7 +36,7 @@ var qwen3Template = sync.OnceValues(func() (*Template, error) {
 	if !ok {
 		return nil, errors.New("no <|im_end|>")
 	}
-	return &Template{Tokenizer: tok, Chat: chat, EndOfTurn: []int{end}}, nil
+	return &Template{tokenizer: tok, chat: chat, EndOfTurn: []int{end}}, nil
 })
 
 // qwen3 is the real Qwen3 tokenizer and chat template, with <|im_end|> ending
@@ -74,14 +74,14 @@ func split(tp *Template, s Sequence) (trained []string, all string) {
 			continue
 		}
 		if run != nil {
-			trained = append(trained, tp.Tokenizer.Decode(run, tokenizer.DecodeOptions{}))
+			trained = append(trained, tp.tokenizer.Decode(run, tokenizer.DecodeOptions{}))
 			run = nil
 		}
 	}
 	if run != nil {
-		trained = append(trained, tp.Tokenizer.Decode(run, tokenizer.DecodeOptions{}))
+		trained = append(trained, tp.tokenizer.Decode(run, tokenizer.DecodeOptions{}))
 	}
-	return trained, tp.Tokenizer.Decode(s.IDs, tokenizer.DecodeOptions{})
+	return trained, tp.tokenizer.Decode(s.IDs, tokenizer.DecodeOptions{})
 }
 
 // choice is a chat completion choice whose logprobs name the tokens of text
@@ -89,7 +89,7 @@ func split(tp *Template, s Sequence) (trained []string, all string) {
 // log-probability -0.1·(position+1).
 func choice(tp *Template, content string, toolCalls []any, sampled string) map[string]any {
 	var entries []any
-	for i, id := range tp.Tokenizer.Encode(sampled, false) {
+	for i, id := range tp.tokenizer.Encode(sampled, false) {
 		entries = append(entries, map[string]any{"token": fmt.Sprintf("token_id:%d", id), "logprob": -0.1 * float64(i+1), "bytes": nil, "top_logprobs": []any{}})
 	}
 	msg := map[string]any{"role": "assistant", "content": content}
@@ -194,9 +194,9 @@ func TestTrajectoryTrainsSampledChoices(t *testing.T) {
 	}
 	// The sampled ids follow exactly the engine's prompt for the first choice.
 	wireTools, _ := chattemplate.WireTools(tools)
-	prompt, _ := tp.Chat.Render(chattemplate.Input{Messages: []chattemplate.Message{{Role: "user", Content: "Find the invoice"}},
+	prompt, _ := tp.chat.Render(chattemplate.Input{Messages: []chattemplate.Message{{Role: "user", Content: "Find the invoice"}},
 		Tools: wireTools, AddGenerationPrompt: true})
-	want := append(tp.Tokenizer.Encode(prompt, false), tp.Tokenizer.Encode(call, false)...)
+	want := append(tp.tokenizer.Encode(prompt, false), tp.tokenizer.Encode(call, false)...)
 	if fmt.Sprint(seqs[0].IDs[:len(want)]) != fmt.Sprint(want) {
 		t.Errorf("first sequence does not start with the engine's prompt and the sampled tokens")
 	}

@@ -65,12 +65,12 @@ func tinyTrainer(t *testing.T) (*Trainer, *model.Model) {
 // prompt (ctx) and of that prompt followed by reply (ids).
 func promptAndReply(t *testing.T, tp *Template, prompt, reply string) (ctx, ids []int) {
 	t.Helper()
-	text, err := tp.Chat.Render(chattemplate.Input{Messages: []chattemplate.Message{{Role: "user", Content: prompt}}, AddGenerationPrompt: true})
+	text, err := tp.chat.Render(chattemplate.Input{Messages: []chattemplate.Message{{Role: "user", Content: prompt}}, AddGenerationPrompt: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx = tp.Tokenizer.Encode(text, false)
-	return ctx, append(append([]int(nil), ctx...), tp.Tokenizer.Encode(reply, false)...)
+	ctx = tp.tokenizer.Encode(text, false)
+	return ctx, append(append([]int(nil), ctx...), tp.tokenizer.Encode(reply, false)...)
 }
 
 // replyLogprob is the summed log-probability of reply (the tokens of the
@@ -147,7 +147,7 @@ func sum(xs []float64) float64 {
 func sampledChoice(t *testing.T, m *model.Model, tp *Template, prompt, reply string) map[string]any {
 	_, lps := replyLogprob(t, m, nil, tp, prompt, reply)
 	var entries []any
-	for i, id := range tp.Tokenizer.Encode(reply, false) {
+	for i, id := range tp.tokenizer.Encode(reply, false) {
 		entries = append(entries, map[string]any{"token": fmt.Sprintf("token_id:%d", id), "logprob": lps[i]})
 	}
 	return map[string]any{"finish_reason": "stop", "index": 0, "message": map[string]any{"role": "assistant", "content": reply},

@@ -62,7 +62,11 @@ func newLocalTrainingOn(t *testing.T, path string) *localTraining {
 	}
 	gateway := openLocalGateway(t, chat.Config{Routing: routing, Adapters: chatstore.Adapters{Training: manager}, Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() { _ = gateway.Close(context.Background()) })
-	trainer, err := localtrainer.New(localtrainer.Config{Models: map[string]localtrainer.BaseModel{"tiny": localtrainer.Served(gateway.models.Engines()["tiny"])},
+	base, err := localtrainer.Served(gateway.models.Models()["tiny"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	trainer, err := localtrainer.New(localtrainer.Config{Models: map[string]localtrainer.BaseModel{"tiny": base},
 		Threads: 1, Seed: 3})
 	if err != nil {
 		t.Fatal(err)

@@ -121,7 +121,7 @@ func Open(dir string, cfg ModelConfig) (*Engine, error) {
 		return nil, fmt.Errorf("%w: %s: vocab_size %d is smaller than the tokenizer's %d ids",
 			ErrModelDir, ConfigFile, mc.VocabSize, e.tok.VocabSize())
 	}
-	if e.tmpl, err = loadTemplate(dir); err != nil {
+	if e.tmpl, err = LoadChatTemplate(dir); err != nil {
 		return nil, err
 	}
 	if id := e.tok.SpecialTokens().EOS.ID; id >= 0 {
@@ -178,7 +178,10 @@ func resolveMaxModelLen(mc *model.Config, cfg ModelConfig) (int, error) {
 	return cfg.MaxModelLen, nil
 }
 
-func loadTemplate(dir string) (*chattemplate.Template, error) {
+// LoadChatTemplate reads a model directory's chat template as Open does:
+// chat_template.jinja, else tokenizer_config.json's, with the special
+// tokens the template sees. An error wraps ErrModelDir.
+func LoadChatTemplate(dir string) (*chattemplate.Template, error) {
 	config, err := modelfiles.ReadFile(dir, tokenizer.TokenizerConfigFile)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %v", ErrModelDir, err)
