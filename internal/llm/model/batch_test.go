@@ -74,7 +74,7 @@ func kConfig(arch Architecture) *Config {
 // block formats and half precision: batched, a sequence's logits are the
 // same bits as alone.
 func TestQuantizedBatchedEqualsAlone(t *testing.T) {
-	for _, wt := range []WeightType{Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, F16, BF16} {
+	for _, wt := range []WeightType{Int8, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, F16, BF16} {
 		t.Run(string(wt), func(t *testing.T) {
 			checkBatchedEqualsAlone(t, randomModel(t, kConfig(Qwen2), Options{WeightType: wt, Threads: 2}))
 		})

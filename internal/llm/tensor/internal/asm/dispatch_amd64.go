@@ -3,6 +3,8 @@
 package asm
 
 import (
+	"unsafe"
+
 	"golang.org/x/sys/cpu"
 
 	"github.com/weftlabs/weft/internal/llm/quant"
@@ -279,11 +281,31 @@ func matmulTQ8Q8(dst []float32, ldd int, a []int8, as []float32, b []int8, bs []
 	}
 	for j0 := 0; j0 < n; j0 += cols {
 		w := min(cols, n-j0)
-		for i := 0; i < m; i++ {
+		i := 0
+		if useVNNI && q8q8Tiles && m >= q8q8TileMinRows {
+			// Groups of four rows by four columns (Q8_0's tile on the
+			// int8 layout); the columns past the last whole tile row by
+			// row.
+			whole := w - w%4
+			for ; i+4 <= m; i += 4 {
+				if whole > 0 {
+					qdotQ8Q8Tile(&dst[i*ldd+j0], ldd, &a[i*k], &as[i*nbk], k, (*byte)(unsafe.Pointer(&b[j0*k])), k, whole, nbk, &bs[j0*nbk])
+				}
+				for r := i; r < i+4 && whole < w; r++ {
+					matmulTQ8Q8Row(&dst[r*ldd+j0+whole], &a[r*k], &as[r*nbk], &b[(j0+whole)*k], &bs[(j0+whole)*nbk], w-whole, k)
+				}
+			}
+		}
+		for ; i < m; i++ {
 			matmulTQ8Q8Row(&dst[i*ldd+j0], &a[i*k], &as[i*nbk], &b[j0*k], &bs[j0*nbk], w, k)
 		}
 	}
 }
+
+// q8q8TileMinRows is the fewest rows MatMulTQ8Q8 gives the VNNI tile, as
+// for Q8_0 (a batch of decode steps streams the weights faster through
+// the AVX2 row kernel).
+const q8q8TileMinRows = 32
 
 // quantRowKernels are the assembly products of row i of x by n rows of
 // weights of a format, stride wstride bytes apart.

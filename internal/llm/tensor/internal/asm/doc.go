@@ -74,8 +74,10 @@
 // each lane's sum, scaled by the two blocks' scales, is added to that lane's
 // float32 accumulator; the lanes are folded as above. It reads a quarter of
 // MatMulT's bytes and does 32 multiply-adds in a handful of instructions
-// (q8q8_amd64.s, written by hand); the assembly and the pure-Go version
-// round the same steps, so they agree bit for bit.
+// (q8q8_amd64.s, written by hand; from 32 rows on AVX-512 VNNI, groups of
+// four rows take Q8_0's four-column tile generated for this layout,
+// qdotQ8Q8Tile); the assembly and the pure-Go version round the same
+// steps, so they agree bit for bit.
 //
 // # Block-quantised weights
 //

@@ -880,6 +880,7 @@ func main() {
 			g.kernel32VNNI(f, rows)
 		}
 	}
+	g.kernel32VNNI(q8q8, 4)
 	out := strings.ReplaceAll(g.buf.String(), "\t\n", "\n")
 	if err := os.WriteFile("quant_amd64.s", []byte(out), 0o644); err != nil {
 		log.Fatal(err)

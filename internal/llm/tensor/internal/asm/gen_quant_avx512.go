@@ -350,15 +350,32 @@ func vnniCol4Addr(c, off int) string {
 // their weights' scales, Z12 the row's bytes, Z13 its −bias·Σx, Z14 its
 // scale, Z15–Z18 scratch, Z20 the bias bytes, Z21 the nibble mask, Z23
 // zero; for Q5_0, Z22, Z19 and Z24 highBits32's tables and the byte 1.
+//
+// q8q8 (qdotQ8Q8Tile, MatMulTQ8Q8's int8 weights) is Q8_0's tile on a
+// matrix of plain int8 rows (k bytes, wstride apart) whose float32 scales
+// lie apart, nb per column from ws: R13 points at column 0's scale of the
+// block, R14 = 4·nb, 8(SP) the tile's first.
 func (g *gen) kernel32VNNI(f format32, rows int) {
 	name := tileName(f.name, rows)
-	nibbles, five := f.name != "Q8_0", f.name == "Q5_0"
+	split := f.name == q8q8.name
+	nibbles, five := f.name != "Q8_0" && !split, f.name == "Q5_0"
 	lvOff := 2
-	if five {
+	switch {
+	case five:
 		lvOff = 6
+	case split:
+		lvOff = 0
 	}
-	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)\n", name)
-	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $8-72\n", name)
+	if split {
+		fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int, ws *float32)\n", name)
+		fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $16-80\n", name)
+		g.p("MOVQ ws+72(FP), R13")
+		g.p("MOVQ nb+64(FP), R14")
+		g.p("SHLQ $2, R14")
+	} else {
+		fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)\n", name)
+		fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $8-72\n", name)
+	}
 	g.p("MOVQ dst+0(FP), DI")
 	g.p("MOVQ w+40(FP), R9")
 	g.p("MOVQ wstride+48(FP), BX")
@@ -388,6 +405,9 @@ func (g *gen) kernel32VNNI(f format32, rows int) {
 		g.p("VPXORD %s, %s, %s", z(i), z(i), z(i))
 	}
 	g.p("MOVQ R9, 0(SP)")
+	if split {
+		g.p("MOVQ R13, 8(SP)")
+	}
 	g.p("LEAQ (R9)(BX*2), R12")
 	g.p("ADDQ BX, R12")
 	g.p("MOVQ x+16(FP), SI")
@@ -418,9 +438,22 @@ func (g *gen) kernel32VNNI(f format32, rows int) {
 				g.p("VPORD Z17, %s, %s", z(lv), z(lv))
 			}
 		} else {
-			g.p("VMOVDQU32 %s, Y17", vnniCol4Addr(c0, 2))
-			g.p("VINSERTI64X4 $1, %s, Z17, Z17", vnniCol4Addr(c1, 2))
+			g.p("VMOVDQU32 %s, Y17", vnniCol4Addr(c0, lvOff))
+			g.p("VINSERTI64X4 $1, %s, Z17, Z17", vnniCol4Addr(c1, lvOff))
 			g.p("VPXORD Z20, Z17, %s", z(lv))
+		}
+		if split {
+			// The columns' float32 scales, nb·4 bytes (R14) apart.
+			if p == 0 {
+				g.p("VBROADCASTSS (R13), Y10")
+				g.p("VBROADCASTSS (R13)(R14*1), Y18")
+			} else {
+				g.p("LEAQ (R13)(R14*2), AX")
+				g.p("VBROADCASTSS (AX), Y11")
+				g.p("VBROADCASTSS (AX)(R14*1), Y18")
+			}
+			g.p("VINSERTF32X8 $1, Y18, Z%d, Z%d", 10+p, 10+p)
+			continue
 		}
 		g.p("VPBROADCASTW %s, X%d", vnniCol4Addr(c0, 0), 10+p)
 		g.p("VPBROADCASTW %s, X18", vnniCol4Addr(c1, 0))
@@ -450,6 +483,9 @@ func (g *gen) kernel32VNNI(f format32, rows int) {
 	g.p("ADDQ $32, SI")
 	g.p("ADDQ $%d, R9", f.bytes)
 	g.p("ADDQ $%d, R12", f.bytes)
+	if split {
+		g.p("ADDQ $4, R13")
+	}
 	g.p("ADDQ $4, DX")
 	g.p("CMPQ DX, R8")
 	g.p("JLT %s_loop", name)
@@ -458,11 +494,19 @@ func (g *gen) kernel32VNNI(f format32, rows int) {
 	g.p("SUBQ $4, CX")
 	g.p("MOVQ 0(SP), R9")
 	g.p("LEAQ (R9)(BX*4), R9")
+	if split {
+		g.p("MOVQ 8(SP), R13")
+		g.p("LEAQ (R13)(R14*4), R13")
+	}
 	g.p("JMP %s_tile", name)
 	g.label(name + "_done")
 	g.p("VZEROUPPER")
 	g.p("RET")
 }
+
+// q8q8 is the layout of MatMulTQ8Q8's weights as kernel32VNNI takes it:
+// 32 levels a block, the scales elsewhere.
+var q8q8 = format32{name: "Q8Q8", bytes: 32, full: true}
 
 // vnniConstants are the tables of the VNNI tiles: for part cp of a Q4_K
 // super-block, the word indices that spread scale 2cp over the low half of

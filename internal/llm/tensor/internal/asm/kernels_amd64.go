@@ -129,6 +129,9 @@ func qdotQ4_KTile1(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int
 func qdotQ6_KTile1(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)
 
 //go:noescape
+func qdotQ8Q8Tile(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int, ws *float32)
+
+//go:noescape
 func qdotQ8_0Tile1(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)
 
 //go:noescape

@@ -9,6 +9,10 @@ import (
 // in MatMulTQ8Q8, on both operands.
 const Q8Block = 32
 
+// q8q8Tiles switches the VNNI tile of MatMulTQ8Q8 on;
+// BenchmarkMatMulTQ8Q8Tile turns it off to measure what it buys.
+var q8q8Tiles = true
+
 // QuantizeBlock quantises src symmetrically to int8 in dst: the scale is
 // max|src|/127 and each element rounds to the nearest multiple of it (halves
 // away from zero), so it is off by at most half the scale. It returns the

@@ -84,7 +84,59 @@ func TestMatMulTQ8Q8AssemblyEqualsPureGo(t *testing.T) {
 			}
 		}
 	}
-	check(3, 1037, 1024, 1040) // more columns than one cache block of the assembly holds
+	check(3, 1037, 1024, 1040)        // more columns than one cache block of the assembly holds
+	for _, m := range []int{32, 37} { // the VNNI tile's groups of four, and rows past them
+		for _, n := range []int{1, 4, 5, 13, 49} {
+			check(m, n, 96, n+1)
+		}
+	}
+	check(33, 1030, 1024, 1030)
+}
+
+// TestMatMulTQ8Q8TileOnAdversarialBlocks gives the four-row tiles (32 rows
+// or more) levels at ±127, all-zero blocks, subnormal, huge and zero
+// scales: the assembly must give the pure-Go bits.
+func TestMatMulTQ8Q8TileOnAdversarialBlocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	blocks := func(rows, k int) ([]int8, []float32) {
+		q, s := make([]int8, rows*k), make([]float32, rows*k/Q8Block)
+		for b := range s {
+			lv := q[b*Q8Block : (b+1)*Q8Block]
+			switch r.IntN(5) {
+			case 0: // zeros
+			case 1:
+				for i := range lv {
+					lv[i] = int8(127 - 254*r.IntN(2))
+				}
+			default:
+				for i := range lv {
+					lv[i] = int8(r.IntN(255) - 127)
+				}
+			}
+			switch r.IntN(5) {
+			case 0:
+				s[b] = math.Float32frombits(uint32(1 + r.IntN(1<<23))) // subnormal
+			case 1:
+				s[b] = float32(r.Float64()) * 1e18
+			case 2:
+				s[b] = 0
+			default:
+				s[b] = float32(r.Float64() * 0.02)
+			}
+		}
+		return q, s
+	}
+	for _, mnk := range [][3]int{{32, 24, 64}, {36, 13, 256}, {40, 7, 1024}} {
+		m, n, k := mnk[0], mnk[1], mnk[2]
+		a, as := blocks(m, k)
+		b, bs := blocks(n, k)
+		got, pure := make([]float32, m*n), make([]float32, m*n)
+		MatMulTQ8Q8Strided(got, n, a, as, b, bs, m, n, k)
+		matmulTQ8Q8Generic(pure, n, a, as, b, bs, m, n, k)
+		if i := sameBits(got, pure); i >= 0 {
+			t.Fatalf("m=%d n=%d k=%d element %d: assembly %v, pure Go %v", m, n, k, i, got[i], pure[i])
+		}
+	}
 }
 
 // TestQuantizeBlock: every element within half a scale of its value, the
