@@ -188,7 +188,8 @@ func (w *wiring) wire(ctx context.Context, db *weft.DB, identity *weft.Identity,
 		AnnotationSpecs: feedback.ObjectSpecs(files), Feed: feed, Fallback: api, RateLimiter: api, Logger: logger,
 		Training: trainingService, Monitors: monitors, Chat: cfg.Chat, BodyReadTimeout: opts.limits.body,
 		SecureCookies: opts.cookies.secure, TrustedProxies: opts.cookies.trustedProxies,
-		MaxLiveStreams: int(opts.limits.liveStreams), LiveRefreshes: int(opts.limits.liveRefreshes), MaxExportRows: int(opts.limits.exportRows)})
+		MaxLiveStreams: int(opts.limits.liveStreams), LiveRefreshes: int(opts.limits.liveRefreshes), MaxExportRows: int(opts.limits.exportRows),
+		DatasetLimits: cfg.DatasetLimits})
 	return err
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/chat"
+	"github.com/weftlabs/weft/datasets"
 	"github.com/weftlabs/weft/feedback"
 	"github.com/weftlabs/weft/monitor"
 	"github.com/weftlabs/weft/objects"
@@ -108,6 +109,11 @@ type Config struct {
 	// again no sooner than liveCostFactor times as long as its last refresh
 	// took. Defaults to DefaultLiveRefreshes.
 	LiveRefreshes int
+	// DatasetLimits bound the datasets the trace list's selection makes,
+	// as they bound POST /v2/{entity}/{project}/datasets/from_calls
+	// (httpapi.Config.DatasetLimits). Zero values take the datasets
+	// package's defaults.
+	DatasetLimits datasets.Limits
 	// MaxExportRows bounds the calls one export of the trace list (CSV or
 	// JSONL) writes: the first that many of its view, in the view's order.
 	// Defaults to DefaultMaxExportRows.
@@ -138,6 +144,8 @@ type Handler struct {
 	// crossOrigin refuses state-changing requests sent from other origins
 	// (Sec-Fetch-Site and Origin), before the CSRF token is even looked at.
 	crossOrigin *http.CrossOriginProtection
+	// datasets makes the selection's datasets; nil without Objects.
+	datasets *datasets.Builder
 	// alignments keeps the alignments of recent evaluation comparisons.
 	alignments alignmentCache
 	// live shares live list refreshes among streams and counts each
@@ -168,6 +176,11 @@ func New(cfg Config) (*Handler, error) {
 		crossOrigin: http.NewCrossOriginProtection(),
 		live:        newLiveHub(cfg.MaxLiveStreams, cfg.LiveRefreshes),
 		closing:     make(chan struct{}),
+	}
+	if cfg.Objects != nil {
+		if h.datasets, err = datasets.New(datasets.Config{Calls: cfg.Trace, Datasets: cfg.Objects, Limits: cfg.DatasetLimits}); err != nil {
+			return nil, err
+		}
 	}
 	h.crossOrigin.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.renderError(w, r, http.StatusForbidden, "This request came from another site and was refused.")

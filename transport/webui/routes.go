@@ -25,14 +25,16 @@ func (h *Handler) routes() {
 	h.mux.Handle("GET /{$}", h.signedIn(h.projectsPage))
 	h.mux.Handle("GET "+Prefix+"{$}", http.RedirectHandler("/", http.StatusSeeOther))
 
-	// Trace list: the project's home, its live stream, its export and its
-	// saved views.
+	// Trace list: the project's home, its live stream, its export, its
+	// saved views and the actions on calls selected in it.
 	get("{$}", h.tracesPage)
 	get("live", h.traceListLive)
 	get("export", h.exportTraces)
 	get("views/{name}", h.openView)
 	post("views", h.saveView)
 	post("views/{name}/delete", h.deleteView)
+	post("selection/queue", h.selectionToQueue)
+	post("selection/dataset", h.selectionToDataset)
 
 	// Trace view: the tree, its children, the detail pane, "show all",
 	// feedback, next error, object versions and files refs lead to, and the

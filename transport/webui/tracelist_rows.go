@@ -47,6 +47,14 @@ type tracesView struct {
 	HasViews   bool
 	CanSave    bool
 	SaveQuery  string
+	// Selectable draws a checkbox on each row, for the selection form
+	// (this server keeps queues or datasets). The rows are the same for
+	// every viewer, as live updates share them; the stylesheet hides the
+	// boxes of a page without the form.
+	Selectable bool
+	// Selection offers the actions on selected rows to a viewer who may
+	// write to the project (tracelist_selection.go); nil to a reader.
+	Selection *selectionOffer
 }
 
 // listRow is one trace of the list.
@@ -88,10 +96,14 @@ func (h *Handler) tracesPage(w http.ResponseWriter, r *http.Request, v *viewer, 
 		return
 	}
 	data, err := h.listData(r.Context(), projectID, view, nil)
+	writer := h.cfg.Authorizer.Authorize(r.Context(), v.principal, projectID, true) == nil
 	if err == nil && h.cfg.Objects != nil {
 		data.HasViews, data.SaveQuery = true, view.values("after", "", "offset", "").Encode()
-		data.CanSave = h.cfg.Authorizer.Authorize(r.Context(), v.principal, projectID, true) == nil
+		data.CanSave = writer
 		data.SavedViews, err = h.savedViews(r.Context(), projectID, view.url(projectID, "after", "", "offset", ""))
+	}
+	if err == nil && writer {
+		data.Selection, err = h.selectionOf(r, projectID)
 	}
 	if err != nil {
 		h.refuse(w, r, err)
@@ -105,7 +117,7 @@ func (h *Handler) tracesPage(w http.ResponseWriter, r *http.Request, v *viewer, 
 func (h *Handler) listData(ctx context.Context, projectID string, view listView, fresh map[string]bool) (tracesView, error) {
 	data := tracesView{Project: projectID, View: view, First: view.Offset + 1,
 		Statuses:  []string{trace.StatusSuccess, trace.StatusError, trace.StatusRunning, trace.StatusDescendantError},
-		SortLinks: map[string]string{}}
+		SortLinks: map[string]string{}, Selectable: h.cfg.Feedback != nil || h.datasets != nil}
 	if h.cfg.Feed != nil {
 		data.Live = withQuery(projectPath(projectID, "live"), view.values())
 	}

@@ -69,3 +69,44 @@ document.addEventListener("submit", (event) => {
   if (!(form instanceof HTMLFormElement) || !form.matches("[data-save-view]")) return;
   form.elements.namedItem("query").value = location.search.replace(/^\?/, "");
 });
+
+// The selection: the rows' boxes belong to the form #selection. The chosen
+// ids are kept here too, so that a live update or a filter change, which
+// draws the rows afresh, shows the chosen rows still chosen; the count says
+// how many the form will send (those on the page).
+const chosen = new Set();
+const selection = document.getElementById("selection");
+function showSelection() {
+  if (!selection) return;
+  const boxes = [...document.querySelectorAll('#traces input[name="call"]')];
+  for (const box of boxes) box.checked = chosen.has(box.value);
+  const n = boxes.filter((box) => box.checked).length;
+  const all = document.querySelector("#traces [data-select-all]");
+  if (all) {
+    all.checked = n > 0 && n === boxes.length;
+    all.indeterminate = n > 0 && n < boxes.length;
+  }
+  // Written only when it changes: the write is itself a change of the
+  // page that the observer below hears.
+  const count = selection.querySelector("[data-selection-count]");
+  const text = n === 0 ? "Select traces to add them to a queue or a dataset." : `${n} selected`;
+  if (count.textContent !== text) count.textContent = text;
+}
+document.addEventListener("change", (event) => {
+  const box = event.target;
+  if (!(box instanceof HTMLInputElement)) return;
+  if (box.matches('#traces input[name="call"]')) {
+    if (box.checked) chosen.add(box.value); else chosen.delete(box.value);
+  } else if (box.matches("#traces [data-select-all]")) {
+    for (const row of document.querySelectorAll('#traces input[name="call"]')) {
+      if (box.checked) chosen.add(row.value); else chosen.delete(row.value);
+    }
+  } else {
+    return;
+  }
+  showSelection();
+});
+// A filter change replaces #results itself, so the page is watched.
+if (selection) {
+  new MutationObserver(showSelection).observe(document.querySelector("main") ?? document.body, { childList: true, subtree: true });
+}
