@@ -83,7 +83,8 @@ func TestMonitorPages(t *testing.T) {
 		t.Fatalf("an unknown monitor: %d", p.status)
 	}
 	one.mustContain(t, `href="/ui/p/alice/p/edit-monitor?id=graded"`, `action="/ui/p/alice/p/monitors/graded/active"`,
-		`name="active" value="0"><button type="submit">Pause</button>`, `href="/ui/p/alice/p/edit-scorer?name=judge"`)
+		`name="active" value="0"><button type="submit">Pause</button>`, `href="/ui/p/alice/p/edit-scorer?name=judge"`,
+		`href="/ui/p/alice/p/?verdict=judge&amp;sort=verdict&amp;dir=asc"`)
 
 	bob := s.browser(t)
 	bob.signIn("", s.bobKey)

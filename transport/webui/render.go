@@ -64,6 +64,7 @@ func loadPages(a *assets) (*pages, error) {
 		"dict":        dict,
 		"percent":     func(rate float64) float64 { return rate * 100 },
 		"cost":        func(c float64) string { return strconv.FormatFloat(c, 'f', 6, 64) },
+		"verdictOps":  func() map[string]string { return verdictOpLabels },
 	}
 	for name, f := range traceViewFuncs(newMarkdownRenderer()) {
 		funcs[name] = f

@@ -36,6 +36,8 @@ type listView struct {
 	// Ref is an op or object version ref: the list shows every call (not
 	// only roots) that ran the op or took the object as an input.
 	Ref string
+	// Verdict filters by a scorer's verdict (tracelist_verdict.go).
+	Verdict verdictFilter
 	// Cols are the chosen inputs.* / output.* columns, in order.
 	Cols []string
 	Sort string // a sortable field
@@ -123,10 +125,18 @@ func parseListView(q url.Values) (listView, error) {
 			return v, weft.Errorf(errBadView, "cols: at most %d columns", maxListColumns)
 		}
 	}
+	verdict, err := parseVerdict(q)
+	if err != nil {
+		return v, err
+	}
+	v.Verdict = verdict
 	if v.Sort == "" {
 		v.Sort = "started_at"
 	}
-	if !slices.Contains(sortableColumns, v.Sort) && !slices.Contains(v.Cols, v.Sort) {
+	if v.Sort == sortVerdict && v.Verdict.Scorer == "" {
+		return v, weft.Errorf(errBadView, "sort: sorting by verdict needs a verdict filter's scorer")
+	}
+	if !slices.Contains(sortableColumns, v.Sort) && !slices.Contains(v.Cols, v.Sort) && v.Sort != sortVerdict {
 		return v, weft.Errorf(errBadView, "sort: cannot sort by %q (sort by a shown column)", truncate(v.Sort, 40))
 	}
 	switch v.Dir {
@@ -212,7 +222,8 @@ func (v listView) query(projectID, userID string) *trace.CallsQueryReq {
 	return &trace.CallsQueryReq{
 		ProjectID:    projectID,
 		Filter:       v.filter(userID),
-		SortBy:       []trace.SortBy{{Field: v.Sort, Direction: v.Dir}},
+		SortBy:       []trace.SortBy{{Field: v.sortField(), Direction: v.Dir}},
+		Query:        v.Verdict.query(),
 		Limit:        tracesPageSize + 1,
 		Offset:       v.Offset,
 		After:        v.after,
@@ -282,6 +293,7 @@ func (v listView) values(changes ...string) url.Values {
 	if v.Feedback {
 		q.Set("feedback", "1")
 	}
+	v.Verdict.set(q)
 	set("cols", v.ColsParam(), "")
 	set("sort", v.Sort, "started_at")
 	set("dir", v.Dir, "desc")

@@ -81,7 +81,7 @@ func (v listView) valueOf(label, userID string) savedViewValue {
 	filter := v.filter(userID)
 	def := viewDefinition{
 		Filter:   &trace.CallsFilter{OpNames: filter.OpNames, InputRefs: filter.InputRefs, UserIDs: filter.UserIDs, TraceRootsOnly: filter.TraceRootsOnly},
-		SortBy:   []trace.SortBy{{Field: v.Sort, Direction: v.Dir}},
+		SortBy:   []trace.SortBy{{Field: v.sortField(), Direction: v.Dir}},
 		PageSize: tracesPageSize,
 		URLQuery: v.values("after", "", "offset", "").Encode(),
 	}

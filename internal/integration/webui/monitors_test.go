@@ -56,6 +56,17 @@ func TestWebUIMonitors(t *testing.T) {
 		t.Errorf("the verdict's row: %q", row)
 	}
 	tb.follow(fmt.Sprintf(`#verdicts a[href="/ui/p/alice/app/calls/%s"]`, id('e', 1)), ".call-detail")
+
+	// The trace list by the scorer's verdict: only the call it scored.
+	tb.open("/ui/p/alice/app/monitors/watch")
+	tb.follow(`#monitor-scorers a[data-verdict-traces="says_ok"]`, "#traces")
+	rows := eval[[]string](tb, `[...document.querySelectorAll('#traces tbody tr[data-call]')].map(r => r.dataset.call)`)
+	if len(rows) != 1 || rows[0] != id('e', 1) {
+		t.Errorf("the traces by says_ok's verdict: %v", rows)
+	}
+	if got := tb.text(".verdict-sort"); !strings.Contains(got, "says_ok") {
+		t.Errorf("the verdict sort links: %q", got)
+	}
 }
 
 // getText GETs an API path as alice and returns the body.
