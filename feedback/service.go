@@ -64,6 +64,11 @@ type Service interface {
 	// an error. Any other query, or an id holding NUL, is ErrInvalidQuery.
 	Purge(ctx context.Context, req PurgeReq) (PurgeRes, error)
 
+	// PayloadSchema discovers the leaf paths of the payloads of feedback
+	// created in a window, and their value types, as Weave's
+	// /feedback/payload_schema does (see [PayloadSchemaReq]).
+	PayloadSchema(ctx context.Context, req PayloadSchemaReq) (PayloadSchemaRes, error)
+
 	QueueService
 }
 

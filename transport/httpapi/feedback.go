@@ -55,6 +55,8 @@ func (h *Handler) registerFeedback() {
 		fromBody(func(r *feedback.QueryReq) string { return r.ProjectID }), byValue(svc.Query))
 	route(h, post("feedback-purge", "/feedback/purge", "Delete feedback rows by id"), true,
 		fromBody(func(r *feedback.PurgeReq) string { return r.ProjectID }), byValue(svc.Purge))
+	route(h, post("feedback-payload-schema", "/feedback/payload_schema", "The paths of feedback payloads and their value types"), false,
+		fromBody(func(r *feedback.PayloadSchemaReq) string { return r.ProjectID }), byValue(svc.PayloadSchema))
 
 	route(h, post("annotation-queue-create", "/annotation_queues", "Create an annotation queue"), true,
 		fromBody(func(r *feedback.CreateQueueReq) string { return r.ProjectID }), byValue(svc.CreateQueue))

@@ -47,3 +47,27 @@ func TestCallStatsRoute(t *testing.T) {
 		}
 	}
 }
+
+// /feedback/payload_schema over raw HTTP in Weave's shapes.
+func TestFeedbackPayloadSchemaRoute(t *testing.T) {
+	t.Parallel()
+	f := newWeaveFixture(t, testdb.SQLite(t))
+	alice := basic("api", f.aliceKey)
+	if status, body := post(t, f, alice, "/feedback/create", `{"project_id":"alice/p","weave_ref":"weave:///alice/p/call/`+newUUID()+`","feedback_type":"custom","payload":{"output":{"score":0.9,"ok":true}}}`); status != 200 {
+		t.Fatalf("%d %s", status, body)
+	}
+	status, body := post(t, f, alice, "/feedback/payload_schema", `{"project_id":"alice/p","start":"2020-01-01T00:00:00Z"}`)
+	want := `{"paths":[{"json_path":"output.ok","value_type":"boolean"},{"json_path":"output.score","value_type":"numeric"}]}`
+	if status != 200 || strings.TrimSpace(string(body)) != want {
+		t.Errorf("%d\n got %s\nwant %s", status, body, want)
+	}
+	for body, want := range map[string]int{
+		`{"project_id":"alice/p","start":"2020-01-01T00:00:00Z","sample_limit":5001}`: 422,
+		`{"project_id":"alice/p"}`:                                422,
+		`{"project_id":"admin/p","start":"2020-01-01T00:00:00Z"}`: 403,
+	} {
+		if status, raw := post(t, f, alice, "/feedback/payload_schema", body); status != want {
+			t.Errorf("%s: %d %s", body, status, raw)
+		}
+	}
+}
