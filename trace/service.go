@@ -67,6 +67,12 @@ type Service interface {
 	// [ThreadsQueryReq] for the order and filters. A bad sort is reported
 	// before the first yield.
 	ThreadsQuery(ctx context.Context, req *ThreadsQueryReq, yield func(*Thread) error) error
+	// CallsOverTime counts a project's traces started in a range per
+	// interval and group, with their errors, tokens, cost and a latency
+	// histogram, in one query (the dashboards' series). Intervals and
+	// groups without a trace are absent; the buckets come in interval, then
+	// group order.
+	CallsOverTime(ctx context.Context, req *CallsOverTimeReq) ([]TimeBucket, error)
 	// StorageSize is the number of bytes of JSON text the project's live
 	// calls store (attributes, inputs, output, summary and exception), the
 	// trace part of Weave's /project/stats.

@@ -254,6 +254,17 @@ func (d Dialect) ElapsedMillis(from, to string) string {
 	return "((" + micros(to) + " - " + micros(from) + ") / 1000)"
 }
 
+// TimeBucket is the number of the interval of a fixed width that the
+// timestamp column ts falls in, counted from an origin: the text takes two
+// bound values, the origin in Unix seconds and the width in seconds, in that
+// order. ts must not be before the origin. ts is trusted text.
+func (d Dialect) TimeBucket(ts string) string {
+	if d.postgres {
+		return "CAST(floor((EXTRACT(EPOCH FROM " + ts + ") - ?) / ?) AS BIGINT)"
+	}
+	return "((unixepoch(" + ts + ") - ?) / ?)"
+}
+
 // concatArgs joins argument lists into a new one; nil when all are empty
 // (bun warns of an empty list given to SQL without placeholders).
 func concatArgs(lists ...[]any) []any {
