@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/weftlabs/weft"
 )
 
 // FileStore stores the content of a file in a project and returns its digest.
@@ -20,8 +22,13 @@ const maxImageBytes = 64 << 20
 // (POST <url>/images/generations), stores each returned image (downloaded
 // from its URL or decoded from base64) as a file in the project and replaces
 // it by a reference to that file, and records a call when asked. Errors of the
-// provider or of the request's inputs are returned inside the response.
-func (s *Gateway) CreateImage(ctx context.Context, req ImageRequest) ImageResult {
+// provider or of the request's inputs are returned inside the response; a
+// model whose backend generates no images (not an [ImageGenerator]) is
+// refused before any call, with ErrUnsupportedEndpoint.
+func (s *Gateway) CreateImage(ctx context.Context, req ImageRequest) (ImageResult, error) {
+	if err := s.checkGeneratesImages(ctx, req.Inputs); err != nil {
+		return ImageResult{}, err
+	}
 	var call Call
 	track := req.TrackLLMCall == nil || *req.TrackLLMCall
 	if track && s.queue != nil {
@@ -53,7 +60,43 @@ func (s *Gateway) CreateImage(ctx context.Context, req ImageRequest) ImageResult
 		s.queue.enqueue(pendingCall{call: call, model: model, body: response})
 		result.TraceCallID = &call.ID
 	}
-	return result
+	return result, nil
+}
+
+// ImageGenerator is a [Backend] whose models generate images. The
+// gateway's relay to remote servers is one: it forwards POST
+// /images/generations. /image/create naming a model of a backend that is
+// not one is refused with a 400.
+type ImageGenerator interface {
+	// GenerateImages sends an images/generations body (the model already
+	// the upstream's) and returns the answer as it came.
+	GenerateImages(ctx context.Context, t Target, body []byte) (*http.Response, error)
+}
+
+// GenerateImages forwards an images/generations request to the upstream.
+func (rl relay) GenerateImages(ctx context.Context, t Target, body []byte) (*http.Response, error) {
+	return rl.s.send(ctx, t.Upstream, "/images/generations", body)
+}
+
+// checkGeneratesImages refuses inputs naming a model whose backend
+// generates no images. Inputs that name no model, or one not routed, are
+// answered inside the response as before.
+func (s *Gateway) checkGeneratesImages(ctx context.Context, inputs json.RawMessage) error {
+	var head struct {
+		Model string `json:"model"`
+	}
+	if json.Unmarshal(inputs, &head) != nil || head.Model == "" {
+		return nil
+	}
+	route, err := s.resolve(ctx, head.Model)
+	if err != nil {
+		return nil
+	}
+	if _, ok := s.backendOf(route.Upstreams[0]).(ImageGenerator); !ok {
+		return weft.WithFields(ErrUnsupportedEndpoint, map[string]any{"param": "model"},
+			"The model `%s` does not generate images: it serves text only.", route.Name)
+	}
+	return nil
 }
 
 func (s *Gateway) generateImages(ctx context.Context, projectID, model string, inputs map[string]json.RawMessage) (json.RawMessage, error) {
@@ -73,7 +116,11 @@ func (s *Gateway) generateImages(ctx context.Context, projectID, model string, i
 	raw, _ := json.Marshal(body)
 	ctx, cancel := context.WithTimeout(ctx, route.Timeout)
 	defer cancel()
-	res, err := s.send(ctx, u, "/images/generations", raw)
+	gen, ok := s.backendOf(u).(ImageGenerator)
+	if !ok {
+		return nil, fmt.Errorf("the model %s does not generate images", model)
+	}
+	res, err := gen.GenerateImages(ctx, Target{Route: route, Upstream: u}, raw)
 	if err != nil {
 		return nil, fmt.Errorf("image provider unreachable: %v", err)
 	}

@@ -38,8 +38,10 @@ type Service interface {
 	Tokenize(ctx context.Context, raw []byte) (*TokenizeResult, error)
 	Detokenize(ctx context.Context, raw []byte) (*DetokenizeResult, error)
 	// CreateImage generates images and reports failures inside the result, as
-	// the /image/create route answers them.
-	CreateImage(ctx context.Context, req ImageRequest) ImageResult
+	// the /image/create route answers them; a model that generates no
+	// images (one run in-process) is refused with ErrUnsupportedEndpoint
+	// (400) before any call.
+	CreateImage(ctx context.Context, req ImageRequest) (ImageResult, error)
 	// Models lists the models served, in the order they are configured (an
 	// empty list when there are none), with the endpoints each serves.
 	Models() []ModelCard

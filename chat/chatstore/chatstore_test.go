@@ -67,7 +67,10 @@ func TestCompletionUsageAndImageFiles(t *testing.T) {
 			}
 			ids = append(ids, rec.Header().Get(chat.CallIDHeader))
 		}
-		image := service.CreateImage(ctx, chat.ImageRequest{ProjectID: "alice/chat", Inputs: json.RawMessage(`{"model":"m","prompt":"a cat"}`)})
+		image, err := service.CreateImage(ctx, chat.ImageRequest{ProjectID: "alice/chat", Inputs: json.RawMessage(`{"model":"m","prompt":"a cat"}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := service.Close(context.Background()); err != nil {
 			t.Fatal(err)
 		}

@@ -76,8 +76,11 @@ func TestGeneratedImagesTakeTheFileLimit(t *testing.T) {
 		{"big", uploadErr.Error()},
 		{"small", `"files":{"image-0.png":`},
 	} {
-		res := w.services.Chat.CreateImage(alice, chat.ImageRequest{ProjectID: "alice/art",
+		res, err := w.services.Chat.CreateImage(alice, chat.ImageRequest{ProjectID: "alice/art",
 			Inputs: json.RawMessage(fmt.Sprintf(`{"model":%q,"prompt":"a loom"}`, tc.model))})
+		if err != nil {
+			t.Fatal(err)
+		}
 		if !strings.Contains(string(res.Response), tc.want) {
 			t.Errorf("%s image: %s, want it to hold %q", tc.model, res.Response, tc.want)
 		}

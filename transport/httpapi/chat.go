@@ -87,7 +87,7 @@ func (h *Handler) registerChat() {
 		return chat.ImageRequest{ProjectID: in.Body.ProjectID, Inputs: in.Body.Inputs, TrackLLMCall: in.Body.TrackLLMCall},
 			one(in.Body.ProjectID), nil
 	}, func(ctx context.Context, req chat.ImageRequest) (chat.ImageResult, error) {
-		return h.cfg.Chat.CreateImage(ctx, req), nil
+		return h.cfg.Chat.CreateImage(ctx, req)
 	})
 }
 

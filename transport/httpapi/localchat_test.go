@@ -901,3 +901,14 @@ func TestLocalOverloaded(t *testing.T) {
 		t.Errorf("overloaded: %d Retry-After %q %s", status, header.Get("Retry-After"), body)
 	}
 }
+
+// /image/create naming a model run in-process is a 400 saying it generates
+// no images (its backend is not a chat.ImageGenerator); before, the
+// gateway tried to reach an image provider at it.
+func TestLocalModelGeneratesNoImages(t *testing.T) {
+	s := newLocalServer(t)
+	status, _, raw := s.post(t, "/image/create", `{"project_id":"alice/p","inputs":{"model":"tiny","prompt":"a loom"}}`)
+	if status != http.StatusBadRequest || !strings.Contains(string(raw), "The model `tiny` does not generate images") {
+		t.Fatalf("status %d: %s", status, raw)
+	}
+}
