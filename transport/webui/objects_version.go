@@ -18,11 +18,14 @@ const maxObjectNameLength = 256
 // objectVersionView is the data of the object version page: one version's
 // metadata and value (refs in it link on to their versions).
 type objectVersionView struct {
-	Project      string
-	Name         string
-	Digest       string
-	Kind         string
-	Class        string
+	Project string
+	Name    string
+	Digest  string
+	Kind    string
+	Class   string
+	// Train, on a dataset's version, starts an SFT job on it
+	// (datasets_train.go).
+	Train        *trainOffer
 	VersionIndex int
 	IsLatest     bool
 	Created      time.Time
@@ -102,6 +105,10 @@ func (h *Handler) objectVersionPage(w http.ResponseWriter, r *http.Request, v *v
 		default:
 			view.Code = code
 		}
+	}
+	if view.Train, err = h.trainOfferOf(r, projectID, &o); err != nil {
+		h.internalError(w, r, err)
+		return
 	}
 	title := o.ObjectID + ":v" + strconv.Itoa(o.VersionIndex)
 	h.render(w, r, http.StatusOK, "object", page{Title: title, Viewer: v, Project: projectID, Body: view})

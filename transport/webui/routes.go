@@ -58,6 +58,7 @@ func (h *Handler) routes() {
 	get("objects/{name}/versions", h.objectHistoryPage)
 	get("objects/{name}/diff", h.objectDiffPage)
 	get("tables/{digest}", h.tablePage)
+	post("objects/{name}/versions/{version}/train", h.trainOnDataset)
 
 	// Evaluations: the runs, their comparison, and the forms that send
 	// compared rows on.

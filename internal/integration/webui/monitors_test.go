@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/weftlabs/weft/internal/integration/e2e"
 	"github.com/weftlabs/weft/internal/testdb"
 )
 
@@ -205,5 +207,113 @@ func TestWebUIMonitorForms(t *testing.T) {
 		if got := bob.text(".error-page"); strings.Contains(got, "is_correct") || !strings.Contains(got, "403") {
 			t.Errorf("bob's view of %s: %q", path, got)
 		}
+	}
+}
+
+// TestWebUIVerdictsToQueueDatasetAndSFT closes the loop in Chromium as a
+// person does: the calls a monitor's scorer scored low, reached from the
+// monitor's page as the trace list by that verdict and filtered to the
+// failing value, are selected and sent to an annotation queue, then saved
+// as a dataset version, whose page starts an SFT job of one of the
+// project's models on it (the stand-in trainer runs it to its end).
+func TestWebUIVerdictsToQueueDatasetAndSFT(t *testing.T) {
+	if noBrowser != "" {
+		t.Skip(noBrowser)
+	}
+	e := startServingEnv(t, testdb.SQLiteURL(t))
+	var scorer struct{ Digest string }
+	e.apiJSON(t, e.aliceKey, "/obj/create", map[string]any{"obj": map[string]any{"project_id": "alice/app", "object_id": "says_ok",
+		"val": map[string]any{"_type": "ContainsScorer", "_class_name": "ContainsScorer", "_bases": []string{"Scorer", "Object", "BaseModel"}, "substring": "ok"}}}, &scorer)
+	e.api(t, e.aliceKey, "/obj/create", map[string]any{"obj": map[string]any{"project_id": "alice/app", "object_id": "watch",
+		"val": map[string]any{"_type": "Monitor", "_class_name": "Monitor", "_bases": []string{"Object", "BaseModel"}, "sampling_rate": 1,
+			"scorers": []string{"weave:///alice/app/object/says_ok:" + scorer.Digest}, "call_filter": map[string]any{"op_names": []string{"answer"}},
+			"active": true}}})
+	var q struct {
+		ID string `json:"id"`
+	}
+	mustJSON(t, e.api(t, e.aliceKey, "/annotation_queues", map[string]any{"project_id": "alice/app", "name": "Low scores"}), &q)
+	var model struct {
+		ID string `json:"id"`
+	}
+	c := e2e.Client{URL: e.srv.URL, Auth: e2e.Bearer(e.aliceKey)}
+	c.Call(t, http.MethodPost, "/v1/preview/models", map[string]any{"entity": "alice", "project": "app", "name": "answerer", "base_model": "test-model"}, &model)
+
+	at := time.Now().UTC()
+	for i, answer := range []string{"all ok", "no idea", "ok then", "cannot say"} {
+		e.start(t, e.aliceKey, "alice/app", id('e', i), id('9', i), "", "answer", at.Add(time.Duration(i)*time.Second), map[string]any{"messages": []map[string]any{{"role": "user", "content": fmt.Sprint("question ", i)}}})
+		e.end(t, e.aliceKey, "alice/app", id('e', i), at.Add(time.Duration(i)*time.Second+time.Millisecond), answer, "")
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(e.getText(t, "/v2/alice/app/monitors/watch/stats"), `"done":4`) {
+		if time.Now().After(deadline) {
+			t.Fatal("the monitor did not score the calls")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	tb := newTab(t, e.srv.URL)
+	tb.signIn("", e.aliceKey)
+	tb.follow(`#projects a[href="/ui/p/alice/app/"]`, "#traces")
+	tb.follow(`nav a[data-nav="monitors"]`, "#monitors")
+	tb.follow(`#monitors a[href="/ui/p/alice/app/monitors/watch"]`, "#monitor-scorers")
+	tb.follow(`#monitor-scorers a[data-verdict-traces="says_ok"]`, "#traces")
+	tb.run(
+		fillIn(".filters", "verdict_path", "contains"),
+		fillIn(".filters", "verdict_value", "false"),
+		chromedp.Click(chromedp.CSS(`.filters button[type="submit"]`)),
+	)
+	tb.poll(`location.search.includes('verdict_value=false') && document.querySelectorAll('#traces tbody tr[data-call]').length === 2`)
+	rows := eval[[]string](tb, `[...document.querySelectorAll('#traces tbody tr[data-call]')].map(r => r.dataset.call)`)
+	if len(rows) != 2 || !slices.Contains(rows, id('e', 1)) || !slices.Contains(rows, id('e', 3)) {
+		t.Fatalf("the calls says_ok scored false: %v", rows)
+	}
+
+	tb.run(chromedp.Click(chromedp.CSS(`#traces [data-select-all]`)), chromedp.Click(chromedp.CSS(`#selection [data-selection-action="queue"]`)))
+	tb.waitPath(func(p string) bool { return strings.Contains(p, "/queues/"+q.ID+"/items/") })
+	var items struct {
+		Items []any `json:"items"`
+	}
+	mustJSON(t, e.api(t, e.aliceKey, "/annotation_queues/"+q.ID+"/items/query", map[string]any{"project_id": "alice/app"}), &items)
+	if len(items.Items) != 2 {
+		t.Errorf("the queue holds %d items, want the 2 low-scored calls", len(items.Items))
+	}
+
+	tb.open("/ui/p/alice/app/?verdict=says_ok&verdict_path=contains&verdict_value=false")
+	tb.poll(`!!document.querySelector('#traces [data-select-all]')`)
+	tb.run(
+		chromedp.Click(chromedp.CSS(`#traces [data-select-all]`)),
+		chromedp.SendKeys(chromedp.CSS(`#selection input[name="dataset"]`), "low-scores"),
+		chromedp.Click(chromedp.CSS(`#selection [data-selection-action="dataset"]`)),
+	)
+	tb.waitPath(func(p string) bool { return strings.Contains(p, "/objects/low-scores/versions/") })
+	tb.poll(`!!document.querySelector('#train-sft select[name="model"]')`)
+	tb.run(chromedp.Click(chromedp.CSS(`#train-sft button[type="submit"]`)))
+	jobPath := tb.waitPath(func(p string) bool { return strings.Contains(p, "/training-jobs/") })
+	jobID := jobPath[strings.LastIndex(jobPath, "/")+1:]
+	var job struct {
+		ModelID string `json:"model_id"`
+		Status  string `json:"status"`
+	}
+	deadline = time.Now().Add(2 * time.Minute)
+	for {
+		c.Call(t, http.MethodGet, "/v1/preview/training-jobs/"+jobID, nil, &job)
+		if job.Status == "COMPLETED" || job.Status == "FAILED" || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if job.ModelID != model.ID || job.Status != "COMPLETED" {
+		t.Errorf("the SFT job on the dataset: %+v", job)
+	}
+
+	axe := axeSource(t)
+	tb.checkPagesAt(laptop, axe, []a11yPage{{"dataset with SFT form", "/ui/p/alice/app/objects/low-scores/versions/latest", "#train-sft"}})
+
+	bob := newTab(t, e.srv.URL)
+	bob.signIn("", e.bobKey)
+	bob.expect("/ui/p/alice/app/objects/low-scores/versions/latest", http.StatusForbidden)
+	bob.open("/ui/p/alice/app/objects/low-scores/versions/latest")
+	if got := bob.text(".error-page"); strings.Contains(got, "answerer") || !strings.Contains(got, "403") {
+		t.Errorf("bob's view of alice's dataset: %q", got)
 	}
 }
