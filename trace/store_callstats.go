@@ -3,7 +3,6 @@ package trace
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -60,23 +59,18 @@ type CallStatsRes struct {
 	CallBuckets  []StatsRow `json:"call_buckets"`
 }
 
-// metricSpec is a usage or call metric with its aggregations resolved.
-type metricSpec struct {
-	metric       string
-	aggregations []timeseries.Aggregation
-	percentiles  []float64
-}
-
-func resolveMetric(metric string, aggregations []string, percentiles []float64) (metricSpec, error) {
-	m := metricSpec{metric: metric, percentiles: percentiles}
+// resolveMetric is a requested metric with Weave's defaults: aggregations
+// omitted are ["sum"], and so is none with no percentiles.
+func resolveMetric(metric string, aggregations []string, percentiles []float64) (timeseries.Metric, error) {
+	m := timeseries.Metric{Name: metric, Percentiles: percentiles}
 	if aggregations == nil {
 		aggregations = []string{"sum"}
 	}
 	for _, a := range aggregations {
-		m.aggregations = append(m.aggregations, timeseries.Aggregation(a))
+		m.Aggregations = append(m.Aggregations, timeseries.Aggregation(a))
 	}
-	if len(m.aggregations) == 0 && len(m.percentiles) == 0 {
-		m.aggregations = []timeseries.Aggregation{timeseries.Sum}
+	if len(m.Aggregations) == 0 && len(m.Percentiles) == 0 {
+		m.Aggregations = []timeseries.Aggregation{timeseries.Sum}
 	}
 	return m, timeseries.CheckPercentiles(percentiles)
 }
@@ -100,7 +94,7 @@ func (s *Store) CallStats(ctx context.Context, req *CallStatsReq) (*CallStatsRes
 	res := &CallStatsRes{Start: w.Start, End: w.End, Granularity: w.Granularity, Timezone: w.Location.String(),
 		UsageBuckets: []StatsRow{}, CallBuckets: []StatsRow{}}
 
-	var tokens []metricSpec
+	var tokens []timeseries.Metric
 	costs := map[string]bool{}
 	for _, u := range req.UsageMetrics {
 		m, err := resolveMetric(u.Metric, u.Aggregations, u.Percentiles)
@@ -121,14 +115,14 @@ func (s *Store) CallStats(ctx context.Context, req *CallStatsReq) (*CallStatsRes
 	// computes them: they need the input and output sums.
 	ensureSum := func(metric string) {
 		for i := range tokens {
-			if tokens[i].metric == metric {
-				if !slices.Contains(tokens[i].aggregations, timeseries.Sum) {
-					tokens[i].aggregations = append(tokens[i].aggregations, timeseries.Sum)
+			if tokens[i].Name == metric {
+				if !slices.Contains(tokens[i].Aggregations, timeseries.Sum) {
+					tokens[i].Aggregations = append(tokens[i].Aggregations, timeseries.Sum)
 				}
 				return
 			}
 		}
-		tokens = append(tokens, metricSpec{metric: metric, aggregations: []timeseries.Aggregation{timeseries.Sum}})
+		tokens = append(tokens, timeseries.Metric{Name: metric, Aggregations: []timeseries.Aggregation{timeseries.Sum}})
 	}
 	if costs["input_cost"] || costs["total_cost"] {
 		ensureSum("input_tokens")
@@ -136,7 +130,7 @@ func (s *Store) CallStats(ctx context.Context, req *CallStatsReq) (*CallStatsRes
 	if costs["output_cost"] || costs["total_cost"] {
 		ensureSum("output_tokens")
 	}
-	var calls []metricSpec
+	var calls []timeseries.Metric
 	for _, c := range req.CallMetrics {
 		m, err := resolveMetric(c.Metric, c.Aggregations, c.Percentiles)
 		if err != nil {
@@ -191,7 +185,7 @@ func (s *Store) callMetricValue(metric string) string {
 // of w, and per model when members (the members of the usage column) is
 // set; it answers every bucket of w (for every model seen).
 func (s *Store) bucketStats(ctx context.Context, projectID string, filter *CallsFilter, w timeseries.Window,
-	metrics []metricSpec, value func(metric string) string, members *database.JSONMembers) ([]StatsRow, error) {
+	metrics []timeseries.Metric, value func(metric string) string, members *database.JSONMembers) ([]StatsRow, error) {
 	index := w.Index(s.dialect, "c.started_at")
 	key := "''"
 	base := s.db.NewSelect().TableExpr("calls AS c").ColumnExpr(index.SQL+" AS b", index.Args...)
@@ -199,136 +193,31 @@ func (s *Store) bucketStats(ctx context.Context, projectID string, filter *Calls
 		base = base.TableExpr(members.From)
 		key = members.Key
 	}
-	base = base.ColumnExpr(key + " AS model")
+	base = base.ColumnExpr(key + " AS k")
 	for i, m := range metrics {
-		base = base.ColumnExpr(fmt.Sprintf("%s AS m%d", value(m.metric), i))
+		base = base.ColumnExpr(fmt.Sprintf("%s AS m%d", value(m.Name), i))
 	}
 	base, err := s.filtered(base, projectID, filter)
 	if err != nil {
 		return nil, err
 	}
-	var aggs []string
-	for i, m := range metrics {
-		for _, a := range m.aggregations {
-			sql, err := a.SQL(s.dialect, fmt.Sprintf("m%d", i))
-			if err != nil {
-				return nil, weft.Errorf(ErrInvalidQuery, "%v", err)
-			}
-			aggs = append(aggs, sql)
-		}
-	}
-	q := s.db.NewSelect().TableExpr("(?) AS t", base).ColumnExpr("b, model, count(*)")
-	for _, a := range aggs {
-		q = q.ColumnExpr(a)
-	}
-	rows, err := q.GroupExpr("b, model").Rows(ctx)
+	groups, err := timeseries.Aggregate(ctx, s.db, s.dialect, base, metrics)
 	if err != nil {
-		return nil, err
+		return nil, weft.Errorf(ErrInvalidQuery, "%v", err)
 	}
-	type groupKey struct {
-		bucket int64
-		model  string
-	}
-	groups := map[groupKey][]any{}
-	models := map[string]bool{}
-	for rows.Next() {
-		var k groupKey
-		var n int64
-		vals := make([]*float64, len(aggs))
-		dest := []any{&k.bucket, &k.model, &n}
-		for i := range vals {
-			dest = append(dest, &vals[i])
-		}
-		if err := rows.Scan(dest...); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		out := []any{n}
-		for _, v := range vals {
-			out = append(out, v)
-		}
-		groups[k] = out
-		models[k.model] = true
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return nil, err
-	}
-
-	// Percentiles, one ranking per metric.
-	pcts := make([]*timeseries.Percentiles, len(metrics))
-	for i, m := range metrics {
-		if len(m.percentiles) == 0 || len(groups) == 0 {
-			continue
-		}
-		p := timeseries.NewPercentiles(m.percentiles)
-		sub := s.db.NewSelect().TableExpr("(?) AS t", base).ColumnExpr(fmt.Sprintf("b AS g, model AS k, m%d AS v", i))
-		query := p.Query(database.Expr{SQL: sub.String()})
-		prow, err := s.db.QueryContext(ctx, query.SQL, query.Args...)
-		if err != nil {
-			return nil, err
-		}
-		for prow.Next() {
-			var g, r, n int64
-			var k string
-			var v float64
-			if err := prow.Scan(&g, &k, &r, &n, &v); err != nil {
-				prow.Close()
-				return nil, err
-			}
-			p.Add(fmt.Sprint(g, "\x00", k), r, n, v)
-		}
-		if err := errors.Join(prow.Err(), prow.Close()); err != nil {
-			return nil, err
-		}
-		pcts[i] = p
-	}
-
-	names := slices.Sorted(func(yield func(string) bool) {
-		for m := range models {
-			if !yield(m) {
-				return
-			}
-		}
-	})
+	models := groups.Keys()
 	if members == nil {
-		names = []string{""}
+		models = []string{""}
 	}
 	var out []StatsRow
 	for b := range w.Buckets() {
-		for _, model := range names {
+		for _, model := range models {
 			var row StatsRow
 			row.Set("timestamp", w.Timestamp(b))
 			if members != nil {
 				row.Set("model", model)
 			}
-			g := groups[groupKey{int64(b), model}]
-			col := 1
-			for i, m := range metrics {
-				for _, a := range m.aggregations {
-					var v any
-					if g != nil && g[col].(*float64) != nil {
-						v = *g[col].(*float64)
-					} else if a.ZeroWhenEmpty() {
-						v = 0
-					}
-					row.Set(timeseries.Alias(a, m.metric), v)
-					col++
-				}
-				for _, pc := range m.percentiles {
-					var v any
-					if pcts[i] != nil {
-						if x, ok := pcts[i].Value(fmt.Sprint(int64(b), "\x00", model), pc); ok {
-							v = x
-						}
-					}
-					row.Set(timeseries.PercentileAlias(pc, m.metric), v)
-				}
-			}
-			var n int64
-			if g != nil {
-				n = g[0].(int64)
-			}
-			row.Set("count", n)
+			groups.Fill(int64(b), model, row.Set)
 			out = append(out, row)
 		}
 	}
