@@ -49,6 +49,9 @@ func (h *Handler) routes() {
 	get("files/{digest}", h.fileContent)
 	get("diff", h.diffPage)
 
+	// Dashboard: the project's traces over time.
+	get("dashboard", h.dashboardPage)
+
 	// Threads: the list and one thread as a conversation.
 	get("threads", h.threadsPage)
 	get("threads/{threadID}", h.threadPage)
