@@ -124,6 +124,7 @@ func TestTemplatesRender(t *testing.T) {
 	maps.Copy(fixtures, threadFixtures(fixtures["trace"].Viewer))
 	maps.Copy(fixtures, monitorFixtures(fixtures["trace"].Viewer))
 	maps.Copy(fixtures, settingsFixtures(fixtures["trace"].Viewer))
+	maps.Copy(fixtures, dashboardFixtures(fixtures["trace"].Viewer))
 	for name, tmpl := range p.byName {
 		fixture, ok := fixtures[name]
 		if !ok {
