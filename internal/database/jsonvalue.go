@@ -259,10 +259,7 @@ func (d Dialect) ElapsedMillis(from, to string) string {
 // bound values, the origin in Unix seconds and the width in seconds, in that
 // order. ts must not be before the origin. ts is trusted text.
 func (d Dialect) TimeBucket(ts string) string {
-	if d.postgres {
-		return "CAST(floor((EXTRACT(EPOCH FROM " + ts + ") - ?) / ?) AS BIGINT)"
-	}
-	return "((unixepoch(" + ts + ") - ?) / ?)"
+	return "((" + d.EpochSeconds(ts) + " - ?) / ?)"
 }
 
 // concatArgs joins argument lists into a new one; nil when all are empty

@@ -140,7 +140,7 @@ func (w Window) Timestamp(i int) string {
 // Index is the bucket index of the timestamp column ts (trusted text) of rows
 // inside the window: whole buckets of Granularity seconds since Origin.
 func (w Window) Index(d database.Dialect, ts string) database.Expr {
-	return database.Expr{SQL: "((" + d.EpochSeconds(ts) + " - ?) / ?)", Args: []any{w.Origin.Unix(), w.Granularity}}
+	return database.Expr{SQL: d.TimeBucket(ts), Args: []any{w.Origin.Unix(), w.Granularity}}
 }
 
 // Aggregation is one of Weave's AggregationType values.

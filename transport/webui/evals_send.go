@@ -72,9 +72,8 @@ func (h *Handler) sendToQueue(w http.ResponseWriter, r *http.Request, v *viewer,
 	if !ok {
 		return
 	}
-	queueID := r.PostFormValue("queue")
-	if queueID == "" || len(queueID) > maxIDLength {
-		h.refuse(w, r, weft.Errorf(errBadView, "queue: choose an annotation queue"))
+	queueID, ok := h.chosenQueue(w, r)
+	if !ok {
 		return
 	}
 	var callIDs []string
@@ -179,4 +178,15 @@ func (h *Handler) exampleDataset(rows []*compareExample) string {
 		}
 	}
 	return ""
+}
+
+// chosenQueue reads the annotation queue a form sends calls to; a missing
+// or overlong id is refused.
+func (h *Handler) chosenQueue(w http.ResponseWriter, r *http.Request) (string, bool) {
+	queueID := r.PostFormValue("queue")
+	if queueID == "" || len(queueID) > maxIDLength {
+		h.refuse(w, r, weft.Errorf(errBadView, "queue: choose an annotation queue"))
+		return "", false
+	}
+	return queueID, true
 }

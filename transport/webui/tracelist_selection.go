@@ -70,9 +70,8 @@ func (h *Handler) selectionToQueue(w http.ResponseWriter, r *http.Request, v *vi
 	if !ok {
 		return
 	}
-	queueID := r.PostFormValue("queue")
-	if queueID == "" || len(queueID) > maxIDLength {
-		h.refuse(w, r, weft.Errorf(errBadView, "queue: choose an annotation queue"))
+	queueID, ok := h.chosenQueue(w, r)
+	if !ok {
 		return
 	}
 	if _, err := h.cfg.Feedback.AddQueueItems(r.Context(), feedback.AddQueueItemsReq{ProjectID: projectID, QueueID: queueID, CallIDs: ids}); err != nil {
