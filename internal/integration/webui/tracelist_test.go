@@ -350,7 +350,7 @@ func listAtAGlance(t *testing.T, e *env) {
 		row + ` td[data-preview="output"]`: "Paris.",
 		row + ` td.model`:                  "gpt-4o-mini",
 		row + ` .status`:                   "child error",
-		row + ` td:nth-child(7)`:           "42",
+		row + ` td.tokens`:                 "42",
 	} {
 		if got := strings.TrimSpace(tb.text(selector)); got != want {
 			t.Errorf("%s: %q, want %q", selector, got, want)
