@@ -132,40 +132,37 @@ func (s *Store) CallsOverTime(ctx context.Context, req *CallsOverTimeReq) ([]Tim
 		return nil, err
 	}
 	cost := book.costSQL(s.dialect)
-	latency := s.dialect.ElapsedMillis("c.started_at", "c.ended_at")
-	q := s.db.NewSelect().TableExpr("calls AS c").
+	// Each trace's own figures once, in a subquery; the outer query adds
+	// them up per interval and group, its latency bins reading the
+	// subquery's column rather than computing a latency per bin.
+	traces := s.db.NewSelect().TableExpr("calls AS c").
 		ColumnExpr(s.dialect.TimeBucket("c.started_at")+" AS bucket", req.From.Unix(), int64(req.Width/time.Second)).
 		ColumnExpr(group+" AS grp", groupArgs...).
-		ColumnExpr("count(*) AS calls").
-		ColumnExpr("sum(CASE WHEN "+failedCondition+" THEN 1 ELSE 0 END) AS errors").
-		ColumnExpr("sum("+s.dialect.JSONObjectArraySum("c.usage", usageTotal)+") AS tokens").
-		ColumnExpr("sum("+cost.SQL+") AS cost", cost.Args...)
+		ColumnExpr("CASE WHEN "+failedCondition+" THEN 1 ELSE 0 END AS failed").
+		ColumnExpr(s.dialect.JSONObjectArraySum("c.usage", usageTotal)+" AS tokens").
+		ColumnExpr(cost.SQL+" AS cost", cost.Args...).
+		ColumnExpr(s.dialect.ElapsedMillis("c.started_at", "c.ended_at") + " AS d")
+	traces = visible(traces, req.ProjectID).Where("c.parent_id IS NULL").
+		Where("c.started_at >= ?", req.From.UTC()).Where("c.started_at < ?", req.To.UTC())
+	q := s.db.NewSelect().TableExpr("(?) AS t", traces).
+		ColumnExpr("bucket, grp, count(*) AS calls, sum(failed) AS errors, sum(tokens) AS tokens, sum(cost) AS cost")
 	// One count per latency bin: the bounds are the package's own numbers.
 	bins := make([]int64, len(LatencyBounds)+1)
 	binArgs := make([]any, len(bins))
 	for i := range bins {
 		binArgs[i] = &bins[i]
-	}
-	for i := range bins {
-		cond := "c.ended_at IS NOT NULL"
+		cond, args := "d IS NOT NULL", []any{}
 		if i > 0 {
-			cond += " AND " + latency + " >= ?"
-		}
-		if i < len(LatencyBounds) {
-			cond += " AND " + latency + " < ?"
-		}
-		var args []any
-		if i > 0 {
+			cond += " AND d >= ?"
 			args = append(args, LatencyBounds[i-1])
 		}
 		if i < len(LatencyBounds) {
+			cond += " AND d < ?"
 			args = append(args, LatencyBounds[i])
 		}
 		q = q.ColumnExpr("sum(CASE WHEN "+cond+" THEN 1 ELSE 0 END) AS lat"+itoa(i), args...)
 	}
-	q = visible(q, req.ProjectID).Where("c.parent_id IS NULL").
-		Where("c.started_at >= ?", req.From.UTC()).Where("c.started_at < ?", req.To.UTC()).
-		GroupExpr("bucket, grp").OrderExpr("bucket, grp")
+	q = q.GroupExpr("bucket, grp").OrderExpr("bucket, grp")
 	rows, err := q.Rows(ctx)
 	if err != nil {
 		return nil, err

@@ -43,6 +43,51 @@ var benchRareTexts = []string{"今天天气怎么样", "ما هو الطقس ا�
 // With WEFT_BENCH_DATABASE_URL the project is kept in that database between
 // runs (seeded only when empty) instead of a schema dropped at the end.
 func BenchmarkTraceList1M(b *testing.B) {
+	identity, traces, key := benchProject(b)
+	ui, err := webui.New(webui.Config{Identity: identity, Trace: traces})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cookie := benchSignIn(b, ui, key)
+	for _, page := range []struct{ name, query string }{
+		{"first page", ""},
+		{"second page by cursor", "__next__"},
+		{"filtered: errors", "?status=error"},
+		{"filtered: child errors", "?status=descendant_error"},
+		{"filtered: op and time", "?op=tool_3&from=2026-01-01T00:00"},
+		{"search CJK", "?q=" + url.QueryEscape("天气怎么")},
+		{"search Arabic", "?q=" + url.QueryEscape("الطقس")},
+		{"search emoji", "?q=" + url.QueryEscape("🚀")},
+		{"search word", "?q=" + url.QueryEscape("growth 100%")},
+		{"search common word", "?q=weather"},
+		{"sort by latency", "?sort=summary.weave.latency_ms"},
+		{"sort by latency, shortest first", "?sort=summary.weave.latency_ms&dir=asc"},
+		{"sort by cost", "?sort=summary.weave.costs"},
+		{"sort by feedback", "?sort=feedback.reactions"},
+	} {
+		path := "/ui/p/bench/big/" + page.query
+		if page.query == "__next__" {
+			path = nextLink(b, ui, cookie, "/ui/p/bench/big/")
+		}
+		b.Run(page.name, func(b *testing.B) {
+			for b.Loop() {
+				rec := httptest.NewRecorder()
+				req := httptest.NewRequest(http.MethodGet, path, nil)
+				req.AddCookie(cookie)
+				ui.ServeHTTP(rec, req)
+				if rec.Code != http.StatusOK {
+					b.Fatalf("%s: %d %s", path, rec.Code, rec.Body.String())
+				}
+			}
+		})
+	}
+}
+
+// benchProject is the benchmarks' project bench/big of WEFT_BENCH_CALLS
+// calls (default 1,000,000; see seedBench) on PostgreSQL, seeded when empty
+// and vacuumed, with a user "bench" and a new API key of it.
+func benchProject(b *testing.B) (*weft.Identity, *trace.Store, string) {
+	b.Helper()
 	total := 1_000_000
 	if s := os.Getenv("WEFT_BENCH_CALLS"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -88,43 +133,7 @@ func BenchmarkTraceList1M(b *testing.B) {
 	if _, err := db.ExecContext(ctx, "VACUUM ANALYZE calls"); err != nil {
 		b.Fatal(err)
 	}
-	ui, err := webui.New(webui.Config{Identity: identity, Trace: traces})
-	if err != nil {
-		b.Fatal(err)
-	}
-	cookie := benchSignIn(b, ui, key)
-	for _, page := range []struct{ name, query string }{
-		{"first page", ""},
-		{"second page by cursor", "__next__"},
-		{"filtered: errors", "?status=error"},
-		{"filtered: child errors", "?status=descendant_error"},
-		{"filtered: op and time", "?op=tool_3&from=2026-01-01T00:00"},
-		{"search CJK", "?q=" + url.QueryEscape("天气怎么")},
-		{"search Arabic", "?q=" + url.QueryEscape("الطقس")},
-		{"search emoji", "?q=" + url.QueryEscape("🚀")},
-		{"search word", "?q=" + url.QueryEscape("growth 100%")},
-		{"search common word", "?q=weather"},
-		{"sort by latency", "?sort=summary.weave.latency_ms"},
-		{"sort by latency, shortest first", "?sort=summary.weave.latency_ms&dir=asc"},
-		{"sort by cost", "?sort=summary.weave.costs"},
-		{"sort by feedback", "?sort=feedback.reactions"},
-	} {
-		path := "/ui/p/bench/big/" + page.query
-		if page.query == "__next__" {
-			path = nextLink(b, ui, cookie, "/ui/p/bench/big/")
-		}
-		b.Run(page.name, func(b *testing.B) {
-			for b.Loop() {
-				rec := httptest.NewRecorder()
-				req := httptest.NewRequest(http.MethodGet, path, nil)
-				req.AddCookie(cookie)
-				ui.ServeHTTP(rec, req)
-				if rec.Code != http.StatusOK {
-					b.Fatalf("%s: %d %s", path, rec.Code, rec.Body.String())
-				}
-			}
-		})
-	}
+	return identity, traces, key
 }
 
 // benchDB is WEFT_BENCH_DATABASE_URL's database, migrated, or else a fresh
