@@ -69,6 +69,12 @@ type Service interface {
 	// /feedback/payload_schema does (see [PayloadSchemaReq]).
 	PayloadSchema(ctx context.Context, req PayloadSchemaReq) (PayloadSchemaRes, error)
 
+	// Stats aggregates values of the payloads of feedback created in a
+	// window, per time bucket and over the whole window, as Weave's
+	// /feedback/stats does (see [StatsReq]). A bad window, path or
+	// aggregation is ErrInvalidQuery.
+	Stats(ctx context.Context, req StatsReq) (StatsRes, error)
+
 	QueueService
 }
 

@@ -57,6 +57,8 @@ func (h *Handler) registerFeedback() {
 		fromBody(func(r *feedback.PurgeReq) string { return r.ProjectID }), byValue(svc.Purge))
 	route(h, post("feedback-payload-schema", "/feedback/payload_schema", "The paths of feedback payloads and their value types"), false,
 		fromBody(func(r *feedback.PayloadSchemaReq) string { return r.ProjectID }), byValue(svc.PayloadSchema))
+	route(h, post("feedback-stats", "/feedback/stats", "Values of feedback payloads aggregated per time bucket"), false,
+		fromBody(func(r *feedback.StatsReq) string { return r.ProjectID }), byValue(svc.Stats))
 
 	route(h, post("annotation-queue-create", "/annotation_queues", "Create an annotation queue"), true,
 		fromBody(func(r *feedback.CreateQueueReq) string { return r.ProjectID }), byValue(svc.CreateQueue))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weftlabs/weft/internal/testdb"
 )
@@ -67,6 +68,30 @@ func TestFeedbackPayloadSchemaRoute(t *testing.T) {
 		`{"project_id":"admin/p","start":"2020-01-01T00:00:00Z"}`: 403,
 	} {
 		if status, raw := post(t, f, alice, "/feedback/payload_schema", body); status != want {
+			t.Errorf("%s: %d %s", body, status, raw)
+		}
+	}
+}
+
+// /feedback/stats over raw HTTP in Weave's shapes.
+func TestFeedbackStatsRoute(t *testing.T) {
+	t.Parallel()
+	f := newWeaveFixture(t, testdb.SQLite(t))
+	alice := basic("api", f.aliceKey)
+	if status, body := post(t, f, alice, "/feedback/create", `{"project_id":"alice/p","weave_ref":"weave:///alice/p/call/`+newUUID()+`","feedback_type":"custom","payload":{"output":{"score":0.5}}}`); status != 200 {
+		t.Fatalf("%d %s", status, body)
+	}
+	start := time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)
+	status, body := post(t, f, alice, "/feedback/stats", `{"project_id":"alice/p","start":"`+start+`","granularity":86400,"metrics":[{"json_path":"output.score","aggregations":["max"]}]}`)
+	if status != 200 || !strings.Contains(string(body), `"max_output_score":0.5,"count":1}`) || !strings.Contains(string(body), `"window_stats":{"output_score":{"max":0.5}}`) {
+		t.Errorf("%d %s", status, body)
+	}
+	for body, want := range map[string]int{
+		`{"project_id":"alice/p","start":"2020-01-01T00:00:00Z","metrics":[{"json_path":"a;b"}]}`:                   400,
+		`{"project_id":"alice/p","start":"2020-01-01T00:00:00Z","metrics":[{"json_path":"a","value_type":"text"}]}`: 422,
+		`{"project_id":"admin/p","start":"2020-01-01T00:00:00Z"}`:                                                   403,
+	} {
+		if status, raw := post(t, f, alice, "/feedback/stats", body); status != want {
 			t.Errorf("%s: %d %s", body, status, raw)
 		}
 	}
