@@ -1,0 +1,35 @@
+package training_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/weftlabs/weft/internal/integration/e2e"
+	"github.com/weftlabs/weft/internal/integration/serverproc"
+	"github.com/weftlabs/weft/internal/testdb"
+)
+
+// TestRLOnScorerRewards: `weft serve -model DIR` trains its served model by
+// RL on a scorer's rewards (js/rl-judge.mjs): each rollout's reward is the
+// verdict of a scorer published in the project, asked through POST
+// /v2/{entity}/{project}/scorers/score as the monitors score calls, and the
+// mean reward of the trained checkpoint's replies rises to at least 0.9
+// within a bounded number of jobs from the untrained model's.
+func TestRLOnScorerRewards(t *testing.T) {
+	t.Parallel()
+	srv := serverproc.Start(t, serverproc.Options{DatabaseURL: testdb.SQLiteURL(t), Args: []string{"-model", e2e.TinyModel(t)}})
+	out := e2e.NodeScript(t, "rl-judge.mjs", "WEFT_URL="+srv.URL, "WEFT_KEY="+srv.Key, "WEFT_MODEL="+e2e.TinyModelName, "WEFT_PROJECT=admin/judged")
+	var seen struct {
+		Chosen string
+		Means  []float64
+		Jobs   int
+	}
+	if err := json.Unmarshal([]byte(out[strings.LastIndex(strings.TrimSpace(out), "\n")+1:]), &seen); err != nil {
+		t.Fatalf("rl-judge.mjs printed %s: %v", out, err)
+	}
+	t.Logf("reward %q: mean reward per checkpoint %v over %d jobs", seen.Chosen, seen.Means, seen.Jobs)
+	if n := len(seen.Means); n < 2 || seen.Jobs != n-1 || seen.Means[n-1] < 0.9 || !(seen.Means[n-1] > seen.Means[0]) {
+		t.Fatalf("mean rewards %v over %d jobs", seen.Means, seen.Jobs)
+	}
+}
