@@ -25,23 +25,11 @@ func TestWebUIMonitors(t *testing.T) {
 		t.Skip(noBrowser)
 	}
 	e := startEnv(t, testdb.SQLiteURL(t))
-	var scorer struct{ Digest string }
-	e.apiJSON(t, e.aliceKey, "/obj/create", map[string]any{"obj": map[string]any{"project_id": "alice/app", "object_id": "says_ok",
-		"val": map[string]any{"_type": "ContainsScorer", "_class_name": "ContainsScorer", "_bases": []string{"Scorer", "Object", "BaseModel"}, "substring": "ok"}}}, &scorer)
-	e.api(t, e.aliceKey, "/obj/create", map[string]any{"obj": map[string]any{"project_id": "alice/app", "object_id": "watch",
-		"val": map[string]any{"_type": "Monitor", "_class_name": "Monitor", "_bases": []string{"Object", "BaseModel"}, "sampling_rate": 1,
-			"scorers": []string{"weave:///alice/app/object/says_ok:" + scorer.Digest}, "call_filter": map[string]any{"op_names": []string{"weave:///alice/app/op/watched:*"}},
-			"active": true}}})
+	watchSaysOK(t, e, "weave:///alice/app/op/watched:*")
 	at := time.Now().UTC()
 	e.start(t, e.aliceKey, "alice/app", id('e', 1), id('e', 2), "", "weave:///alice/app/op/watched:abc", at, map[string]any{"q": "status?"})
 	e.end(t, e.aliceKey, "alice/app", id('e', 1), at.Add(time.Second), "all ok", "")
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(e.getText(t, "/v2/alice/app/monitors/watch/stats"), `"done":1`) {
-		if time.Now().After(deadline) {
-			t.Fatal("the monitor did not score the call")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitVerdicts(t, e, 1)
 
 	tb := newTab(t, e.srv.URL)
 	tb.signIn("", e.aliceKey)
@@ -68,6 +56,32 @@ func TestWebUIMonitors(t *testing.T) {
 	}
 	if got := tb.text(".verdict-sort"); !strings.Contains(got, "says_ok") {
 		t.Errorf("the verdict sort links: %q", got)
+	}
+}
+
+// watchSaysOK publishes, as alice through the API, the ContainsScorer
+// says_ok (whether the output holds "ok") and the active monitor watch
+// running it on every call of op.
+func watchSaysOK(t *testing.T, e *env, op string) {
+	t.Helper()
+	var scorer struct{ Digest string }
+	e.apiJSON(t, e.aliceKey, "/obj/create", map[string]any{"obj": map[string]any{"project_id": "alice/app", "object_id": "says_ok",
+		"val": map[string]any{"_type": "ContainsScorer", "_class_name": "ContainsScorer", "_bases": []string{"Scorer", "Object", "BaseModel"}, "substring": "ok"}}}, &scorer)
+	e.api(t, e.aliceKey, "/obj/create", map[string]any{"obj": map[string]any{"project_id": "alice/app", "object_id": "watch",
+		"val": map[string]any{"_type": "Monitor", "_class_name": "Monitor", "_bases": []string{"Object", "BaseModel"}, "sampling_rate": 1,
+			"scorers": []string{"weave:///alice/app/object/says_ok:" + scorer.Digest}, "call_filter": map[string]any{"op_names": []string{op}},
+			"active": true}}})
+}
+
+// waitVerdicts waits up to a minute for the monitor watch's n-th verdict.
+func waitVerdicts(t *testing.T, e *env, n int) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(e.getText(t, "/v2/alice/app/monitors/watch/stats"), fmt.Sprintf(`"done":%d`, n)) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the monitor did not give %d verdicts", n)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
@@ -221,13 +235,7 @@ func TestWebUIVerdictsToQueueDatasetAndSFT(t *testing.T) {
 		t.Skip(noBrowser)
 	}
 	e := startServingEnv(t, testdb.SQLiteURL(t))
-	var scorer struct{ Digest string }
-	e.apiJSON(t, e.aliceKey, "/obj/create", map[string]any{"obj": map[string]any{"project_id": "alice/app", "object_id": "says_ok",
-		"val": map[string]any{"_type": "ContainsScorer", "_class_name": "ContainsScorer", "_bases": []string{"Scorer", "Object", "BaseModel"}, "substring": "ok"}}}, &scorer)
-	e.api(t, e.aliceKey, "/obj/create", map[string]any{"obj": map[string]any{"project_id": "alice/app", "object_id": "watch",
-		"val": map[string]any{"_type": "Monitor", "_class_name": "Monitor", "_bases": []string{"Object", "BaseModel"}, "sampling_rate": 1,
-			"scorers": []string{"weave:///alice/app/object/says_ok:" + scorer.Digest}, "call_filter": map[string]any{"op_names": []string{"answer"}},
-			"active": true}}})
+	watchSaysOK(t, e, "answer")
 	var q struct {
 		ID string `json:"id"`
 	}
@@ -243,13 +251,7 @@ func TestWebUIVerdictsToQueueDatasetAndSFT(t *testing.T) {
 		e.start(t, e.aliceKey, "alice/app", id('e', i), id('9', i), "", "answer", at.Add(time.Duration(i)*time.Second), map[string]any{"messages": []map[string]any{{"role": "user", "content": fmt.Sprint("question ", i)}}})
 		e.end(t, e.aliceKey, "alice/app", id('e', i), at.Add(time.Duration(i)*time.Second+time.Millisecond), answer, "")
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(e.getText(t, "/v2/alice/app/monitors/watch/stats"), `"done":4`) {
-		if time.Now().After(deadline) {
-			t.Fatal("the monitor did not score the calls")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitVerdicts(t, e, 4)
 
 	tb := newTab(t, e.srv.URL)
 	tb.signIn("", e.aliceKey)
@@ -294,7 +296,7 @@ func TestWebUIVerdictsToQueueDatasetAndSFT(t *testing.T) {
 		ModelID string `json:"model_id"`
 		Status  string `json:"status"`
 	}
-	deadline = time.Now().Add(2 * time.Minute)
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		c.Call(t, http.MethodGet, "/v1/preview/training-jobs/"+jobID, nil, &job)
 		if job.Status == "COMPLETED" || job.Status == "FAILED" || time.Now().After(deadline) {
