@@ -21,6 +21,12 @@ const (
 	DefaultQueueSize = 10000
 	// DefaultMaxResponseBytes bounds a non-streamed upstream response: 64 MiB.
 	DefaultMaxResponseBytes = 64 << 20
+	// DefaultMaxCompletionPrompts bounds the prompts of one POST
+	// /v1/completions batch.
+	DefaultMaxCompletionPrompts = 256
+	// DefaultMaxCompletionTokens bounds the tokens one POST /v1/completions
+	// request may ask for: prompts × max(n, best_of) × max_tokens.
+	DefaultMaxCompletionTokens = 1 << 20
 )
 
 // Config configures [New]. The zero value of every optional field is its
@@ -64,6 +70,15 @@ type Config struct {
 	// MaxResponseBytes bounds a non-streamed upstream response. Defaults to
 	// [DefaultMaxResponseBytes].
 	MaxResponseBytes int64
+	// MaxCompletionPrompts bounds the prompts one POST /v1/completions
+	// request may hold (a batch); more get 400, whoever serves the model.
+	// Defaults to [DefaultMaxCompletionPrompts].
+	MaxCompletionPrompts int
+	// MaxCompletionTokens bounds the tokens one POST /v1/completions
+	// request may ask for, prompts × max(n, best_of) × max_tokens (vLLM's
+	// 16 when max_tokens is left out); more get 400, whoever serves the
+	// model. Defaults to [DefaultMaxCompletionTokens].
+	MaxCompletionTokens int64
 	// Registerer receives the gateway's metrics. Defaults to a private registry.
 	Registerer prometheus.Registerer
 	// Logger receives upstream failures and tracing errors. Defaults to slog.Default().
@@ -92,8 +107,14 @@ func (cfg *Config) setDefaults() error {
 	if cfg.MaxResponseBytes == 0 {
 		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
-	if cfg.QueueSize < 0 || cfg.MaxResponseBytes < 0 {
-		return errors.New("chat: QueueSize and MaxResponseBytes must not be negative")
+	if cfg.MaxCompletionPrompts == 0 {
+		cfg.MaxCompletionPrompts = DefaultMaxCompletionPrompts
+	}
+	if cfg.MaxCompletionTokens == 0 {
+		cfg.MaxCompletionTokens = DefaultMaxCompletionTokens
+	}
+	if cfg.QueueSize < 0 || cfg.MaxResponseBytes < 0 || cfg.MaxCompletionPrompts < 0 || cfg.MaxCompletionTokens < 0 {
+		return errors.New("chat: QueueSize, MaxResponseBytes, MaxCompletionPrompts and MaxCompletionTokens must not be negative")
 	}
 	if cfg.Registerer == nil {
 		cfg.Registerer = prometheus.NewRegistry()

@@ -28,11 +28,25 @@ type TextCompletionRequest struct {
 	BestOf   *int64  `json:"best_of"`
 
 	Shared *CompletionRequest `json:"-"`
+	// Prompts is how many prompts Prompt holds (1 for one prompt).
+	Prompts int `json:"-"`
+}
+
+// vllmDefaultMaxTokens is max_tokens of a text completion that leaves it
+// out, as vLLM's CompletionRequest defaults it.
+const vllmDefaultMaxTokens = 16
+
+// TextLimits bound one text completion request (Config.MaxCompletionPrompts
+// and MaxCompletionTokens); a zero field is no bound.
+type TextLimits struct {
+	MaxPrompts int
+	MaxTokens  int64
 }
 
 // ParseTextRequest decodes and checks a raw text-completion request against
-// the route's model: vLLM's rules, each failure a 400 with its param.
-func ParseTextRequest(raw []byte, info ModelInfo) (*TextCompletionRequest, error) {
+// the route's model and limits: vLLM's rules, each failure a 400 with its
+// param.
+func ParseTextRequest(raw []byte, info ModelInfo, limits TextLimits) (*TextCompletionRequest, error) {
 	req := &TextCompletionRequest{}
 	if err := json.Unmarshal(raw, req); err != nil {
 		var typeErr *json.UnmarshalTypeError
@@ -41,9 +55,11 @@ func ParseTextRequest(raw []byte, info ModelInfo) (*TextCompletionRequest, error
 		}
 		return nil, Malformed("body", "json_invalid", "JSON decode error")
 	}
-	if err := checkPrompt(req.Prompt); err != nil {
+	prompts, err := checkPrompt(req.Prompt)
+	if err != nil {
 		return nil, err
 	}
+	req.Prompts = prompts
 	members, ok := topLevelMembers(raw)
 	if !ok {
 		return nil, Malformed("body", "dict_type", "Input should be a valid dictionary")
@@ -78,14 +94,45 @@ func ParseTextRequest(raw []byte, info ModelInfo) (*TextCompletionRequest, error
 	if err := Validate(shared, info); err != nil {
 		return nil, err
 	}
+	if err := limits.check(req); err != nil {
+		return nil, err
+	}
 	return req, nil
 }
 
-// checkPrompt accepts vLLM's prompt shapes, none empty.
-func checkPrompt(raw json.RawMessage) error {
+// check refuses a batch of more prompts, or a request for more tokens,
+// than the limits allow.
+func (l TextLimits) check(req *TextCompletionRequest) error {
+	if l.MaxPrompts > 0 && req.Prompts > l.MaxPrompts {
+		return Invalid("prompt", "The prompt holds %d prompts, more than the %d one request may hold.", req.Prompts, l.MaxPrompts)
+	}
+	if l.MaxTokens <= 0 {
+		return nil
+	}
+	choices := int64(1)
+	if n := req.Shared.N; n != nil && *n > choices {
+		choices = *n
+	}
+	if req.BestOf != nil && *req.BestOf > choices {
+		choices = *req.BestOf
+	}
+	maxTokens := int64(vllmDefaultMaxTokens)
+	if m := req.Shared.MaxTokens; m != nil {
+		maxTokens = *m
+	}
+	if choices > l.MaxTokens || maxTokens > l.MaxTokens || int64(req.Prompts)*choices*maxTokens > l.MaxTokens {
+		return Invalid("max_tokens", "The request asks for %d prompts × %d choices × %d max_tokens, more than the %d tokens one request may ask for.",
+			req.Prompts, choices, maxTokens, l.MaxTokens)
+	}
+	return nil
+}
+
+// checkPrompt accepts vLLM's prompt shapes, none empty, and counts the
+// prompts.
+func checkPrompt(raw json.RawMessage) (int, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		return Invalid("prompt", "Either prompt or prompt_embeds must be provided and non-empty.")
+		return 0, Invalid("prompt", "Either prompt or prompt_embeds must be provided and non-empty.")
 	}
 	var text string
 	var texts []string
@@ -93,20 +140,20 @@ func checkPrompt(raw json.RawMessage) error {
 	var batches [][]int64
 	switch {
 	case json.Unmarshal(raw, &text) == nil:
-		return nil
+		return 1, nil
 	case json.Unmarshal(raw, &texts) == nil && len(texts) > 0:
-		return nil
+		return len(texts), nil
 	case json.Unmarshal(raw, &ids) == nil && len(ids) > 0:
-		return nil
+		return 1, nil
 	case json.Unmarshal(raw, &batches) == nil && len(batches) > 0:
 		for _, b := range batches {
 			if len(b) == 0 {
-				return Invalid("prompt", "Either prompt or prompt_embeds must be provided and non-empty.")
+				return 0, Invalid("prompt", "Either prompt or prompt_embeds must be provided and non-empty.")
 			}
 		}
-		return nil
+		return len(batches), nil
 	}
-	return Invalid("prompt", "prompt must be a string, a list of strings, a list of token ids or a list of lists of token ids, none empty.")
+	return 0, Invalid("prompt", "prompt must be a string, a list of strings, a list of token ids or a list of lists of token ids, none empty.")
 }
 
 // TextComplete answers a raw POST /v1/completions request: the model's
@@ -133,7 +180,7 @@ func (s *Gateway) TextComplete(ctx context.Context, projectID string, raw []byte
 	if err := checkEndpoint(route, EndpointCompletions); err != nil {
 		return nil, err
 	}
-	req, err := ParseTextRequest(raw, route.ModelInfo)
+	req, err := ParseTextRequest(raw, route.ModelInfo, TextLimits{MaxPrompts: s.cfg.MaxCompletionPrompts, MaxTokens: s.cfg.MaxCompletionTokens})
 	if err != nil {
 		return nil, err
 	}

@@ -38,6 +38,9 @@ type serverLimits struct {
 	responseItems, responseChain count
 	// embeddings bounds an embeddings request and the model's batches.
 	embeddings embeddings.Config
+	// completionPrompts and completionTokens bound one /v1/completions
+	// request (chat.Config.MaxCompletionPrompts, MaxCompletionTokens).
+	completionPrompts, completionTokens count
 }
 
 // localLimits are the -local-… flags as chat.LocalLimits.
@@ -65,6 +68,9 @@ func limitFlags(fs *flag.FlagSet, l *serverLimits) {
 	fs.IntVar(&l.embeddings.MaxInputs, "embeddings-max-inputs", embeddings.DefaultMaxInputs, "inputs one /v1/embeddings request may hold; more get 400")
 	fs.IntVar(&l.embeddings.MaxInputTokens, "embeddings-max-input-tokens", embeddings.DefaultMaxInputTokens, "tokens one embeddings input may have (after truncate_prompt_tokens); more get 400")
 	fs.IntVar(&l.embeddings.MaxBatchTokens, "embeddings-max-batch-tokens", embeddings.DefaultMaxBatchTokens, "tokens one batched pass of an embedding model runs, over the requests waiting")
+	l.completionPrompts, l.completionTokens = chat.DefaultMaxCompletionPrompts, chat.DefaultMaxCompletionTokens
+	fs.Var(&l.completionPrompts, "completions-max-prompts", "the `number` of prompts one /v1/completions batch may hold; more get 400")
+	fs.Var(&l.completionTokens, "completions-max-tokens", "the `number` of tokens one /v1/completions request may ask for (prompts × max(n, best_of) × max_tokens); more get 400")
 	l.responseItems, l.responseChain = responses.DefaultMaxInputItems, responses.DefaultMaxChainDepth
 	fs.Var(&l.responseItems, "responses-max-input-items", "the `number` of items a Responses request's conversation may hold, its input and its previous_response_id chain's together; more get 400")
 	fs.Var(&l.responseChain, "responses-max-chain-depth", "the `number` of previous responses a previous_response_id chain may reach back through; more get 400")

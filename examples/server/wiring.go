@@ -142,7 +142,7 @@ func (w *wiring) wire(ctx context.Context, db *weft.DB, identity *weft.Identity,
 	w.stopAfter(func(context.Context) { _ = embedders.Close() })
 	adapters := chatstore.Adapters{Training: trainingService, Authorizer: identity}
 	if routing != nil || len(embedders.Models()) > 0 {
-		gateway, err := newChatService(routing, models, embedders, files, traces, adapters, cfg.Registry, logger)
+		gateway, err := newChatService(routing, models, embedders, files, traces, adapters, &opts.limits, cfg.Registry, logger)
 		if err != nil {
 			return err
 		}
@@ -221,13 +221,14 @@ func chatRouting(opts *serveOptions) (*chat.Routing, error) {
 // trained models served to the callers adapters lets read them, metrics in
 // registry.
 func newChatService(routing *chat.Routing, models *inprocess.Server, embedders *embeddings.Service, files objects.Service, traces trace.Service,
-	adapters chatstore.Adapters, registry prometheus.Registerer, logger *slog.Logger) (*chat.Gateway, error) {
+	adapters chatstore.Adapters, limits *serverLimits, registry prometheus.Registerer, logger *slog.Logger) (*chat.Gateway, error) {
 	if routing == nil {
 		routing = &chat.Routing{}
 	}
 	cfg := chat.Config{
 		Routing: routing, Embeddings: embedders, Registerer: registry, Logger: logger,
 		Recorder: chatstore.Recorder{Trace: traces}, Files: chatstore.Files{Objects: files}, Adapters: adapters,
+		MaxCompletionPrompts: int(limits.completionPrompts), MaxCompletionTokens: int64(limits.completionTokens),
 	}
 	if models != nil {
 		cfg.Backends = map[string]chat.Backend{chat.KindLocal: models}

@@ -18,7 +18,7 @@ import (
 // model and one run in-process. Every hostile body gets a clear 4xx with a
 // JSON body, never a 5xx: bad shapes, out-of-range numbers, token ids
 // outside the vocabulary, more inputs and tokens than the -embeddings-max-…
-// limits, unknown previous responses, and each model through an API it
+// and -completions-max-… limits, unknown previous responses, and each model through an API it
 // does not serve.
 func TestHostileServingBodies(t *testing.T) {
 	t.Parallel()
@@ -38,7 +38,8 @@ func TestHostileServingBodies(t *testing.T) {
 	}
 	srv := serverproc.Start(t, serverproc.Options{DatabaseURL: testdb.SQLiteURL(t), Args: []string{
 		"-chat-config", routing, "-model", e2e.TinyModel(t), "-embedding-model", embedDir,
-		"-embeddings-max-inputs", "64", "-embeddings-max-input-tokens", "256", "-log-level", "error",
+		"-embeddings-max-inputs", "64", "-embeddings-max-input-tokens", "256",
+		"-completions-max-prompts", "8", "-completions-max-tokens", "1024", "-log-level", "error",
 	}})
 	client := e2e.Client{URL: srv.URL, Auth: e2e.Bearer(srv.Key)}
 	local := e2e.TinyModelName
@@ -72,6 +73,9 @@ func TestHostileServingBodies(t *testing.T) {
 			`{"model":"remote","prompt":"x","stream":"yes"}`, `{"model":"remote","prompt":"x","stream_options":{"include_usage":true}}`,
 			`{"model":"remote","prompt":"x","logit_bias":{"40000":1}}`, `{"model":"remote","prompt":"x","logit_bias":{"a":1}}`, `{"model":"remote","prompt":"x","echo":"yes"}`,
 			`{"model":"remote","prompt":"x","structured_outputs":{"regex":"a","choice":["b"]}}`, `{"model":"remote","prompt":"x","seed":1e40}`,
+			`{"model":"remote","prompt":` + many(9, `"x"`) + `}`, `{"model":"remote","prompt":` + many(9, "[1]") + `}`,
+			`{"model":"remote","prompt":` + many(8, `"x"`) + `,"max_tokens":129}`, `{"model":"remote","prompt":"x","n":2,"best_of":65}`,
+			`{"model":"remote","prompt":"x","n":16,"max_tokens":65}`, `{"model":"remote","prompt":` + many(8, `"x"`) + `,"n":9}`,
 			`{"model":"embedder","prompt":"x"}`, `{"model":"` + local + `","prompt":"x"}`, `{"model":"qwen3-embed","prompt":"x"}`, `{"model":"nope","prompt":"x"}`,
 		},
 		"/v1/responses": {
