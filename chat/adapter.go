@@ -1,6 +1,9 @@
 package chat
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // LoRAAdapter is a trained LoRA adapter that a vLLM upstream can load at run
 // time (POST /v1/load_lora_adapter with lora_name = Name, lora_path = Path).
@@ -24,4 +27,19 @@ type LoRAAdapter struct {
 // be safe for concurrent use.
 type AdapterResolver interface {
 	ResolveAdapter(ctx context.Context, model string) (LoRAAdapter, bool, error)
+}
+
+// TrainedModel is a trained model a caller may be served: its name
+// ("<entity>/<project>/<name>") and the model it was trained on.
+type TrainedModel struct {
+	Name      string
+	BaseModel string
+	CreatedAt time.Time
+}
+
+// TrainedModelLister is an [AdapterResolver] that also lists the trained
+// models of the caller's own entities (weft.PrincipalFrom(ctx)'s Entities:
+// never another tenant's, an admin's included), for GET /v1/models.
+type TrainedModelLister interface {
+	TrainedModels(ctx context.Context) ([]TrainedModel, error)
 }

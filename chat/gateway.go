@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -132,6 +133,32 @@ func (s *Gateway) Models() []ModelCard {
 		models = append(models, card(name, 0, []string{EndpointEmbeddings}))
 	}
 	return models
+}
+
+// TrainedModels lists the trained models of the caller's own entities
+// that the gateway can serve (their base model is run in-process, or a
+// LoRA upstream is configured), with the endpoints of their base model's
+// route. None without Config.Adapters or when it lists none.
+func (s *Gateway) TrainedModels(ctx context.Context) ([]ModelCard, error) {
+	lister, ok := s.cfg.Adapters.(TrainedModelLister)
+	if !ok {
+		return nil, nil
+	}
+	trained, err := lister.TrainedModels(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("chat: listing trained models: %w", err)
+	}
+	var cards []ModelCard
+	for _, m := range trained {
+		base, ok := s.routes[m.BaseModel]
+		if !ok || (!s.registered(base) && s.cfg.Routing.LoRA == nil) {
+			continue
+		}
+		cards = append(cards, ModelCard{ID: m.Name, Object: "model", Created: m.CreatedAt.Unix(), OwnedBy: "weft", Root: m.Name,
+			Parent: m.BaseModel, MaxModelLen: base.MaxModelLen,
+			Endpoints: slices.DeleteFunc(slices.Clone(base.Endpoints), func(e string) bool { return e == EndpointEmbeddings })})
+	}
+	return cards, nil
 }
 
 // resolve finds the route of a model name: a configured route, the first

@@ -45,6 +45,10 @@ type Service interface {
 	// Models lists the models served, in the order they are configured (an
 	// empty list when there are none), with the endpoints each serves.
 	Models() []ModelCard
+	// TrainedModels lists the trained models of the caller's own entities
+	// (weft.PrincipalFrom(ctx)) that the service can serve, each with its
+	// base model as Parent: never another tenant's.
+	TrainedModels(ctx context.Context) ([]ModelCard, error)
 	// ProjectFor is the project a caller's completion is traced into: the
 	// OpenAI-Project header ("<entity>/<project>", or a bare project name
 	// under the caller's default entity), else "<default entity>/chat".

@@ -146,7 +146,10 @@ type ModelCard struct {
 	OwnedBy string `json:"owned_by"`
 	// Root is the model's served name, as vLLM shows a served model's
 	// (never a path on the server).
-	Root        string `json:"root,omitempty"`
+	Root string `json:"root,omitempty"`
+	// Parent is a trained model's base model, as vLLM shows a LoRA
+	// adapter's.
+	Parent      string `json:"parent,omitempty"`
 	MaxModelLen int64  `json:"max_model_len,omitempty"`
 	// Endpoints are the APIs that serve the model: chat, completions,
 	// embeddings, responses.

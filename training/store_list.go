@@ -7,6 +7,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/uptrace/bun"
+
 	"github.com/weftlabs/weft"
 )
 
@@ -41,6 +43,26 @@ func (s *Store) ListModels(ctx context.Context, projectID string, p ListParams) 
 		return nil, err
 	}
 	return page(rows, p.Limit, func(r modelRow) Model { return *r.model() }, func(x Model) string { return x.ID }), nil
+}
+
+// ModelsOf lists at most limit trained models of entities, by entity,
+// project and name: the models a caller's own entities hold (chat's GET
+// /v1/models lists them). No entities lists none.
+func (s *Store) ModelsOf(ctx context.Context, entities []string, limit int) ([]Model, error) {
+	if len(entities) == 0 || limit <= 0 {
+		return nil, nil
+	}
+	var rows []modelRow
+	err := s.db.NewSelect().Model((*modelRow)(nil)).Where("entity IN (?)", bun.In(entities)).
+		Order("entity ASC", "project ASC", "name ASC").Limit(int64(limit)).Scan(ctx, &rows)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Model, len(rows))
+	for i := range rows {
+		out[i] = *rows[i].model()
+	}
+	return out, nil
 }
 
 // ListJobs implements Service.

@@ -15,6 +15,15 @@ type CheckpointResolver interface {
 	ResolveAdapter(ctx context.Context, model string) (training.Adapter, bool, error)
 }
 
+// ModelLister is the part of the training service that lists the trained
+// models of entities (training.Store.ModelsOf).
+type ModelLister interface {
+	ModelsOf(ctx context.Context, entities []string, limit int) ([]training.Model, error)
+}
+
+// MaxListedModels bounds the trained models one GET /v1/models lists.
+const MaxListedModels = 1000
+
 // Authorizer decides whether a caller may read a project
 // ("<entity>/<project>"); a refusal wraps weft.ErrForbidden. *weft.Identity
 // is one, and the API's routes use the same.
@@ -37,7 +46,28 @@ type Adapters struct {
 	Authorizer Authorizer
 }
 
-var _ chat.AdapterResolver = Adapters{}
+var _ chat.TrainedModelLister = Adapters{}
+
+// TrainedModels implements chat.TrainedModelLister: the models of the
+// caller's own entities (an admin's too: never every tenant's), at most
+// MaxListedModels, when Training lists models (a ModelLister); none
+// otherwise, and none for a context without a principal.
+func (a Adapters) TrainedModels(ctx context.Context) ([]chat.TrainedModel, error) {
+	lister, ok := a.Training.(ModelLister)
+	p, signedIn := weft.PrincipalFrom(ctx)
+	if !ok || !signedIn {
+		return nil, nil
+	}
+	models, err := lister.ModelsOf(ctx, p.Entities, MaxListedModels)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]chat.TrainedModel, len(models))
+	for i, m := range models {
+		out[i] = chat.TrainedModel{Name: m.ProjectID() + "/" + m.Name, BaseModel: m.BaseModel, CreatedAt: m.CreatedAt}
+	}
+	return out, nil
+}
 
 // ResolveAdapter implements chat.AdapterResolver.
 func (a Adapters) ResolveAdapter(ctx context.Context, model string) (chat.LoRAAdapter, bool, error) {

@@ -71,11 +71,15 @@ func (h *Handler) registerChat() {
 	}
 	huma.Register(h.api, *h.operation(styleOpenAI, huma.Operation{
 		OperationID: "chat-models-list", Method: http.MethodGet, Path: "/v1/models", Tags: []string{"chat"},
-		Summary: "List the models the gateway routes",
+		Summary: "List the models the gateway routes and the trained models of the caller's entities",
 	}), func(ctx context.Context, _ *struct{}) (*modelsOutput, error) {
+		trained, err := h.cfg.Chat.TrainedModels(ctx)
+		if err != nil {
+			return nil, err
+		}
 		out := &modelsOutput{}
 		out.Body.Object = "list"
-		out.Body.Data = h.cfg.Chat.Models()
+		out.Body.Data = append(h.cfg.Chat.Models(), trained...)
 		return out, nil
 	})
 	h.registerTokenize()

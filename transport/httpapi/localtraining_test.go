@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -320,4 +321,53 @@ func derefString(s *string) string {
 		return "<nil>"
 	}
 	return *s
+}
+
+// GET /v1/models lists the trained models of the caller's own entities
+// whose base model the server runs, each with its base model as parent and
+// the base model's endpoints: never another tenant's (the admin, who may
+// touch every project, sees only the admin entity's), never one over a
+// base model nothing serves.
+func TestTrainedModelsListed(t *testing.T) {
+	lt := newLocalTraining(t)
+	for _, m := range []struct{ key, project, name, base string }{
+		{lt.aliceKey, "loop", "agent", "tiny"},
+		{lt.aliceKey, "loop", "big", "Qwen/Qwen3-8B"},
+		{lt.adminKey, "ops", "helper", "tiny"},
+	} {
+		var out struct {
+			ID string `json:"id"`
+		}
+		lt.tf.call(t, m.key, http.MethodPost, "/v1/preview/models", map[string]any{"project": m.project, "name": m.name, "base_model": m.base}, &out)
+	}
+	list := func(key string) map[string]chat.ModelCard {
+		var out struct {
+			Data []chat.ModelCard `json:"data"`
+		}
+		if status := lt.tf.call(t, key, http.MethodGet, "/v1/models", nil, &out); status != http.StatusOK {
+			t.Fatalf("GET /v1/models: %d", status)
+		}
+		cards := map[string]chat.ModelCard{}
+		for _, c := range out.Data {
+			cards[c.ID] = c
+		}
+		return cards
+	}
+	alice, admin := list(lt.aliceKey), list(lt.adminKey)
+	agent, ok := alice["alice/loop/agent"]
+	if !ok || agent.Parent != "tiny" || agent.MaxModelLen != 256 || !slices.Equal(agent.Endpoints, alice["tiny"].Endpoints) {
+		t.Errorf("alice's trained model: %+v in %v", agent, alice)
+	}
+	if _, ok := alice["alice/loop/big"]; ok {
+		t.Errorf("a model over a base nothing serves is listed: %v", alice)
+	}
+	if _, ok := alice["admin/ops/helper"]; ok {
+		t.Errorf("alice sees the admin's model: %v", alice)
+	}
+	if _, ok := admin["alice/loop/agent"]; ok {
+		t.Errorf("the admin sees alice's model: %v", admin)
+	}
+	if c, ok := admin["admin/ops/helper"]; !ok || c.Parent != "tiny" {
+		t.Errorf("the admin's own model: %v", admin)
+	}
 }
