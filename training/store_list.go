@@ -47,14 +47,17 @@ func (s *Store) ListModels(ctx context.Context, projectID string, p ListParams) 
 
 // ModelsOf lists at most limit trained models of entities, by entity,
 // project and name: the models a caller's own entities hold (chat's GET
-// /v1/models lists them). No entities lists none.
+// /v1/models lists them). No entities lists none. It reads across projects
+// (every shard of a distributed database).
 func (s *Store) ModelsOf(ctx context.Context, entities []string, limit int) ([]Model, error) {
 	if len(entities) == 0 || limit <= 0 {
 		return nil, nil
 	}
 	var rows []modelRow
-	err := s.db.NewSelect().Model((*modelRow)(nil)).Where("entity IN (?)", bun.In(entities)).
-		Order("entity ASC", "project ASC", "name ASC").Limit(int64(limit)).Scan(ctx, &rows)
+	err := s.acrossProjects(ctx, func(ctx context.Context, tx bun.Tx) error {
+		return tx.NewSelect().Model(&rows).Where("entity IN (?)", bun.In(entities)).
+			Order("entity ASC", "project ASC", "name ASC").Limit(int64(limit)).Scan(ctx)
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -40,6 +41,30 @@ func TestStoreLists(t *testing.T) {
 		}
 		if none, err := s.ListModels(ctx, "acme/none", training.ListParams{}); err != nil || len(none.Data) != 0 {
 			t.Fatalf("unknown project = %+v %v", none, err)
+		}
+		// The models of entities, across their projects, by project and name.
+		bobCtx := weft.WithPrincipal(context.Background(), weft.Principal{UserID: "u2", DefaultEntity: "bob"})
+		if _, err := s.CreateModel(bobCtx, &training.CreateModelReq{Project: "mail", Name: "b0", BaseModel: "base"}); err != nil {
+			t.Fatal(err)
+		}
+		of := func(entities []string, limit int) (names []string) {
+			ms, err := s.ModelsOf(ctx, entities, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range ms {
+				names = append(names, m.ProjectID()+"/"+m.Name)
+			}
+			return names
+		}
+		if got := of([]string{"acme"}, 10); !slices.Equal(got, []string{"acme/mail/a", "acme/mail/b", "acme/mail/c", "acme/other/x"}) {
+			t.Errorf("ModelsOf(acme) = %v", got)
+		}
+		if got := of([]string{"acme", "bob"}, 5); !slices.Equal(got, []string{"acme/mail/a", "acme/mail/b", "acme/mail/c", "acme/other/x", "bob/mail/b0"}) {
+			t.Errorf("ModelsOf(acme, bob) = %v", got)
+		}
+		if got := of([]string{"bob"}, 10); !slices.Equal(got, []string{"bob/mail/b0"}) || len(of(nil, 10)) != 0 || len(of([]string{"acme"}, 2)) != 2 {
+			t.Errorf("ModelsOf(bob) = %v", got)
 		}
 
 		var jobs []string

@@ -343,22 +343,30 @@ func (s *Store) Sweep(ctx context.Context) (int, error) {
 }
 
 // activeJobs returns up to 500 queued or running jobs of every project, oldest
-// first. It is weft's one deliberate cross-project query: on a distributed
-// database it reads every shard of training_jobs, so it allows that for its own
-// transaction (citus.multi_task_query_log_level, which a deployment may set to
-// make any other multi-shard query an error; on plain PostgreSQL the setting is
-// an inert placeholder).
+// first, across projects (acrossProjects).
 func (s *Store) activeJobs(ctx context.Context) ([]jobRow, error) {
 	var jobs []jobRow
-	err := s.db.RunInTx(ctx, &sql.TxOptions{ReadOnly: true}, func(ctx context.Context, tx bun.Tx) error {
-		if database.DialectOf(s.db).Has(database.ExtensionSettings) {
-			if _, err := tx.ExecContext(ctx, "SET LOCAL citus.multi_task_query_log_level = 'off'"); err != nil {
-				return err
-			}
-		}
+	err := s.acrossProjects(ctx, func(ctx context.Context, tx bun.Tx) error {
 		return tx.NewSelect().Model(&jobs).Column(jobColumns...).
 			Where("status IN (?)", bun.In([]JobStatus{StatusQueued, StatusRunning})).
 			Order("created_at ASC").Limit(500).Scan(ctx)
 	})
 	return jobs, err
+}
+
+// acrossProjects runs read, one of weft's deliberate cross-project queries
+// (the worker's active jobs, the models of a caller's entities), in a
+// read-only transaction: on a distributed database it reads every shard, so
+// it allows that for its own transaction (citus.multi_task_query_log_level,
+// which a deployment may set to make any other multi-shard query an error;
+// on plain PostgreSQL the setting is an inert placeholder).
+func (s *Store) acrossProjects(ctx context.Context, read func(context.Context, bun.Tx) error) error {
+	return s.db.RunInTx(ctx, &sql.TxOptions{ReadOnly: true}, func(ctx context.Context, tx bun.Tx) error {
+		if database.DialectOf(s.db).Has(database.ExtensionSettings) {
+			if _, err := tx.ExecContext(ctx, "SET LOCAL citus.multi_task_query_log_level = 'off'"); err != nil {
+				return err
+			}
+		}
+		return read(ctx, tx)
+	})
 }
