@@ -45,14 +45,21 @@ func (s *Store) ListModels(ctx context.Context, projectID string, p ListParams) 
 	return page(rows, p.Limit, func(r modelRow) Model { return *r.model() }, func(x Model) string { return x.ID }), nil
 }
 
-// ModelsOf lists at most limit trained models of entities, by entity,
-// project and name: the models a caller's own entities hold (chat's GET
-// /v1/models lists them). No entities lists none. It reads across projects
-// (every shard of a distributed database).
+// MaxModelsOf bounds the models one ModelsOf call reads, whatever limit its
+// caller asks for: the query reads across projects, so its cost must not grow
+// with a tenant's model count.
+const MaxModelsOf = 1000
+
+// ModelsOf lists at most limit (and at most MaxModelsOf) trained models of
+// entities, by entity, project and name: the models a caller's own entities
+// hold (chat's GET /v1/models lists them). No entities lists none. It is one
+// of weft's two deliberate cross-project queries, beside the worker's active
+// jobs (acrossProjects): on a distributed database it reads every shard.
 func (s *Store) ModelsOf(ctx context.Context, entities []string, limit int) ([]Model, error) {
 	if len(entities) == 0 || limit <= 0 {
 		return nil, nil
 	}
+	limit = min(limit, MaxModelsOf)
 	var rows []modelRow
 	err := s.acrossProjects(ctx, func(ctx context.Context, tx bun.Tx) error {
 		return tx.NewSelect().Model(&rows).Where("entity IN (?)", bun.In(entities)).

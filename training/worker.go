@@ -342,20 +342,24 @@ func (s *Store) Sweep(ctx context.Context) (int, error) {
 	return ended, nil
 }
 
-// activeJobs returns up to 500 queued or running jobs of every project, oldest
-// first, across projects (acrossProjects).
+// maxActiveJobs bounds the jobs one watchdog scan reads across projects.
+const maxActiveJobs = 500
+
+// activeJobs returns up to maxActiveJobs queued or running jobs of every
+// project, oldest first, across projects (acrossProjects).
 func (s *Store) activeJobs(ctx context.Context) ([]jobRow, error) {
 	var jobs []jobRow
 	err := s.acrossProjects(ctx, func(ctx context.Context, tx bun.Tx) error {
 		return tx.NewSelect().Model(&jobs).Column(jobColumns...).
 			Where("status IN (?)", bun.In([]JobStatus{StatusQueued, StatusRunning})).
-			Order("created_at ASC").Limit(500).Scan(ctx)
+			Order("created_at ASC").Limit(maxActiveJobs).Scan(ctx)
 	})
 	return jobs, err
 }
 
-// acrossProjects runs read, one of weft's deliberate cross-project queries
-// (the worker's active jobs, the models of a caller's entities), in a
+// acrossProjects runs read, one of weft's two deliberate cross-project
+// queries (the worker's active jobs, at most maxActiveJobs; the models of a
+// caller's entities, at most MaxModelsOf), each bounded by a LIMIT, in a
 // read-only transaction: on a distributed database it reads every shard, so
 // it allows that for its own transaction (citus.multi_task_query_log_level,
 // which a deployment may set to make any other multi-shard query an error;

@@ -21,9 +21,6 @@ type ModelLister interface {
 	ModelsOf(ctx context.Context, entities []string, limit int) ([]training.Model, error)
 }
 
-// MaxListedModels bounds the trained models one GET /v1/models lists.
-const MaxListedModels = 1000
-
 // Authorizer decides whether a caller may read a project
 // ("<entity>/<project>"); a refusal wraps weft.ErrForbidden. *weft.Identity
 // is one, and the API's routes use the same.
@@ -50,7 +47,7 @@ var _ chat.TrainedModelLister = Adapters{}
 
 // TrainedModels implements chat.TrainedModelLister: the models of the
 // caller's own entities (an admin's too: never every tenant's), at most
-// MaxListedModels, when Training lists models (a ModelLister); none
+// training.MaxModelsOf, when Training lists models (a ModelLister); none
 // otherwise, and none for a context without a principal.
 func (a Adapters) TrainedModels(ctx context.Context) ([]chat.TrainedModel, error) {
 	lister, ok := a.Training.(ModelLister)
@@ -58,7 +55,7 @@ func (a Adapters) TrainedModels(ctx context.Context) ([]chat.TrainedModel, error
 	if !ok || !signedIn {
 		return nil, nil
 	}
-	models, err := lister.ModelsOf(ctx, p.Entities, MaxListedModels)
+	models, err := lister.ModelsOf(ctx, p.Entities, training.MaxModelsOf)
 	if err != nil {
 		return nil, err
 	}
