@@ -54,12 +54,13 @@ type ResultsQueryReq struct {
 	IncludePredictAndScoreChildren *bool `json:"include_predict_and_score_children,omitempty" nullable:"true" doc:"default true"`
 	// IncludeCosts prices each trial's predict call.
 	IncludeCosts bool `json:"include_costs,omitempty"`
-	// SortBy and Filters must be empty: rows come in row_digest order.
-	SortBy              []json.RawMessage `json:"sort_by,omitempty" nullable:"true" doc:"not supported: must be null or empty"`
-	Filters             []json.RawMessage `json:"filters,omitempty" nullable:"true" doc:"not supported: must be null or empty"`
-	FilterLogicOperator string            `json:"filter_logic_operator,omitempty" enum:"and,or"`
-	Limit               *int              `json:"limit,omitempty" nullable:"true" minimum:"0"`
-	Offset              int               `json:"offset,omitempty" minimum:"0"`
+	// SortBy orders the rows (row_digest ascending when empty); Filters
+	// select them, combined by FilterLogicOperator (see results_order.go).
+	SortBy              []ResultsSortBy `json:"sort_by,omitempty" nullable:"true"`
+	Filters             []ResultsFilter `json:"filters,omitempty" nullable:"true"`
+	FilterLogicOperator string          `json:"filter_logic_operator,omitempty" enum:"and,or" doc:"default or: a row passes when the filters of any one evaluation hold"`
+	Limit               *int            `json:"limit,omitempty" nullable:"true" minimum:"0"`
+	Offset              int             `json:"offset,omitempty" minimum:"0"`
 }
 
 // ResultsQueryRes is Weave's EvalResultsQueryRes.
@@ -75,6 +76,9 @@ type ResultsRow struct {
 	RowDigest   string               `json:"row_digest"`
 	RawDataRow  json.RawMessage      `json:"raw_data_row"`
 	Evaluations []*ResultsEvaluation `json:"evaluations"`
+
+	example json.RawMessage // the trials' example: a value or a dataset-row ref
+	inputs  digest.Value    // the example, its ref resolved; read by inputs.* fields
 }
 
 // ResultsEvaluation is one evaluation's trials of a row.
@@ -97,6 +101,7 @@ type ResultsTrial struct {
 	GenAISpanRef []struct{} `json:"genai_span_ref" nullable:"true"`
 
 	scores digest.Value // Scores, parsed in order
+	output digest.Value // the predict_and_score call's output; read by output.* and scores.*
 }
 
 // ResultsSummary is Weave's EvalResultsSummaryRes.
@@ -136,11 +141,9 @@ type ResultsScorerStat struct {
 
 // ResultsQuery implements [Service].
 func (s *Store) ResultsQuery(ctx context.Context, req *ResultsQueryReq) (*ResultsQueryRes, error) {
-	if len(req.SortBy) > 0 {
-		return nil, weft.Errorf(ErrInvalid, "sort_by is not supported by this server's eval_results/query: rows come in row_digest order")
-	}
-	if len(req.Filters) > 0 {
-		return nil, weft.Errorf(ErrInvalid, "filters are not supported by this server's eval_results/query")
+	order, err := parseRowOrder(req)
+	if err != nil {
+		return nil, err
 	}
 	if req.ResolveRowRefs && !req.IncludeRawDataRows {
 		return nil, weft.Errorf(ErrInvalid, "resolve_row_refs requires include_raw_data_rows")
@@ -161,9 +164,20 @@ func (s *Store) ResultsQuery(ctx context.Context, req *ResultsQueryReq) (*Result
 	if err != nil {
 		return nil, err
 	}
+	if includeRows && order.readsInputs() {
+		more, err := s.resolveInputs(ctx, req.ProjectID, rows)
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range more {
+			if !slices.Contains(warnings, w) {
+				warnings = append(warnings, w)
+			}
+		}
+	}
 	res.Warnings = warnings
 	if includeRows {
-		selected := intersect(rows, rootIDs, req.RequireIntersection)
+		selected := order.apply(intersect(rows, rootIDs, req.RequireIntersection), rootIDs)
 		res.TotalRows = len(selected)
 		start := min(req.Offset, len(selected))
 		end := len(selected)
@@ -243,7 +257,7 @@ func (s *Store) resultRows(ctx context.Context, req *ResultsQueryReq, rootIDs []
 		rowDigest := exampleDigest(example)
 		row := byDigest[rowDigest]
 		if row == nil {
-			row = &ResultsRow{RowDigest: rowDigest, RawDataRow: json.RawMessage(`null`)}
+			row = &ResultsRow{RowDigest: rowDigest, RawDataRow: json.RawMessage(`null`), example: example}
 			byDigest[rowDigest] = row
 			rows = append(rows, row)
 		}
@@ -260,7 +274,7 @@ func (s *Store) resultRows(ctx context.Context, req *ResultsQueryReq, rootIDs []
 	slices.SortFunc(rows, func(a, b *ResultsRow) int { return strings.Compare(a.RowDigest, b.RowDigest) })
 	warnings := []string{}
 	if rawRows && req.ResolveRowRefs {
-		warnings, err = s.resolveRows(ctx, req.ProjectID, rows)
+		warnings, err = s.resolveRows(ctx, req.ProjectID, rows, func(r *ResultsRow) *json.RawMessage { return &r.RawDataRow })
 		if err != nil {
 			return nil, nil, err
 		}
@@ -310,6 +324,7 @@ func trialOf(c *trace.Call, modelRef json.RawMessage, children []*trace.Call, co
 	}
 	_ = json.Unmarshal(c.Output, &output)
 	t := &ResultsTrial{PredictAndScoreCallID: c.ID, ModelOutput: orNull(output.Output), Scores: json.RawMessage(`{}`), ScorerCallIDs: map[string]string{}}
+	t.output, _ = digest.Parse(c.Output)
 	if v, err := digest.Parse(output.Scores); err == nil && v.Kind == digest.Object {
 		t.Scores, t.scores = output.Scores, v
 	}
@@ -445,16 +460,34 @@ func totalCost(summary json.RawMessage) *float64 {
 	return &total
 }
 
-// resolveRows replaces the dataset-row refs of rows' raw_data_row with the
-// rows. Only refs of the project itself are read; the others stay refs, with
-// a warning.
-func (s *Store) resolveRows(ctx context.Context, projectID string, rows []*ResultsRow) ([]string, error) {
+// resolveInputs sets the inputs of rows, which inputs.* fields read: the
+// example, its dataset-row ref resolved as resolveRows does.
+func (s *Store) resolveInputs(ctx context.Context, projectID string, rows []*ResultsRow) ([]string, error) {
+	resolved := make([]json.RawMessage, len(rows))
+	index := make(map[*ResultsRow]int, len(rows))
+	for i, row := range rows {
+		resolved[i], index[row] = row.example, i
+	}
+	warnings, err := s.resolveRows(ctx, projectID, rows, func(r *ResultsRow) *json.RawMessage { return &resolved[index[r]] })
+	if err != nil {
+		return nil, err
+	}
+	for i, row := range rows {
+		row.inputs, _ = digest.Parse(resolved[i])
+	}
+	return warnings, nil
+}
+
+// resolveRows replaces the dataset-row refs held at each row's at (its
+// raw_data_row, or the example inputs.* fields read) with the rows. Only
+// refs of the project itself are read; the others stay refs, with a warning.
+func (s *Store) resolveRows(ctx context.Context, projectID string, rows []*ResultsRow, at func(*ResultsRow) *json.RawMessage) ([]string, error) {
 	var refs []string
 	var targets []*ResultsRow
 	foreign := false
 	for _, row := range rows {
 		var text string
-		if json.Unmarshal(row.RawDataRow, &text) != nil {
+		if json.Unmarshal(*at(row), &text) != nil {
 			continue
 		}
 		r, err := ref.Parse(text)
@@ -483,7 +516,7 @@ func (s *Store) resolveRows(ctx context.Context, projectID string, rows []*Resul
 		}
 		for i, val := range res.Vals {
 			if len(val) > 0 && string(val) != "null" {
-				targets[start+i].RawDataRow = val
+				*at(targets[start+i]) = val
 			}
 		}
 	}

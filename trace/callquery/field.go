@@ -181,6 +181,17 @@ func ParseField(name string) (Field, error) {
 	return Field{}, errorf("field %s is not allowed; fields: call columns (id, op_name, started_at, …), inputs.*, output.*, attributes.*, summary.*, summary.weave.{status,latency_ms,trace_name} and feedback.[<type>].*", clip(name))
 }
 
+// DynamicField is the field name reading path (dotted, as in a dynamic
+// field) inside the JSON value root: for fields of other documents than a
+// call's, which ParseWith's resolver names.
+func DynamicField(name, root, path string) (Field, error) {
+	steps, err := parsePath(name, path)
+	if err != nil {
+		return Field{}, err
+	}
+	return Field{Name: name, Kind: Dynamic, Root: root, Path: steps}, nil
+}
+
 // parsePath splits a dotted path into steps: "\." is a dot in a member name,
 // a segment of digits only an array index. Empty members, and members
 // holding a quote, a backslash or a control character, are not supported.

@@ -111,6 +111,13 @@ func errorf(format string, args ...any) error { return &Error{Msg: fmt.Sprintf(f
 // Parse reads a query, {"$expr": operation}. Empty input, null and {} are no
 // query (nil, nil). Errors are *Error.
 func Parse(raw json.RawMessage) (*Query, error) {
+	return ParseWith(raw, ParseField)
+}
+
+// ParseWith reads a query over other fields than a call's: fields resolves
+// each $getField name, and an error it returns is the query's. The filters of
+// eval_results/query read the fields of a dataset row's trials so.
+func ParseWith(raw json.RawMessage, fields func(name string) (Field, error)) (*Query, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
@@ -127,7 +134,7 @@ func Parse(raw json.RawMessage) (*Query, error) {
 			return nil, errorf("query: unknown member %q; a query is {\"$expr\": …}", clip(key))
 		}
 	}
-	p := parser{}
+	p := parser{field: fields}
 	e, err := p.operation(top["$expr"], 0)
 	if err != nil {
 		return nil, err
@@ -135,7 +142,10 @@ func Parse(raw json.RawMessage) (*Query, error) {
 	return &Query{Expr: e}, nil
 }
 
-type parser struct{ nodes int }
+type parser struct {
+	nodes int
+	field func(name string) (Field, error)
+}
 
 // single reads an object of exactly one member.
 func single(raw json.RawMessage) (string, json.RawMessage, error) {
@@ -267,7 +277,7 @@ func (p *parser) operand(raw json.RawMessage, depth int) (Expr, error) {
 		if err := json.Unmarshal(arg, &name); err != nil {
 			return nil, errorf("$getField takes a field name")
 		}
-		f, err := ParseField(name)
+		f, err := p.field(name)
 		if err != nil {
 			return nil, err
 		}

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -193,6 +194,67 @@ func TestEvalResultsQuery(t *testing.T) {
 			}
 		}
 
+		// sort_by and filters as Weave's trace server applies them to the
+		// grouped rows: A ran on both rows (the inline one scoring exact
+		// true and dist.value 0.25, the ref one exact false and 0.5), B on
+		// the inline row only (exact true).
+		ref := table.RowDigests[1]
+		order := func(body string) []string {
+			t.Helper()
+			query(fmt.Sprintf(`{"evaluation_call_ids":[%q,%q],%s}`, evalA, evalB, body))
+			var got []string
+			for _, row := range res.Rows {
+				got = append(got, row.RowDigest)
+			}
+			return got
+		}
+		byDigest := []string{want[0], want[1]}
+		for _, tc := range []struct {
+			body string
+			want []string
+		}{
+			// A score sorts by its mean over the trials (true reads as 1).
+			{`"sort_by":[{"field":"scores.exact","direction":"desc"}]`, []string{inlineDigest, ref}},
+			{`"sort_by":[{"field":"scores.exact","direction":"asc"}]`, []string{ref, inlineDigest}},
+			{fmt.Sprintf(`"sort_by":[{"field":"scores.dist.value","direction":"desc","evaluation_call_id":%q}]`, evalA), []string{ref, inlineDigest}},
+			// B has no dist score: no value, so row_digest decides.
+			{fmt.Sprintf(`"sort_by":[{"field":"scores.dist.value","direction":"desc","evaluation_call_id":%q}]`, evalB), byDigest},
+			// A row without a value comes last in both directions.
+			{fmt.Sprintf(`"sort_by":[{"field":"scores.exact","direction":"asc","evaluation_call_id":%q}]`, evalB), []string{inlineDigest, ref}},
+			{fmt.Sprintf(`"sort_by":[{"field":"scores.exact","direction":"desc","evaluation_call_id":%q}]`, evalB), []string{inlineDigest, ref}},
+			{`"sort_by":[{"field":"scores.exact","direction":"desc","mode":"difference"}]`, []string{inlineDigest, ref}},
+			{`"sort_by":[{"field":"output.output","direction":"desc"}]`, []string{ref, inlineDigest}},
+			{`"sort_by":[{"field":"row_digest","direction":"desc"}]`, []string{byDigest[1], byDigest[0]}},
+			// The ref's dataset row is resolved for inputs.*.
+			{`"sort_by":[{"field":"inputs.q","direction":"desc"}]`, []string{ref, inlineDigest}},
+			{`"sort_by":[{"field":"scores.exact","direction":"asc"}],"limit":1`, []string{ref}},
+
+			{`"filters":[{"query":{"$expr":{"$eq":[{"$getField":"scores.exact"},{"$literal":true}]}}}]`, []string{inlineDigest}},
+			{`"filters":[{"query":{"$expr":{"$gte":[{"$getField":"scores.dist.value"},{"$literal":0.5}]}}}]`, []string{ref}},
+			{`"filters":[{"query":{"$expr":{"$eq":[{"$getField":"inputs.q"},{"$literal":"3+3"}]}}}]`, []string{ref}},
+			{`"filters":[{"query":{"$expr":{"$contains":{"input":{"$getField":"output.output"},"substr":{"$literal":"OUT-1"},"case_insensitive":true}}}}]`, []string{ref}},
+			{fmt.Sprintf(`"filters":[{"query":{"$expr":{"$eq":[{"$getField":"row_digest"},{"$literal":%q}]}}}]`, inlineDigest), []string{inlineDigest}},
+			{`"filters":[{"query":{"$expr":{"$not":[{"$eq":[{"$getField":"scores.exact"},{"$literal":true}]}]}}}]`, []string{ref}},
+			// Scoped to B, the ref row (which B did not run on) reads null.
+			{fmt.Sprintf(`"filters":[{"evaluation_call_id":%q,"query":{"$expr":{"$not":[{"$eq":[{"$getField":"scores.exact"},{"$literal":false}]}]}}}]`, evalB), []string{inlineDigest}},
+			// The filters of A and of B: either evaluation's ("or", the
+			// default) or both ("and").
+			{fmt.Sprintf(`"filters":[{"evaluation_call_id":%q,"query":{"$expr":{"$gte":[{"$getField":"scores.dist.value"},{"$literal":0.5}]}}},`+
+				`{"evaluation_call_id":%q,"query":{"$expr":{"$eq":[{"$getField":"scores.exact"},{"$literal":true}]}}}]`, evalA, evalB), byDigest},
+			{fmt.Sprintf(`"filter_logic_operator":"and","filters":[{"evaluation_call_id":%q,"query":{"$expr":{"$gte":[{"$getField":"scores.dist.value"},{"$literal":0.5}]}}},`+
+				`{"evaluation_call_id":%q,"query":{"$expr":{"$eq":[{"$getField":"scores.exact"},{"$literal":true}]}}}]`, evalA, evalB), nil},
+			// Filters of one evaluation all hold, even under "or".
+			{fmt.Sprintf(`"filters":[{"evaluation_call_id":%q,"query":{"$expr":{"$gte":[{"$getField":"scores.dist.value"},{"$literal":0.5}]}}},`+
+				`{"evaluation_call_id":%q,"query":{"$expr":{"$eq":[{"$getField":"scores.exact"},{"$literal":true}]}}}]`, evalA, evalA), nil},
+		} {
+			if got := order(tc.body); !slices.Equal(got, tc.want) || res.TotalRows < len(got) {
+				t.Errorf("%s: rows %v (total %d), want %v", tc.body, got, res.TotalRows, tc.want)
+			}
+		}
+		if order(`"sort_by":[{"field":"scores.exact","direction":"asc"}],"limit":1`); res.TotalRows != 2 {
+			t.Errorf("a sorted page of one: total_rows %d, want 2", res.TotalRows)
+		}
+
 		// No evaluation: nothing, with an empty summary when asked.
 		if _, body := post(t, f, alice, "/v2/alice/p/eval_results/query", `{"include_summary":true}`); string(body) != `{"rows":[],"total_rows":0,"summary":{"row_count":0,"evaluations":[]},"warnings":[]}`+"\n" {
 			t.Errorf("no evaluation: %s", body)
@@ -204,8 +266,14 @@ func TestEvalResultsQuery(t *testing.T) {
 			want       string
 		}{
 			{"/v2/admin/p/eval_results/query", fmt.Sprintf(`{"evaluation_call_ids":[%q]}`, evalA), 403, "Forbidden"},
-			{"/v2/alice/p/eval_results/query", `{"sort_by":[{"field":"scores.exact","direction":"asc"}]}`, 400, "sort_by is not supported"},
-			{"/v2/alice/p/eval_results/query", `{"filters":[{"query":{"$expr":{"$eq":[{"$getField":"scores.exact"},{"$literal":true}]}}}]}`, 400, "filters are not supported"},
+			{"/v2/alice/p/eval_results/query", `{"sort_by":[{"field":"summary.x","direction":"asc"}]}`, 400, "unsupported eval results field"},
+			{"/v2/alice/p/eval_results/query", `{"sort_by":[{"field":"scores.","direction":"asc"}]}`, 400, "empty"},
+			{"/v2/alice/p/eval_results/query", `{"sort_by":[{"field":"scores.x","direction":"up"}]}`, 422, "direction"},
+			{"/v2/alice/p/eval_results/query", fmt.Sprintf(`{"evaluation_call_ids":[%q,%q],"sort_by":[{"field":"inputs.q","direction":"asc","mode":"difference"}]}`, evalA, evalB), 400, "spread of a score"},
+			{"/v2/alice/p/eval_results/query", `{"filters":[{"query":{"$expr":{"$eq":[{"$getField":"attributes.x"},{"$literal":true}]}}}]}`, 400, "unsupported eval results field"},
+			{"/v2/alice/p/eval_results/query", `{"filters":[{"query":{"$expr":{"$regex":[{"$getField":"scores.x"},{"$literal":"a"}]}}}]}`, 400, "$regex is not supported"},
+			{"/v2/alice/p/eval_results/query", `{"filters":[{"query":{}}]}`, 400, "needs a query"},
+			{"/v2/alice/p/eval_results/query", `{"filters":[{"evaluation_call_id":"x"}]}`, 422, "query"},
 			{"/v2/alice/p/eval_results/query", `{"resolve_row_refs":true}`, 400, "requires include_raw_data_rows"},
 			{"/v2/alice/p/eval_results/query", `{"limit":-1}`, 422, "limit"},
 			{"/v2/alice/p/eval_results/query", `{"filter_logic_operator":"xor"}`, 422, "filter_logic_operator"},
