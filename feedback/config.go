@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/trace"
 )
 
 // Config configures [New].
@@ -21,6 +22,10 @@ type Config struct {
 	// Now is the clock that stamps rows. Defaults to time.Now; times are
 	// stored in UTC at microsecond precision.
 	Now func() time.Time
+	// StatsMaxRange bounds the window one /feedback/stats request may span;
+	// a longer one is ErrInvalidQuery. Defaults to
+	// trace.DefaultStatsMaxRange, the same as /calls/stats.
+	StatsMaxRange time.Duration
 }
 
 func (cfg *Config) setDefaults() error {
@@ -29,6 +34,12 @@ func (cfg *Config) setDefaults() error {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.StatsMaxRange < 0 {
+		return errors.New("feedback: Config.StatsMaxRange must not be negative")
+	}
+	if cfg.StatsMaxRange == 0 {
+		cfg.StatsMaxRange = trace.DefaultStatsMaxRange
 	}
 	return nil
 }

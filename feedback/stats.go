@@ -125,7 +125,7 @@ func (s *Store) Stats(ctx context.Context, req StatsReq) (StatsRes, error) {
 	if _, _, err := weft.ParseProjectID(req.ProjectID); err != nil {
 		return StatsRes{}, err
 	}
-	w, err := timeseries.Resolve(req.Start, req.End, req.Granularity, req.Timezone, time.Now())
+	w, err := timeseries.Resolve(req.Start, req.End, req.Granularity, req.Timezone, time.Now(), s.statsRange)
 	if err != nil {
 		return StatsRes{}, weft.Errorf(ErrInvalidQuery, "%v", err)
 	}

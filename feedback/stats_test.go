@@ -3,6 +3,7 @@ package feedback_test
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,5 +88,22 @@ func TestStats(t *testing.T) {
 				t.Errorf("%s: %v", bad, err)
 			}
 		}
+
+		// The window is bounded by Config.StatsMaxRange.
+		short, err := feedback.New(feedback.Config{DB: db, StatsMaxRange: 24 * time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+		day := feedback.StatsReq{ProjectID: project, Start: start, End: ptrTime(start.Add(24 * time.Hour))}
+		if _, err := short.Stats(ctx, day); err != nil {
+			t.Errorf("a day under a limit of a day: %v", err)
+		}
+		day.End = ptrTime(start.Add(25 * time.Hour))
+		if _, err := short.Stats(ctx, day); !errors.Is(err, weft.ErrInvalid) || !strings.Contains(err.Error(), "1 day") {
+			t.Errorf("past a limit of a day: %v", err)
+		}
 	})
 }
+
+func ptrTime(t time.Time) *time.Time { return &t }

@@ -21,6 +21,8 @@ type Store struct {
 	specs  AnnotationSpecs
 	now    func() time.Time
 	emojis emojiAliases
+	// statsRange is Config.StatsMaxRange.
+	statsRange time.Duration
 }
 
 var _ Service = (*Store)(nil)
@@ -30,7 +32,7 @@ func New(cfg Config) (*Store, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
 	}
-	return &Store{db: cfg.DB, calls: cfg.Calls, specs: cfg.AnnotationSpecs, now: cfg.Now, emojis: loadEmojiAliases()}, nil
+	return &Store{db: cfg.DB, calls: cfg.Calls, specs: cfg.AnnotationSpecs, now: cfg.Now, emojis: loadEmojiAliases(), statsRange: cfg.StatsMaxRange}, nil
 }
 
 // clock returns the current time in UTC at the microsecond precision both

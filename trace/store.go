@@ -20,6 +20,8 @@ type Store struct {
 	now     func() time.Time
 	feed    *Feed
 	hook    WriteHook
+	// statsRange is Config.StatsMaxRange.
+	statsRange time.Duration
 }
 
 var _ Service = (*Store)(nil)
@@ -29,7 +31,7 @@ func New(cfg Config) (*Store, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
 	}
-	return &Store{db: cfg.DB, dialect: database.DialectOf(cfg.DB), now: cfg.Now, feed: cfg.Feed, hook: cfg.Hook}, nil
+	return &Store{db: cfg.DB, dialect: database.DialectOf(cfg.DB), now: cfg.Now, feed: cfg.Feed, hook: cfg.Hook, statsRange: cfg.StatsMaxRange}, nil
 }
 
 // callRow is a row of the calls table.

@@ -87,7 +87,7 @@ func (s *Store) CallStats(ctx context.Context, req *CallStatsReq) (*CallStatsRes
 	if _, _, err := weft.ParseProjectID(req.ProjectID); err != nil {
 		return nil, err
 	}
-	w, err := timeseries.Resolve(req.Start, req.End, req.Granularity, req.Timezone, time.Now())
+	w, err := timeseries.Resolve(req.Start, req.End, req.Granularity, req.Timezone, time.Now(), s.statsRange)
 	if err != nil {
 		return nil, weft.Errorf(ErrInvalidQuery, "%v", err)
 	}

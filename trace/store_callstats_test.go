@@ -3,6 +3,7 @@ package trace_test
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -99,6 +100,32 @@ func TestStoreCallStats(t *testing.T) {
 			if _, err := s.CallStats(ctx, &req); !errors.Is(err, weft.ErrInvalid) {
 				t.Errorf("%s: %v", bad, err)
 			}
+		}
+
+		// The window is bounded by Config.StatsMaxRange: 366 days by
+		// default, what the store was given otherwise.
+		year := &trace.CallStatsReq{ProjectID: project, Start: t0.Add(-366 * 24 * time.Hour), End: ptr(t0)}
+		if _, err := s.CallStats(ctx, year); err != nil {
+			t.Errorf("366 days under the default: %v", err)
+		}
+		year.Start = year.Start.Add(-time.Second)
+		if _, err := s.CallStats(ctx, year); !errors.Is(err, weft.ErrInvalid) || !strings.Contains(err.Error(), "366 days") {
+			t.Errorf("366 days and a second under the default: %v", err)
+		}
+		short, err := trace.New(trace.Config{DB: db, StatsMaxRange: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hour := &trace.CallStatsReq{ProjectID: project, Start: t0, End: ptr(t0.Add(time.Hour))}
+		if _, err := short.CallStats(ctx, hour); err != nil {
+			t.Errorf("an hour under a limit of an hour: %v", err)
+		}
+		hour.End = ptr(t0.Add(time.Hour + time.Second))
+		if _, err := short.CallStats(ctx, hour); !errors.Is(err, weft.ErrInvalid) || !strings.Contains(err.Error(), "1h0m0s") {
+			t.Errorf("past a limit of an hour: %v", err)
+		}
+		if _, err := trace.New(trace.Config{DB: db, StatsMaxRange: -time.Hour}); err == nil {
+			t.Error("a negative StatsMaxRange is accepted")
 		}
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/weftlabs/weft/chat/responses"
 	"github.com/weftlabs/weft/internal/llm/constrain"
 	"github.com/weftlabs/weft/internal/llm/engine"
+	"github.com/weftlabs/weft/trace"
 	"github.com/weftlabs/weft/transport/httpapi"
 	"github.com/weftlabs/weft/transport/webui"
 )
@@ -41,6 +42,9 @@ type serverLimits struct {
 	// completionPrompts and completionTokens bound one /v1/completions
 	// request (chat.Config.MaxCompletionPrompts, MaxCompletionTokens).
 	completionPrompts, completionTokens count
+	// statsRange bounds the window of one /calls/stats or /feedback/stats
+	// request (trace.Config.StatsMaxRange, feedback.Config.StatsMaxRange).
+	statsRange time.Duration
 }
 
 // localLimits are the -local-… flags as chat.LocalLimits.
@@ -74,6 +78,7 @@ func limitFlags(fs *flag.FlagSet, l *serverLimits) {
 	l.responseItems, l.responseChain = responses.DefaultMaxInputItems, responses.DefaultMaxChainDepth
 	fs.Var(&l.responseItems, "responses-max-input-items", "the `number` of items a Responses request's conversation may hold, its input and its previous_response_id chain's together; more get 400")
 	fs.Var(&l.responseChain, "responses-max-chain-depth", "the `number` of previous responses a previous_response_id chain may reach back through; more get 400")
+	fs.DurationVar(&l.statsRange, "stats-max-range", trace.DefaultStatsMaxRange, "longest window from start to end one /calls/stats or /feedback/stats request may span; longer gets 400")
 	fs.DurationVar(&l.localCompileTime, "local-max-constraint-compile-time", constrain.DefaultMaxCompileTime, "longest one request's structured output may take to compile; then 400 too complex (a route's structured_outputs.max_compile_time wins)")
 }
 

@@ -95,7 +95,7 @@ func (w *wiring) wire(ctx context.Context, db *weft.DB, identity *weft.Identity,
 	if err := feed.ListenPostgres(ctx, db, logger); err != nil {
 		return fmt.Errorf("live updates: %w", err)
 	}
-	traces, err := trace.New(trace.Config{DB: db, Feed: feed, Hook: monitors})
+	traces, err := trace.New(trace.Config{DB: db, Feed: feed, Hook: monitors, StatsMaxRange: opts.limits.statsRange})
 	if err != nil {
 		return err
 	}
@@ -161,7 +161,8 @@ func (w *wiring) wire(ctx context.Context, db *weft.DB, identity *weft.Identity,
 	// Feedback and annotation queue items read their calls from the trace
 	// store, annotation values are checked against the AnnotationSpec
 	// objects.
-	if cfg.Feedback, err = feedback.New(feedback.Config{DB: db, Calls: feedback.TraceCalls(traces), AnnotationSpecs: feedback.ObjectSpecs(files)}); err != nil {
+	if cfg.Feedback, err = feedback.New(feedback.Config{DB: db, Calls: feedback.TraceCalls(traces), AnnotationSpecs: feedback.ObjectSpecs(files),
+		StatsMaxRange: opts.limits.statsRange}); err != nil {
 		return err
 	}
 	monitors.SetServices(traces, files, cfg.Feedback)

@@ -27,9 +27,6 @@ import (
 // MaxBuckets bounds the buckets of one window (Weave's MAX_BUCKETS).
 const MaxBuckets = 10_000
 
-// MaxRange bounds the length of one window.
-const MaxRange = 366 * 24 * time.Hour
-
 // Window is a resolved request window.
 type Window struct {
 	Start, End  time.Time
@@ -47,7 +44,8 @@ func (e *Error) Error() string { return e.msg }
 func errorf(format string, args ...any) error { return &Error{fmt.Sprintf(format, args...)} }
 
 // Resolve resolves a request's window: end defaults to now, timezone to UTC.
-func Resolve(start time.Time, end *time.Time, granularity *int64, timezone string, now time.Time) (Window, error) {
+// A window longer than maxRange is refused.
+func Resolve(start time.Time, end *time.Time, granularity *int64, timezone string, now time.Time, maxRange time.Duration) (Window, error) {
 	w := Window{Start: start.UTC(), End: now.UTC()}
 	if end != nil {
 		w.End = end.UTC()
@@ -58,8 +56,8 @@ func Resolve(start time.Time, end *time.Time, granularity *int64, timezone strin
 	if w.End.Before(w.Start) {
 		return Window{}, errorf("end must be after start")
 	}
-	if w.End.Sub(w.Start) > MaxRange {
-		return Window{}, errorf("the range from start to end cannot exceed %d days", int(MaxRange/(24*time.Hour)))
+	if w.End.Sub(w.Start) > maxRange {
+		return Window{}, errorf("the range from start to end cannot exceed %s (the server's stats range limit)", rangeText(maxRange))
 	}
 	if timezone == "" {
 		timezone = "UTC"
@@ -83,6 +81,18 @@ func Resolve(start time.Time, end *time.Time, granularity *int64, timezone strin
 	}
 	w.Origin = w.bucketStart(w.Start)
 	return w, nil
+}
+
+// rangeText writes a range limit in days when it is whole days.
+func rangeText(d time.Duration) string {
+	switch days := d / (24 * time.Hour); {
+	case d%(24*time.Hour) != 0:
+	case days == 1:
+		return "1 day"
+	case days > 1:
+		return fmt.Sprintf("%d days", days)
+	}
+	return d.String()
 }
 
 // autoGranularity is Weave's choice of bucket width for a window of span
