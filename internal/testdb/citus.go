@@ -3,9 +3,11 @@ package testdb
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
+	"sync"
 )
 
 // citusShards is the test cluster's shard count per distributed table: enough
@@ -15,23 +17,28 @@ import (
 const citusShards = 4
 
 // StartCitus starts a throwaway Citus cluster with the local PostgreSQL
-// binaries — a coordinator and two workers, each made by [StartLocal] — and
-// returns the coordinator's URL. It fails when the binaries lack the citus
-// extension.
-func StartCitus(ctx context.Context) (string, error) {
-	settings := []string{"shared_preload_libraries=citus", fmt.Sprintf("citus.shard_count=%d", citusShards)}
+// binaries — a coordinator and two workers, each made by [StartLocal] with
+// settings added, the three at once — and returns the coordinator's URL. It
+// fails when the binaries lack the citus extension.
+func StartCitus(ctx context.Context, settings ...string) (string, error) {
+	settings = append([]string{"shared_preload_libraries=citus", fmt.Sprintf("citus.shard_count=%d", citusShards)}, settings...)
 	var nodes [3]*Cluster
+	var errs [3]error
+	var wg sync.WaitGroup
 	for i := range nodes {
-		c, err := StartLocal(ctx, settings...)
-		if err != nil {
-			return "", fmt.Errorf("citus node: %w", err)
-		}
-		nodes[i] = c
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := StartLocal(ctx, settings...)
+			if err == nil {
+				err = execOn(ctx, c.URL, "CREATE EXTENSION IF NOT EXISTS citus")
+			}
+			nodes[i], errs[i] = c, err
+		}()
 	}
-	for _, c := range nodes {
-		if err := execOn(ctx, c.URL, "CREATE EXTENSION IF NOT EXISTS citus"); err != nil {
-			return "", err
-		}
+	wg.Wait()
+	if err := errors.Join(errs[:]...); err != nil {
+		return "", fmt.Errorf("citus node: %w", err)
 	}
 	coord := nodes[0]
 	if err := execOn(ctx, coord.URL, "SELECT citus_set_coordinator_host('127.0.0.1', $1)", portOf(coord.URL)); err != nil {
