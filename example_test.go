@@ -66,7 +66,7 @@ func Example_server() {
 	traces, _ := trace.New(trace.Config{DB: db})
 	files, _ := objects.New(objects.Config{DB: db})
 
-	routing, _ := chat.ParseRouting([]byte(`models: [{name: remote-7b, upstreams: [{url: "http://127.0.0.1:9/v1"}]}]`), nil)
+	routing, _ := chat.ParseRouting([]byte(`models: [{name: remote-7b, upstreams: [{url: "http://127.0.0.1:9/v1"}]}]`), nil, inprocess.Kind)
 	models, _ := inprocess.Open(routing, inprocess.Config{}) // engines
 	defer models.Close()
 	checkpoints, _ := os.MkdirTemp("", "checkpoints")

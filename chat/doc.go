@@ -35,11 +35,12 @@
 // [Answer]: a whole body, or a stream as frames (one chunk's JSON each) or
 // as server-sent events. The gateway's own relay serves the remote kinds
 // (vllm, openai); other kinds are served by the backends registered for
-// them in [Config.Backends]. A route whose upstream is of kind local (or a
-// directory given to the server's -model flag, see
-// [Routing.AddLocalModels]) is served in-process by package chat/inprocess:
-// vLLM's serving layer over weft's engine, opened, owned and closed by
-// whoever registers it. Relaying and tracing are the ones every backend
+// them in [Config.Backends], and a routing file names those kinds only
+// through the [UpstreamKind] checks their packages hand [ParseRouting]. A
+// route whose upstream is of kind local (or a directory given to the
+// server's -model flag, see inprocess.AddModels) is checked and served
+// in-process by package chat/inprocess: vLLM's serving layer over weft's
+// engine, opened, owned and closed by whoever registers it. Relaying and tracing are the ones every backend
 // goes through. POST /tokenize and /detokenize ([Gateway.Tokenize],
 // [Gateway.Detokenize]) are answered by the backend of the named model;
 // the remote relay refuses them.
@@ -82,7 +83,7 @@
 // documented defaults ([DefaultQueueSize], [DefaultMaxResponseBytes], ...).
 // The acting user comes from the context:
 //
-//	routing, err := chat.LoadRouting("routing.yaml")
+//	routing, err := chat.LoadRouting("routing.yaml", inprocess.Kind)
 //	models, err := inprocess.Open(routing, inprocess.Config{}) // the routes of kind local
 //	gateway, err := chat.New(chat.Config{Routing: routing, Recorder: chatstore.Recorder{Trace: calls},
 //		Backends: map[string]chat.Backend{chat.KindLocal: models}})

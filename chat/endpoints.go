@@ -35,17 +35,12 @@ var endpointAPIs = map[string]string{
 // embedding model says endpoints: [embeddings].
 var DefaultEndpoints = []string{EndpointChat, EndpointCompletions, EndpointResponses}
 
-// localEndpoints are what a model run in-process can serve (embedding
-// models are served in-process by chat/embeddings: Config.Embeddings).
-var localEndpoints = []string{EndpointChat, EndpointResponses}
-
-// prepareEndpoints fills a route's endpoints and checks them.
+// prepareEndpoints fills a route's endpoints and checks them. An upstream
+// kind's UpstreamKind.Prepare, run before, may have set the default of its
+// routes or refused what they name.
 func (route *Route) prepareEndpoints() error {
 	if route.Endpoints == nil {
 		route.Endpoints = slices.Clone(DefaultEndpoints)
-		if route.Upstreams[0].Kind == KindLocal {
-			route.Endpoints = slices.Clone(localEndpoints)
-		}
 		return nil
 	}
 	if len(route.Endpoints) == 0 {
@@ -57,10 +52,6 @@ func (route *Route) prepareEndpoints() error {
 		}
 		if slices.Contains(route.Endpoints[:i], e) {
 			return fmt.Errorf("model %q: endpoint %q is listed twice", route.Name, e)
-		}
-		if route.Upstreams[0].Kind == KindLocal && !slices.Contains(localEndpoints, e) {
-			return fmt.Errorf("model %q: a local model serves %s; embedding models run in-process are served with -embedding-model",
-				route.Name, strings.Join(localEndpoints, ", "))
 		}
 	}
 	return nil

@@ -50,10 +50,10 @@ func TestRouteEndpoints(t *testing.T) {
 	}
 
 	for text, want := range map[string]string{
-		`{name: m, endpoints: [], upstreams: [{url: "http://h/v1"}]}`:                "at least one",
-		`{name: m, endpoints: [chat, speech], upstreams: [{url: "http://h/v1"}]}`:    `endpoint "speech"`,
-		`{name: m, endpoints: [chat, chat], upstreams: [{url: "http://h/v1"}]}`:      "listed twice",
-		`{name: m, endpoints: [embeddings], upstreams: [{kind: local, path: /m/x}]}`: "-embedding-model",
+		`{name: m, endpoints: [], upstreams: [{url: "http://h/v1"}]}`:             "at least one",
+		`{name: m, endpoints: [chat, speech], upstreams: [{url: "http://h/v1"}]}`: `endpoint "speech"`,
+		`{name: m, endpoints: [chat, chat], upstreams: [{url: "http://h/v1"}]}`:   "listed twice",
+		`{name: m, upstreams: [{kind: local, path: /m/x}]}`:                       `kind "local" must be "vllm" or "openai"`,
 	} {
 		if _, err := ParseRouting([]byte("models:\n  - "+text+"\n"), nil); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want an error saying %q", text, err, want)

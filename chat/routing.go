@@ -4,17 +4,16 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/url"
 	"os"
-	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
-
-	"github.com/weftlabs/weft/internal/llm/engine"
 )
 
 // Upstream kinds: how a request is shaped for the server behind a route.
@@ -27,7 +26,8 @@ const (
 	KindOpenAI = "openai"
 	// KindLocal runs the model in-process from a Hugging Face model
 	// directory (Path): no server behind it. See [LocalOptions]; package
-	// chat/inprocess serves it, registered in [Config.Backends].
+	// chat/inprocess checks its upstreams (inprocess.Kind, handed to
+	// ParseRouting) and serves them, registered in [Config.Backends].
 	KindLocal = "local"
 )
 
@@ -266,32 +266,74 @@ const (
 )
 
 // LoadRouting reads a routing file (YAML or JSON), resolves API keys from the
-// environment and checks it.
-func LoadRouting(path string) (*Routing, error) {
+// environment and checks it. kinds are the upstream kinds registered
+// backends serve, besides the remote vllm and openai (see [ParseRouting]).
+func LoadRouting(path string, kinds ...UpstreamKind) (*Routing, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("chat routing: %w", err)
 	}
-	return ParseRouting(data, os.LookupEnv)
+	return ParseRouting(data, os.LookupEnv, kinds...)
+}
+
+// UpstreamKind is how a routing file's upstreams of a kind that a
+// registered backend serves ([Config.Backends]) are checked, told by the
+// backend's own package: package chat/inprocess has inprocess.Kind for
+// kind local. The routing file knows the remote kinds (vllm, openai)
+// itself and every other kind only through one of these.
+type UpstreamKind struct {
+	// Name is the kind as a routing file names it.
+	Name string
+	// Prepare checks an upstream of this kind and fills its defaults. It
+	// is handed the upstream's route, whose Endpoints are as the file
+	// names them (nil when it names none, the default then being the
+	// kind's to set, else DefaultEndpoints).
+	Prepare func(route *Route, u *Upstream) error
 }
 
 // ParseRouting parses routing text (YAML or JSON); lookupEnv resolves
-// api_key_env names.
-func ParseRouting(data []byte, lookupEnv func(string) (string, bool)) (*Routing, error) {
+// api_key_env names. An upstream of a kind other than vllm and openai is
+// checked by the one of kinds that names it, and is an error without one.
+func ParseRouting(data []byte, lookupEnv func(string) (string, bool), kinds ...UpstreamKind) (*Routing, error) {
 	var r Routing
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&r); err != nil {
 		return nil, fmt.Errorf("chat routing: %w", err)
 	}
-	if err := r.prepare(lookupEnv); err != nil {
+	if err := r.prepare(lookupEnv, kinds); err != nil {
 		return nil, fmt.Errorf("chat routing: %w", err)
 	}
 	return &r, nil
 }
 
+// Add adds a route built in code, checked and completed as a routing
+// file's would be (without API keys: lookupEnv finds none). A name already
+// routed is an error.
+func (r *Routing) Add(route Route, kinds ...UpstreamKind) error {
+	for _, have := range r.Models {
+		if have.Name == route.Name {
+			return fmt.Errorf("chat routing: model %q is already routed", route.Name)
+		}
+	}
+	if err := route.prepare(len(r.Models), func(string) (string, bool) { return "", false }, kindsByName(kinds)); err != nil {
+		return fmt.Errorf("chat routing: %w", err)
+	}
+	r.Models = append(r.Models, route)
+	return nil
+}
+
+func kindsByName(kinds []UpstreamKind) map[string]UpstreamKind {
+	byName := make(map[string]UpstreamKind, len(kinds))
+	for _, k := range kinds {
+		byName[k.Name] = k
+	}
+	return byName
+}
+
 // prepare fills defaults and checks the routing once.
-func (r *Routing) prepare(lookupEnv func(string) (string, bool)) error {
+func (r *Routing) prepare(lookupEnv func(string) (string, bool), kinds []UpstreamKind) error {
+	byName := kindsByName(kinds)
 	names := map[string]bool{}
 	for i := range r.Models {
 		route := &r.Models[i]
@@ -299,7 +341,7 @@ func (r *Routing) prepare(lookupEnv func(string) (string, bool)) error {
 			return fmt.Errorf("model %q is listed twice", route.Name)
 		}
 		names[route.Name] = true
-		if err := route.prepare(i, lookupEnv); err != nil {
+		if err := route.prepare(i, lookupEnv, byName); err != nil {
 			return err
 		}
 	}
@@ -311,7 +353,7 @@ func (r *Routing) prepare(lookupEnv func(string) (string, bool)) error {
 		}
 	}
 	if r.LoRA != nil {
-		if err := r.LoRA.prepare("", lookupEnv); err != nil {
+		if err := r.LoRA.prepare("", lookupEnv, nil); err != nil {
 			return fmt.Errorf("lora: %w", err)
 		}
 		if r.LoRA.Kind != KindVLLM {
@@ -322,7 +364,7 @@ func (r *Routing) prepare(lookupEnv func(string) (string, bool)) error {
 }
 
 // prepare fills a route's defaults and checks it; i is its place in the list.
-func (route *Route) prepare(i int, lookupEnv func(string) (string, bool)) error {
+func (route *Route) prepare(i int, lookupEnv func(string) (string, bool), kinds map[string]UpstreamKind) error {
 	if route.Name == "" {
 		return fmt.Errorf("models[%d]: name is required", i)
 	}
@@ -339,19 +381,34 @@ func (route *Route) prepare(i int, lookupEnv func(string) (string, bool)) error 
 		return fmt.Errorf("model %q: retries, timeout and retry_backoff must not be negative", route.Name)
 	}
 	for j := range route.Upstreams {
-		if err := route.Upstreams[j].prepare(route.Name, lookupEnv); err != nil {
-			return fmt.Errorf("model %q: upstreams[%d]: %w", route.Name, j, err)
+		u := &route.Upstreams[j]
+		var err error
+		if kind, ok := kinds[u.Kind]; ok {
+			err = kind.Prepare(route, u)
+		} else {
+			err = u.prepare(route.Name, lookupEnv, kinds)
 		}
-		if route.Upstreams[j].Kind == KindLocal && len(route.Upstreams) > 1 {
-			return fmt.Errorf("model %q: a local upstream must be the only upstream of its model", route.Name)
+		if err != nil {
+			return fmt.Errorf("model %q: upstreams[%d]: %w", route.Name, j, err)
 		}
 	}
 	return route.prepareEndpoints()
 }
 
-func (u *Upstream) prepare(model string, lookupEnv func(string) (string, bool)) error {
-	if u.Kind == KindLocal {
-		return u.prepareLocal(model)
+// prepare checks a remote upstream (kind vllm or openai) and fills its
+// defaults; kinds are the others a backend registered, for the error
+// naming the kinds there are.
+func (u *Upstream) prepare(model string, lookupEnv func(string) (string, bool), kinds map[string]UpstreamKind) error {
+	switch u.Kind {
+	case "":
+		u.Kind = KindVLLM
+	case KindVLLM, KindOpenAI:
+	default:
+		known := []string{strconv.Quote(KindVLLM), strconv.Quote(KindOpenAI)}
+		for _, name := range slices.Sorted(maps.Keys(kinds)) {
+			known = append(known, strconv.Quote(name))
+		}
+		return fmt.Errorf("kind %q must be %s or %s", u.Kind, strings.Join(known[:len(known)-1], ", "), known[len(known)-1])
 	}
 	if u.LocalOptions != (LocalOptions{}) {
 		return errors.New("path, threads, max_sequences, max_batch_tokens, kv_cache_bytes, max_queued, max_queue_wait, max_request_tokens, weight_type, prompt_tokens_details, reasoning_parser and structured_outputs are for kind local only")
@@ -363,13 +420,6 @@ func (u *Upstream) prepare(model string, lookupEnv func(string) (string, bool)) 
 	u.URL = strings.TrimSuffix(u.URL, "/")
 	if u.Model == "" {
 		u.Model = model
-	}
-	switch u.Kind {
-	case "":
-		u.Kind = KindVLLM
-	case KindVLLM, KindOpenAI:
-	default:
-		return fmt.Errorf("kind %q must be %q, %q or %q", u.Kind, KindVLLM, KindOpenAI, KindLocal)
 	}
 	if u.Weight == 0 {
 		u.Weight = 1
@@ -383,115 +433,6 @@ func (u *Upstream) prepare(model string, lookupEnv func(string) (string, bool)) 
 			return fmt.Errorf("api_key_env %s is not set", u.APIKeyEnv)
 		}
 		u.apiKey = key
-	}
-	return nil
-}
-
-// prepareLocal checks a local upstream and fills its defaults.
-func (u *Upstream) prepareLocal(model string) error {
-	switch {
-	case u.URL != "" || u.APIKeyEnv != "":
-		return errors.New("a local upstream takes a path, not url or api_key_env")
-	case u.Path == "":
-		return errors.New("path (the model directory) is required for kind local")
-	case u.Threads < 0 || u.MaxSequences < 0 || u.MaxBatchTokens < 0 || u.KVCacheBytes < 0 || u.MaxQueued < 0 || u.MaxQueueWait < 0 || u.MaxRequestTokens < 0:
-		return errors.New("threads, max_sequences, max_batch_tokens, kv_cache_bytes, max_queued, max_queue_wait and max_request_tokens must not be negative")
-	}
-	if u.WeightType == "" {
-		u.WeightType = string(engine.WeightAuto)
-	} else if !engine.WeightType(u.WeightType).Valid() {
-		return fmt.Errorf("weight_type %q must be one of %v", u.WeightType, engine.WeightTypes())
-	}
-	switch u.ReasoningParser {
-	case "":
-		u.ReasoningParser = "auto"
-	case "auto", "none":
-	default:
-		return fmt.Errorf("reasoning_parser %q must be auto or none", u.ReasoningParser)
-	}
-	if so := u.StructuredOutputs; so.CacheSize < 0 || so.MaxMasks < 0 || so.MaxStringLength < 0 || so.MaxNesting < 0 || so.MaxWhitespace < -1 ||
-		so.MaxStates < 0 || so.MaxCompileTime < 0 || so.MaxCompiles < 0 {
-		return errors.New("structured_outputs: cache_size, max_masks, max_string_length, max_nesting, max_states, max_compile_time and max_compiles must not be negative, max_whitespace not below -1")
-	}
-	if u.Model == "" {
-		u.Model = model
-	}
-	u.Weight = 1
-	return nil
-}
-
-// LocalLimits are per-request limits of the models run in-process that an
-// operator sets for every local route at once (the server's -local-… flags);
-// a value a route sets in the routing file wins. A zero field leaves the
-// default named.
-type LocalLimits struct {
-	// MaxRequestTokens bounds n × max_tokens of one request
-	// (engine.DefaultMaxRequestTokens).
-	MaxRequestTokens int
-	// MaxLogprobs bounds top_logprobs and prompt_logprobs
-	// (engine.DefaultMaxLogprobs).
-	MaxLogprobs int64
-	// MaxQueueWait bounds one request's wait for admission
-	// (engine.DefaultMaxQueueWait).
-	MaxQueueWait time.Duration
-	// MaxStates bounds one request's output constraint automaton
-	// (constrain.DefaultMaxStates).
-	MaxStates int
-	// MaxCompileTime bounds the compile of one request's output
-	// constraint (constrain.DefaultMaxCompileTime).
-	MaxCompileTime time.Duration
-}
-
-// ApplyLocalLimits sets l on every route served in-process, where the
-// routing file left the limit unset.
-func (r *Routing) ApplyLocalLimits(l LocalLimits) {
-	fill := func(v *int, to int) {
-		if *v == 0 {
-			*v = to
-		}
-	}
-	fillDuration := func(v *time.Duration, to time.Duration) {
-		if *v == 0 {
-			*v = to
-		}
-	}
-	for i := range r.Models {
-		route := &r.Models[i]
-		for j := range route.Upstreams {
-			u := &route.Upstreams[j]
-			if u.Kind != KindLocal {
-				continue
-			}
-			fill(&u.MaxRequestTokens, l.MaxRequestTokens)
-			fillDuration(&u.MaxQueueWait, l.MaxQueueWait)
-			fill(&u.StructuredOutputs.MaxStates, l.MaxStates)
-			fillDuration(&u.StructuredOutputs.MaxCompileTime, l.MaxCompileTime)
-			if route.MaxLogprobs == 0 {
-				route.MaxLogprobs = l.MaxLogprobs
-			}
-		}
-	}
-}
-
-// AddLocalModels serves each model directory under its folder name (the
-// server's -model flag), with the default LocalOptions. A name already
-// routed is an error.
-func (r *Routing) AddLocalModels(dirs ...string) error {
-	for _, dir := range dirs {
-		name := filepath.Base(filepath.Clean(dir))
-		if name == "." || name == string(filepath.Separator) {
-			return fmt.Errorf("chat routing: model directory %q has no folder name to serve it under", dir)
-		}
-		for _, route := range r.Models {
-			if route.Name == name {
-				return fmt.Errorf("chat routing: model %q (from %s) is already routed", name, dir)
-			}
-		}
-		route := Route{Name: name, Upstreams: []Upstream{{Kind: KindLocal, LocalOptions: LocalOptions{Path: dir}}}}
-		if err := route.prepare(len(r.Models), nil); err != nil {
-			return fmt.Errorf("chat routing: %w", err)
-		}
-		r.Models = append(r.Models, route)
 	}
 	return nil
 }

@@ -2,9 +2,7 @@ package chat
 
 import (
 	"os"
-	"strings"
 	"testing"
-	"time"
 )
 
 // The example routing file shipped with the server parses.
@@ -20,97 +18,5 @@ func TestExampleRoutingFile(t *testing.T) {
 	}
 	if len(r.Models) != 3 || r.LoRA == nil || r.Models[0].Upstreams[1].apiKey != "key-of-VLLM_B_API_KEY" || r.Models[0].MaxModelLen != 8192 {
 		t.Fatalf("%+v", r)
-	}
-}
-
-// The server's -local-… limits reach every model served in-process where
-// the routing file leaves them unset; a route's own value wins, and remote
-// routes are left alone.
-func TestApplyLocalLimits(t *testing.T) {
-	t.Parallel()
-	r, err := ParseRouting([]byte(`models:
-  - name: own
-    max_logprobs: 5
-    upstreams:
-      - kind: local
-        path: /models/own
-        max_request_tokens: 100
-        max_queue_wait: 2s
-        structured_outputs: {max_states: 1000, max_compile_time: 1s}
-  - name: remote
-    upstreams:
-      - url: http://127.0.0.1:1/v1
-`), func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.AddLocalModels("/models/flagged"); err != nil {
-		t.Fatal(err)
-	}
-	r.ApplyLocalLimits(LocalLimits{MaxRequestTokens: 4096, MaxLogprobs: 3, MaxQueueWait: 7 * time.Second, MaxStates: 9000, MaxCompileTime: 3 * time.Second})
-	type limits struct {
-		tokens, states int
-		logprobs       int64
-		wait, compile  time.Duration
-	}
-	of := func(i int) limits {
-		u := r.Models[i].Upstreams[0]
-		return limits{u.MaxRequestTokens, u.StructuredOutputs.MaxStates, r.Models[i].MaxLogprobs, u.MaxQueueWait, u.StructuredOutputs.MaxCompileTime}
-	}
-	for i, want := range []limits{
-		{100, 1000, 5, 2 * time.Second, time.Second},
-		{},
-		{4096, 9000, 3, 7 * time.Second, 3 * time.Second},
-	} {
-		if got := of(i); got != want {
-			t.Errorf("%s: %+v, want %+v", r.Models[i].Name, got, want)
-		}
-	}
-}
-
-// The local knobs of a routing file, their checks and sizes with units.
-func TestParseLocalRouting(t *testing.T) {
-	t.Parallel()
-	r, err := ParseRouting([]byte(`models:
-  - name: q
-    max_model_len: 2048
-    fallbacks: [r]
-    upstreams: [{kind: local, path: /models/q, threads: 2, max_sequences: 8, kv_cache_bytes: 1.5GiB, max_queue_wait: 2s, weight_type: int8,
-      reasoning_parser: none, structured_outputs: {max_masks: 1024, max_whitespace: -1, max_string_length: 64,
-      max_states: 100000, max_compile_time: 2s, max_compiles: 1}}]
-  - name: r
-    upstreams: [{kind: local, path: /models/r, kv_cache_bytes: 1000000}]
-`), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := r.Models[0].Upstreams[0]
-	if q.KVCacheBytes != 3<<29 || q.WeightType != "int8" || q.Threads != 2 || q.MaxSequences != 8 || q.MaxQueueWait != 2*time.Second || q.Model != "q" ||
-		r.Models[1].Upstreams[0].KVCacheBytes != 1000000 || r.Models[1].Upstreams[0].WeightType != "auto" ||
-		q.ReasoningParser != "none" || q.StructuredOutputs != (StructuredOptions{MaxMasks: 1024, MaxWhitespace: -1, MaxStringLength: 64,
-		MaxStates: 100000, MaxCompileTime: 2 * time.Second, MaxCompiles: 1}) ||
-		r.Models[1].Upstreams[0].ReasoningParser != "auto" {
-		t.Fatalf("%+v %+v", q, r.Models[1].Upstreams[0])
-	}
-	for _, tc := range []struct{ text, want string }{
-		{`models: [{name: q, upstreams: [{kind: local}]}]`, "path (the model directory) is required"},
-		{`models: [{name: q, upstreams: [{kind: local, path: /m, url: "http://x/v1"}]}]`, "takes a path, not url"},
-		{`models: [{name: q, upstreams: [{kind: local, path: /m}, {url: "http://x/v1"}]}]`, "must be the only upstream"},
-		{`models: [{name: q, upstreams: [{kind: local, path: /m, weight_type: f8}]}]`, `weight_type "f8" must be one of`},
-		{`models: [{name: q, upstreams: [{kind: local, path: /m, kv_cache_bytes: lots}]}]`, `"lots" is not a size`},
-		{`models: [{name: q, upstreams: [{url: "http://x/v1", threads: 2}]}]`, "for kind local only"},
-		{`models: [{name: q, upstreams: [{kind: local, path: /m, reasoning_parser: qwen}]}]`, `reasoning_parser "qwen" must be auto or none`},
-		{`models: [{name: q, upstreams: [{kind: local, path: /m, structured_outputs: {max_whitespace: -2}}]}]`, "max_whitespace not below -1"},
-		{`models: [{name: q, upstreams: [{kind: local, path: /m, structured_outputs: {max_compiles: -1}}]}]`, "max_compiles must not be negative"},
-	} {
-		if _, err := ParseRouting([]byte(tc.text), nil); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: %v, want %q", tc.text, err, tc.want)
-		}
-	}
-	if err := r.AddLocalModels("/models/q"); err == nil || !strings.Contains(err.Error(), "already routed") {
-		t.Errorf("a second q: %v", err)
-	}
-	if err := r.AddLocalModels("/srv/models/Qwen3-0.6B/"); err != nil || r.Models[2].Name != "Qwen3-0.6B" || r.Models[2].Upstreams[0].Path != "/srv/models/Qwen3-0.6B/" {
-		t.Errorf("AddLocalModels: %v %+v", err, r.Models)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sort"
 )
 
@@ -187,8 +188,11 @@ func (s *Gateway) TextComplete(ctx context.Context, projectID string, raw []byte
 	c := s.newCompletion(ctx, projectID, OpTextCompletion, raw, modelKey(head.Model, route))
 	c.pending.assemble = assembleTextStream
 	err = s.forward(ctx, route, EndpointCompletions, c, func(_ Backend, t Target) (*Answer, error) {
-		if t.Upstream.Kind == KindLocal {
-			return nil, checkEndpoint(&Route{Name: route.Name, Endpoints: localEndpoints}, EndpointCompletions)
+		if _, registered := s.backends[t.Upstream.Kind]; registered {
+			// No registered backend answers text completions (a route
+			// built in code may still have named them).
+			served := slices.DeleteFunc(slices.Clone(route.Endpoints), func(e string) bool { return e == EndpointCompletions })
+			return nil, checkEndpoint(&Route{Name: route.Name, Endpoints: served}, EndpointCompletions)
 		}
 		model, _ := json.Marshal(t.Upstream.Model)
 		body := patchObject(raw, req.Shared.members, map[string]json.RawMessage{"model": model})

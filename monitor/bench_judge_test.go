@@ -39,7 +39,7 @@ func BenchmarkJudgeVerdicts(b *testing.B) {
 		Files: map[string][]byte{"chat_template.jinja": []byte(llama2Template)}}.Write(b)
 	routing, err := chat.ParseRouting([]byte(fmt.Sprintf("models:\n  - name: judge-15m\n    upstreams: [{kind: local, path: %q, "+
 		"max_sequences: %d, structured_outputs: {max_string_length: 8, max_nesting: 4, max_whitespace: -1}}]\n",
-		dir, judgeBenchConcurrency)), nil)
+		dir, judgeBenchConcurrency)), nil, inprocess.Kind)
 	if err != nil {
 		b.Fatal(err)
 	}

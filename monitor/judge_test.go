@@ -83,7 +83,7 @@ func judgeGateway(t *testing.T, project string, traces *trace.Store) *chat.Gatew
 			fmt.Fprintf(&routes, "  - name: %s\n    upstreams: [{kind: local, path: %q, threads: 1, kv_cache_bytes: 64MiB, max_sequences: 4, "+
 				"structured_outputs: {max_string_length: 8, max_nesting: 4, max_whitespace: -1}}]\n", name, dirs[i])
 		}
-		routing, err := chat.ParseRouting([]byte(routes.String()), nil)
+		routing, err := chat.ParseRouting([]byte(routes.String()), nil, inprocess.Kind)
 		if err != nil {
 			t.Fatal(err)
 		}

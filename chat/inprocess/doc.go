@@ -2,12 +2,15 @@
 // the [chat.Backend] of the routes of kind local, over weft's engine
 // (internal/llm/engine), one engine per model.
 //
-// [Open] opens the model of every local route of a [chat.Routing] once and
-// fills the route's model metadata from it; the [Server] it returns is
+// A routing file's local upstreams are checked by [Kind], handed to
+// chat.ParseRouting; [AddModels] routes model directories and [ApplyLimits]
+// the operator's per-request limits. [Open] opens the model of every local
+// route of a [chat.Routing] once and fills the route's model metadata from
+// it; the [Server] it returns is
 // registered with the gateway, which keeps routing, validation, retries,
 // fallbacks, relaying and tracing:
 //
-//	routing, err := chat.LoadRouting("routing.yaml")
+//	routing, err := chat.LoadRouting("routing.yaml", inprocess.Kind)
 //	models, err := inprocess.Open(routing, inprocess.Config{})
 //	defer models.Close() // after the gateway's Close
 //	gateway, err := chat.New(chat.Config{Routing: routing, Backends: map[string]chat.Backend{chat.KindLocal: models}})

@@ -29,7 +29,7 @@ import (
 func BenchmarkLocalFramesAgainstPipe(b *testing.B) {
 	const streams, tokens = 8, 200
 	dir := llmtest.ModelDir{Dims: llmtest.TinyQwen3, Tokenizer: llmtest.TokenizerQwen3}.Write(b)
-	r, err := chat.ParseRouting([]byte(fmt.Sprintf("models: [{name: tiny, upstreams: [{kind: local, path: %q}]}]", dir)), nil)
+	r, err := chat.ParseRouting([]byte(fmt.Sprintf("models: [{name: tiny, upstreams: [{kind: local, path: %q}]}]", dir)), nil, Kind)
 	if err != nil {
 		b.Fatal(err)
 	}

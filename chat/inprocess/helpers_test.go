@@ -35,7 +35,7 @@ type served struct {
 // tracing into rec (nil: no tracing); both are closed when the test ends.
 func newTestService(t *testing.T, routing string, rec chat.CallRecorder) *served {
 	t.Helper()
-	r, err := chat.ParseRouting([]byte(routing), nil)
+	r, err := chat.ParseRouting([]byte(routing), nil, Kind)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -115,6 +116,9 @@ func (s *Server) open(route *chat.Route) error {
 		promptDetails: u.PromptTokensDetails,
 	}
 	m.readFormats(u.ReasoningParser != "none")
+	if route.Endpoints == nil { // a route built in code, not checked by Kind
+		route.Endpoints = slices.Clone(endpoints)
+	}
 	route.ModelInfo = chat.ModelInfo{
 		MaxModelLen: int64(eng.MaxModelLen()), VocabSize: int64(eng.VocabSize()),
 		MaxLogprobs: route.MaxLogprobs, PriorityScheduling: true, TokenizesPrompt: true,

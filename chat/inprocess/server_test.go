@@ -72,7 +72,7 @@ func TestLocalClientDisconnectStopsGeneration(t *testing.T) {
 // A local model that cannot be opened fails Open with its name.
 func TestLocalModelOpenError(t *testing.T) {
 	t.Parallel()
-	r, err := chat.ParseRouting([]byte(`models: [{name: q, upstreams: [{kind: local, path: /nonexistent/model}]}]`), nil)
+	r, err := chat.ParseRouting([]byte(`models: [{name: q, upstreams: [{kind: local, path: /nonexistent/model}]}]`), nil, Kind)
 	if err != nil {
 		t.Fatal(err)
 	}

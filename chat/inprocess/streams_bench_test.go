@@ -46,7 +46,7 @@ func (w *discardWriter) Flush()                      {}
 func BenchmarkLocalStreams(b *testing.B) {
 	dir := llmtest.ModelDir{Dims: llmtest.TinyQwen3, Tokenizer: llmtest.TokenizerQwen3}.Write(b)
 	routing, err := chat.ParseRouting([]byte(fmt.Sprintf("models: [{name: tiny, upstreams: [{kind: local, path: %q}]}]", dir)),
-		func(string) (string, bool) { return "", false })
+		func(string) (string, bool) { return "", false }, inprocess.Kind)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/weftlabs/weft/chat"
 	"github.com/weftlabs/weft/chat/embeddings"
+	"github.com/weftlabs/weft/chat/inprocess"
 	"github.com/weftlabs/weft/chat/responses"
 	"github.com/weftlabs/weft/internal/llm/constrain"
 	"github.com/weftlabs/weft/internal/llm/engine"
@@ -31,7 +32,7 @@ type serverLimits struct {
 	exportRows count
 	// localRequestTokens, localLogprobs, localStates, localQueueWait and
 	// localCompileTime bound one request to a model served in-process
-	// (chat.LocalLimits), where the routing file leaves them unset.
+	// (inprocess.Limits), where the routing file leaves them unset.
 	localRequestTokens, localLogprobs, localStates count
 	localQueueWait, localCompileTime               time.Duration
 	// responseItems and responseChain bound a Responses request's
@@ -47,9 +48,9 @@ type serverLimits struct {
 	statsRange time.Duration
 }
 
-// localLimits are the -local-… flags as chat.LocalLimits.
-func (l *serverLimits) localLimits() chat.LocalLimits {
-	return chat.LocalLimits{MaxRequestTokens: int(l.localRequestTokens), MaxLogprobs: int64(l.localLogprobs), MaxQueueWait: l.localQueueWait,
+// localLimits are the -local-… flags as inprocess.Limits.
+func (l *serverLimits) localLimits() inprocess.Limits {
+	return inprocess.Limits{MaxRequestTokens: int(l.localRequestTokens), MaxLogprobs: int64(l.localLogprobs), MaxQueueWait: l.localQueueWait,
 		MaxStates: int(l.localStates), MaxCompileTime: l.localCompileTime}
 }
 

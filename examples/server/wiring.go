@@ -204,14 +204,14 @@ func chatRouting(opts *serveOptions) (*chat.Routing, error) {
 	routing := &chat.Routing{}
 	if opts.chatConfig != "" {
 		var err error
-		if routing, err = chat.LoadRouting(opts.chatConfig); err != nil {
+		if routing, err = chat.LoadRouting(opts.chatConfig, inprocess.Kind); err != nil {
 			return nil, err
 		}
 	}
-	if err := routing.AddLocalModels(opts.models...); err != nil {
+	if err := inprocess.AddModels(routing, opts.models...); err != nil {
 		return nil, err
 	}
-	routing.ApplyLocalLimits(opts.limits.localLimits())
+	inprocess.ApplyLimits(routing, opts.limits.localLimits())
 	return routing, nil
 }
 

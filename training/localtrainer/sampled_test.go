@@ -53,7 +53,7 @@ type servedModel struct {
 func serve(t *testing.T, name string, dims llmtest.Dims, files map[string][]byte) servedModel {
 	t.Helper()
 	dir := llmtest.ModelDir{Dims: dims, Tokenizer: name, Files: files}.Write(t)
-	routing, err := chat.ParseRouting([]byte(fmt.Sprintf("models: [{name: tiny, upstreams: [{kind: local, path: %q, threads: 1, kv_cache_bytes: 64MiB}]}]", dir)), nil)
+	routing, err := chat.ParseRouting([]byte(fmt.Sprintf("models: [{name: tiny, upstreams: [{kind: local, path: %q, threads: 1, kv_cache_bytes: 64MiB}]}]", dir)), nil, inprocess.Kind)
 	if err != nil {
 		t.Fatal(err)
 	}

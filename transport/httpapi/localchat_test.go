@@ -52,7 +52,7 @@ func newLocalGateway(t *testing.T, maxModelLen int, options string, recorder cha
   - name: tiny
     max_model_len: %d
     upstreams: [{kind: local, path: %q, threads: 1, kv_cache_bytes: 64MiB, %s}]
-`, maxModelLen, dir, options)), nil)
+`, maxModelLen, dir, options)), nil, inprocess.Kind)
 	if err != nil {
 		t.Fatal(err)
 	}

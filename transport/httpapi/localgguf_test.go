@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft/chat"
+	"github.com/weftlabs/weft/chat/inprocess"
 	"github.com/weftlabs/weft/internal/llm/llmtest"
 	"github.com/weftlabs/weft/internal/testdb"
 	"github.com/weftlabs/weft/training"
@@ -33,7 +34,7 @@ func TestLocalGGUFServesLikeSafetensors(t *testing.T) {
 	routing, err := chat.ParseRouting(fmt.Appendf(nil, `models:
   - {name: hf, max_model_len: 256, upstreams: [{kind: local, path: %q, threads: 1, kv_cache_bytes: 64MiB, prompt_tokens_details: true}]}
   - {name: gguf, max_model_len: 256, upstreams: [{kind: local, path: %q, threads: 1, kv_cache_bytes: 64MiB, prompt_tokens_details: true}]}
-`, dir, file), nil)
+`, dir, file), nil, inprocess.Kind)
 	if err != nil {
 		t.Fatal(err)
 	}

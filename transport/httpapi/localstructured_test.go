@@ -14,6 +14,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/weftlabs/weft/chat"
+	"github.com/weftlabs/weft/chat/inprocess"
 	"github.com/weftlabs/weft/internal/llm/llmtest"
 	"github.com/weftlabs/weft/internal/llm/llmtest/llmcheck"
 	"github.com/weftlabs/weft/internal/testdb"
@@ -59,7 +60,7 @@ func newStructuredServer(t *testing.T) *localServer {
     upstreams: [{kind: local, path: %[3]q, %[5]s}]
   - name: llama
     upstreams: [{kind: local, path: %[4]q, %[5]s}]
-`, qwenDir, thinkingDir, qwen2Dir, llamaDir, options)), nil)
+`, qwenDir, thinkingDir, qwen2Dir, llamaDir, options)), nil, inprocess.Kind)
 		if err != nil {
 			t.Fatal(err)
 		}

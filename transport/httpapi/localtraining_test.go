@@ -16,6 +16,7 @@ import (
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/chat"
 	"github.com/weftlabs/weft/chat/chatstore"
+	"github.com/weftlabs/weft/chat/inprocess"
 	"github.com/weftlabs/weft/internal/llm/llmtest"
 	"github.com/weftlabs/weft/internal/llm/lora"
 	"github.com/weftlabs/weft/internal/testdb"
@@ -57,7 +58,7 @@ func newLocalTrainingOn(t *testing.T, path string) *localTraining {
 	if err != nil {
 		t.Fatal(err)
 	}
-	routing, err := chat.ParseRouting(fmt.Appendf(nil, "models: [{name: tiny, max_model_len: 256, upstreams: [{kind: local, path: %q, threads: 1, kv_cache_bytes: 64MiB, max_sequences: 8}]}]", path), nil)
+	routing, err := chat.ParseRouting(fmt.Appendf(nil, "models: [{name: tiny, max_model_len: 256, upstreams: [{kind: local, path: %q, threads: 1, kv_cache_bytes: 64MiB, max_sequences: 8}]}]", path), nil, inprocess.Kind)
 	if err != nil {
 		t.Fatal(err)
 	}

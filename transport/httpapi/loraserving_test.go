@@ -15,6 +15,7 @@ import (
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/chat"
 	"github.com/weftlabs/weft/chat/chatstore"
+	"github.com/weftlabs/weft/chat/inprocess"
 	"github.com/weftlabs/weft/internal/llm/llmtest"
 	"github.com/weftlabs/weft/internal/llm/llmtest/llmcheck"
 	"github.com/weftlabs/weft/internal/llm/lora"
@@ -105,7 +106,7 @@ func newLocalCheckpoints(t *testing.T, db *weft.DB, steps map[int]lora.Config) (
 		workers: 1, env: []string{"TESTTRAINER_ADAPTERS=" + adapters},
 		chat: func(store *training.Store, metrics prometheus.Registerer) chat.Service {
 			routing, err := chat.ParseRouting(fmt.Appendf(nil,
-				"models: [{name: tiny-base, upstreams: [{kind: local, path: %q, threads: 1, kv_cache_bytes: 64MiB}]}]", dir), nil)
+				"models: [{name: tiny-base, upstreams: [{kind: local, path: %q, threads: 1, kv_cache_bytes: 64MiB}]}]", dir), nil, inprocess.Kind)
 			if err != nil {
 				t.Fatal(err)
 			}
