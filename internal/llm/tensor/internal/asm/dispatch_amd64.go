@@ -336,6 +336,25 @@ var quantRowKernels = map[quant.Type]func(dst *float32, x *QActs, i int, w *byte
 	},
 }
 
+// quantStreamKernels are the AVX-512 VNNI products of one row of x by n
+// columns of weights that read the columns one after another, two blocks
+// per instruction (decode, and the single rows a batch leaves over): they
+// take the place of the row kernels where the CPU has VNNI.
+var quantStreamKernels = map[quant.Type]func(dst *float32, x *QActs, i int, w *byte, wstride, n int){
+	quant.Q8_0: func(dst *float32, x *QActs, i int, w *byte, wstride, n int) {
+		nb := x.Cols / Q8Block
+		qdotQ8_0Stream(dst, &x.Q[i*x.Cols], &x.D[i*nb], w, wstride, n, nb)
+	},
+	quant.Q4_0: func(dst *float32, x *QActs, i int, w *byte, wstride, n int) {
+		nb := x.Cols / Q8Block
+		qdotQ4_0Stream(dst, &x.Q[i*x.Cols], &x.D[i*nb], w, wstride, n, nb)
+	},
+	quant.Q5_0: func(dst *float32, x *QActs, i int, w *byte, wstride, n int) {
+		nb := x.Cols / Q8Block
+		qdotQ5_0Stream(dst, &x.Q[i*x.Cols], &x.D[i*nb], w, wstride, n, nb)
+	},
+}
+
 // quantRows4Kernels are the products of four rows of x (from row i) by n
 // rows of weights, sharing each block's unpacking (prefill).
 var quantRows4Kernels = map[quant.Type]func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int){
@@ -430,6 +449,8 @@ func matmulTQuant(t quant.Type, dst []float32, ldd int, x *QActs, w []byte, rowB
 	rows4, tile := quantRows4Kernels[t], quantTileKernels[t]
 	if !useVNNI {
 		tile = quantTile{}
+	} else if stream := quantStreamKernels[t]; stream != nil {
+		kernel = stream
 	}
 	for j0 := 0; j0 < n; j0 += cols {
 		c := min(cols, n-j0)
@@ -454,8 +475,8 @@ func matmulTQuant(t quant.Type, dst []float32, ldd int, x *QActs, w []byte, rowB
 			whole := 0
 			if tile.run1 != nil && m >= tile.minRows {
 				// The rows a prefill leaves over; decode (a lone row
-				// streaming the weights from memory) keeps the AVX2
-				// kernels, one column at a time, which stream faster.
+				// streaming the weights from memory) takes the stream
+				// or row kernels, which read the columns in order.
 				whole = c - c%tile.cols
 				if whole > 0 {
 					tile.run1(&dst[i*ldd+j0], ldd, x, i, &w[j0*rowBytes], rowBytes, whole)

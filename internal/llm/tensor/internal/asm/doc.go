@@ -112,8 +112,10 @@
 // for Q4_K) take tiles of four rows
 // by two or four columns in zmm registers (gen_quant_avx512.go), and the
 // rows it leaves past its groups of four the same tiles cut to one row
-// (decode keeps the AVX2 kernels, which stream the weights from memory
-// faster one column at a time): each weight block is
+// (decode reads the columns in order instead, as two sequential streams
+// for Q8_0, Q4_0 and Q5_0 (qdot…Stream), one for the others: the weights
+// come from memory 3–5× faster than as four neighbouring columns): each
+// weight block is
 // unpacked once for the tile's rows, the integers are summed by VPDPWSSD
 // or VPDPBUSD (exact, whatever the instruction) and the float32 steps run
 // on both columns at once, each as the pure-Go version rounds it, so they

@@ -549,3 +549,230 @@ func vnniConstants() string {
 	b.WriteString("GLOBL q6kHighShifts<>(SB), RODATA|NOPTR, $128\n")
 	return b.String()
 }
+
+// kernel32Stream emits qdot<NAME>Stream: one row of activations by n
+// columns of a blocks-of-32 format (decode). The columns are read as two
+// sequential streams, column j beside column j+n/2 (four neighbouring
+// columns at a time are four short streams, one per row of weights, which
+// the hardware prefetcher follows poorly: 4× slower from memory, as fast
+// from the cache), so that the two columns' sums are two independent
+// chains of additions; an odd last column runs alone. Each column takes
+// two blocks per zmm, block b in lanes 0–7 and b+1 in lanes 8–15: the
+// levels are made unsigned and VPDPBUSD sums them against x on top of
+// −bias·Σx (shared by the columns), as kernel32VNNI; the blocks' two scales
+// d_w·d_x are rounded once each, on two lanes, and spread to their halves.
+// After the conversion and the product (each rounded), block b's lanes are
+// added to the column's accumulator and then block b+1's: kernel32's steps
+// in its order. An odd last block runs the same steps on ymm registers.
+//
+// Registers: SI the activations at the block, R8 their scales; R9 and R12
+// the two columns, R10 and R11 their blocks, BX the column stride; DI dst
+// of the first, 0(SP) the distance to the second's; CX column pairs left;
+// R13 the block count, R14 the blocks left; AX, DX scratch. Y0, Y1 the
+// accumulators; Z12 x, Z26 −bias·Σx, Z15 the two blocks' d_x; per column
+// the levels (Z8, Z9), sums (Z13, Z16), scales (Z14, Z29) and scratch
+// (Z17–Z18, Z27–Z28); Z20 the bias bytes, Z21 the nibble mask, Z23 zero,
+// Z25 the spread of two scales; for Q5_0, Z22, Z19 and Z24 highBits32's
+// tables and the byte 1.
+func (g *gen) kernel32Stream(f format32) {
+	name := "qdot" + f.name + "Stream"
+	nibbles, five := f.name != "Q8_0", f.name == "Q5_0"
+	lvOff := 2
+	if five {
+		lvOff = 6
+	}
+	type column struct {
+		blk                         string
+		acc, lv, sum, scale, t1, t2 int
+	}
+	cols := []column{{"R10", 0, 8, 13, 14, 17, 18}, {"R11", 1, 9, 16, 29, 27, 28}}
+	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, x *int8, xd *float32, w *byte, wstride int, n int, nb int)\n", name)
+	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $8-56\n", name)
+	g.p("MOVQ dst+0(FP), DI")
+	g.p("MOVQ w+24(FP), R9")
+	g.p("MOVQ wstride+32(FP), BX")
+	g.p("MOVQ n+40(FP), CX")
+	g.p("MOVQ nb+48(FP), R13")
+	switch {
+	case five:
+		g.p("VPBROADCASTD sixteens<>(SB), Z20")
+		g.p("VPBROADCASTD nibbleMask<>(SB), Z21")
+		g.p("VMOVDQU64 bitBytes<>(SB), Z22")
+		g.p("VMOVDQU64 bitSelect<>(SB), Z19")
+		g.p("VPBROADCASTD ones<>(SB), Z24")
+	case nibbles:
+		g.p("VPBROADCASTD eights<>(SB), Z20")
+		g.p("VPBROADCASTD nibbleMask<>(SB), Z21")
+	default:
+		g.p("VPBROADCASTD signBits<>(SB), Z20")
+	}
+	g.p("VPXORD Z23, Z23, Z23")
+	g.p("VMOVDQU64 pairSpread<>(SB), Z25")
+	// The second stream starts at column n/2: R12 and dst + 0(SP).
+	g.p("SHRQ $1, CX")
+	g.p("MOVQ CX, AX")
+	g.p("IMULQ BX, AX")
+	g.p("LEAQ (R9)(AX*1), R12")
+	g.p("LEAQ (CX*4), AX")
+	g.p("MOVQ AX, 0(SP)")
+	for _, single := range []bool{false, true} {
+		pfx := name + "_two"
+		cs := cols
+		if single {
+			pfx, cs = name+"_one", cols[:1]
+			// The odd last column, column n−1, is the second stream's next.
+			g.p("TESTQ $1, n+40(FP)")
+			g.p("JZ %s_done", name)
+			g.p("MOVQ R12, R9")
+			g.p("ADDQ 0(SP), DI")
+			g.p("MOVQ $1, CX")
+		}
+		g.label(pfx + "_col")
+		g.p("CMPQ CX, $1")
+		g.p("JLT %s_end", pfx)
+		for _, c := range cs {
+			g.p("VXORPS %s, %s, %s", y(c.acc), y(c.acc), y(c.acc))
+		}
+		g.p("MOVQ x+8(FP), SI")
+		g.p("MOVQ xd+16(FP), R8")
+		g.p("MOVQ R9, R10")
+		if !single {
+			g.p("MOVQ R12, R11")
+		}
+		g.p("MOVQ R13, R14")
+		g.label(pfx + "_pair")
+		g.p("CMPQ R14, $2")
+		g.p("JLT %s_tail", pfx)
+		g.p("VMOVDQU64 (SI), Z12")
+		g.p("VPXORD Z26, Z26, Z26")
+		g.p("VPDPBUSD Z12, Z20, Z26")
+		g.p("VPSUBD Z26, Z23, Z26")
+		g.p("VMOVQ (R8), X15")
+		for _, c := range cs {
+			g.streamPair(f, c.blk, lvOff, c.acc, c.lv, c.sum, c.scale, c.t1, c.t2)
+		}
+		g.p("ADDQ $64, SI")
+		g.p("ADDQ $8, R8")
+		for _, c := range cs {
+			g.p("ADDQ $%d, %s", 2*f.bytes, c.blk)
+		}
+		g.p("SUBQ $2, R14")
+		g.p("JMP %s_pair", pfx)
+		g.label(pfx + "_tail")
+		g.p("CMPQ R14, $1")
+		g.p("JLT %s_store", pfx)
+		g.p("VMOVDQU (SI), Y12")
+		g.p("VPXORD Y26, Y26, Y26")
+		g.p("VPDPBUSD Y12, Y20, Y26")
+		g.p("VPSUBD Y26, Y23, Y26")
+		g.p("VBROADCASTSS (R8), Y15")
+		for _, c := range cs {
+			g.streamTail(f, c.blk, lvOff, c.acc, c.lv, c.sum, c.scale, c.t1, c.t2)
+		}
+		g.label(pfx + "_store")
+		g.p("MOVQ DI, AX")
+		g.reduceStore(0, 14, 0)
+		if !single {
+			g.p("ADDQ 0(SP), AX")
+			g.reduceStore(1, 14, 0)
+		}
+		g.p("ADDQ $4, DI")
+		g.p("DECQ CX")
+		g.p("ADDQ BX, R9")
+		if !single {
+			g.p("ADDQ BX, R12")
+		}
+		g.p("JMP %s_col", pfx)
+		g.label(pfx + "_end")
+	}
+	g.label(name + "_done")
+	g.p("VZEROUPPER")
+	g.p("RET")
+}
+
+// streamPair adds the products of blocks b and b+1 of the column whose
+// block is at blk to y(acc) (kernel32Stream; x in Z12, −bias·Σx in Z26,
+// the blocks' d_x in X15).
+func (g *gen) streamPair(f format32, blk string, lvOff, acc, lv, sum, scale, t1, t2 int) {
+	b1 := f.bytes
+	if f.name != "Q8_0" {
+		g.p("VMOVDQU32 %d(%s), %s", lvOff, blk, x(t1))
+		g.p("VINSERTI32X4 $1, %d(%s), %s, %s", b1+lvOff, blk, y(t1), y(t1))
+		g.p("VPSRLW $4, %s, %s", y(t1), y(t2))
+		g.p("VINSERTI64X4 $1, %s, %s, %s", y(t2), z(t1), z(t1))
+		g.p("VSHUFI64X2 $0xd8, %s, %s, %s", z(t1), z(t1), z(lv))
+		g.p("VPANDD Z21, %s, %s", z(lv), z(lv))
+		if f.name == "Q5_0" {
+			g.p("VPBROADCASTD 2(%s), %s", blk, y(t1))
+			g.p("VPBROADCASTD %d(%s), %s", b1+2, blk, y(t2))
+			g.p("VINSERTI64X4 $1, %s, %s, %s", y(t2), z(t1), z(t1))
+			g.p("VPSHUFB Z22, %s, %s", z(t1), z(t1))
+			g.p("VPANDD Z19, %s, %s", z(t1), z(t1))
+			g.p("VPMINUB Z24, %s, %s", z(t1), z(t1))
+			g.p("VPSLLW $4, %s, %s", z(t1), z(t1))
+			g.p("VPORD %s, %s, %s", z(t1), z(lv), z(lv))
+		}
+	} else {
+		g.p("VMOVDQU32 %d(%s), %s", lvOff, blk, y(t1))
+		g.p("VINSERTI64X4 $1, %d(%s), %s, %s", b1+lvOff, blk, z(t1), z(t1))
+		g.p("VPXORD Z20, %s, %s", z(t1), z(lv))
+	}
+	g.p("VMOVDQA64 Z26, %s", z(sum))
+	g.p("VPDPBUSD Z12, %s, %s", z(lv), z(sum))
+	g.p("VCVTDQ2PS %s, %s", z(sum), z(sum))
+	// d_w of both blocks as two halves, widened, times their d_x.
+	g.p("MOVWLZX (%s), AX", blk)
+	g.p("MOVWLZX %d(%s), DX", b1, blk)
+	g.p("SHLL $16, DX")
+	g.p("ORL DX, AX")
+	g.p("VMOVD AX, %s", x(scale))
+	g.p("VCVTPH2PS %s, %s", x(scale), x(scale))
+	g.p("VMULPS X15, %s, %s", x(scale), x(scale))
+	g.p("VPERMPS %s, Z25, %s", z(scale), z(scale))
+	g.p("VMULPS %s, %s, %s", z(scale), z(sum), z(sum))
+	g.p("VADDPS %s, %s, %s", y(sum), y(acc), y(acc))
+	g.p("VEXTRACTF32X8 $1, %s, %s", z(sum), y(sum))
+	g.p("VADDPS %s, %s, %s", y(sum), y(acc), y(acc))
+}
+
+// streamTail adds the products of one block of the column whose block is
+// at blk to y(acc) on ymm registers (x in Y12, −bias·Σx in Y26, d_x in
+// Y15).
+func (g *gen) streamTail(f format32, blk string, lvOff, acc, lv, sum, scale, t1, t2 int) {
+	if f.name != "Q8_0" {
+		g.p("VMOVDQU32 %d(%s), %s", lvOff, blk, x(t1))
+		g.p("VPSRLW $4, %s, %s", x(t1), x(t2))
+		g.p("VINSERTI32X4 $1, %s, %s, %s", x(t2), y(t1), y(lv))
+		g.p("VPANDD Y21, %s, %s", y(lv), y(lv))
+		if f.name == "Q5_0" {
+			g.p("VPBROADCASTD 2(%s), %s", blk, y(t1))
+			g.p("VPSHUFB Y22, %s, %s", y(t1), y(t1))
+			g.p("VPANDD Y19, %s, %s", y(t1), y(t1))
+			g.p("VPMINUB Y24, %s, %s", y(t1), y(t1))
+			g.p("VPSLLW $4, %s, %s", y(t1), y(t1))
+			g.p("VPORD %s, %s, %s", y(t1), y(lv), y(lv))
+		}
+	} else {
+		g.p("VMOVDQU32 %d(%s), %s", lvOff, blk, y(t1))
+		g.p("VPXORD Y20, %s, %s", y(t1), y(lv))
+	}
+	g.p("VMOVDQA64 Y26, %s", y(sum))
+	g.p("VPDPBUSD Y12, %s, %s", y(lv), y(sum))
+	g.p("VCVTDQ2PS %s, %s", y(sum), y(sum))
+	g.p("VPBROADCASTW (%s), %s", blk, x(scale))
+	g.p("VCVTPH2PS %s, %s", x(scale), y(scale))
+	g.p("VMULPS Y15, %s, %s", y(scale), y(scale))
+	g.p("VMULPS %s, %s, %s", y(scale), y(sum), y(sum))
+	g.p("VADDPS %s, %s, %s", y(sum), y(acc), y(acc))
+}
+
+// pairSpread is VPERMPS's index of kernel32Stream: float 0 to lanes 0–7,
+// float 1 to lanes 8–15.
+func pairSpread() string {
+	var b strings.Builder
+	for q := range 8 {
+		fmt.Fprintf(&b, "DATA pairSpread<>+%d(SB)/8, $0x%016x\n", 8*q, uint64(q/4)*0x0000000100000001)
+	}
+	b.WriteString("GLOBL pairSpread<>(SB), RODATA|NOPTR, $64\n")
+	return b.String()
+}

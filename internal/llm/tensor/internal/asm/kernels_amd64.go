@@ -150,6 +150,15 @@ func qdotQ5_0Tile(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, w
 func qdotQ5_0Tile1(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)
 
 //go:noescape
+func qdotQ8_0Stream(dst *float32, x *int8, xd *float32, w *byte, wstride int, n int, nb int)
+
+//go:noescape
+func qdotQ4_0Stream(dst *float32, x *int8, xd *float32, w *byte, wstride int, n int, nb int)
+
+//go:noescape
+func qdotQ5_0Stream(dst *float32, x *int8, xd *float32, w *byte, wstride int, n int, nb int)
+
+//go:noescape
 func halfDotF16Rows4(dst *float32, ldd int, a *float32, lda int, w *byte, n int, k int)
 
 //go:noescape
