@@ -337,9 +337,9 @@ var quantRowKernels = map[quant.Type]func(dst *float32, x *QActs, i int, w *byte
 }
 
 // quantStreamKernels are the AVX-512 VNNI products of one row of x by n
-// columns of weights that read the columns one after another, two blocks
-// per instruction (decode, and the single rows a batch leaves over): they
-// take the place of the row kernels where the CPU has VNNI.
+// columns of weights that read the columns as two sequential streams, two
+// blocks per instruction: decode of the formats with blocks of 32, where
+// the CPU has VNNI (batches of fewer than four rows included).
 var quantStreamKernels = map[quant.Type]func(dst *float32, x *QActs, i int, w *byte, wstride, n int){
 	quant.Q8_0: func(dst *float32, x *QActs, i int, w *byte, wstride, n int) {
 		nb := x.Cols / Q8Block
@@ -381,49 +381,49 @@ var quantRows4Kernels = map[quant.Type]func(dst *float32, ldd int, x *QActs, i i
 }
 
 // quantTile is a format's AVX-512 VNNI products of four rows of x (from
-// row i; prefill) and of one row (decode) by n columns of weights, n a
-// multiple of cols. Both run from minRows rows of x (the one-row tile on
-// the rows left past the last group of four): below,
-// a batch of decode steps streams the weights from memory once, and the
-// AVX2 four-row kernels, one column at a time, stream them faster for
-// these formats (Q8_0 at 8 rows and 17 MB of weights: 0.5× in CPU time;
-// Q4_0 0.95×, Q6_K 0.75×; Q4_K 1.35×); from 32 rows on, the tiles are 1.0
-// to 1.8× the AVX2 kernels.
+// row i; prefill and batches of decode steps) and of one row (the rows a
+// batch leaves past its groups of four, and decode of the K-quants) by n
+// columns of weights, n a multiple of cols. They read the next tile's
+// weights ahead (prefetchAhead in gen_quant_avx512.go): without it, their
+// neighbouring columns are short streams the hardware prefetcher does not
+// follow, and at 8 rows and 17 MiB of weights the four-row tile ran at
+// 0.56× the AVX2 four-row kernel on Q8_0, 0.97× on Q4_K; with it, 1.6× and
+// 1.5× (on Q4_0, Q5_0 and Q6_K 1.7–2.4×; at 256 rows 1.6–2.1×).
 type quantTile struct {
-	cols, minRows int
-	run, run1     func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int)
+	cols      int
+	run, run1 func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int)
 }
 
 var quantTileKernels = map[quant.Type]quantTile{
-	quant.Q8_0: {4, 32, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
+	quant.Q8_0: {4, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
 		nb := x.Cols / Q8Block
 		qdotQ8_0Tile(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
 	}, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
 		nb := x.Cols / Q8Block
 		qdotQ8_0Tile1(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
 	}},
-	quant.Q4_0: {4, 32, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
+	quant.Q4_0: {4, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
 		nb := x.Cols / Q8Block
 		qdotQ4_0Tile(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
 	}, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
 		nb := x.Cols / Q8Block
 		qdotQ4_0Tile1(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
 	}},
-	quant.Q5_0: {4, 32, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
+	quant.Q5_0: {4, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
 		nb := x.Cols / Q8Block
 		qdotQ5_0Tile(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
 	}, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
 		nb := x.Cols / Q8Block
 		qdotQ5_0Tile1(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
 	}},
-	quant.Q4_K: {2, 4, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
+	quant.Q4_K: {2, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
 		nb := x.Cols / QKBlock
 		qdotQ4_KTile(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], &x.Sums[i*x.Cols/Q8Block], x.Cols, w, wstride, n, nb)
 	}, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
 		nb := x.Cols / QKBlock
 		qdotQ4_KTile1(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], &x.Sums[i*x.Cols/Q8Block], x.Cols, w, wstride, n, nb)
 	}},
-	quant.Q6_K: {2, 32, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
+	quant.Q6_K: {2, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
 		nb := x.Cols / QKBlock
 		qdotQ6_KTile(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
 	}, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
@@ -446,16 +446,14 @@ func matmulTQuant(t quant.Type, dst []float32, ldd int, x *QActs, w []byte, rowB
 	if m > 1 {
 		cols = max(colBlockBytes/rowBytes/4*4, 4)
 	}
-	rows4, tile := quantRows4Kernels[t], quantTileKernels[t]
+	rows4, tile, stream := quantRows4Kernels[t], quantTileKernels[t], quantStreamKernels[t]
 	if !useVNNI {
-		tile = quantTile{}
-	} else if stream := quantStreamKernels[t]; stream != nil {
-		kernel = stream
+		tile, stream = quantTile{}, nil
 	}
 	for j0 := 0; j0 < n; j0 += cols {
 		c := min(cols, n-j0)
 		i := 0
-		if tile.run != nil && m >= tile.minRows {
+		if tile.run != nil {
 			whole := c - c%tile.cols
 			for ; i+4 <= m; i += 4 {
 				if whole > 0 {
@@ -472,11 +470,13 @@ func matmulTQuant(t quant.Type, dst []float32, ldd int, x *QActs, w []byte, rowB
 			}
 		}
 		for ; i < m; i++ {
+			if stream != nil && m < 4 {
+				// Decode: the weights come from memory, in order.
+				stream(&dst[i*ldd+j0], x, i, &w[j0*rowBytes], rowBytes, c)
+				continue
+			}
 			whole := 0
-			if tile.run1 != nil && m >= tile.minRows {
-				// The rows a prefill leaves over; decode (a lone row
-				// streaming the weights from memory) takes the stream
-				// or row kernels, which read the columns in order.
+			if tile.run1 != nil {
 				whole = c - c%tile.cols
 				if whole > 0 {
 					tile.run1(&dst[i*ldd+j0], ldd, x, i, &w[j0*rowBytes], rowBytes, whole)

@@ -108,16 +108,15 @@
 // compute these integers and roundings as the pure-Go versions do, so the
 // two give the same bits, whatever the tile, the row count or the thread;
 // the other formats run the pure-Go versions on every CPU. Where the CPU
-// has AVX-512 VNNI, groups of four rows of a prefill (32 rows or more; 4
-// for Q4_K) take tiles of four rows
-// by two or four columns in zmm registers (gen_quant_avx512.go), and the
-// rows it leaves past its groups of four the same tiles cut to one row
-// (decode reads the columns in order instead, as two sequential streams
-// for Q8_0, Q4_0 and Q5_0 (qdot…Stream), one for the others: the weights
-// come from memory 3–5× faster than as four neighbouring columns): each
-// weight block is
-// unpacked once for the tile's rows, the integers are summed by VPDPWSSD
-// or VPDPBUSD (exact, whatever the instruction) and the float32 steps run
-// on both columns at once, each as the pure-Go version rounds it, so they
-// give the same bits too.
+// has AVX-512 VNNI, groups of four rows (a prefill, a batch of decode
+// steps) take tiles of four rows by two or four columns in zmm registers
+// (gen_quant_avx512.go), which read the next tile's weights ahead, and the
+// rows left past the groups the same tiles cut to one row; decode (fewer
+// than four rows) of Q8_0, Q4_0 and Q5_0 reads the columns as two
+// sequential streams instead (qdot…Stream), 3–5× as fast from memory as
+// four neighbouring columns read without prefetches. In the tiles each
+// weight block is unpacked once for the tile's rows, the integers are
+// summed by VPDPWSSD or VPDPBUSD (exact, whatever the instruction) and the
+// float32 steps run on both columns at once, each as the pure-Go version
+// rounds it, so they give the same bits too.
 package asm

@@ -2216,7 +2216,7 @@ halfDotBF16Rows1_done:
 	RET
 
 // func qdotQ4_KTile(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int, w *byte, wstride int, n int, nb int)
-TEXT ·qdotQ4_KTile(SB), NOSPLIT, $8-80
+TEXT ·qdotQ4_KTile(SB), NOSPLIT, $16-80
 	MOVQ dst+0(FP), DI
 	MOVQ w+48(FP), R9
 	MOVQ wstride+56(FP), BX
@@ -2239,9 +2239,19 @@ qdotQ4_KTile_tile:
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
 	MOVQ R9, 0(SP)
+	LEAQ (R9)(BX*2), AX
+	MOVQ AX, 8(SP)
 	MOVQ x+16(FP), SI
 	XORQ DX, DX
 qdotQ4_KTile_loop:
+	MOVQ 8(SP), AX
+	PREFETCHT0 0(AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	ADDQ $288, AX
+	MOVQ AX, 8(SP)
 	MOVL 4(R9), AX
 	MOVL 12(R9), R14
 	MOVL AX, R13
@@ -2558,7 +2568,7 @@ qdotQ4_KTile_done:
 	RET
 
 // func qdotQ6_KTile(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)
-TEXT ·qdotQ6_KTile(SB), NOSPLIT, $8-72
+TEXT ·qdotQ6_KTile(SB), NOSPLIT, $16-72
 	MOVQ dst+0(FP), DI
 	MOVQ w+40(FP), R9
 	MOVQ wstride+48(FP), BX
@@ -2582,9 +2592,21 @@ qdotQ6_KTile_tile:
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
 	MOVQ R9, 0(SP)
+	LEAQ (R9)(BX*2), AX
+	MOVQ AX, 8(SP)
 	MOVQ x+16(FP), SI
 	XORQ DX, DX
 qdotQ6_KTile_loop:
+	MOVQ 8(SP), AX
+	PREFETCHT0 0(AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	PREFETCHT0 320(AX)
+	PREFETCHT0 384(AX)
+	ADDQ $420, AX
+	MOVQ AX, 8(SP)
 	VPMOVSXBW 192(R9), Y12
 	VPMOVSXBW 192(R9)(BX*1), Y13
 	VPXORD Z0, Z0, Z0
@@ -2926,9 +2948,14 @@ qdotQ8_0Tile_tile:
 	MOVQ R9, 0(SP)
 	LEAQ (R9)(BX*2), R12
 	ADDQ BX, R12
+	LEAQ (R9)(BX*4), R13
 	MOVQ x+16(FP), SI
 	XORQ DX, DX
 qdotQ8_0Tile_loop:
+	PREFETCHT0 0(R13)
+	PREFETCHT0 64(R13)
+	PREFETCHT0 128(R13)
+	ADDQ $136, R13
 	VMOVDQU32 2(R9), Y17
 	VINSERTI64X4 $1, 2(R9)(BX*1), Z17, Z17
 	VPXORD Z20, Z17, Z8
@@ -3192,9 +3219,13 @@ qdotQ4_0Tile_tile:
 	MOVQ R9, 0(SP)
 	LEAQ (R9)(BX*2), R12
 	ADDQ BX, R12
+	LEAQ (R9)(BX*4), R13
 	MOVQ x+16(FP), SI
 	XORQ DX, DX
 qdotQ4_0Tile_loop:
+	PREFETCHT0 0(R13)
+	PREFETCHT0 64(R13)
+	ADDQ $72, R13
 	VMOVDQU32 2(R9), X17
 	VINSERTI32X4 $1, 2(R9)(BX*1), Y17, Y17
 	VPSRLW $4, Y17, Y18
@@ -3467,9 +3498,13 @@ qdotQ5_0Tile_tile:
 	MOVQ R9, 0(SP)
 	LEAQ (R9)(BX*2), R12
 	ADDQ BX, R12
+	LEAQ (R9)(BX*4), R13
 	MOVQ x+16(FP), SI
 	XORQ DX, DX
 qdotQ5_0Tile_loop:
+	PREFETCHT0 0(R13)
+	PREFETCHT0 64(R13)
+	ADDQ $88, R13
 	VMOVDQU32 6(R9), X17
 	VINSERTI32X4 $1, 6(R9)(BX*1), Y17, Y17
 	VPSRLW $4, Y17, Y18
@@ -3729,7 +3764,7 @@ qdotQ5_0Tile_done:
 	RET
 
 // func qdotQ4_KTile1(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int, w *byte, wstride int, n int, nb int)
-TEXT ·qdotQ4_KTile1(SB), NOSPLIT, $8-80
+TEXT ·qdotQ4_KTile1(SB), NOSPLIT, $16-80
 	MOVQ dst+0(FP), DI
 	MOVQ w+48(FP), R9
 	MOVQ wstride+56(FP), BX
@@ -3749,9 +3784,19 @@ qdotQ4_KTile1_tile:
 	JLT qdotQ4_KTile1_done
 	VPXORD Z8, Z8, Z8
 	MOVQ R9, 0(SP)
+	LEAQ (R9)(BX*2), AX
+	MOVQ AX, 8(SP)
 	MOVQ x+16(FP), SI
 	XORQ DX, DX
 qdotQ4_KTile1_loop:
+	MOVQ 8(SP), AX
+	PREFETCHT0 0(AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	ADDQ $288, AX
+	MOVQ AX, 8(SP)
 	MOVL 4(R9), AX
 	MOVL 12(R9), R14
 	MOVL AX, R13
@@ -3921,7 +3966,7 @@ qdotQ4_KTile1_done:
 	RET
 
 // func qdotQ6_KTile1(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)
-TEXT ·qdotQ6_KTile1(SB), NOSPLIT, $8-72
+TEXT ·qdotQ6_KTile1(SB), NOSPLIT, $16-72
 	MOVQ dst+0(FP), DI
 	MOVQ w+40(FP), R9
 	MOVQ wstride+48(FP), BX
@@ -3942,9 +3987,21 @@ qdotQ6_KTile1_tile:
 	JLT qdotQ6_KTile1_done
 	VPXORD Z8, Z8, Z8
 	MOVQ R9, 0(SP)
+	LEAQ (R9)(BX*2), AX
+	MOVQ AX, 8(SP)
 	MOVQ x+16(FP), SI
 	XORQ DX, DX
 qdotQ6_KTile1_loop:
+	MOVQ 8(SP), AX
+	PREFETCHT0 0(AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	PREFETCHT0 320(AX)
+	PREFETCHT0 384(AX)
+	ADDQ $420, AX
+	MOVQ AX, 8(SP)
 	VPMOVSXBW 192(R9), Y12
 	VPMOVSXBW 192(R9)(BX*1), Y13
 	VPXORD Z0, Z0, Z0
@@ -4124,9 +4181,14 @@ qdotQ8_0Tile1_tile:
 	MOVQ R9, 0(SP)
 	LEAQ (R9)(BX*2), R12
 	ADDQ BX, R12
+	LEAQ (R9)(BX*4), R13
 	MOVQ x+16(FP), SI
 	XORQ DX, DX
 qdotQ8_0Tile1_loop:
+	PREFETCHT0 0(R13)
+	PREFETCHT0 64(R13)
+	PREFETCHT0 128(R13)
+	ADDQ $136, R13
 	VMOVDQU32 2(R9), Y17
 	VINSERTI64X4 $1, 2(R9)(BX*1), Z17, Z17
 	VPXORD Z20, Z17, Z8
@@ -4237,9 +4299,13 @@ qdotQ4_0Tile1_tile:
 	MOVQ R9, 0(SP)
 	LEAQ (R9)(BX*2), R12
 	ADDQ BX, R12
+	LEAQ (R9)(BX*4), R13
 	MOVQ x+16(FP), SI
 	XORQ DX, DX
 qdotQ4_0Tile1_loop:
+	PREFETCHT0 0(R13)
+	PREFETCHT0 64(R13)
+	ADDQ $72, R13
 	VMOVDQU32 2(R9), X17
 	VINSERTI32X4 $1, 2(R9)(BX*1), Y17, Y17
 	VPSRLW $4, Y17, Y18
@@ -4359,9 +4425,13 @@ qdotQ5_0Tile1_tile:
 	MOVQ R9, 0(SP)
 	LEAQ (R9)(BX*2), R12
 	ADDQ BX, R12
+	LEAQ (R9)(BX*4), R13
 	MOVQ x+16(FP), SI
 	XORQ DX, DX
 qdotQ5_0Tile1_loop:
+	PREFETCHT0 0(R13)
+	PREFETCHT0 64(R13)
+	ADDQ $88, R13
 	VMOVDQU32 6(R9), X17
 	VINSERTI32X4 $1, 6(R9)(BX*1), Y17, Y17
 	VPSRLW $4, Y17, Y18
