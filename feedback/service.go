@@ -75,6 +75,12 @@ type Service interface {
 	// aggregation is ErrInvalidQuery.
 	Stats(ctx context.Context, req StatsReq) (StatsRes, error)
 
+	// Aggregate counts the scorer tags and sums the scorer ratings of
+	// feedback created in a window, per time bucket and group, as Weave's
+	// /feedback/aggregate does (see [AggregateReq]). A bad window or
+	// bucket width is ErrInvalidQuery.
+	Aggregate(ctx context.Context, req AggregateReq) (AggregateRes, error)
+
 	QueueService
 }
 

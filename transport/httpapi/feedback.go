@@ -59,6 +59,8 @@ func (h *Handler) registerFeedback() {
 		fromBody(func(r *feedback.PayloadSchemaReq) string { return r.ProjectID }), byValue(svc.PayloadSchema))
 	route(h, post("feedback-stats", "/feedback/stats", "Values of feedback payloads aggregated per time bucket"), false,
 		fromBody(func(r *feedback.StatsReq) string { return r.ProjectID }), byValue(svc.Stats))
+	route(h, post("feedback-aggregate", "/feedback/aggregate", "Scorer tags and ratings of feedback per time bucket and group"), false,
+		fromBody(func(r *feedback.AggregateReq) string { return r.ProjectID }), byValue(svc.Aggregate))
 
 	route(h, post("annotation-queue-create", "/annotation_queues", "Create an annotation queue"), true,
 		fromBody(func(r *feedback.CreateQueueReq) string { return r.ProjectID }), byValue(svc.CreateQueue))

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -92,6 +93,36 @@ func TestFeedbackStatsRoute(t *testing.T) {
 		`{"project_id":"admin/p","start":"2020-01-01T00:00:00Z"}`:                                                   403,
 	} {
 		if status, raw := post(t, f, alice, "/feedback/stats", body); status != want {
+			t.Errorf("%s: %d %s", body, status, raw)
+		}
+	}
+}
+
+// TestFeedbackAggregateRoute serves POST /feedback/aggregate with the body
+// of Weave's generated client (feedback.TestAggregate checks the tallies on
+// every database).
+func TestFeedbackAggregateRoute(t *testing.T) {
+	t.Parallel()
+	f := newWeaveFixture(t, testdb.SQLite(t))
+	alice := basic("api", f.aliceKey)
+	if status, body := post(t, f, alice, "/feedback/create", `{"project_id":"alice/p","weave_ref":"weave:///alice/p/call/`+newUUID()+`","feedback_type":"wandb.agent_monitor","payload":{},"scorer_tags":["good"],"scorer_ratings":{"_rating_":0.5}}`); status != 200 {
+		t.Fatalf("%d %s", status, body)
+	}
+	now := time.Now().UnixMilli()
+	window := `"after_ms":` + strconv.FormatInt(now-60_000, 10) + `,"before_ms":` + strconv.FormatInt(now+60_000, 10)
+	status, body := post(t, f, alice, "/feedback/aggregate", `{"project_id":"alice/p",`+window+`,"feedback_types":["wandb.agent_*"],"tags":["good"],"rating_min":0.5,"group_by":[]}`)
+	if status != 200 || !strings.Contains(string(body), `"total_count":1,"scored_count":1,"tag_counts":{"good":1},"rating_counts":{"_rating_":1},"rating_sums":{"_rating_":0.5}}]`) ||
+		!strings.Contains(string(body), `"time_bucket_seconds":null`) {
+		t.Errorf("%d %s", status, body)
+	}
+	for body, want := range map[string]int{
+		`{"project_id":"alice/p","after_ms":10,"before_ms":5}`:                400,
+		`{"project_id":"alice/p",` + window + `,"group_by":["weave_ref"]}`:    422,
+		`{"project_id":"alice/p",` + window + `,"span_types":["agent_step"]}`: 422,
+		`{"project_id":"alice/p","after_ms":-1,"before_ms":5}`:                422,
+		`{"project_id":"admin/p",` + window + `}`:                             403,
+	} {
+		if status, raw := post(t, f, alice, "/feedback/aggregate", body); status != want {
 			t.Errorf("%s: %d %s", body, status, raw)
 		}
 	}
