@@ -108,16 +108,39 @@ func (v *valueSchemas) compile(ctx context.Context, specRef string) (*jsonschema
 	if !found {
 		return nil, nil
 	}
+	compiled, err := compileSpecSchema(schema)
+	if err != nil {
+		return nil, weft.Errorf(ErrAnnotationSpec, "annotation spec %s has an unusable schema: %v", truncate(specRef), err)
+	}
+	return compiled, nil
+}
+
+// CheckSpecSchema reports why a spec's schema (JSON text) could not check
+// annotation values, or nil when it can: the check feedback on the spec
+// gets, for a form that writes specs to make before it publishes one.
+func CheckSpecSchema(schema []byte) error {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	if err != nil {
+		return weft.Errorf(ErrAnnotationSpec, "the schema is not valid JSON: %v", err)
+	}
+	if _, err := compileSpecSchema(doc); err != nil {
+		return weft.Errorf(ErrAnnotationSpec, "the schema is unusable: %v", err)
+	}
+	return nil
+}
+
+// compileSpecSchema compiles a spec's schema (decoded by jsonschema) on its
+// own: it may refer to no file or URL.
+func compileSpecSchema(schema any) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.UseLoader(refuseLoader{}) // a spec's schema must not read files or URLs
 	c.DefaultDraft(jsonschema.Draft2020)
 	if err := c.AddResource(specSchemaURL, schema); err != nil {
-		return nil, weft.Errorf(ErrAnnotationSpec, "annotation spec %s has an unusable schema: %v", truncate(specRef), err)
+		return nil, err
 	}
 	compiled, err := c.Compile(specSchemaURL)
 	if err != nil {
-		return nil, weft.Errorf(ErrAnnotationSpec, "annotation spec %s has an unusable schema: %s",
-			truncate(specRef), strings.ReplaceAll(err.Error(), "\n", " "))
+		return nil, errors.New(strings.ReplaceAll(err.Error(), "\n", " "))
 	}
 	return compiled, nil
 }

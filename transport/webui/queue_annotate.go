@@ -193,7 +193,26 @@ func (h *Handler) saveAnswer(w http.ResponseWriter, r *http.Request, view *queue
 		http.Redirect(w, r, itemPath(view.Project, view.Queue.ID, item.ID), http.StatusSeeOther)
 		return
 	}
-	h.execute(w, r, status, "queue_item", "save_status", s)
+	if s.Error != "" {
+		h.execute(w, r, status, "queue_item", "save_status", s)
+		return
+	}
+	// The call's feedback pane beside the form shows the value saved: the
+	// answer carries the pane again, swapped in by its id.
+	d, err := h.detail(r.Context(), view.Project, item.CallID)
+	if err != nil {
+		h.internalError(w, r, err)
+		return
+	}
+	d.SwapOOB = true
+	h.execute(w, r, status, "queue_item", "save_answer", saveAnswer{Status: s, Detail: d})
+}
+
+// saveAnswer is the answer of an autosave that stored or cleared a value:
+// its status line and the call's feedback pane.
+type saveAnswer struct {
+	Status saveStatus
+	Detail *callDetail
 }
 
 // purgeFeedback deletes one feedback row by id.

@@ -67,6 +67,15 @@ func queueFixtures(v *viewer, detail *callDetail) map[string]page {
 			Fields: fixtureFields(), ProgressURL: itemPath("team/p", "q1", "it1", "/progress"),
 			Detail: template.HTML(`<article class="call-detail" data-call="c1"><h2>call</h2></article>`),
 		}},
+		"queue_form": {Title: xss, Viewer: v, Project: "team/p", Body: struct {
+			queueForm
+			NewSpecURL string
+		}{queueForm{Project: "team/p", ID: xss, Name: xss, Description: xss, Error: xss, Specs: []specChoice{
+			{Ref: xss, Name: xss, Label: xss, Chosen: true, EditURL: "/ui/p/team/p/edit-spec?name=" + xss}, {Ref: "r", Name: "n", Label: "n"},
+		}}, "/ui/p/team/p/edit-spec?queue=" + xss}},
+		"spec_form": {Title: xss, Viewer: v, Project: "team/p", Body: specForm{Project: "team/p", ID: xss, Existing: true, Label: xss,
+			Description: xss, Kind: specKindNumber, Kinds: specKinds, Options: xss, Min: "1", Max: "5", Integer: true, MaxLength: "9",
+			Schema: xss, Queue: xss, Error: xss}},
 	}
 }
 

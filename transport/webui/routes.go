@@ -71,8 +71,12 @@ func (h *Handler) routes() {
 	post("evaluations/compare/dataset", h.sendToDataset)
 
 	// Annotation queues: the list, an item, and its autosaved fields and
-	// progress.
+	// progress; the forms that make and change queues and their specs.
 	get("queues", h.queuesPage)
+	get("edit-queue", h.editQueuePage)
+	post("queues", h.saveQueue)
+	get("edit-spec", h.editSpecPage)
+	post("specs", h.saveSpec)
 	get("queues/{queueID}", h.queueResume)
 	get("queues/{queueID}/items/{itemID}", h.queueItemPage)
 	post("queues/{queueID}/items/{itemID}/annotation", h.saveAnnotation)

@@ -73,6 +73,9 @@ type callDetail struct {
 	CSRF string
 	// CanWrite says whether the viewer may add feedback.
 	CanWrite bool
+	// SwapOOB marks the feedback section for htmx to swap in by its id, when
+	// it rides along with the answer to another form (an annotation saved).
+	SwapOOB bool
 }
 
 // feedbackItem is one feedback row shown on a call.

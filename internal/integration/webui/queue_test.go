@@ -152,6 +152,7 @@ func TestQueuesKeyboardAccessibility(t *testing.T) {
 		t.Run("keys in the call tree", func(t *testing.T) { treeKeys(t, e) })
 		t.Run("keys in lists, search and help", func(t *testing.T) { listKeys(t, e) })
 		t.Run("another entity's queue is refused", func(t *testing.T) { foreignQueue(t, e) })
+		t.Run("queue and spec forms", func(t *testing.T) { queueForms(t, e) })
 		t.Run("accessibility at laptop and phone widths", func(t *testing.T) { accessibility(t, e) })
 		t.Run("objects and tables", func(t *testing.T) { objectPages(t, e) })
 		t.Run("evaluations", func(t *testing.T) { evaluationPages(t, e) })
@@ -247,14 +248,18 @@ func annotateQueue(t *testing.T, e *sdkEnv) {
 		tb.poll(`(document.querySelectorAll('.annotation-field')[` + itoa(field) + `].querySelector('[data-saved]') || {}).dataset?.saved === '` + state + `'`)
 		tb.settled()
 	}
-	// 1–9 choose a label of the first choice field; each choice saves itself.
+	// 1–9 choose a label of the first choice field; each choice saves itself
+	// and the call's feedback pane beside the form shows it.
+	pane := `(document.querySelector('#detail .feedback-section [data-type="wandb.annotation.quality"]') || {innerText: ''}).innerText`
 	tb.key("1")
 	saved(0, "saved")
+	tb.poll(pane + `.includes('good')`)
 	// Quick changes are saved in order: the last choice is what stays.
 	tb.key("23")
 	tb.poll(`document.querySelector('.annotation-field input[type=radio][value="2"]').checked`)
 	saved(0, "saved")
 	tb.poll(`!document.querySelector('.annotation-field.htmx-request')`)
+	tb.poll(pane + `.includes('bad') && document.querySelectorAll('#detail .feedback-section [data-type="wandb.annotation.quality"]').length === 1`)
 	// A score the spec refuses says so and is not stored; a good one is.
 	tb.expect(savePath, http.StatusUnprocessableEntity)
 	tb.run(chromedp.Click(chromedp.CSS(`.annotation-field input[type=number]`)), chromedp.SendKeys(chromedp.CSS(`.annotation-field input[type=number]`), "9"))
