@@ -71,6 +71,7 @@ type Identity struct {
 
 	mu       sync.Mutex
 	keys     map[string]cachedPrincipal // by key hash
+	used     map[string]time.Time       // key id → when its use was last written
 	projects sync.Map                   // "entity/project" → struct{}: known to exist
 	entities sync.Map                   // entity name → struct{}: known to exist
 }
@@ -85,7 +86,7 @@ func NewIdentity(cfg IdentityConfig) (*Identity, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
 	}
-	return &Identity{db: cfg.DB, cacheTTL: cfg.CacheTTL, now: cfg.Now, keys: map[string]cachedPrincipal{}}, nil
+	return &Identity{db: cfg.DB, cacheTTL: cfg.CacheTTL, now: cfg.Now, keys: map[string]cachedPrincipal{}, used: map[string]time.Time{}}, nil
 }
 
 // User is a stored user.
@@ -123,6 +124,7 @@ type apiKeyRow struct {
 	SecretHash string     `bun:"secret_hash"`
 	CreatedAt  time.Time  `bun:"created_at"`
 	RevokedAt  *time.Time `bun:"revoked_at"`
+	LastUsedAt *time.Time `bun:"last_used_at"`
 }
 
 type projectRow struct {
@@ -271,7 +273,41 @@ func (id *Identity) Authenticate(ctx context.Context, username, key string) (Pri
 	if username != "" && username != "api" && username != p.Username {
 		return Principal{}, ErrBadCredentials
 	}
+	id.noteKeyUse(ctx, p.KeyID)
 	return p, nil
+}
+
+// KeyUseInterval is how often, at most, the use of one API key is written
+// (APIKey.LastUsedAt) by one process: a key in use costs one small write a
+// minute, not one per request.
+const KeyUseInterval = time.Minute
+
+// noteKeyUse records that the key with id keyID was used now, unless this
+// process wrote its use less than KeyUseInterval ago. The record is a
+// convenience for people: a failed write is tried again on the next use and
+// fails nothing.
+func (id *Identity) noteKeyUse(ctx context.Context, keyID string) {
+	if keyID == "" {
+		return
+	}
+	now := id.now().UTC()
+	id.mu.Lock()
+	if last, ok := id.used[keyID]; ok && now.Sub(last) < KeyUseInterval {
+		id.mu.Unlock()
+		return
+	}
+	if len(id.used) > 10_000 { // bound the map; a key forgotten is written once more
+		clear(id.used)
+	}
+	id.used[keyID] = now
+	id.mu.Unlock()
+	_, err := id.db.NewUpdate().Model((*apiKeyRow)(nil)).Set("last_used_at = ?", now).Where("id = ?", keyID).
+		Where("last_used_at IS NULL OR last_used_at < ?", now.Add(-KeyUseInterval)).Exec(context.WithoutCancel(ctx))
+	if err != nil {
+		id.mu.Lock()
+		delete(id.used, keyID)
+		id.mu.Unlock()
+	}
 }
 
 // keyRow reads the API key with id keyID, revoked or not; ErrBadCredentials

@@ -101,19 +101,26 @@ type APIKey struct {
 	Name      string
 	CreatedAt time.Time
 	RevokedAt *time.Time
+	// LastUsedAt is when the key last signed a request or a browser's
+	// sign-in, to within KeyUseInterval; nil when never used.
+	LastUsedAt *time.Time
 }
 
 // APIKeys lists the keys of the user with id userID, newest first, revoked
 // ones included.
 func (id *Identity) APIKeys(ctx context.Context, userID string) ([]APIKey, error) {
 	var rows []apiKeyRow
-	if err := id.db.NewSelect().Model(&rows).Column("id", "name", "created_at", "revoked_at").Where("user_id = ?", userID).
+	if err := id.db.NewSelect().Model(&rows).Column("id", "name", "created_at", "revoked_at", "last_used_at").Where("user_id = ?", userID).
 		OrderExpr("created_at DESC, id ASC").Scan(ctx); err != nil {
 		return nil, err
 	}
 	keys := make([]APIKey, len(rows))
 	for i, r := range rows {
-		keys[i] = APIKey{ID: r.ID, Name: r.Name, CreatedAt: r.CreatedAt.UTC(), RevokedAt: r.RevokedAt}
+		keys[i] = APIKey{ID: r.ID, Name: r.Name, CreatedAt: r.CreatedAt.UTC(), RevokedAt: r.RevokedAt, LastUsedAt: r.LastUsedAt}
+		if r.LastUsedAt != nil {
+			at := r.LastUsedAt.UTC()
+			keys[i].LastUsedAt = &at
+		}
 	}
 	return keys, nil
 }

@@ -63,6 +63,9 @@ func (id *Identity) SessionOf(ctx context.Context, tokenHash string) (Session, e
 	if err != nil {
 		return Session{}, err
 	}
+	if row.RevokedAt == nil && id.now().Before(row.ExpiresAt) {
+		id.noteKeyUse(ctx, row.KeyID) // a browser signed in with the key uses it
+	}
 	return Session{UserID: row.UserID, KeyID: row.KeyID, CreatedAt: row.CreatedAt,
 		ExpiresAt: row.ExpiresAt, RevokedAt: row.RevokedAt}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/internal/testdb"
@@ -338,6 +339,87 @@ func TestAPIKeysAndMembers(t *testing.T) {
 		}
 		if len(members) != 2 || members[0].Username != "alice" || members[0].Role != "member" || members[1].Username != "bob" || members[1].Role != "owner" {
 			t.Fatalf("team's members: %+v", members)
+		}
+	})
+}
+
+// TestAPIKeyLastUsed: a key's use is written at most once a KeyUseInterval
+// per key, by any number of processes (each with its own Identity), both
+// when the key signs a request and when a browser session made with it is
+// used; a key never used has none.
+func TestAPIKeyLastUsed(t *testing.T) {
+	t.Parallel()
+	testdb.ForEach(t, func(t *testing.T, db *weft.DB) {
+		ctx := context.Background()
+		t0 := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+		now := t0
+		clock := func() time.Time { return now }
+		id, err := weft.NewIdentity(weft.IdentityConfig{DB: db, Now: clock})
+		if err != nil {
+			t.Fatal(err)
+		}
+		other, err := weft.NewIdentity(weft.IdentityConfig{DB: db, Now: clock, CacheTTL: -1}) // another process
+		if err != nil {
+			t.Fatal(err)
+		}
+		alice, err := id.CreateUser(ctx, "alice", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key, _ := id.CreateAPIKey(ctx, "alice", "laptop")
+		if _, err := id.CreateAPIKey(ctx, "alice", "unused"); err != nil {
+			t.Fatal(err)
+		}
+		lastUsed := func() map[string]*time.Time {
+			t.Helper()
+			keys, err := id.APIKeys(ctx, alice.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := map[string]*time.Time{}
+			for _, k := range keys {
+				out[k.Name] = k.LastUsedAt
+			}
+			return out
+		}
+		use := func(by *weft.Identity, at time.Duration, want time.Duration) {
+			t.Helper()
+			now = t0.Add(at)
+			if _, err := by.Authenticate(ctx, "", key); err != nil {
+				t.Fatal(err)
+			}
+			got := lastUsed()
+			if got["unused"] != nil || got["laptop"] == nil || !got["laptop"].Equal(t0.Add(want)) {
+				t.Fatalf("at +%v: last used %v, want +%v", at, got["laptop"], want)
+			}
+		}
+		if got := lastUsed(); got["laptop"] != nil {
+			t.Fatalf("a new key was used at %v", got["laptop"])
+		}
+		use(id, 0, 0)
+		use(id, 30*time.Second, 0)              // within the interval: not written again
+		use(other, 40*time.Second, 0)           // nor by another process
+		use(id, 61*time.Second, 61*time.Second) // the next minute is
+		use(other, 90*time.Second, 61*time.Second)
+
+		// A browser's session made with the key uses it.
+		now = t0.Add(10 * time.Minute)
+		if err := id.CreateSession(ctx, "hash", weft.Session{UserID: alice.ID, KeyID: weft.APIKeyID(key), CreatedAt: now, ExpiresAt: now.Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := other.SessionOf(ctx, "hash"); err != nil {
+			t.Fatal(err)
+		}
+		if got := lastUsed()["laptop"]; got == nil || !got.Equal(now) {
+			t.Fatalf("after the session's use: %v, want %v", got, now)
+		}
+		// An expired session is no use.
+		now = now.Add(2 * time.Hour)
+		if _, err := id.SessionOf(ctx, "hash"); err != nil {
+			t.Fatal(err)
+		}
+		if got := lastUsed()["laptop"]; !got.Equal(t0.Add(10 * time.Minute)) {
+			t.Fatalf("an expired session's key was used at %v", got)
 		}
 	})
 }

@@ -16,10 +16,11 @@ import (
 )
 
 // The settings page of a project: the signed-in user's API keys (created,
-// named and revoked here; a new key is shown once), the members of the
-// project's entity, and the project's model prices (per million tokens in
-// the form, per token as Weave's cost/create stores them), which price the
-// usage of any model the project's calls name, local ones included.
+// named and revoked here; a new key is shown once; each with when it was
+// last used), the members of the project's entity, and the project's model
+// prices (per million tokens in the form, per token as Weave's cost/create
+// stores them), which price the usage of any model the project's calls
+// name, local ones included.
 
 // maxActiveKeys bounds the keys one user may have unrevoked at once.
 const maxActiveKeys = 50
