@@ -30,4 +30,7 @@ var (
 	// ErrInvalidBackfill: a backfill that cannot run (a range that ends
 	// before it starts) (400).
 	ErrInvalidBackfill = weft.DefineError(weft.ErrInvalid, "InvalidBackfill", "invalid backfill")
+	// ErrInvalidStats: verdicts per interval asked of a range that cannot
+	// be cut into intervals (no start, an end before it, too long) (400).
+	ErrInvalidStats = weft.DefineError(weft.ErrInvalid, "InvalidMonitorStats", "invalid monitor stats request")
 )

@@ -220,7 +220,12 @@ func TestJudgeVerdicts(t *testing.T) {
 			}
 		}
 		// Each verdict records its judge's tokens, as the judge's traced
-		// call counts them, and their cost where the model has a price.
+		// call counts them, and their cost where the model has a price:
+		// its row is marked done once its feedback is written.
+		eventually(t, 30*time.Second, "every verdict done", func() bool {
+			st, err := s.monitors.Stats(ctx, monitor.StatsReq{ProjectID: project, MonitorID: "graded"})
+			return err == nil && st.Verdicts.Done == int64(2*len(judgeModels))
+		})
 		var rows []struct {
 			ScorerID         string   `bun:"scorer_id"`
 			JudgeCallID      string   `bun:"judge_call_id"`
@@ -273,6 +278,23 @@ func TestJudgeVerdicts(t *testing.T) {
 		if err != nil || stats.Verdicts.Done != int64(len(rows)) || stats.PromptTokens != prompt || stats.PricedVerdicts != 2 ||
 			math.Abs(stats.Cost-cost) > 1e-12 {
 			t.Errorf("stats %+v (%v), want %d done, %d prompt tokens, 2 priced verdicts costing %v", stats, err, len(rows), prompt, cost)
+		}
+		// Per interval of the last hour, the same tokens and cost.
+		from := time.Now().Add(-time.Hour)
+		per, err := s.monitors.Stats(ctx, monitor.StatsReq{ProjectID: project, MonitorID: "graded", From: &from, Granularity: 600})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum monitor.Totals
+		for _, in := range per.Intervals {
+			sum.Verdicts.Done += in.Verdicts.Done
+			sum.PromptTokens += in.PromptTokens
+			sum.PricedVerdicts += in.PricedVerdicts
+			sum.Cost += in.Cost
+		}
+		if len(per.Intervals) < 6 || sum.Verdicts.Done != int64(len(rows)) || sum.PromptTokens != prompt || sum.PricedVerdicts != 2 || math.Abs(sum.Cost-cost) > 1e-12 {
+			t.Errorf("%d intervals of the last hour add up to %+v, want %d done, %d prompt tokens, 2 priced verdicts costing %v",
+				len(per.Intervals), sum, len(rows), prompt, cost)
 		}
 		// The judges' own calls are never judged.
 		for id := range got {

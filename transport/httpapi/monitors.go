@@ -28,6 +28,8 @@ type (
 		MonitorID string    `path:"monitor_id" maxLength:"128"`
 		From      time.Time `query:"from" doc:"verdicts queued at or after this instant (RFC 3339; default: no bound)"`
 		Before    time.Time `query:"before" doc:"verdicts queued before this instant (RFC 3339; default: no bound)"`
+		// Granularity asks for intervals as well.
+		Granularity int64 `query:"granularity" minimum:"0" doc:"also the verdicts per interval of this many seconds, from the start of from's interval (from is then required) to before (default now)"`
 	}
 	backfillList struct {
 		Backfills []monitor.Backfill `json:"backfills"`
@@ -44,9 +46,9 @@ func (h *Handler) registerMonitors(svc monitor.Service) {
 		return in, one(projectOf(in.Entity, in.Project)), nil
 	}
 	route(h, op("monitor-stats", http.MethodGet, "monitors/{monitor_id}/stats",
-		"What a monitor's verdicts came to: counts by state, the judges' tokens and their cost"), false,
+		"What a monitor's verdicts came to: counts by state, the judges' tokens and their cost, over a range and per interval"), false,
 		func(_ context.Context, in *monitorStatsInput) (*monitor.StatsReq, []string, error) {
-			req := &monitor.StatsReq{ProjectID: projectOf(in.Entity, in.Project), MonitorID: in.MonitorID}
+			req := &monitor.StatsReq{ProjectID: projectOf(in.Entity, in.Project), MonitorID: in.MonitorID, Granularity: in.Granularity}
 			if !in.From.IsZero() {
 				req.From = &in.From
 			}

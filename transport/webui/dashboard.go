@@ -11,14 +11,6 @@ import (
 	"github.com/weftlabs/weft/trace"
 )
 
-// dashboardRanges are the ranges the dashboard shows, each with the width
-// of its intervals.
-var dashboardRanges = []struct {
-	Name  string
-	Span  time.Duration
-	Width time.Duration
-}{{"24h", 24 * time.Hour, time.Hour}, {"7d", 7 * 24 * time.Hour, 6 * time.Hour}, {"30d", 30 * 24 * time.Hour, 24 * time.Hour}}
-
 // dashboardGroups are the breakdowns offered, by URL value.
 var dashboardGroups = []struct{ Value, Label string }{
 	{trace.GroupNone, "nothing"}, {trace.GroupOp, "op"}, {trace.GroupUser, "user"}, {trace.GroupStatus, "status"}}
@@ -26,9 +18,6 @@ var dashboardGroups = []struct{ Value, Label string }{
 // maxDashboardGroups bounds the series a chart draws: the largest groups
 // by calls, the rest as one.
 const maxDashboardGroups = 8
-
-// chartHeight is the height of a chart's plot in SVG units.
-const chartHeight = 120
 
 // dashboardView is the data of the dashboard page.
 type dashboardView struct {
@@ -43,52 +32,22 @@ type dashboardView struct {
 	Empty   bool
 }
 
-// chart is one metric over the intervals, a bar per interval and series.
-type chart struct {
-	ID, Title, Unit string
-	Max             string // the highest value, as text
-	Width           int    // of the SVG
-	Bars            []chartBar
-	Series          []string // the groups, in their bars' order
-}
-
-// chartBar is one interval's value of one series, drawn at X with height H.
-type chartBar struct {
-	X, Y, W, H float64
-	Series     int
-	Label      string // what the bar says to a screen reader and on hover
-	Href       string // the trace list filtered to the bar's traces
-}
-
 // dashboardPage serves the project's dashboard: its traces over a range,
 // per interval, as charts of calls, errors, latency percentiles, tokens and
 // cost, broken down by a group; every bar links to its traces.
 func (h *Handler) dashboardPage(w http.ResponseWriter, r *http.Request, v *viewer, projectID string) {
 	q := r.URL.Query()
 	view := dashboardView{Project: projectID, Range: q.Get("range"), Group: q.Get("group"), Groups: dashboardGroups}
-	if view.Range == "" {
-		view.Range = "24h"
-	}
-	i := slices.IndexFunc(dashboardRanges, func(d struct {
-		Name        string
-		Span, Width time.Duration
-	}) bool {
-		return d.Name == view.Range
-	})
-	if i < 0 {
-		h.refuse(w, r, weft.Errorf(errBadView, "range: one of 24h, 7d, 30d"))
+	rng, err := chartRangeOf(view.Range, h.cfg.Now())
+	if err != nil {
+		h.refuse(w, r, err)
 		return
 	}
 	if !slices.ContainsFunc(dashboardGroups, func(g struct{ Value, Label string }) bool { return g.Value == view.Group }) {
 		h.refuse(w, r, weft.Errorf(errBadView, "group: one of op_name, wb_user_id, status or nothing"))
 		return
 	}
-	for _, d := range dashboardRanges {
-		view.Ranges = append(view.Ranges, d.Name)
-	}
-	rng := dashboardRanges[i]
-	view.To = h.cfg.Now().UTC().Truncate(rng.Width).Add(rng.Width)
-	view.From = view.To.Add(-rng.Span)
+	view.Range, view.Ranges, view.From, view.To = rng.Name, chartRangeNames(), rng.From, rng.To
 	buckets, err := h.cfg.Trace.CallsOverTime(r.Context(), &trace.CallsOverTimeReq{ProjectID: projectID, From: view.From, To: view.To, Width: rng.Width, GroupBy: view.Group})
 	if err != nil {
 		h.refuse(w, r, err)
@@ -170,62 +129,40 @@ func dashboardCharts(projectID string, view dashboardView, width time.Duration, 
 		{"tokens", "Tokens", "tokens", func(b *trace.TimeBucket) float64 { return float64(b.Tokens) }, "", formatNumber},
 		{"cost", "Cost", "$", func(b *trace.TimeBucket) float64 { return b.Cost }, "", func(c float64) string { return strconv.FormatFloat(c, 'f', 4, 64) }},
 	}
-	const slotWidth = 24
 	var charts []*chart
 	for _, m := range metrics {
-		c := &chart{ID: m.id, Title: m.title, Unit: m.unit, Width: slots * slotWidth, Series: series}
-		top := 0.0
-		for _, row := range cells {
-			for _, b := range row {
-				if b != nil {
-					if v := m.value(b); !math.IsNaN(v) {
-						top = max(top, v)
-					}
-				}
-			}
-		}
-		c.Max = m.format(top)
-		barWidth := float64(slotWidth-4) / float64(max(len(series), 1))
+		c := &chart{ID: m.id, Title: m.title, Unit: m.unit, Series: series}
+		values := make([][]float64, slots)
 		for slot, row := range cells {
-			start := view.From.Add(time.Duration(slot) * width)
+			values[slot] = make([]float64, len(row))
 			for s, b := range row {
-				if b == nil {
-					continue
+				values[slot][s] = math.NaN()
+				if b != nil {
+					values[slot][s] = m.value(b)
 				}
-				v := m.value(b)
-				if math.IsNaN(v) || v <= 0 || top <= 0 {
-					continue
-				}
-				hgt := max(v/top*chartHeight, 1)
-				label := start.Format("Jan 2 15:04") + ": " + m.format(v) + " " + m.unit
-				if series[s] != "" {
-					label = series[s] + ", " + label
-				}
-				changes := []string{"from", start.Format("2006-01-02T15:04"), "to", start.Add(width).Format("2006-01-02T15:04")}
-				if m.status != "" {
-					changes = append(changes, "status", m.status)
-				}
-				if !(folded && s == len(series)-1) {
-					switch view.Group {
-					case trace.GroupOp:
-						changes = append(changes, "op", series[s])
-					case trace.GroupStatus:
-						changes = append(changes, "status", series[s])
-					}
-				}
-				c.Bars = append(c.Bars, chartBar{X: float64(slot*slotWidth+2) + float64(s)*barWidth, Y: chartHeight - hgt, W: barWidth, H: hgt,
-					Series: s % maxDashboardGroups, Label: label, Href: listView{Sort: "started_at", Dir: "desc"}.url(projectID, changes...)})
 			}
 		}
+		c.plot(values, m.format, func(slot, s int, value string) (string, string) {
+			start := view.From.Add(time.Duration(slot) * width)
+			label := start.Format("Jan 2 15:04") + ": " + value + " " + m.unit
+			if series[s] != "" {
+				label = series[s] + ", " + label
+			}
+			changes := []string{"from", start.Format("2006-01-02T15:04"), "to", start.Add(width).Format("2006-01-02T15:04")}
+			if m.status != "" {
+				changes = append(changes, "status", m.status)
+			}
+			if !(folded && s == len(series)-1) {
+				switch view.Group {
+				case trace.GroupOp:
+					changes = append(changes, "op", series[s])
+				case trace.GroupStatus:
+					changes = append(changes, "status", series[s])
+				}
+			}
+			return label, listView{Sort: "started_at", Dir: "desc"}.url(projectID, changes...)
+		})
 		charts = append(charts, c)
 	}
 	return charts
-}
-
-// formatNumber is a count or measure without needless digits.
-func formatNumber(v float64) string {
-	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
-		return strconv.FormatInt(int64(v), 10)
-	}
-	return strconv.FormatFloat(v, 'f', 1, 64)
 }

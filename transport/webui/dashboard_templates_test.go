@@ -10,10 +10,8 @@ import (
 // text, as op names and user ids are chosen by whoever traces.
 func dashboardFixtures(v *viewer) map[string]page {
 	to := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
-	view := dashboardView{Project: "team/p", Range: "24h", Group: trace.GroupOp, Groups: dashboardGroups, From: to.Add(-24 * time.Hour), To: to}
-	for _, d := range dashboardRanges {
-		view.Ranges = append(view.Ranges, d.Name)
-	}
+	view := dashboardView{Project: "team/p", Range: "24h", Group: trace.GroupOp, Groups: dashboardGroups, From: to.Add(-24 * time.Hour), To: to,
+		Ranges: chartRangeNames()}
 	latency := make([]int64, len(trace.LatencyBounds)+1)
 	latency[3], latency[len(latency)-1] = 4, 1
 	buckets := []trace.TimeBucket{

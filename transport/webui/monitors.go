@@ -1,7 +1,9 @@
 package webui
 
 import (
+	"math"
 	"net/http"
+	"time"
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/monitor"
@@ -45,14 +47,21 @@ type monitorView struct {
 	Stats     *monitor.Stats
 	Backfills []monitor.Backfill
 	Verdicts  []monitor.Verdict
+	// Range names the range the charts show (Ranges offers the others):
+	// the verdicts queued From … To per interval, and their cost.
+	Range    string
+	Ranges   []string
+	From, To time.Time
+	Charts   []*chart
 }
 
 // scorerLink is a scorer a monitor runs.
 type scorerLink struct{ Name, Ref string }
 
 // monitorPage shows one monitor: what its verdicts came to (counts, the
-// judges' tokens and cost), its backfills with their progress, and its
-// newest verdicts, each linked to the call it scored.
+// judges' tokens and cost), the same per interval of a range as charts,
+// its backfills with their progress, and its newest verdicts, each linked
+// to the call it scored.
 func (h *Handler) monitorPage(w http.ResponseWriter, r *http.Request, v *viewer, projectID string) {
 	if h.cfg.Monitors == nil {
 		h.refuse(w, r, weft.Errorf(errNoMonitors, "This server runs no monitors."))
@@ -64,7 +73,12 @@ func (h *Handler) monitorPage(w http.ResponseWriter, r *http.Request, v *viewer,
 		h.refuse(w, r, err)
 		return
 	}
-	view := monitorView{Project: projectID}
+	rng, err := chartRangeOf(r.URL.Query().Get("range"), h.cfg.Now())
+	if err != nil {
+		h.refuse(w, r, err)
+		return
+	}
+	view := monitorView{Project: projectID, Range: rng.Name, Ranges: chartRangeNames(), From: rng.From, To: rng.To}
 	found := false
 	for _, m := range list {
 		if m.ObjectID == id {
@@ -80,7 +94,12 @@ func (h *Handler) monitorPage(w http.ResponseWriter, r *http.Request, v *viewer,
 			view.Scorers = append(view.Scorers, scorerLink{Name: sr.Name, Ref: s})
 		}
 	}
+	var series *monitor.Stats
 	if view.Stats, err = h.cfg.Monitors.Stats(ctx, monitor.StatsReq{ProjectID: projectID, MonitorID: id}); err == nil {
+		series, err = h.cfg.Monitors.Stats(ctx, monitor.StatsReq{ProjectID: projectID, MonitorID: id, From: &rng.From, Before: &rng.To,
+			Granularity: int64(rng.Width / time.Second)})
+	}
+	if err == nil {
 		if view.Backfills, err = h.cfg.Monitors.Backfills(ctx, projectID, id); err == nil {
 			view.Verdicts, err = h.cfg.Monitors.Verdicts(ctx, projectID, id, maxVerdictRows)
 		}
@@ -89,5 +108,52 @@ func (h *Handler) monitorPage(w http.ResponseWriter, r *http.Request, v *viewer,
 		h.refuse(w, r, err)
 		return
 	}
+	view.Charts = verdictCharts(view, series.Intervals)
 	h.render(w, r, http.StatusOK, "monitor", page{Title: "Monitor " + id, Viewer: v, Project: projectID, Body: view})
+}
+
+// verdictCharts draws a monitor's verdicts per interval (done, errors,
+// pending), its judges' tokens and their cost. Each bar links to the trace
+// list of the interval by the verdict of the monitor's first scorer.
+func verdictCharts(view monitorView, intervals []monitor.Interval) []*chart {
+	charts := []*chart{
+		{ID: "verdicts", Title: "Verdicts", Unit: "verdicts", Series: []string{monitor.StateDone, "errors", monitor.StatePending}},
+		{ID: "judge-tokens", Title: "Judge tokens", Unit: "tokens", Series: []string{"prompt", "completion"}},
+		{ID: "cost", Title: "Cost"},
+	}
+	values := func(in monitor.Interval) [][]float64 {
+		cost := math.NaN()
+		if in.PricedVerdicts > 0 {
+			cost = in.Cost
+		}
+		return [][]float64{
+			{float64(in.Verdicts.Done), float64(in.Verdicts.Error), float64(in.Verdicts.Pending)},
+			{float64(in.PromptTokens), float64(in.CompletionTokens)},
+			{cost},
+		}
+	}
+	formats := []func(float64) string{formatNumber, formatNumber, formatCost}
+	list := listView{Sort: "started_at", Dir: "desc"}
+	if len(view.Scorers) > 0 {
+		list = listView{Verdict: verdictFilter{Scorer: view.Scorers[0].Name, Op: "eq"}, Sort: sortVerdict, Dir: "asc"}
+	}
+	for i, c := range charts {
+		grid := make([][]float64, len(intervals))
+		for slot, in := range intervals {
+			grid[slot] = values(in)[i]
+		}
+		c.plot(grid, formats[i], func(slot, s int, value string) (string, string) {
+			in := intervals[slot]
+			end := in.Start.Add(time.Duration(in.Seconds) * time.Second)
+			label := in.Start.Format("Jan 2 15:04") + ": " + value
+			if c.Unit != "" {
+				label += " " + c.Unit
+			}
+			if len(c.Series) > 1 {
+				label = c.Series[s] + ", " + label
+			}
+			return label, list.url(view.Project, "from", in.Start.Format("2006-01-02T15:04"), "to", end.Format("2006-01-02T15:04"))
+		})
+	}
+	return charts
 }

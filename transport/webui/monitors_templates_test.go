@@ -15,11 +15,17 @@ func monitorFixtures(v *viewer) map[string]page {
 	query := json.RawMessage(`{"$expr":{"$eq":[{"$getField":"output"},{"$literal":"` + "x" + `"}]}}`)
 	mon := monitor.Listed{Monitor: monitor.Monitor{ProjectID: "team/p", ObjectID: xss, Digest: xss, Description: xss, SamplingRate: 0.5,
 		OpNames: []string{xss}, Query: query, Scorers: []string{xss}, Active: true}, ActiveSince: &at, UpdatedAt: at}
+	intervals := []monitor.Interval{
+		{Start: at.Add(-time.Hour), Seconds: 3600, Totals: monitor.Totals{Verdicts: monitor.VerdictCounts{Done: 3, Error: 1}, PromptTokens: 10, CompletionTokens: 5, Cost: 0.01, PricedVerdicts: 3}},
+		{Start: at, Seconds: 3600},
+	}
 	paused := monitor.Listed{Monitor: monitor.Monitor{ProjectID: "team/p", ObjectID: "paused", Digest: "d", SamplingRate: 1}, UpdatedAt: at}
 	return map[string]page{
 		"monitors": {Title: "Monitors", Viewer: v, Project: "team/p", Body: monitorsView{Project: "team/p", Monitors: []monitor.Listed{mon, paused}}},
-		"monitor": {Title: xss, Viewer: v, Project: "team/p", Body: monitorView{Project: "team/p", Monitor: mon,
-			Stats:     &monitor.Stats{Verdicts: monitor.VerdictCounts{Done: 3, Error: 1}, PromptTokens: 10, CompletionTokens: 5, Cost: 0.01, PricedVerdicts: 3},
+		"monitor": {Title: xss, Viewer: v, Project: "team/p", Body: monitorView{Project: "team/p", Monitor: mon, Scorers: []scorerLink{{Name: xss, Ref: xss}},
+			Range: "24h", Ranges: chartRangeNames(), From: at.Add(-time.Hour), To: at.Add(time.Hour),
+			Charts:    verdictCharts(monitorView{Project: "team/p", Scorers: []scorerLink{{Name: xss, Ref: xss}}}, intervals),
+			Stats:     &monitor.Stats{Totals: monitor.Totals{Verdicts: monitor.VerdictCounts{Done: 3, Error: 1}, PromptTokens: 10, CompletionTokens: 5, Cost: 0.01, PricedVerdicts: 3}},
 			Backfills: []monitor.Backfill{{ID: "b", State: monitor.BackfillFailed, Error: xss, StartedFrom: &at, StartedBefore: at, CreatedAt: at, Planned: true}},
 			Verdicts: []monitor.Verdict{
 				{CallID: xss, ScorerID: xss, State: monitor.StateDone, Output: json.RawMessage(`{"v":"` + "<b>" + `"}`), JudgeCallID: &judgeCall, Cost: &cost, CreatedAt: at},

@@ -3,6 +3,7 @@ package webui_test
 import (
 	"context"
 	"encoding/json"
+	"html"
 	"net/http"
 	"net/url"
 	"testing"
@@ -30,9 +31,18 @@ func (monitorsOf) List(_ context.Context, projectID string) ([]monitor.Listed, e
 	}, nil
 }
 
+// Stats answers every verdict as queued in the first interval of a range.
 func (monitorsOf) Stats(_ context.Context, req monitor.StatsReq) (*monitor.Stats, error) {
-	return &monitor.Stats{MonitorID: req.MonitorID, Verdicts: monitor.VerdictCounts{Done: 7, Pending: 2, Error: 1},
-		PromptTokens: 1200, CompletionTokens: 300, Cost: 0.0042, PricedVerdicts: 7}, nil
+	totals := monitor.Totals{Verdicts: monitor.VerdictCounts{Done: 7, Pending: 2, Error: 1}, PromptTokens: 1200, CompletionTokens: 300, Cost: 0.0042, PricedVerdicts: 7}
+	s := &monitor.Stats{MonitorID: req.MonitorID, Totals: totals}
+	if req.Granularity > 0 {
+		width := time.Duration(req.Granularity) * time.Second
+		for at := *req.From; at.Before(*req.Before); at = at.Add(width) {
+			s.Intervals = append(s.Intervals, monitor.Interval{Start: at, Seconds: req.Granularity})
+		}
+		s.Intervals[0].Totals = totals
+	}
+	return s, nil
 }
 
 func (monitorsOf) Backfills(_ context.Context, projectID, monitorID string) ([]monitor.Backfill, error) {
@@ -79,6 +89,24 @@ func TestMonitorPages(t *testing.T) {
 		`href="/ui/p/alice/p/calls/019a0000-0000-7000-8000-0000000000aa">judge call</a>`, "the judge&#39;s answer is off-schema", "0.000600",
 		`href="/ui/p/alice/p/objects/graded/versions/d1gest"`)
 
+	// The charts: the last day by the hour, each bar linked to its hour's
+	// traces by the verdict of the monitor's first scorer.
+	to := s.clock.Now().UTC().Truncate(time.Hour).Add(time.Hour)
+	from := to.Add(-24 * time.Hour)
+	hour := url.Values{"verdict": {"judge"}, "sort": {"verdict"}, "dir": {"asc"}, "from": {from.Format("2006-01-02T15:04")},
+		"to": {from.Add(time.Hour).Format("2006-01-02T15:04")}}
+	one.mustContain(t, `id="chart-verdicts"`, `viewBox="0 0 576 120"`, `aria-label="done, `+from.Format("Jan 2 15:04")+`: 7 verdicts"`,
+		`aria-label="errors, `+from.Format("Jan 2 15:04")+`: 1 verdicts"`, `id="chart-judge-tokens"`, `aria-label="prompt, `+from.Format("Jan 2 15:04")+`: 1200 tokens"`,
+		`id="chart-cost"`, `aria-label="`+from.Format("Jan 2 15:04")+`: $0.004200"`, `href="/ui/p/alice/p/?`+html.EscapeString(hour.Encode())+`"`,
+		`<option value="24h" selected>`)
+	if week := b.get("/ui/p/alice/p/monitors/graded?range=7d"); week.status != http.StatusOK {
+		t.Fatalf("a week of the monitor: %d %s", week.status, week.body)
+	} else {
+		week.mustContain(t, `viewBox="0 0 672 120"`, `<option value="7d" selected>`)
+	}
+	if p := b.get("/ui/p/alice/p/monitors/graded?range=1y"); p.status != http.StatusBadRequest {
+		t.Fatalf("a range the page does not offer: %d", p.status)
+	}
 	if p := b.get("/ui/p/alice/p/monitors/nothing"); p.status != http.StatusNotFound {
 		t.Fatalf("an unknown monitor: %d", p.status)
 	}
