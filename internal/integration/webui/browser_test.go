@@ -2,14 +2,11 @@ package webui_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	goruntime "runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,7 +19,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/weftlabs/weft/internal/integration/pgcontainer"
-	"github.com/weftlabs/weft/internal/testdb"
 )
 
 // One browser serves every test of this binary; each test opens its own tab
@@ -36,23 +32,7 @@ var (
 
 func TestMain(m *testing.M) {
 	pgcontainer.Register()
-	flag.Parse()
-	runDatabasesTogether()
 	os.Exit(runWithBrowser(m))
-}
-
-// runDatabasesTogether lets a test's three database legs (testdb.EachURL)
-// run at once. They wait on the browser, the server and the database far
-// more than they compute, while -parallel defaults to GOMAXPROCS: two on a
-// two-core machine, which left the third leg (Citus, the slowest) to start
-// only when one of the others had finished. A -parallel given on the
-// command line wins.
-func runDatabasesTogether() {
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if n := len(testdb.Backends); !set && goruntime.GOMAXPROCS(0) < n {
-		_ = flag.Set("test.parallel", strconv.Itoa(n))
-	}
 }
 
 func runWithBrowser(m *testing.M) int {
