@@ -37,14 +37,14 @@ func TestWebUISettings(t *testing.T) {
 		if !strings.HasPrefix(key, "wf_") {
 			t.Fatalf("the new key: %q", key)
 		}
-		if got := tb.text(`#key-list tr:first-child .last-used`); got != "never" {
+		if got := tb.text(`#key-list tbody tr:first-child .last-used`); got != "never" {
 			t.Fatalf("the new key was used %q", got)
 		}
 		e.api(t, key, "/calls/query_stats", map[string]any{"project_id": "alice/app"})
 		// The key's use shows on the page (written at most once a minute).
 		tb.open("/ui/p/alice/app/settings")
-		if got := tb.text(`#key-list tr:first-child .last-used`); got == "never" || !strings.Contains(tb.text(`#key-list tr:first-child`), "notebook") {
-			t.Fatalf("the used key's row: %q", tb.text(`#key-list tr:first-child`))
+		if got := tb.text(`#key-list tbody tr:first-child .last-used`); got == "never" || !strings.Contains(tb.text(`#key-list tbody tr:first-child`), "notebook") {
+			t.Fatalf("the used key's row: %q", tb.text(`#key-list tbody tr:first-child`))
 		}
 		tb.capture("settings")
 		tb.run(chromedp.Click(chromedp.CSS(`#key-list tr:first-child button`)))
