@@ -118,12 +118,15 @@ const verdictSchema = `{"type":"object","properties":{"verdict":{"enum":["good",
 	`"required":["verdict","reason"],"additionalProperties":false}`
 
 // judgeVal is an LLMAsAJudgeScorer as Weave publishes it, with weft's
-// response_schema.
+// response_schema. The judges answer greedily: Qwen3's template leaves the
+// first token free to open a think block, as vLLM's does, and a random-weight
+// model sampled at temperature 1 opened one now and then and thought past
+// max_tokens (an error verdict, rightly, so the test waited in vain).
 func judgeVal(model string) string {
 	return fmt.Sprintf(`{"_type":"LLMAsAJudgeScorer","_class_name":"LLMAsAJudgeScorer","_bases":["Scorer","Object","BaseModel"],`+
 		`"model":{"_type":"LLMStructuredCompletionModel","_class_name":"LLMStructuredCompletionModel","_bases":["Model","Object","BaseModel"],`+
 		`"llm_model_id":%q,"default_params":{"messages_template":[{"role":"system","content":"You grade answers to questions."}],`+
-		`"temperature":1,"max_tokens":64,"response_format":"json_schema"}},`+
+		`"temperature":0,"max_tokens":64,"response_format":"json_schema"}},`+
 		`"scoring_prompt":"Question: {question}\nAnswer: {output}\nIs the answer good?","response_schema":%s}`, model, verdictSchema)
 }
 
