@@ -19,22 +19,8 @@ import (
 func TestAggregate(t *testing.T) {
 	t.Parallel()
 	testdb.ForEach(t, func(t *testing.T, db *weft.DB) {
-		t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-		clock := t0
-		svc, err := feedback.New(feedback.Config{DB: db, Now: func() time.Time { return clock }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx := userCtx("u1")
-		add := func(at time.Duration, req feedback.CreateReq) {
-			t.Helper()
-			clock = t0.Add(at)
-			req.ProjectID, req.TraceRef = project, callRef("c")
-			if req.Payload == nil {
-				req.Payload = payload(`{}`)
-			}
-			mustCreate(t, svc, req)
-		}
+		tl := newTimeline(t, db)
+		svc, ctx, add := tl.svc, userCtx("u1"), tl.add
 		monitor := func(scorer, trigger, agent string, tags []string, ratings string) feedback.CreateReq {
 			return feedback.CreateReq{FeedbackType: "wandb.agent_monitor", RunnableRef: str(objectRef(scorer)), TriggerRef: str(objectRef(trigger)),
 				ScorerTags: tags, ScorerRatings: payload(ratings), SpanAgentName: str(agent)}
@@ -45,7 +31,7 @@ func TestAggregate(t *testing.T) {
 		add(80*time.Second, feedback.CreateReq{FeedbackType: "custom"})
 
 		ms := t0.UnixMilli()
-		aggregate := func(req feedback.AggregateReq) string {
+		aggregate := func(req feedback.AggregateReq) []feedback.AggregateBucket {
 			t.Helper()
 			req.ProjectID = project
 			if req.AfterMS == 0 {
@@ -55,15 +41,9 @@ func TestAggregate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, _ := json.Marshal(res.Buckets)
-			return string(out)
+			return res.Buckets
 		}
-		check := func(name, got, want string) {
-			t.Helper()
-			if got != want {
-				t.Errorf("%s:\n got %s\nwant %s", name, got, want)
-			}
-		}
+		check := tl.check
 		row := func(start, group string, total, scored int, tags, counts, sums string) string {
 			return `{"time_bucket_start_ms":` + start + `,"group":` + group + `,"total_count":` + itoa(total) + `,"scored_count":` + itoa(scored) +
 				`,"tag_counts":` + tags + `,"rating_counts":` + counts + `,"rating_sums":` + sums + `}`

@@ -1,7 +1,6 @@
 package feedback_test
 
 import (
-	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -19,37 +18,30 @@ import (
 func TestPayloadSchema(t *testing.T) {
 	t.Parallel()
 	testdb.ForEach(t, func(t *testing.T, db *weft.DB) {
-		svc := newService(t, db, nil)
-		ctx := userCtx("u1")
-		runnable := func(trigger, body string) {
-			mustCreate(t, svc, feedback.CreateReq{ProjectID: project, TraceRef: callRef("c"), FeedbackType: "wandb.runnable.scorer",
-				RunnableRef: str("weave:///" + project + "/op/scorer:d1"), CallRef: str(callRef("s")), TriggerRef: str(objectRef(trigger)), Payload: payload(body)})
+		tl := newTimeline(t, db)
+		svc, ctx := tl.svc, userCtx("u1")
+		runnable := func(at time.Duration, trigger, body string) {
+			tl.add(at, feedback.CreateReq{FeedbackType: "wandb.runnable.scorer", RunnableRef: str("weave:///" + project + "/op/scorer:d1"),
+				CallRef: str(callRef("s")), TriggerRef: str(objectRef(trigger)), Payload: payload(body)})
 		}
-		runnable("monitor:v1", `{"output":{"old":1}}`)
-		time.Sleep(2 * time.Millisecond)
-		runnable("monitor:v1", `{"output":{"score":0.5,"passed":true,"label":"ok","tags":["a","b"],"rows":[{"x":1}],"a.b":1,"Low quality":false,"bad-name":1,"none":null}}`)
-		runnable("monitor:v2", `{"output":{"score":"high","passed":null}}`)
-		mustCreate(t, svc, feedback.CreateReq{ProjectID: project, TraceRef: callRef("c"), FeedbackType: "wandb.note.1", Payload: payload(`{"note":"fine"}`)})
+		runnable(0, "monitor:v1", `{"output":{"old":1}}`)
+		runnable(time.Second, "monitor:v1", `{"output":{"score":0.5,"passed":true,"label":"ok","tags":["a","b"],"rows":[{"x":1}],"a.b":1,"Low quality":false,"bad-name":1,"none":null}}`)
+		runnable(time.Second, "monitor:v2", `{"output":{"score":"high","passed":null}}`)
+		tl.add(time.Second, feedback.CreateReq{FeedbackType: "wandb.note.1", Payload: payload(`{"note":"fine"}`)})
 
-		schema := func(req feedback.PayloadSchemaReq) string {
+		schema := func(req feedback.PayloadSchemaReq) []feedback.PayloadPath {
 			t.Helper()
 			req.ProjectID = project
 			if req.Start.IsZero() {
-				req.Start = time.Now().Add(-time.Hour)
+				req.Start = t0.Add(-time.Hour)
 			}
 			res, err := svc.PayloadSchema(ctx, req)
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, _ := json.Marshal(res.Paths)
-			return string(out)
+			return res.Paths
 		}
-		check := func(name, got, want string) {
-			t.Helper()
-			if got != want {
-				t.Errorf("%s:\n got %s\nwant %s", name, got, want)
-			}
-		}
+		check := tl.check
 		check("all", schema(feedback.PayloadSchemaReq{}), `[{"json_path":"note","value_type":"categorical"},`+
 			`{"json_path":"output.Low quality","value_type":"boolean"},{"json_path":"output.label","value_type":"categorical"},`+
 			`{"json_path":"output.none","value_type":"boolean"},{"json_path":"output.passed","value_type":"boolean"},`+
@@ -61,7 +53,7 @@ func TestPayloadSchema(t *testing.T) {
 				`{"json_path":"output.none","value_type":"boolean"},{"json_path":"output.passed","value_type":"boolean"},`+
 				`{"json_path":"output.score","value_type":"numeric"},{"json_path":"output.tags","value_type":"categorical"}]`)
 		check("type", schema(feedback.PayloadSchemaReq{FeedbackType: str("wandb.note.1")}), `[{"json_path":"note","value_type":"categorical"}]`)
-		check("window", schema(feedback.PayloadSchemaReq{Start: time.Now().Add(time.Hour)}), `[]`)
+		check("window", schema(feedback.PayloadSchemaReq{Start: t0.Add(time.Hour)}), `[]`)
 		for _, bad := range []feedback.PayloadSchemaReq{{ProjectID: project}, {ProjectID: project, Start: time.Now(), SampleLimit: ptrInt(0)}, {ProjectID: "nope", Start: time.Now()}} {
 			if _, err := svc.PayloadSchema(ctx, bad); !errors.Is(err, weft.ErrInvalid) {
 				t.Errorf("%+v: %v", bad, err)

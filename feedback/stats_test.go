@@ -21,16 +21,10 @@ import (
 func TestStats(t *testing.T) {
 	t.Parallel()
 	testdb.ForEach(t, func(t *testing.T, db *weft.DB) {
-		clock := time.Date(2026, 5, 1, 12, 1, 0, 0, time.UTC)
-		svc, err := feedback.New(feedback.Config{DB: db, Now: func() time.Time { return clock }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx := userCtx("u1")
+		tl := newTimeline(t, db)
+		svc, ctx := tl.svc, userCtx("u1")
 		add := func(at time.Duration, body string) {
-			t.Helper()
-			clock = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC).Add(at)
-			mustCreate(t, svc, feedback.CreateReq{ProjectID: project, TraceRef: callRef("c"), FeedbackType: "custom", Payload: payload(body)})
+			tl.add(at, feedback.CreateReq{FeedbackType: "custom", Payload: payload(body)})
 		}
 		add(time.Minute, `{"output":{"score":1,"passed":true,"label":"a"}}`)
 		add(2*time.Minute, `{"output":{"score":3,"passed":false,"label":"b"}}`)
@@ -38,26 +32,23 @@ func TestStats(t *testing.T) {
 		add(7*time.Minute, `{"output":{"score":4,"passed":true}}`)
 		add(20*time.Minute, `{"output":{"score":100}}`)
 
-		stats := func(body string) string {
+		request := func(body string) feedback.StatsReq {
 			t.Helper()
-			var req feedback.StatsReq
+			req := feedback.StatsReq{ProjectID: project}
 			if err := json.Unmarshal([]byte(body), &req); err != nil {
 				t.Fatal(err)
 			}
-			req.ProjectID = project
-			res, err := svc.Stats(ctx, req)
+			return req
+		}
+		stats := func(body string) feedback.StatsRes {
+			t.Helper()
+			res, err := svc.Stats(ctx, request(body))
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, _ := json.Marshal(res)
-			return string(out)
+			return res
 		}
-		check := func(name, got, want string) {
-			t.Helper()
-			if got != want {
-				t.Errorf("%s:\n got %s\nwant %s", name, got, want)
-			}
-		}
+		check := tl.check
 		check("metrics", stats(`{"start":"2026-05-01T12:00:00Z","end":"2026-05-01T12:10:00Z","metrics":[
 			{"json_path":"output.score","percentiles":[50]},{"json_path":"output.passed","value_type":"boolean"},{"json_path":"output.label","value_type":"categorical"}]}`),
 			`{"start":"2026-05-01T12:00:00Z","end":"2026-05-01T12:10:00Z","granularity":300,"timezone":"UTC","buckets":[`+
@@ -79,12 +70,7 @@ func TestStats(t *testing.T) {
 			`{"start":"2026-05-01T12:00:00Z","metrics":[{"json_path":"x","percentiles":[-1]}]}`,
 			`{"start":"2026-05-01T12:00:00Z","end":"2026-04-01T12:00:00Z"}`,
 		} {
-			var req feedback.StatsReq
-			if err := json.Unmarshal([]byte(bad), &req); err != nil {
-				t.Fatal(err)
-			}
-			req.ProjectID = project
-			if _, err := svc.Stats(ctx, req); !errors.Is(err, weft.ErrInvalid) {
+			if _, err := svc.Stats(ctx, request(bad)); !errors.Is(err, weft.ErrInvalid) {
 				t.Errorf("%s: %v", bad, err)
 			}
 		}

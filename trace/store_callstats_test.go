@@ -42,47 +42,42 @@ func TestStoreCallStats(t *testing.T) {
 		}
 		stats := func(body string) string {
 			t.Helper()
-			var req trace.CallStatsReq
-			if err := json.Unmarshal([]byte(body), &req); err != nil {
-				t.Fatal(err)
-			}
-			req.ProjectID = project
-			res, err := s.CallStats(ctx, &req)
+			res, err := s.CallStats(ctx, callStatsReq(t, body))
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("%s: %v", body, err)
 			}
 			out, _ := json.Marshal(res)
 			return string(out)
 		}
-		check := func(name, got, want string) {
-			t.Helper()
-			if got != want {
-				t.Errorf("%s:\n got %s\nwant %s", name, got, want)
+		for _, tc := range []struct{ name, req, want string }{
+			{"call metrics", `{"start":"2026-05-01T12:00:00Z","end":"2026-05-01T12:10:00Z","call_metrics":[
+			{"metric":"latency_ms","aggregations":["avg","max"],"percentiles":[50]},{"metric":"call_count"},{"metric":"error_count","aggregations":[]}]}`,
+				`{"start":"2026-05-01T12:00:00Z","end":"2026-05-01T12:10:00Z","granularity":300,"timezone":"UTC","usage_buckets":[],"call_buckets":[` +
+					`{"timestamp":"2026-05-01T12:00:00+00:00","avg_latency_ms":2000,"max_latency_ms":3000,"p50_latency_ms":2000,"sum_call_count":2,"sum_error_count":1,"count":2},` +
+					`{"timestamp":"2026-05-01T12:05:00+00:00","avg_latency_ms":0,"max_latency_ms":null,"p50_latency_ms":null,"sum_call_count":1,"sum_error_count":0,"count":1}]}`},
+			{"usage", `{"start":"2026-05-01T12:00:00Z","end":"2026-05-01T12:10:00Z","usage_metrics":[
+			{"metric":"input_tokens"},{"metric":"output_tokens","aggregations":["max"]},{"metric":"total_cost"}]}`,
+				`{"start":"2026-05-01T12:00:00Z","end":"2026-05-01T12:10:00Z","granularity":300,"timezone":"UTC","usage_buckets":[` +
+					`{"timestamp":"2026-05-01T12:00:00+00:00","model":"claude-x","sum_input_tokens":4,"max_output_tokens":4,"sum_output_tokens":4,"count":1,"sum_total_cost":0},` +
+					`{"timestamp":"2026-05-01T12:00:00+00:00","model":"gpt-4","sum_input_tokens":12,"max_output_tokens":5,"sum_output_tokens":6,"count":2,"sum_total_cost":0.24},` +
+					`{"timestamp":"2026-05-01T12:05:00+00:00","model":"claude-x","sum_input_tokens":0,"max_output_tokens":null,"sum_output_tokens":0,"count":0,"sum_total_cost":0},` +
+					`{"timestamp":"2026-05-01T12:05:00+00:00","model":"gpt-4","sum_input_tokens":0,"max_output_tokens":null,"sum_output_tokens":0,"count":0,"sum_total_cost":0}],"call_buckets":[]}`},
+			// Whole-hour buckets align to the local midnight of the time zone:
+			// 17:00 in Kolkata (UTC+05:30) is 11:30 UTC.
+			{"time zone", `{"start":"2026-05-01T12:00:00Z","end":"2026-05-01T12:10:00Z","granularity":3600,"timezone":"Asia/Kolkata","call_metrics":[{"metric":"call_count"}]}`,
+				`{"start":"2026-05-01T12:00:00Z","end":"2026-05-01T12:10:00Z","granularity":3600,"timezone":"Asia/Kolkata","usage_buckets":[],"call_buckets":[` +
+					`{"timestamp":"2026-05-01T17:00:00+05:30","sum_call_count":3,"count":3}]}`},
+			{"filter", `{"start":"2026-05-01T12:00:00Z","end":"2026-05-01T12:10:00Z","granularity":600,"filter":{"call_ids":["` + b + `","` + c + `"]},"call_metrics":[{"metric":"call_count"}]}`,
+				`{"start":"2026-05-01T12:00:00Z","end":"2026-05-01T12:10:00Z","granularity":600,"timezone":"UTC","usage_buckets":[],"call_buckets":[` +
+					`{"timestamp":"2026-05-01T12:00:00+00:00","sum_call_count":2,"count":2}]}`},
+			// A day in 1-second buckets is widened to stay within 10,000.
+			{"widened", `{"start":"2026-05-01T00:00:00Z","end":"2026-05-02T00:00:00Z","granularity":1}`,
+				`{"start":"2026-05-01T00:00:00Z","end":"2026-05-02T00:00:00Z","granularity":9,"timezone":"UTC","usage_buckets":[],"call_buckets":[]}`},
+		} {
+			if got := stats(tc.req); got != tc.want {
+				t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)
 			}
 		}
-		check("call metrics", stats(`{"start":"2026-05-01T12:00:00Z","end":"2026-05-01T12:10:00Z","call_metrics":[
-			{"metric":"latency_ms","aggregations":["avg","max"],"percentiles":[50]},{"metric":"call_count"},{"metric":"error_count","aggregations":[]}]}`),
-			`{"start":"2026-05-01T12:00:00Z","end":"2026-05-01T12:10:00Z","granularity":300,"timezone":"UTC","usage_buckets":[],"call_buckets":[`+
-				`{"timestamp":"2026-05-01T12:00:00+00:00","avg_latency_ms":2000,"max_latency_ms":3000,"p50_latency_ms":2000,"sum_call_count":2,"sum_error_count":1,"count":2},`+
-				`{"timestamp":"2026-05-01T12:05:00+00:00","avg_latency_ms":0,"max_latency_ms":null,"p50_latency_ms":null,"sum_call_count":1,"sum_error_count":0,"count":1}]}`)
-		check("usage", stats(`{"start":"2026-05-01T12:00:00Z","end":"2026-05-01T12:10:00Z","usage_metrics":[
-			{"metric":"input_tokens"},{"metric":"output_tokens","aggregations":["max"]},{"metric":"total_cost"}]}`),
-			`{"start":"2026-05-01T12:00:00Z","end":"2026-05-01T12:10:00Z","granularity":300,"timezone":"UTC","usage_buckets":[`+
-				`{"timestamp":"2026-05-01T12:00:00+00:00","model":"claude-x","sum_input_tokens":4,"max_output_tokens":4,"sum_output_tokens":4,"count":1,"sum_total_cost":0},`+
-				`{"timestamp":"2026-05-01T12:00:00+00:00","model":"gpt-4","sum_input_tokens":12,"max_output_tokens":5,"sum_output_tokens":6,"count":2,"sum_total_cost":0.24},`+
-				`{"timestamp":"2026-05-01T12:05:00+00:00","model":"claude-x","sum_input_tokens":0,"max_output_tokens":null,"sum_output_tokens":0,"count":0,"sum_total_cost":0},`+
-				`{"timestamp":"2026-05-01T12:05:00+00:00","model":"gpt-4","sum_input_tokens":0,"max_output_tokens":null,"sum_output_tokens":0,"count":0,"sum_total_cost":0}],"call_buckets":[]}`)
-		// Whole-hour buckets align to the local midnight of the time zone:
-		// 17:00 in Kolkata (UTC+05:30) is 11:30 UTC.
-		check("time zone", stats(`{"start":"2026-05-01T12:00:00Z","end":"2026-05-01T12:10:00Z","granularity":3600,"timezone":"Asia/Kolkata","call_metrics":[{"metric":"call_count"}]}`),
-			`{"start":"2026-05-01T12:00:00Z","end":"2026-05-01T12:10:00Z","granularity":3600,"timezone":"Asia/Kolkata","usage_buckets":[],"call_buckets":[`+
-				`{"timestamp":"2026-05-01T17:00:00+05:30","sum_call_count":3,"count":3}]}`)
-		check("filter", stats(`{"start":"2026-05-01T12:00:00Z","end":"2026-05-01T12:10:00Z","granularity":600,"filter":{"call_ids":["`+b+`","`+c+`"]},"call_metrics":[{"metric":"call_count"}]}`),
-			`{"start":"2026-05-01T12:00:00Z","end":"2026-05-01T12:10:00Z","granularity":600,"timezone":"UTC","usage_buckets":[],"call_buckets":[`+
-				`{"timestamp":"2026-05-01T12:00:00+00:00","sum_call_count":2,"count":2}]}`)
-		// A day in 1-second buckets is widened to stay within 10,000.
-		check("widened", stats(`{"start":"2026-05-01T00:00:00Z","end":"2026-05-02T00:00:00Z","granularity":1}`),
-			`{"start":"2026-05-01T00:00:00Z","end":"2026-05-02T00:00:00Z","granularity":9,"timezone":"UTC","usage_buckets":[],"call_buckets":[]}`)
 
 		for _, bad := range []string{
 			`{"start":"2026-05-01T12:00:00Z","end":"2026-05-01T11:00:00Z"}`,
@@ -92,12 +87,7 @@ func TestStoreCallStats(t *testing.T) {
 			`{"start":"2026-05-01T12:00:00Z","usage_metrics":[{"metric":"input_tokens","percentiles":[101]}]}`,
 			`{"start":"2026-05-01T12:00:00Z","call_metrics":[{"metric":"latency_ms","aggregations":["median"]}]}`,
 		} {
-			var req trace.CallStatsReq
-			if err := json.Unmarshal([]byte(bad), &req); err != nil {
-				t.Fatal(err)
-			}
-			req.ProjectID = project
-			if _, err := s.CallStats(ctx, &req); !errors.Is(err, weft.ErrInvalid) {
+			if _, err := s.CallStats(ctx, callStatsReq(t, bad)); !errors.Is(err, weft.ErrInvalid) {
 				t.Errorf("%s: %v", bad, err)
 			}
 		}
@@ -128,4 +118,15 @@ func TestStoreCallStats(t *testing.T) {
 			t.Error("a negative StatsMaxRange is accepted")
 		}
 	})
+}
+
+// callStatsReq is a /calls/stats request of project, decoded from body as
+// the route decodes it.
+func callStatsReq(t *testing.T, body string) *trace.CallStatsReq {
+	t.Helper()
+	req := &trace.CallStatsReq{ProjectID: project}
+	if err := json.Unmarshal([]byte(body), req); err != nil {
+		t.Fatal(err)
+	}
+	return req
 }
