@@ -55,7 +55,9 @@ func objectFixtures(v *viewer) map[string]page {
 		}},
 		"object_versions": {Title: xss, Viewer: v, Project: project, Body: objectHistoryView{
 			Project: project, Name: xss, Kind: "op", A: 0, B: 1, DiffAction: objectDiffPath(project, xss, "", ""),
-			Versions: []versionRow{{Index: 1, Digest: "abc", Created: at, IsLatest: true, Href: "/x", PrevDiff: "/d", Calls: callsUsingPath(project, xss)}, {Index: 0, Digest: "abd", Created: at}},
+			Versions: []versionRow{{Index: 1, Digest: "abc", Created: at, IsLatest: true, Href: "/x", PrevDiff: "/d", Calls: callsUsingPath(project, xss),
+				Aliases: []string{xss}, Playground: promptPlaygroundPath(project, xss, xss)}, {Index: 0, Digest: "abd", Created: at}},
+			AliasURL: "/a", Prompt: true,
 		}},
 		"object_diff": {Title: xss, Viewer: v, Project: project, Body: objectDiffView{
 			Project: project, Name: xss, Versions: []int{1, 0},

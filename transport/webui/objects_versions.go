@@ -22,6 +22,11 @@ type objectHistoryView struct {
 	// sides (the two newest versions).
 	DiffAction string
 	A, B       int
+	// AliasURL takes the form that labels a version (an alias that moves).
+	AliasURL string
+	// Prompt says the object is a prompt: each version opens in the
+	// playground.
+	Prompt bool
 }
 
 // versionRow is one version of the history.
@@ -35,6 +40,10 @@ type versionRow struct {
 	PrevDiff string
 	// Calls lists the calls that used the version.
 	Calls string
+	// Aliases are the labels naming the version ("latest" left out).
+	Aliases []string
+	// Playground opens a prompt version in the playground ("" otherwise).
+	Playground string
 }
 
 // objectHistoryPage answers GET …/objects/{name}/versions: every live
@@ -50,7 +59,7 @@ func (h *Handler) objectHistoryPage(w http.ResponseWriter, r *http.Request, v *v
 		return
 	}
 	res, err := h.cfg.Objects.ObjsQuery(r.Context(), &objects.ObjsQueryReq{
-		ProjectID: projectID, Filter: &objects.ObjectVersionFilter{ObjectIDs: []string{name}}, MetadataOnly: true,
+		ProjectID: projectID, Filter: &objects.ObjectVersionFilter{ObjectIDs: []string{name}}, MetadataOnly: true, IncludeTagsAndAliases: true,
 	})
 	if err != nil {
 		h.internalError(w, r, err)
@@ -62,12 +71,17 @@ func (h *Handler) objectHistoryPage(w http.ResponseWriter, r *http.Request, v *v
 	}
 	versions := res.Objs
 	slices.SortFunc(versions, func(a, b objects.ObjSchema) int { return b.VersionIndex - a.VersionIndex })
-	view := objectHistoryView{Project: projectID, Name: name, Kind: versions[0].Kind, DiffAction: objectDiffPath(projectID, name, "", "")}
+	view := objectHistoryView{Project: projectID, Name: name, Kind: versions[0].Kind, DiffAction: objectDiffPath(projectID, name, "", ""),
+		AliasURL: projectPath(projectID, "objects/", pathSegment(name), "/aliases"), Prompt: isPrompt(versions[0])}
 	for i, o := range versions {
 		row := versionRow{
 			Index: o.VersionIndex, Digest: o.Digest, Created: o.CreatedAt, IsLatest: o.IsLatest == 1,
-			Href:  objectVersionPath(projectID, name, o.Digest),
-			Calls: callsUsingPath(projectID, objectRef(projectID, o.Kind, name, o.Digest)),
+			Href:    objectVersionPath(projectID, name, o.Digest),
+			Calls:   callsUsingPath(projectID, objectRef(projectID, o.Kind, name, o.Digest)),
+			Aliases: slices.DeleteFunc(slices.Clone(o.Aliases), func(a string) bool { return a == "latest" }),
+		}
+		if view.Prompt {
+			row.Playground = promptPlaygroundPath(projectID, name, o.Digest)
 		}
 		if i+1 < len(versions) {
 			row.PrevDiff = objectDiffPath(projectID, name, versionName(versions[i+1].VersionIndex), versionName(o.VersionIndex))

@@ -29,9 +29,11 @@ type playgroundView struct {
 	Temperature, TopP, MaxTokens, Seed string
 	// Original is the traced call the form was filled from, if any.
 	Original *playgroundOriginal
-	RunURL   string
-	SaveURL  string
-	DiffURL  string // the diff page; the module adds left and right
+	// Prompt is the prompt version the form was filled from, if any.
+	Prompt  *playgroundPrompt
+	RunURL  string
+	SaveURL string
+	DiffURL string // the diff page; the module adds left and right
 }
 
 // playgroundMessage is one message as form fields: Content is its text, or
@@ -56,7 +58,8 @@ type playgroundOriginal struct {
 var roles = []string{"system", "developer", "user", "assistant", "tool"}
 
 // playgroundPage shows the playground, filled from ?call= (a traced chat
-// completion: its request as the form) or empty; ?model= picks the model.
+// completion: its request as the form), from ?prompt= and ?version= (a
+// prompt object's version: its messages) or empty; ?model= picks the model.
 func (h *Handler) playgroundPage(w http.ResponseWriter, r *http.Request, v *viewer, projectID string) {
 	if h.cfg.Chat == nil {
 		h.refuse(w, r, weft.Errorf(errNoChat, "This server has no chat gateway."))
@@ -82,6 +85,12 @@ func (h *Handler) playgroundPage(w http.ResponseWriter, r *http.Request, v *view
 			return
 		}
 		view.Original = &playgroundOriginal{ID: call.ID, Model: view.Model, Output: jsonTree(call.Output), Chat: chatOutput(call.Output)}
+	}
+	if r.URL.Query().Has("prompt") {
+		if err := h.fillFromPrompt(r, projectID, &view); err != nil {
+			h.refuse(w, r, err)
+			return
+		}
 	}
 	if m := r.URL.Query().Get("model"); m != "" {
 		view.Model = m

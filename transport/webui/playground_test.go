@@ -23,6 +23,7 @@ func playgroundFixtures(v *viewer) map[string]page {
 		panic(err)
 	}
 	view.Original = &playgroundOriginal{ID: call.ID, Model: xss, Output: jsonTree(call.Output), Chat: chatOutput(call.Output)}
+	view.Prompt = &playgroundPrompt{Name: xss, Version: 3, History: objectHistoryPath("team/p", xss)}
 	return map[string]page{"playground": {Title: "Playground", Viewer: v, Project: "team/p", Body: view}}
 }
 

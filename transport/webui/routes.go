@@ -56,12 +56,14 @@ func (h *Handler) routes() {
 	get("threads", h.threadsPage)
 	get("threads/{threadID}", h.threadPage)
 
-	// Objects: the lists by kind, version histories and diffs, table rows.
+	// Objects: the lists by kind, version histories and diffs, table rows,
+	// the labels (aliases) of versions.
 	get("objects", h.objectsPage)
 	get("objects/{name}/versions", h.objectHistoryPage)
 	get("objects/{name}/diff", h.objectDiffPage)
 	get("tables/{digest}", h.tablePage)
 	post("objects/{name}/versions/{version}/train", h.trainOnDataset)
+	post("objects/{name}/aliases", h.setAlias)
 
 	// Evaluations: the runs, their comparison, and the forms that send
 	// compared rows on.

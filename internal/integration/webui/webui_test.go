@@ -150,6 +150,7 @@ func TestWebUI(t *testing.T) {
 		t.Run("trace list and trace view", func(t *testing.T) { listAndView(t, e) })
 		t.Run("models and training", func(t *testing.T) { trainingPages(t, e) })
 		t.Run("playground", func(t *testing.T) { playground(t, e) })
+		t.Run("prompts: label a version, open it in the playground", func(t *testing.T) { promptVersions(t, e) })
 	})
 }
 
