@@ -24,6 +24,7 @@ func TestWebUIDashboard(t *testing.T) {
 		tb.follow(`#projects a[href="/ui/p/alice/app/"]`, "#traces")
 		tb.follow(`nav a[data-nav="dashboard"]`, "#chart-calls")
 		tb.poll(`document.querySelectorAll('#chart-calls a').length > 0`)
+		tb.capture("dashboard")
 		tb.run(chromedp.Evaluate[chromedp.Void](`document.querySelector('#chart-calls a').dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true}))`))
 		tb.waitPath(func(p string) bool { return strings.Contains(p, "from=") && strings.Contains(p, "to=") })
 		tb.poll(`document.querySelectorAll('#traces tbody tr').length >= 2`)

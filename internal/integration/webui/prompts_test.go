@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -33,11 +34,22 @@ func promptVersions(t *testing.T, e *env) {
 	tb.follow(`nav a[data-nav="objects"]`, "#objects")
 	tb.follow(`.kind-tabs a[href*="kind=prompts"]`, `#objects a.history-link[aria-label="2 versions of greeting"]`)
 	tb.follow(`#objects a.history-link[aria-label="2 versions of greeting"]`, "#alias-form")
+	// label submits the form, which goes back to the same page: the page
+	// is marked first, so that the wait ends on the page that answered.
 	label := func(digest string) {
 		t.Helper()
-		tb.run(chromedp.SetValue(chromedp.CSS(`#alias-form select[name="digest"]`), digest))
-		tb.run(chromedp.Click(chromedp.CSS(`#alias-form button[type="submit"]`)))
-		tb.poll(`!!document.querySelector('#versions tr[data-version] [data-alias="production"]')`)
+		tb.run(chromedp.SetValue(chromedp.CSS(`#alias-form select[name="digest"]`), digest),
+			chromedp.Evaluate[chromedp.Void](`window.__labelled = false; setTimeout(() => document.querySelector('#alias-form button[type="submit"]').click(), 0)`))
+		for i := 0; ; i++ {
+			back, err := chromedp.Run(tb.ctx, chromedp.Evaluate[bool](`document.readyState === 'complete' && window.__labelled === undefined && !!document.querySelector('#alias-form')`))
+			if err == nil && back {
+				return
+			}
+			if i == 300 {
+				t.Fatalf("the versions page did not come back after labelling %s", digest)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 	}
 	label(v0)
 	if got := tb.text(`#versions tr[data-version="0"]`); !strings.Contains(got, "production") {
