@@ -27,6 +27,10 @@ type playgroundView struct {
 	// ResponseFormat and Stop are JSON.
 	Tools, ResponseFormat, Stop        string
 	Temperature, TopP, MaxTokens, Seed string
+	// EnableThinking is the chat template's enable_thinking switch: "true",
+	// "false" or "" (the model's default); TemplateKwargs the other
+	// chat_template_kwargs as a JSON object ("" for none).
+	EnableThinking, TemplateKwargs string
 	// Original is the traced call the form was filled from, if any.
 	Original *playgroundOriginal
 	// Prompt is the prompt version the form was filled from, if any.
@@ -140,6 +144,7 @@ func (view *playgroundView) fill(inputs json.RawMessage) error {
 	}
 	view.Tools, view.ResponseFormat, view.Stop = indentJSON(req["tools"]), indentJSON(req["response_format"]), text("stop")
 	view.Temperature, view.TopP, view.Seed = text("temperature"), text("top_p"), text("seed")
+	view.fillTemplateSwitches(req["chat_template_kwargs"])
 	view.MaxTokens = text("max_completion_tokens")
 	if view.MaxTokens == "" {
 		view.MaxTokens = text("max_tokens")
@@ -215,4 +220,22 @@ func playgroundError(w http.ResponseWriter, err error) {
 	w.WriteHeader(status)
 	b, _ := json.Marshal(map[string]any{"error": map[string]string{"message": msg, "status": strconv.Itoa(status)}})
 	_, _ = w.Write(b)
+}
+
+// fillTemplateSwitches sets the template switches from a request's
+// chat_template_kwargs: enable_thinking (when a boolean) in its own field,
+// the others as JSON.
+func (view *playgroundView) fillTemplateSwitches(raw json.RawMessage) {
+	var kwargs map[string]json.RawMessage
+	if json.Unmarshal(raw, &kwargs) != nil || len(kwargs) == 0 {
+		return
+	}
+	if on := string(kwargs["enable_thinking"]); on == "true" || on == "false" {
+		view.EnableThinking = on
+		delete(kwargs, "enable_thinking")
+	}
+	if len(kwargs) > 0 {
+		b, _ := json.Marshal(kwargs)
+		view.TemplateKwargs = indentJSON(b)
+	}
 }

@@ -18,6 +18,7 @@ func playgroundFixtures(v *viewer) map[string]page {
 			map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{"id": xss, "type": "function", "function": map[string]any{"name": "f", "arguments": "{}"}}}},
 		},
 		"tools": []any{map[string]any{"type": "function", "function": map[string]any{"name": xss}}}, "temperature": 0.5, "stop": []string{xss},
+		"chat_template_kwargs": map[string]any{"enable_thinking": false, xss: xss},
 	})
 	if err := view.fill(inputs); err != nil {
 		panic(err)
@@ -46,6 +47,16 @@ func TestPlaygroundFill(t *testing.T) {
 	}
 	if m := view.Messages[2]; m.Extra != `{"tool_call_id":"c1"}` || m.Content != "42" {
 		t.Fatalf("tool message = %+v", m)
+	}
+	var switches playgroundView
+	switches.fillTemplateSwitches(json.RawMessage(`{"enable_thinking":true,"reasoning_effort":"low"}`))
+	if switches.EnableThinking != "true" || switches.TemplateKwargs != "{\n  \"reasoning_effort\": \"low\"\n}" {
+		t.Fatalf("template switches = %q %q", switches.EnableThinking, switches.TemplateKwargs)
+	}
+	switches = playgroundView{}
+	switches.fillTemplateSwitches(json.RawMessage(`{"enable_thinking":"yes"}`)) // not a boolean: kept as typed
+	if switches.EnableThinking != "" || switches.TemplateKwargs != "{\n  \"enable_thinking\": \"yes\"\n}" {
+		t.Fatalf("template switches = %q %q", switches.EnableThinking, switches.TemplateKwargs)
 	}
 	if view.MaxTokens != "64" || view.TopP != "0.9" || view.Seed != "7" || view.Stop != `"END"` || view.ResponseFormat != "{\n  \"type\": \"json_object\"\n}" || view.Tools != "" {
 		t.Fatalf("options = %+v", view)

@@ -248,6 +248,28 @@ func playgroundLocal(t *testing.T, e *env, tb *tab, project string) string {
 	if got := tb.text("#pg-status"); !strings.Contains(got, "8 completion tokens") {
 		t.Fatalf("status %q", got)
 	}
+	if localReasoning != "" && (tb.text("#pg-reasoning-title") != "Reasoning" || eval[bool](tb, `document.getElementById('pg-reasoning-pane').hidden`)) {
+		t.Fatal("the reasoning is not in its labelled pane")
+	}
+
+	// Thinking switched off through the template's switch: the request
+	// carries chat_template_kwargs, the template closes the thinking block
+	// itself, and no reasoning pane shows.
+	tb.run(chromedp.SetValue(chromedp.CSS("#pg-thinking"), "false"))
+	if state := runPlayground(tb); state != "done" {
+		t.Fatalf("local run without thinking: %s %q", state, tb.text("#pg-error"))
+	}
+	quiet := e.tracedCall(t, e.aliceKey, project, eval[string](tb, `document.getElementById('pg-form').dataset.rerun`))
+	var inputs struct {
+		Kwargs map[string]any `json:"chat_template_kwargs"`
+	}
+	if err := json.Unmarshal(quiet["inputs"], &inputs); err != nil || inputs.Kwargs["enable_thinking"] != false {
+		t.Fatalf("the traced request's switches: %s", quiet["inputs"])
+	}
+	if _, reasoning := assembledAnswer(t, quiet); reasoning != "" || !eval[bool](tb, `document.getElementById('pg-reasoning-pane').hidden`) {
+		t.Fatalf("reasoning with thinking off: %q", reasoning)
+	}
+	tb.run(chromedp.SetValue(chromedp.CSS("#pg-thinking"), ""))
 	return rerun
 }
 
@@ -298,5 +320,9 @@ func savePair(t *testing.T, e *env, tb *tab, project, original, rerun string) {
 	tb.expect("/ui/p/"+project+"/playground/run", http.StatusNotFound)
 	if state := runPlayground(tb); state != "failed" || !strings.Contains(tb.text("#pg-error"), "no-such-model") {
 		t.Fatalf("unknown model: %s %q", state, tb.text("#pg-error"))
+	}
+	// The error stands where the answer goes, in place of one.
+	if !eval[bool](tb, `!!document.querySelector('.pg-results #pg-error:not([hidden])') && document.getElementById('pg-output').textContent === ''`) {
+		t.Fatal("the error is not shown in the answer's place")
 	}
 }

@@ -13,10 +13,16 @@ function csrf() {
   }
 }
 
+// showError puts a failed run's message where the answer goes, in place of
+// the answer.
 function showError(message) {
   const el = document.getElementById("pg-error");
   el.textContent = message;
   el.hidden = !message;
+  if (message) {
+    document.getElementById("pg-output").textContent = "";
+    document.getElementById("pg-reasoning-pane").hidden = true;
+  }
 }
 
 // parseJSON reads a JSON field, naming it in the error.
@@ -59,6 +65,11 @@ export function request() {
   if (tools) body.tools = parseJSON(tools, "tools");
   const format = form.elements.response_format.value.trim();
   if (format) body.response_format = parseJSON(format, "response format");
+  const kwargs = form.elements.chat_template_kwargs.value.trim();
+  const switches = kwargs ? parseJSON(kwargs, "the other template switches") : {};
+  if (switches === null || typeof switches !== "object" || Array.isArray(switches)) throw new Error("the other template switches must be a JSON object");
+  if (form.elements.enable_thinking.value) switches.enable_thinking = form.elements.enable_thinking.value === "true";
+  if (Object.keys(switches).length) body.chat_template_kwargs = switches;
   if (form.elements.stream.checked) {
     body.stream = true;
     body.stream_options = { include_usage: true };
@@ -116,7 +127,8 @@ async function run(event) {
   const output = document.getElementById("pg-output");
   // A thinking model's reasoning (reasoning_content) is shown apart from its answer.
   const reasoning = document.getElementById("pg-reasoning");
-  const showReasoning = (text) => { reasoning.textContent = text; reasoning.hidden = text === ""; };
+  const reasoningPane = document.getElementById("pg-reasoning-pane");
+  const showReasoning = (text) => { reasoning.textContent = text; reasoningPane.hidden = text === ""; };
   const status = document.getElementById("pg-status");
   const runButton = document.getElementById("pg-run");
   output.textContent = "";
