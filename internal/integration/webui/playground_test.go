@@ -217,8 +217,10 @@ func playground(t *testing.T, e *env) {
 	if !e.localModel {
 		t.Log("no local model served (npm ci in internal/llm/testdata/oracle): the pair saved is the upstream's re-run")
 	} else {
-		rerun = playgroundLocal(t, e, tb, project)
+		playgroundLocal(t, e, tb, project)
 	}
+	// The pair saved and compared is the original and the last run.
+	rerun = eval[string](tb, `document.getElementById('pg-form').dataset.rerun`)
 	savePair(t, e, tb, project, original, rerun)
 
 	// The playground and the diff with the original at phone width.
@@ -228,9 +230,9 @@ func playground(t *testing.T, e *env) {
 	})
 }
 
-// playgroundLocal re-runs the form on the built-in engine and returns the
-// traced re-run's call id.
-func playgroundLocal(t *testing.T, e *env, tb *tab, project string) string {
+// playgroundLocal re-runs the form on the built-in engine, thinking and
+// with thinking switched off.
+func playgroundLocal(t *testing.T, e *env, tb *tab, project string) {
 	tb.run(chromedp.SetValue(chromedp.CSS("#pg-model"), localModel), chromedp.SetValue(chromedp.CSS("#pg-max-tokens"), "8"),
 		chromedp.SetValue(chromedp.CSS("#pg-seed"), "3"))
 	if state := runPlayground(tb); state != "done" {
@@ -270,7 +272,6 @@ func playgroundLocal(t *testing.T, e *env, tb *tab, project string) string {
 		t.Fatalf("reasoning with thinking off: %q", reasoning)
 	}
 	tb.run(chromedp.SetValue(chromedp.CSS("#pg-thinking"), ""))
-	return rerun
 }
 
 // savePair saves the original and its re-run as dataset rows and opens

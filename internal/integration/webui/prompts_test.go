@@ -89,9 +89,8 @@ func promptVersions(t *testing.T, e *env) {
 	// bob's view of alice's prompt: refused.
 	bob := newTab(t, e.srv.URL)
 	bob.signIn("", e.bobKey)
-	path := "/ui/p/alice/app/playground?prompt=greeting&version=" + v0
-	bob.expect(path, http.StatusForbidden)
-	bob.open(path)
+	bob.expect("/ui/p/alice/app/playground", http.StatusForbidden)
+	bob.open("/ui/p/alice/app/playground?prompt=greeting&version=" + v0)
 	if got := bob.text(".error-page"); !strings.Contains(got, "403") || strings.Contains(eval[string](bob, "document.body.innerText"), "greet people") {
 		t.Fatalf("bob's view: %q", got)
 	}
