@@ -61,12 +61,24 @@ type callRow struct {
 	PfRunStep    *int64     `bun:"pf_run_step"`
 	PfRunStepEnd *int64     `bun:"pf_run_step_end"`
 	DeletedAt    *time.Time `bun:"deleted_at"`
-	// Usage is derived from Summary when the end is written (see storedUsage).
-	Usage *string `bun:"usage"`
+	// Usage is derived from Summary when the end is written (see storedUsage),
+	// and so are its one model and its counters summed over its models (see
+	// usageTotals).
+	Usage               *string  `bun:"usage"`
+	UsageModel          *string  `bun:"usage_model"`
+	PromptTokens        *float64 `bun:"prompt_tokens"`
+	CompletionTokens    *float64 `bun:"completion_tokens"`
+	TotalTokens         *float64 `bun:"total_tokens"`
+	CacheReadTokens     *float64 `bun:"cache_read_tokens"`
+	CacheCreationTokens *float64 `bun:"cache_creation_tokens"`
 	// InputsText and OutputText are the searchable text of Inputs and Output
 	// (see searchText), derived when the start and the end are written.
 	InputsText *string `bun:"inputs_text"`
 	OutputText *string `bun:"output_text"`
+	// LatencyMs is database.Dialect.ElapsedMillis from StartedAt to
+	// EndedAt once both are known, kept for aggregations over many calls
+	// (see latencyOf and upsert).
+	LatencyMs *int64 `bun:"latency_ms"`
 	// SortKey is the value of a query's numeric sort key, read for the
 	// cursor of the next page; never stored.
 	SortKey sql.NullFloat64 `bun:"sort_key,scanonly"`
@@ -77,7 +89,8 @@ type callRow struct {
 var (
 	startColumns = []string{"trace_id", "parent_id", "thread_id", "turn_id", "op_name", "started_at",
 		"attributes", "inputs", "otel_dump", "input_refs", "pf_user_id", "pf_run_id", "pf_run_step", "inputs_text"}
-	endColumns = []string{"ended_at", "output", "output_refs", "summary", "exception", "pf_run_step_end", "usage", "output_text"}
+	endColumns = []string{"ended_at", "output", "output_refs", "summary", "exception", "pf_run_step_end", "usage", "output_text",
+		"usage_model", "prompt_tokens", "completion_tokens", "total_tokens", "cache_read_tokens", "cache_creation_tokens"}
 )
 
 // pending is what one batch writes to one call: the merge, in order, of the
@@ -129,6 +142,9 @@ func (w *writeSet) addEnd(e *endFields) {
 	r.EndedAt, r.Output, r.OutputRefs, r.Summary, r.Usage = &e.endedAt, &e.output, e.outputRefs, &e.summary, &e.usage
 	r.Exception, r.PfRunStepEnd = e.exception, e.runStepEnd
 	r.OutputText = &e.outputText
+	r.UsageModel = e.usageModel
+	r.PromptTokens, r.CompletionTokens, r.TotalTokens = &e.tokens[usagePrompt], &e.tokens[usageCompletion], &e.tokens[usageTotal]
+	r.CacheReadTokens, r.CacheCreationTokens = &e.tokens[usageCacheRead], &e.tokens[usageCacheCreation]
 	if e.displayName != nil {
 		r.DisplayName = e.displayName
 	}
@@ -144,26 +160,45 @@ func (w *writeSet) addName(projectID, id, name string) {
 func (w *writeSet) groups() [2][2][]callRow {
 	var groups [2][2][]callRow
 	for _, p := range w.order {
+		p.row.LatencyMs = latencyOf(p.row.StartedAt, p.row.EndedAt)
 		groups[b2i(p.hasStart)][b2i(p.hasEnd)] = append(groups[b2i(p.hasStart)][b2i(p.hasEnd)], p.row)
 	}
 	return groups
 }
 
+// latencyOf is a call's latency_ms: the whole milliseconds from started to
+// ended, truncated toward zero as database.Dialect.ElapsedMillis computes
+// them (both times are whole microseconds, see normalizeTime); nil until
+// both are known.
+func latencyOf(started, ended *time.Time) *int64 {
+	if started == nil || ended == nil {
+		return nil
+	}
+	ms := ended.Sub(*started).Microseconds() / 1000
+	return &ms
+}
+
 // upsert is the multi-row statement of one group: insert, or on conflict
 // overwrite the group's columns (a rename keeps the stored name when the
-// write carries none).
+// write carries none), and the latency of the stored and written times.
 func upsert(db bun.IDB, rows []callRow, hasStart, hasEnd bool) *bun.InsertQuery {
 	q := db.NewInsert().Model(&rows).On("CONFLICT (project_id, id) DO UPDATE").
 		Set("display_name = COALESCE(EXCLUDED.display_name, c.display_name)")
+	started, ended := "c.started_at", "c.ended_at"
 	if hasStart {
 		for _, col := range startColumns {
 			q = q.Set(col + " = EXCLUDED." + col)
 		}
+		started = "EXCLUDED.started_at"
 	}
 	if hasEnd {
 		for _, col := range endColumns {
 			q = q.Set(col + " = EXCLUDED." + col)
 		}
+		ended = "EXCLUDED.ended_at"
+	}
+	if hasStart || hasEnd {
+		q = q.Set("latency_ms = " + database.DialectOf(db).ElapsedMillis(started, ended))
 	}
 	return q
 }
@@ -214,7 +249,8 @@ func (s *Store) writeOne(ctx context.Context, w *writeSet) error {
 // copyColumns are the calls columns a COPY fills, in callRow order.
 var copyColumns = []string{"project_id", "id", "trace_id", "parent_id", "thread_id", "turn_id", "op_name", "display_name",
 	"started_at", "ended_at", "attributes", "inputs", "otel_dump", "input_refs", "output", "output_refs", "summary",
-	"exception", "pf_user_id", "pf_run_id", "pf_run_step", "pf_run_step_end", "usage", "inputs_text", "output_text"}
+	"exception", "pf_user_id", "pf_run_id", "pf_run_step", "pf_run_step_end", "usage", "inputs_text", "output_text",
+	"usage_model", "prompt_tokens", "completion_tokens", "total_tokens", "cache_read_tokens", "cache_creation_tokens", "latency_ms"}
 
 // flushPostgres writes the set in one PostgreSQL transaction on the pgx
 // connection under bun. Calls whose start and end come together (what the
@@ -276,7 +312,8 @@ func copyNew(ctx context.Context, tx pgx.Tx, rows []callRow) (copied bool, err e
 		r := &rows[i]
 		values[i] = []any{r.ProjectID, r.ID, r.TraceID, r.ParentID, r.ThreadID, r.TurnID, r.OpName, r.DisplayName,
 			r.StartedAt, r.EndedAt, r.Attributes, r.Inputs, r.OtelDump, r.InputRefs, r.Output, r.OutputRefs, r.Summary,
-			r.Exception, r.PfUserID, r.PfRunID, r.PfRunStep, r.PfRunStepEnd, r.Usage, r.InputsText, r.OutputText}
+			r.Exception, r.PfUserID, r.PfRunID, r.PfRunStep, r.PfRunStepEnd, r.Usage, r.InputsText, r.OutputText,
+			r.UsageModel, r.PromptTokens, r.CompletionTokens, r.TotalTokens, r.CacheReadTokens, r.CacheCreationTokens, r.LatencyMs}
 	}
 	_, err = tx.CopyFrom(ctx, pgx.Identifier{"calls"}, copyColumns, pgx.CopyFromRows(values))
 	if database.UniqueViolation(err) {

@@ -7,8 +7,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/uptrace/bun"
+
 	"github.com/weftlabs/weft"
-	"github.com/weftlabs/weft/internal/database"
 	"github.com/weftlabs/weft/internal/timeseries"
 )
 
@@ -145,9 +146,9 @@ func (s *Store) CallStats(ctx context.Context, req *CallStatsReq) (*CallStatsRes
 	filter := req.Filter
 	filter.StartedFrom, filter.StartedBefore = &w.Start, &w.End
 	if len(tokens) > 0 {
-		members := s.dialect.JSONObjectMembers("c.usage")
-		value := func(metric string) string { return members.Elem(usageColumns[metric]) }
-		rows, err := s.bucketStats(ctx, req.ProjectID, &filter, w, tokens, value, &members)
+		rows, err := s.bucketStats(ctx, req.ProjectID, &filter, w, tokens, func(counter func(int) string, metric string) string {
+			return counter(usageColumns[metric])
+		}, true)
 		if err != nil {
 			return nil, err
 		}
@@ -159,7 +160,9 @@ func (s *Store) CallStats(ctx context.Context, req *CallStatsReq) (*CallStatsRes
 		res.UsageBuckets = rows
 	}
 	if len(calls) > 0 {
-		rows, err := s.bucketStats(ctx, req.ProjectID, &filter, w, calls, s.callMetricValue, nil)
+		rows, err := s.bucketStats(ctx, req.ProjectID, &filter, w, calls, func(_ func(int) string, metric string) string {
+			return s.callMetricValue(metric)
+		}, false)
 		if err != nil {
 			return nil, err
 		}
@@ -172,7 +175,8 @@ func (s *Store) CallStats(ctx context.Context, req *CallStatsReq) (*CallStatsRes
 func (s *Store) callMetricValue(metric string) string {
 	switch metric {
 	case "latency_ms":
-		return s.dialect.ElapsedMillis("c.started_at", "c.ended_at")
+		// database.Dialect.ElapsedMillis, generated as a column.
+		return "c.latency_ms"
 	case "call_count":
 		return "1"
 	case "error_count":
@@ -182,22 +186,28 @@ func (s *Store) callMetricValue(metric string) string {
 }
 
 // bucketStats aggregates metrics over the calls filter selects, per bucket
-// of w, and per model when members (the members of the usage column) is
-// set; it answers every bucket of w (for every model seen).
+// of w, and per model of their usage when perModel is set (see
+// Store.perModel; counter is then a usage counter's column); value is a
+// metric's value per call. It answers every bucket of w (for every model
+// seen).
 func (s *Store) bucketStats(ctx context.Context, projectID string, filter *CallsFilter, w timeseries.Window,
-	metrics []timeseries.Metric, value func(metric string) string, members *database.JSONMembers) ([]StatsRow, error) {
+	metrics []timeseries.Metric, value func(counter func(int) string, metric string) string, perModel bool) ([]StatsRow, error) {
 	index := w.Index(s.dialect, "c.started_at")
-	key := "''"
-	base := s.db.NewSelect().TableExpr("calls AS c").ColumnExpr(index.SQL+" AS b", index.Args...)
-	if members != nil {
-		base = base.TableExpr(members.From)
-		key = members.Key
+	columns := func(q *bun.SelectQuery, model string, counter func(int) string) *bun.SelectQuery {
+		q = q.ColumnExpr(index.SQL+" AS b", index.Args...).ColumnExpr(model + " AS k")
+		for i, m := range metrics {
+			q = q.ColumnExpr(fmt.Sprintf("%s AS m%d", value(counter, m.Name), i))
+		}
+		return q
 	}
-	base = base.ColumnExpr(key + " AS k")
-	for i, m := range metrics {
-		base = base.ColumnExpr(fmt.Sprintf("%s AS m%d", value(m.Name), i))
+	where := func(q *bun.SelectQuery) (*bun.SelectQuery, error) { return s.filtered(q, projectID, filter) }
+	var base *bun.SelectQuery
+	var err error
+	if perModel {
+		base, err = s.perModel(where, false, columns)
+	} else {
+		base, err = where(columns(s.db.NewSelect().TableExpr("calls AS c"), "''", nil))
 	}
-	base, err := s.filtered(base, projectID, filter)
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +216,7 @@ func (s *Store) bucketStats(ctx context.Context, projectID string, filter *Calls
 		return nil, weft.Errorf(ErrInvalidQuery, "%v", err)
 	}
 	models := groups.Keys()
-	if members == nil {
+	if !perModel {
 		models = []string{""}
 	}
 	var out []StatsRow
@@ -214,7 +224,7 @@ func (s *Store) bucketStats(ctx context.Context, projectID string, filter *Calls
 		for _, model := range models {
 			var row StatsRow
 			row.Set("timestamp", w.Timestamp(b))
-			if members != nil {
+			if perModel {
 				row.Set("model", model)
 			}
 			groups.Fill(int64(b), model, row.Set)

@@ -9,26 +9,28 @@ import (
 	"time"
 
 	"github.com/weftlabs/weft"
+	"github.com/weftlabs/weft/internal/database"
 	"github.com/weftlabs/weft/internal/testdb"
 	"github.com/weftlabs/weft/trace"
 )
 
 // TestCallsOverTime: traces counted per hour and per group (op, the
-// caller, status) with their
-// errors, tokens, priced cost and latency histogram; children, other
-// projects and traces outside the range are left out; bad ranges, widths and
-// groupings are refused.
+// caller, status, model) with their errors, tokens, priced cost and latency
+// histogram; children, other projects and traces outside the range are left
+// out; a root of two models counts once per model by model and once
+// otherwise; rows written before the derived usage columns (NULL there) add
+// up the same; bad ranges, widths and groupings are refused.
 func TestCallsOverTime(t *testing.T) {
 	t.Parallel()
 	testdb.ForEach(t, func(t *testing.T, db *weft.DB) {
 		s, ctx := newStore(t, db)
 		n := 0
+		usage := `{"usage":{"gpt-4o":{"requests":1,"prompt_tokens":1000,"completion_tokens":100,"total_tokens":1100}}}`
 		add := func(projectID, op string, at time.Time, d time.Duration, failed bool, parent *string) string {
 			n++
 			id := fmt.Sprintf("0196e000-0000-7000-8000-%012d", n)
 			c := trace.CompletedCall{ID: id, TraceID: id, OpName: op, ParentID: parent, StartedAt: at, EndedAt: at.Add(d),
-				Inputs: json.RawMessage(`{}`), Output: json.RawMessage(`"x"`),
-				Summary: json.RawMessage(`{"usage":{"gpt-4o":{"requests":1,"prompt_tokens":1000,"completion_tokens":100,"total_tokens":1100}}}`)}
+				Inputs: json.RawMessage(`{}`), Output: json.RawMessage(`"x"`), Summary: json.RawMessage(usage)}
 			if failed {
 				c.Exception = ptr("ValueError: no")
 			}
@@ -48,6 +50,16 @@ func TestCallsOverTime(t *testing.T) {
 		add(project, "answer", t0.Add(-time.Minute), time.Millisecond, false, nil)
 		add(project, "answer", t0.Add(3*time.Hour), time.Millisecond, false, nil)
 		add("bob/q", "answer", t0.Add(time.Minute), time.Millisecond, false, nil)
+		// A root of two models in the second hour, and one of none.
+		usage = `{"usage":{"gpt-4o":{"prompt_tokens":10,"completion_tokens":1},"gpt-4o-mini":{"input_tokens":2000,"output_tokens":500}}}`
+		add(project, "plan", t0.Add(80*time.Minute), 20*time.Millisecond, false, nil)
+		usage = `{}`
+		add(project, "plan", t0.Add(90*time.Minute), 20*time.Millisecond, false, nil)
+		mini, ok, err := s.ModelPrice(ctx, project, "gpt-4o-mini", t0)
+		if err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		four, _, _ := s.ModelPrice(ctx, project, "gpt-4o", t0)
 
 		req := trace.CallsOverTimeReq{ProjectID: project, From: t0, To: t0.Add(3 * time.Hour), Width: time.Hour}
 		all, err := s.CallsOverTime(ctx, &req)
@@ -72,13 +84,63 @@ func TestCallsOverTime(t *testing.T) {
 		if p := all[1].Percentile(0.99); p < 2500 || p > 5000 {
 			t.Fatalf("the second hour's 99th percentile: %v", p)
 		}
+		second := all[1]
+		wantCost2 := four.Cost(1000, 100) + four.Cost(10, 1) + mini.Cost(2000, 500)
+		if second.Calls != 3 || second.Tokens != 1100+11+2500 || math.Abs(second.Cost-wantCost2) > 1e-9 {
+			t.Fatalf("the second hour: %+v (cost %v)", second, wantCost2)
+		}
+
+		// By model: the two-model root in both models' series, the root
+		// without usage under "".
+		req.GroupBy = trace.GroupModel
+		byModel, err := s.CallsOverTime(ctx, &req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, b := range byModel {
+			got = append(got, fmt.Sprintf("%s %q %d %d %.9f", b.Start.Format("15:04"), b.Group, b.Calls, b.Tokens, b.Cost))
+		}
+		want := []string{
+			fmt.Sprintf("12:00 %q 2 2200 %.9f", "gpt-4o", wantCost),
+			fmt.Sprintf("13:00 %q 1 0 %.9f", "", 0.0),
+			fmt.Sprintf("13:00 %q 2 1111 %.9f", "gpt-4o", four.Cost(1000, 100)+four.Cost(10, 1)),
+			fmt.Sprintf("13:00 %q 1 2500 %.9f", "gpt-4o-mini", mini.Cost(2000, 500)),
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("by model:\n got %q\nwant %q", got, want)
+		}
+
+		// Rows written before the derived columns read calls.usage instead.
+		if _, err := db.NewUpdate().Table("calls").Set("usage_model = NULL, prompt_tokens = NULL, completion_tokens = NULL, total_tokens = NULL, cache_read_tokens = NULL, cache_creation_tokens = NULL").
+			Where("project_id = ?", project).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, by := range []string{trace.GroupNone, trace.GroupModel} {
+			req.GroupBy = by
+			again, err := s.CallsOverTime(ctx, &req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if by == trace.GroupModel {
+				// Underived, the root without usage still counts under "".
+				if fmt.Sprint(again) != fmt.Sprint(byModel) {
+					t.Fatalf("by model, underived:\n got %+v\nwant %+v", again, byModel)
+				}
+				continue
+			}
+			if fmt.Sprint(again) != fmt.Sprint(all) {
+				t.Fatalf("underived:\n got %+v\nwant %+v", again, all)
+			}
+		}
+		req.GroupBy = trace.GroupNone
 
 		req.GroupBy = trace.GroupOp
 		byOp, err := s.CallsOverTime(ctx, &req)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(byOp) != 2 || byOp[0].Group != "answer" || byOp[0].Calls != 2 || byOp[1].Group != "search" {
+		if len(byOp) != 3 || byOp[0].Group != "answer" || byOp[0].Calls != 2 || byOp[1].Group != "plan" || byOp[2].Group != "search" {
 			t.Fatalf("by op: %+v", byOp)
 		}
 		for _, g := range []struct {
@@ -107,6 +169,57 @@ func TestCallsOverTime(t *testing.T) {
 		} {
 			if _, err := s.CallsOverTime(ctx, &bad); !errors.Is(err, weft.ErrInvalid) {
 				t.Errorf("%s: %v", name, err)
+			}
+		}
+	})
+}
+
+// TestLatencyColumn: the latency_ms a call is written with equals what
+// database.Dialect.ElapsedMillis computes from its stored times, whether its
+// start and end come together, start first or end first (in one batch or
+// apart), down to the microsecond and for an end before its start.
+func TestLatencyColumn(t *testing.T) {
+	t.Parallel()
+	testdb.ForEach(t, func(t *testing.T, db *weft.DB) {
+		s, ctx := newStore(t, db)
+		at := t0.Add(123456789 * time.Nanosecond)
+		durations := []time.Duration{0, 999 * time.Microsecond, 1001 * time.Microsecond, 2*time.Hour + 1500*time.Microsecond, -1500 * time.Microsecond, 49 * time.Hour}
+		for i, d := range durations {
+			callID := fmt.Sprintf("0196e000-0000-7000-9000-%012d", i)
+			startItem := trace.BatchItem{Mode: trace.ModeStart, Start: &trace.StartedCall{ProjectID: project, ID: callID, TraceID: callID, OpName: "op", StartedAt: at}}
+			endItem := trace.BatchItem{Mode: trace.ModeEnd, End: &trace.EndedCall{ProjectID: project, ID: callID, EndedAt: at.Add(d), Summary: json.RawMessage(`{}`)}}
+			var batches [][]trace.BatchItem
+			switch i % 3 {
+			case 0:
+				batches = [][]trace.BatchItem{{startItem, endItem}}
+			case 1:
+				batches = [][]trace.BatchItem{{startItem}, {endItem}}
+			default:
+				batches = [][]trace.BatchItem{{endItem}, {startItem}}
+			}
+			for _, batch := range batches {
+				if _, err := s.UpsertBatch(ctx, &trace.UpsertBatchReq{Batch: batch}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		elapsed := database.DialectOf(db).ElapsedMillis("started_at", "ended_at")
+		var rows []struct {
+			ID      string `bun:"id"`
+			Stored  *int64 `bun:"latency_ms"`
+			Elapsed *int64 `bun:"elapsed"`
+		}
+		if err := db.NewSelect().Table("calls").Column("id", "latency_ms").ColumnExpr(elapsed+" AS elapsed").
+			Where("project_id = ?", project).Order("id").Scan(ctx, &rows); err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != len(durations) {
+			t.Fatalf("%d rows", len(rows))
+		}
+		for i, r := range rows {
+			want := durations[i].Microseconds() / 1000
+			if r.Stored == nil || r.Elapsed == nil || *r.Stored != *r.Elapsed || *r.Stored != want {
+				t.Errorf("%s: stored %v, computed %v, want %d", r.ID, r.Stored, r.Elapsed, want)
 			}
 		}
 	})

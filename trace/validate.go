@@ -31,11 +31,15 @@ type endFields struct {
 	endedAt         time.Time
 	output, summary string
 	usage           string // storedUsage of summary
-	outputText      string // searchText of output
-	outputRefs      *string
-	exception       *string
-	displayName     *string
-	runStepEnd      *int64
+	// usageModel and tokens are usage's one model and its counters summed
+	// over its models, indexed as a stored usage array (see usageTotals).
+	usageModel  *string
+	tokens      [usageCacheCreation + 1]float64
+	outputText  string // searchText of output
+	outputRefs  *string
+	exception   *string
+	displayName *string
+	runStepEnd  *int64
 }
 
 const (
@@ -138,7 +142,9 @@ func checkEnd(in *EndedCall) (*endFields, error) {
 	if f.summary, err = jsonObject("summary", in.Summary, in.decoded); err != nil {
 		return nil, err
 	}
-	f.usage = storedUsage(ownUsage([]byte(f.summary)))
+	usage := ownUsage([]byte(f.summary))
+	f.usage = storedUsage(usage)
+	f.usageModel, f.tokens = usageTotals(usage)
 	f.output = "null"
 	if len(in.Output) > 0 {
 		if !in.decoded && !json.Valid(in.Output) {

@@ -5,15 +5,28 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/trace"
 )
 
+// customRange is the range value of a chosen from and to.
+const customRange = "custom"
+
+// customWidths are the widths of a custom range's intervals, the first
+// whose intervals number at most maxCustomIntervals; a longer range is
+// refused.
+var customWidths = []time.Duration{time.Hour, 6 * time.Hour, 24 * time.Hour}
+
+// maxCustomIntervals bounds the bars of a custom range's charts (a year by
+// the day).
+const maxCustomIntervals = 366
+
 // dashboardGroups are the breakdowns offered, by URL value.
 var dashboardGroups = []struct{ Value, Label string }{
-	{trace.GroupNone, "nothing"}, {trace.GroupOp, "op"}, {trace.GroupUser, "user"}, {trace.GroupStatus, "status"}}
+	{trace.GroupNone, "nothing"}, {trace.GroupOp, "op"}, {trace.GroupUser, "user"}, {trace.GroupStatus, "status"}, {trace.GroupModel, "model"}}
 
 // maxDashboardGroups bounds the series a chart draws: the largest groups
 // by calls, the rest as one.
@@ -28,8 +41,10 @@ type dashboardView struct {
 	Groups  []struct{ Value, Label string }
 	From    time.Time
 	To      time.Time
-	Charts  []*chart
-	Empty   bool
+	// FromText and ToText are the custom range's bounds as typed.
+	FromText, ToText string
+	Charts           []*chart
+	Empty            bool
 }
 
 // dashboardPage serves the project's dashboard: its traces over a range,
@@ -37,17 +52,24 @@ type dashboardView struct {
 // cost, broken down by a group; every bar links to its traces.
 func (h *Handler) dashboardPage(w http.ResponseWriter, r *http.Request, v *viewer, projectID string) {
 	q := r.URL.Query()
-	view := dashboardView{Project: projectID, Range: q.Get("range"), Group: q.Get("group"), Groups: dashboardGroups}
-	rng, err := chartRangeOf(view.Range, h.cfg.Now())
+	view := dashboardView{Project: projectID, Range: q.Get("range"), Group: q.Get("group"), Groups: dashboardGroups,
+		FromText: strings.TrimSpace(q.Get("from")), ToText: strings.TrimSpace(q.Get("to"))}
+	var rng chartRange
+	var err error
+	if view.Range == customRange {
+		rng, err = customChartRange(view.FromText, view.ToText)
+	} else {
+		rng, err = chartRangeOf(view.Range, h.cfg.Now())
+	}
 	if err != nil {
 		h.refuse(w, r, err)
 		return
 	}
 	if !slices.ContainsFunc(dashboardGroups, func(g struct{ Value, Label string }) bool { return g.Value == view.Group }) {
-		h.refuse(w, r, weft.Errorf(errBadView, "group: one of op_name, wb_user_id, status or nothing"))
+		h.refuse(w, r, weft.Errorf(errBadView, "group: one of op_name, wb_user_id, status, model or nothing"))
 		return
 	}
-	view.Range, view.Ranges, view.From, view.To = rng.Name, chartRangeNames(), rng.From, rng.To
+	view.Range, view.Ranges, view.From, view.To = rng.Name, append(chartRangeNames(), customRange), rng.From, rng.To
 	buckets, err := h.cfg.Trace.CallsOverTime(r.Context(), &trace.CallsOverTimeReq{ProjectID: projectID, From: view.From, To: view.To, Width: rng.Width, GroupBy: view.Group})
 	if err != nil {
 		h.refuse(w, r, err)
@@ -56,6 +78,29 @@ func (h *Handler) dashboardPage(w http.ResponseWriter, r *http.Request, v *viewe
 	view.Empty = len(buckets) == 0
 	view.Charts = dashboardCharts(projectID, view, rng.Width, buckets)
 	h.render(w, r, http.StatusOK, "dashboard", page{Title: "Dashboard", Viewer: v, Project: projectID, Body: view})
+}
+
+// customChartRange is the range of a chosen from and to (UTC, as a
+// datetime-local input sends them), widened to whole intervals of the first
+// of customWidths that draws at most maxCustomIntervals of them.
+func customChartRange(fromText, toText string) (chartRange, error) {
+	from, okFrom := parseTime(fromText)
+	to, okTo := parseTime(toText)
+	switch {
+	case !okFrom:
+		return chartRange{}, weft.Errorf(errBadView, "from: a time such as 2026-01-02T15:04 (UTC)")
+	case !okTo:
+		return chartRange{}, weft.Errorf(errBadView, "to: a time such as 2026-01-02T15:04 (UTC)")
+	case !from.Before(to):
+		return chartRange{}, weft.Errorf(errBadView, "to: after from")
+	}
+	for _, width := range customWidths {
+		rng := chartRange{Name: customRange, From: from.UTC().Truncate(width), To: to.UTC().Add(width - 1).Truncate(width), Width: width}
+		if rng.To.Sub(rng.From)/width <= maxCustomIntervals {
+			return rng, nil
+		}
+	}
+	return chartRange{}, weft.Errorf(errBadView, "to: at most %d days after from", maxCustomIntervals)
 }
 
 // otherGroup names the series of the groups past maxDashboardGroups.

@@ -12,8 +12,10 @@ import (
 
 // TestDashboard: the dashboard draws the project's traces of the last day
 // as bars that link to the trace list filtered to their hour (and, broken
-// down by op, to their op); a bad range or grouping is a 400 and another
-// entity's user is refused.
+// down by op, to their op); broken down by model its series are the models;
+// a chosen range is drawn by the hour and its bars link to their hour; a bad
+// range, chosen bounds or grouping is a 400 and another entity's user is
+// refused.
 func TestDashboard(t *testing.T) {
 	t.Parallel()
 	testdb.ForEach(t, func(t *testing.T, db *weft.DB) {
@@ -25,9 +27,18 @@ func TestDashboard(t *testing.T) {
 		page := b.get("/ui/p/alice/p/dashboard")
 		hour := at.Truncate(time.Hour).Format("2006-01-02T15:04")
 		page.mustContain(t, `id="chart-calls"`, `id="chart-p95"`, `id="chart-cost"`, `href="/ui/p/alice/p/?from=`+strings.ReplaceAll(hour, ":", "%3A"))
+		s.callEnd(t, s.aliceKey, "alice/p", "0000000a-0000-7000-8000-000000000001", at.Add(time.Second), "ok",
+			map[string]any{"usage": map[string]any{"gpt-4o-mini": map[string]any{"prompt_tokens": 10, "completion_tokens": 2}}}, "")
 		byOp := b.get("/ui/p/alice/p/dashboard?range=30d&group=op_name")
 		byOp.mustContain(t, `op=answer`)
-		for _, bad := range []string{"?range=1y", "?group=inputs"} {
+		byModel := b.get("/ui/p/alice/p/dashboard?group=model")
+		byModel.mustContain(t, `aria-label="gpt-4o-mini, `)
+		from := at.Add(-2 * time.Hour).Format("2006-01-02T15:04")
+		to := at.Add(time.Hour).Format("2006-01-02T15:04")
+		chosen := b.get("/ui/p/alice/p/dashboard?range=custom&from=" + from + "&to=" + to)
+		chosen.mustContain(t, `value="`+from+`"`, `href="/ui/p/alice/p/?from=`+strings.ReplaceAll(hour, ":", "%3A"))
+		for _, bad := range []string{"?range=1y", "?group=inputs", "?range=custom&from=yesterday&to=" + to, "?range=custom&from=" + to + "&to=" + from,
+			"?range=custom&from=2020-01-01T00:00&to=2026-01-01T00:00"} {
 			if got := b.get("/ui/p/alice/p/dashboard" + bad); got.status != http.StatusBadRequest {
 				t.Errorf("%s: %d", bad, got.status)
 			}

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uptrace/bun/dialect"
+
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/internal/testdb"
 	"github.com/weftlabs/weft/trace"
@@ -84,8 +86,9 @@ func BenchmarkTraceList1M(b *testing.B) {
 }
 
 // benchProject is the benchmarks' project bench/big of WEFT_BENCH_CALLS
-// calls (default 1,000,000; see seedBench) on PostgreSQL, seeded when empty
-// and vacuumed, with a user "bench" and a new API key of it.
+// calls (default 1,000,000; see seedBench) on PostgreSQL (or the SQLite of
+// WEFT_BENCH_DATABASE_URL), seeded when empty and vacuumed, with a user
+// "bench" and a new API key of it.
 func benchProject(b *testing.B) (*weft.Identity, *trace.Store, string) {
 	b.Helper()
 	total := 1_000_000
@@ -129,15 +132,20 @@ func benchProject(b *testing.B) (*weft.Identity, *trace.Store, string) {
 		b.Logf("the project has %d calls already", stats.Count)
 	}
 	// What autovacuum does after a bulk load: statistics and the visibility
-	// map that lets counts read the index alone.
-	if _, err := db.ExecContext(ctx, "VACUUM ANALYZE calls"); err != nil {
+	// map that lets counts read the index alone (SQLite: statistics).
+	analyze := "VACUUM ANALYZE calls"
+	if db.Dialect().Name() == dialect.SQLite {
+		analyze = "ANALYZE"
+	}
+	if _, err := db.ExecContext(ctx, analyze); err != nil {
 		b.Fatal(err)
 	}
 	return identity, traces, key
 }
 
-// benchDB is WEFT_BENCH_DATABASE_URL's database, migrated, or else a fresh
-// schema of the test PostgreSQL server.
+// benchDB is WEFT_BENCH_DATABASE_URL's database (PostgreSQL, or SQLite as
+// sqlite:<file>), migrated, or else a fresh schema of the test PostgreSQL
+// server.
 func benchDB(b *testing.B) *weft.DB {
 	b.Helper()
 	url := os.Getenv("WEFT_BENCH_DATABASE_URL")
