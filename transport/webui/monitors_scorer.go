@@ -1,6 +1,7 @@
 package webui
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -10,14 +11,16 @@ import (
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/monitor"
 	"github.com/weftlabs/weft/objects"
+	"github.com/weftlabs/weft/objects/ref"
 	"github.com/weftlabs/weft/trace"
 	"github.com/weftlabs/weft/transport/httpapi"
 )
 
 // Scorers are made and changed here as the SDKs publish them: an
-// LLMAsAJudgeScorer (an inline LLMStructuredCompletionModel naming the judge
-// model, a system message, the scoring prompt and the verdict's JSON
-// Schema) or one of the deterministic scorers. Before it is saved a scorer
+// LLMAsAJudgeScorer (an LLMStructuredCompletionModel naming the judge model
+// and a system message, inline or by the ref of a model object of the
+// project, the scoring prompt and the verdict's JSON Schema) or one of the
+// deterministic scorers. Before it is saved a scorer
 // can be previewed on one of the project's newest calls: the judge's
 // messages filled from the call, or the deterministic verdict. A judge
 // model the viewer may not use is refused on save and on preview.
@@ -36,7 +39,10 @@ type scorerForm struct {
 	Existing bool
 	Class    string
 	Classes  []string
-	// The judge's members.
+	// The judge's members. ModelRef names a model object of the project
+	// that holds the judge's model and messages; when it is set, Model and
+	// System show that object's and are not saved.
+	ModelRef                      string
 	Model, System, Prompt, Schema string
 	// Models are the models the gateway serves, offered for the judge.
 	Models []string
@@ -77,6 +83,9 @@ func (h *Handler) editScorerPage(w http.ResponseWriter, r *http.Request, v *view
 			return
 		}
 		form = scorerFormOf(projectID, name, members)
+		if form.ModelRef != "" {
+			h.fillFromModelObject(r.Context(), &form)
+		}
 	}
 	h.renderScorerForm(w, r, v, form, http.StatusOK)
 }
@@ -109,21 +118,44 @@ func scorerFormOf(projectID, name string, members map[string]json.RawMessage) sc
 	if s := members["response_schema"]; len(s) > 0 && string(s) != "null" {
 		form.Schema = string(s)
 	}
+	if json.Unmarshal(members["model"], &form.ModelRef) != nil {
+		form.ModelRef = ""
+		form.setModel(members["model"])
+	}
+	return form
+}
+
+// setModel shows the judge model and system message of an
+// LLMStructuredCompletionModel value.
+func (form *scorerForm) setModel(val json.RawMessage) {
 	var model struct {
 		LLMModelID    string `json:"llm_model_id"`
 		DefaultParams struct {
 			Messages []struct{ Role, Content string } `json:"messages_template"`
 		} `json:"default_params"`
 	}
-	if json.Unmarshal(members["model"], &model) == nil {
-		form.Model = model.LLMModelID
-		for _, m := range model.DefaultParams.Messages {
-			if m.Role == "system" {
-				form.System = m.Content
-			}
+	if json.Unmarshal(val, &model) != nil {
+		return
+	}
+	form.Model = model.LLMModelID
+	for _, m := range model.DefaultParams.Messages {
+		if m.Role == "system" {
+			form.System = m.Content
 		}
 	}
-	return form
+}
+
+// fillFromModelObject shows the judge model and system message of the
+// model object form.ModelRef names, when it is an object version of the
+// form's project; the form keeps the ref either way.
+func (h *Handler) fillFromModelObject(ctx context.Context, form *scorerForm) {
+	mr, err := ref.Parse(form.ModelRef)
+	if err != nil || mr.Kind != ref.KindObject || mr.ProjectID() != form.Project || mr.Version == "" {
+		return
+	}
+	if res, err := h.cfg.Objects.ObjRead(ctx, &objects.ObjReadReq{ProjectID: form.Project, ObjectID: mr.Name, Digest: mr.Version}); err == nil {
+		form.setModel(res.Obj.Val)
+	}
 }
 
 // renderScorerForm draws the scorer form with the models and calls it
@@ -169,7 +201,7 @@ func (h *Handler) saveScorer(w http.ResponseWriter, r *http.Request, v *viewer, 
 	}
 	f := r.PostForm
 	form := scorerForm{Project: projectID, Name: strings.TrimSpace(f.Get("name")), Existing: f.Get("existing") == "1", Class: f.Get("class"),
-		Model: strings.TrimSpace(f.Get("model")), System: f.Get("system"), Prompt: f.Get("prompt"), Schema: strings.TrimSpace(f.Get("schema")),
+		ModelRef: strings.TrimSpace(f.Get("model_ref")), Model: strings.TrimSpace(f.Get("model")), System: f.Get("system"), Prompt: f.Get("prompt"), Schema: strings.TrimSpace(f.Get("schema")),
 		Field: strings.TrimSpace(f.Get("field")), Substring: f.Get("substring"), Pattern: f.Get("pattern"),
 		MinLength: strings.TrimSpace(f.Get("min_length")), MaxLength: strings.TrimSpace(f.Get("max_length")),
 		CaseSensitive: f.Get("case_sensitive") == "1", Call: f.Get("call")}
@@ -227,7 +259,7 @@ func (h *Handler) scorerValue(r *http.Request, projectID string, form scorerForm
 	set := func(k string, v any) { members[k], _ = json.Marshal(v) }
 	switch form.Class {
 	case monitor.ClassJudge:
-		if form.Model == "" {
+		if form.ModelRef == "" && form.Model == "" {
 			return nil, weft.Errorf(errBadMonitorForm, "model: name the judge model")
 		}
 		var schema json.RawMessage
@@ -244,10 +276,17 @@ func (h *Handler) scorerValue(r *http.Request, projectID string, form scorerForm
 		if system := strings.TrimSpace(form.System); system != "" {
 			params["messages_template"] = []map[string]string{{"role": "system", "content": system}}
 		}
-		model := newObjectMembers(monitor.ModelClass, []string{"Model", "Object", "BaseModel"}, form.Model)
-		model["llm_model_id"], _ = json.Marshal(form.Model)
-		model["default_params"], _ = json.Marshal(params)
-		set("model", model)
+		if form.ModelRef != "" {
+			// The model object keeps its model and messages; the monitor
+			// checks that it is one of the project's when the scorer is
+			// saved or previewed.
+			set("model", form.ModelRef)
+		} else {
+			model := newObjectMembers(monitor.ModelClass, []string{"Model", "Object", "BaseModel"}, form.Model)
+			model["llm_model_id"], _ = json.Marshal(form.Model)
+			model["default_params"], _ = json.Marshal(params)
+			set("model", model)
+		}
 		set("scoring_prompt", form.Prompt)
 		set("response_schema", schema)
 	default:

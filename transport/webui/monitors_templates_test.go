@@ -35,7 +35,7 @@ func monitorFixtures(v *viewer) map[string]page {
 			Ops: xss, Query: xss, Sampling: "50", Active: true, Error: xss,
 			Scorers: []scorerChoice{{Ref: xss, Name: xss, Class: xss, Chosen: true}, {Ref: "r", Name: "n"}}}},
 		"scorer_form": {Title: xss, Viewer: v, Project: "team/p", Body: scorerForm{Project: "team/p", Name: xss, Class: monitor.ClassJudge,
-			Classes: scorerClasses, Model: xss, System: xss, Prompt: xss, Schema: xss, Models: []string{xss}, Field: xss, Substring: xss,
+			Classes: scorerClasses, ModelRef: xss, Model: xss, System: xss, Prompt: xss, Schema: xss, Models: []string{xss}, Field: xss, Substring: xss,
 			Pattern: xss, MinLength: "1", Call: xss, Calls: []previewCall{{ID: xss, Label: xss}}, Error: xss,
 			Preview: &monitor.Preview{Model: xss, Schema: json.RawMessage(`{"x":"<b>"}`), Verdict: json.RawMessage(`{"v":"<b>"}`), Error: xss,
 				Messages: []monitor.PreviewMessage{{Role: xss, Content: xss}}}}},

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -317,5 +318,81 @@ func TestWebUIVerdictsToQueueDatasetAndSFT(t *testing.T) {
 	bob.open("/ui/p/alice/app/objects/low-scores/versions/latest")
 	if got := bob.text(".error-page"); strings.Contains(got, "answerer") || !strings.Contains(got, "403") {
 		t.Errorf("bob's view of alice's dataset: %q", got)
+	}
+}
+
+// monitorPages, on every database: a monitor's page charts its verdicts
+// over the last day, and the bar of the hour they were given in leads to
+// that hour's traces by the scorer's verdict; a judge that names its judge
+// model by a model object's ref, opened from a monitor's page and saved
+// with a new prompt, still names the model by that ref. The monitor page
+// with its charts and the scorer form of a judge by ref pass the
+// accessibility checks.
+func monitorPages(t *testing.T, e *env) {
+	watchSaysOK(t, e, "watched")
+	at := time.Now().UTC()
+	e.start(t, e.aliceKey, "alice/app", id('d', 71), id('d', 72), "", "watched", at, map[string]any{"q": "status?"})
+	e.end(t, e.aliceKey, "alice/app", id('d', 71), at.Add(time.Millisecond), "all ok", "")
+	waitVerdicts(t, e, 1)
+	var model struct{ Digest string }
+	e.apiJSON(t, e.aliceKey, "/obj/create", map[string]any{"obj": map[string]any{"project_id": "alice/app", "object_id": "judge_model",
+		"val": map[string]any{"_type": "LLMStructuredCompletionModel", "_class_name": "LLMStructuredCompletionModel", "_bases": []string{"Model", "Object", "BaseModel"},
+			"llm_model_id": "test-model", "default_params": map[string]any{"temperature": 0, "response_format": "json_schema",
+				"messages_template": []map[string]string{{"role": "system", "content": "You grade answers."}}}}}}, &model)
+	modelRef := "weave:///alice/app/object/judge_model:" + model.Digest
+	var judge struct{ Digest string }
+	e.apiJSON(t, e.aliceKey, "/obj/create", map[string]any{"obj": map[string]any{"project_id": "alice/app", "object_id": "by_ref",
+		"val": map[string]any{"_type": "LLMAsAJudgeScorer", "_class_name": "LLMAsAJudgeScorer", "_bases": []string{"Scorer", "Object", "BaseModel"},
+			"model": modelRef, "scoring_prompt": "Answer: {output}\nGood?",
+			"response_schema": map[string]any{"type": "object", "properties": map[string]any{"good": map[string]any{"type": "boolean"}}, "required": []string{"good"}}}}}, &judge)
+	e.api(t, e.aliceKey, "/obj/create", map[string]any{"obj": map[string]any{"project_id": "alice/app", "object_id": "graded",
+		"val": map[string]any{"_type": "Monitor", "_class_name": "Monitor", "_bases": []string{"Object", "BaseModel"}, "sampling_rate": 1,
+			"scorers": []string{"weave:///alice/app/object/by_ref:" + judge.Digest}, "call_filter": map[string]any{"op_names": []string{"graded_op"}},
+			"active": false}}})
+
+	tb := newTab(t, e.srv.URL)
+	tb.signIn("", e.aliceKey)
+	tb.follow(`#projects a[href="/ui/p/alice/app/"]`, "#traces")
+	tb.follow(`nav a[data-nav="monitors"]`, "#new-monitor")
+	tb.follow(`a[href="/ui/p/alice/app/monitors/watch"]`, "#chart-verdicts")
+	tb.poll(`document.querySelectorAll('#chart-verdicts a').length === 1`)
+	if label := eval[string](tb, `document.querySelector('#chart-verdicts a').getAttribute('aria-label')`); !strings.HasPrefix(label, "done, ") || !strings.HasSuffix(label, ": 1 verdicts") {
+		t.Errorf("the verdicts chart's bar: %q", label)
+	}
+	tb.run(chromedp.Evaluate[chromedp.Void](`document.querySelector('#chart-verdicts a').dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true}))`))
+	tb.waitPath(func(p string) bool { return strings.Contains(p, "verdict=says_ok") && strings.Contains(p, "from=") })
+	tb.poll(`!!document.querySelector('#traces tbody tr[data-call="` + id('d', 71) + `"]')`)
+
+	tb.follow(`nav a[data-nav="monitors"]`, "#new-monitor")
+	tb.follow(`a[href="/ui/p/alice/app/monitors/graded"]`, "#monitor-scorers")
+	tb.follow(`#monitor-scorers a[href="/ui/p/alice/app/edit-scorer?name=by_ref"]`, "#scorer-form")
+	if got := eval[string](tb, `document.querySelector('#scorer-form [name="model_ref"]').value`); got != modelRef {
+		t.Fatalf("the form of a judge by ref shows model object %q, want %q", got, modelRef)
+	}
+	if got := eval[string](tb, `document.querySelector('#scorer-form [name="model"]').value`); got != "test-model" {
+		t.Errorf("the form shows the model object's judge model as %q", got)
+	}
+	tb.run(fillIn("#scorer-form", "prompt", "Answer: {output}\nIs it good?"))
+	tb.follow(`#scorer-form button[value="save"]`, "#monitor-form")
+	var saved struct {
+		Obj struct {
+			Val struct {
+				Model         json.RawMessage
+				ScoringPrompt string `json:"scoring_prompt"`
+			}
+		}
+	}
+	e.apiJSON(t, e.aliceKey, "/obj/read", map[string]any{"project_id": "alice/app", "object_id": "by_ref", "digest": "latest"}, &saved)
+	// (A browser sends a textarea's line ends as CRLF.)
+	if v := saved.Obj.Val; string(v.Model) != strconv.Quote(modelRef) || strings.ReplaceAll(v.ScoringPrompt, "\r\n", "\n") != "Answer: {output}\nIs it good?" {
+		t.Errorf("the judge saved from the form: model %s, prompt %q; want the ref %s kept", v.Model, v.ScoringPrompt, modelRef)
+	}
+
+	axe := axeSource(t)
+	for _, size := range []viewport{laptop, phone} {
+		tb.checkPagesAt(size, axe, []a11yPage{
+			{"monitor with charts", "/ui/p/alice/app/monitors/watch", "#chart-verdicts"},
+			{"scorer form by ref", "/ui/p/alice/app/edit-scorer?name=by_ref", "#scorer-form"},
+		})
 	}
 }

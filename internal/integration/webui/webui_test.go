@@ -151,6 +151,7 @@ func TestWebUI(t *testing.T) {
 		t.Run("models and training", func(t *testing.T) { trainingPages(t, e) })
 		t.Run("playground", func(t *testing.T) { playground(t, e) })
 		t.Run("prompts: label a version, open it in the playground", func(t *testing.T) { promptVersions(t, e) })
+		t.Run("monitor charts and a judge by ref", func(t *testing.T) { monitorPages(t, e) })
 	})
 }
 
