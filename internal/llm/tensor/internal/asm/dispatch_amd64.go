@@ -162,6 +162,16 @@ func columnBlock(m, n, rowBytes int) int {
 	return max(nb, 24)
 }
 
+// rowBlock is columnBlock for the int8, quantised and half-precision
+// weights: all n rows of rowBytes each for a lone row of activations, else
+// as many as fit colBlockBytes, in multiples of 4 (their widest tile).
+func rowBlock(m, n, rowBytes int) int {
+	if m <= 1 {
+		return n
+	}
+	return max(colBlockBytes/rowBytes/4*4, 4)
+}
+
 func axpy(alpha float32, x, y []float32) {
 	if !useAVX2 || len(x) == 0 {
 		axpyGeneric(alpha, x, y)
@@ -275,10 +285,7 @@ func matmulTQ8Q8(dst []float32, ldd int, a []int8, as []float32, b []int8, bs []
 		return
 	}
 	nbk := k / Q8Block
-	cols := n
-	if m > 1 {
-		cols = max(colBlockBytes/k/4*4, 4)
-	}
+	cols := rowBlock(m, n, k)
 	for j0 := 0; j0 < n; j0 += cols {
 		w := min(cols, n-j0)
 		i := 0
@@ -307,188 +314,6 @@ func matmulTQ8Q8(dst []float32, ldd int, a []int8, as []float32, b []int8, bs []
 // the AVX2 row kernel).
 const q8q8TileMinRows = 32
 
-// quantRowKernels are the assembly products of row i of x by n rows of
-// weights of a format, stride wstride bytes apart.
-var quantRowKernels = map[quant.Type]func(dst *float32, x *QActs, i int, w *byte, wstride, n int){
-	quant.Q8_0: func(dst *float32, x *QActs, i int, w *byte, wstride, n int) {
-		nb := x.Cols / Q8Block
-		qdotQ8_0Row(dst, &x.Q[i*x.Cols], &x.D[i*nb], w, wstride, n, nb)
-	},
-	quant.Q4_0: func(dst *float32, x *QActs, i int, w *byte, wstride, n int) {
-		nb := x.Cols / Q8Block
-		qdotQ4_0Row(dst, &x.Q[i*x.Cols], &x.D[i*nb], w, wstride, n, nb)
-	},
-	quant.Q5_0: func(dst *float32, x *QActs, i int, w *byte, wstride, n int) {
-		nb := x.Cols / Q8Block
-		qdotQ5_0Row(dst, &x.Q[i*x.Cols], &x.D[i*nb], w, wstride, n, nb)
-	},
-	quant.Q4_K: func(dst *float32, x *QActs, i int, w *byte, wstride, n int) {
-		nb := x.Cols / QKBlock
-		qdotQ4_KRow(dst, &x.Q[i*x.Cols], &x.D[i*nb], &x.Sums[i*x.Cols/Q8Block], w, wstride, n, nb)
-	},
-	quant.Q5_K: func(dst *float32, x *QActs, i int, w *byte, wstride, n int) {
-		nb := x.Cols / QKBlock
-		qdotQ5_KRow(dst, &x.Q[i*x.Cols], &x.D[i*nb], &x.Sums[i*x.Cols/Q8Block], w, wstride, n, nb)
-	},
-	quant.Q6_K: func(dst *float32, x *QActs, i int, w *byte, wstride, n int) {
-		nb := x.Cols / QKBlock
-		qdotQ6_KRow(dst, &x.Q[i*x.Cols], &x.D[i*nb], w, wstride, n, nb)
-	},
-}
-
-// quantStreamKernels are the AVX-512 VNNI products of one row of x by n
-// columns of weights that read the columns as two sequential streams, two
-// blocks per instruction: decode of the formats with blocks of 32, where
-// the CPU has VNNI (batches of fewer than four rows included).
-var quantStreamKernels = map[quant.Type]func(dst *float32, x *QActs, i int, w *byte, wstride, n int){
-	quant.Q8_0: func(dst *float32, x *QActs, i int, w *byte, wstride, n int) {
-		nb := x.Cols / Q8Block
-		qdotQ8_0Stream(dst, &x.Q[i*x.Cols], &x.D[i*nb], w, wstride, n, nb)
-	},
-	quant.Q4_0: func(dst *float32, x *QActs, i int, w *byte, wstride, n int) {
-		nb := x.Cols / Q8Block
-		qdotQ4_0Stream(dst, &x.Q[i*x.Cols], &x.D[i*nb], w, wstride, n, nb)
-	},
-	quant.Q5_0: func(dst *float32, x *QActs, i int, w *byte, wstride, n int) {
-		nb := x.Cols / Q8Block
-		qdotQ5_0Stream(dst, &x.Q[i*x.Cols], &x.D[i*nb], w, wstride, n, nb)
-	},
-}
-
-// quantRows4Kernels are the products of four rows of x (from row i) by n
-// rows of weights, sharing each block's unpacking (prefill).
-var quantRows4Kernels = map[quant.Type]func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int){
-	quant.Q8_0: func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
-		nb := x.Cols / Q8Block
-		qdotQ8_0Rows4(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
-	},
-	quant.Q4_0: func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
-		nb := x.Cols / Q8Block
-		qdotQ4_0Rows4(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
-	},
-	quant.Q5_0: func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
-		nb := x.Cols / Q8Block
-		qdotQ5_0Rows4(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
-	},
-	quant.Q4_K: func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
-		nb := x.Cols / QKBlock
-		qdotQ4_KRows4(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], &x.Sums[i*x.Cols/Q8Block], x.Cols, w, wstride, n, nb)
-	},
-	quant.Q6_K: func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
-		nb := x.Cols / QKBlock
-		qdotQ6_KRows4(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
-	},
-}
-
-// quantTile is a format's AVX-512 VNNI products of four rows of x (from
-// row i; prefill and batches of decode steps) and of one row (the rows a
-// batch leaves past its groups of four, and decode of the K-quants) by n
-// columns of weights, n a multiple of cols. They read the next tile's
-// weights ahead (prefetchAhead in gen_quant_avx512.go): without it, their
-// neighbouring columns are short streams the hardware prefetcher does not
-// follow, and at 8 rows and 17 MiB of weights the four-row tile ran at
-// 0.56× the AVX2 four-row kernel on Q8_0, 0.97× on Q4_K; with it, 1.6× and
-// 1.5× (on Q4_0, Q5_0 and Q6_K 1.7–2.4×; at 256 rows 1.6–2.1×).
-type quantTile struct {
-	cols      int
-	run, run1 func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int)
-}
-
-var quantTileKernels = map[quant.Type]quantTile{
-	quant.Q8_0: {4, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
-		nb := x.Cols / Q8Block
-		qdotQ8_0Tile(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
-	}, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
-		nb := x.Cols / Q8Block
-		qdotQ8_0Tile1(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
-	}},
-	quant.Q4_0: {4, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
-		nb := x.Cols / Q8Block
-		qdotQ4_0Tile(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
-	}, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
-		nb := x.Cols / Q8Block
-		qdotQ4_0Tile1(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
-	}},
-	quant.Q5_0: {4, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
-		nb := x.Cols / Q8Block
-		qdotQ5_0Tile(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
-	}, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
-		nb := x.Cols / Q8Block
-		qdotQ5_0Tile1(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
-	}},
-	quant.Q4_K: {2, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
-		nb := x.Cols / QKBlock
-		qdotQ4_KTile(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], &x.Sums[i*x.Cols/Q8Block], x.Cols, w, wstride, n, nb)
-	}, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
-		nb := x.Cols / QKBlock
-		qdotQ4_KTile1(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], &x.Sums[i*x.Cols/Q8Block], x.Cols, w, wstride, n, nb)
-	}},
-	quant.Q6_K: {2, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
-		nb := x.Cols / QKBlock
-		qdotQ6_KTile(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
-	}, func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
-		nb := x.Cols / QKBlock
-		qdotQ6_KTile1(dst, ldd, &x.Q[i*x.Cols], &x.D[i*nb], x.Cols, w, wstride, n, nb)
-	}},
-}
-
-// matmulTQuant runs the row kernel over every row of x; with several rows
-// it takes the columns in blocks that stay in the per-core cache while
-// every row passes over them, so w is read from memory once.
-func matmulTQuant(t quant.Type, dst []float32, ldd int, x *QActs, w []byte, rowBytes, n int) {
-	kernel := quantRowKernels[t]
-	if !useAVX2 || kernel == nil {
-		matmulTQuantGeneric(t, dst, ldd, x, w, rowBytes, n)
-		return
-	}
-	m := x.Rows
-	cols := n
-	if m > 1 {
-		cols = max(colBlockBytes/rowBytes/4*4, 4)
-	}
-	rows4, tile, stream := quantRows4Kernels[t], quantTileKernels[t], quantStreamKernels[t]
-	if !useVNNI {
-		tile, stream = quantTile{}, nil
-	}
-	for j0 := 0; j0 < n; j0 += cols {
-		c := min(cols, n-j0)
-		i := 0
-		if tile.run != nil {
-			whole := c - c%tile.cols
-			for ; i+4 <= m; i += 4 {
-				if whole > 0 {
-					tile.run(&dst[i*ldd+j0], ldd, x, i, &w[j0*rowBytes], rowBytes, whole)
-				}
-				if whole < c {
-					rows4(&dst[i*ldd+j0+whole], ldd, x, i, &w[(j0+whole)*rowBytes], rowBytes, c-whole)
-				}
-			}
-		}
-		if rows4 != nil {
-			for ; i+4 <= m; i += 4 {
-				rows4(&dst[i*ldd+j0], ldd, x, i, &w[j0*rowBytes], rowBytes, c)
-			}
-		}
-		for ; i < m; i++ {
-			if stream != nil && m < 4 {
-				// Decode: the weights come from memory, in order.
-				stream(&dst[i*ldd+j0], x, i, &w[j0*rowBytes], rowBytes, c)
-				continue
-			}
-			whole := 0
-			if tile.run1 != nil {
-				whole = c - c%tile.cols
-				if whole > 0 {
-					tile.run1(&dst[i*ldd+j0], ldd, x, i, &w[j0*rowBytes], rowBytes, whole)
-				}
-			}
-			if whole < c {
-				kernel(&dst[i*ldd+j0+whole], x, i, &w[(j0+whole)*rowBytes], rowBytes, c-whole)
-			}
-		}
-	}
-}
-
 // matmulTHalf runs groups of four rows by two columns and single rows by
 // four columns (halfDot…), the columns in blocks that stay in the per-core
 // cache while every row passes over them; columns past the last whole
@@ -504,10 +329,7 @@ func matmulTHalf(t quant.Type, dst []float32, ldd int, a []float32, lda int, w [
 		rows4, row1 = halfDotBF16Rows4, halfDotBF16Rows1
 	}
 	rowBytes := 2 * k
-	cols := n
-	if m > 1 {
-		cols = max(colBlockBytes/rowBytes/4*4, 4)
-	}
+	cols := rowBlock(m, n, rowBytes)
 	for j0 := 0; j0 < n; j0 += cols {
 		c := min(cols, n-j0)
 		i := 0

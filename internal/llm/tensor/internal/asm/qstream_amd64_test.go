@@ -31,12 +31,13 @@ func BenchmarkMatMulTQuantStream(b *testing.B) {
 			w := randBlocks(r, typ, n, k, func() float32 { return float32(r.NormFloat64() * 0.02) })
 			dst := make([]float32, n)
 			rowBytes, _ := typ.Bytes(k)
-			stream, row, tile := quantStreamKernels[typ], quantRowKernels[typ], quantTileKernels[typ].run1
+			ks := quantKernelsOf[typ]
+			stream, row, tile := ks.stream, ks.row, ks.tile1
 			b.Run(fmt.Sprintf("%v/k=%d/n=%d", typ, k, n), func(b *testing.B) {
 				var run func()
-				useStream := func() { run = func() { stream(&dst[0], x, 0, &w[0], rowBytes, n) } }
+				useStream := func() { run = func() { stream(&dst[0], n, x, 0, &w[0], rowBytes, n) } }
 				useTile := func() { run = func() { tile(&dst[0], n, x, 0, &w[0], rowBytes, n) } }
-				useRow := func() { run = func() { row(&dst[0], x, 0, &w[0], rowBytes, n) } }
+				useRow := func() { run = func() { row(&dst[0], n, x, 0, &w[0], rowBytes, n) } }
 				reps := max(1, (16<<20)/len(w)) // a few milliseconds a round
 				each := func() {
 					for range reps {

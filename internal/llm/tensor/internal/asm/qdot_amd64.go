@@ -1,0 +1,156 @@
+//go:build amd64 && !purego
+
+package asm
+
+import "github.com/weftlabs/weft/internal/llm/quant"
+
+// quantKernel is one assembly product of rows of x (from row i: one row,
+// or four) by n columns of weights, wstride bytes apart, into dst (rows
+// ldd apart). Every format's kernels are called through it, so one
+// dispatch (matmulTQuant) serves them all.
+type quantKernel func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int)
+
+// quantKernels are a format's assembly products; a nil one is a kernel
+// the format does not have.
+type quantKernels struct {
+	// row is the AVX2 product of one row (decode, and the rows a batch
+	// leaves past its groups of four), column after column.
+	row quantKernel
+	// rows4 is the AVX2 product of four rows, each block unpacked once
+	// for the four (prefill).
+	rows4 quantKernel
+	// stream is the AVX-512 VNNI product of one row that reads the
+	// columns as two sequential streams (j beside j+n/2), two blocks per
+	// instruction: decode of the formats with blocks of 32.
+	stream quantKernel
+	// tile and tile1 are the AVX-512 VNNI products of four rows and of
+	// one row by n columns, n a multiple of tileCols. They read the next
+	// tile's weights ahead (prefetchAhead in gen_quant_avx512.go):
+	// without it, their neighbouring columns are short streams the
+	// hardware prefetcher does not follow, and at 8 rows and 17 MiB of
+	// weights the four-row tile ran at 0.56× the AVX2 four-row kernel on
+	// Q8_0, 0.97× on Q4_K; with it, 1.6× and 1.5× (on Q4_0, Q5_0 and
+	// Q6_K 1.7–2.4×; at 256 rows 1.6–2.1×).
+	tile, tile1 quantKernel
+	tileCols    int
+}
+
+var quantKernelsOf = map[quant.Type]quantKernels{
+	quant.Q8_0: {
+		row: oneRow(qdotQ8_0Row), rows4: rows(qdotQ8_0Rows4), stream: oneRow(qdotQ8_0Stream),
+		tile: rows(qdotQ8_0Tile), tile1: rows(qdotQ8_0Tile1), tileCols: 4,
+	},
+	quant.Q4_0: {
+		row: oneRow(qdotQ4_0Row), rows4: rows(qdotQ4_0Rows4), stream: oneRow(qdotQ4_0Stream),
+		tile: rows(qdotQ4_0Tile), tile1: rows(qdotQ4_0Tile1), tileCols: 4,
+	},
+	quant.Q5_0: {
+		row: oneRow(qdotQ5_0Row), rows4: rows(qdotQ5_0Rows4), stream: oneRow(qdotQ5_0Stream),
+		tile: rows(qdotQ5_0Tile), tile1: rows(qdotQ5_0Tile1), tileCols: 4,
+	},
+	quant.Q4_K: {
+		row: oneRowSums(qdotQ4_KRow), rows4: rowsSums(qdotQ4_KRows4),
+		tile: rowsSums(qdotQ4_KTile), tile1: rowsSums(qdotQ4_KTile1), tileCols: 2,
+	},
+	quant.Q5_K: {row: oneRowSums(qdotQ5_KRow)},
+	quant.Q6_K: {
+		row: oneRow(qdotQ6_KRow), rows4: rows(qdotQ6_KRows4),
+		tile: rows(qdotQ6_KTile), tile1: rows(qdotQ6_KTile1), tileCols: 2,
+	},
+}
+
+// operands are the kernels' pointers into row i of x: its levels, its
+// scales, and (Act256) its sums per 32 elements, with the count of scales
+// a row.
+func (x *QActs) operands(i int) (q *int8, d *float32, sums *int32, nb int) {
+	nb = x.Cols / x.Kind.block()
+	if x.Kind == Act256 {
+		sums = &x.Sums[i*x.Cols/Q8Block]
+	}
+	return &x.Q[i*x.Cols], &x.D[i*nb], sums, nb
+}
+
+// The assembly kernels come in four signatures, one row or several, with
+// the sums of the formats with minima or without; these make each a
+// quantKernel.
+
+func oneRow(k func(dst *float32, x *int8, xd *float32, w *byte, wstride, n, nb int)) quantKernel {
+	return func(dst *float32, _ int, x *QActs, i int, w *byte, wstride, n int) {
+		q, d, _, nb := x.operands(i)
+		k(dst, q, d, w, wstride, n, nb)
+	}
+}
+
+func oneRowSums(k func(dst *float32, x *int8, xd *float32, xs *int32, w *byte, wstride, n, nb int)) quantKernel {
+	return func(dst *float32, _ int, x *QActs, i int, w *byte, wstride, n int) {
+		q, d, s, nb := x.operands(i)
+		k(dst, q, d, s, w, wstride, n, nb)
+	}
+}
+
+func rows(k func(dst *float32, ldd int, x *int8, xd *float32, cols int, w *byte, wstride, n, nb int)) quantKernel {
+	return func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
+		q, d, _, nb := x.operands(i)
+		k(dst, ldd, q, d, x.Cols, w, wstride, n, nb)
+	}
+}
+
+func rowsSums(k func(dst *float32, ldd int, x *int8, xd *float32, xs *int32, cols int, w *byte, wstride, n, nb int)) quantKernel {
+	return func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
+		q, d, s, nb := x.operands(i)
+		k(dst, ldd, q, d, s, x.Cols, w, wstride, n, nb)
+	}
+}
+
+// matmulTQuant runs the row kernel over every row of x; with several rows
+// it takes the columns in blocks that stay in the per-core cache while
+// every row passes over them, so w is read from memory once.
+func matmulTQuant(t quant.Type, dst []float32, ldd int, x *QActs, w []byte, rowBytes, n int) {
+	ks := quantKernelsOf[t]
+	if !useAVX2 || ks.row == nil {
+		matmulTQuantGeneric(t, dst, ldd, x, w, rowBytes, n)
+		return
+	}
+	if !useVNNI {
+		ks.stream, ks.tile, ks.tile1 = nil, nil, nil
+	}
+	m := x.Rows
+	cols := rowBlock(m, n, rowBytes)
+	for j0 := 0; j0 < n; j0 += cols {
+		c := min(cols, n-j0)
+		i := 0
+		if ks.tile != nil {
+			whole := c - c%ks.tileCols
+			for ; i+4 <= m; i += 4 {
+				if whole > 0 {
+					ks.tile(&dst[i*ldd+j0], ldd, x, i, &w[j0*rowBytes], rowBytes, whole)
+				}
+				if whole < c {
+					ks.rows4(&dst[i*ldd+j0+whole], ldd, x, i, &w[(j0+whole)*rowBytes], rowBytes, c-whole)
+				}
+			}
+		}
+		if ks.rows4 != nil {
+			for ; i+4 <= m; i += 4 {
+				ks.rows4(&dst[i*ldd+j0], ldd, x, i, &w[j0*rowBytes], rowBytes, c)
+			}
+		}
+		for ; i < m; i++ {
+			if ks.stream != nil && m < 4 {
+				// Decode: the weights come from memory, in order.
+				ks.stream(&dst[i*ldd+j0], ldd, x, i, &w[j0*rowBytes], rowBytes, c)
+				continue
+			}
+			whole := 0
+			if ks.tile1 != nil {
+				whole = c - c%ks.tileCols
+				if whole > 0 {
+					ks.tile1(&dst[i*ldd+j0], ldd, x, i, &w[j0*rowBytes], rowBytes, whole)
+				}
+			}
+			if whole < c {
+				ks.row(&dst[i*ldd+j0+whole], ldd, x, i, &w[(j0+whole)*rowBytes], rowBytes, c-whole)
+			}
+		}
+	}
+}
