@@ -656,15 +656,11 @@ func (g *gen) kernel32Stream(f format32) {
 			g.p("ADDQ 0(SP), DI")
 			g.p("MOVQ $1, CX")
 		}
-		g.label(pfx + "_col")
-		g.p("CMPQ CX, $1")
-		g.p("JLT %s_end", pfx)
+		accs := []int{}
 		for _, c := range cs {
-			g.p("VXORPS %s, %s, %s", y(c.acc), y(c.acc), y(c.acc))
+			accs = append(accs, c.acc)
 		}
-		g.p("MOVQ x+8(FP), SI")
-		g.p("MOVQ xd+16(FP), R8")
-		g.p("MOVQ R9, R10")
+		g.streamColumn(pfx, accs)
 		if !single {
 			g.p("MOVQ R12, R11")
 		}
@@ -672,11 +668,7 @@ func (g *gen) kernel32Stream(f format32) {
 		g.label(pfx + "_pair")
 		g.p("CMPQ R14, $2")
 		g.p("JLT %s_tail", pfx)
-		g.p("VMOVDQU64 (SI), Z12")
-		g.p("VPXORD Z26, Z26, Z26")
-		g.p("VPDPBUSD Z12, Z20, Z26")
-		g.p("VPSUBD Z26, Z23, Z26")
-		g.p("VMOVQ (R8), X15")
+		g.streamActs(true)
 		for _, c := range cs {
 			g.streamPair(f, c.blk, lvOff, c.acc, c.lv, c.sum, c.scale, c.t1, c.t2)
 		}
@@ -690,24 +682,11 @@ func (g *gen) kernel32Stream(f format32) {
 		g.label(pfx + "_tail")
 		g.p("CMPQ R14, $1")
 		g.p("JLT %s_store", pfx)
-		g.p("VMOVDQU (SI), Y12")
-		g.p("VPXORD Y26, Y26, Y26")
-		g.p("VPDPBUSD Y12, Y20, Y26")
-		g.p("VPSUBD Y26, Y23, Y26")
-		g.p("VBROADCASTSS (R8), Y15")
+		g.streamActs(false)
 		for _, c := range cs {
 			g.streamTail(f, c.blk, lvOff, c.acc, c.lv, c.sum, c.scale, c.t1, c.t2)
 		}
-		g.label(pfx + "_store")
-		g.p("MOVQ DI, AX")
-		g.reduceStore(0, 14, 0)
-		if !single {
-			g.p("ADDQ 0(SP), AX")
-			g.reduceStore(1, 14, 0)
-		}
-		g.p("ADDQ $4, DI")
-		g.p("DECQ CX")
-		g.p("ADDQ BX, R9")
+		g.streamStore(pfx, accs)
 		if !single {
 			g.p("ADDQ BX, R12")
 		}
@@ -717,6 +696,57 @@ func (g *gen) kernel32Stream(f format32) {
 	g.label(name + "_done")
 	g.p("VZEROUPPER")
 	g.p("RET")
+}
+
+// streamColumn opens a column step of the stream kernels: to pfx_end
+// when no column is left (CX), else the accumulators y(accs) zeroed, SI
+// and R8 at the activations and their scales, R10 at the column (R9).
+func (g *gen) streamColumn(pfx string, accs []int) {
+	g.label(pfx + "_col")
+	g.p("CMPQ CX, $1")
+	g.p("JLT %s_end", pfx)
+	for _, a := range accs {
+		g.p("VXORPS %s, %s, %s", y(a), y(a), y(a))
+	}
+	g.p("MOVQ x+8(FP), SI")
+	g.p("MOVQ xd+16(FP), R8")
+	g.p("MOVQ R9, R10")
+}
+
+// streamActs loads the activations of a pair of blocks (Z12) or of a lone
+// block (Y12), their −bias·Σx (Z26, Y26; the bias bytes in Z20, zero in
+// Z23), and their scales: the pair's two in X15, the block's broadcast
+// over Y15.
+func (g *gen) streamActs(pair bool) {
+	v, load := y, "VMOVDQU"
+	if pair {
+		v, load = z, "VMOVDQU64"
+	}
+	g.p("%s (SI), %s", load, v(12))
+	g.p("VPXORD %s, %s, %s", v(26), v(26), v(26))
+	g.p("VPDPBUSD %s, %s, %s", v(12), v(20), v(26))
+	g.p("VPSUBD %s, %s, %s", v(26), v(23), v(26))
+	if pair {
+		g.p("VMOVQ (R8), X15")
+	} else {
+		g.p("VBROADCASTSS (R8), Y15")
+	}
+}
+
+// streamStore stores the sums of y(accs), the streams' columns, 0(SP)
+// bytes of dst apart from DI, and moves DI and R9 to the next column.
+func (g *gen) streamStore(pfx string, accs []int) {
+	g.label(pfx + "_store")
+	g.p("MOVQ DI, AX")
+	for s, a := range accs {
+		if s > 0 {
+			g.p("ADDQ 0(SP), AX")
+		}
+		g.reduceStore(a, 14, 0)
+	}
+	g.p("ADDQ $4, DI")
+	g.p("DECQ CX")
+	g.p("ADDQ BX, R9")
 }
 
 // streamPair adds the products of blocks b and b+1 of the column whose

@@ -3,8 +3,10 @@
 package asm
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"syscall"
 	"testing"
 
 	"github.com/weftlabs/weft/internal/llm/quant"
@@ -86,6 +88,67 @@ func BenchmarkMatMulTQuantBatch(b *testing.B) {
 					b.ReportMetric(2*float64(reps*m*n*k)/t.Seconds()/1e9, "GFLOP/s")
 				}
 			})
+		}
+	}
+}
+
+// TestQ4_0StreamAtTheEndOfTheMapping runs Q4_0's decode kernel on weights
+// that end where their mapping does (the next page unreadable, as past the
+// end of a mapped model file): it loads 64 bytes a pair of blocks, so a
+// load past the last column would fault. Every count of blocks (odd ones
+// end on a lone block), every count of columns past the four streams, and
+// adversarial blocks: levels all 0 or all 15, zero, subnormal and largest
+// f16 scales, activations at ±127 with zero, tiny and huge scales; the
+// same bits as pure Go.
+func TestQ4_0StreamAtTheEndOfTheMapping(t *testing.T) {
+	if !useVNNI {
+		t.Skip("no AVX-512 VNNI")
+	}
+	page := syscall.Getpagesize()
+	mem, err := syscall.Mmap(-1, 0, 4*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(mem)
+	if err := syscall.Mprotect(mem[3*page:], syscall.PROT_NONE); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(4, 0))
+	scales := []uint16{0x0000, 0x8000, 0x0001, 0x03ff, 0x7bff, 0xfbff}
+	for nb := 1; nb <= 9; nb++ {
+		k := nb * Q8Block
+		rowBytes, _ := quant.Q4_0.Bytes(k)
+		for n := 1; n <= 11; n++ {
+			w := mem[3*page-n*rowBytes : 3*page]
+			for b := 0; b < len(w); b += 18 {
+				binary.LittleEndian.PutUint16(w[b:], quant.FloatToHalf(float32(r.NormFloat64()*0.02)))
+				if r.IntN(3) == 0 {
+					binary.LittleEndian.PutUint16(w[b:], scales[r.IntN(len(scales))])
+				}
+				fill := byte(r.Uint32())
+				for i := 2; i < 18; i++ {
+					switch fill % 4 {
+					case 0:
+						w[b+i] = 0x00
+					case 1:
+						w[b+i] = 0xff
+					default:
+						w[b+i] = byte(r.Uint32())
+					}
+				}
+			}
+			x := randActs(r, Act32, 1, k, 127, func() float32 { return []float32{0, 1e-30, 1e20, 0.05}[r.IntN(4)] })
+			for i := range x.Q {
+				if r.IntN(4) == 0 {
+					x.Q[i] = int8(127 - 254*r.IntN(2))
+				}
+			}
+			got, pure := make([]float32, n), make([]float32, n)
+			MatMulTQuant(quant.Q4_0, got, n, x, w, n)
+			matmulTQuantGeneric(quant.Q4_0, pure, n, x, w, rowBytes, n)
+			if i := sameBits(got, pure); i >= 0 {
+				t.Fatalf("nb=%d n=%d column %d: assembly %v, pure Go %v", nb, n, i, got[i], pure[i])
+			}
 		}
 	}
 }

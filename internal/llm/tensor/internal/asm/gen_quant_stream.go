@@ -1,0 +1,187 @@
+//go:build ignore
+
+// The decode kernels of gen_quant.go written for one format, where its
+// decode is bound by instructions rather than by memory.
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+// kernelQ4_0Stream emits qdotQ4_0Stream, Q4_0's decode on AVX-512 VNNI:
+// kernel32Stream's steps in its order (two blocks per zmm, block b in
+// lanes 0–7 and b+1 in 8–15, levels summed by VPDPBUSD on top of −8·Σx,
+// converted, times d_w·d_x rounded once, rounded, added to the column's
+// accumulator block after block, an odd last block on ymm), in fewer
+// instructions a block: Q4_0's decode is bound by them (by the shuffles
+// most), not by memory.
+//   - A pair of blocks (36 bytes) is one 64-byte load; one VPERMB spreads
+//     its nibbles to [b, b, b+1, b+1], 16 bytes each, one VPSRLVW shifts
+//     the second and fourth 16 bytes by 4 and one VPANDD keeps the
+//     nibbles, where kernel32Stream took two loads and four shuffles. So
+//     that no load reaches past a column's end (past the last column, the
+//     weights may end with their mapping), a pair with fewer than 64
+//     bytes of its column left is loaded as 32 bytes and 16
+//     (VINSERTI32X4).
+//   - One VPERMW of the same register spreads the two blocks' f16 scales
+//     to their halves, where it took six general and vector steps.
+//   - Four columns a step (j, j+q, j+2q, j+3q for q = n/4: four
+//     sequential streams) share x, −8·Σx and the spread d_x; the n mod 4
+//     last columns run one at a time.
+//
+// Registers: SI the activations at the block, R8 their scales; R9 stream
+// 0's column, R10–R13 the four columns' blocks, BX the column stride,
+// 8(SP) the distance between streams; DI dst of stream 0, 0(SP) the
+// distance between the streams' outputs; CX columns left, R14 blocks
+// left; AX scratch. Y0–Y3 the accumulators; per column its loaded pair
+// (Z4–Z7), levels (Z8–Z11), sums (Z27–Z30) and scales (Z13, Z14, Z16,
+// Z17); Z12 x, Z26 −8·Σx, Z15 the spread d_x; Z18 and Z25 the nibbles'
+// byte indices (64-byte and 32+16-byte loads), Z19 pairSpread, Z20 the
+// byte 8, Z21 the nibble mask, Z22 the word shifts, Z23 zero, Z24 the
+// scales' word index.
+func (g *gen) kernelQ4_0Stream() {
+	const name, size = "qdotQ4_0Stream", 18
+	type column struct {
+		blk                      string
+		acc, raw, lv, sum, scale int
+	}
+	cols := []column{
+		{"R10", 0, 4, 8, 27, 13}, {"R11", 1, 5, 9, 28, 14},
+		{"R12", 2, 6, 10, 29, 16}, {"R13", 3, 7, 11, 30, 17},
+	}
+	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, x *int8, xd *float32, w *byte, wstride int, n int, nb int)\n", name)
+	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $16-56\n", name)
+	g.p("MOVQ dst+0(FP), DI")
+	g.p("MOVQ w+24(FP), R9")
+	g.p("MOVQ wstride+32(FP), BX")
+	g.p("MOVQ n+40(FP), CX")
+	g.p("VPBROADCASTD eights<>(SB), Z20")
+	g.p("VPBROADCASTD nibbleMask<>(SB), Z21")
+	g.p("VMOVDQU64 q4StreamShifts<>(SB), Z22")
+	g.p("VPXORD Z23, Z23, Z23")
+	g.p("VMOVDQU64 q4StreamScales<>(SB), Z24")
+	g.p("VMOVDQU64 q4StreamNibbles<>(SB), Z25")
+	g.p("VMOVDQU64 q4StreamNibblesSplit<>(SB), Z18")
+	g.p("VMOVDQU64 pairSpread<>(SB), Z19")
+	// q = n/4 columns a stream: the streams start q columns (8(SP) bytes
+	// of weights, 0(SP) of dst) apart.
+	g.p("SHRQ $2, CX")
+	g.p("MOVQ CX, AX")
+	g.p("IMULQ BX, AX")
+	g.p("MOVQ AX, 8(SP)")
+	g.p("LEAQ (CX*4), AX")
+	g.p("MOVQ AX, 0(SP)")
+	for _, single := range []bool{false, true} {
+		pfx, cs := name+"_four", cols
+		if single {
+			pfx, cs = name+"_one", cols[:1]
+			// The n mod 4 last columns follow stream 3's.
+			g.p("MOVQ 8(SP), AX")
+			g.p("LEAQ (AX)(AX*2), AX")
+			g.p("ADDQ AX, R9")
+			g.p("MOVQ 0(SP), AX")
+			g.p("LEAQ (AX)(AX*2), AX")
+			g.p("ADDQ AX, DI")
+			g.p("MOVQ n+40(FP), CX")
+			g.p("ANDQ $3, CX")
+		}
+		accs := []int{}
+		for _, c := range cs {
+			accs = append(accs, c.acc)
+		}
+		g.streamColumn(pfx, accs)
+		if !single {
+			g.p("MOVQ 8(SP), AX")
+			for s := 1; s < len(cs); s++ {
+				g.p("LEAQ (%s)(AX*1), %s", cs[s-1].blk, cs[s].blk)
+			}
+		}
+		g.p("MOVQ nb+48(FP), R14")
+		// Pairs with four blocks or more of their column left (72 bytes),
+		// then a pair with two or three, then an odd last block.
+		for _, last := range []bool{false, true} {
+			if !last {
+				g.label(pfx + "_pair")
+				g.p("CMPQ R14, $4")
+				g.p("JLT %s_last", pfx)
+			} else {
+				g.label(pfx + "_last")
+				g.p("CMPQ R14, $2")
+				g.p("JLT %s_tail", pfx)
+			}
+			g.streamActs(true)
+			g.p("VPERMPS Z15, Z19, Z15")
+			for _, c := range cs {
+				if last {
+					g.p("VMOVDQU (%s), %s", c.blk, y(c.raw))
+					g.p("VINSERTI32X4 $2, 20(%s), %s, %s", c.blk, z(c.raw), z(c.raw))
+					g.p("VPERMB %s, Z18, %s", z(c.raw), z(c.lv))
+				} else {
+					g.p("VMOVDQU64 (%s), %s", c.blk, z(c.raw))
+					g.p("VPERMB %s, Z25, %s", z(c.raw), z(c.lv))
+				}
+				g.p("VPSRLVW Z22, %s, %s", z(c.lv), z(c.lv))
+				g.p("VPANDD Z21, %s, %s", z(c.lv), z(c.lv))
+				g.p("VMOVDQA64 Z26, %s", z(c.sum))
+				g.p("VPDPBUSD Z12, %s, %s", z(c.lv), z(c.sum))
+				g.p("VCVTDQ2PS %s, %s", z(c.sum), z(c.sum))
+				g.p("VPERMW %s, Z24, %s", z(c.raw), z(c.scale))
+				g.p("VCVTPH2PS %s, %s", y(c.scale), z(c.scale))
+				g.p("VMULPS Z15, %s, %s", z(c.scale), z(c.scale))
+				g.p("VMULPS %s, %s, %s", z(c.scale), z(c.sum), z(c.sum))
+				g.p("VADDPS %s, %s, %s", y(c.sum), y(c.acc), y(c.acc))
+				g.p("VEXTRACTF32X8 $1, %s, %s", z(c.sum), y(c.sum))
+				g.p("VADDPS %s, %s, %s", y(c.sum), y(c.acc), y(c.acc))
+				g.p("ADDQ $%d, %s", 2*size, c.blk)
+			}
+			g.p("ADDQ $64, SI")
+			g.p("ADDQ $8, R8")
+			g.p("SUBQ $2, R14")
+			if !last {
+				g.p("JMP %s_pair", pfx)
+			}
+		}
+		g.label(pfx + "_tail")
+		g.p("CMPQ R14, $1")
+		g.p("JLT %s_store", pfx)
+		g.streamActs(false)
+		q4 := formats32[1]
+		for _, c := range cs {
+			g.streamTail(q4, c.blk, 2, c.acc, c.lv, c.sum, c.scale, c.raw, c.scale)
+		}
+		g.streamStore(pfx, accs)
+		g.p("JMP %s_col", pfx)
+		g.label(pfx + "_end")
+	}
+	g.p("VZEROUPPER")
+	g.p("RET")
+}
+
+// q4StreamConstants are kernelQ4_0Stream's tables: the byte indices that
+// spread the nibbles of two Q4_0 blocks to [b, b, b+1, b+1], 16 bytes
+// each, from a 64-byte load (nibbles at bytes 2 and 20) and from a 32-byte
+// load and a 16-byte one at byte 20 put at 32 (at 2 and 32); the word
+// shifts that keep the low nibbles of the first and third 16 bytes and
+// move the high nibbles of the second and fourth down; the word index
+// that spreads the two blocks' scales (words 0 and 9) over words 0–7 and
+// 8–15.
+func q4StreamConstants() string {
+	var b strings.Builder
+	table := func(name string, width int, at func(i int) int) {
+		per := 8 / width
+		for q := range 8 {
+			var v uint64
+			for e := range per {
+				v |= uint64(at(per*q+e)) << (8 * width * e)
+			}
+			fmt.Fprintf(&b, "DATA %s<>+%d(SB)/8, $0x%016x\n", name, 8*q, v)
+		}
+		fmt.Fprintf(&b, "GLOBL %s<>(SB), RODATA|NOPTR, $64\n\n", name)
+	}
+	table("q4StreamNibbles", 1, func(i int) int { return 2 + 18*(i/32) + i%16 })
+	table("q4StreamNibblesSplit", 1, func(i int) int { return 2 + 30*(i/32) + i%16 })
+	table("q4StreamShifts", 2, func(w int) int { return 4 * (w / 8 % 2) })
+	table("q4StreamScales", 2, func(w int) int { return 9 * (w / 8 % 2) })
+	return strings.TrimSuffix(b.String(), "\n")
+}
