@@ -34,6 +34,16 @@ type Backend interface {
 	Close() error
 }
 
+// TextCompleter is a [Backend] that answers text completions (POST
+// /v1/completions): the remote relay forwards them, chat/inprocess serves
+// them. A route whose backend is not one does not serve the endpoint.
+type TextCompleter interface {
+	// TextComplete answers a validated text-completion request: a whole
+	// text_completion, or (req.Shared.Streaming()) a stream of its chunks,
+	// as Complete answers a chat completion.
+	TextComplete(ctx context.Context, t Target, req *TextCompletionRequest) (*Answer, error)
+}
+
 // Target is what a backend answers for: the route a request resolved to
 // and the upstream of it the gateway picked.
 type Target struct {

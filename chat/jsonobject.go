@@ -14,6 +14,17 @@ type member struct {
 	start, end int
 }
 
+// memberValue is the value of the last member named key (the one JSON
+// decoders read when a key repeats).
+func memberValue(members []member, key string) (json.RawMessage, bool) {
+	for i := len(members) - 1; i >= 0; i-- {
+		if members[i].key == key {
+			return members[i].value, true
+		}
+	}
+	return nil, false
+}
+
 // topLevelMembers splits a valid JSON object into its members without
 // decoding the values. It reports false when raw is not an object.
 func topLevelMembers(raw []byte) ([]member, bool) {

@@ -30,12 +30,7 @@ func (r *CompletionRequest) Has(key string) bool {
 // member CompletionRequest does not name, or one whose absence, null and
 // value differ.
 func (r *CompletionRequest) Field(key string) (json.RawMessage, bool) {
-	for i := len(r.members) - 1; i >= 0; i-- {
-		if r.members[i].key == key {
-			return r.members[i].value, true
-		}
-	}
-	return nil, false
+	return memberValue(r.members, key)
 }
 
 // Decode decodes the whole request into v, a backend's own view of it,

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // OpTextCompletion names the calls of POST /v1/completions.
@@ -16,13 +17,14 @@ const OpTextCompletion = "completions.create"
 // CompletionRequest) the gateway reads: the members of a text completion
 // of its own, and Shared, what it shares with a chat completion (model,
 // n, the sampling options, stop, stream, structured outputs, the vLLM
-// extensions), validated as chat's are. The request is forwarded from its
-// raw JSON.
+// extensions, add_special_tokens), validated as chat's are. The request is
+// forwarded from its raw JSON.
 type TextCompletionRequest struct {
 	// Prompt is a string, a list of strings, a list of token ids or a list
 	// of lists of token ids: one prompt, or a batch.
 	Prompt json.RawMessage `json:"prompt"`
-	// Suffix is refused, as vLLM refuses it.
+	// Suffix is the text after the completion: refused, as vLLM refuses
+	// it, unless the model fills in the middle (ModelInfo.FillsInMiddle).
 	Suffix   *string `json:"suffix"`
 	Echo     *bool   `json:"echo"`
 	Logprobs *int64  `json:"logprobs"`
@@ -31,6 +33,39 @@ type TextCompletionRequest struct {
 	Shared *CompletionRequest `json:"-"`
 	// Prompts is how many prompts Prompt holds (1 for one prompt).
 	Prompts int `json:"-"`
+	// Inputs are the prompts, in order.
+	Inputs []TextPrompt `json:"-"`
+}
+
+// TextPrompt is one prompt of a text completion: a text to tokenize, or
+// token ids (IDs non-nil).
+type TextPrompt struct {
+	Text string
+	IDs  []int64
+}
+
+// Echoing reports echo.
+func (r *TextCompletionRequest) Echoing() bool { return r.Echo != nil && *r.Echo }
+
+// MaxTokens is the request's max_tokens: vLLM's 16 when left out or null.
+// Zero asks, with echo, for the prompt alone.
+func (r *TextCompletionRequest) MaxTokens() int64 {
+	if m := r.Shared.MaxTokens; m != nil {
+		return *m
+	}
+	return vllmDefaultMaxTokens
+}
+
+// Choices is how many choices each prompt generates: best_of when given
+// (at least n), else n.
+func (r *TextCompletionRequest) Choices() int64 {
+	if r.BestOf != nil {
+		return *r.BestOf
+	}
+	if r.Shared.N != nil {
+		return *r.Shared.N
+	}
+	return 1
 }
 
 // vllmDefaultMaxTokens is max_tokens of a text completion that leaves it
@@ -56,26 +91,35 @@ func ParseTextRequest(raw []byte, info ModelInfo, limits TextLimits) (*TextCompl
 		}
 		return nil, Malformed("body", "json_invalid", "JSON decode error")
 	}
-	prompts, err := checkPrompt(req.Prompt)
+	inputs, err := parsePrompt(req.Prompt, info.VocabSize)
 	if err != nil {
 		return nil, err
 	}
-	req.Prompts = prompts
+	req.Inputs, req.Prompts = inputs, len(inputs)
 	members, ok := topLevelMembers(raw)
 	if !ok {
 		return nil, Malformed("body", "dict_type", "Input should be a valid dictionary")
 	}
 	// The shared members read as a chat request's: logprobs is a count
-	// here, a flag there, and checked below.
-	shared, err := ParseRequest(patchObject(raw, members, map[string]json.RawMessage{"logprobs": nil, "messages": json.RawMessage("[]")}))
+	// here, a flag there, and checked below. max_tokens 0 asks, with echo,
+	// for the prompt alone, for which vLLM generates one token.
+	patch := map[string]json.RawMessage{"logprobs": nil, "messages": json.RawMessage("[]")}
+	echoOnly := false
+	if v, ok := memberValue(members, "max_tokens"); ok && req.Echoing() && string(bytes.TrimSpace(v)) == "0" {
+		echoOnly = true
+		patch["max_tokens"] = json.RawMessage("1")
+	}
+	shared, err := ParseRequest(patchObject(raw, members, patch))
 	if err != nil {
 		return nil, err
 	}
 	shared.raw, shared.members = raw, members
 	req.Shared = shared
 	switch {
-	case req.Suffix != nil:
+	case req.Suffix != nil && !info.FillsInMiddle:
 		return nil, Invalid("suffix", "suffix is not currently supported")
+	case req.Suffix != nil && req.Echoing():
+		return nil, Invalid("suffix", "suffix cannot be used with echo.")
 	case req.Logprobs != nil && *req.Logprobs < 0:
 		return nil, Invalid("logprobs", "`logprobs` must be a positive value.")
 	case req.BestOf != nil && *req.BestOf < 1:
@@ -84,6 +128,8 @@ func ParseTextRequest(raw []byte, info ModelInfo, limits TextLimits) (*TextCompl
 		return nil, Invalid("best_of", "best_of must be greater than or equal to n, got n=%d and best_of=%d.", *shared.N, *req.BestOf)
 	case req.BestOf != nil && *req.BestOf > 1 && shared.Streaming():
 		return nil, Invalid("best_of", "best_of > 1 is not supported with stream=True.")
+	case req.BestOf != nil && *req.BestOf > 1 && shared.Temperature != nil && *shared.Temperature < greedyEpsilon:
+		return nil, Invalid("best_of", "best_of must be 1 when using greedy sampling, got %d.", *req.BestOf)
 	}
 	maxLogprobs := info.MaxLogprobs
 	if maxLogprobs == 0 {
@@ -94,6 +140,10 @@ func ParseTextRequest(raw []byte, info ModelInfo, limits TextLimits) (*TextCompl
 	}
 	if err := Validate(shared, info); err != nil {
 		return nil, err
+	}
+	if echoOnly {
+		zero := int64(0)
+		shared.MaxTokens = &zero
 	}
 	if err := limits.check(req); err != nil {
 		return nil, err
@@ -110,17 +160,7 @@ func (l TextLimits) check(req *TextCompletionRequest) error {
 	if l.MaxTokens <= 0 {
 		return nil
 	}
-	choices := int64(1)
-	if n := req.Shared.N; n != nil && *n > choices {
-		choices = *n
-	}
-	if req.BestOf != nil && *req.BestOf > choices {
-		choices = *req.BestOf
-	}
-	maxTokens := int64(vllmDefaultMaxTokens)
-	if m := req.Shared.MaxTokens; m != nil {
-		maxTokens = *m
-	}
+	choices, maxTokens := max(req.Choices(), 1), req.MaxTokens()
 	if choices > l.MaxTokens || maxTokens > l.MaxTokens || int64(req.Prompts)*choices*maxTokens > l.MaxTokens {
 		return Invalid("max_tokens", "The request asks for %d prompts × %d choices × %d max_tokens, more than the %d tokens one request may ask for.",
 			req.Prompts, choices, maxTokens, l.MaxTokens)
@@ -128,12 +168,14 @@ func (l TextLimits) check(req *TextCompletionRequest) error {
 	return nil
 }
 
-// checkPrompt accepts vLLM's prompt shapes, none empty, and counts the
-// prompts.
-func checkPrompt(raw json.RawMessage) (int, error) {
+// parsePrompt reads vLLM's prompt shapes, none empty: a text, texts, token
+// ids or lists of them. Token ids must be within the vocabulary when its
+// size is known (vocabSize > 0).
+func parsePrompt(raw json.RawMessage, vocabSize int64) ([]TextPrompt, error) {
 	raw = bytes.TrimSpace(raw)
+	empty := Invalid("prompt", "Either prompt or prompt_embeds must be provided and non-empty.")
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		return 0, Invalid("prompt", "Either prompt or prompt_embeds must be provided and non-empty.")
+		return nil, empty
 	}
 	var text string
 	var texts []string
@@ -141,20 +183,38 @@ func checkPrompt(raw json.RawMessage) (int, error) {
 	var batches [][]int64
 	switch {
 	case json.Unmarshal(raw, &text) == nil:
-		return 1, nil
+		if text == "" {
+			return nil, empty
+		}
+		return []TextPrompt{{Text: text}}, nil
 	case json.Unmarshal(raw, &texts) == nil && len(texts) > 0:
-		return len(texts), nil
+		out := make([]TextPrompt, len(texts))
+		for i, t := range texts {
+			out[i].Text = t
+		}
+		return out, nil
 	case json.Unmarshal(raw, &ids) == nil && len(ids) > 0:
-		return 1, nil
+		batches = [][]int64{ids}
 	case json.Unmarshal(raw, &batches) == nil && len(batches) > 0:
-		for _, b := range batches {
-			if len(b) == 0 {
-				return 0, Invalid("prompt", "Either prompt or prompt_embeds must be provided and non-empty.")
+	default:
+		return nil, Invalid("prompt", "prompt must be a string, a list of strings, a list of token ids or a list of lists of token ids, none empty.")
+	}
+	out := make([]TextPrompt, len(batches))
+	for i, b := range batches {
+		if len(b) == 0 {
+			return nil, empty
+		}
+		for _, id := range b {
+			switch {
+			case id < 0:
+				return nil, Invalid("prompt", "Token ids must be greater than or equal to 0, got %d.", id)
+			case vocabSize > 0 && id >= vocabSize:
+				return nil, Invalid("prompt", "Token id %d is out of vocabulary", id)
 			}
 		}
-		return len(batches), nil
+		out[i].IDs = b
 	}
-	return 0, Invalid("prompt", "prompt must be a string, a list of strings, a list of token ids or a list of lists of token ids, none empty.")
+	return out, nil
 }
 
 // TextComplete answers a raw POST /v1/completions request: the model's
@@ -185,20 +245,28 @@ func (s *Gateway) TextComplete(ctx context.Context, projectID string, raw []byte
 	if err != nil {
 		return nil, err
 	}
+	req.Shared.tenant, _, _ = strings.Cut(projectID, "/")
 	c := s.newCompletion(ctx, projectID, OpTextCompletion, raw, modelKey(head.Model, route))
 	c.pending.assemble = assembleTextStream
-	err = s.forward(ctx, route, EndpointCompletions, c, func(_ Backend, t Target) (*Answer, error) {
-		if _, registered := s.backends[t.Upstream.Kind]; registered {
-			// No registered backend answers text completions (a route
-			// built in code may still have named them).
+	err = s.forward(ctx, route, EndpointCompletions, c, func(b Backend, t Target) (*Answer, error) {
+		tc, ok := b.(TextCompleter)
+		if !ok {
+			// A route built in code may name text completions for a
+			// backend that does not answer them.
 			served := slices.DeleteFunc(slices.Clone(route.Endpoints), func(e string) bool { return e == EndpointCompletions })
 			return nil, checkEndpoint(&Route{Name: route.Name, Endpoints: served}, EndpointCompletions)
 		}
-		model, _ := json.Marshal(t.Upstream.Model)
-		body := patchObject(raw, req.Shared.members, map[string]json.RawMessage{"model": model})
-		return s.remote.post(ctx, t, "/completions", body, req.Shared.Streaming())
+		return tc.TextComplete(ctx, t, req)
 	})
 	return c.answered(err)
+}
+
+// TextComplete forwards a text completion to the upstream, the model
+// renamed to the upstream's and everything else as sent.
+func (rl relay) TextComplete(ctx context.Context, t Target, req *TextCompletionRequest) (*Answer, error) {
+	model, _ := json.Marshal(t.Upstream.Model)
+	body := patchObject(req.Shared.raw, req.Shared.members, map[string]json.RawMessage{"model": model})
+	return rl.post(ctx, t, "/completions", body, req.Shared.Streaming())
 }
 
 // assembleTextStream is the text_completion a stream of text completion

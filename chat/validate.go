@@ -30,6 +30,10 @@ type ModelInfo struct {
 	// rendering: the gateway's estimate before it is skipped. Set by the
 	// backend, never by a routing file.
 	TokenizesPrompt bool `yaml:"-" json:"-"`
+	// FillsInMiddle tells that the route's backend completes a text before a
+	// suffix (a text completion's suffix): a model served in-process whose
+	// vocabulary has fill-in-the-middle tokens. Set by the backend.
+	FillsInMiddle bool `yaml:"-" json:"-"`
 }
 
 // maxN is vLLM's VLLM_MAX_N_SEQUENCES default.

@@ -166,9 +166,12 @@ func nonNil(ids []int) []int {
 
 // usage builds a request's usage; it carries prompt_tokens_details when the
 // model is configured to report cached tokens.
-func (o *answerOptions) usage(u engine.Usage) wireUsage {
+func (o *answerOptions) usage(u engine.Usage) wireUsage { return usageOf(u, o.promptDetails) }
+
+// usageOf is vLLM's usage of u, with prompt_tokens_details when details.
+func usageOf(u engine.Usage, details bool) wireUsage {
 	w := wireUsage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens}
-	if o.promptDetails {
+	if details {
 		w.PromptTokensDetails = &wireCachedTokens{CachedTokens: u.CachedTokens}
 	}
 	return w

@@ -103,19 +103,25 @@ func (lm *model) planOutput(req *chat.CompletionRequest) (outputPlan, error) {
 		}
 		specs = append(specs, spec)
 	}
+	return p, p.constrainBy(specs)
+}
+
+// constrainBy makes the request's one constraint the plan's; more than one
+// kind is a 400.
+func (p *outputPlan) constrainBy(specs []namedSpec) error {
 	switch len(specs) {
 	case 0:
-		return p, nil
+		return nil
 	case 1:
 		p.spec, p.param = &specs[0].spec, specs[0].param
-		return p, nil
+		return nil
 	}
 	kinds := make([]string, len(specs))
 	for i, s := range specs {
 		kinds[i] = "'" + s.kind + "'"
 	}
 	sort.Strings(kinds)
-	return p, chat.Invalid("structured_outputs", "You can only use one kind of structured outputs constraint but multiple are specified: {%s}", strings.Join(kinds, ", "))
+	return chat.Invalid("structured_outputs", "You can only use one kind of structured outputs constraint but multiple are specified: {%s}", strings.Join(kinds, ", "))
 }
 
 // thinkingEnabled is the template's enable_thinking as the request sets it

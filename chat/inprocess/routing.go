@@ -22,7 +22,7 @@ var Kind = chat.UpstreamKind{Name: chat.KindLocal, Prepare: prepareUpstream}
 // endpoints are what a model run in-process serves (embedding models are
 // served in-process by chat/embeddings: chat.Config.Embeddings), and what
 // its route serves when the routing file names none.
-var endpoints = []string{chat.EndpointChat, chat.EndpointResponses}
+var endpoints = []string{chat.EndpointChat, chat.EndpointCompletions, chat.EndpointResponses}
 
 // prepareUpstream checks a local upstream and its route and fills their
 // defaults.

@@ -75,7 +75,7 @@ func TestParseLocalRouting(t *testing.T) {
 		r.Models[1].Upstreams[0].KVCacheBytes != 1000000 || r.Models[1].Upstreams[0].WeightType != "auto" ||
 		q.ReasoningParser != "none" || q.StructuredOutputs != (chat.StructuredOptions{MaxMasks: 1024, MaxWhitespace: -1, MaxStringLength: 64,
 		MaxStates: 100000, MaxCompileTime: 2 * time.Second, MaxCompiles: 1}) ||
-		r.Models[1].Upstreams[0].ReasoningParser != "auto" || !slices.Equal(r.Models[0].Endpoints, []string{chat.EndpointChat, chat.EndpointResponses}) {
+		r.Models[1].Upstreams[0].ReasoningParser != "auto" || !slices.Equal(r.Models[0].Endpoints, []string{chat.EndpointChat, chat.EndpointCompletions, chat.EndpointResponses}) {
 		t.Fatalf("%+v %+v", q, r.Models[1].Upstreams[0])
 	}
 	for _, tc := range []struct{ text, want string }{

@@ -36,6 +36,9 @@ type model struct {
 	// (a Llama 3 vocabulary: <|python_tag|>, or <|start_header_id|> and
 	// <|eot_id|>).
 	toolFormat toolFormat
+	// fim are the vocabulary's fill-in-the-middle tokens, nil without:
+	// a text completion's suffix needs them.
+	fim *fimTokens
 }
 
 // Config configures [Open]. The zero value of every field is its
@@ -119,9 +122,10 @@ func (s *Server) open(route *chat.Route) error {
 	if route.Endpoints == nil { // a route built in code, not checked by Kind
 		route.Endpoints = slices.Clone(endpoints)
 	}
+	m.fim = readFIM(eng.Tokenizer())
 	route.ModelInfo = chat.ModelInfo{
 		MaxModelLen: int64(eng.MaxModelLen()), VocabSize: int64(eng.VocabSize()),
-		MaxLogprobs: route.MaxLogprobs, PriorityScheduling: true, TokenizesPrompt: true,
+		MaxLogprobs: route.MaxLogprobs, PriorityScheduling: true, TokenizesPrompt: true, FillsInMiddle: m.fim != nil,
 	}
 	s.models[route.Name] = m
 	s.logger.Info("chat: local model ready", "model", route.Name, "path", u.Path,
@@ -249,13 +253,9 @@ func (s *Server) Complete(ctx context.Context, t chat.Target, req *chat.Completi
 	if requested == nil {
 		requested, param = req.MaxTokens, "max_tokens"
 	}
-	var side *string
-	if raw, ok := req.Field("truncation_side"); ok && !isNull(raw) {
-		var v string
-		if json.Unmarshal(raw, &v) != nil || (v != "left" && v != "right") {
-			return nil, chat.Malformed("truncation_side", "literal_error", "Input should be 'left' or 'right'")
-		}
-		side = &v
+	side, err := truncationSide(req)
+	if err != nil {
+		return nil, err
 	}
 	ids, maxTokens, err := lm.prompt.fitPrompt(prompt.ids, requested, param, req.TruncatePromptTokens, side)
 	if err != nil {
@@ -301,6 +301,20 @@ func (s *Server) Complete(ctx context.Context, t chat.Target, req *chat.Completi
 		return nil, fromEngine(err)
 	}
 	return &chat.Answer{Status: http.StatusOK, ContentType: "application/json", Body: opts.completionBody(res)}, nil
+}
+
+// truncationSide is the request's truncation_side ("left" or "right"),
+// nil when left out.
+func truncationSide(req *chat.CompletionRequest) (*string, error) {
+	raw, ok := req.Field("truncation_side")
+	if !ok || isNull(raw) {
+		return nil, nil
+	}
+	var v string
+	if json.Unmarshal(raw, &v) != nil || (v != "left" && v != "right") {
+		return nil, chat.Malformed("truncation_side", "literal_error", "Input should be 'left' or 'right'")
+	}
+	return &v, nil
 }
 
 // overloaded is Complete's answer to an engine error, mapped to weft's

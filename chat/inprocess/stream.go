@@ -135,7 +135,7 @@ func (f *localFrames) step() {
 	if !errors.Is(err, io.EOF) {
 		// As vLLM: an engine failure before any output is the first
 		// event, with no role chunk.
-		s.event(map[string]any{"error": map[string]any{"message": err.Error(), "type": "InternalServerError", "param": nil, "code": 500}})
+		s.event(failureFrame(err))
 	}
 	if f.opened && s.o.includeUsage {
 		// vLLM writes this chunk with exclude_none.
@@ -148,6 +148,12 @@ func (f *localFrames) step() {
 		}{u.PromptTokens, u.TotalTokens, u.CompletionTokens, u.PromptTokensDetails})
 		s.event(s.chunk([]streamChoice{}, b))
 	}
+}
+
+// failureFrame is the frame of an engine failure mid-stream, as vLLM
+// streams one.
+func failureFrame(err error) any {
+	return map[string]any{"error": map[string]any{"message": err.Error(), "type": "InternalServerError", "param": nil, "code": 500}}
 }
 
 // Close ends the generation (the client went away) and frees it.

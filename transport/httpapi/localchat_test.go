@@ -209,11 +209,17 @@ func (s *localServer) completeAs(t *testing.T, key, body string) (completion, []
 	return c, raw
 }
 
-// stream posts a streaming request and returns the data payloads, [DONE]
-// included.
+// stream posts a streaming chat completion and returns the data payloads,
+// [DONE] included.
 func (s *localServer) stream(t *testing.T, body string) []string {
 	t.Helper()
-	status, header, raw := s.post(t, "/v1/chat/completions", body)
+	return s.streamAt(t, "/v1/chat/completions", body)
+}
+
+// streamAt is stream for the API at path.
+func (s *localServer) streamAt(t *testing.T, path, body string) []string {
+	t.Helper()
+	status, header, raw := s.post(t, path, body)
 	if status != http.StatusOK || header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("status %d %s: %s", status, header.Get("Content-Type"), raw)
 	}
@@ -826,15 +832,16 @@ func TestLocalModelsAndTracing(t *testing.T) {
 	if len(payloads) < 3 {
 		t.Fatalf("stream %v", payloads)
 	}
+	text := s.streamAt(t, "/v1/completions", `{"model":"tiny","prompt":"Hi","max_tokens":3,"ignore_eos":true,"stream":true,"stream_options":{"include_usage":true}}`)
 	if err := gateway.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	s.calls.mu.Lock()
 	defer s.calls.mu.Unlock()
-	if len(s.calls.calls) != 2 {
+	if len(s.calls.calls) != 3 {
 		t.Fatalf("%d calls traced", len(s.calls.calls))
 	}
-	first, second := s.calls.calls[0], s.calls.calls[1]
+	first, second, third := s.calls.calls[0], s.calls.calls[1], s.calls.calls[2]
 	if first.OpName != chat.OpChatCompletion || first.ID != header.Get(chat.CallIDHeader) || first.ProjectID != "alice/chat" ||
 		string(first.Output) != strings.TrimSpace(string(whole)) || first.Exception != "" {
 		t.Errorf("traced %+v", first)
@@ -850,6 +857,21 @@ func TestLocalModelsAndTracing(t *testing.T) {
 	_ = json.Unmarshal(whole, &w)
 	if len(out.Choices) != 1 || *out.Choices[0].Message.Content != *w.Choices[0].Message.Content || out.Usage.TotalTokens != w.Usage.TotalTokens {
 		t.Errorf("streamed call output %s, whole %s", second.Output, whole)
+	}
+	// A streamed text completion is one call: its chunks assembled into
+	// one text_completion, its usage under the model's name.
+	var streamed strings.Builder
+	for _, p := range text[:len(text)-2] {
+		var c textCompletion
+		_ = json.Unmarshal([]byte(p), &c)
+		streamed.WriteString(c.Choices[0].Text)
+	}
+	var traced textCompletion
+	_ = json.Unmarshal(third.Output, &traced)
+	_ = json.Unmarshal(third.Summary, &summary)
+	if third.OpName != chat.OpTextCompletion || traced.Object != "text_completion" || len(traced.Choices) != 1 || traced.Choices[0].Text != streamed.String() ||
+		summary["usage"]["tiny"]["completion_tokens"] != 3 || summary["usage"]["tiny"]["prompt_tokens"] != traced.Usage.PromptTokens || traced.Usage.PromptTokens == 0 {
+		t.Errorf("traced text completion %s %s, streamed %q", third.Output, third.Summary, streamed.String())
 	}
 }
 
