@@ -3,6 +3,7 @@ package chat_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -172,4 +173,61 @@ func TestLocalModelWithOpenAINode(t *testing.T) {
 	t.Parallel()
 	srv, _ := startLocal(t)
 	e2e.NodeScript(t, "local.mjs", "WEFT_URL="+srv.URL, "WEFT_KEY="+srv.Key, "WEFT_MODEL="+localModel)
+}
+
+// openai-go and the openai npm client against text completions of a model
+// weft serves itself: a batch with n, echo and logprobs whole, the same
+// request streamed (the SDKs' own types parse every chunk, and the texts
+// agree for a seed), token ids and a suffix, and a 400 the SDKs read.
+func TestLocalTextCompletionsWithOpenAIClients(t *testing.T) {
+	t.Parallel()
+	srv, client := startLocal(t)
+	ctx := context.Background()
+	params := openai.CompletionNewParams{
+		Model: localModel, Prompt: openai.CompletionNewParamsPromptUnion{OfArrayOfStrings: []string{"Once upon", "a time"}},
+		N: openai.Int(2), MaxTokens: openai.Int(6), Seed: openai.Int(5), Temperature: openai.Float(1), Echo: openai.Bool(true), Logprobs: openai.Int(1),
+	}
+	whole, err := client.Completions.New(ctx, params, option.WithJSONSet("ignore_eos", true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(whole.Choices) != 4 || whole.Object != "text_completion" || whole.Usage.CompletionTokens != 24 ||
+		!strings.HasPrefix(whole.Choices[2].Text, "a time") || whole.Choices[3].Index != 3 || whole.Choices[0].Logprobs.TokenLogprobs[0] != 0 {
+		t.Fatalf("whole: %s", whole.RawJSON())
+	}
+	stream := client.Completions.NewStreaming(ctx, params, option.WithJSONSet("ignore_eos", true))
+	texts := map[int64]string{}
+	for stream.Next() {
+		for _, c := range stream.Current().Choices {
+			texts[c.Index] += c.Text
+		}
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range whole.Choices {
+		if texts[c.Index] != c.Text {
+			t.Errorf("choice %d streamed %q, whole %q", c.Index, texts[c.Index], c.Text)
+		}
+	}
+	_, err = client.Completions.New(ctx, openai.CompletionNewParams{Model: localModel,
+		Prompt: openai.CompletionNewParamsPromptUnion{OfArrayOfTokens: []int64{1 << 30}}})
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Param != "prompt" {
+		t.Errorf("a token id out of the vocabulary: %v", err)
+	}
+
+	e2e.NodeModule(t, `import OpenAI from "openai";
+const client = new OpenAI({ baseURL: process.env.WEFT_URL + "/v1", apiKey: process.env.WEFT_KEY, maxRetries: 0 });
+const model = process.env.WEFT_MODEL;
+const whole = await client.completions.create({ model, prompt: [[9707, 11], [785]], max_tokens: 4, temperature: 0, ignore_eos: true });
+if (whole.choices.length !== 2 || whole.usage.prompt_tokens !== 3 || whole.usage.completion_tokens !== 8) { console.error(JSON.stringify(whole)); process.exit(1); }
+let text = "";
+for await (const chunk of await client.completions.create({ model, prompt: [[9707, 11], [785]], max_tokens: 4, temperature: 0, ignore_eos: true, stream: true }))
+  text += chunk.choices.filter((c) => c.index === 1).map((c) => c.text).join("");
+if (text !== whole.choices[1].text) { console.error(text, JSON.stringify(whole)); process.exit(1); }
+const fim = await client.completions.create({ model, prompt: "def add(a, b):\n    return ", suffix: "\n", max_tokens: 3 });
+if (fim.choices.length !== 1 || fim.usage.completion_tokens < 1) { console.error(JSON.stringify(fim)); process.exit(1); }
+console.log(JSON.stringify({ ok: true }));
+`, "WEFT_URL="+srv.URL, "WEFT_KEY="+srv.Key, "WEFT_MODEL="+localModel)
 }
