@@ -123,6 +123,17 @@ func (b *builder) send(event any) error {
 // chunk applies one chat chunk (or whole completion): its reasoning, then
 // content, then tool calls, its finish reason and usage.
 func (b *builder) chunk(data []byte) error {
+	if content, finish, ok := textChunk(data); ok {
+		if content != "" {
+			if err := b.textDelta(content); err != nil {
+				return err
+			}
+		}
+		if finish != nil {
+			b.finishReason = *finish
+		}
+		return nil
+	}
 	var c chatChunk
 	if err := json.Unmarshal(data, &c); err != nil {
 		return invalid("upstream", "The model's answer is not a chat completion: %v.", err)

@@ -91,6 +91,7 @@ type Stream struct {
 	w     io.Writer
 	flush func()
 	buf   []byte // chat SSE bytes not yet a whole event
+	msg   []byte // the text delta event being written
 	err   error  // the first write error: the client is gone
 }
 
@@ -104,6 +105,11 @@ func NewStream(resp *Response, w io.Writer, flush func()) *Stream {
 
 func (s *Stream) write(event any) error {
 	if s.err != nil {
+		return s.err
+	}
+	if delta, ok := event.(textDeltaEvent); ok {
+		s.msg = appendTextDelta(s.msg[:0], &delta)
+		_, s.err = s.w.Write(s.msg)
 		return s.err
 	}
 	data, err := json.Marshal(event)
