@@ -254,6 +254,14 @@ func TestEvalResultsQuery(t *testing.T) {
 		if order(`"sort_by":[{"field":"scores.exact","direction":"asc"}],"limit":1`); res.TotalRows != 2 {
 			t.Errorf("a sorted page of one: total_rows %d, want 2", res.TotalRows)
 		}
+		// The summary is of every row of the evaluations named, as Weave's
+		// eval_results_query computes it (compute_summary_from_rows over
+		// the rows before selection, summary_require_intersection the only
+		// selection): filters narrow the rows, not the summary.
+		filtered := order(`"include_summary":true,"filters":[{"query":{"$expr":{"$eq":[{"$getField":"scores.exact"},{"$literal":false}]}}}]`)
+		if !slices.Equal(filtered, []string{ref}) || res.Summary == nil || res.Summary.RowCount != 2 || len(res.Summary.Evaluations) != 2 {
+			t.Errorf("filtered rows %v with summary %+v, want the ref row and the summary of both rows", filtered, res.Summary)
+		}
 
 		// No evaluation: nothing, with an empty summary when asked.
 		if _, body := post(t, f, alice, "/v2/alice/p/eval_results/query", `{"include_summary":true}`); string(body) != `{"rows":[],"total_rows":0,"summary":{"row_count":0,"evaluations":[]},"warnings":[]}`+"\n" {
