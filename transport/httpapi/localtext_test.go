@@ -307,6 +307,37 @@ func TestLocalTextErrors(t *testing.T) {
 			t.Errorf("%.80s: %d %s, want a 400 naming %s", tc.body, status, body, tc.param)
 		}
 	}
+	// logprobs is a count from 0 to the model's max_logprobs (the
+	// -local-logprobs limit, vLLM's 20): vLLM's messages below and above,
+	// and a type error for anything but an integer.
+	for _, tc := range []struct{ logprobs, msg string }{
+		{"21", "Requested sample logprobs of 21, which is greater than max allowed: 20"},
+		{"9223372036854775807", "Requested sample logprobs of 9223372036854775807, which is greater than max allowed: 20"},
+		{"-1", "`logprobs` must be a positive value."},
+		{"-9223372036854775808", "`logprobs` must be a positive value."},
+		{"1e400", "Input should be a valid integer"},
+		{"2.5", "Input should be a valid integer"},
+		{`"2"`, "Input should be a valid integer"},
+		{"true", "Input should be a valid integer"},
+		{"[2]", "Input should be a valid integer"},
+	} {
+		for _, stream := range []string{"false", "true"} {
+			body := `{"model":"tiny","prompt":"x","stream":` + stream + `,"logprobs":` + tc.logprobs + `}`
+			status, _, raw := s.post(t, "/v1/completions", body)
+			var e struct {
+				Error struct{ Message, Param string }
+			}
+			_ = json.Unmarshal(raw, &e)
+			if status != http.StatusBadRequest || e.Error.Param != "logprobs" || !strings.Contains(e.Error.Message, tc.msg) {
+				t.Errorf("%s: %d %s, want a 400 naming logprobs: %s", body, status, raw, tc.msg)
+			}
+		}
+	}
+	for _, lp := range []string{"0", "20", "null"} {
+		if status, _, raw := s.post(t, "/v1/completions", `{"model":"tiny","prompt":"x","max_tokens":2,"logprobs":`+lp+`}`); status != http.StatusOK {
+			t.Errorf("logprobs %s: %d %s", lp, status, raw)
+		}
+	}
 	if status, _, body := s.post(t, "/v1/completions", `{"model":"nope","prompt":"x"}`); status != http.StatusNotFound {
 		t.Errorf("unknown model: %d %s", status, body)
 	}

@@ -63,6 +63,19 @@ func probeModelNames(t *testing.T, dbURL string) {
 		{name: "streamed completion", status: 200, send: post("/v1/chat/completions", func(m string) any {
 			return map[string]any{"model": m, "messages": messages, "max_tokens": 2, "stream": true}
 		})},
+		{name: "text completion", status: 200, send: post("/v1/completions", func(m string) any {
+			return map[string]any{"model": m, "prompt": "The secret is", "max_tokens": 2, "logprobs": 1}
+		})},
+		{name: "streamed text completion", status: 200, send: post("/v1/completions", func(m string) any {
+			return map[string]any{"model": m, "prompt": []int{1, 2, 3}, "max_tokens": 2, "stream": true}
+		})},
+		{name: "response", status: 200, send: post("/v1/responses", func(m string) any {
+			return map[string]any{"model": m, "input": "What is the secret?", "max_output_tokens": 2, "store": false}
+		})},
+		{name: "streamed response", status: 200, send: post("/v1/responses", func(m string) any {
+			return map[string]any{"model": m, "input": "What is the secret?", "max_output_tokens": 2, "store": false, "stream": true}
+		})},
+		{name: "embeddings", status: 400, send: post("/v1/embeddings", func(m string) any { return map[string]any{"model": m, "input": "x"} })},
 		{name: "tokenize", status: 200, send: post("/tokenize", func(m string) any { return map[string]any{"model": m, "prompt": "x"} })},
 		{name: "detokenize", status: 200, send: post("/detokenize", func(m string) any { return map[string]any{"model": m, "tokens": []int{1}} })},
 		// Her trained model is served in-process, which makes no images: a
