@@ -271,6 +271,15 @@ func bf16ToF32(dst []float32, src []uint16) {
 	bf16ToF32Generic(dst[main:], src[main:])
 }
 
+// quantizeActBlock is quantizeActBlockGeneric (len(v) a multiple of 32).
+func quantizeActBlock(q []int8, v []float32, sums []int32) float32 {
+	if !useAVX2 {
+		return quantizeActBlockGeneric(q, v, sums)
+	}
+	_, _ = q[len(v)-1], sums[len(v)/Q8Block-1]
+	return quantizeActBlockAVX2(&q[0], &v[0], len(v), &sums[0])
+}
+
 func hasF16C() bool {
 	const f16cBit = 1 << 29
 	return cpuidECX1()&f16cBit != 0

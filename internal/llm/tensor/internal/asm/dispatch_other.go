@@ -58,3 +58,7 @@ func matmulTQuant(t quant.Type, dst []float32, ldd int, x *QActs, w []byte, rowB
 func matmulTHalf(t quant.Type, dst []float32, ldd int, a []float32, lda int, w []byte, m, n, k int) {
 	matmulTHalfGeneric(t, dst, ldd, a, lda, w, m, n, k)
 }
+
+func quantizeActBlock(q []int8, v []float32, sums []int32) float32 {
+	return quantizeActBlockGeneric(q, v, sums)
+}

@@ -52,8 +52,9 @@ func (k ActKind) block() int {
 // each element rounds x·(127/max|x|) to the nearest integer, ties to even
 // (the rounding of the vector instructions). A block holding a NaN or an
 // infinity gets the scale NaN and zero levels, so every product reading it
-// is NaN, as the float32 product would be. cols must be a multiple of the
-// kind's block.
+// is NaN, as the float32 product would be; one whose 127/max|x| overflows
+// (max|x| below 127/MaxFloat32) gets zero levels. cols must be a multiple
+// of the kind's block.
 func QuantizeActs(dst *QActs, kind ActKind, x []float32, rows, cols int) {
 	blk := kind.block()
 	if cols%blk != 0 {
@@ -69,20 +70,17 @@ func QuantizeActs(dst *QActs, kind ActKind, x []float32, rows, cols int) {
 	} else {
 		dst.Sums, dst.DSums = dst.Sums[:0], grow(dst.DSums, n/Q8Block)
 	}
+	var sum [1]int32 // an Act32 block's Σq
 	for b := range dst.D {
 		q, v := dst.Q[b*blk:(b+1)*blk], x[b*blk:(b+1)*blk]
-		d := quantizeActBlock(q, v)
+		sums := sum[:]
+		if kind == Act256 {
+			sums = dst.Sums[b*blk/Q8Block : (b+1)*blk/Q8Block]
+		}
+		d := quantizeActBlock(q, v, sums)
 		dst.D[b] = d
-		for s := 0; s < blk; s += Q8Block {
-			var sum int32
-			for _, l := range q[s : s+Q8Block] {
-				sum += int32(l)
-			}
-			if kind == Act256 {
-				dst.Sums[(b*blk+s)/Q8Block] = sum
-			} else {
-				dst.DSums[b] = float32(d * float32(sum))
-			}
+		if kind == Act32 {
+			dst.DSums[b] = float32(d * float32(sum[0]))
 		}
 	}
 }
@@ -94,23 +92,40 @@ func grow[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// quantizeActBlock quantises one block and returns its scale.
-func quantizeActBlock(q []int8, v []float32) float32 {
+// quantizeActBlockGeneric quantises one block, sets sums[s] to the sum
+// of levels s·32 … s·32+31, and returns the block's scale. A block whose
+// 127/max|x| is infinite (max|x| below 127/MaxFloat32) gets zero levels
+// and the scale max|x|/127.
+func quantizeActBlockGeneric(q []int8, v []float32, sums []int32) float32 {
 	var amax float32
 	for _, x := range v {
 		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
 			clear(q)
+			clear(sums)
 			return float32(math.NaN())
 		}
 		amax = max(amax, float32(math.Abs(float64(x))))
 	}
 	if amax == 0 {
 		clear(q)
+		clear(sums)
 		return 0
 	}
 	id := 127 / amax
+	if math.IsInf(float64(id), 0) {
+		clear(q)
+		clear(sums)
+		return amax / 127
+	}
 	for i, x := range v {
 		q[i] = int8(math.RoundToEven(float64(float32(x * id))))
+	}
+	for s := range sums {
+		var sum int32
+		for _, l := range q[s*Q8Block : (s+1)*Q8Block] {
+			sum += int32(l)
+		}
+		sums[s] = sum
 	}
 	return amax / 127
 }

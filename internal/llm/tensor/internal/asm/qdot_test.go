@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/weftlabs/weft/internal/llm/quant"
@@ -248,4 +249,49 @@ func TestMatMulTQuantAssemblyEqualsPureGo(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestQuantizeActBlockAssemblyEqualsPureGo: the levels, the sums per 32
+// and the scale's bits of the dispatched quantisation equal the pure-Go
+// version's, on blocks of 32, 64 and 256 with random values, ties (x·127/
+// max|x| at k+½), zeros, −0, NaN, ±Inf, subnormals, a max|x| so small that
+// 127/max|x| is infinite, and the largest finite floats.
+func TestQuantizeActBlockAssemblyEqualsPureGo(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 31))
+	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)),
+		math.SmallestNonzeroFloat32, -1e-38, math.MaxFloat32, -math.MaxFloat32, 0.5, 1.5, 2.5, -2.5}
+	for _, n := range []int{32, 64, 256} {
+		for trial := range 400 {
+			v := make([]float32, n)
+			switch trial % 5 {
+			case 0: // ties: max|x| = 127, so the levels are x rounded
+				for i := range v {
+					v[i] = float32(r.IntN(254)-127) + 0.5
+				}
+				v[r.IntN(n)] = 127
+			case 1: // tiny: 127/max|x| overflows or nearly
+				for i := range v {
+					v[i] = float32(r.NormFloat64()) * 1e-38 * float32(r.IntN(40))
+				}
+			default:
+				for i := range v {
+					v[i] = float32(r.NormFloat64() * math.Pow(10, float64(r.IntN(20)-10)))
+				}
+			}
+			for range r.IntN(3) {
+				v[r.IntN(n)] = special[r.IntN(len(special))]
+			}
+			q, pq := make([]int8, n), make([]int8, n)
+			s, ps := make([]int32, n/Q8Block), make([]int32, n/Q8Block)
+			for i := range q { // stale levels and sums: every one is written
+				q[i], s[i/Q8Block] = 99, 99
+			}
+			d := quantizeActBlock(q, v, s)
+			pd := quantizeActBlockGeneric(pq, v, ps)
+			if math.Float32bits(d) != math.Float32bits(pd) || !slices.Equal(q, pq) || !slices.Equal(s, ps) {
+				t.Fatalf("n=%d trial %d: scale %v (%#x) levels %v sums %v, pure Go %v (%#x) %v %v on %v",
+					n, trial, d, math.Float32bits(d), q, s, pd, math.Float32bits(pd), pq, ps, v)
+			}
+		}
+	}
 }

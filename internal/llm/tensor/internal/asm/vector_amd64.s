@@ -493,3 +493,129 @@ prefetch_loop:
 	JLT prefetch_loop
 prefetch_done:
 	RET
+
+DATA qaConsts<>+0(SB)/4, $0x7fffffff // |x| mask
+DATA qaConsts<>+4(SB)/4, $0x7f7fffff // the largest finite |x|
+DATA qaConsts<>+8(SB)/4, $127.0
+DATA qaConsts<>+12(SB)/4, $0x7f800000 // +Inf
+DATA qaConsts<>+16(SB)/4, $0x7fc00000 // NaN, as float32(math.NaN())
+GLOBL qaConsts<>(SB), RODATA|NOPTR, $20
+
+// packOrder undoes the lane interleaving of VPACKSSDW and VPACKSSWB.
+DATA packOrder<>+0(SB)/8, $0x0000000400000000
+DATA packOrder<>+8(SB)/8, $0x0000000500000001
+DATA packOrder<>+16(SB)/8, $0x0000000600000002
+DATA packOrder<>+24(SB)/8, $0x0000000700000003
+GLOBL packOrder<>(SB), RODATA|NOPTR, $32
+
+// func quantizeActBlockAVX2(q *int8, x *float32, n int, sums *int32) float32
+//
+// quantizeActBlockGeneric on n floats (n a multiple of 32): a first pass
+// takes max|x| and whether any element is not finite (|x|'s bits above
+// the largest finite's); the second multiplies by 127/max|x|, rounds to
+// the nearest integer, ties to even (VCVTPS2DQ under Go's rounding mode),
+// packs to int8 and sums each 32.
+TEXT ·quantizeActBlockAVX2(SB), NOSPLIT, $0-36
+	MOVQ q+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ sums+24(FP), DX
+	VPBROADCASTD qaConsts<>+0(SB), Y15
+	VPBROADCASTD qaConsts<>+4(SB), Y14
+	VXORPS Y8, Y8, Y8
+	VPXOR Y9, Y9, Y9
+	MOVQ SI, AX
+	MOVQ CX, BX
+
+qa_max:
+	VANDPS (AX), Y15, Y0
+	VANDPS 32(AX), Y15, Y1
+	VANDPS 64(AX), Y15, Y2
+	VANDPS 96(AX), Y15, Y3
+	VPCMPGTD Y14, Y0, Y4
+	VPCMPGTD Y14, Y1, Y5
+	VPCMPGTD Y14, Y2, Y6
+	VPCMPGTD Y14, Y3, Y7
+	VPOR Y4, Y5, Y4
+	VPOR Y6, Y7, Y6
+	VPOR Y4, Y9, Y9
+	VPOR Y6, Y9, Y9
+	VMAXPS Y0, Y8, Y8
+	VMAXPS Y1, Y8, Y8
+	VMAXPS Y2, Y8, Y8
+	VMAXPS Y3, Y8, Y8
+	ADDQ $128, AX
+	SUBQ $32, BX
+	JNZ qa_max
+	VPTEST Y9, Y9
+	JNZ qa_nan
+	VEXTRACTF128 $1, Y8, X0
+	VMAXPS X0, X8, X8
+	VMOVHLPS X8, X8, X0
+	VMAXPS X0, X8, X8
+	VMOVSHDUP X8, X0
+	VMAXSS X0, X8, X8
+	VXORPS X1, X1, X1
+	VUCOMISS X1, X8
+	JEQ qa_zero
+	VMOVSS qaConsts<>+8(SB), X2
+	VDIVSS X8, X2, X3 // 127/max|x|
+	VDIVSS X2, X8, X4 // max|x|/127
+	VMOVSS X4, ret+32(FP)
+	VUCOMISS qaConsts<>+12(SB), X3
+	JEQ qa_zeros
+	VBROADCASTSS X3, Y3
+	VMOVDQU packOrder<>(SB), Y13
+
+qa_quant:
+	VMULPS (SI), Y3, Y4
+	VMULPS 32(SI), Y3, Y5
+	VMULPS 64(SI), Y3, Y6
+	VMULPS 96(SI), Y3, Y7
+	VCVTPS2DQ Y4, Y4
+	VCVTPS2DQ Y5, Y5
+	VCVTPS2DQ Y6, Y6
+	VCVTPS2DQ Y7, Y7
+	VPADDD Y5, Y4, Y10
+	VPADDD Y7, Y6, Y11
+	VPADDD Y11, Y10, Y10
+	VEXTRACTI128 $1, Y10, X11
+	VPADDD X11, X10, X10
+	VPSHUFD $0x4e, X10, X11
+	VPADDD X11, X10, X10
+	VPSHUFD $0xb1, X10, X11
+	VPADDD X11, X10, X10
+	VMOVD X10, (DX)
+	VPACKSSDW Y5, Y4, Y4
+	VPACKSSDW Y7, Y6, Y6
+	VPACKSSWB Y6, Y4, Y4
+	VPERMD Y4, Y13, Y4
+	VMOVDQU Y4, (DI)
+	ADDQ $128, SI
+	ADDQ $32, DI
+	ADDQ $4, DX
+	SUBQ $32, CX
+	JNZ qa_quant
+	VZEROUPPER
+	RET
+
+qa_nan:
+	MOVL qaConsts<>+16(SB), AX
+	MOVL AX, ret+32(FP)
+	JMP qa_zeros
+
+qa_zero:
+	MOVL $0, ret+32(FP)
+
+qa_zeros:
+	VPXOR Y0, Y0, Y0
+
+qa_clear:
+	VMOVDQU Y0, (DI)
+	MOVL $0, (DX)
+	ADDQ $32, DI
+	ADDQ $4, DX
+	SUBQ $32, CX
+	JNZ qa_clear
+	VZEROUPPER
+	RET
