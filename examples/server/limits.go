@@ -27,8 +27,8 @@ type serverLimits struct {
 	// liveStreams and liveRefreshes bound the web UI's live pages
 	// (webui.Config.MaxLiveStreams, LiveRefreshes).
 	liveStreams, liveRefreshes count
-	// exportRows bounds one export of the web UI's trace list
-	// (webui.Config.MaxExportRows).
+	// exportRows bounds one export of the web UI's trace list, a table or
+	// an evaluation comparison (webui.Config.MaxExportRows).
 	exportRows count
 	// localRequestTokens, localLogprobs, localStates, localQueueWait and
 	// localCompileTime bound one request to a model served in-process
@@ -64,7 +64,7 @@ func limitFlags(fs *flag.FlagSet, l *serverLimits) {
 	fs.Var(&l.liveStreams, "live-streams-per-session", "the `number` of live pages (trace lists, training charts) one web UI sign-in may follow at once; one more gets 429")
 	fs.Var(&l.liveRefreshes, "live-refreshes", "the `number` of live trace list refreshes run at once, whatever their project and view (streams of one view share each); the others wait their turn")
 	l.exportRows = webui.DefaultMaxExportRows
-	fs.Var(&l.exportRows, "export-max-rows", "the `number` of calls one CSV or JSONL export of the web UI's trace list writes: the first of its view")
+	fs.Var(&l.exportRows, "export-max-rows", "the `number` of rows one CSV or JSONL export of the web UI writes (calls of the trace list, rows of a table, examples of an evaluation comparison): the first of its view")
 	l.localRequestTokens, l.localLogprobs, l.localStates = engine.DefaultMaxRequestTokens, engine.DefaultMaxLogprobs, constrain.DefaultMaxStates
 	fs.Var(&l.localRequestTokens, "local-max-request-tokens", "the `number` of tokens one request may ask a model served in-process for (n × max_tokens); more get 400 (a route's max_request_tokens wins)")
 	fs.Var(&l.localLogprobs, "local-max-logprobs", "the largest top_logprobs and prompt_logprobs `number` a request to a model served in-process may ask for; more get 400 (a route's max_logprobs wins)")

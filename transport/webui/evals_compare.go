@@ -284,17 +284,23 @@ func (h *Handler) compareWindowOf(ctx context.Context, projectID string, p compa
 	if err != nil {
 		return nil, err
 	}
-	examples := cmp.Examples
-	all := len(examples)
-	if p.Regressions {
-		examples = slices.DeleteFunc(examples, func(ex *compareExample) bool {
-			return !ex.regressed(cmp.BaselineIndex, cmp.Metrics, p.Directions)
-		})
-	}
+	all := len(cmp.Examples)
+	examples := cmp.shown(p)
 	win := &compareWindow{comparison: cmp, Total: len(examples), All: all, BaselineCount: -1}
 	cmp.Examples = pageOf(examples, p.Offset, p.Limit)
 	win.HasNext = p.Offset+len(cmp.Examples) < len(examples)
 	return win, nil
+}
+
+// shown is the examples p's view shows, in order: every one, or the
+// regressions only. It takes cmp.Examples' array.
+func (cmp *comparison) shown(p compareParams) []*compareExample {
+	if !p.Regressions {
+		return cmp.Examples
+	}
+	return slices.DeleteFunc(cmp.Examples, func(ex *compareExample) bool {
+		return !ex.regressed(cmp.BaselineIndex, cmp.Metrics, p.Directions)
+	})
 }
 
 // baselineWindow is compareWindowOf's path for a page inside the

@@ -37,6 +37,10 @@ type compareView struct {
 	QueueAction   string
 	DatasetAction string
 	DatasetName   string
+	// Export links the examples of the view as CSV and as JSONL; ExportLimit
+	// is set when there are more than an export writes.
+	Export      map[string]string
+	ExportLimit int
 }
 
 // metricDirectionView is one metric's direction in the comparison.
@@ -97,6 +101,10 @@ func (h *Handler) evalComparePage(w http.ResponseWriter, r *http.Request, v *vie
 		CSRF:           v.CSRF(),
 		QueueAction:    projectPath(projectID, "evaluations/compare/queue"),
 		DatasetAction:  projectPath(projectID, "evaluations/compare/dataset"),
+	}
+	view.Export = exportLinks(projectPath(projectID, "evaluations/compare/export"), p.values("offset", "", "limit", ""))
+	if max(win.Total, win.BaselineCount) > h.cfg.MaxExportRows {
+		view.ExportLimit = h.cfg.MaxExportRows
 	}
 	for _, m := range cmp.Metrics {
 		flipped := p

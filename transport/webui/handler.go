@@ -114,9 +114,10 @@ type Config struct {
 	// (httpapi.Config.DatasetLimits). Zero values take the datasets
 	// package's defaults.
 	DatasetLimits datasets.Limits
-	// MaxExportRows bounds the calls one export of the trace list (CSV or
-	// JSONL) writes: the first that many of its view, in the view's order.
-	// Defaults to DefaultMaxExportRows.
+	// MaxExportRows bounds the rows one export (CSV or JSONL) writes: the
+	// first that many calls of a trace list view, rows of a table, or
+	// examples of an evaluation comparison, in the page's order. Defaults
+	// to DefaultMaxExportRows.
 	MaxExportRows int
 	// Logger receives internal errors. Defaults to slog.Default().
 	Logger *slog.Logger

@@ -40,6 +40,10 @@ type tablePageView struct {
 	// Scalar is set when the rows are not objects: one column of values.
 	Scalar     bool
 	Prev, Next string
+	// Export links the table's export as CSV and as JSONL, in the page's
+	// order (at most ExportLimit rows).
+	Export      map[string]string
+	ExportLimit int64
 }
 
 // tableColumn is a column header: its member name and the links that sort by it.
@@ -95,6 +99,7 @@ func (h *Handler) tablePage(w http.ResponseWriter, r *http.Request, v *viewer, p
 	}
 	data := tableRows(projectID, digest, view, res.Rows)
 	data.Count = stats.Count
+	data.Export, data.ExportLimit = exportLinks(tableExportPath(projectID, digest), view.sortValues()), int64(h.cfg.MaxExportRows)
 	if view.Offset > 0 {
 		data.Prev = tablePath(projectID, digest, tableView{Sort: view.Sort, Dir: view.Dir, Offset: max(0, view.Offset-tablePageSize)})
 	}
@@ -206,6 +211,15 @@ func cellTree(projectID string, raw json.RawMessage) *jsonNode {
 
 // tablePath is the link of a table page in view.
 func tablePath(projectID, digest string, view tableView) string {
+	q := view.sortValues()
+	if view.Offset > 0 {
+		q.Set("offset", strconv.Itoa(view.Offset))
+	}
+	return withQuery(projectPath(projectID, "tables/", pathSegment(digest)), q)
+}
+
+// sortValues is the view's sort as a query.
+func (view tableView) sortValues() url.Values {
 	q := url.Values{}
 	if view.Sort != "" {
 		q.Set("sort", view.Sort)
@@ -213,8 +227,5 @@ func tablePath(projectID, digest string, view tableView) string {
 			q.Set("dir", "desc")
 		}
 	}
-	if view.Offset > 0 {
-		q.Set("offset", strconv.Itoa(view.Offset))
-	}
-	return withQuery(projectPath(projectID, "tables/", pathSegment(digest)), q)
+	return q
 }

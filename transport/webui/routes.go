@@ -56,19 +56,21 @@ func (h *Handler) routes() {
 	get("threads", h.threadsPage)
 	get("threads/{threadID}", h.threadPage)
 
-	// Objects: the lists by kind, version histories and diffs, table rows,
-	// the labels (aliases) of versions.
+	// Objects: the lists by kind, version histories and diffs, table rows
+	// and their export, the labels (aliases) of versions.
 	get("objects", h.objectsPage)
 	get("objects/{name}/versions", h.objectHistoryPage)
 	get("objects/{name}/diff", h.objectDiffPage)
 	get("tables/{digest}", h.tablePage)
+	get("tables/{digest}/export", h.exportTable)
 	post("objects/{name}/versions/{version}/train", h.trainOnDataset)
 	post("objects/{name}/aliases", h.setAlias)
 
-	// Evaluations: the runs, their comparison, and the forms that send
-	// compared rows on.
+	// Evaluations: the runs, their comparison and its export, and the forms
+	// that send compared rows on.
 	get("evaluations", h.evalsPage)
 	get("evaluations/compare", h.evalComparePage)
+	get("evaluations/compare/export", h.exportComparison)
 	post("evaluations/compare/queue", h.sendToQueue)
 	post("evaluations/compare/dataset", h.sendToDataset)
 

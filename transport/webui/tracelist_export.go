@@ -9,40 +9,23 @@ import (
 	"strings"
 	"time"
 
-	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/trace"
 )
-
-// DefaultMaxExportRows is how many calls one export of the trace list
-// writes when Config.MaxExportRows is zero.
-const DefaultMaxExportRows = 10_000
-
-// exportBatch is how many rows an export reads, completes (user names,
-// reactions, roll-ups) and writes at a time: what it holds in memory.
-const exportBatch = tracesPageSize
 
 // exportColumns are the fixed columns of a CSV export; the view's chosen
 // inputs.* / output.* columns follow them.
 var exportColumns = []string{"id", "trace_id", "op_name", "display_name", "status", "started_at", "ended_at", "latency_ms",
 	"total_tokens", "cost_usd", "models", "user", "feedback", "inputs", "output", "exception"}
 
-// exportFormats are the export formats and their media types: CSV of the
-// list's columns, and JSONL of the calls as the API's stream_query writes
-// them.
-var exportFormats = map[string]string{"csv": "text/csv; charset=utf-8", "jsonl": "application/jsonl"}
-
 // exportTraces streams the calls of a trace list view (every page, in its
 // order, up to Config.MaxExportRows) as CSV or JSONL (format=csv|jsonl with
 // the view's own parameters). The rows are read and written a batch at a
-// time, so an export holds one batch in memory. A failure once rows were
-// sent aborts the response, so that a download never ends short without
-// saying so.
+// time, so an export holds one batch in memory.
 func (h *Handler) exportTraces(w http.ResponseWriter, r *http.Request, v *viewer, projectID string) {
 	q := r.URL.Query()
-	format := q.Get("format")
-	mediaType, ok := exportFormats[format]
-	if !ok {
-		h.refuse(w, r, weft.Errorf(errBadView, "format: csv or jsonl"))
+	format, err := exportFormatOf(q)
+	if err != nil {
+		h.refuse(w, r, err)
 		return
 	}
 	q.Del("format")
@@ -62,51 +45,13 @@ func (h *Handler) exportTraces(w http.ResponseWriter, r *http.Request, v *viewer
 	if !known {
 		req = nil // the user filter names nobody: nothing matches
 	}
-	w.Header().Set("Content-Type", mediaType)
-	w.Header().Set("Content-Disposition", `attachment; filename="`+exportName(projectID, format)+`"`)
-	w.Header().Set("Cache-Control", "no-store")
-	out := &exportWriter{w: w, flusher: http.NewResponseController(w)}
-	switch format {
-	case "csv":
-		err = h.exportCSV(ctx, out, projectID, view, req)
-	default:
-		err = h.exportJSONL(ctx, out, req)
-	}
-	if err != nil {
-		if !out.started {
-			h.refuse(w, r, err)
-			return
+	h.streamExport(w, r, projectID, "traces", format, func(out *exportWriter) error {
+		if format == "csv" {
+			return h.exportCSV(ctx, out, projectID, view, req)
 		}
-		h.cfg.Logger.ErrorContext(ctx, "webui: export ended early", "project", projectID, "error", err)
-		panic(http.ErrAbortHandler)
-	}
+		return h.exportJSONL(ctx, out, req)
+	})
 }
-
-// exportName is the file name of an export: entity-project-traces.<format>.
-func exportName(projectID, format string) string {
-	name := strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || strings.ContainsRune(`"\/`, r) {
-			return '-'
-		}
-		return r
-	}, projectID)
-	return name + "-traces." + format
-}
-
-// exportWriter is the response of an export: it remembers whether anything
-// was written, and flushes each batch to the client.
-type exportWriter struct {
-	w       http.ResponseWriter
-	flusher *http.ResponseController
-	started bool
-}
-
-func (e *exportWriter) Write(p []byte) (int, error) {
-	e.started = true
-	return e.w.Write(p)
-}
-
-func (e *exportWriter) flush() { _ = e.flusher.Flush() }
 
 // exportJSONL writes each call as one line of JSON, as the API streams it;
 // a nil req writes nothing.
@@ -205,15 +150,4 @@ func csvRecord(row *listRow, cols []string) []string {
 		record[i] = inertCell(cell)
 	}
 	return record
-}
-
-// inertCell keeps a spreadsheet from reading a cell as a formula: text that
-// starts with =, +, -, @, a tab or a carriage return gets a leading "'"
-// (OWASP's advice against CSV injection). Numbers the export writes itself
-// never start so.
-func inertCell(s string) string {
-	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
-		return "'" + s
-	}
-	return s
 }

@@ -122,10 +122,7 @@ func (h *Handler) listData(ctx context.Context, projectID string, view listView,
 		data.Live = withQuery(projectPath(projectID, "live"), view.values())
 	}
 	h.fillColumns(&data)
-	data.Export, data.ExportLimit = map[string]string{}, int64(h.cfg.MaxExportRows)
-	for format := range exportFormats {
-		data.Export[format] = withQuery(projectPath(projectID, "export"), view.values("after", "", "offset", "", "format", format))
-	}
+	data.Export, data.ExportLimit = exportLinks(projectPath(projectID, "export"), view.values("after", "", "offset", "")), int64(h.cfg.MaxExportRows)
 	userID, known, err := h.userFilter(ctx, view)
 	if err != nil || !known {
 		data.UnknownUser = !known
