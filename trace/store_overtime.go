@@ -1,9 +1,11 @@
 package trace
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -98,12 +100,15 @@ func histogramPercentile(counts []int64, p float64) float64 {
 	return LatencyBounds[len(LatencyBounds)-1]
 }
 
-// CallsOverTime implements [Service]. It runs two grouped queries over the
-// roots of the range: one of their counts, errors, tokens and latency bins,
-// and one of their token counters per model (the roots of several models
-// once per model), which are priced here at the price in effect at the start
-// of their interval. Both read the calls columns derived at write time
-// (latency_ms, usage_model and the token counters; see perModel), not JSON.
+// CallsOverTime implements [Service]. One grouped query reads the roots of
+// the range once, per interval, group, latency bin and model: their count,
+// latency and token counters, which are priced here at the price in effect
+// at the start of their interval. It reads the calls columns derived at
+// write time (latency_ms, usage_model and the token counters; see
+// perModel), not JSON, and on PostgreSQL from the calls_roots_dashboard
+// index alone. Two small queries add what that index does not hold: the
+// errors (over the calls_roots_failed index) and the costs of roots of
+// several models (over calls_several_models).
 func (s *Store) CallsOverTime(ctx context.Context, req *CallsOverTimeReq) ([]TimeBucket, error) {
 	if _, _, err := weft.ParseProjectID(req.ProjectID); err != nil {
 		return nil, err
@@ -137,40 +142,25 @@ func (s *Store) CallsOverTime(ctx context.Context, req *CallsOverTimeReq) ([]Tim
 	if err != nil {
 		return nil, err
 	}
-	bucket := database.Expr{SQL: s.dialect.TimeBucket("c.started_at"), Args: []any{req.From.Unix(), int64(req.Width / time.Second)}}
-	roots := func(q *bun.SelectQuery) (*bun.SelectQuery, error) {
-		return visible(q, req.ProjectID).Where("c.parent_id IS NULL").
-			Where("c.started_at >= ?", req.From.UTC()).Where("c.started_at < ?", req.To.UTC()), nil
-	}
-	// The traces: one row each (each per model when grouped by model).
-	traceColumns := func(q *bun.SelectQuery, model string, tokens string) *bun.SelectQuery {
-		g := group(model)
-		bin := latencyBin("c.latency_ms")
-		return q.ColumnExpr(bucket.SQL+" AS bucket", bucket.Args...).ColumnExpr(g.SQL+" AS grp", g.Args...).
-			ColumnExpr("CASE WHEN "+failedCondition+" THEN 1 ELSE 0 END AS failed").
-			ColumnExpr(tokens+" AS tokens").ColumnExpr(bin.SQL+" AS bin", bin.Args...)
-	}
-	var traces *bun.SelectQuery
-	if req.GroupBy == GroupModel {
-		traces, err = s.perModel(roots, true, func(q *bun.SelectQuery, model string, counter func(int) string) *bun.SelectQuery {
-			return traceColumns(q, model, counter(usageTotal))
-		})
-	} else {
-		// Rows written before the counter columns read calls.usage.
-		traces, err = roots(traceColumns(s.db.NewSelect().TableExpr("calls AS c"), "",
-			"COALESCE(c.total_tokens, "+s.dialect.JSONObjectArraySum("c.usage", usageTotal)+")"))
-	}
+	q, err := s.overTimeQueries(req, group)
 	if err != nil {
 		return nil, err
 	}
 	buckets := map[timeBucketKey]*TimeBucket{}
 	err = s.db.RunInTx(ctx, &sql.TxOptions{ReadOnly: true}, func(ctx context.Context, tx bun.Tx) error {
-		if s.dialect.Has(database.JIT) {
-			if _, err := tx.ExecContext(ctx, "SET LOCAL jit = off"); err != nil {
-				return err
+		if s.dialect.Has(database.PlannerSettings) {
+			// Without JIT compilation, which costs seconds on a loaded
+			// machine where the queries take a fraction of one; with the
+			// memory to group in a hash table rather than sort every root
+			// on disk (the planner cannot tell how few groups the interval
+			// and bin expressions make, and guesses one per row).
+			for _, set := range []string{"SET LOCAL jit = off", "SET LOCAL work_mem = '32MB'"} {
+				if _, err := tx.ExecContext(ctx, set); err != nil {
+					return err
+				}
 			}
 		}
-		return s.overTime(ctx, tx, req, traces, buckets, book, group, bucket, roots)
+		return q.run(ctx, tx, req, buckets, book)
 	})
 	if err != nil {
 		return nil, err
@@ -188,107 +178,213 @@ func (s *Store) CallsOverTime(ctx context.Context, req *CallsOverTimeReq) ([]Tim
 	return out, nil
 }
 
-// overTime runs CallsOverTime's two queries on tx into buckets.
-func (s *Store) overTime(ctx context.Context, tx bun.Tx, req *CallsOverTimeReq, traces *bun.SelectQuery, buckets map[timeBucketKey]*TimeBucket,
-	book *priceBook, group func(model string) database.Expr, bucket database.Expr, roots func(*bun.SelectQuery) (*bun.SelectQuery, error)) error {
-	get := func(k timeBucketKey) *TimeBucket {
-		b := buckets[k]
-		if b == nil {
-			b = &TimeBucket{Start: req.From.Add(time.Duration(k.bucket) * req.Width).UTC(), Group: k.group, Latency: make([]int64, len(LatencyBounds)+1)}
-			buckets[k] = b
-		}
-		return b
+// overTimeCounters are the token counters CallsOverTime sums, by stored
+// usage index.
+var overTimeCounters = []int{usagePrompt, usageCompletion, usageTotal, usageCacheRead, usageCacheCreation}
+
+// overTimeQueries are CallsOverTime's grouped queries.
+type overTimeQueries struct {
+	// traces has a row per interval, group, latency bin and model: the
+	// count of the roots and the sums of their counters. Grouped by model,
+	// a root of several models is in each model's rows; otherwise in one
+	// row without a model, its counters summed over its models, and priced
+	// from several.
+	traces *bun.SelectQuery
+	// several has a row per interval, group and model of the roots of
+	// several models: the sums of their counters (nil when grouped by
+	// model).
+	several *bun.SelectQuery
+	// failed has a row per interval and group: the count of the roots that
+	// raised.
+	failed *bun.SelectQuery
+}
+
+// overTimeQueries builds the queries of req, whose groups group names.
+func (s *Store) overTimeQueries(req *CallsOverTimeReq, group func(model string) database.Expr) (*overTimeQueries, error) {
+	bucket := database.Expr{SQL: s.dialect.TimeBucket("c.started_at"), Args: []any{req.From.Unix(), int64(req.Width / time.Second)}}
+	roots := func(q *bun.SelectQuery) (*bun.SelectQuery, error) {
+		return visible(q, req.ProjectID).Where("c.parent_id IS NULL").
+			Where("c.started_at >= ?", req.From.UTC()).Where("c.started_at < ?", req.To.UTC()), nil
 	}
-	rows, err := s.db.NewSelect().TableExpr("(?) AS t", traces).
-		ColumnExpr("bucket, grp, bin, count(*), sum(failed), sum(tokens)").GroupExpr("bucket, grp, bin").Conn(tx).Rows(ctx)
-	if err != nil {
-		return err
+	keyColumns := func(q *bun.SelectQuery, model string) *bun.SelectQuery {
+		g := group(model)
+		return q.ColumnExpr(bucket.SQL+" AS bucket", bucket.Args...).ColumnExpr(g.SQL+" AS grp", g.Args...)
 	}
-	for rows.Next() {
-		var k timeBucketKey
-		var grp *string
-		var bin *int64
-		var calls, failed int64
-		var tokens *float64
-		if err := rows.Scan(&k.bucket, &grp, &bin, &calls, &failed, &tokens); err != nil {
-			rows.Close()
-			return err
+	usageColumns := func(q *bun.SelectQuery, model string, counter func(int) string) *bun.SelectQuery {
+		q = keyColumns(q, model).ColumnExpr(model + " AS model")
+		for _, i := range overTimeCounters {
+			q = q.ColumnExpr(counter(i) + " AS n" + itoa(i))
 		}
+		return q
+	}
+	traceColumns := func(q *bun.SelectQuery, model string, counter func(int) string) *bun.SelectQuery {
+		bin := latencyBin("c.latency_ms")
+		return usageColumns(q, model, counter).ColumnExpr(bin.SQL+" AS bin", bin.Args...)
+	}
+	failedColumns := func(q *bun.SelectQuery, model string, _ func(int) string) *bun.SelectQuery {
+		return keyColumns(q, model)
+	}
+	failedRoots := func(q *bun.SelectQuery) (*bun.SelectQuery, error) {
+		q, err := roots(q)
+		return q.Where(failedCondition), err
+	}
+	var traces, several, failed *bun.SelectQuery
+	var err error
+	if req.GroupBy == GroupModel {
+		if traces, err = s.perModel(roots, true, traceColumns); err != nil {
+			return nil, err
+		}
+		if failed, err = s.perModel(failedRoots, true, failedColumns); err != nil {
+			return nil, err
+		}
+	} else {
+		if traces, err = roots(traceColumns(s.db.NewSelect().TableExpr("calls AS c"), "c.usage_model", usageCounter)); err != nil {
+			return nil, err
+		}
+		// Rows written before the counter columns (NULL there) add their
+		// tokens here.
+		severalColumns := func(q *bun.SelectQuery, model string, counter func(int) string) *bun.SelectQuery {
+			return usageColumns(q, model, counter).ColumnExpr("CASE WHEN c.total_tokens IS NULL THEN " + counter(usageTotal) + " END AS tokens")
+		}
+		if several, err = s.severalModels(roots, severalColumns); err != nil {
+			return nil, err
+		}
+		if failed, err = failedRoots(failedColumns(s.db.NewSelect().TableExpr("calls AS c"), "", nil)); err != nil {
+			return nil, err
+		}
+		several = s.db.NewSelect().TableExpr("(?) AS u", several).ColumnExpr("bucket, grp, model, sum(tokens)").GroupExpr("bucket, grp, model")
+		several = sumCounters(several)
+	}
+	traces = sumCounters(s.db.NewSelect().TableExpr("(?) AS t", traces).ColumnExpr("bucket, grp, model, bin, count(*)").
+		GroupExpr("bucket, grp, model, bin"))
+	failed = s.db.NewSelect().TableExpr("(?) AS f", failed).ColumnExpr("bucket, grp, count(*)").GroupExpr("bucket, grp")
+	return &overTimeQueries{traces: traces, several: several, failed: failed}, nil
+}
+
+// sumCounters adds the sums of overTimeCounters' columns to q.
+func sumCounters(q *bun.SelectQuery) *bun.SelectQuery {
+	for _, i := range overTimeCounters {
+		q = q.ColumnExpr("sum(n" + itoa(i) + ")")
+	}
+	return q
+}
+
+// run runs the queries on tx into buckets, priced from book.
+func (q *overTimeQueries) run(ctx context.Context, tx bun.Tx, req *CallsOverTimeReq, buckets map[timeBucketKey]*TimeBucket, book *priceBook) error {
+	// bucketOf is the bucket of a row's interval and group, and its key;
+	// nil unless it exists or add.
+	bucketOf := func(k timeBucketKey, grp *string, add bool) (timeBucketKey, *TimeBucket) {
 		if grp != nil {
 			k.group = *grp
 		}
-		b := get(k)
+		b := buckets[k]
+		if b == nil && add {
+			b = &TimeBucket{Start: req.From.Add(time.Duration(k.bucket) * req.Width).UTC(), Group: k.group, Latency: make([]int64, len(LatencyBounds)+1)}
+			buckets[k] = b
+		}
+		return k, b
+	}
+	// The counters per bucket and model, priced once all are read.
+	usage := map[modelKey]*[len(usageCounterColumns)]float64{}
+	addUsage := func(key timeBucketKey, b *TimeBucket, model *string, sums []*float64) {
+		if b == nil || model == nil {
+			return
+		}
+		k := modelKey{key, *model}
+		n := usage[k]
+		if n == nil {
+			n = new([len(usageCounterColumns)]float64)
+			usage[k] = n
+		}
+		for j, i := range overTimeCounters {
+			if sums[j] != nil {
+				n[i] += *sums[j]
+			}
+		}
+	}
+	sums := make([]*float64, len(overTimeCounters))
+	counters := make([]any, len(sums))
+	for i := range sums {
+		counters[i] = &sums[i]
+	}
+	var k timeBucketKey
+	var grp, model *string
+	var bin *int64
+	var calls int64
+	var tokens *float64
+	err := scanRows(ctx, q.traces.Conn(tx), append([]any{&k.bucket, &grp, &model, &bin, &calls}, counters...), func() {
+		key, b := bucketOf(k, grp, true)
 		b.Calls += calls
-		b.Errors += failed
-		if tokens != nil {
-			b.Tokens += int64(*tokens)
+		if total := sums[slices.Index(overTimeCounters, usageTotal)]; total != nil {
+			b.Tokens += int64(*total)
 		}
 		if bin != nil {
 			b.Latency[*bin] += calls
 		}
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return err
-	}
-
-	// The costs: token counters per interval, group and model, priced here.
-	counters := []int{usagePrompt, usageCompletion, usageTotal, usageCacheRead, usageCacheCreation}
-	usage, err := s.perModel(roots, false, func(q *bun.SelectQuery, model string, counter func(int) string) *bun.SelectQuery {
-		g := group(model)
-		q = q.ColumnExpr(bucket.SQL+" AS bucket", bucket.Args...).ColumnExpr(g.SQL+" AS grp", g.Args...).ColumnExpr(model + " AS model")
-		for _, i := range counters {
-			q = q.ColumnExpr(counter(i) + " AS n" + itoa(i))
-		}
-		return q
+		addUsage(key, b, model, sums)
 	})
 	if err != nil {
 		return err
 	}
-	q := s.db.NewSelect().TableExpr("(?) AS u", usage).ColumnExpr("bucket, grp, model").GroupExpr("bucket, grp, model")
-	for _, i := range counters {
-		q = q.ColumnExpr("sum(n" + itoa(i) + ")")
+	if q.several != nil {
+		// A trace whose status changed between the reads has no bucket.
+		err := scanRows(ctx, q.several.Conn(tx), append([]any{&k.bucket, &grp, &model, &tokens}, counters...), func() {
+			key, b := bucketOf(k, grp, false)
+			if b != nil && tokens != nil {
+				b.Tokens += int64(*tokens)
+			}
+			addUsage(key, b, model, sums)
+		})
+		if err != nil {
+			return err
+		}
 	}
-	if rows, err = q.Conn(tx).Rows(ctx); err != nil {
+	err = scanRows(ctx, q.failed.Conn(tx), []any{&k.bucket, &grp, &calls}, func() {
+		if _, b := bucketOf(k, grp, false); b != nil {
+			b.Errors += calls
+		}
+	})
+	if err != nil {
+		return err
+	}
+	// In the order of the models, so that a bucket's cost adds up the same
+	// however its rows came.
+	keys := slices.SortedFunc(maps.Keys(usage), func(a, b modelKey) int {
+		return cmp.Or(cmp.Compare(a.bucket, b.bucket), strings.Compare(a.group, b.group), strings.Compare(a.model, b.model))
+	})
+	for _, k := range keys {
+		b := buckets[k.timeBucketKey]
+		price, ok := book.best(k.model, b.Start)
+		if !ok {
+			continue
+		}
+		for _, c := range price.parts(*usage[k]) {
+			b.Cost += c
+		}
+	}
+	return nil
+}
+
+// modelKey names the usage of one model in a TimeBucket.
+type modelKey struct {
+	timeBucketKey
+	model string
+}
+
+// scanRows runs q and scans each row into dest, then calls row.
+func scanRows(ctx context.Context, q *bun.SelectQuery, dest []any, row func()) error {
+	rows, err := q.Rows(ctx)
+	if err != nil {
 		return err
 	}
 	for rows.Next() {
-		var k timeBucketKey
-		var grp *string
-		var model string
-		var sums [len(usageCounterColumns)]*float64
-		dest := []any{&k.bucket, &grp, &model}
-		for _, i := range counters {
-			dest = append(dest, &sums[i])
-		}
 		if err := rows.Scan(dest...); err != nil {
 			rows.Close()
 			return err
 		}
-		if grp != nil {
-			k.group = *grp
-		}
-		b := buckets[k]
-		if b == nil {
-			continue // a trace whose status changed between the two reads
-		}
-		price, ok := book.best(model, b.Start)
-		if !ok {
-			continue
-		}
-		var n [len(usageCounterColumns)]float64
-		for i, v := range sums {
-			if v != nil {
-				n[i] = *v
-			}
-		}
-		for _, c := range price.parts(n) {
-			b.Cost += c
-		}
+		row()
 	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return err
-	}
-	return nil
+	return errors.Join(rows.Err(), rows.Close())
 }
 
 // timeBucketKey names a TimeBucket: its interval's number and its group.

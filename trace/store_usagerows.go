@@ -29,29 +29,40 @@ var usageCounterColumns = [...]string{usagePrompt: "c.prompt_tokens", usageCompl
 // model and of each counter (by stored usage index).
 type usageColumnsFunc func(q *bun.SelectQuery, model string, counter func(index int) string) *bun.SelectQuery
 
+// usageCounter is the column of a counter of usageTotals' sums.
+func usageCounter(index int) string { return usageCounterColumns[index] }
+
 // perModel is a select of one row per call and model of its own usage, over
 // the calls that where selects (from "calls AS c"), with the columns that
 // columns adds. A call of one model reads it and its counters from
-// usageTotals' columns; only calls of several models, and rows written
-// before those columns, parse calls.usage. withNone adds a row per call
-// without usage, its model and counters NULL.
+// usageTotals' columns; only calls of several models parse calls.usage (see
+// severalModels). withNone adds a row per call without usage, its model and
+// counters NULL.
 func (s *Store) perModel(where func(*bun.SelectQuery) (*bun.SelectQuery, error), withNone bool, columns usageColumnsFunc) (*bun.SelectQuery, error) {
-	one := columns(s.db.NewSelect().TableExpr("calls AS c"), "c.usage_model", func(i int) string { return usageCounterColumns[i] })
+	one := columns(s.db.NewSelect().TableExpr("calls AS c"), "c.usage_model", usageCounter)
 	if withNone {
 		// A call without usage stores "{}" (NULL before the usage column).
 		one = one.Where("(c.usage_model IS NOT NULL OR c.usage IS NULL OR c.usage = '{}')")
 	} else {
 		one = one.Where("c.usage_model IS NOT NULL")
 	}
-	m := s.dialect.JSONObjectMembers("c.usage")
-	several := columns(s.db.NewSelect().TableExpr("calls AS c").TableExpr(m.From), m.Key, m.Elem).
-		Where("c.usage_model IS NULL AND c.usage <> '{}'")
 	one, err := where(one)
 	if err != nil {
 		return nil, err
 	}
-	if several, err = where(several); err != nil {
+	several, err := s.severalModels(where, columns)
+	if err != nil {
 		return nil, err
 	}
 	return s.db.NewSelect().TableExpr("(? UNION ALL ?) AS per_model", one, several), nil
+}
+
+// severalModels is perModel's select of the calls of several models: a row
+// per call and model, read from calls.usage. Its condition is the predicate
+// of the calls_several_models partial index, so that only those calls are
+// read from the table (a root of one model or none has none to add).
+func (s *Store) severalModels(where func(*bun.SelectQuery) (*bun.SelectQuery, error), columns usageColumnsFunc) (*bun.SelectQuery, error) {
+	m := s.dialect.JSONObjectMembers("c.usage")
+	return where(columns(s.db.NewSelect().TableExpr("calls AS c").TableExpr(m.From), m.Key, m.Elem).
+		Where("c.usage_model IS NULL AND c.usage <> '{}'"))
 }

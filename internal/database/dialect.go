@@ -38,11 +38,10 @@ const (
 	ExtensionSettings
 	// Pgx is the pgx driver underneath, for libraries that speak it directly.
 	Pgx
-	// JIT is compilation of a query's expressions before it runs, which an
-	// aggregation over many rows of simple columns does better without (SET
-	// LOCAL jit = off): compiling costs seconds on a loaded machine where
-	// the query takes a fraction of one.
-	JIT
+	// PlannerSettings are settings of how a transaction's queries are
+	// planned and run (SET LOCAL jit, work_mem), which a large aggregation
+	// sets for itself.
+	PlannerSettings
 )
 
 // Has reports whether the database has f. Every feature above is one of
