@@ -44,6 +44,10 @@ const (
 	// DefaultRetryDelay is the wait before a failed attempt's retry,
 	// multiplied by the attempt's number.
 	DefaultRetryDelay = 2 * time.Second
+	// DefaultStatsMaxRange is the longest range one request for a
+	// monitor's verdicts per interval may span: a year and a day, as the
+	// calls' stats routes allow by default (trace.DefaultStatsMaxRange).
+	DefaultStatsMaxRange = 366 * 24 * time.Hour
 )
 
 // CallReader reads the calls monitors score. *trace.Store is one.
@@ -147,6 +151,12 @@ type Config struct {
 	// RetryDelay is the wait before a retry, times the attempt's number.
 	// Defaults to [DefaultRetryDelay].
 	RetryDelay time.Duration
+	// StatsMaxRange bounds the range of one request for a monitor's
+	// verdicts per interval ([StatsReq] with a Granularity, the monitor
+	// page's chart): a longer one is [ErrInvalidStats]. Its intervals are
+	// bounded by timeseries.MaxBuckets, the time of its one query by the
+	// range. Defaults to [DefaultStatsMaxRange].
+	StatsMaxRange time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Now is the clock. Defaults to time.Now.
@@ -161,7 +171,8 @@ func (cfg *Config) setDefaults() error {
 		return errors.New("monitor: Config.Jobs is required")
 	case cfg.Principals == nil:
 		return errors.New("monitor: Config.Principals is required")
-	case cfg.JudgeConcurrency < 0, cfg.JudgeRate < 0, cfg.MaxAttempts < 0, cfg.JobTimeout < 0, cfg.RetryDelay < 0, cfg.BackfillChunk < 0, cfg.MaxScoreItems < 0:
+	case cfg.JudgeConcurrency < 0, cfg.JudgeRate < 0, cfg.MaxAttempts < 0, cfg.JobTimeout < 0, cfg.RetryDelay < 0, cfg.BackfillChunk < 0, cfg.MaxScoreItems < 0,
+		cfg.StatsMaxRange < 0:
 		return errors.New("monitor: Config limits must not be negative")
 	}
 	if cfg.Workers == 0 {
@@ -190,6 +201,9 @@ func (cfg *Config) setDefaults() error {
 	}
 	if cfg.RetryDelay == 0 {
 		cfg.RetryDelay = DefaultRetryDelay
+	}
+	if cfg.StatsMaxRange == 0 {
+		cfg.StatsMaxRange = DefaultStatsMaxRange
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

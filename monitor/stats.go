@@ -7,7 +7,6 @@ import (
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/internal/database"
 	"github.com/weftlabs/weft/internal/timeseries"
-	"github.com/weftlabs/weft/trace"
 )
 
 // StatsReq asks for what a monitor's verdicts given in a time range (by
@@ -21,7 +20,8 @@ type StatsReq struct {
 	// Granularity, in seconds, asks for Stats.Intervals: the range (From
 	// is then required; Before defaults to now) cut into intervals as the
 	// stats routes of the calls cut theirs ([timeseries.Resolve]: from the
-	// start of From's interval, at most [timeseries.MaxBuckets] of them).
+	// start of From's interval, at most [timeseries.MaxBuckets] of them),
+	// over at most Config.StatsMaxRange.
 	Granularity int64
 }
 
@@ -79,9 +79,9 @@ func (m *Monitors) Stats(ctx context.Context, req StatsReq) (*Stats, error) {
 		if req.From == nil {
 			return nil, weft.Errorf(ErrInvalidStats, "from: verdicts per interval need the range's start")
 		}
-		// The range is bounded as the calls' stats routes bound theirs by
-		// default; its intervals by timeseries.MaxBuckets.
-		win, err := timeseries.Resolve(*req.From, req.Before, &req.Granularity, "UTC", m.now(), trace.DefaultStatsMaxRange)
+		// The range is bounded by Config.StatsMaxRange; its intervals by
+		// timeseries.MaxBuckets.
+		win, err := timeseries.Resolve(*req.From, req.Before, &req.Granularity, "UTC", m.now(), m.cfg.StatsMaxRange)
 		if err != nil {
 			return nil, weft.Errorf(ErrInvalidStats, "%v", err)
 		}

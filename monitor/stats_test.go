@@ -15,7 +15,8 @@ import (
 // verdicts per interval of the range by when they were queued, every
 // interval of the range listed (the empty ones as zeros), the range's
 // totals the sum of its intervals; verdicts queued outside the range are
-// left out, and a range without a start or with an end before it is a 400.
+// left out, and a range without a start, with an end before it or longer
+// than Config.StatsMaxRange is a 400.
 func TestStatsPerInterval(t *testing.T) {
 	testdb.ForEach(t, func(t *testing.T, db *weft.DB) {
 		t0 := time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
@@ -23,6 +24,7 @@ func TestStatsPerInterval(t *testing.T) {
 		clock.Store(t0.Add(-time.Hour).UnixNano()) // the monitor is active from 08:00
 		s := newServer(t, db, serverOptions{monitor: func(c *monitor.Config) {
 			c.Now = func() time.Time { return time.Unix(0, clock.Load()) }
+			c.StatsMaxRange = 3 * time.Hour
 		}})
 		ctx := s.user(t, "alice", "acme")
 		const project = "acme/support"
@@ -59,9 +61,11 @@ func TestStatsPerInterval(t *testing.T) {
 			t.Errorf("the range's totals: %+v, want the 3 verdicts of its intervals", st.Totals)
 		}
 
+		tooLong := end.Add(time.Hour)
 		for _, req := range []monitor.StatsReq{
 			{ProjectID: project, MonitorID: "quality", Granularity: 3600},
 			{ProjectID: project, MonitorID: "quality", From: &end, Before: &t0, Granularity: 3600},
+			{ProjectID: project, MonitorID: "quality", From: &t0, Before: &tooLong, Granularity: 3600},
 		} {
 			if _, err := s.monitors.Stats(ctx, req); !errors.Is(err, monitor.ErrInvalidStats) {
 				t.Errorf("stats of %+v: %v, want ErrInvalidStats", req, err)

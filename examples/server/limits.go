@@ -43,8 +43,9 @@ type serverLimits struct {
 	// completionPrompts and completionTokens bound one /v1/completions
 	// request (chat.Config.MaxCompletionPrompts, MaxCompletionTokens).
 	completionPrompts, completionTokens count
-	// statsRange bounds the window of one /calls/stats or /feedback/stats
-	// request (trace.Config.StatsMaxRange, feedback.Config.StatsMaxRange).
+	// statsRange bounds the window of one /calls/stats, /feedback/stats or
+	// monitor stats request (trace.Config.StatsMaxRange,
+	// feedback.Config.StatsMaxRange, monitor.Config.StatsMaxRange).
 	statsRange time.Duration
 }
 
@@ -79,7 +80,7 @@ func limitFlags(fs *flag.FlagSet, l *serverLimits) {
 	l.responseItems, l.responseChain = responses.DefaultMaxInputItems, responses.DefaultMaxChainDepth
 	fs.Var(&l.responseItems, "responses-max-input-items", "the `number` of items a Responses request's conversation may hold, its input and its previous_response_id chain's together; more get 400")
 	fs.Var(&l.responseChain, "responses-max-chain-depth", "the `number` of previous responses a previous_response_id chain may reach back through; more get 400")
-	fs.DurationVar(&l.statsRange, "stats-max-range", trace.DefaultStatsMaxRange, "longest window from start to end one /calls/stats or /feedback/stats request may span; longer gets 400")
+	fs.DurationVar(&l.statsRange, "stats-max-range", trace.DefaultStatsMaxRange, "longest window one /calls/stats or /feedback/stats request (start to end) or one /v2/{entity}/{project}/monitors/{monitor_id}/stats?granularity= request (from to before, the monitor page's chart too) may span; longer gets 400")
 	fs.DurationVar(&l.localCompileTime, "local-max-constraint-compile-time", constrain.DefaultMaxCompileTime, "longest one request's structured output may take to compile; then 400 too complex (a route's structured_outputs.max_compile_time wins)")
 }
 

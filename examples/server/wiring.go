@@ -84,7 +84,8 @@ func (w *wiring) wire(ctx context.Context, db *weft.DB, identity *weft.Identity,
 	}
 	monitors, err := monitor.New(monitor.Config{DB: db, Jobs: queue, Principals: identity, Workers: opts.monitors.workers,
 		JudgeWorkers: opts.monitors.judgeWorkers, JudgeConcurrency: opts.monitors.judgeConcurrency, JudgeRate: opts.monitors.judgeRate,
-		MaxAttempts: opts.monitors.maxAttempts, JobTimeout: opts.monitors.jobTimeout, MaxScoreItems: opts.monitors.scoreMaxItems, Logger: logger})
+		MaxAttempts: opts.monitors.maxAttempts, JobTimeout: opts.monitors.jobTimeout, MaxScoreItems: opts.monitors.scoreMaxItems,
+		StatsMaxRange: opts.limits.statsRange, Logger: logger})
 	if err != nil {
 		return err
 	}
