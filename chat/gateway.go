@@ -3,6 +3,7 @@ package chat
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -173,7 +174,12 @@ func (s *Gateway) resolve(ctx context.Context, model string) (*Route, error) {
 	}
 	if s.cfg.Adapters != nil && trainedModelName(model) {
 		adapter, found, err := s.cfg.Adapters.ResolveAdapter(ctx, model)
-		if err != nil {
+		switch {
+		case errors.Is(err, weft.ErrUnknownEntity):
+			// An entity that does not exist is answered as a model that
+			// does not: the answer must not tell which entities exist.
+			found = false
+		case err != nil:
 			return nil, fmt.Errorf("chat: resolving adapter %q: %w", model, err)
 		}
 		if base, ok := s.routes[adapter.BaseModel]; found && ok && s.registered(base) {

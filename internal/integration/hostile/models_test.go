@@ -115,6 +115,42 @@ func probeModelNames(t *testing.T, dbURL string) {
 			}
 		}
 	}
+	// Hostile spellings of her model's name and ref, by bob: a 4xx, never a
+	// 5xx, and never her model's answer (/image/create answers 200 with the
+	// error in its response, as Weave's does).
+	hostile := []string{
+		"wandb-artifact:///bob/p/agent:step0/../../../alice/p/agent", "../alice/p/agent", "bob/p/../../alice/p/agent",
+		"alice%2Fp%2Fagent", "ALICE/P/AGENT", " alice/p/agent", "alice/p/agent ", "alice/p/agent\u0000", "alice//p/agent",
+		"wandb-artifact:///alice/p/agent:step-1", "wandb-artifact:///alice/p/agent:step99999999999999999999999",
+		"wandb-artifact:///alice/p/agent:", "wandb-artifact:////alice/p/agent", "wandb-artifact:///alice/p/agent:step0?x=1#y",
+		"weave:///alice/p/object/agent:latest", "weave:///alice/p/agent", "wandb-artifact:///alice/p", "wandb-artifact:///",
+		strings.Repeat("alice/p/agent:", 5000),
+	}
+	clientError := func(status int) bool { return status >= 400 && status < 500 }
+	for _, p := range probes {
+		for _, name := range hostile {
+			got, what := p.send(bob, name), p.name+" of "+truncate([]byte(name))+" by bob"
+			if p.name == "image/create" {
+				found.expect(what, got, nil)
+				if !strings.Contains(string(got.body), `{"response":{"error":"The model `) {
+					found.add("%s: %d %s", what, got.status, truncate(got.body))
+				}
+				continue
+			}
+			found.expect(what, got, clientError)
+		}
+	}
+	// Nor does any answer tell an entity that exists from one that does
+	// not: a model of an entity nobody has is answered as alice's ghost.
+	for _, p := range probes {
+		for _, name := range []string{"nobody/p/agent", " alice/p/agent", "ALICE/P/AGENT"} {
+			ghost := "alice/p/ghost"
+			unknown, got := p.send(bob, ghost), p.send(bob, name)
+			if want := strings.ReplaceAll(string(unknown.body), ghost, name); got.status != unknown.status || string(got.body) != want {
+				found.add("%s of %q by bob: %d %s; %s: %d %s", p.name, name, got.status, truncate(got.body), ghost, unknown.status, truncate(unknown.body))
+			}
+		}
+	}
 	if res := do(bob, http.MethodGet, "/v1/models", "", nil, nil); res.status != 200 || strings.Contains(string(res.body), "alice") {
 		found.add("bob's model list: %d %s", res.status, truncate(res.body))
 	}
