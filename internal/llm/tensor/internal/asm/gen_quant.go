@@ -864,7 +864,7 @@ func main() {
 	g.buf.WriteString("\n" + bitTables())
 	g.buf.WriteString("\n" + vnniConstants())
 	g.buf.WriteString("\n" + pairSpread())
-	g.buf.WriteString("\n" + q4StreamConstants())
+	g.buf.WriteString("\n" + streamConstants())
 	for _, f := range formats32 {
 		g.kernel32(f)
 		g.kernel32Rows4(f)
@@ -886,12 +886,9 @@ func main() {
 		}
 	}
 	g.kernel32VNNI(q8q8, 4)
-	for _, f := range formats32 {
-		if f.name == "Q4_0" { // its own, in fewer instructions
-			g.kernelQ4_0Stream()
-			continue
-		}
-		g.kernel32Stream(f)
+	g.kernel32Stream(formats32[0]) // Q8_0
+	for _, f := range streamFormats {
+		g.kernelStream(f)
 	}
 	out := strings.ReplaceAll(g.buf.String(), "\t\n", "\n")
 	if err := os.WriteFile("quant_amd64.s", []byte(out), 0o644); err != nil {

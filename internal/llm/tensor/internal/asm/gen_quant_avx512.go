@@ -580,7 +580,8 @@ func vnniConstants() string {
 }
 
 // kernel32Stream emits qdot<NAME>Stream: one row of activations by n
-// columns of a blocks-of-32 format (decode). The columns are read as two
+// columns of Q8_0 (decode; Q4_0 and Q5_0 take kernelStream, in
+// gen_quant_stream.go). The columns are read as two
 // sequential streams, column j beside column j+n/2 (four neighbouring
 // columns at a time are four short streams, one per row of weights, which
 // the hardware prefetcher follows poorly: 4× slower from memory, as fast
@@ -600,16 +601,11 @@ func vnniConstants() string {
 // R13 the block count, R14 the blocks left; AX, DX scratch. Y0, Y1 the
 // accumulators; Z12 x, Z26 −bias·Σx, Z15 the two blocks' d_x; per column
 // the levels (Z8, Z9), sums (Z13, Z16), scales (Z14, Z29) and scratch
-// (Z17–Z18, Z27–Z28); Z20 the bias bytes, Z21 the nibble mask, Z23 zero,
-// Z25 the spread of two scales; for Q5_0, Z22, Z19 and Z24 highBits32's
-// tables and the byte 1.
+// (Z17–Z18, Z27–Z28); Z20 the sign bits, Z23 zero, Z25 the spread of two
+// scales.
 func (g *gen) kernel32Stream(f format32) {
 	name := "qdot" + f.name + "Stream"
-	nibbles, five := f.name != "Q8_0", f.name == "Q5_0"
-	lvOff := 2
-	if five {
-		lvOff = 6
-	}
+	const lvOff = 2
 	type column struct {
 		blk                         string
 		acc, lv, sum, scale, t1, t2 int
@@ -622,19 +618,7 @@ func (g *gen) kernel32Stream(f format32) {
 	g.p("MOVQ wstride+32(FP), BX")
 	g.p("MOVQ n+40(FP), CX")
 	g.p("MOVQ nb+48(FP), R13")
-	switch {
-	case five:
-		g.p("VPBROADCASTD sixteens<>(SB), Z20")
-		g.p("VPBROADCASTD nibbleMask<>(SB), Z21")
-		g.p("VMOVDQU64 bitBytes<>(SB), Z22")
-		g.p("VMOVDQU64 bitSelect<>(SB), Z19")
-		g.p("VPBROADCASTD ones<>(SB), Z24")
-	case nibbles:
-		g.p("VPBROADCASTD eights<>(SB), Z20")
-		g.p("VPBROADCASTD nibbleMask<>(SB), Z21")
-	default:
-		g.p("VPBROADCASTD signBits<>(SB), Z20")
-	}
+	g.p("VPBROADCASTD signBits<>(SB), Z20")
 	g.p("VPXORD Z23, Z23, Z23")
 	g.p("VMOVDQU64 pairSpread<>(SB), Z25")
 	// The second stream starts at column n/2: R12 and dst + 0(SP).
@@ -754,28 +738,9 @@ func (g *gen) streamStore(pfx string, accs []int) {
 // the blocks' d_x in X15).
 func (g *gen) streamPair(f format32, blk string, lvOff, acc, lv, sum, scale, t1, t2 int) {
 	b1 := f.bytes
-	if f.name != "Q8_0" {
-		g.p("VMOVDQU32 %d(%s), %s", lvOff, blk, x(t1))
-		g.p("VINSERTI32X4 $1, %d(%s), %s, %s", b1+lvOff, blk, y(t1), y(t1))
-		g.p("VPSRLW $4, %s, %s", y(t1), y(t2))
-		g.p("VINSERTI64X4 $1, %s, %s, %s", y(t2), z(t1), z(t1))
-		g.p("VSHUFI64X2 $0xd8, %s, %s, %s", z(t1), z(t1), z(lv))
-		g.p("VPANDD Z21, %s, %s", z(lv), z(lv))
-		if f.name == "Q5_0" {
-			g.p("VPBROADCASTD 2(%s), %s", blk, y(t1))
-			g.p("VPBROADCASTD %d(%s), %s", b1+2, blk, y(t2))
-			g.p("VINSERTI64X4 $1, %s, %s, %s", y(t2), z(t1), z(t1))
-			g.p("VPSHUFB Z22, %s, %s", z(t1), z(t1))
-			g.p("VPANDD Z19, %s, %s", z(t1), z(t1))
-			g.p("VPMINUB Z24, %s, %s", z(t1), z(t1))
-			g.p("VPSLLW $4, %s, %s", z(t1), z(t1))
-			g.p("VPORD %s, %s, %s", z(t1), z(lv), z(lv))
-		}
-	} else {
-		g.p("VMOVDQU32 %d(%s), %s", lvOff, blk, y(t1))
-		g.p("VINSERTI64X4 $1, %d(%s), %s, %s", b1+lvOff, blk, z(t1), z(t1))
-		g.p("VPXORD Z20, %s, %s", z(t1), z(lv))
-	}
+	g.p("VMOVDQU32 %d(%s), %s", lvOff, blk, y(t1))
+	g.p("VINSERTI64X4 $1, %d(%s), %s, %s", b1+lvOff, blk, z(t1), z(t1))
+	g.p("VPXORD Z20, %s, %s", z(t1), z(lv))
 	g.p("VMOVDQA64 Z26, %s", z(sum))
 	g.p("VPDPBUSD Z12, %s, %s", z(lv), z(sum))
 	g.p("VCVTDQ2PS %s, %s", z(sum), z(sum))
@@ -798,23 +763,8 @@ func (g *gen) streamPair(f format32, blk string, lvOff, acc, lv, sum, scale, t1,
 // at blk to y(acc) on ymm registers (x in Y12, −bias·Σx in Y26, d_x in
 // Y15).
 func (g *gen) streamTail(f format32, blk string, lvOff, acc, lv, sum, scale, t1, t2 int) {
-	if f.name != "Q8_0" {
-		g.p("VMOVDQU32 %d(%s), %s", lvOff, blk, x(t1))
-		g.p("VPSRLW $4, %s, %s", x(t1), x(t2))
-		g.p("VINSERTI32X4 $1, %s, %s, %s", x(t2), y(t1), y(lv))
-		g.p("VPANDD Y21, %s, %s", y(lv), y(lv))
-		if f.name == "Q5_0" {
-			g.p("VPBROADCASTD 2(%s), %s", blk, y(t1))
-			g.p("VPSHUFB Y22, %s, %s", y(t1), y(t1))
-			g.p("VPANDD Y19, %s, %s", y(t1), y(t1))
-			g.p("VPMINUB Y24, %s, %s", y(t1), y(t1))
-			g.p("VPSLLW $4, %s, %s", y(t1), y(t1))
-			g.p("VPORD %s, %s, %s", y(t1), y(lv), y(lv))
-		}
-	} else {
-		g.p("VMOVDQU32 %d(%s), %s", lvOff, blk, y(t1))
-		g.p("VPXORD Y20, %s, %s", y(t1), y(lv))
-	}
+	g.p("VMOVDQU32 %d(%s), %s", lvOff, blk, y(t1))
+	g.p("VPXORD Y20, %s, %s", y(t1), y(lv))
 	g.p("VMOVDQA64 Y26, %s", y(sum))
 	g.p("VPDPBUSD Y12, %s, %s", y(lv), y(sum))
 	g.p("VCVTDQ2PS %s, %s", y(sum), y(sum))

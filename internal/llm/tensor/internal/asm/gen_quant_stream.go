@@ -9,26 +9,44 @@ import (
 	"strings"
 )
 
-// kernelQ4_0Stream emits qdotQ4_0Stream, Q4_0's decode on AVX-512 VNNI:
-// kernel32Stream's steps in its order (two blocks per zmm, block b in
-// lanes 0–7 and b+1 in 8–15, levels summed by VPDPBUSD on top of −8·Σx,
-// converted, times d_w·d_x rounded once, rounded, added to the column's
-// accumulator block after block, an odd last block on ymm), in fewer
-// instructions a block: Q4_0's decode is bound by them (by the shuffles
-// most), not by memory.
-//   - A pair of blocks (36 bytes) is one 64-byte load; one VPERMB spreads
-//     its nibbles to [b, b, b+1, b+1], 16 bytes each, one VPSRLVW shifts
-//     the second and fourth 16 bytes by 4 and one VPANDD keeps the
-//     nibbles, where kernel32Stream took two loads and four shuffles. So
-//     that no load reaches past a column's end (past the last column, the
-//     weights may end with their mapping), a pair with fewer than 64
-//     bytes of its column left is loaded as 32 bytes and 16
-//     (VINSERTI32X4).
+// streamFormat is a format kernelStream takes: blocks of size bytes, a
+// leading f16 scale, the 16 bytes of nibbles at lvOff and, with high, the
+// 32 fifth bits at byte 2 (Q5_0); levels biased by bias (a 32-byte
+// constant of gen_quant.go).
+type streamFormat struct {
+	name, prefix string // prefix names its tables
+	size, lvOff  int
+	high         bool
+	bias         string
+}
+
+var streamFormats = []streamFormat{
+	{"Q4_0", "q4Stream", 18, 2, false, "eights"},
+	{"Q5_0", "q5Stream", 22, 6, true, "sixteens"},
+}
+
+// kernelStream emits qdot<NAME>Stream, decode of Q4_0 and Q5_0 on AVX-512
+// VNNI: kernel32Stream's steps in its order (two blocks per zmm, block b
+// in lanes 0–7 and b+1 in 8–15, levels summed by VPDPBUSD on top of
+// −bias·Σx, converted, times d_w·d_x rounded once, rounded, added to the
+// column's accumulator block after block, an odd last block on ymm), in
+// fewer instructions a block: these formats' decode is bound by them (by
+// the shuffles most), not by memory.
+//   - A pair of blocks (36 or 44 bytes) is one 64-byte load; one VPERMB
+//     spreads its nibbles to [b, b, b+1, b+1], 16 bytes each, one VPSRLVW
+//     shifts the second and fourth 16 bytes by 4 and one VPANDD keeps
+//     the nibbles, where kernel32Stream took two loads and four shuffles.
+//     So that no load reaches past a column's end (past the last column,
+//     the weights may end with their mapping), a pair with fewer than 64
+//     bytes of its column left is loaded as 32 bytes and 16 (VINSERTI32X4).
+//   - Q5_0's fifth bits: one VPERMB of the same register puts byte e/8 of
+//     the block's high bits at level e, one VPTESTMB picks bit e mod 8 and
+//     a masked VPADDB adds 16, where it took eight steps.
 //   - One VPERMW of the same register spreads the two blocks' f16 scales
 //     to their halves, where it took six general and vector steps.
 //   - Four columns a step (j, j+q, j+2q, j+3q for q = n/4: four
-//     sequential streams) share x, −8·Σx and the spread d_x; the n mod 4
-//     last columns run one at a time.
+//     sequential streams) share x, −bias·Σx and the spread d_x; the n mod
+//     4 last columns run one at a time.
 //
 // Registers: SI the activations at the block, R8 their scales; R9 stream
 // 0's column, R10–R13 the four columns' blocks, BX the column stride,
@@ -36,12 +54,13 @@ import (
 // distance between the streams' outputs; CX columns left, R14 blocks
 // left; AX scratch. Y0–Y3 the accumulators; per column its loaded pair
 // (Z4–Z7), levels (Z8–Z11), sums (Z27–Z30) and scales (Z13, Z14, Z16,
-// Z17); Z12 x, Z26 −8·Σx, Z15 the spread d_x; Z18 and Z25 the nibbles'
-// byte indices (64-byte and 32+16-byte loads), Z19 pairSpread, Z20 the
-// byte 8, Z21 the nibble mask, Z22 the word shifts, Z23 zero, Z24 the
-// scales' word index.
-func (g *gen) kernelQ4_0Stream() {
-	const name, size = "qdotQ4_0Stream", 18
+// Z17); Z12 x, Z26 −bias·Σx, Z15 the spread d_x; Z18 and Z25 the nibbles'
+// byte indices (64-byte and 32+16-byte loads), Z31 the high bits', Z19
+// pairSpread, Z20 the bias bytes, Z21 the nibble mask, Z22 the word
+// shifts, Z23 zero, Z24 the scales' word index; K2 the levels with a
+// fifth bit.
+func (g *gen) kernelStream(f streamFormat) {
+	name, size := "qdot"+f.name+"Stream", f.size
 	type column struct {
 		blk                      string
 		acc, raw, lv, sum, scale int
@@ -56,13 +75,16 @@ func (g *gen) kernelQ4_0Stream() {
 	g.p("MOVQ w+24(FP), R9")
 	g.p("MOVQ wstride+32(FP), BX")
 	g.p("MOVQ n+40(FP), CX")
-	g.p("VPBROADCASTD eights<>(SB), Z20")
+	g.p("VPBROADCASTD %s<>(SB), Z20", f.bias)
 	g.p("VPBROADCASTD nibbleMask<>(SB), Z21")
 	g.p("VMOVDQU64 q4StreamShifts<>(SB), Z22")
 	g.p("VPXORD Z23, Z23, Z23")
-	g.p("VMOVDQU64 q4StreamScales<>(SB), Z24")
-	g.p("VMOVDQU64 q4StreamNibbles<>(SB), Z25")
-	g.p("VMOVDQU64 q4StreamNibblesSplit<>(SB), Z18")
+	g.p("VMOVDQU64 %sScales<>(SB), Z24", f.prefix)
+	g.p("VMOVDQU64 %sNibbles<>(SB), Z25", f.prefix)
+	g.p("VMOVDQU64 %sNibblesSplit<>(SB), Z18", f.prefix)
+	if f.high {
+		g.p("VMOVDQU64 %sHigh<>(SB), Z31", f.prefix)
+	}
 	g.p("VMOVDQU64 pairSpread<>(SB), Z19")
 	// q = n/4 columns a stream: the streams start q columns (8(SP) bytes
 	// of weights, 0(SP) of dst) apart.
@@ -98,12 +120,12 @@ func (g *gen) kernelQ4_0Stream() {
 			}
 		}
 		g.p("MOVQ nb+48(FP), R14")
-		// Pairs with four blocks or more of their column left (72 bytes),
-		// then a pair with two or three, then an odd last block.
+		// Pairs with 64 bytes or more of their column left, then a pair
+		// with fewer, then an odd last block.
 		for _, last := range []bool{false, true} {
 			if !last {
 				g.label(pfx + "_pair")
-				g.p("CMPQ R14, $4")
+				g.p("CMPQ R14, $%d", (64+size-1)/size)
 				g.p("JLT %s_last", pfx)
 			} else {
 				g.label(pfx + "_last")
@@ -115,7 +137,7 @@ func (g *gen) kernelQ4_0Stream() {
 			for _, c := range cs {
 				if last {
 					g.p("VMOVDQU (%s), %s", c.blk, y(c.raw))
-					g.p("VINSERTI32X4 $2, 20(%s), %s, %s", c.blk, z(c.raw), z(c.raw))
+					g.p("VINSERTI32X4 $2, %d(%s), %s, %s", size+f.lvOff, c.blk, z(c.raw), z(c.raw))
 					g.p("VPERMB %s, Z18, %s", z(c.raw), z(c.lv))
 				} else {
 					g.p("VMOVDQU64 (%s), %s", c.blk, z(c.raw))
@@ -123,6 +145,11 @@ func (g *gen) kernelQ4_0Stream() {
 				}
 				g.p("VPSRLVW Z22, %s, %s", z(c.lv), z(c.lv))
 				g.p("VPANDD Z21, %s, %s", z(c.lv), z(c.lv))
+				if f.high {
+					g.p("VPERMB %s, Z31, %s", z(c.raw), z(c.sum))
+					g.p("VPTESTMB bitSelect<>(SB), %s, K2", z(c.sum))
+					g.p("VPADDB Z20, %s, K2, %s", z(c.lv), z(c.lv))
+				}
 				g.p("VMOVDQA64 Z26, %s", z(c.sum))
 				g.p("VPDPBUSD Z12, %s, %s", z(c.lv), z(c.sum))
 				g.p("VCVTDQ2PS %s, %s", z(c.sum), z(c.sum))
@@ -146,9 +173,25 @@ func (g *gen) kernelQ4_0Stream() {
 		g.p("CMPQ R14, $1")
 		g.p("JLT %s_store", pfx)
 		g.streamActs(false)
-		q4 := formats32[1]
 		for _, c := range cs {
-			g.streamTail(q4, c.blk, 2, c.acc, c.lv, c.sum, c.scale, c.raw, c.scale)
+			g.p("VMOVDQU %d(%s), %s", f.lvOff, c.blk, x(c.raw))
+			g.p("VPSRLW $4, %s, %s", x(c.raw), x(c.scale))
+			g.p("VINSERTI32X4 $1, %s, %s, %s", x(c.scale), y(c.raw), y(c.lv))
+			g.p("VPANDD Y21, %s, %s", y(c.lv), y(c.lv))
+			if f.high {
+				g.p("VPBROADCASTD 2(%s), %s", c.blk, y(c.sum))
+				g.p("VPSHUFB bitBytes<>(SB), %s, %s", y(c.sum), y(c.sum))
+				g.p("VPTESTMB bitSelect<>(SB), %s, K2", y(c.sum))
+				g.p("VPADDB Y20, %s, K2, %s", y(c.lv), y(c.lv))
+			}
+			g.p("VMOVDQA64 Y26, %s", y(c.sum))
+			g.p("VPDPBUSD Y12, %s, %s", y(c.lv), y(c.sum))
+			g.p("VCVTDQ2PS %s, %s", y(c.sum), y(c.sum))
+			g.p("VPBROADCASTW (%s), %s", c.blk, x(c.scale))
+			g.p("VCVTPH2PS %s, %s", x(c.scale), y(c.scale))
+			g.p("VMULPS Y15, %s, %s", y(c.scale), y(c.scale))
+			g.p("VMULPS %s, %s, %s", y(c.scale), y(c.sum), y(c.sum))
+			g.p("VADDPS %s, %s, %s", y(c.sum), y(c.acc), y(c.acc))
 		}
 		g.streamStore(pfx, accs)
 		g.p("JMP %s_col", pfx)
@@ -158,15 +201,15 @@ func (g *gen) kernelQ4_0Stream() {
 	g.p("RET")
 }
 
-// q4StreamConstants are kernelQ4_0Stream's tables: the byte indices that
-// spread the nibbles of two Q4_0 blocks to [b, b, b+1, b+1], 16 bytes
-// each, from a 64-byte load (nibbles at bytes 2 and 20) and from a 32-byte
-// load and a 16-byte one at byte 20 put at 32 (at 2 and 32); the word
+// streamConstants are kernelStream's tables: per format, the byte
+// indices that spread the nibbles of two blocks to [b, b, b+1, b+1], 16
+// bytes each, from a 64-byte load and from a 32-byte load with the 16
+// bytes of block b+1's nibbles put at 32; the byte index that puts byte
+// e/8 of a block's high bits (Q5_0) at its level e; the word index that
+// spreads the two blocks' scales over words 0–7 and 8–15. And the word
 // shifts that keep the low nibbles of the first and third 16 bytes and
-// move the high nibbles of the second and fourth down; the word index
-// that spreads the two blocks' scales (words 0 and 9) over words 0–7 and
-// 8–15.
-func q4StreamConstants() string {
+// move the high nibbles of the second and fourth down.
+func streamConstants() string {
 	var b strings.Builder
 	table := func(name string, width int, at func(i int) int) {
 		per := 8 / width
@@ -179,9 +222,15 @@ func q4StreamConstants() string {
 		}
 		fmt.Fprintf(&b, "GLOBL %s<>(SB), RODATA|NOPTR, $64\n\n", name)
 	}
-	table("q4StreamNibbles", 1, func(i int) int { return 2 + 18*(i/32) + i%16 })
-	table("q4StreamNibblesSplit", 1, func(i int) int { return 2 + 30*(i/32) + i%16 })
+	for _, f := range streamFormats {
+		table(f.prefix+"Nibbles", 1, func(i int) int { return f.lvOff + f.size*(i/32) + i%16 })
+		table(f.prefix+"NibblesSplit", 1, func(i int) int { return f.lvOff + (32-f.lvOff)*(i/32) + i%16 })
+		if f.high {
+			// Level e of block i/32 is (i%32/16)·16 + i%16.
+			table(f.prefix+"High", 1, func(i int) int { return 2 + f.size*(i/32) + (i%32/16*16+i%16)/8 })
+		}
+		table(f.prefix+"Scales", 2, func(w int) int { return f.size / 2 * (w / 8 % 2) })
+	}
 	table("q4StreamShifts", 2, func(w int) int { return 4 * (w / 8 % 2) })
-	table("q4StreamScales", 2, func(w int) int { return 9 * (w / 8 % 2) })
 	return strings.TrimSuffix(b.String(), "\n")
 }

@@ -20,9 +20,10 @@ type quantKernels struct {
 	// for the four (prefill).
 	rows4 quantKernel
 	// stream is the AVX-512 VNNI product of one row that reads the
-	// columns as sequential streams (j beside j+n/2; Q4_0's, bound by its
-	// instructions rather than memory, four: gen_quant_stream.go), two
-	// blocks per instruction: decode of the formats with blocks of 32.
+	// columns as sequential streams (j beside j+n/2; Q4_0's and Q5_0's,
+	// bound by their instructions rather than memory, four:
+	// gen_quant_stream.go), two blocks per instruction: decode of the
+	// formats with blocks of 32.
 	stream quantKernel
 	// tile and tile1 are the AVX-512 VNNI products of four rows and of
 	// one row by n columns, n a multiple of tileCols. They read the next

@@ -92,15 +92,15 @@ func BenchmarkMatMulTQuantBatch(b *testing.B) {
 	}
 }
 
-// TestQ4_0StreamAtTheEndOfTheMapping runs Q4_0's decode kernel on weights
-// that end where their mapping does (the next page unreadable, as past the
-// end of a mapped model file): it loads 64 bytes a pair of blocks, so a
-// load past the last column would fault. Every count of blocks (odd ones
-// end on a lone block), every count of columns past the four streams, and
-// adversarial blocks: levels all 0 or all 15, zero, subnormal and largest
-// f16 scales, activations at ±127 with zero, tiny and huge scales; the
-// same bits as pure Go.
-func TestQ4_0StreamAtTheEndOfTheMapping(t *testing.T) {
+// TestStreamAtTheEndOfTheMapping runs Q4_0's and Q5_0's decode kernels on
+// weights that end where their mapping does (the next page unreadable, as
+// past the end of a mapped model file): they load 64 bytes a pair of
+// blocks, so a load past the last column would fault. Every count of
+// blocks (odd ones end on a lone block), every count of columns past the
+// four streams, and adversarial blocks: levels and high bits all 0 or all
+// 1, zero, subnormal and largest f16 scales, activations at ±127 with
+// zero, tiny and huge scales; the same bits as pure Go.
+func TestStreamAtTheEndOfTheMapping(t *testing.T) {
 	if !useVNNI {
 		t.Skip("no AVX-512 VNNI")
 	}
@@ -115,39 +115,42 @@ func TestQ4_0StreamAtTheEndOfTheMapping(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(4, 0))
 	scales := []uint16{0x0000, 0x8000, 0x0001, 0x03ff, 0x7bff, 0xfbff}
-	for nb := 1; nb <= 9; nb++ {
-		k := nb * Q8Block
-		rowBytes, _ := quant.Q4_0.Bytes(k)
-		for n := 1; n <= 11; n++ {
-			w := mem[3*page-n*rowBytes : 3*page]
-			for b := 0; b < len(w); b += 18 {
-				binary.LittleEndian.PutUint16(w[b:], quant.FloatToHalf(float32(r.NormFloat64()*0.02)))
-				if r.IntN(3) == 0 {
-					binary.LittleEndian.PutUint16(w[b:], scales[r.IntN(len(scales))])
-				}
-				fill := byte(r.Uint32())
-				for i := 2; i < 18; i++ {
-					switch fill % 4 {
-					case 0:
-						w[b+i] = 0x00
-					case 1:
-						w[b+i] = 0xff
-					default:
-						w[b+i] = byte(r.Uint32())
+	for _, typ := range []quant.Type{quant.Q4_0, quant.Q5_0} {
+		size := typ.BlockBytes()
+		for nb := 1; nb <= 9; nb++ {
+			k := nb * Q8Block
+			rowBytes, _ := typ.Bytes(k)
+			for n := 1; n <= 11; n++ {
+				w := mem[3*page-n*rowBytes : 3*page]
+				for b := 0; b < len(w); b += size {
+					binary.LittleEndian.PutUint16(w[b:], quant.FloatToHalf(float32(r.NormFloat64()*0.02)))
+					if r.IntN(3) == 0 {
+						binary.LittleEndian.PutUint16(w[b:], scales[r.IntN(len(scales))])
+					}
+					fill := byte(r.Uint32())
+					for i := 2; i < size; i++ {
+						switch fill % 4 {
+						case 0:
+							w[b+i] = 0x00
+						case 1:
+							w[b+i] = 0xff
+						default:
+							w[b+i] = byte(r.Uint32())
+						}
 					}
 				}
-			}
-			x := randActs(r, Act32, 1, k, 127, func() float32 { return []float32{0, 1e-30, 1e20, 0.05}[r.IntN(4)] })
-			for i := range x.Q {
-				if r.IntN(4) == 0 {
-					x.Q[i] = int8(127 - 254*r.IntN(2))
+				x := randActs(r, Act32, 1, k, 127, func() float32 { return []float32{0, 1e-30, 1e20, 0.05}[r.IntN(4)] })
+				for i := range x.Q {
+					if r.IntN(4) == 0 {
+						x.Q[i] = int8(127 - 254*r.IntN(2))
+					}
 				}
-			}
-			got, pure := make([]float32, n), make([]float32, n)
-			MatMulTQuant(quant.Q4_0, got, n, x, w, n)
-			matmulTQuantGeneric(quant.Q4_0, pure, n, x, w, rowBytes, n)
-			if i := sameBits(got, pure); i >= 0 {
-				t.Fatalf("nb=%d n=%d column %d: assembly %v, pure Go %v", nb, n, i, got[i], pure[i])
+				got, pure := make([]float32, n), make([]float32, n)
+				MatMulTQuant(typ, got, n, x, w, n)
+				matmulTQuantGeneric(typ, pure, n, x, w, rowBytes, n)
+				if i := sameBits(got, pure); i >= 0 {
+					t.Fatalf("%v nb=%d n=%d column %d: assembly %v, pure Go %v", typ, nb, n, i, got[i], pure[i])
+				}
 			}
 		}
 	}
