@@ -67,13 +67,8 @@ type tableRowView struct {
 // one page of a table's rows, sorted and paged by the objects service, each
 // cell drawn like a call's values.
 func (h *Handler) tablePage(w http.ResponseWriter, r *http.Request, v *viewer, projectID string) {
-	if h.cfg.Objects == nil {
-		h.renderError(w, r, http.StatusNotFound, "This server keeps no tables.")
-		return
-	}
-	digest := r.PathValue("digest")
-	if len(digest) > maxObjectNameLength {
-		h.refuse(w, r, weft.Errorf(errBadView, "digest: at most %d characters", maxObjectNameLength))
+	digest, ok := h.tableDigest(w, r)
+	if !ok {
 		return
 	}
 	view, err := parseTableView(r.URL.Query())
@@ -228,4 +223,19 @@ func (view tableView) sortValues() url.Values {
 		}
 	}
 	return q
+}
+
+// tableDigest is the {digest} of a table route, answered for the caller
+// (404 when the server keeps no tables, 400 when it is too long) when false.
+func (h *Handler) tableDigest(w http.ResponseWriter, r *http.Request) (string, bool) {
+	if h.cfg.Objects == nil {
+		h.renderError(w, r, http.StatusNotFound, "This server keeps no tables.")
+		return "", false
+	}
+	digest := r.PathValue("digest")
+	if len(digest) > maxObjectNameLength {
+		h.refuse(w, r, weft.Errorf(errBadView, "digest: at most %d characters", maxObjectNameLength))
+		return "", false
+	}
+	return digest, true
 }

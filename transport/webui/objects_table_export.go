@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/objects"
 )
 
@@ -28,13 +27,8 @@ func tableExportPath(projectID, digest string) string {
 // the order the names first appear (one column, value, when a row is not
 // an object), a string member as its text and any other value as JSON.
 func (h *Handler) exportTable(w http.ResponseWriter, r *http.Request, _ *viewer, projectID string) {
-	if h.cfg.Objects == nil {
-		h.renderError(w, r, http.StatusNotFound, "This server keeps no tables.")
-		return
-	}
-	digest := r.PathValue("digest")
-	if len(digest) > maxObjectNameLength {
-		h.refuse(w, r, weft.Errorf(errBadView, "digest: at most %d characters", maxObjectNameLength))
+	digest, ok := h.tableDigest(w, r)
+	if !ok {
 		return
 	}
 	q := r.URL.Query()
