@@ -79,6 +79,9 @@ type callRow struct {
 	// EndedAt once both are known, kept for aggregations over many calls
 	// (see latencyOf and upsert).
 	LatencyMs *int64 `bun:"latency_ms"`
+	// Status is the call's summary.weave.status (see callStatus): running
+	// when its start is written first, its end's status once that is.
+	Status *string `bun:"status"`
 	// SortKey is the value of a query's numeric sort key, read for the
 	// cursor of the next page; never stored.
 	SortKey sql.NullFloat64 `bun:"sort_key,scanonly"`
@@ -89,7 +92,7 @@ type callRow struct {
 var (
 	startColumns = []string{"trace_id", "parent_id", "thread_id", "turn_id", "op_name", "started_at",
 		"attributes", "inputs", "otel_dump", "input_refs", "pf_user_id", "pf_run_id", "pf_run_step", "inputs_text"}
-	endColumns = []string{"ended_at", "output", "output_refs", "summary", "exception", "pf_run_step_end", "usage", "output_text",
+	endColumns = []string{"ended_at", "output", "output_refs", "summary", "exception", "pf_run_step_end", "usage", "output_text", "status",
 		"usage_model", "prompt_tokens", "completion_tokens", "total_tokens", "cache_read_tokens", "cache_creation_tokens"}
 )
 
@@ -130,6 +133,10 @@ func (w *writeSet) addStart(s *startFields) {
 	r.Attributes, r.Inputs, r.OtelDump, r.InputRefs = &s.attributes, &s.inputs, s.otelDump, s.inputRefs
 	r.PfUserID, r.PfRunID, r.PfRunStep = s.userID, s.runID, s.runStep
 	r.InputsText = &s.inputsText
+	if !p.hasEnd {
+		running := StatusRunning
+		r.Status = &running
+	}
 	if s.displayName != nil {
 		r.DisplayName = s.displayName
 	}
@@ -142,6 +149,7 @@ func (w *writeSet) addEnd(e *endFields) {
 	r.EndedAt, r.Output, r.OutputRefs, r.Summary, r.Usage = &e.endedAt, &e.output, e.outputRefs, &e.summary, &e.usage
 	r.Exception, r.PfRunStepEnd = e.exception, e.runStepEnd
 	r.OutputText = &e.outputText
+	r.Status = &e.status
 	r.UsageModel = e.usageModel
 	r.PromptTokens, r.CompletionTokens, r.TotalTokens = &e.tokens[usagePrompt], &e.tokens[usageCompletion], &e.tokens[usageTotal]
 	r.CacheReadTokens, r.CacheCreationTokens = &e.tokens[usageCacheRead], &e.tokens[usageCacheCreation]
@@ -190,6 +198,10 @@ func upsert(db bun.IDB, rows []callRow, hasStart, hasEnd bool) *bun.InsertQuery 
 			q = q.Set(col + " = EXCLUDED." + col)
 		}
 		started = "EXCLUDED.started_at"
+		if !hasEnd {
+			// A start written after its end keeps the end's status.
+			q = q.Set("status = COALESCE(c.status, EXCLUDED.status)")
+		}
 	}
 	if hasEnd {
 		for _, col := range endColumns {
@@ -250,7 +262,7 @@ func (s *Store) writeOne(ctx context.Context, w *writeSet) error {
 var copyColumns = []string{"project_id", "id", "trace_id", "parent_id", "thread_id", "turn_id", "op_name", "display_name",
 	"started_at", "ended_at", "attributes", "inputs", "otel_dump", "input_refs", "output", "output_refs", "summary",
 	"exception", "pf_user_id", "pf_run_id", "pf_run_step", "pf_run_step_end", "usage", "inputs_text", "output_text",
-	"usage_model", "prompt_tokens", "completion_tokens", "total_tokens", "cache_read_tokens", "cache_creation_tokens", "latency_ms"}
+	"usage_model", "prompt_tokens", "completion_tokens", "total_tokens", "cache_read_tokens", "cache_creation_tokens", "latency_ms", "status"}
 
 // flushPostgres writes the set in one PostgreSQL transaction on the pgx
 // connection under bun. Calls whose start and end come together (what the
@@ -313,7 +325,7 @@ func copyNew(ctx context.Context, tx pgx.Tx, rows []callRow) (copied bool, err e
 		values[i] = []any{r.ProjectID, r.ID, r.TraceID, r.ParentID, r.ThreadID, r.TurnID, r.OpName, r.DisplayName,
 			r.StartedAt, r.EndedAt, r.Attributes, r.Inputs, r.OtelDump, r.InputRefs, r.Output, r.OutputRefs, r.Summary,
 			r.Exception, r.PfUserID, r.PfRunID, r.PfRunStep, r.PfRunStepEnd, r.Usage, r.InputsText, r.OutputText,
-			r.UsageModel, r.PromptTokens, r.CompletionTokens, r.TotalTokens, r.CacheReadTokens, r.CacheCreationTokens, r.LatencyMs}
+			r.UsageModel, r.PromptTokens, r.CompletionTokens, r.TotalTokens, r.CacheReadTokens, r.CacheCreationTokens, r.LatencyMs, r.Status}
 	}
 	_, err = tx.CopyFrom(ctx, pgx.Identifier{"calls"}, copyColumns, pgx.CopyFromRows(values))
 	if database.UniqueViolation(err) {

@@ -34,17 +34,9 @@ func rebuildSummary(stored []byte, c *Call, costs []byte) []byte {
 		members = nil
 	}
 	weaveAt := -1
-	var errorCount float64
 	for i, m := range members {
-		switch m.Key {
-		case "weave":
+		if m.Key == "weave" {
 			weaveAt = i
-		case "status_counts":
-			var counts struct {
-				Error float64 `json:"error"`
-			}
-			_ = json.Unmarshal(m.RawValue, &counts)
-			errorCount = counts.Error
 		}
 	}
 	var weave []jsontext.Member
@@ -56,15 +48,7 @@ func rebuildSummary(stored []byte, c *Call, costs []byte) []byte {
 			}
 		}
 	}
-	status := StatusSuccess
-	switch {
-	case c.Exception != nil && *c.Exception != "":
-		status = StatusError
-	case c.EndedAt == nil:
-		status = StatusRunning
-	case errorCount > 0:
-		status = StatusDescendantError
-	}
+	status := callStatus(c.Exception, c.EndedAt != nil, descendantErrorCount(members))
 	weave = append(weave, jsontext.NewMember("status", quote(status)))
 	if c.DisplayName != nil {
 		weave = append(weave, jsontext.NewMember("display_name", quote(*c.DisplayName)))
@@ -87,6 +71,39 @@ func rebuildSummary(stored []byte, c *Call, costs []byte) []byte {
 	var out bytes.Buffer
 	jsontext.WriteObject(&out, members)
 	return out.Bytes()
+}
+
+// callStatus is a call's summary.weave.status given its exception, whether
+// it ended and its summary's status_counts.error (the errors of its
+// descendants the SDK rolled up into it); the calls column status keeps it
+// (see checkEnd and the 20261129060001 migration, which derives it in SQL).
+func callStatus(exception *string, ended bool, descendantErrors float64) string {
+	switch {
+	case exception != nil && *exception != "":
+		return StatusError
+	case !ended:
+		return StatusRunning
+	case descendantErrors > 0:
+		return StatusDescendantError
+	}
+	return StatusSuccess
+}
+
+// descendantErrorCount is status_counts.error among a summary's members
+// when it is a JSON number (the last status_counts member when repeated),
+// else 0.
+func descendantErrorCount(members []jsontext.Member) float64 {
+	var errorCount float64
+	for _, m := range members {
+		if m.Key == "status_counts" {
+			var counts struct {
+				Error float64 `json:"error"`
+			}
+			_ = json.Unmarshal(m.RawValue, &counts)
+			errorCount = counts.Error
+		}
+	}
+	return errorCount
 }
 
 // latencyMS is Weave's latency: whole milliseconds, truncated.

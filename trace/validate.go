@@ -35,6 +35,7 @@ type endFields struct {
 	// over its models, indexed as a stored usage array (see usageTotals).
 	usageModel  *string
 	tokens      [usageCacheCreation + 1]float64
+	status      string // callStatus of the ended call
 	outputText  string // searchText of output
 	outputRefs  *string
 	exception   *string
@@ -142,6 +143,8 @@ func checkEnd(in *EndedCall) (*endFields, error) {
 	if f.summary, err = jsonObject("summary", in.Summary, in.decoded); err != nil {
 		return nil, err
 	}
+	members, _ := jsontext.ObjectMembers([]byte(f.summary))
+	f.status = callStatus(f.exception, true, descendantErrorCount(members))
 	usage := ownUsage([]byte(f.summary))
 	f.usage = storedUsage(usage)
 	f.usageModel, f.tokens = usageTotals(usage)
