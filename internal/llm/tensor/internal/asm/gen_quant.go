@@ -81,7 +81,11 @@ func (g *gen) highBits32(addr string, dst int) {
 // reduceStore folds the 8 lanes of y(a) as reduceLanes does and stores the
 // sum at off(AX).
 func (g *gen) reduceStore(a, tmp, off int) {
-	g.p("VEXTRACTF128 $1, %s, %s", y(a), x(tmp))
+	extract := "VEXTRACTF128" // AVX's, for Y0–Y15
+	if a >= 16 || tmp >= 16 {
+		extract = "VEXTRACTF32X4"
+	}
+	g.p("%s $1, %s, %s", extract, y(a), x(tmp))
 	g.p("VADDPS %s, %s, %s", x(tmp), x(a), x(a))
 	g.p("VMOVHLPS %s, %s, %s", x(a), x(a), x(tmp))
 	g.p("VADDPS %s, %s, %s", x(tmp), x(a), x(a))
@@ -864,6 +868,7 @@ func main() {
 	g.buf.WriteString("\n" + bitTables())
 	g.buf.WriteString("\n" + vnniConstants())
 	g.buf.WriteString("\n" + pairSpread())
+	g.buf.WriteString("\n" + tileScaleSpread())
 	g.buf.WriteString("\n" + streamConstants())
 	for _, f := range formats32 {
 		g.kernel32(f)
@@ -881,9 +886,10 @@ func main() {
 	for _, rows := range []int{4, 1} {
 		g.kernelQ4KVNNI(rows)
 		g.kernelQ6KVNNI(rows)
-		for _, f := range formats32 {
-			g.kernel32VNNI(f, rows)
-		}
+	}
+	for _, f := range formats32 {
+		g.kernel32Tile(f)
+		g.kernel32VNNI(f, 1)
 	}
 	g.kernel32VNNI(q8q8, 4)
 	g.kernel32Stream(formats32[0]) // Q8_0

@@ -243,14 +243,7 @@ func (g *gen) kernelQ6KVNNI(rows int) {
 	name := tileName("Q6_K", rows)
 	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)\n", name)
 	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $16-72\n", name)
-	g.p("MOVQ dst+0(FP), DI")
-	g.p("MOVQ w+40(FP), R9")
-	g.p("MOVQ wstride+48(FP), BX")
-	g.p("MOVQ n+56(FP), CX")
-	g.p("MOVQ nb+64(FP), R8")
-	g.p("SHLQ $2, R8")
-	g.p("MOVQ k+32(FP), R10")
-	g.p("LEAQ (R10)(R10*2), R11")
+	g.tile32Args()
 	for pp := range 4 {
 		g.p("VMOVDQU64 q6kScaleIdx<>+%d(SB), %s", 64*pp, z(16+pp))
 	}
@@ -340,31 +333,43 @@ func vnniCol4Addr(c, off int) string {
 	return fmt.Sprintf([...]string{"%d(R9)", "%d(R9)(BX*1)", "%d(R9)(BX*2)", "%d(R12)"}[c], off)
 }
 
-// kernel32VNNI emits qdot<NAME>Tile: four rows of activations (k apart) by
-// n columns of a blocks-of-32 format (n a multiple of 4), four columns at
-// a time, each zmm holding two columns' eight lanes (column 2p in lanes
+// kernel32VNNI emits qdot<NAME>Tile1 (one row of activations: the rows a
+// batch leaves past its groups of four; kernel32Tile takes the four) and
+// qdotQ8Q8Tile (four rows): rows of activations (k apart) by n columns of
+// a blocks-of-32 format (n a multiple of 4), four columns at a time, each zmm holding two columns' eight lanes (column 2p in lanes
 // 0–7, 2p+1 in 8–15). The levels are made unsigned — Q8_0's plus 128 (its
 // sign bit flipped), Q4_0's nibbles and Q5_0's five bits as stored, biased
-// by 8 and 16 — and the row's 32 bytes
-// broadcast to both halves; VPDPBUSD adds the 4-element sums of the
-// unsigned levels times x to −bias·Σx (the same VPDPBUSD of the bias byte,
-// negated, once per row and block), which is kernel32's exact Σ w·x per
-// lane. Then, as kernel32: converted, times d_w·d_x rounded once, rounded,
-// added to the lane's accumulator, block after block.
+// by 8 and 16 — and the row's 32 bytes broadcast to both halves; VPDPBUSD
+// adds the 4-element sums of the unsigned levels times x to −bias·Σx,
+// which is kernel32's exact Σ w·x per lane. Then, as kernel32: converted,
+// times d_w·d_x rounded once, rounded, added to the lane's accumulator,
+// block after block.
 //
-// Registers: SI row 0 of the activations at the block, R10 = k, R11 = 3k;
-// R9 column 0's block, R12 column 3's, BX the column stride; DI dst; CX
-// columns left; DX = 4 × the block index, R8 = 4 × the block count; 0(SP)
-// the tile's first column; AX scratch. Z0–Z7 the accumulators (row r,
-// column pair p in Z(2r+p)), Z8–Z9 the pairs' unsigned levels, Z10–Z11
-// their weights' scales, Z12 the row's bytes, Z13 its −bias·Σx, Z14 its
-// scale, Z15–Z18 scratch, Z20 the bias bytes, Z21 the nibble mask, Z23
-// zero; for Q5_0, Z22, Z19 and Z24 highBits32's tables and the byte 1.
+// −bias·Σx depends on the row and the block, not on the column: the tiles
+// of the GGUF formats compute it once a call, for their rows' blocks, into
+// bias (k int32 a row, as x's k bytes: the same offsets), and each row and
+// column pair starts its sums from a load of it, where it took three steps
+// a row and block for every four columns. Q4_0's and Q5_0's nibbles of a
+// column pair are spread by one VPERMB (from their 16 bytes each, put side
+// by side), one VPSRLVW and a mask, and Q5_0's fifth bits by one more
+// VPERMB, a VPTESTMB and a masked VPADDB of 16, as in kernelStream.
+//
+// Registers: SI row 0 of the activations at the block, R10 = k, R11 = 3k,
+// R14 row 0's −bias·Σx at the block; R9 column 0's block, R12 column 3's,
+// BX the column stride; DI dst; CX columns left; DX = 4 × the block index,
+// R8 = 4 × the block count; 0(SP) the tile's first column; AX scratch.
+// Z0–Z7 the accumulators (row r, column pair p in Z(2r+p)), Z8–Z9 the
+// pairs' unsigned levels, Z10–Z11 their weights' scales, Z12 the row's
+// bytes, Z13–Z16 the pairs' sums and scales, Z17–Z18 scratch, Z19
+// bitSelect (Q5_0), Z20 the bias bytes, Z21 the nibble mask, Z23 zero, Z25
+// the nibbles' byte indices, Z26 their word shifts, Z27 the fifth bits'
+// byte indices; K2 the levels with a fifth bit.
 //
 // q8q8 (qdotQ8Q8Tile, MatMulTQ8Q8's int8 weights) is Q8_0's tile on a
 // matrix of plain int8 rows (k bytes, wstride apart) whose float32 scales
 // lie apart, nb per column from ws: R13 points at column 0's scale of the
-// block, R14 = 4·nb, 8(SP) the tile's first.
+// block, R14 = 4·nb, 8(SP) the tile's first. It computes −bias·Σx per row
+// and block (Z13, scale in Z14).
 func (g *gen) kernel32VNNI(f format32, rows int) {
 	name := tileName(f.name, rows)
 	split := f.name == q8q8.name
@@ -383,31 +388,30 @@ func (g *gen) kernel32VNNI(f format32, rows int) {
 		g.p("MOVQ nb+64(FP), R14")
 		g.p("SHLQ $2, R14")
 	} else {
-		fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)\n", name)
-		fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $8-72\n", name)
+		fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int, bias *int32)\n", name)
+		fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $8-80\n", name)
 	}
-	g.p("MOVQ dst+0(FP), DI")
-	g.p("MOVQ w+40(FP), R9")
-	g.p("MOVQ wstride+48(FP), BX")
-	g.p("MOVQ n+56(FP), CX")
-	g.p("MOVQ nb+64(FP), R8")
-	g.p("SHLQ $2, R8")
-	g.p("MOVQ k+32(FP), R10")
-	g.p("LEAQ (R10)(R10*2), R11")
+	g.tile32Args()
 	switch {
 	case five:
 		g.p("VPBROADCASTD sixteens<>(SB), Z20")
 		g.p("VPBROADCASTD nibbleMask<>(SB), Z21")
-		g.p("VMOVDQU64 bitBytes<>(SB), Z22")
 		g.p("VMOVDQU64 bitSelect<>(SB), Z19")
-		g.p("VPBROADCASTD ones<>(SB), Z24")
+		g.p("VMOVDQU64 tileHigh<>(SB), Z27")
 	case nibbles:
 		g.p("VPBROADCASTD eights<>(SB), Z20")
 		g.p("VPBROADCASTD nibbleMask<>(SB), Z21")
 	default:
 		g.p("VPBROADCASTD signBits<>(SB), Z20")
 	}
+	if nibbles {
+		g.p("VMOVDQU64 tileNibbles<>(SB), Z25")
+		g.p("VMOVDQU64 q4StreamShifts<>(SB), Z26")
+	}
 	g.p("VPXORD Z23, Z23, Z23")
+	if !split {
+		g.tileBias(name, rows, 20, 23)
+	}
 	g.label(name + "_tile")
 	g.p("CMPQ CX, $4")
 	g.p("JLT %s_done", name)
@@ -422,6 +426,7 @@ func (g *gen) kernel32VNNI(f format32, rows int) {
 	g.p("ADDQ BX, R12")
 	if !split {
 		g.p("LEAQ (R9)(BX*4), R13")
+		g.p("MOVQ bias+72(FP), R14")
 	}
 	g.p("MOVQ x+16(FP), SI")
 	g.p("XORQ DX, DX")
@@ -433,25 +438,21 @@ func (g *gen) kernel32VNNI(f format32, rows int) {
 		c0, c1 := 2*p, 2*p+1
 		lv := 8 + p
 		if nibbles {
-			// [c0 low, c1 low, c0 high, c1 high] nibbles, then the 128-bit
-			// lanes reordered to c0's 32 levels and c1's.
+			// The columns' 16 bytes side by side, spread to [c0 low, c0
+			// high, c1 low, c1 high] nibbles: c0's 32 levels and c1's.
 			g.p("VMOVDQU32 %s, X17", vnniCol4Addr(c0, lvOff))
 			g.p("VINSERTI32X4 $1, %s, Y17, Y17", vnniCol4Addr(c1, lvOff))
-			g.p("VPSRLW $4, Y17, Y18")
-			g.p("VINSERTI64X4 $1, Y18, Z17, Z17")
-			g.p("VSHUFI64X2 $0xd8, Z17, Z17, %s", z(lv))
+			g.p("VPERMB Z17, Z25, %s", z(lv))
+			g.p("VPSRLVW Z26, %s, %s", z(lv), z(lv))
 			g.p("VPANDD Z21, %s, %s", z(lv), z(lv))
 			if five {
-				// Bit i of each column's high bits to bit 4 of its level
-				// i (highBits32 on both halves).
-				g.p("VPBROADCASTD %s, Y17", vnniCol4Addr(c0, 2))
-				g.p("VPBROADCASTD %s, Y18", vnniCol4Addr(c1, 2))
-				g.p("VINSERTI64X4 $1, Y18, Z17, Z17")
-				g.p("VPSHUFB Z22, Z17, Z17")
-				g.p("VPANDD Z19, Z17, Z17")
-				g.p("VPMINUB Z24, Z17, Z17")
-				g.p("VPSLLW $4, Z17, Z17")
-				g.p("VPORD Z17, %s, %s", z(lv), z(lv))
+				// Byte e/8 of each column's high bits to its level e, bit
+				// e mod 8 tested, 16 added where it is set.
+				g.p("VMOVD %s, X18", vnniCol4Addr(c0, 2))
+				g.p("VPINSRD $1, %s, X18, X18", vnniCol4Addr(c1, 2))
+				g.p("VPERMB Z18, Z27, Z17")
+				g.p("VPTESTMB Z19, Z17, K2")
+				g.p("VPADDB Z20, %s, K2, %s", z(lv), z(lv))
 			}
 		} else {
 			g.p("VMOVDQU32 %s, Y17", vnniCol4Addr(c0, lvOff))
@@ -483,17 +484,29 @@ func (g *gen) kernel32VNNI(f format32, rows int) {
 			g.p("ADDQ R8, AX")
 		}
 		g.p("VBROADCASTI64X4 %s, Z12", vnniRowAddr(r, 0))
-		g.p("VPXORD Z13, Z13, Z13")
-		g.p("VPDPBUSD Z12, Z20, Z13")
-		g.p("VPSUBD Z13, Z23, Z13")
-		g.p("VBROADCASTSS (AX), Z14")
+		if split {
+			g.p("VPXORD Z13, Z13, Z13")
+			g.p("VPDPBUSD Z12, Z20, Z13")
+			g.p("VPSUBD Z13, Z23, Z13")
+			g.p("VBROADCASTSS (AX), Z14")
+			for p := range 2 {
+				g.p("VMOVDQA64 Z13, Z15")
+				g.p("VPDPBUSD Z12, %s, Z15", z(8+p))
+				g.p("VCVTDQ2PS Z15, Z15")
+				g.p("VMULPS Z14, %s, Z16", z(10+p))
+				g.p("VMULPS Z16, Z15, Z15")
+				g.p("VADDPS Z15, %s, %s", z(2*r+p), z(2*r+p))
+			}
+			continue
+		}
 		for p := range 2 {
-			g.p("VMOVDQA64 Z13, Z15")
-			g.p("VPDPBUSD Z12, %s, Z15", z(8+p))
-			g.p("VCVTDQ2PS Z15, Z15")
-			g.p("VMULPS Z14, %s, Z16", z(10+p))
-			g.p("VMULPS Z16, Z15, Z15")
-			g.p("VADDPS Z15, %s, %s", z(2*r+p), z(2*r+p))
+			sum, scale := 15-2*p, 16-2*p
+			g.p("VBROADCASTI64X4 %s, %s", strings.Replace(vnniRowAddr(r, 0), "SI", "R14", 1), z(sum))
+			g.p("VPDPBUSD Z12, %s, %s", z(8+p), z(sum))
+			g.p("VCVTDQ2PS %s, %s", z(sum), z(sum))
+			g.p("VMULPS.BCST (AX), %s, %s", z(10+p), z(scale))
+			g.p("VMULPS %s, %s, %s", z(scale), z(sum), z(sum))
+			g.p("VADDPS %s, %s, %s", z(sum), z(2*r+p), z(2*r+p))
 		}
 	}
 	g.p("ADDQ $32, SI")
@@ -501,6 +514,8 @@ func (g *gen) kernel32VNNI(f format32, rows int) {
 	g.p("ADDQ $%d, R12", f.bytes)
 	if split {
 		g.p("ADDQ $4, R13")
+	} else {
+		g.p("ADDQ $32, R14")
 	}
 	g.p("ADDQ $4, DX")
 	g.p("CMPQ DX, R8")
@@ -518,6 +533,43 @@ func (g *gen) kernel32VNNI(f format32, rows int) {
 	g.label(name + "_done")
 	g.p("VZEROUPPER")
 	g.p("RET")
+}
+
+// tile32Args loads the arguments that the tiles whose signature begins
+// (dst, ldd, x, xd, k, w, wstride, n, nb) share: DI dst, R9 w, BX
+// wstride, CX n, R8 = 4·nb, R10 = k, R11 = 3k.
+func (g *gen) tile32Args() {
+	g.p("MOVQ dst+0(FP), DI")
+	g.p("MOVQ w+40(FP), R9")
+	g.p("MOVQ wstride+48(FP), BX")
+	g.p("MOVQ n+56(FP), CX")
+	g.p("MOVQ nb+64(FP), R8")
+	g.p("SHLQ $2, R8")
+	g.p("MOVQ k+32(FP), R10")
+	g.p("LEAQ (R10)(R10*2), R11")
+}
+
+// tileBias writes −bias·Σx of each 4 levels of the tile's rows (rows·k
+// bytes from x, contiguous) to bias, a block (32 levels, 8 int32) a step:
+// the bias bytes in y(bytes), zero in y(zero); Y12, Y13, AX and SI
+// scratch, R14 left past the last block's.
+func (g *gen) tileBias(name string, rows, bytes, zero int) {
+	g.p("MOVQ x+16(FP), SI")
+	g.p("MOVQ bias+72(FP), R14")
+	g.p("MOVQ nb+64(FP), AX")
+	if rows > 1 {
+		g.p("IMULQ $%d, AX", rows)
+	}
+	g.label(name + "_bias")
+	g.p("VMOVDQU (SI), Y12")
+	g.p("VPXORD Y13, Y13, Y13")
+	g.p("VPDPBUSD Y12, %s, Y13", y(bytes))
+	g.p("VPSUBD Y13, %s, Y13", y(zero))
+	g.p("VMOVDQU Y13, (R14)")
+	g.p("ADDQ $32, SI")
+	g.p("ADDQ $32, R14")
+	g.p("DECQ AX")
+	g.p("JNZ %s_bias", name)
 }
 
 // prefetchAhead asks for the cache lines of the next step of a stream of
@@ -575,7 +627,22 @@ func vnniConstants() string {
 			fmt.Fprintf(&b, "DATA q6kHighShifts<>+%d(SB)/8, $0x%016x\n", 64*pair+8*q, v*0x0001000100010001)
 		}
 	}
-	b.WriteString("GLOBL q6kHighShifts<>(SB), RODATA|NOPTR, $128\n")
+	b.WriteString("GLOBL q6kHighShifts<>(SB), RODATA|NOPTR, $128\n\n")
+	// kernel32VNNI: byte i of a column pair's levels takes byte i mod 16
+	// of its column's nibbles (column i/32's at 16·(i/32)), and byte
+	// (i mod 32)/8 of its column's high bits (at 4·(i/32)).
+	for q := range 8 {
+		var nib, high uint64
+		for e := range 8 {
+			i := 8*q + e
+			nib |= uint64(16*(i/32)+i%16) << (8 * e)
+			high |= uint64(4*(i/32)+i%32/8) << (8 * e)
+		}
+		fmt.Fprintf(&b, "DATA tileNibbles<>+%d(SB)/8, $0x%016x\n", 8*q, nib)
+		fmt.Fprintf(&b, "DATA tileHigh<>+%d(SB)/8, $0x%016x\n", 8*q, high)
+	}
+	b.WriteString("GLOBL tileNibbles<>(SB), RODATA|NOPTR, $64\n")
+	b.WriteString("GLOBL tileHigh<>(SB), RODATA|NOPTR, $64\n")
 	return b.String()
 }
 

@@ -120,10 +120,10 @@ func qdotQ4_KTile(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int,
 func qdotQ6_KTile(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)
 
 //go:noescape
-func qdotQ8_0Tile(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)
+func qdotQ8_0Tile(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int, bias *int32)
 
 //go:noescape
-func qdotQ4_0Tile(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)
+func qdotQ4_0Tile(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int, bias *int32)
 
 //go:noescape
 func qdotQ4_KTile1(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int, w *byte, wstride int, n int, nb int)
@@ -135,10 +135,10 @@ func qdotQ6_KTile1(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, 
 func qdotQ8Q8Tile(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int, ws *float32)
 
 //go:noescape
-func qdotQ8_0Tile1(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)
+func qdotQ8_0Tile1(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int, bias *int32)
 
 //go:noescape
-func qdotQ4_0Tile1(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)
+func qdotQ4_0Tile1(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int, bias *int32)
 
 //go:noescape
 func qdotQ5_0Row(dst *float32, x *int8, xd *float32, w *byte, wstride int, n int, nb int)
@@ -147,10 +147,10 @@ func qdotQ5_0Row(dst *float32, x *int8, xd *float32, w *byte, wstride int, n int
 func qdotQ5_0Rows4(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)
 
 //go:noescape
-func qdotQ5_0Tile(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)
+func qdotQ5_0Tile(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int, bias *int32)
 
 //go:noescape
-func qdotQ5_0Tile1(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)
+func qdotQ5_0Tile1(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int, bias *int32)
 
 //go:noescape
 func qdotQ8_0Stream(dst *float32, x *int8, xd *float32, w *byte, wstride int, n int, nb int)

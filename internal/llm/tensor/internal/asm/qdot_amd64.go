@@ -7,8 +7,9 @@ import "github.com/weftlabs/weft/internal/llm/quant"
 // quantKernel is one assembly product of rows of x (from row i: one row,
 // or four) by n columns of weights, wstride bytes apart, into dst (rows
 // ldd apart). Every format's kernels are called through it, so one
-// dispatch (matmulTQuant) serves them all.
-type quantKernel func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int)
+// dispatch (matmulTQuant) serves them all. bias is the tiles' scratch of
+// the formats that have tileBias.
+type quantKernel func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int, bias []int32)
 
 // quantKernels are a format's assembly products; a nil one is a kernel
 // the format does not have.
@@ -35,20 +36,25 @@ type quantKernels struct {
 	// Q6_K 1.7–2.4×; at 256 rows 1.6–2.1×).
 	tile, tile1 quantKernel
 	tileCols    int
+	// tileBias: the tiles take a scratch of x.Cols + x.Cols/8 int32 for
+	// −bias·Σx of their rows' blocks and (four rows) the rows' scales
+	// block after block (kernel32Tile, kernel32VNNI), which depend on
+	// neither the column nor the tile, so they are laid out once a call.
+	tileBias bool
 }
 
 var quantKernelsOf = map[quant.Type]quantKernels{
 	quant.Q8_0: {
 		row: oneRow(qdotQ8_0Row), rows4: rows(qdotQ8_0Rows4), stream: oneRow(qdotQ8_0Stream),
-		tile: rows(qdotQ8_0Tile), tile1: rows(qdotQ8_0Tile1), tileCols: 4,
+		tile: rowsBias(qdotQ8_0Tile), tile1: rowsBias(qdotQ8_0Tile1), tileCols: 4, tileBias: true,
 	},
 	quant.Q4_0: {
 		row: oneRow(qdotQ4_0Row), rows4: rows(qdotQ4_0Rows4), stream: oneRow(qdotQ4_0Stream),
-		tile: rows(qdotQ4_0Tile), tile1: rows(qdotQ4_0Tile1), tileCols: 4,
+		tile: rowsBias(qdotQ4_0Tile), tile1: rowsBias(qdotQ4_0Tile1), tileCols: 4, tileBias: true,
 	},
 	quant.Q5_0: {
 		row: oneRow(qdotQ5_0Row), rows4: rows(qdotQ5_0Rows4), stream: oneRow(qdotQ5_0Stream),
-		tile: rows(qdotQ5_0Tile), tile1: rows(qdotQ5_0Tile1), tileCols: 4,
+		tile: rowsBias(qdotQ5_0Tile), tile1: rowsBias(qdotQ5_0Tile1), tileCols: 4, tileBias: true,
 	},
 	quant.Q4_K: {
 		row: oneRowSums(qdotQ4_KRow), rows4: rowsSums(qdotQ4_KRows4),
@@ -77,28 +83,35 @@ func (x *QActs) operands(i int) (q *int8, d *float32, sums *int32, nb int) {
 // quantKernel.
 
 func oneRow(k func(dst *float32, x *int8, xd *float32, w *byte, wstride, n, nb int)) quantKernel {
-	return func(dst *float32, _ int, x *QActs, i int, w *byte, wstride, n int) {
+	return func(dst *float32, _ int, x *QActs, i int, w *byte, wstride, n int, _ []int32) {
 		q, d, _, nb := x.operands(i)
 		k(dst, q, d, w, wstride, n, nb)
 	}
 }
 
 func oneRowSums(k func(dst *float32, x *int8, xd *float32, xs *int32, w *byte, wstride, n, nb int)) quantKernel {
-	return func(dst *float32, _ int, x *QActs, i int, w *byte, wstride, n int) {
+	return func(dst *float32, _ int, x *QActs, i int, w *byte, wstride, n int, _ []int32) {
 		q, d, s, nb := x.operands(i)
 		k(dst, q, d, s, w, wstride, n, nb)
 	}
 }
 
 func rows(k func(dst *float32, ldd int, x *int8, xd *float32, cols int, w *byte, wstride, n, nb int)) quantKernel {
-	return func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
+	return func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int, _ []int32) {
 		q, d, _, nb := x.operands(i)
 		k(dst, ldd, q, d, x.Cols, w, wstride, n, nb)
 	}
 }
 
+func rowsBias(k func(dst *float32, ldd int, x *int8, xd *float32, cols int, w *byte, wstride, n, nb int, bias *int32)) quantKernel {
+	return func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int, bias []int32) {
+		q, d, _, nb := x.operands(i)
+		k(dst, ldd, q, d, x.Cols, w, wstride, n, nb, &bias[0])
+	}
+}
+
 func rowsSums(k func(dst *float32, ldd int, x *int8, xd *float32, xs *int32, cols int, w *byte, wstride, n, nb int)) quantKernel {
-	return func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int) {
+	return func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int, _ []int32) {
 		q, d, s, nb := x.operands(i)
 		k(dst, ldd, q, d, s, x.Cols, w, wstride, n, nb)
 	}
@@ -117,6 +130,10 @@ func matmulTQuant(t quant.Type, dst []float32, ldd int, x *QActs, w []byte, rowB
 		ks.stream, ks.tile, ks.tile1 = nil, nil, nil
 	}
 	m := x.Rows
+	var bias []int32
+	if ks.tileBias && ks.tile != nil && m >= 4 {
+		bias = make([]int32, x.Cols+x.Cols/8) // ≤ 72 KiB at k = 16384
+	}
 	cols := rowBlock(m, n, rowBytes)
 	for j0 := 0; j0 < n; j0 += cols {
 		c := min(cols, n-j0)
@@ -125,33 +142,33 @@ func matmulTQuant(t quant.Type, dst []float32, ldd int, x *QActs, w []byte, rowB
 			whole := c - c%ks.tileCols
 			for ; i+4 <= m; i += 4 {
 				if whole > 0 {
-					ks.tile(&dst[i*ldd+j0], ldd, x, i, &w[j0*rowBytes], rowBytes, whole)
+					ks.tile(&dst[i*ldd+j0], ldd, x, i, &w[j0*rowBytes], rowBytes, whole, bias)
 				}
 				if whole < c {
-					ks.rows4(&dst[i*ldd+j0+whole], ldd, x, i, &w[(j0+whole)*rowBytes], rowBytes, c-whole)
+					ks.rows4(&dst[i*ldd+j0+whole], ldd, x, i, &w[(j0+whole)*rowBytes], rowBytes, c-whole, bias)
 				}
 			}
 		}
 		if ks.rows4 != nil {
 			for ; i+4 <= m; i += 4 {
-				ks.rows4(&dst[i*ldd+j0], ldd, x, i, &w[j0*rowBytes], rowBytes, c)
+				ks.rows4(&dst[i*ldd+j0], ldd, x, i, &w[j0*rowBytes], rowBytes, c, bias)
 			}
 		}
 		for ; i < m; i++ {
 			if ks.stream != nil && m < 4 {
 				// Decode: the weights come from memory, in order.
-				ks.stream(&dst[i*ldd+j0], ldd, x, i, &w[j0*rowBytes], rowBytes, c)
+				ks.stream(&dst[i*ldd+j0], ldd, x, i, &w[j0*rowBytes], rowBytes, c, bias)
 				continue
 			}
 			whole := 0
 			if ks.tile1 != nil {
 				whole = c - c%ks.tileCols
 				if whole > 0 {
-					ks.tile1(&dst[i*ldd+j0], ldd, x, i, &w[j0*rowBytes], rowBytes, whole)
+					ks.tile1(&dst[i*ldd+j0], ldd, x, i, &w[j0*rowBytes], rowBytes, whole, bias)
 				}
 			}
 			if whole < c {
-				ks.row(&dst[i*ldd+j0+whole], ldd, x, i, &w[(j0+whole)*rowBytes], rowBytes, c-whole)
+				ks.row(&dst[i*ldd+j0+whole], ldd, x, i, &w[(j0+whole)*rowBytes], rowBytes, c-whole, bias)
 			}
 		}
 	}

@@ -35,11 +35,12 @@ func BenchmarkMatMulTQuantStream(b *testing.B) {
 			rowBytes, _ := typ.Bytes(k)
 			ks := quantKernelsOf[typ]
 			stream, row, tile := ks.stream, ks.row, ks.tile1
+			bias := make([]int32, k) // tile1's scratch
 			b.Run(fmt.Sprintf("%v/k=%d/n=%d", typ, k, n), func(b *testing.B) {
 				var run func()
-				useStream := func() { run = func() { stream(&dst[0], n, x, 0, &w[0], rowBytes, n) } }
-				useTile := func() { run = func() { tile(&dst[0], n, x, 0, &w[0], rowBytes, n) } }
-				useRow := func() { run = func() { row(&dst[0], n, x, 0, &w[0], rowBytes, n) } }
+				useStream := func() { run = func() { stream(&dst[0], n, x, 0, &w[0], rowBytes, n, nil) } }
+				useTile := func() { run = func() { tile(&dst[0], n, x, 0, &w[0], rowBytes, n, bias) } }
+				useRow := func() { run = func() { row(&dst[0], n, x, 0, &w[0], rowBytes, n, nil) } }
 				reps := max(1, (16<<20)/len(w)) // a few milliseconds a round
 				each := func() {
 					for range reps {
@@ -92,10 +93,12 @@ func BenchmarkMatMulTQuantBatch(b *testing.B) {
 	}
 }
 
-// TestStreamAtTheEndOfTheMapping runs Q4_0's and Q5_0's decode kernels on
-// weights that end where their mapping does (the next page unreadable, as
-// past the end of a mapped model file): they load 64 bytes a pair of
-// blocks, so a load past the last column would fault. Every count of
+// TestStreamAtTheEndOfTheMapping runs Q4_0's and Q5_0's decode kernels
+// (one row) and their tiles (five rows: the four-row tile and the one-row
+// one) on weights that end where their mapping does (the next page
+// unreadable, as past the end of a mapped model file): the decode kernels
+// load 64 bytes a pair of blocks, so a load past the last column would
+// fault. Every count of
 // blocks (odd ones end on a lone block), every count of columns past the
 // four streams, and adversarial blocks: levels and high bits all 0 or all
 // 1, zero, subnormal and largest f16 scales, activations at ±127 with
@@ -139,17 +142,19 @@ func TestStreamAtTheEndOfTheMapping(t *testing.T) {
 						}
 					}
 				}
-				x := randActs(r, Act32, 1, k, 127, func() float32 { return []float32{0, 1e-30, 1e20, 0.05}[r.IntN(4)] })
-				for i := range x.Q {
-					if r.IntN(4) == 0 {
-						x.Q[i] = int8(127 - 254*r.IntN(2))
+				for _, m := range []int{1, 5} {
+					x := randActs(r, Act32, m, k, 127, func() float32 { return []float32{0, 1e-30, 1e20, 0.05}[r.IntN(4)] })
+					for i := range x.Q {
+						if r.IntN(4) == 0 {
+							x.Q[i] = int8(127 - 254*r.IntN(2))
+						}
 					}
-				}
-				got, pure := make([]float32, n), make([]float32, n)
-				MatMulTQuant(typ, got, n, x, w, n)
-				matmulTQuantGeneric(typ, pure, n, x, w, rowBytes, n)
-				if i := sameBits(got, pure); i >= 0 {
-					t.Fatalf("%v nb=%d n=%d column %d: assembly %v, pure Go %v", typ, nb, n, i, got[i], pure[i])
+					got, pure := make([]float32, m*n), make([]float32, m*n)
+					MatMulTQuant(typ, got, n, x, w, n)
+					matmulTQuantGeneric(typ, pure, n, x, w, rowBytes, n)
+					if i := sameBits(got, pure); i >= 0 {
+						t.Fatalf("%v m=%d nb=%d n=%d element %d: assembly %v, pure Go %v", typ, m, nb, n, i, got[i], pure[i])
+					}
 				}
 			}
 		}
