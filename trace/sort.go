@@ -105,16 +105,23 @@ func (s *Store) sortKeyOf(field, projectID string, book *priceBook, expand []str
 		return weaveValueOrder(s.dialect, present, s.dialect.JSONText(doc, jsonSteps(f.Path), "sv")), nil
 	}
 	// A feedback field sorts by its newest row.
-	text := s.dialect.JSONText(s.dialect.JSONTextDoc("f.payload"), jsonSteps(f.Path), "sv")
+	newest := c.newestFeedback(f)
+	return weaveValueOrder(s.dialect, database.Expr{SQL: "(" + newest.SQL + " <> '')", Args: newest.Args}, newest), nil
+}
+
+// newestFeedback is the text of the feedback field f in the newest of the
+// call's feedback rows of its type ("" when it has none): what a call sorts
+// and groups by.
+func (c *queryCompiler) newestFeedback(f callquery.Field) database.Expr {
+	text := c.dialect.JSONText(c.dialect.JSONTextDoc("f.payload"), jsonSteps(f.Path), "sv")
 	if f.FeedbackColumn != "payload" {
 		text = database.Expr{SQL: "f." + f.FeedbackColumn}
 	}
 	rows := c.feedbackRows("f", f.FeedbackType)
-	newest := database.Expr{
+	return database.Expr{
 		SQL:  "coalesce((SELECT " + text.SQL + " FROM feedback AS f WHERE " + rows.SQL + " ORDER BY f.created_at DESC, f.id DESC LIMIT 1), '')",
 		Args: concat(text.Args, rows.Args),
 	}
-	return weaveValueOrder(s.dialect, database.Expr{SQL: "(" + newest.SQL + " <> '')", Args: newest.Args}, newest), nil
 }
 
 // weaveValueOrder orders by a value read as text, as Weave orders dynamic

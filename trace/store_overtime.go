@@ -15,6 +15,7 @@ import (
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/internal/database"
+	"github.com/weftlabs/weft/trace/callquery"
 )
 
 // Groupings of [CallsOverTimeReq]: what a series of the answer is per.
@@ -26,6 +27,10 @@ const (
 	// GroupModel counts a trace once per model of its root's own usage
 	// (summary.usage), and those without usage under "".
 	GroupModel = "model"
+	// GroupFeedback groups traces by the value of a feedback field
+	// (CallsOverTimeReq.Field) in their root's newest feedback row of its
+	// type, such as a scorer's verdict; those without under "".
+	GroupFeedback = "feedback"
 )
 
 // MaxTimeBuckets bounds the intervals of one [CallsOverTimeReq]: a 30-day
@@ -44,8 +49,13 @@ type CallsOverTimeReq struct {
 	// Width is the interval, at least a minute; (To - From) / Width is at
 	// most MaxTimeBuckets.
 	Width time.Duration
-	// GroupBy is GroupNone, GroupOp, GroupUser, GroupStatus or GroupModel.
+	// GroupBy is GroupNone, GroupOp, GroupUser, GroupStatus, GroupModel or
+	// GroupFeedback.
 	GroupBy string
+	// Field is GroupFeedback's feedback field of the calls query language
+	// (package callquery), such as a scorer's verdict
+	// feedback.[wandb.runnable.<scorer>].payload.output.
+	Field string
 }
 
 // TimeBucket is what the traces of one group started in one interval came
@@ -137,8 +147,15 @@ func (s *Store) CallsOverTime(ctx context.Context, req *CallsOverTimeReq) ([]Tim
 		group = func(string) database.Expr { return database.Expr{SQL: "c.status"} }
 	case GroupModel:
 		group = func(model string) database.Expr { return database.Expr{SQL: model} }
+	case GroupFeedback:
+		f, err := callquery.ParseField(req.Field)
+		if err != nil || f.Kind != callquery.Feedback {
+			return nil, weft.WithFields(ErrInvalidQuery, map[string]any{"param": "field"}, "group by a feedback field such as feedback.[wandb.runnable.<scorer>].payload.output")
+		}
+		value := (&queryCompiler{dialect: s.dialect, projectID: req.ProjectID}).newestFeedback(f)
+		group = func(string) database.Expr { return value }
 	default:
-		return nil, weft.WithFields(ErrInvalidQuery, map[string]any{"param": "group_by"}, "group by one of op_name, wb_user_id, status, model")
+		return nil, weft.WithFields(ErrInvalidQuery, map[string]any{"param": "group_by"}, "group by one of op_name, wb_user_id, status, model, feedback")
 	}
 	book, err := s.priceBook(ctx, req.ProjectID, true)
 	if err != nil {

@@ -124,6 +124,9 @@ func (s *Store) filtered(q *bun.SelectQuery, projectID string, f *CallsFilter) (
 		cond := s.opNamesCondition(f.OpNames)
 		q = q.Where(cond.SQL, cond.Args...)
 	}
+	if len(f.Models) > 0 {
+		q = s.whereModels(q, f.Models)
+	}
 	if f.TraceRootsOnly {
 		q = q.Where("c.parent_id IS NULL")
 	}
@@ -163,6 +166,16 @@ func (s *Store) filtered(q *bun.SelectQuery, projectID string, f *CallsFilter) (
 		q = whereIn(q, s.dialect.JSONArrayHasAny(), refs.column, refs.values)
 	}
 	return q, nil
+}
+
+// whereModels keeps the calls of CallsFilter.Models: a call of one model
+// reads the usage_model column; only a call of several models (usage_model
+// NULL, the calls_several_models index's predicate) reads calls.usage for
+// its models, as perModel counts it once per model. The names are bound.
+func (s *Store) whereModels(q *bun.SelectQuery, models []string) *bun.SelectQuery {
+	m := s.dialect.JSONObjectMembers("c.usage")
+	cond := "(?0 IN (?1) OR (c.usage_model IS NULL AND c.usage <> '{}' AND EXISTS (SELECT 1 FROM " + m.From + " WHERE " + m.Key + " IN (?1))))"
+	return whereIn(q, cond, "c.usage_model", models)
 }
 
 // qualifiedRunIDs reads each run id without a "/" as a run of projectID.
@@ -227,7 +240,8 @@ const hasFeedback = `EXISTS (SELECT 1 FROM feedback AS f WHERE f.project_id = c.
 const hasChildren = `EXISTS (SELECT 1 FROM calls AS ch WHERE ch.project_id = c.project_id
 	AND ch.parent_id = c.id AND ch.started_at IS NOT NULL AND ch.deleted_at IS NULL)`
 
-// whereIn adds cond, whose placeholders are column and the list of values.
+// whereIn adds cond, whose placeholders (? in turn, or ?0 and ?1) are column
+// and the list of values.
 // A value holding NUL names nothing stored (no stored text holds one) and
 // cannot be a bound value, so it is left out; when none is left, nothing
 // matches.

@@ -368,6 +368,9 @@ type CallsFilter struct {
 	// sends and OpenTelemetry spans and the JS SDK do not. The wire filter
 	// and summary.weave.status keep Weave's reading (status_counts alone).
 	TraceStatuses bool `json:"-"`
+	// Models keeps calls whose own usage (summary.usage) names one of these
+	// models.
+	Models []string `json:"-"`
 	// StartedFrom keeps calls started at or after it.
 	StartedFrom *time.Time `json:"-"`
 	// StartedBefore keeps calls started before it.

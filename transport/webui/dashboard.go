@@ -24,9 +24,15 @@ var customWidths = []time.Duration{time.Hour, 6 * time.Hour, 24 * time.Hour}
 // the day).
 const maxCustomIntervals = 366
 
-// dashboardGroups are the breakdowns offered, by URL value.
+// dashboardGroups are the breakdowns offered, by URL value. Broken down by
+// verdict, the series are the values of the view's scorer's verdict (or a
+// member of it: the trace list's verdict filter, tracelist_verdict.go).
 var dashboardGroups = []struct{ Value, Label string }{
-	{trace.GroupNone, "nothing"}, {trace.GroupOp, "op"}, {trace.GroupUser, "user"}, {trace.GroupStatus, "status"}, {trace.GroupModel, "model"}}
+	{trace.GroupNone, "nothing"}, {trace.GroupOp, "op"}, {trace.GroupUser, "user"}, {trace.GroupStatus, "status"}, {trace.GroupModel, "model"},
+	{groupVerdict, "verdict"}}
+
+// groupVerdict is the dashboard's breakdown by a scorer's verdict.
+const groupVerdict = "verdict"
 
 // maxDashboardGroups bounds the series a chart draws: the largest groups
 // by calls, the rest as one.
@@ -43,8 +49,11 @@ type dashboardView struct {
 	To      time.Time
 	// FromText and ToText are the custom range's bounds as typed.
 	FromText, ToText string
-	Charts           []*chart
-	Empty            bool
+	// Verdict names the scorer (and the member of its verdict) of the
+	// breakdown by verdict.
+	Verdict verdictFilter
+	Charts  []*chart
+	Empty   bool
 }
 
 // dashboardPage serves the project's dashboard: its traces over a range,
@@ -66,11 +75,24 @@ func (h *Handler) dashboardPage(w http.ResponseWriter, r *http.Request, v *viewe
 		return
 	}
 	if !slices.ContainsFunc(dashboardGroups, func(g struct{ Value, Label string }) bool { return g.Value == view.Group }) {
-		h.refuse(w, r, weft.Errorf(errBadView, "group: one of op_name, wb_user_id, status, model or nothing"))
+		h.refuse(w, r, weft.Errorf(errBadView, "group: one of op_name, wb_user_id, status, model, verdict or nothing"))
 		return
 	}
+	req := &trace.CallsOverTimeReq{ProjectID: projectID, Width: rng.Width, GroupBy: view.Group}
+	if view.Group == groupVerdict {
+		if view.Verdict, err = parseVerdict(q); err == nil && view.Verdict.Scorer == "" {
+			err = weft.Errorf(errBadView, "verdict: name the scorer whose verdicts to break down by")
+		}
+		if err != nil {
+			h.refuse(w, r, err)
+			return
+		}
+		view.Verdict.Op, view.Verdict.Value = "eq", ""
+		req.GroupBy, req.Field = trace.GroupFeedback, view.Verdict.field()
+	}
 	view.Range, view.Ranges, view.From, view.To = rng.Name, append(chartRangeNames(), customRange), rng.From, rng.To
-	buckets, err := h.cfg.Trace.CallsOverTime(r.Context(), &trace.CallsOverTimeReq{ProjectID: projectID, From: view.From, To: view.To, Width: rng.Width, GroupBy: view.Group})
+	req.From, req.To = view.From, view.To
+	buckets, err := h.cfg.Trace.CallsOverTime(r.Context(), req)
 	if err != nil {
 		h.refuse(w, r, err)
 		return
@@ -198,11 +220,15 @@ func dashboardCharts(projectID string, view dashboardView, width time.Duration, 
 				changes = append(changes, "status", m.status)
 			}
 			if !(folded && s == len(series)-1) {
-				switch view.Group {
-				case trace.GroupOp:
+				switch {
+				case view.Group == trace.GroupOp:
 					changes = append(changes, "op", series[s])
-				case trace.GroupStatus:
+				case view.Group == trace.GroupStatus:
 					changes = append(changes, "status", series[s])
+				case view.Group == trace.GroupModel && series[s] != "":
+					changes = append(changes, "model", series[s])
+				case view.Group == groupVerdict && series[s] != "":
+					changes = append(changes, "verdict", view.Verdict.Scorer, "verdict_path", view.Verdict.Path, "verdict_value", series[s])
 				}
 			}
 			return label, listView{Sort: "started_at", Dir: "desc"}.url(projectID, changes...)

@@ -12,7 +12,9 @@ import (
 
 // TestDashboard: the dashboard draws the project's traces of the last day
 // as bars that link to the trace list filtered to their hour (and, broken
-// down by op, to their op); broken down by model its series are the models;
+// down by op, to their op); broken down by model its series are the models
+// and its bars link to their model; broken down by a scorer's verdict its
+// series are the verdict's values and its bars link to their verdict;
 // a chosen range is drawn by the hour and its bars link to their hour; a bad
 // range, chosen bounds or grouping is a 400 and another entity's user is
 // refused.
@@ -32,12 +34,17 @@ func TestDashboard(t *testing.T) {
 		byOp := b.get("/ui/p/alice/p/dashboard?range=30d&group=op_name")
 		byOp.mustContain(t, `op=answer`)
 		byModel := b.get("/ui/p/alice/p/dashboard?group=model")
-		byModel.mustContain(t, `aria-label="gpt-4o-mini, `)
+		byModel.mustContain(t, `aria-label="gpt-4o-mini, `, `model=gpt-4o-mini`)
+		s.api(t, s.aliceKey, "/feedback/create", map[string]any{"project_id": "alice/p", "weave_ref": "weave:///alice/p/call/0000000a-0000-7000-8000-000000000001",
+			"feedback_type": "wandb.runnable.graded", "runnable_ref": "weave:///alice/p/object/graded:abc",
+			"payload": map[string]any{"output": map[string]any{"correct": true}}})
+		byVerdict := b.get("/ui/p/alice/p/dashboard?group=verdict&verdict=graded&verdict_path=correct")
+		byVerdict.mustContain(t, `aria-label="true, `, `verdict=graded&amp;verdict_path=correct&amp;verdict_value=true`)
 		from := at.Add(-2 * time.Hour).Format("2006-01-02T15:04")
 		to := at.Add(time.Hour).Format("2006-01-02T15:04")
 		chosen := b.get("/ui/p/alice/p/dashboard?range=custom&from=" + from + "&to=" + to)
 		chosen.mustContain(t, `value="`+from+`"`, `href="/ui/p/alice/p/?from=`+strings.ReplaceAll(hour, ":", "%3A"))
-		for _, bad := range []string{"?range=1y", "?group=inputs", "?range=custom&from=yesterday&to=" + to, "?range=custom&from=" + to + "&to=" + from,
+		for _, bad := range []string{"?range=1y", "?group=inputs", "?group=verdict", "?group=verdict&verdict=a]b", "?range=custom&from=yesterday&to=" + to, "?range=custom&from=" + to + "&to=" + from,
 			"?range=custom&from=2020-01-01T00:00&to=2026-01-01T00:00"} {
 			if got := b.get("/ui/p/alice/p/dashboard" + bad); got.status != http.StatusBadRequest {
 				t.Errorf("%s: %d", bad, got.status)

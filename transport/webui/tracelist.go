@@ -32,6 +32,7 @@ type listView struct {
 	To       string // end of the window, or ""
 	Q        string // full-text search over inputs and outputs
 	User     string // user name of the caller
+	Model    string // a model of the trace's own usage
 	Feedback bool   // only traces with feedback
 	// Ref is an op or object version ref: the list shows every call (not
 	// only roots) that ran the op or took the object as an input.
@@ -77,10 +78,10 @@ func parseListView(q url.Values) (listView, error) {
 	v := listView{
 		Op: strings.TrimSpace(q.Get("op")), Status: q.Get("status"),
 		From: strings.TrimSpace(q.Get("from")), To: strings.TrimSpace(q.Get("to")),
-		Q: strings.TrimSpace(q.Get("q")), User: strings.TrimSpace(q.Get("user")),
+		Q: strings.TrimSpace(q.Get("q")), User: strings.TrimSpace(q.Get("user")), Model: strings.TrimSpace(q.Get("model")),
 		Sort: q.Get("sort"), Dir: q.Get("dir"), After: q.Get("after"),
 	}
-	for _, text := range []struct{ name, value string }{{"op", v.Op}, {"user", v.User}} {
+	for _, text := range []struct{ name, value string }{{"op", v.Op}, {"user", v.User}, {"model", v.Model}} {
 		if len(text.value) > 512 {
 			return v, weft.Errorf(errBadView, "%s: at most 512 characters", text.name)
 		}
@@ -268,6 +269,9 @@ func (v listView) filter(userID string) trace.CallsFilter {
 	if userID != "" {
 		f.UserIDs = []string{userID}
 	}
+	if v.Model != "" {
+		f.Models = []string{v.Model}
+	}
 	return f
 }
 
@@ -289,6 +293,7 @@ func (v listView) values(changes ...string) url.Values {
 	set("to", v.To, "")
 	set("q", v.Q, "")
 	set("user", v.User, "")
+	set("model", v.Model, "")
 	set("ref", v.Ref, "")
 	if v.Feedback {
 		q.Set("feedback", "1")
