@@ -349,7 +349,8 @@ func (c *Completion) Relay(w http.ResponseWriter) error {
 		frames, failure = relayFrames(w, rc.Flush, c.frames)
 	} else {
 		defer c.stream.Close()
-		frames, failure = relayStream(w, rc.Flush, c.stream)
+		// A held call's output is EndTrace's: its chunks are not kept.
+		frames, failure = relayStream(w, rc.Flush, c.stream, !c.held)
 	}
 	c.pending.stream, c.pending.frames = true, frames
 	c.finish(failure)

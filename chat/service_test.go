@@ -475,7 +475,7 @@ func TestRelayStreamUpstreamBreaks(t *testing.T) {
 	t.Parallel()
 	first := streamBody[:strings.Index(streamBody, "\n\n")+2]
 	var out strings.Builder
-	frames, failure := relayStream(&out, func() error { return nil }, io.MultiReader(strings.NewReader(first+"data: {\"partial"), failingReader{}))
+	frames, failure := relayStream(&out, func() error { return nil }, io.MultiReader(strings.NewReader(first+"data: {\"partial"), failingReader{}), true)
 	if len(frames) != 2 || !strings.Contains(failure, "unexpected EOF") {
 		t.Fatalf("frames %d, failure %q", len(frames), failure)
 	}

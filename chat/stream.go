@@ -16,11 +16,13 @@ var (
 )
 
 // relayStream copies an upstream SSE stream to w event by event, flushing
-// after each, and collects the data payloads for tracing. The stream always
+// after each, and collects the data payloads for tracing when collect is
+// set (a call traced as another API's has its output from EndTrace and
+// needs none: a copy a token less). The stream always
 // ends with data: [DONE]; an upstream that breaks off mid-stream is reported
 // as one error event first. It returns the payloads and why the relay ended
 // early ("" when the upstream finished).
-func relayStream(w io.Writer, flush func() error, upstream io.Reader) (frames [][]byte, failure string) {
+func relayStream(w io.Writer, flush func() error, upstream io.Reader, collect bool) (frames [][]byte, failure string) {
 	reader := bufio.NewReaderSize(upstream, 32<<10)
 	sawDone := false
 	pending := false // bytes written since the last flush
@@ -40,7 +42,7 @@ func relayStream(w io.Writer, flush func() error, upstream io.Reader) (frames []
 				payload = bytes.TrimSpace(payload)
 				if bytes.Equal(payload, donePayload) {
 					sawDone = true
-				} else if len(payload) > 0 {
+				} else if collect && len(payload) > 0 {
 					frames = append(frames, append([]byte(nil), payload...))
 				}
 			}

@@ -27,7 +27,8 @@ type TraceAs struct {
 // chat completion raw: the model's route must serve as.Endpoint (and its
 // fallbacks that do not are passed over), and the call is traced as as
 // says. Its output is the one [Completion.EndTrace] gives, which the caller
-// must call once the answer is relayed.
+// must call once the answer is relayed (a streamed answer's chunks are not
+// kept for it).
 func (s *Gateway) CompleteAs(ctx context.Context, projectID string, raw []byte, as TraceAs) (*Completion, error) {
 	return s.complete(ctx, projectID, raw, &as)
 }

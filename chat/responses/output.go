@@ -99,9 +99,12 @@ type builder struct {
 	seq  int
 	// open is the item receiving deltas (nil when none); openCall is the
 	// chat tool-call index of an open function call.
-	open         OutputItem
-	openCall     int
-	text         []byte // the open message's or reasoning item's text so far
+	open     OutputItem
+	openCall int
+	text     []byte // the open message's or reasoning item's text so far
+	// delta is the text delta event being sent: a stream sends one per
+	// token, and a pointer to it passes through send without allocating.
+	delta        textDeltaEvent
 	finishReason string
 	failure      string
 }
@@ -229,8 +232,9 @@ func (b *builder) textDelta(delta string) error {
 		}
 	}
 	b.text = append(b.text, delta...)
-	return b.send(textDeltaEvent{Type: "response.output_text.delta", SequenceNumber: b.next(),
-		ItemID: b.open.itemID(), OutputIndex: b.index(), Delta: delta, Logprobs: []any{}})
+	b.delta = textDeltaEvent{Type: "response.output_text.delta", SequenceNumber: b.next(),
+		ItemID: b.open.itemID(), OutputIndex: b.index(), Delta: delta, Logprobs: []any{}}
+	return b.send(&b.delta)
 }
 
 func (b *builder) callDelta(index int, tc chatToolCall) error {

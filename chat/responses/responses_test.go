@@ -164,7 +164,7 @@ func TestStreamEvents(t *testing.T) {
 		sse = sse[n:]
 	}
 	streamed := s.Finish(now)
-	if err := s.Done(); err != nil {
+	if err := s.Done(mustMarshal(t, streamed)); err != nil {
 		t.Fatal(err)
 	}
 	var types []string
@@ -205,6 +205,15 @@ func TestStreamEvents(t *testing.T) {
 	}
 }
 
+func mustMarshal(t *testing.T, v any) []byte {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
 var ids = regexp.MustCompile(`"(resp|rs|msg|fc)_[0-9a-f]{32}"`)
 
 func withoutIDs(t *testing.T, r *Response) string {
@@ -222,7 +231,7 @@ func TestStreamFailure(t *testing.T) {
 	_ = s.Start()
 	_, _ = s.Write([]byte("data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\ndata: {\"error\":{\"message\":\"engine stopped\"}}\n\n"))
 	resp := s.Finish(time.Now())
-	_ = s.Done()
+	_ = s.Done(mustMarshal(t, resp))
 	if resp.Status != "failed" || resp.Error == nil || resp.Error.Message != "engine stopped" || resp.CompletedAt != nil {
 		t.Errorf("response %+v", resp)
 	}

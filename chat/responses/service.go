@@ -143,7 +143,7 @@ func (a *Answer) Relay(ctx context.Context, w http.ResponseWriter) error {
 			c.EndTrace(nil, err.Error())
 			return err
 		}
-		err = a.store(ctx, resp, c.CallID())
+		err = a.store(ctx, resp, data, c.CallID())
 		a.endTrace(data, err)
 		if err != nil {
 			return err
@@ -167,18 +167,22 @@ func (a *Answer) Relay(ctx context.Context, w http.ResponseWriter) error {
 	if err := c.Relay(sink); err != nil {
 		stream.Fail(err.Error())
 	}
+	// The finished response is encoded once: stored, traced and sent.
 	resp := stream.Finish(a.s.cfg.Now())
-	err := a.store(ctx, resp, c.CallID())
+	data, err := json.Marshal(resp)
+	if err == nil {
+		err = a.store(ctx, resp, data, c.CallID())
+	}
 	if err != nil {
 		resp.Status, resp.Error, resp.CompletedAt = "failed", &ResponseError{Code: "server_error", Message: "the response could not be stored"}, nil
+		data, _ = json.Marshal(resp)
 	}
-	data, _ := json.Marshal(resp)
 	a.endTrace(data, err)
 	if err != nil {
-		_ = stream.Done()
+		_ = stream.Done(data)
 		return err
 	}
-	return stream.Done()
+	return stream.Done(data)
 }
 
 // endTrace ends the response's call with the Response, failed when it
@@ -191,14 +195,11 @@ func (a *Answer) endTrace(resp []byte, storeErr error) {
 	a.completion.EndTrace(resp, exception)
 }
 
-// store keeps the finished response, unless the request said store false.
-func (a *Answer) store(ctx context.Context, resp *Response, callID string) error {
+// store keeps the finished response, whose JSON is data, unless the
+// request said store false.
+func (a *Answer) store(ctx context.Context, resp *Response, data []byte, callID string) error {
 	if !a.req.Stored() {
 		return nil
-	}
-	data, err := json.Marshal(resp)
-	if err != nil {
-		return err
 	}
 	rec := &Record{
 		ProjectID: a.project, ID: resp.ID, Response: data, Input: a.input, CallID: callID,

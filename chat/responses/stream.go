@@ -4,16 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"strconv"
 	"time"
 )
 
 // The Responses stream's events, as OpenAI's SDKs declare them.
 type (
-	responseEvent struct {
-		Type           string    `json:"type"`
-		SequenceNumber int       `json:"sequence_number"`
-		Response       *Response `json:"response"`
-	}
 	itemEvent struct {
 		Type           string     `json:"type"`
 		SequenceNumber int        `json:"sequence_number"`
@@ -107,8 +103,8 @@ func (s *Stream) write(event any) error {
 	if s.err != nil {
 		return s.err
 	}
-	if delta, ok := event.(textDeltaEvent); ok {
-		s.msg = appendTextDelta(s.msg[:0], &delta)
+	if delta, ok := event.(*textDeltaEvent); ok {
+		s.msg = appendTextDelta(s.msg[:0], delta)
 		_, s.err = s.w.Write(s.msg)
 		return s.err
 	}
@@ -128,6 +124,32 @@ func (s *Stream) write(event any) error {
 	return s.err
 }
 
+// writeResponse writes the event typ carrying the response whose JSON is
+// resp, without encoding the response again.
+func (s *Stream) writeResponse(typ string, resp []byte) error {
+	if s.err != nil {
+		return s.err
+	}
+	s.msg = appendResponseEvent(s.msg[:0], typ, s.b.next(), resp)
+	_, s.err = s.w.Write(s.msg)
+	return s.err
+}
+
+// appendResponseEvent appends the event typ carrying the response whose
+// JSON is resp: {"type", "sequence_number", "response"}, as OpenAI's SDKs
+// declare the response.* events.
+func appendResponseEvent(msg []byte, typ string, seq int, resp []byte) []byte {
+	msg = append(msg, "event: "...)
+	msg = append(msg, typ...)
+	msg = append(msg, "\ndata: {\"type\":"...)
+	msg = appendJSONString(msg, typ)
+	msg = append(msg, `,"sequence_number":`...)
+	msg = strconv.AppendInt(msg, int64(seq), 10)
+	msg = append(msg, `,"response":`...)
+	msg = append(msg, resp...)
+	return append(msg, "}\n\n"...)
+}
+
 func (s *Stream) flushed() {
 	if s.flush != nil && s.err == nil {
 		s.flush()
@@ -136,9 +158,12 @@ func (s *Stream) flushed() {
 
 // Start sends response.created and response.in_progress.
 func (s *Stream) Start() error {
-	resp := s.b.resp
-	_ = s.write(responseEvent{Type: "response.created", SequenceNumber: s.b.next(), Response: resp})
-	_ = s.write(responseEvent{Type: "response.in_progress", SequenceNumber: s.b.next(), Response: resp})
+	data, err := json.Marshal(s.b.resp)
+	if err != nil {
+		return err
+	}
+	_ = s.writeResponse("response.created", data)
+	_ = s.writeResponse("response.in_progress", data)
 	s.flushed()
 	return s.err
 }
@@ -148,14 +173,16 @@ func (s *Stream) Start() error {
 func (s *Stream) Write(p []byte) (int, error) {
 	s.buf = append(s.buf, p...)
 	sent := s.b.seq
+	rest := s.buf
 	for {
-		end := bytes.Index(s.buf, []byte("\n\n"))
-		if end < 0 {
+		event, after, ok := bytes.Cut(rest, []byte("\n\n"))
+		if !ok {
 			break
 		}
-		event := s.buf[:end]
-		s.buf = s.buf[end+2:]
-		for _, line := range bytes.Split(event, []byte("\n")) {
+		rest = after
+		for len(event) > 0 {
+			var line []byte
+			line, event, _ = bytes.Cut(event, []byte("\n"))
 			data, ok := bytes.CutPrefix(line, []byte("data:"))
 			if !ok {
 				continue
@@ -169,6 +196,9 @@ func (s *Stream) Write(p []byte) (int, error) {
 			}
 		}
 	}
+	// The partial event left moves to the front, so that the buffer is
+	// reused rather than regrown as the stream goes on.
+	s.buf = append(s.buf[:0], rest...)
 	if s.b.seq != sent {
 		s.flushed()
 	}
@@ -195,11 +225,11 @@ func (s *Stream) Finish(now time.Time) *Response {
 }
 
 // Done sends response.completed, response.incomplete or response.failed,
-// as the finished response's status says. It returns the first error
-// writing to the client met.
-func (s *Stream) Done() error {
-	resp := s.b.resp
-	_ = s.write(responseEvent{Type: "response." + resp.Status, SequenceNumber: s.b.next(), Response: resp})
+// as the finished response's status says, carrying resp, the finished
+// response's JSON (as it was stored and traced). It returns the first
+// error writing to the client met.
+func (s *Stream) Done(resp []byte) error {
+	_ = s.writeResponse("response."+s.b.resp.Status, resp)
 	s.flushed()
 	return s.err
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+	"time"
 )
 
 // The text chunks read by scanning are read as decoding reads them: the
@@ -71,6 +72,32 @@ func TestTextDeltaEventBytes(t *testing.T) {
 		want := append(append([]byte("event: response.output_text.delta\ndata: "), data...), "\n\n"...)
 		if got := appendTextDelta(nil, &e); !bytes.Equal(got, want) {
 			t.Errorf("%q: %s, want %s", delta, got, want)
+		}
+	}
+}
+
+// The response.* events are written with the bytes json.Marshal makes of
+// them, the response's own JSON reused.
+func TestResponseEventBytes(t *testing.T) {
+	t.Parallel()
+	r, err := ParseRequest([]byte(`{"model":"m","input":"hi","instructions":"Say <b>&</b> \u2028.","metadata":{"k":"v"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := NewResponse(r, time.Unix(1700000000, 0))
+	resp.Output = append(resp.Output, &OutputMessage{Type: "message", ID: "msg_1", Status: "completed", Role: "assistant",
+		Content: []OutputText{outputText("é \"q\" <x>\n")}})
+	type responseEvent struct {
+		Type           string    `json:"type"`
+		SequenceNumber int       `json:"sequence_number"`
+		Response       *Response `json:"response"`
+	}
+	for _, typ := range []string{"response.created", "response.in_progress", "response.completed", "response.incomplete", "response.failed"} {
+		data, _ := json.Marshal(responseEvent{Type: typ, SequenceNumber: 17, Response: resp})
+		want := append(append([]byte("event: "+typ+"\ndata: "), data...), "\n\n"...)
+		body, _ := json.Marshal(resp)
+		if got := appendResponseEvent(nil, typ, 17, body); !bytes.Equal(got, want) {
+			t.Errorf("%s: %s, want %s", typ, got, want)
 		}
 	}
 }
