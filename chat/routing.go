@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"net/url"
 	"os"
 	"slices"
@@ -25,9 +24,10 @@ const (
 	// translation exists and refuses the request with a 400 where none does.
 	KindOpenAI = "openai"
 	// KindLocal runs the model in-process from a Hugging Face model
-	// directory (Path): no server behind it. See [LocalOptions]; package
-	// chat/inprocess checks its upstreams (inprocess.Kind, handed to
-	// ParseRouting) and serves them, registered in [Config.Backends].
+	// directory (its path): no server behind it. Package chat/inprocess
+	// decodes and checks its upstreams' options (inprocess.Kind, handed to
+	// ParseRouting; inprocess.LocalOptions) and serves them, registered in
+	// [Config.Backends].
 	KindLocal = "local"
 )
 
@@ -54,7 +54,7 @@ const (
 //	    upstreams:
 //	      - kind: local
 //	        path: models/Qwen3-0.6B    # config.json, model.safetensors, tokenizer.json, ...
-//	        threads: 2                 # see LocalOptions for these knobs and their defaults
+//	        threads: 2                 # see inprocess.LocalOptions for these knobs and their defaults
 //	        max_sequences: 8
 //	        max_request_tokens: 65536  # n × max_tokens of one request
 //	        kv_cache_bytes: 1GiB
@@ -123,140 +123,17 @@ type Upstream struct {
 	// read once when the routing is loaded.
 	APIKeyEnv string `yaml:"api_key_env"`
 	Weight    int    `yaml:"weight"`
-	// LocalOptions configure a local upstream (kind local).
-	LocalOptions `yaml:",inline"`
+	// Options configure an upstream of a kind a registered backend serves
+	// (kind local: inprocess.LocalOptions), of the type its [UpstreamKind]
+	// names: decoded from the routing file's keys that Upstream itself does
+	// not name, or set by a route built in code. Nil for kinds vllm and
+	// openai.
+	Options any `yaml:"-"`
 
 	apiKey string
-}
-
-// LocalOptions are the knobs of a model run in-process. Zero values are the
-// documented defaults.
-type LocalOptions struct {
-	// Path is the model directory: config.json, model.safetensors (or
-	// shards with model.safetensors.index.json), tokenizer.json,
-	// tokenizer_config.json and, when present, chat_template.jinja and
-	// generation_config.json. Required for kind local.
-	Path string `yaml:"path"`
-	// Threads is how many threads a forward pass uses. Default (0): the
-	// number of CPUs the process may use (GOMAXPROCS).
-	Threads int `yaml:"threads"`
-	// MaxSequences bounds the sequences decoded together (continuous
-	// batching); requests beyond it wait in a queue. Default:
-	// engine.DefaultMaxSeqs (16).
-	MaxSequences int `yaml:"max_sequences"`
-	// MaxBatchTokens bounds the tokens of one forward pass (decode rows
-	// first, then prompt chunks); it must be at least MaxSequences.
-	// Default: engine.DefaultMaxBatchTokens (512).
-	MaxBatchTokens int `yaml:"max_batch_tokens"`
-	// KVCacheBytes bounds the memory of the key-value cache, e.g. "512MiB"
-	// or "2GiB". A request that cannot get room waits; once the queue is
-	// full it is answered 503 with Retry-After. Default:
-	// engine.DefaultKVCacheBytes (1GiB).
-	KVCacheBytes ByteSize `yaml:"kv_cache_bytes"`
-	// MaxQueued bounds the requests waiting for admission; one more is
-	// answered 503 with Retry-After at once. Default:
-	// engine.DefaultMaxQueued (256).
-	MaxQueued int `yaml:"max_queued"`
-	// MaxQueueWait bounds how long a request waits for admission (a free
-	// sequence slot and room in the KV cache) before it is answered 503
-	// with Retry-After. Default: engine.DefaultMaxQueueWait (10s).
-	MaxQueueWait time.Duration `yaml:"max_queue_wait"`
-	// MaxRequestTokens bounds n × max_tokens of one request (max_tokens
-	// as sent, else what the context leaves); over it the request is
-	// answered 400 naming both. Default: engine.DefaultMaxRequestTokens
-	// (65536).
-	MaxRequestTokens int `yaml:"max_request_tokens"`
-	// WeightType is how linear-layer weights are held: "auto" (default:
-	// as the model's file stores them, a GGUF file's quantised blocks
-	// used in place; a safetensors checkpoint as f32), "f32" (exact),
-	// "int8" (blocks of 32 weights with one scale each: a quarter
-	// of the memory traffic, for speed on larger models), a GGUF block
-	// format quantised at load ("q8_0", "q4_0", "q4_k", "q5_k", "q6_k") or
-	// half precision ("f16", "bf16"): engine.WeightTypes.
-	WeightType string `yaml:"weight_type"`
-	// PromptTokensDetails reports usage.prompt_tokens_details.cached_tokens
-	// (prompt tokens served from the prefix cache), as vLLM does with
-	// --enable-prompt-tokens-details. Default false: the field is null.
-	PromptTokensDetails bool `yaml:"prompt_tokens_details"`
-	// ReasoningParser reads a thinking model's reasoning — the text of a
-	// think block the prompt left open (a generation prompt ending in
-	// <think>) or the model opened with <think>, up to </think> — into
-	// the answer's reasoning (and reasoning_content) rather than its
-	// content; the rest is content: "auto" (the default) for models whose
-	// vocabulary has <think> and </think> (Qwen3), when the request leaves
-	// chat_template_kwargs.enable_thinking on; "none" leaves the thinking
-	// in content.
-	ReasoningParser string `yaml:"reasoning_parser"`
-	// StructuredOutputs bounds what constrained decoding may cost.
-	StructuredOutputs StructuredOptions `yaml:"structured_outputs"`
-	// TrustRequestChatTemplate lets a request bring its own chat template
-	// (chat_template, or chat_template inside chat_template_kwargs), as
-	// vLLM's --trust-request-chat-template does. Default false: such a
-	// request is refused with a 400, since a template is a program the
-	// server runs.
-	TrustRequestChatTemplate bool `yaml:"trust_request_chat_template"`
-}
-
-// StructuredOptions bound structured outputs (constrained decoding) on a
-// local model. Zero values are the documented defaults.
-type StructuredOptions struct {
-	// CacheSize is how many compiled constraints are kept, so that a
-	// repeated schema is compiled once. Default 128.
-	CacheSize int `yaml:"cache_size"`
-	// MaxMasks is how many distinct allowed-token masks one compiled
-	// constraint keeps (states allowing the same tokens share one; each
-	// is vocabulary/8 bytes). Default 512.
-	MaxMasks int `yaml:"max_masks"`
-	// MaxWhitespace is how many bytes of white space JSON output may have
-	// between two of its tokens. Default 8; -1 allows none. The tool
-	// calls tool_choice required and named constrain have at most one.
-	MaxWhitespace int `yaml:"max_whitespace"`
-	// MaxStringLength bounds the characters of JSON strings whose schema
-	// sets no maxLength. Default 0: unbounded.
-	MaxStringLength int `yaml:"max_string_length"`
-	// MaxNesting bounds the nesting of recursive schemas and of generic
-	// JSON values (json_object). Default 32.
-	MaxNesting int `yaml:"max_nesting"`
-	// MaxStates bounds one constraint's automaton, and so what compiling
-	// it takes (about 200 bytes of memory a state); a constraint that
-	// needs more is a 400 "too complex", refused as soon as the build
-	// sees it cannot fit. Default: constrain.DefaultMaxStates (500,000).
-	MaxStates int `yaml:"max_states"`
-	// MaxCompileTime bounds one constraint's compile (a 400 "too
-	// complex" past it), and apart from it its wait for a turn.
-	// Default: constrain.DefaultMaxCompileTime (5s).
-	MaxCompileTime time.Duration `yaml:"max_compile_time"`
-	// MaxCompiles is how many new constraints compile at once; a request
-	// that finds no turn within max_compile_time is answered 503 with
-	// Retry-After. Default: constrain.DefaultMaxCompiles (2).
-	MaxCompiles int `yaml:"max_compiles"`
-}
-
-// ByteSize is a number of bytes, written in a routing file as an integer or
-// with a unit: "512MiB", "2GiB", "1.5GB".
-type ByteSize int64
-
-// UnmarshalYAML reads an integer or a size with a unit (B, KB, MB, GB,
-// KiB, MiB, GiB).
-func (b *ByteSize) UnmarshalYAML(node *yaml.Node) error {
-	text := strings.TrimSpace(node.Value)
-	units := []struct {
-		suffix string
-		scale  float64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}}
-	scale := 1.0
-	for _, u := range units {
-		if number, ok := strings.CutSuffix(text, u.suffix); ok {
-			text, scale = strings.TrimSpace(number), u.scale
-			break
-		}
-	}
-	n, err := strconv.ParseFloat(text, 64)
-	if err != nil || n < 0 || math.IsInf(n, 0) {
-		return fmt.Errorf("line %d: %q is not a size (an integer number of bytes or e.g. 512MiB, 2GiB)", node.Line, node.Value)
-	}
-	*b = ByteSize(n * scale)
-	return nil
+	// optionKeys are the routing file's keys of the upstream that Upstream
+	// does not name (a mapping node), for its kind's Options; nil without.
+	optionKeys *yaml.Node
 }
 
 // Default route settings.
@@ -284,6 +161,13 @@ func LoadRouting(path string, kinds ...UpstreamKind) (*Routing, error) {
 type UpstreamKind struct {
 	// Name is the kind as a routing file names it.
 	Name string
+	// Options is the zero value of the kind's options (kind local:
+	// inprocess.LocalOptions{}), nil for a kind that has none. An
+	// upstream's keys that Upstream does not name are decoded into a copy,
+	// strictly: a key no field of it is decoded from fails the routing,
+	// naming the key and its line. Prepare finds them in Upstream.Options,
+	// always of this type.
+	Options any
 	// Prepare checks an upstream of this kind and fills its defaults. It
 	// is handed the upstream's route, whose Endpoints are as the file
 	// names them (nil when it names none, the default then being the
@@ -384,7 +268,9 @@ func (route *Route) prepare(i int, lookupEnv func(string) (string, bool), kinds 
 		u := &route.Upstreams[j]
 		var err error
 		if kind, ok := kinds[u.Kind]; ok {
-			err = kind.Prepare(route, u)
+			if err = u.decodeOptions(kind); err == nil {
+				err = kind.Prepare(route, u)
+			}
 		} else {
 			err = u.prepare(route.Name, lookupEnv, kinds)
 		}
@@ -410,8 +296,8 @@ func (u *Upstream) prepare(model string, lookupEnv func(string) (string, bool), 
 		}
 		return fmt.Errorf("kind %q must be %s or %s", u.Kind, strings.Join(known[:len(known)-1], ", "), known[len(known)-1])
 	}
-	if u.LocalOptions != (LocalOptions{}) {
-		return errors.New("path, threads, max_sequences, max_batch_tokens, kv_cache_bytes, max_queued, max_queue_wait, max_request_tokens, weight_type, prompt_tokens_details, reasoning_parser and structured_outputs are for kind local only")
+	if err := u.refuseOptions(kinds); err != nil {
+		return err
 	}
 	parsed, err := url.Parse(u.URL)
 	if err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {

@@ -79,7 +79,7 @@ type Model struct {
 // defaults.
 type ModelOptions struct {
 	// WeightType is how its linear-layer weights are held, as a chat
-	// model's weight_type (chat.LocalOptions.WeightType): "" or "auto" as
+	// model's weight_type (inprocess.LocalOptions.WeightType): "" or "auto" as
 	// the file stores them, "f32", "int8", "f16", "bf16" or a GGUF block
 	// format quantised at load.
 	WeightType string

@@ -15,9 +15,9 @@ import (
 // Kind is how a routing file's upstreams of kind local are checked: hand
 // it to chat.ParseRouting (or chat.LoadRouting) when the routing may name
 // models run in-process. A local upstream is the only upstream of its
-// route, takes a path rather than a url, and its knobs (chat.LocalOptions)
-// get their defaults here.
-var Kind = chat.UpstreamKind{Name: chat.KindLocal, Prepare: prepareUpstream}
+// route, takes a path rather than a url, and its knobs ([LocalOptions], in
+// chat.Upstream.Options) get their defaults here.
+var Kind = chat.UpstreamKind{Name: chat.KindLocal, Options: LocalOptions{}, Prepare: prepareUpstream}
 
 // endpoints are what a model run in-process serves (embedding models are
 // served in-process by chat/embeddings: chat.Config.Embeddings), and what
@@ -27,36 +27,37 @@ var endpoints = []string{chat.EndpointChat, chat.EndpointCompletions, chat.Endpo
 // prepareUpstream checks a local upstream and its route and fills their
 // defaults.
 func prepareUpstream(route *chat.Route, u *chat.Upstream) error {
+	o := u.Options.(LocalOptions) // of Kind.Options' type: chat decoded it
 	switch {
 	case len(route.Upstreams) > 1:
 		return errors.New("a local upstream must be the only upstream of its model")
 	case u.URL != "" || u.APIKeyEnv != "":
 		return errors.New("a local upstream takes a path, not url or api_key_env")
-	case u.Path == "":
+	case o.Path == "":
 		return errors.New("path (the model directory) is required for kind local")
-	case u.Threads < 0 || u.MaxSequences < 0 || u.MaxBatchTokens < 0 || u.KVCacheBytes < 0 || u.MaxQueued < 0 || u.MaxQueueWait < 0 || u.MaxRequestTokens < 0:
+	case o.Threads < 0 || o.MaxSequences < 0 || o.MaxBatchTokens < 0 || o.KVCacheBytes < 0 || o.MaxQueued < 0 || o.MaxQueueWait < 0 || o.MaxRequestTokens < 0:
 		return errors.New("threads, max_sequences, max_batch_tokens, kv_cache_bytes, max_queued, max_queue_wait and max_request_tokens must not be negative")
 	}
-	if u.WeightType == "" {
-		u.WeightType = string(engine.WeightAuto)
-	} else if !engine.WeightType(u.WeightType).Valid() {
-		return fmt.Errorf("weight_type %q must be one of %v", u.WeightType, engine.WeightTypes())
+	if o.WeightType == "" {
+		o.WeightType = string(engine.WeightAuto)
+	} else if !engine.WeightType(o.WeightType).Valid() {
+		return fmt.Errorf("weight_type %q must be one of %v", o.WeightType, engine.WeightTypes())
 	}
-	switch u.ReasoningParser {
+	switch o.ReasoningParser {
 	case "":
-		u.ReasoningParser = "auto"
+		o.ReasoningParser = "auto"
 	case "auto", "none":
 	default:
-		return fmt.Errorf("reasoning_parser %q must be auto or none", u.ReasoningParser)
+		return fmt.Errorf("reasoning_parser %q must be auto or none", o.ReasoningParser)
 	}
-	if so := u.StructuredOutputs; so.CacheSize < 0 || so.MaxMasks < 0 || so.MaxStringLength < 0 || so.MaxNesting < 0 || so.MaxWhitespace < -1 ||
+	if so := o.StructuredOutputs; so.CacheSize < 0 || so.MaxMasks < 0 || so.MaxStringLength < 0 || so.MaxNesting < 0 || so.MaxWhitespace < -1 ||
 		so.MaxStates < 0 || so.MaxCompileTime < 0 || so.MaxCompiles < 0 {
 		return errors.New("structured_outputs: cache_size, max_masks, max_string_length, max_nesting, max_states, max_compile_time and max_compiles must not be negative, max_whitespace not below -1")
 	}
 	if u.Model == "" {
 		u.Model = route.Name
 	}
-	u.Weight = 1
+	u.Weight, u.Options = 1, o
 	return checkEndpoints(route)
 }
 
@@ -76,7 +77,7 @@ func checkEndpoints(route *chat.Route) error {
 }
 
 // AddModels serves each model directory under its folder name (the
-// server's -model flag), with the default chat.LocalOptions. A name
+// server's -model flag), with the default LocalOptions. A name
 // already routed is an error.
 func AddModels(r *chat.Routing, dirs ...string) error {
 	for _, dir := range dirs {
@@ -84,7 +85,7 @@ func AddModels(r *chat.Routing, dirs ...string) error {
 		if name == "." || name == string(filepath.Separator) {
 			return fmt.Errorf("chat routing: model directory %q has no folder name to serve it under", dir)
 		}
-		route := chat.Route{Name: name, Upstreams: []chat.Upstream{{Kind: chat.KindLocal, LocalOptions: chat.LocalOptions{Path: dir}}}}
+		route := chat.Route{Name: name, Upstreams: []chat.Upstream{{Kind: chat.KindLocal, Options: LocalOptions{Path: dir}}}}
 		if err := r.Add(route, Kind); err != nil {
 			return fmt.Errorf("%w (from %s)", err, dir)
 		}
@@ -134,13 +135,23 @@ func ApplyLimits(r *chat.Routing, l Limits) {
 			if u.Kind != chat.KindLocal {
 				continue
 			}
-			fill(&u.MaxRequestTokens, l.MaxRequestTokens)
-			fillDuration(&u.MaxQueueWait, l.MaxQueueWait)
-			fill(&u.StructuredOutputs.MaxStates, l.MaxStates)
-			fillDuration(&u.StructuredOutputs.MaxCompileTime, l.MaxCompileTime)
+			o := optionsOf(*u)
+			fill(&o.MaxRequestTokens, l.MaxRequestTokens)
+			fillDuration(&o.MaxQueueWait, l.MaxQueueWait)
+			fill(&o.StructuredOutputs.MaxStates, l.MaxStates)
+			fillDuration(&o.StructuredOutputs.MaxCompileTime, l.MaxCompileTime)
+			u.Options = o
 			if route.MaxLogprobs == 0 {
 				route.MaxLogprobs = l.MaxLogprobs
 			}
 		}
 	}
+}
+
+// optionsOf are a local upstream's options: its Options, the defaults
+// (the zero value) where a route built in code and not checked by Kind
+// set none.
+func optionsOf(u chat.Upstream) LocalOptions {
+	o, _ := u.Options.(LocalOptions)
+	return o
 }

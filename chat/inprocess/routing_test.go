@@ -40,7 +40,7 @@ func TestApplyLimits(t *testing.T) {
 		wait, compile  time.Duration
 	}
 	of := func(i int) limits {
-		u := r.Models[i].Upstreams[0]
+		u := optionsOf(r.Models[i].Upstreams[0])
 		return limits{u.MaxRequestTokens, u.StructuredOutputs.MaxStates, r.Models[i].MaxLogprobs, u.MaxQueueWait, u.StructuredOutputs.MaxCompileTime}
 	}
 	for i, want := range []limits{
@@ -70,12 +70,12 @@ func TestParseLocalRouting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := r.Models[0].Upstreams[0]
-	if q.KVCacheBytes != 3<<29 || q.WeightType != "int8" || q.Threads != 2 || q.MaxSequences != 8 || q.MaxQueueWait != 2*time.Second || q.Model != "q" ||
-		r.Models[1].Upstreams[0].KVCacheBytes != 1000000 || r.Models[1].Upstreams[0].WeightType != "auto" ||
-		q.ReasoningParser != "none" || q.StructuredOutputs != (chat.StructuredOptions{MaxMasks: 1024, MaxWhitespace: -1, MaxStringLength: 64,
+	q, qo, ro := r.Models[0].Upstreams[0], optionsOf(r.Models[0].Upstreams[0]), optionsOf(r.Models[1].Upstreams[0])
+	if qo.KVCacheBytes != 3<<29 || qo.WeightType != "int8" || qo.Threads != 2 || qo.MaxSequences != 8 || qo.MaxQueueWait != 2*time.Second || q.Model != "q" ||
+		ro.KVCacheBytes != 1000000 || ro.WeightType != "auto" ||
+		qo.ReasoningParser != "none" || qo.StructuredOutputs != (StructuredOptions{MaxMasks: 1024, MaxWhitespace: -1, MaxStringLength: 64,
 		MaxStates: 100000, MaxCompileTime: 2 * time.Second, MaxCompiles: 1}) ||
-		r.Models[1].Upstreams[0].ReasoningParser != "auto" || !slices.Equal(r.Models[0].Endpoints, []string{chat.EndpointChat, chat.EndpointCompletions, chat.EndpointResponses}) {
+		ro.ReasoningParser != "auto" || !slices.Equal(r.Models[0].Endpoints, []string{chat.EndpointChat, chat.EndpointCompletions, chat.EndpointResponses}) {
 		t.Fatalf("%+v %+v", q, r.Models[1].Upstreams[0])
 	}
 	for _, tc := range []struct{ text, want string }{
@@ -90,6 +90,8 @@ func TestParseLocalRouting(t *testing.T) {
 		{`models: [{name: q, upstreams: [{kind: local, path: /m, structured_outputs: {max_compiles: -1}}]}]`, "max_compiles must not be negative"},
 		{`models: [{name: m, endpoints: [embeddings], upstreams: [{kind: local, path: /m/x}]}]`, "-embedding-model"},
 		{`models: [{name: q, upstreams: [{kind: bogus, url: "http://x/v1"}]}]`, `kind "bogus" must be "vllm", "openai" or "local"`},
+		{"models:\n  - name: q\n    upstreams:\n      - kind: local\n        path: /m\n        thread: 2\n", "line 6: field thread not found in type inprocess.LocalOptions"},
+		{"models:\n  - name: q\n    upstreams:\n      - kind: local\n        path: /m\n        structured_outputs: {max_state: 2}\n", "line 6: field max_state not found in type inprocess.StructuredOptions"},
 	} {
 		if _, err := chat.ParseRouting([]byte(tc.text), nil, Kind); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.text, err, tc.want)
@@ -98,7 +100,7 @@ func TestParseLocalRouting(t *testing.T) {
 	if err := AddModels(r, "/models/q"); err == nil || !strings.Contains(err.Error(), "already routed") {
 		t.Errorf("a second q: %v", err)
 	}
-	if err := AddModels(r, "/srv/models/Qwen3-0.6B/"); err != nil || r.Models[2].Name != "Qwen3-0.6B" || r.Models[2].Upstreams[0].Path != "/srv/models/Qwen3-0.6B/" {
+	if err := AddModels(r, "/srv/models/Qwen3-0.6B/"); err != nil || r.Models[2].Name != "Qwen3-0.6B" || optionsOf(r.Models[2].Upstreams[0]).Path != "/srv/models/Qwen3-0.6B/" {
 		t.Errorf("AddModels: %v %+v", err, r.Models)
 	}
 }

@@ -95,16 +95,16 @@ func Open(routing *chat.Routing, cfg Config) (*Server, error) {
 
 // open opens the model of one local route.
 func (s *Server) open(route *chat.Route) error {
-	u := route.Upstreams[0]
-	eng, err := engine.Open(u.Path, engine.ModelConfig{
-		Name: route.Name, Threads: u.Threads, MaxSeqs: u.MaxSequences, KVCacheBytes: int64(u.KVCacheBytes),
-		WeightType: engine.WeightType(u.WeightType), MaxModelLen: int(route.MaxModelLen), MaxLogprobs: int(route.MaxLogprobs),
-		MaxBatchTokens: u.MaxBatchTokens, MaxQueued: u.MaxQueued, MaxQueueWait: u.MaxQueueWait, MaxRequestTokens: u.MaxRequestTokens,
+	o := optionsOf(route.Upstreams[0])
+	eng, err := engine.Open(o.Path, engine.ModelConfig{
+		Name: route.Name, Threads: o.Threads, MaxSeqs: o.MaxSequences, KVCacheBytes: int64(o.KVCacheBytes),
+		WeightType: engine.WeightType(o.WeightType), MaxModelLen: int(route.MaxModelLen), MaxLogprobs: int(route.MaxLogprobs),
+		MaxBatchTokens: o.MaxBatchTokens, MaxQueued: o.MaxQueued, MaxQueueWait: o.MaxQueueWait, MaxRequestTokens: o.MaxRequestTokens,
 		Structured: constrain.Config{
-			CacheSize: u.StructuredOutputs.CacheSize, MaxMasks: u.StructuredOutputs.MaxMasks,
-			MaxWhitespace: u.StructuredOutputs.MaxWhitespace, MaxStringLength: u.StructuredOutputs.MaxStringLength,
-			MaxNesting: u.StructuredOutputs.MaxNesting, MaxStates: u.StructuredOutputs.MaxStates,
-			MaxCompileTime: u.StructuredOutputs.MaxCompileTime, MaxCompiles: u.StructuredOutputs.MaxCompiles,
+			CacheSize: o.StructuredOutputs.CacheSize, MaxMasks: o.StructuredOutputs.MaxMasks,
+			MaxWhitespace: o.StructuredOutputs.MaxWhitespace, MaxStringLength: o.StructuredOutputs.MaxStringLength,
+			MaxNesting: o.StructuredOutputs.MaxNesting, MaxStates: o.StructuredOutputs.MaxStates,
+			MaxCompileTime: o.StructuredOutputs.MaxCompileTime, MaxCompiles: o.StructuredOutputs.MaxCompiles,
 		},
 	})
 	if err != nil {
@@ -114,11 +114,11 @@ func (s *Server) open(route *chat.Route) error {
 		engine: eng,
 		prompt: promptModel{
 			tokenizer: eng.Tokenizer(), template: eng.ChatTemplate(), maxModelLen: eng.MaxModelLen(),
-			trustRequestTemplate: u.TrustRequestChatTemplate,
+			trustRequestTemplate: o.TrustRequestChatTemplate,
 		},
-		promptDetails: u.PromptTokensDetails,
+		promptDetails: o.PromptTokensDetails,
 	}
-	m.readFormats(u.ReasoningParser != "none")
+	m.readFormats(o.ReasoningParser != "none")
 	if route.Endpoints == nil { // a route built in code, not checked by Kind
 		route.Endpoints = slices.Clone(endpoints)
 	}
@@ -128,8 +128,8 @@ func (s *Server) open(route *chat.Route) error {
 		MaxLogprobs: route.MaxLogprobs, PriorityScheduling: true, TokenizesPrompt: true, FillsInMiddle: m.fim != nil,
 	}
 	s.models[route.Name] = m
-	s.logger.Info("chat: local model ready", "model", route.Name, "path", u.Path,
-		"max_model_len", eng.MaxModelLen(), "weight_type", u.WeightType)
+	s.logger.Info("chat: local model ready", "model", route.Name, "path", o.Path,
+		"max_model_len", eng.MaxModelLen(), "weight_type", o.WeightType)
 	return nil
 }
 
