@@ -189,14 +189,8 @@ func (o *answerOptions) logprobsOf(lps []engine.Logprobs) *wireLogprobs {
 			Logprob: clampLogprob(lp.Logprob),
 			Bytes:   o.tokenBytes(lp.TokenLogprob),
 		}
-		ranked := append([]engine.TokenLogprob{lp.TokenLogprob}, lp.Top...)
 		entry.TopLogprobs = []wireLogprob{}
-		seen := map[int]bool{}
-		for _, t := range ranked {
-			if seen[t.ID] {
-				continue
-			}
-			seen[t.ID] = true
+		for _, t := range ranked(&lp) {
 			if o.topLogprobs >= 0 && len(entry.TopLogprobs) >= o.topLogprobs {
 				break
 			}
@@ -207,6 +201,20 @@ func (o *answerOptions) logprobsOf(lps []engine.Logprobs) *wireLogprobs {
 			entry.TopLogprobs = append(entry.TopLogprobs, top)
 		}
 		out.Content[i] = entry
+	}
+	return out
+}
+
+// ranked are a position's logprob entries as vLLM's logprob map holds
+// them: the chosen token first, then the most likely, each id once.
+func ranked(lp *engine.Logprobs) []engine.TokenLogprob {
+	out := make([]engine.TokenLogprob, 0, 1+len(lp.Top))
+	seen := make(map[int]bool, 1+len(lp.Top))
+	for _, t := range append([]engine.TokenLogprob{lp.TokenLogprob}, lp.Top...) {
+		if !seen[t.ID] {
+			seen[t.ID] = true
+			out = append(out, t)
+		}
 	}
 	return out
 }
@@ -267,12 +275,7 @@ func promptLogprobs(plp []*engine.Logprobs) []any {
 		}
 		var b bytes.Buffer
 		b.WriteByte('{')
-		seen := map[int]bool{}
-		for _, t := range append([]engine.TokenLogprob{lp.TokenLogprob}, lp.Top...) {
-			if seen[t.ID] {
-				continue
-			}
-			seen[t.ID] = true
+		for _, t := range ranked(lp) {
 			if b.Len() > 1 {
 				b.WriteByte(',')
 			}

@@ -86,16 +86,9 @@ func (o *textOptions) textBody(prompts []textPrompt, results []*engine.Result) [
 		}
 		for _, ch := range o.best(res.Choices) {
 			c := wireTextChoice{Index: len(out.Choices), FinishReason: finishReason(ch.FinishReason), StopReason: ch.StopReason, PromptLogprobs: plp}
-			ids, lps := ch.TokenIDs, pointers(ch.Logprobs)
-			switch {
-			case o.echoOnly:
-				c.Text, ids, lps = p.echo, p.ids, res.PromptLogprobs
-			case o.echo:
-				c.Text = p.echo + ch.Text
-				ids, lps = concat(p.ids, ids), concat(res.PromptLogprobs, lps)
-			default:
-				c.Text = ch.Text
-			}
+			var ids []int
+			var lps []*engine.Logprobs
+			c.Text, ids, lps = o.echoed(p, res.PromptLogprobs, ch.Text, ch.TokenIDs, pointers(ch.Logprobs))
 			if o.withLogprobs {
 				c.Logprobs = o.logprobsOf(ids, lps, 0)
 			}
@@ -111,6 +104,19 @@ func (o *textOptions) textBody(prompts []textPrompt, results []*engine.Result) [
 	out.Usage = usageOf(usage, o.promptDetails)
 	b, _ := json.Marshal(out)
 	return b
+}
+
+// echoed is a choice's text, token ids and logprobs (streamed, those of
+// its first chunk) with prompt p echoed before them when echo is asked:
+// the prompt alone with max_tokens 0. promptLogprobs are p's.
+func (o *textOptions) echoed(p textPrompt, promptLogprobs []*engine.Logprobs, text string, ids []int, lps []*engine.Logprobs) (string, []int, []*engine.Logprobs) {
+	switch {
+	case o.echoOnly:
+		return p.echo, p.ids, promptLogprobs
+	case o.echo:
+		return p.echo + text, concat(p.ids, ids), concat(promptLogprobs, lps)
+	}
+	return text, ids, lps
 }
 
 // best keeps a prompt's n choices: all of them when it generated n, else
@@ -170,15 +176,8 @@ func (o *textOptions) logprobsOf(ids []int, lps []*engine.Logprobs, offset int) 
 func (o *textOptions) topOf(lp *engine.Logprobs) json.RawMessage {
 	var keys []string
 	values := map[string]float64{}
-	seen := map[int]bool{}
-	for _, t := range append([]engine.TokenLogprob{lp.TokenLogprob}, lp.Top...) {
-		if seen[t.ID] {
-			continue
-		}
-		if len(seen) > o.logprobs {
-			break
-		}
-		seen[t.ID] = true
+	entries := ranked(lp)
+	for _, t := range entries[:min(len(entries), o.logprobs+1)] {
 		key := o.tokenText(t.ID, func() string { return t.Token })
 		if _, ok := values[key]; !ok {
 			keys = append(keys, key)
@@ -333,13 +332,7 @@ func (f *textFrames) step() {
 	ids, lps := c.TokenIDs, pointers(c.Logprobs)
 	switch {
 	case o.echo && !f.opened[i]:
-		plp := gen.PromptLogprobs()
-		if o.echoOnly {
-			choice.Text, ids, lps = p.echo, p.ids, plp
-		} else {
-			choice.Text = p.echo + c.Text
-			ids, lps = concat(p.ids, ids), concat(plp, lps)
-		}
+		choice.Text, ids, lps = o.echoed(p, gen.PromptLogprobs(), c.Text, ids, lps)
 		choice.PromptTokenIDs, f.opened[i] = nonNil(p.ids), true
 	case o.echoOnly:
 		choice.Text, ids, lps = "", nil, nil
