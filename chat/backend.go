@@ -65,9 +65,10 @@ type Answer struct {
 	ContentType string
 	// Body is a whole answer.
 	Body []byte
-	// Frames is a streamed answer (nil for a whole one): each frame is one
-	// chunk's JSON, relayed as a server-sent data event, data: [DONE]
-	// after the last.
+	// Frames is a streamed answer (nil for a whole one), which the backend
+	// pushes into the relay frame by frame: each frame is one chunk's
+	// JSON, relayed as a server-sent data event, data: [DONE] after the
+	// last.
 	Frames Frames
 	// Events is a streamed answer already written as server-sent events
 	// (a remote upstream's), relayed as it is sent; closing it ends the
@@ -75,16 +76,26 @@ type Answer struct {
 	Events io.ReadCloser
 }
 
-// Frames is a streamed answer, read one frame at a time.
+// FrameSink takes a streamed answer's frames in order, as they are made: it
+// writes each to the client and keeps it for the trace. An error from it
+// means the client went away.
+type FrameSink func(frame json.RawMessage) error
+
+// Frames is a streamed answer that its backend writes into the relay's
+// [FrameSink], so that the answer flows one way: from the backend (and
+// its engine) through the relay to the client and the trace, the relay
+// never reaching back into the backend for the next chunk.
 type Frames interface {
-	// Next returns the next chunk's JSON, io.EOF after the last one. A
-	// failure of the backend itself mid-stream is a frame of its own
-	// ({"error": …}, as vLLM streams it) before io.EOF; an error from Next
-	// means the stream broke off.
-	Next() (json.RawMessage, error)
+	// Stream hands each frame to sink as the backend makes it and
+	// returns when the answer ended (nil), when sink failed (sink's
+	// error: the stream stops there), or when the stream broke off (its
+	// error). A failure of the backend itself mid-stream is a frame of
+	// its own ({"error": …}, as vLLM streams it), the last. The relay
+	// calls it once.
+	Stream(sink FrameSink) error
 	// Close ends the stream early (the client went away) and frees what it
 	// holds; it is called once the relay is done, whether or not the
-	// stream was read to its end.
+	// stream ran to its end.
 	Close() error
 }
 

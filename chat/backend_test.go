@@ -4,28 +4,24 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"strings"
 	"testing"
 )
 
-// sliceFrames hands its frames, then err (io.EOF when nil).
+// sliceFrames sends its frames, then ends with err (nil: the answer's end).
 type sliceFrames struct {
 	frames []string
 	err    error
 	closed bool
 }
 
-func (f *sliceFrames) Next() (json.RawMessage, error) {
-	if len(f.frames) == 0 {
-		if f.err == nil {
-			return nil, io.EOF
+func (f *sliceFrames) Stream(sink FrameSink) error {
+	for _, frame := range f.frames {
+		if err := sink(json.RawMessage(frame)); err != nil {
+			return err
 		}
-		return nil, f.err
 	}
-	next := f.frames[0]
-	f.frames = f.frames[1:]
-	return json.RawMessage(next), nil
+	return f.err
 }
 
 func (f *sliceFrames) Close() error { f.closed = true; return nil }

@@ -32,8 +32,12 @@
 // # Backends
 //
 // Every upstream is a [Backend], answering the gateway's [Target]s with an
-// [Answer]: a whole body, or a stream as frames (one chunk's JSON each) or
-// as server-sent events. The gateway's own relay serves the remote kinds
+// [Answer]: a whole body, or a stream as frames (one chunk's JSON each,
+// which the backend pushes into the relay's [FrameSink] as it makes them,
+// so that an answer flows one way: gateway, backend, engine, and back
+// through the sink to the client and the trace) or as server-sent events.
+// A routing file's upstream options beyond [Upstream]'s own keys are its
+// kind's ([UpstreamKind.Options]). The gateway's own relay serves the remote kinds
 // (vllm, openai); other kinds are served by the backends registered for
 // them in [Config.Backends], and a routing file names those kinds only
 // through the [UpstreamKind] checks their packages hand [ParseRouting]. A

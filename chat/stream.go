@@ -252,30 +252,32 @@ func appendText(acc, delta *string) *string {
 	return &s
 }
 
-// relayFrames writes a backend's frames to w as server-sent events,
-// flushing after each, then data: [DONE], and collects them for tracing.
-// It returns the frames and why the relay ended early ("" when the stream
-// was read to its end).
+// relayFrames writes the frames a backend pushes to w as server-sent
+// events, flushing after each, then data: [DONE], and collects them for
+// tracing. It returns the frames and why the relay ended early ("" when
+// the stream ran to its end).
 func relayFrames(w io.Writer, flush func() error, frames Frames) (collected [][]byte, failure string) {
-	for {
-		frame, err := frames.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			failure = "stream failed: " + err.Error()
-			_, _ = w.Write(streamErrorEvent(failure))
-			break
-		}
+	var disconnected error
+	err := frames.Stream(func(frame json.RawMessage) error {
 		collected = append(collected, frame)
 		event := make([]byte, 0, len(frame)+8)
 		event = append(append(append(event, dataPrefix...), ' '), frame...)
 		if _, err := w.Write(append(event, '\n', '\n')); err != nil {
-			return collected, "client disconnected: " + err.Error()
+			disconnected = err
+			return err
 		}
 		if err := flush(); err != nil {
-			return collected, "client disconnected: " + err.Error()
+			disconnected = err
+			return err
 		}
+		return nil
+	})
+	switch {
+	case disconnected != nil:
+		return collected, "client disconnected: " + disconnected.Error()
+	case err != nil:
+		failure = "stream failed: " + err.Error()
+		_, _ = w.Write(streamErrorEvent(failure))
 	}
 	_, _ = w.Write(doneFrame)
 	_ = flush()

@@ -21,8 +21,8 @@
 // messages are rendered with the model's chat template and tokenized,
 // then fitted to the context with vLLM's 400 messages (prompt.go); the
 // engine generates (server.go) and its output is shaped as vLLM's
-// ChatCompletionResponse (answer.go) or handed to the relay chunk by
-// chunk as frames (stream.go), with reasoning and tool calls read back as
+// ChatCompletionResponse (answer.go) or pushed into the relay's
+// chat.FrameSink chunk by chunk as frames (stream.go), with reasoning and tool calls read back as
 // vLLM's parsers read them (parse.go). POST /tokenize and /detokenize are
 // answered with the model's own tokenizer and template (tokenize.go).
 // Fields a local model cannot honour (beam search, structural tags) are a

@@ -2,7 +2,7 @@ package inprocess
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,11 +21,12 @@ import (
 // round trip it took before (go test -run '^$' -bench LocalFramesAgainstPipe
 // ./chat/inprocess): the tiny Qwen3 with its real tokenizer and chat template, 8
 // concurrent streamed chat completions of 200 greedy tokens, relayed to a
-// discarding client and traced. Rounds alternate the frames path (Relay
-// reads the engine's chunks as JSON frames) and the pipe path (the same
-// frames written as server-sent events into an io.Pipe by a goroutine and
-// parsed back line by line, as the answer of a local model was relayed
-// before); x_pipe is the median of the rounds' ratios of the two rates.
+// discarding client and traced. Rounds alternate the frames path (the
+// server pushes the engine's chunks as JSON frames into Relay's sink) and
+// the pipe path (the same frames written as server-sent events into an
+// io.Pipe by a goroutine and parsed back line by line, as the answer of a
+// local model was relayed before); x_pipe is the median of the rounds'
+// ratios of the two rates.
 func BenchmarkLocalFramesAgainstPipe(b *testing.B) {
 	const streams, tokens = 8, 200
 	dir := llmtest.ModelDir{Dims: llmtest.TinyQwen3, Tokenizer: llmtest.TokenizerQwen3}.Write(b)
@@ -109,20 +110,15 @@ func (p pipeBackend) Complete(ctx context.Context, t chat.Target, req *chat.Comp
 	pr, pw := io.Pipe()
 	go func() {
 		defer frames.Close()
-		for {
-			f, err := frames.Next()
-			if err != nil {
-				if errors.Is(err, io.EOF) {
-					_, err = pw.Write([]byte("data: [DONE]\n\n"))
-				}
-				pw.CloseWithError(err)
-				return
-			}
+		err := frames.Stream(func(f json.RawMessage) error {
 			event := append(append(append(make([]byte, 0, len(f)+8), "data: "...), f...), '\n', '\n')
-			if _, err := pw.Write(event); err != nil {
-				return
-			}
+			_, err := pw.Write(event)
+			return err
+		})
+		if err == nil {
+			_, err = pw.Write([]byte("data: [DONE]\n\n"))
 		}
+		pw.CloseWithError(err)
 	}()
 	a.Frames, a.Events = nil, pr
 	return a, nil

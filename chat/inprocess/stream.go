@@ -6,11 +6,12 @@ import (
 	"errors"
 	"io"
 
+	"github.com/weftlabs/weft/chat"
 	"github.com/weftlabs/weft/internal/llm/engine"
 )
 
-// The streamed answer of a local model: vLLM's chunk sequence, handed to
-// the relay frame by frame as the engine generates it. Each chunk is dumped
+// The streamed answer of a local model: vLLM's chunk sequence, pushed into
+// the relay's sink frame by frame as the engine generates it. Each chunk is dumped
 // as vLLM dumps it with exclude_unset: only the members vLLM sets, explicit
 // nulls kept.
 
@@ -52,8 +53,8 @@ type streamWriter struct {
 	// readers read each choice's text back when the plan parses it
 	// (reasoning, tool calls); nil when the text is content as it is.
 	readers []*streamReader
-	// frames are those made and not yet read.
-	frames []json.RawMessage
+	// sink takes the frames.
+	sink frameSink
 }
 
 func (s *streamWriter) chunk(choices []streamChoice, usage json.RawMessage) streamChunk {
@@ -75,10 +76,7 @@ func (s *streamWriter) continuousUsage(i int) json.RawMessage {
 	return b
 }
 
-func (s *streamWriter) event(v any) {
-	b, _ := json.Marshal(v)
-	s.frames = append(s.frames, b)
-}
+func (s *streamWriter) event(v any) { s.sink.send(v) }
 
 // localFrames is the stream of one generation: a role chunk per choice,
 // the echoed text, a chunk per engine step and choice, each choice's finish
@@ -105,21 +103,17 @@ func newLocalFrames(gen *engine.Generation, cancel context.CancelFunc, o *answer
 	return f
 }
 
-// Next returns the next frame, reading the engine's next chunk when none
-// is waiting.
-func (f *localFrames) Next() (json.RawMessage, error) {
-	for len(f.w.frames) == 0 {
-		if f.ended {
-			return nil, io.EOF
-		}
+// Stream sends the frames of each engine chunk as the engine makes it,
+// until the generation ends or the client goes away.
+func (f *localFrames) Stream(sink chat.FrameSink) error {
+	f.w.sink = frameSink{to: sink}
+	for !f.ended && f.w.sink.err == nil {
 		f.step()
 	}
-	frame := f.w.frames[0]
-	f.w.frames = f.w.frames[1:]
-	return frame, nil
+	return f.w.sink.err
 }
 
-// step reads one engine chunk and makes its frames.
+// step reads one engine chunk and sends its frames.
 func (f *localFrames) step() {
 	s := &f.w
 	c, err := f.gen.Next()
@@ -148,6 +142,21 @@ func (f *localFrames) step() {
 		}{u.PromptTokens, u.TotalTokens, u.CompletionTokens, u.PromptTokensDetails})
 		s.event(s.chunk([]streamChoice{}, b))
 	}
+}
+
+// frameSink sends a stream's chunks to the relay's sink; err is the
+// sink's first error (the client went away), after which nothing is sent.
+type frameSink struct {
+	to  chat.FrameSink
+	err error
+}
+
+func (s *frameSink) send(chunk any) {
+	if s.err != nil {
+		return
+	}
+	b, _ := json.Marshal(chunk)
+	s.err = s.to(b)
 }
 
 // failureFrame is the frame of an engine failure mid-stream, as vLLM

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/weftlabs/weft/chat"
 	"github.com/weftlabs/weft/internal/llm/engine"
 	"github.com/weftlabs/weft/internal/llm/tokenizer"
 )
@@ -267,7 +268,7 @@ type textFrames struct {
 	opened    []bool
 	textLen   []int
 	generated []int
-	frames    []json.RawMessage
+	sink      frameSink
 	ended     bool
 }
 
@@ -277,17 +278,14 @@ func newTextFrames(gens []*engine.Generation, cancel context.CancelFunc, o *text
 		opened: make([]bool, n), textLen: make([]int, n), generated: make([]int, n)}
 }
 
-// Next returns the next frame, reading the engine when none is waiting.
-func (f *textFrames) Next() (json.RawMessage, error) {
-	for len(f.frames) == 0 {
-		if f.ended {
-			return nil, io.EOF
-		}
+// Stream sends a frame per engine chunk as the engine makes it, until the
+// last generation ends or the client goes away.
+func (f *textFrames) Stream(sink chat.FrameSink) error {
+	f.sink = frameSink{to: sink}
+	for !f.ended && f.sink.err == nil {
 		f.step()
 	}
-	frame := f.frames[0]
-	f.frames = f.frames[1:]
-	return frame, nil
+	return f.sink.err
 }
 
 // Close ends every generation (the client went away) and frees them.
@@ -299,13 +297,10 @@ func (f *textFrames) Close() error {
 	return nil
 }
 
-func (f *textFrames) event(v any) {
-	b, _ := json.Marshal(v)
-	f.frames = append(f.frames, b)
-}
+func (f *textFrames) event(v any) { f.sink.send(v) }
 
-// step reads one engine chunk of the current generation and makes its
-// frame; past the last generation it makes the usage chunk.
+// step reads one engine chunk of the current generation and sends its
+// frame; past the last generation it sends the usage chunk.
 func (f *textFrames) step() {
 	if f.cur == len(f.gens) {
 		f.ended = true
