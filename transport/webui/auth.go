@@ -85,7 +85,7 @@ func (h *Handler) signedIn(page func(http.ResponseWriter, *http.Request, *viewer
 // project, 400 for a malformed name).
 func (h *Handler) inProject(page projectPage) http.Handler {
 	return h.signedIn(func(w http.ResponseWriter, r *http.Request, v *viewer) {
-		if err := checkRequestText(r); err != nil {
+		if err := readRequestText(r); err != nil {
 			h.refuse(w, r, err)
 			return
 		}

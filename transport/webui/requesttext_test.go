@@ -1,8 +1,10 @@
 package webui_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/weftlabs/weft/internal/testdb"
@@ -33,5 +35,33 @@ func TestBadTextIsRefused(t *testing.T) {
 		if p := b.post("/ui/p/alice/p/calls/c/feedback", url.Values{"csrf": {csrf}, "kind": {"note"}, "note": {raw}}); p.status != http.StatusBadRequest {
 			t.Errorf("POST a note %q: %d, want 400", id, p.status)
 		}
+	}
+}
+
+// A browser submits a textarea's line breaks as CRLF; what a form saves
+// has LF, as the same text sent through the API would: a queue's
+// description, and a spec's description and labels.
+func TestFormTextLineFeeds(t *testing.T) {
+	s := newServer(t, testdb.SQLite(t))
+	b := s.browser(t)
+	b.signIn("", s.aliceKey)
+	csrf := b.csrf()
+	saved := b.post("/ui/p/alice/p/queues", url.Values{"csrf": {csrf}, "name": {"Lines"}, "description": {"First line\r\nsecond line\rthird\r\n"}})
+	if saved.status != http.StatusSeeOther {
+		t.Fatalf("save a queue: %d %s", saved.status, saved.body)
+	}
+	queueID := strings.TrimPrefix(saved.header.Get("Location"), "/ui/p/alice/p/queues?saved=")
+	if got := s.readQueue(t, queueID)["description"]; got != "First line\nsecond line\nthird" {
+		t.Errorf("the queue's description: %q", got)
+	}
+	spec := b.post("/ui/p/alice/p/specs", url.Values{"csrf": {csrf}, "queue": {queueID}, "id": {"tone"}, "label": {"Tone"},
+		"description": {"How it\r\nsounds"}, "kind": {"choice"}, "options": {"calm\r\nrude\r\n"}})
+	if spec.status != http.StatusSeeOther {
+		t.Fatalf("save a spec: %d %s", spec.status, spec.body)
+	}
+	obj := s.api(t, s.aliceKey, "/obj/read", map[string]any{"project_id": "alice/p", "object_id": "tone", "digest": "latest"})["obj"].(map[string]any)
+	val, _ := json.Marshal(obj["val"])
+	if !strings.Contains(string(val), `"description":"How it\nsounds"`) || !strings.Contains(string(val), `"enum":["calm","rude"]`) || strings.Contains(string(val), `\r`) {
+		t.Errorf("the spec object: %s", val)
 	}
 }
