@@ -232,5 +232,226 @@ func streamConstants() string {
 		table(f.prefix+"Scales", 2, func(w int) int { return f.size / 2 * (w / 8 % 2) })
 	}
 	table("q4StreamShifts", 2, func(w int) int { return 4 * (w / 8 % 2) })
+	b.WriteString("\n")
+	// kernelQ4KStream's word indices: pair t's first sub-block's scale to
+	// words 0–15, its second's to 16–31.
+	for t, pr := range q4kStreamPairs {
+		for q := range 8 {
+			v := uint64(0x80<<8|pr[q/4]) * 0x0001000100010001
+			fmt.Fprintf(&b, "DATA q4kStreamScales<>+%d(SB)/8, $0x%016x\n", 64*t+8*q, v)
+		}
+	}
+	b.WriteString("GLOBL q4kStreamScales<>(SB), RODATA|NOPTR, $256\n\n")
+	// The minima as int32: 8–11 in the first lane, 12–15 in the second.
+	for q := range 4 {
+		m := 8 + 2*q
+		v := uint64(0x80808000|m) | uint64(0x80808000|(m+1))<<32
+		fmt.Fprintf(&b, "DATA q4kStreamMins<>+%d(SB)/8, $0x%016x\n", 8*q, v)
+	}
+	b.WriteString("GLOBL q4kStreamMins<>(SB), RODATA|NOPTR, $32\n\n")
+	// q4kStreamScales' tables, each the same in both 16-byte lanes: the
+	// bytes of a block (scales at 4–15) giving the low bits of each output
+	// byte, the bytes giving the high bits of 4–7 and 12–15, the word
+	// shifts that bring the high nibbles down for minima 4–7, and the masks
+	// of the low bits and of the high.
+	lanes := [][16]byte{
+		{4, 5, 6, 7, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15},
+		{4, 5, 6, 7, 4, 5, 6, 7, 8, 9, 10, 11, 8, 9, 10, 11},
+		{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 4, 0},
+		{0x3f, 0x3f, 0x3f, 0x3f, 0x0f, 0x0f, 0x0f, 0x0f, 0x3f, 0x3f, 0x3f, 0x3f, 0x0f, 0x0f, 0x0f, 0x0f},
+		{0, 0, 0, 0, 0x30, 0x30, 0x30, 0x30, 0, 0, 0, 0, 0x30, 0x30, 0x30, 0x30},
+	}
+	for t, lane := range lanes {
+		for q := range 4 {
+			var v uint64
+			for e := range 8 {
+				v |= uint64(lane[8*(q%2)+e]) << (8 * e)
+			}
+			fmt.Fprintf(&b, "DATA q4kScaleBytes<>+%d(SB)/8, $0x%016x\n", 32*t+8*q, v)
+		}
+	}
+	b.WriteString("GLOBL q4kScaleBytes<>(SB), RODATA|NOPTR, $160\n")
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// q4kStreamPairs are the sub-blocks whose levels share a zmm in
+// kernelQ4KStream: a 64-byte load of a super-block's levels holds two
+// 32-byte parts, each the low nibbles of one sub-block and the high of
+// the next, so the low nibbles of the load are sub-blocks a and b, its
+// high nibbles a+1 and b+1.
+var q4kStreamPairs = [4][2]int{{0, 2}, {1, 3}, {4, 6}, {5, 7}}
+
+// kernelQ4KStream emits qdotQ4_KStream, decode of Q4_K on AVX-512 VNNI:
+// dotQ4_K's steps in its order, each column's 144-byte super-blocks read
+// in order, two sequential streams of columns (j beside j+n/2; an odd last
+// column alone), where the tile (qdotQ4_KTile1) takes two neighbouring
+// columns 32 bytes at a time.
+//   - A super-block's 128 bytes of levels are two 64-byte loads at bytes
+//     16 and 80 (inside the block: no load passes a column's end), each
+//     split by one shift and two masks into the low nibbles (sub-blocks a
+//     and b of q4kStreamPairs) and the high (a+1 and b+1).
+//   - x is loaded in the same pairs of 32 bytes once per super-block for
+//     both columns; VPMADDUBSW and VPDPWSSD with the sub-blocks' scales as
+//     words (spread by VPERMW) add scale × the 4-element sums to an int32
+//     lane per half, and the halves' sum is dotQ4_K's exact p[l].
+//   - n[l] = min_l·Σx_l by VPMULLD; then acc += p·(d·dx) − n·(dmin·dx),
+//     each product and the difference rounded once, on ymm.
+//
+// Registers: DI dst of stream 0, 0(SP) the distance between the streams'
+// outputs; R9 stream 0's column, 8(SP) the distance between streams; BX
+// the column stride; CX columns left; SI the activations at the
+// super-block, R8 their scales, R11 their sums, 16(SP) the activations'
+// end; R10 and R13 the columns' blocks; AX, DX, R12, R14 scratch. Y0, Y1
+// the accumulators; per column the integer sums (Z2, Z3), scales and
+// minima as words (Z4, Z5), levels (Z6–Z8, Z9–Z11), products (Z12, Z13)
+// and spread scales (Z14, Z15), float32 steps on Z6–Z8 and Z9–Z11; Z16–
+// Z19 the VPERMW indices, Z20 the nibble mask, Z21–Z24 x, Y25 the sums,
+// Y26 d_x.
+func (g *gen) kernelQ4KStream() {
+	const name = "qdotQ4_KStream"
+	type column struct {
+		blk                              string
+		acc, isum, sw, lv, prod, sc, lv2 int
+		lv3                              int
+	}
+	cols := []column{{"R10", 0, 2, 4, 6, 12, 14, 7, 8}, {"R13", 1, 3, 5, 9, 13, 15, 10, 11}}
+	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, x *int8, xd *float32, xs *int32, w *byte, wstride int, n int, nb int)\n", name)
+	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $24-64\n", name)
+	g.p("MOVQ dst+0(FP), DI")
+	g.p("MOVQ w+32(FP), R9")
+	g.p("MOVQ wstride+40(FP), BX")
+	g.p("MOVQ n+48(FP), CX")
+	for t := range q4kStreamPairs {
+		g.p("VMOVDQU64 q4kStreamScales<>+%d(SB), %s", 64*t, z(16+t))
+	}
+	g.p("VPBROADCASTD nibbleMask<>(SB), Z20")
+	// The activations end nb·256 bytes on.
+	g.p("MOVQ nb+56(FP), AX")
+	g.p("SHLQ $8, AX")
+	g.p("ADDQ x+8(FP), AX")
+	g.p("MOVQ AX, 16(SP)")
+	// The second stream starts at column n/2.
+	g.p("SHRQ $1, CX")
+	g.p("MOVQ CX, AX")
+	g.p("IMULQ BX, AX")
+	g.p("MOVQ AX, 8(SP)")
+	g.p("LEAQ (CX*4), AX")
+	g.p("MOVQ AX, 0(SP)")
+	for _, single := range []bool{false, true} {
+		pfx, cs := name+"_two", cols
+		if single {
+			pfx, cs = name+"_one", cols[:1]
+			// The odd last column, n−1, follows the second stream's.
+			g.p("TESTQ $1, n+48(FP)")
+			g.p("JZ %s_done", name)
+			g.p("ADDQ 8(SP), R9")
+			g.p("ADDQ 0(SP), DI")
+			g.p("MOVQ $1, CX")
+		}
+		g.label(pfx + "_col")
+		g.p("CMPQ CX, $1")
+		g.p("JLT %s_end", pfx)
+		for _, c := range cs {
+			g.p("VXORPS %s, %s, %s", y(c.acc), y(c.acc), y(c.acc))
+		}
+		g.p("MOVQ x+8(FP), SI")
+		g.p("MOVQ xd+16(FP), R8")
+		g.p("MOVQ xs+24(FP), R11")
+		g.p("MOVQ R9, R10")
+		if !single {
+			g.p("MOVQ R9, R13")
+			g.p("ADDQ 8(SP), R13")
+		}
+		g.label(pfx + "_block")
+		g.p("CMPQ SI, 16(SP)")
+		g.p("JGE %s_store", pfx)
+		// x in the pairs of sub-blocks, the sums and d_x.
+		for t, pr := range q4kStreamPairs {
+			g.p("VMOVDQU32 %d(SI), %s", 32*pr[0], y(21+t))
+			g.p("VINSERTI64X4 $1, %d(SI), %s, %s", 32*pr[1], z(21+t), z(21+t))
+		}
+		g.p("VMOVDQU32 (R11), Y25")
+		g.p("VBROADCASTSS (R8), Y26")
+		g.q4kStreamScales(cs[0].blk, cs[0].sw, len(cs) > 1, cs[len(cs)-1].blk, cs[len(cs)-1].sw)
+		for _, c := range cs {
+			g.q4kStreamBlock(c.blk, c.acc, c.isum, c.sw, c.lv, c.lv2, c.lv3, c.prod, c.sc)
+		}
+		g.p("ADDQ $256, SI")
+		g.p("ADDQ $4, R8")
+		g.p("ADDQ $32, R11")
+		for _, c := range cs {
+			g.p("ADDQ $144, %s", c.blk)
+		}
+		g.p("JMP %s_block", pfx)
+		accs := []int{}
+		for _, c := range cs {
+			accs = append(accs, c.acc)
+		}
+		g.streamStore(pfx, accs)
+		g.p("JMP %s_col", pfx)
+		g.label(pfx + "_end")
+	}
+	g.label(name + "_done")
+	g.p("VZEROUPPER")
+	g.p("RET")
+}
+
+// q4kStreamScales sets y(sw0) to the scales (words 0–7) and minima
+// (8–15) of the super-block at blk0 and, with two, y(sw1) to those at
+// blk1: both blocks' 12 bytes of 6-bit values in the lanes of one ymm,
+// spread by VPSHUFB to the bytes whose low six bits (scales and minima
+// 0–3) or low or high nibble (4–7) they give, and the two high bits of
+// 4–7 from the bytes of 0–3. Y27–Y29 scratch.
+func (g *gen) q4kStreamScales(blk0 string, sw0 int, two bool, blk1 string, sw1 int) {
+	g.p("VMOVDQU32 (%s), X27", blk0)
+	if two {
+		g.p("VINSERTI32X4 $1, (%s), Y27, Y27", blk1)
+	}
+	g.p("VPSHUFB q4kScaleBytes<>(SB), Y27, Y28")
+	g.p("VPSHUFB q4kScaleBytes<>+32(SB), Y27, Y29")
+	g.p("VPSRLVW q4kScaleBytes<>+64(SB), Y28, Y28")
+	g.p("VPANDD q4kScaleBytes<>+96(SB), Y28, Y28")
+	g.p("VPSRLW $2, Y29, Y29")
+	g.p("VPANDD q4kScaleBytes<>+128(SB), Y29, Y29")
+	g.p("VPORD Y29, Y28, Y28")
+	g.p("VSHUFI32X4 $0x00, Z28, Z28, %s", z(sw0))
+	if two {
+		g.p("VSHUFI32X4 $0x55, Z28, Z28, %s", z(sw1))
+	}
+}
+
+// q4kStreamBlock adds the products of the Q4_K super-block at blk to
+// y(acc) (kernelQ4KStream: x in Z21–Z24, the sums in Y25, d_x in Y26).
+func (g *gen) q4kStreamBlock(blk string, acc, isum, sw, lv, lv2, lv3, prod, sc int) {
+	g.p("VPXORD %s, %s, %s", z(isum), z(isum), z(isum))
+	for half := range 2 {
+		g.p("VMOVDQU64 %d(%s), %s", 16+64*half, blk, z(lv))
+		g.p("VPSRLW $4, %s, %s", z(lv), z(lv2))
+		g.p("VPANDD Z20, %s, %s", z(lv), z(lv))
+		g.p("VPANDD Z20, %s, %s", z(lv2), z(lv2))
+		for i, l := range []int{lv, lv2} {
+			t := 2*half + i
+			g.p("VPMADDUBSW %s, %s, %s", z(21+t), z(l), z(prod))
+			g.p("VPSHUFB %s, %s, %s", z(16+t), z(sw), z(sc))
+			g.p("VPDPWSSD %s, %s, %s", z(sc), z(prod), z(isum))
+		}
+	}
+	// p: the halves summed; n: the minima times the sums.
+	g.p("VEXTRACTI64X4 $1, %s, %s", z(isum), y(prod))
+	g.p("VPADDD %s, %s, %s", y(prod), y(isum), y(isum))
+	g.p("VPSHUFB q4kStreamMins<>(SB), %s, %s", y(sw), y(lv3))
+	g.p("VPMULLD Y25, %s, %s", y(lv3), y(lv3))
+	// d·d_x and dmin·d_x, each rounded once.
+	g.p("VPBROADCASTW (%s), %s", blk, x(lv))
+	g.p("VCVTPH2PS %s, %s", x(lv), y(lv))
+	g.p("VMULPS Y26, %s, %s", y(lv), y(lv))
+	g.p("VPBROADCASTW 2(%s), %s", blk, x(lv2))
+	g.p("VCVTPH2PS %s, %s", x(lv2), y(lv2))
+	g.p("VMULPS Y26, %s, %s", y(lv2), y(lv2))
+	g.p("VCVTDQ2PS %s, %s", y(isum), y(isum))
+	g.p("VMULPS %s, %s, %s", y(lv), y(isum), y(isum))
+	g.p("VCVTDQ2PS %s, %s", y(lv3), y(lv3))
+	g.p("VMULPS %s, %s, %s", y(lv2), y(lv3), y(lv3))
+	g.p("VSUBPS %s, %s, %s", y(lv3), y(isum), y(isum))
+	g.p("VADDPS %s, %s, %s", y(isum), y(acc), y(acc))
 }

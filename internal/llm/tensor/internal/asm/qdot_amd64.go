@@ -23,8 +23,8 @@ type quantKernels struct {
 	// stream is the AVX-512 VNNI product of one row that reads the
 	// columns as sequential streams (j beside j+n/2; Q4_0's and Q5_0's,
 	// bound by their instructions rather than memory, four:
-	// gen_quant_stream.go), two blocks per instruction: decode of the
-	// formats with blocks of 32.
+	// gen_quant_stream.go), two blocks per instruction, or Q4_K's half a
+	// super-block's levels: decode.
 	stream quantKernel
 	// tile and tile1 are the AVX-512 VNNI products of four rows and of
 	// one row by n columns, n a multiple of tileCols. They read the next
@@ -57,7 +57,7 @@ var quantKernelsOf = map[quant.Type]quantKernels{
 		tile: rowsBias(qdotQ5_0Tile), tile1: rowsBias(qdotQ5_0Tile1), tileCols: 4, tileBias: true,
 	},
 	quant.Q4_K: {
-		row: oneRowSums(qdotQ4_KRow), rows4: rowsSums(qdotQ4_KRows4),
+		row: oneRowSums(qdotQ4_KRow), rows4: rowsSums(qdotQ4_KRows4), stream: oneRowSums(qdotQ4_KStream),
 		tile: rowsSums(qdotQ4_KTile), tile1: rowsSums(qdotQ4_KTile1), tileCols: 2,
 	},
 	quant.Q5_K: {row: oneRowSums(qdotQ5_KRow)},

@@ -20,16 +20,21 @@ import (
 // time: x_tile1 and x_avx2 are the stream kernel's speed-ups, GB/s its
 // rate of weight bytes. The shapes are the 0.4B Llama's FFN (1024·4096ᵀ,
 // 4 MiB of Q8_0), four times its columns (17 MiB: from memory) and the
-// 15M Llama's (288·768ᵀ, nine blocks a column: the odd block).
+// 15M Llama's (288·768ᵀ, nine blocks a column: the odd block; not for
+// Q4_K, whose super-blocks of 256 do not divide 288).
 func BenchmarkMatMulTQuantStream(b *testing.B) {
 	if !useVNNI {
 		b.Skip("no AVX-512 VNNI")
 	}
-	for _, typ := range []quant.Type{quant.Q8_0, quant.Q4_0, quant.Q5_0} {
+	for _, typ := range []quant.Type{quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q4_K} {
+		kind, _ := ActKindOf(typ)
 		for _, s := range [][2]int{{1024, 4096}, {1024, 16384}, {288, 768}} {
 			k, n := s[0], s[1]
+			if k%kind.block() != 0 {
+				continue
+			}
 			r := rand.New(rand.NewPCG(1, 1))
-			x := randActs(r, Act32, 1, k, 127, func() float32 { return float32(r.NormFloat64() * 0.05) })
+			x := randActs(r, kind, 1, k, 127, func() float32 { return float32(r.NormFloat64() * 0.05) })
 			w := randBlocks(r, typ, n, k, func() float32 { return float32(r.NormFloat64() * 0.02) })
 			dst := make([]float32, n)
 			rowBytes, _ := typ.Bytes(k)
@@ -93,45 +98,51 @@ func BenchmarkMatMulTQuantBatch(b *testing.B) {
 	}
 }
 
-// TestStreamAtTheEndOfTheMapping runs Q4_0's and Q5_0's decode kernels
-// (one row) and their tiles (five rows: the four-row tile and the one-row
-// one) on weights that end where their mapping does (the next page
+// TestStreamAtTheEndOfTheMapping runs Q4_0's, Q5_0's and Q4_K's decode
+// kernels (one row) and their tiles (five rows: the four-row tile and the
+// one-row one) on weights that end where their mapping does (the next page
 // unreadable, as past the end of a mapped model file): the decode kernels
-// load 64 bytes a pair of blocks, so a load past the last column would
-// fault. Every count of
-// blocks (odd ones end on a lone block), every count of columns past the
-// four streams, and adversarial blocks: levels and high bits all 0 or all
-// 1, zero, subnormal and largest f16 scales, activations at ±127 with
-// zero, tiny and huge scales; the same bits as pure Go.
+// load 64 bytes at a time, so a load past the last column would fault.
+// Every count of blocks (odd ones end on a lone block), every count of
+// columns past the four streams, and adversarial blocks: levels and high
+// bits all 0 or all 1, zero, subnormal and largest f16 scales, activations
+// at ±127 with zero, tiny and huge scales; the same bits as pure Go.
 func TestStreamAtTheEndOfTheMapping(t *testing.T) {
 	if !useVNNI {
 		t.Skip("no AVX-512 VNNI")
 	}
 	page := syscall.Getpagesize()
-	mem, err := syscall.Mmap(-1, 0, 4*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	mem, err := syscall.Mmap(-1, 0, 8*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer syscall.Munmap(mem)
-	if err := syscall.Mprotect(mem[3*page:], syscall.PROT_NONE); err != nil {
+	if err := syscall.Mprotect(mem[7*page:], syscall.PROT_NONE); err != nil {
 		t.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(4, 0))
 	scales := []uint16{0x0000, 0x8000, 0x0001, 0x03ff, 0x7bff, 0xfbff}
-	for _, typ := range []quant.Type{quant.Q4_0, quant.Q5_0} {
+	for _, typ := range []quant.Type{quant.Q4_0, quant.Q5_0, quant.Q4_K} {
 		size := typ.BlockBytes()
+		kind, _ := ActKindOf(typ)
+		halves := 1 // f16 scales at the block's start: Q4_K's d and dmin
+		if typ == quant.Q4_K {
+			halves = 2
+		}
 		for nb := 1; nb <= 9; nb++ {
-			k := nb * Q8Block
+			k := nb * kind.block()
 			rowBytes, _ := typ.Bytes(k)
 			for n := 1; n <= 11; n++ {
-				w := mem[3*page-n*rowBytes : 3*page]
+				w := mem[7*page-n*rowBytes : 7*page]
 				for b := 0; b < len(w); b += size {
-					binary.LittleEndian.PutUint16(w[b:], quant.FloatToHalf(float32(r.NormFloat64()*0.02)))
-					if r.IntN(3) == 0 {
-						binary.LittleEndian.PutUint16(w[b:], scales[r.IntN(len(scales))])
+					for h := range halves {
+						binary.LittleEndian.PutUint16(w[b+2*h:], quant.FloatToHalf(float32(r.NormFloat64()*0.02)))
+						if r.IntN(3) == 0 {
+							binary.LittleEndian.PutUint16(w[b+2*h:], scales[r.IntN(len(scales))])
+						}
 					}
 					fill := byte(r.Uint32())
-					for i := 2; i < size; i++ {
+					for i := 2 * halves; i < size; i++ {
 						switch fill % 4 {
 						case 0:
 							w[b+i] = 0x00
@@ -143,7 +154,7 @@ func TestStreamAtTheEndOfTheMapping(t *testing.T) {
 					}
 				}
 				for _, m := range []int{1, 5} {
-					x := randActs(r, Act32, m, k, 127, func() float32 { return []float32{0, 1e-30, 1e20, 0.05}[r.IntN(4)] })
+					x := randActs(r, kind, m, k, 127, func() float32 { return []float32{0, 1e-30, 1e20, 0.05}[r.IntN(4)] })
 					for i := range x.Q {
 						if r.IntN(4) == 0 {
 							x.Q[i] = int8(127 - 254*r.IntN(2))
