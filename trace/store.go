@@ -3,6 +3,7 @@ package trace
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -80,7 +81,9 @@ type callRow struct {
 	// (see latencyOf and upsert).
 	LatencyMs *int64 `bun:"latency_ms"`
 	// Status is the call's summary.weave.status (see callStatus): running
-	// when its start is written first, its end's status once that is.
+	// when its start is written first, its end's status once that is; a
+	// root's is descendant_error rather than success once another call of
+	// its trace raised (see rollUp).
 	Status *string `bun:"status"`
 	// SortKey is the value of a query's numeric sort key, read for the
 	// cursor of the next page; never stored.
@@ -227,7 +230,86 @@ func (s *Store) flush(ctx context.Context, db bun.IDB, w *writeSet) error {
 			}
 		}
 	}
+	return s.rollUp(w, func(q string) ([]string, error) {
+		var out []string
+		err := db.NewRaw(q).Scan(ctx, &out)
+		return out, err
+	}, func(q string) error {
+		_, err := db.ExecContext(ctx, q)
+		return err
+	})
+}
+
+// rollUp marks, after the set is written, the roots of its traces that
+// another call of their trace raised: a root's status column reads as
+// CallsFilter.TraceStatuses does (descendant_error, not success, when any
+// visible call of its trace raised, whether or not its summary rolled the
+// error up, which OpenTelemetry spans and the JS SDK do not), so that the
+// dashboard's traces by status are the trace list's. The set's calls that
+// may change a root are every start or end but the complete calls of a
+// parent that did not raise. Per project, it reads the traces of those
+// (an end alone does not carry its trace), then which of them hold a call
+// that raised, each a select of listed keys that reads an index whatever
+// the planner's statistics; only when some do is a root updated. query and
+// exec run statement text on the set's transaction.
+func (s *Store) rollUp(w *writeSet, query func(string) ([]string, error), exec func(string) error) error {
+	traces := map[string][]string{}
+	unknown := map[string][]string{}
+	var projects []string
+	for _, p := range w.order {
+		r := &p.row
+		raised := r.Exception != nil && *r.Exception != ""
+		if (!p.hasStart && !p.hasEnd) || (p.hasStart && p.hasEnd && !raised && r.ParentID != nil) {
+			continue
+		}
+		if traces[r.ProjectID] == nil && unknown[r.ProjectID] == nil {
+			projects = append(projects, r.ProjectID)
+		}
+		if p.hasStart {
+			traces[r.ProjectID] = append(traces[r.ProjectID], *r.TraceID)
+		} else {
+			unknown[r.ProjectID] = append(unknown[r.ProjectID], r.ID)
+		}
+	}
+	for _, projectID := range projects {
+		ids := traces[projectID]
+		if len(unknown[projectID]) > 0 {
+			found, err := query(s.db.NewSelect().TableExpr("calls AS x").ColumnExpr("x.trace_id").
+				Where("x.project_id = ? AND x.id IN (?) AND x.trace_id IS NOT NULL", projectID, bun.In(unknown[projectID])).String())
+			if err != nil {
+				return err
+			}
+			ids = append(ids, found...)
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		failing, err := query(s.db.NewSelect().TableExpr("calls AS d").ColumnExpr("DISTINCT d.trace_id").
+			Where("d.project_id = ? AND d.trace_id IN (?)", projectID, bun.In(slices.Compact(slices.Sorted(slices.Values(ids))))).
+			Where("d.started_at IS NOT NULL AND d.deleted_at IS NULL AND COALESCE(d.exception, '') <> ''").String())
+		if err != nil {
+			return err
+		}
+		if len(failing) == 0 {
+			continue
+		}
+		// A root that is a success did not raise: another call did.
+		err = exec(s.db.NewUpdate().TableExpr("calls AS c").Set("status = ?", StatusDescendantError).
+			Where("c.project_id = ? AND c.trace_id IN (?)", projectID, bun.In(failing)).
+			Where("c.parent_id IS NULL AND c.deleted_at IS NULL AND c.status = ?", StatusSuccess).String())
+		if err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// traceRoots is an update of the visible roots of the traces of the calls
+// ids of projectID (as "calls AS c").
+func (s *Store) traceRoots(db bun.IDB, projectID string, ids []string) *bun.UpdateQuery {
+	return db.NewUpdate().TableExpr("calls AS c").Where("c.project_id = ?", projectID).
+		Where("c.parent_id IS NULL AND c.deleted_at IS NULL").
+		Where("c.trace_id IN (SELECT x.trace_id FROM calls AS x WHERE x.project_id = ? AND x.id IN (?))", projectID, bun.In(ids))
 }
 
 // flushTx writes the set in one transaction through bun, with the hook.
@@ -305,6 +387,19 @@ func (s *Store) flushPostgres(ctx context.Context, w *writeSet) error {
 					return err
 				}
 			}
+		}
+		err = s.rollUp(w, func(q string) ([]string, error) {
+			rows, err := tx.Query(ctx, q)
+			if err != nil {
+				return nil, err
+			}
+			return pgx.CollectRows(rows, pgx.RowTo[string])
+		}, func(q string) error {
+			_, err := tx.Exec(ctx, q)
+			return err
+		})
+		if err != nil {
+			return err
 		}
 		if err := s.callHook(ctx, WriteTx{Pgx: tx}, w); err != nil {
 			return err

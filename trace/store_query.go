@@ -495,6 +495,16 @@ func (s *Store) CallsDelete(ctx context.Context, req *CallsDeleteReq) (*CallsDel
 		}
 		_, err = tx.NewUpdate().Model((*callRow)(nil)).Set("deleted_at = ?", s.now().UTC()).
 			Where("project_id = ?", req.ProjectID).Where("id IN (?)", bun.In(tree)).Where("deleted_at IS NULL").Exec(ctx)
+		if err != nil {
+			return err
+		}
+		// The roots left whose trace no longer holds a call that raised
+		// are successes again, unless their summary rolled errors up.
+		rolledUp := descendantErrors(s.dialect)
+		_, err = s.traceRoots(tx, req.ProjectID, tree).Set("status = ?", StatusSuccess).
+			Where("c.status = ?", StatusDescendantError).
+			Where("NOT (COALESCE("+rolledUp.SQL+", 0) > 0)", rolledUp.Args...).
+			Where("NOT "+failedInTrace, req.ProjectID).Exec(ctx)
 		return err
 	})
 	if err != nil {

@@ -14,8 +14,10 @@ import (
 // TestStatusColumn: the status column a call is written with is the
 // summary.weave.status its reads derive (success, error, descendant_error
 // from the summary's status_counts, running), whether its start and end come
-// together, start first or end first (in one batch or apart), and the
-// dashboard's traces by status count those columns.
+// together, start first or end first (in one batch or apart); a root another
+// call of whose trace raised is descendant_error as the trace list's status
+// filter reads it, until that call is deleted; the dashboard's traces by
+// status count those columns.
 func TestStatusColumn(t *testing.T) {
 	t.Parallel()
 	testdb.ForEach(t, func(t *testing.T, db *weft.DB) {
@@ -96,6 +98,89 @@ func TestStatusColumn(t *testing.T) {
 				want[c.want]++
 			}
 		}
+		// Traces whose child raised, their roots' summaries without the
+		// roll-up (as OpenTelemetry spans and the JS SDK send them): each
+		// root's column reads descendant_error, as the trace list's status
+		// filter reads it, however its calls' starts and ends come; deleting
+		// the child makes the root a success again unless its summary
+		// rolled errors up.
+		column := func(id string) string {
+			var stored string
+			if err := db.NewSelect().Table("calls").Column("status").Where("project_id = ? AND id = ?", project, id).Scan(ctx, &stored); err != nil {
+				t.Fatal(err)
+			}
+			return stored
+		}
+		upsert := func(batch ...trace.BatchItem) {
+			res, err := s.UpsertBatch(ctx, &trace.UpsertBatchReq{Batch: batch})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range res.Res {
+				if r.Err != nil {
+					t.Fatal(r.Err)
+				}
+			}
+		}
+		listed := func(id string) string {
+			var got []string
+			for _, status := range []string{trace.StatusSuccess, trace.StatusDescendantError, trace.StatusError, trace.StatusRunning} {
+				req := &trace.CallsQueryReq{ProjectID: project, Filter: trace.CallsFilter{CallIDs: []string{id}, Statuses: []string{status}, TraceStatuses: true}}
+				if err := s.CallsQuery(ctx, req, func(*trace.Call) error { got = append(got, status); return nil }); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return fmt.Sprint(got)
+		}
+		var roots, children []string
+		for order := range 6 {
+			n++
+			root := fmt.Sprintf("0196e000-0000-7000-a100-%012d", n)
+			child := fmt.Sprintf("0196e000-0000-7000-a200-%012d", n)
+			at := t0.Add(time.Duration(n) * time.Minute)
+			summary := `{}`
+			if order == 5 {
+				summary = `{"status_counts":{"error":1}}`
+			}
+			rootStart := trace.BatchItem{Mode: trace.ModeStart, Start: &trace.StartedCall{ProjectID: project, ID: root, TraceID: root, OpName: "root", StartedAt: at}}
+			rootEnd := trace.BatchItem{Mode: trace.ModeEnd, End: &trace.EndedCall{ProjectID: project, ID: root, EndedAt: at.Add(time.Second), Summary: json.RawMessage(summary)}}
+			childStart := trace.BatchItem{Mode: trace.ModeStart, Start: &trace.StartedCall{ProjectID: project, ID: child, TraceID: root, ParentID: &root, OpName: "child", StartedAt: at}}
+			childEnd := trace.BatchItem{Mode: trace.ModeEnd, End: &trace.EndedCall{ProjectID: project, ID: child, EndedAt: at.Add(time.Second), Exception: &raised, Summary: json.RawMessage(`{}`)}}
+			switch order {
+			case 0, 5:
+				upsert(rootStart, rootEnd, childStart, childEnd)
+			case 1:
+				upsert(rootStart, rootEnd)
+				upsert(childStart, childEnd)
+			case 2:
+				upsert(childStart, childEnd)
+				upsert(rootStart, rootEnd)
+			case 3:
+				upsert(rootStart)
+				upsert(childStart)
+				upsert(childEnd)
+				upsert(rootEnd)
+			case 4:
+				upsert(childEnd)
+				upsert(rootStart, rootEnd)
+				upsert(childStart)
+			}
+			if got, list := column(root), listed(root); got != trace.StatusDescendantError || list != "["+trace.StatusDescendantError+"]" {
+				t.Errorf("order %d: the root's column says %q, the trace list's filters %s", order, got, list)
+			}
+			roots, children = append(roots, root), append(children, child)
+		}
+		if _, err := s.CallsDelete(ctx, &trace.CallsDeleteReq{ProjectID: project, CallIDs: []string{children[0], children[5]}}); err != nil {
+			t.Fatal(err)
+		}
+		for i, wantStatus := range map[int]string{0: trace.StatusSuccess, 5: trace.StatusDescendantError, 1: trace.StatusDescendantError} {
+			if got, list := column(roots[i]), listed(roots[i]); got != wantStatus || list != "["+wantStatus+"]" {
+				t.Errorf("after the delete, root %d's column says %q, the trace list's filters %s, want %s", i, got, list, wantStatus)
+			}
+		}
+		want[trace.StatusSuccess]++
+		want[trace.StatusDescendantError] += 5
+
 		buckets, err := s.CallsOverTime(ctx, &trace.CallsOverTimeReq{ProjectID: project, From: t0, To: t0.Add(24 * time.Hour),
 			Width: 24 * time.Hour, GroupBy: trace.GroupStatus})
 		if err != nil {
