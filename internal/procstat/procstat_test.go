@@ -3,6 +3,7 @@ package procstat
 import (
 	"os"
 	"testing"
+	"time"
 )
 
 // This test process holds at least the buffer it just touched.
@@ -20,5 +21,15 @@ func TestPeakRSS(t *testing.T) {
 	}
 	if _, err := PeakRSS(-1); err == nil {
 		t.Fatal("no error for a process that does not exist")
+	}
+}
+
+// Work this process does shows in its CPU time.
+func TestCPUTime(t *testing.T) {
+	before := CPUTime()
+	for start := time.Now(); time.Since(start) < 50*time.Millisecond; {
+	}
+	if after := CPUTime(); after <= before {
+		t.Fatalf("CPU time %v after a busy loop, %v before", after, before)
 	}
 }

@@ -13,13 +13,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/weftlabs/weft/internal/llm/llmtest"
 	"github.com/weftlabs/weft/internal/llm/lora"
 	"github.com/weftlabs/weft/internal/llm/model"
+	"github.com/weftlabs/weft/internal/procstat"
 )
 
 // Benchmarks of training (go test -run '^$' -bench . ./internal/llm/train).
@@ -129,16 +129,6 @@ func peakRSS() int64 {
 	return 0
 }
 
-// cpuTime is the CPU time the process has used, all threads, user and
-// system; 0 where unknown.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // torchResult is what bench_train.py prints.
 type torchResult struct {
 	TokensPerSecond float64 `json:"tokens_per_second"`
@@ -190,9 +180,9 @@ func BenchmarkTrainStep15M(b *testing.B) {
 	}
 	// timed returns f's wall time and the process's CPU time during it.
 	timed := func(f func()) (wall, cpu time.Duration) {
-		c0, start := cpuTime(), time.Now()
+		c0, start := procstat.CPUTime(), time.Now()
 		f()
-		return time.Since(start), cpuTime() - c0
+		return time.Since(start), procstat.CPUTime() - c0
 	}
 	step()
 	prefill(false)()
