@@ -87,6 +87,21 @@ func HalveRoPERowsTo(dst, w []float32, heads, headDim int) {
 func permuteRoPERows(out, w []float32, heads, headDim int, interleave bool) {
 	in := len(w) / (heads * headDim)
 	half := headDim / 2
+	if in == 1 {
+		// One output row of a projection (a vector per head): element moves,
+		// not a copy call each.
+		for h := 0; h < heads*headDim; h += headDim {
+			o, v := out[h:h+headDim], w[h:h+headDim]
+			for i := range half {
+				if interleave {
+					o[2*i], o[2*i+1] = v[i], v[half+i]
+				} else {
+					o[i], o[half+i] = v[2*i], v[2*i+1]
+				}
+			}
+		}
+		return
+	}
 	for h := range heads {
 		for i := range half {
 			for j := range 2 {

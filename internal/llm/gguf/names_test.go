@@ -37,7 +37,14 @@ func TestTensorName(t *testing.T) {
 // converter's, written out: reshape (heads, 2, half, in), swap the two
 // middle axes.
 func TestInterleaveRoPERows(t *testing.T) {
-	const heads, headDim, in = 2, 8, 3
+	// in = 1 is a projection's output vector, which takes its own loop.
+	for _, in := range []int{3, 1} {
+		interleaveRoPERows(t, in)
+	}
+}
+
+func interleaveRoPERows(t *testing.T, in int) {
+	const heads, headDim = 2, 8
 	half := headDim / 2
 	w := make([]float32, heads*headDim*in)
 	for i := range w {
@@ -54,9 +61,9 @@ func TestInterleaveRoPERows(t *testing.T) {
 	}
 	got := InterleaveRoPERows(w, heads, headDim)
 	if !slices.Equal(got, want) {
-		t.Fatalf("got %v\nwant %v", got, want)
+		t.Fatalf("in %d: got %v\nwant %v", in, got, want)
 	}
 	if back := HalveRoPERows(got, heads, headDim); !slices.Equal(back, w) {
-		t.Fatalf("HalveRoPERows does not invert it: %v", back)
+		t.Fatalf("in %d: HalveRoPERows does not invert it: %v", in, back)
 	}
 }

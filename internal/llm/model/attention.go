@@ -259,9 +259,7 @@ func (m *Model) attendUnit(li int, u attentionUnit, a *LayerActivations, rows []
 			// A sliding window hides the positions before lo: they weigh
 			// nothing, and the blocks wholly before it are not read.
 			lo := c.windowStart(li, first+r)
-			for j := range p {
-				p[j] *= scale
-			}
+			tensor.Scale(scale, p)
 			if c.AttnSoftcap > 0 {
 				softcap(p[lo:], c.AttnSoftcap)
 			}

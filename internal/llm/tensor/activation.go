@@ -35,10 +35,7 @@ func SoftmaxLogZ(x []float32) (max, logSum float32) {
 // softmax is Softmax returning the maximum and the sum of exponentials.
 func softmax(x []float32) (float32, float64) {
 	m := maxOf(x)
-	for i := range x {
-		x[i] -= m
-	}
-	asm.Exp(x, x)
+	asm.ExpShifted(x, x, m)
 	var sum float64
 	for _, e := range x {
 		sum += float64(e)
