@@ -896,7 +896,9 @@ func main() {
 	for _, f := range streamFormats {
 		g.kernelStream(f)
 	}
-	g.kernelQ4KStream()
+	for _, f := range kStreamFormats {
+		g.kernelKStream(f)
+	}
 	out := strings.ReplaceAll(g.buf.String(), "\t\n", "\n")
 	if err := os.WriteFile("quant_amd64.s", []byte(out), 0o644); err != nil {
 		log.Fatal(err)

@@ -165,6 +165,9 @@ func qdotQ5_0Stream(dst *float32, x *int8, xd *float32, w *byte, wstride int, n 
 func qdotQ4_KStream(dst *float32, x *int8, xd *float32, xs *int32, w *byte, wstride int, n int, nb int)
 
 //go:noescape
+func qdotQ6_KStream(dst *float32, x *int8, xd *float32, xs *int32, w *byte, wstride int, n int, nb int)
+
+//go:noescape
 func halfDotF16Rows4(dst *float32, ldd int, a *float32, lda int, w *byte, n int, k int)
 
 //go:noescape

@@ -62,7 +62,7 @@ var quantKernelsOf = map[quant.Type]quantKernels{
 	},
 	quant.Q5_K: {row: oneRowSums(qdotQ5_KRow)},
 	quant.Q6_K: {
-		row: oneRow(qdotQ6_KRow), rows4: rows(qdotQ6_KRows4),
+		row: oneRow(qdotQ6_KRow), rows4: rows(qdotQ6_KRows4), stream: oneRowSums(qdotQ6_KStream),
 		tile: rows(qdotQ6_KTile), tile1: rows(qdotQ6_KTile1), tileCols: 2,
 	},
 }

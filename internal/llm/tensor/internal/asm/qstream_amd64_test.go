@@ -21,12 +21,12 @@ import (
 // rate of weight bytes. The shapes are the 0.4B Llama's FFN (1024·4096ᵀ,
 // 4 MiB of Q8_0), four times its columns (17 MiB: from memory) and the
 // 15M Llama's (288·768ᵀ, nine blocks a column: the odd block; not for
-// Q4_K, whose super-blocks of 256 do not divide 288).
+// Q4_K and Q6_K, whose super-blocks of 256 do not divide 288).
 func BenchmarkMatMulTQuantStream(b *testing.B) {
 	if !useVNNI {
 		b.Skip("no AVX-512 VNNI")
 	}
-	for _, typ := range []quant.Type{quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q4_K} {
+	for _, typ := range []quant.Type{quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q4_K, quant.Q6_K} {
 		kind, _ := ActKindOf(typ)
 		for _, s := range [][2]int{{1024, 4096}, {1024, 16384}, {288, 768}} {
 			k, n := s[0], s[1]
@@ -98,8 +98,8 @@ func BenchmarkMatMulTQuantBatch(b *testing.B) {
 	}
 }
 
-// TestStreamAtTheEndOfTheMapping runs Q4_0's, Q5_0's and Q4_K's decode
-// kernels (one row) and their tiles (five rows: the four-row tile and the
+// TestStreamAtTheEndOfTheMapping runs Q4_0's, Q5_0's, Q4_K's and Q6_K's
+// decode kernels (one row) and their tiles (five rows: the four-row tile and the
 // one-row one) on weights that end where their mapping does (the next page
 // unreadable, as past the end of a mapped model file): the decode kernels
 // load 64 bytes at a time, so a load past the last column would fault.
@@ -122,27 +122,19 @@ func TestStreamAtTheEndOfTheMapping(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(4, 0))
 	scales := []uint16{0x0000, 0x8000, 0x0001, 0x03ff, 0x7bff, 0xfbff}
-	for _, typ := range []quant.Type{quant.Q4_0, quant.Q5_0, quant.Q4_K} {
+	// The byte offsets of each format's f16 scales in its block.
+	halves := map[quant.Type][]int{quant.Q4_0: {0}, quant.Q5_0: {0}, quant.Q4_K: {0, 2}, quant.Q6_K: {208}}
+	for _, typ := range []quant.Type{quant.Q4_0, quant.Q5_0, quant.Q4_K, quant.Q6_K} {
 		size := typ.BlockBytes()
 		kind, _ := ActKindOf(typ)
-		halves := 1 // f16 scales at the block's start: Q4_K's d and dmin
-		if typ == quant.Q4_K {
-			halves = 2
-		}
 		for nb := 1; nb <= 9; nb++ {
 			k := nb * kind.block()
 			rowBytes, _ := typ.Bytes(k)
 			for n := 1; n <= 11; n++ {
 				w := mem[7*page-n*rowBytes : 7*page]
 				for b := 0; b < len(w); b += size {
-					for h := range halves {
-						binary.LittleEndian.PutUint16(w[b+2*h:], quant.FloatToHalf(float32(r.NormFloat64()*0.02)))
-						if r.IntN(3) == 0 {
-							binary.LittleEndian.PutUint16(w[b+2*h:], scales[r.IntN(len(scales))])
-						}
-					}
 					fill := byte(r.Uint32())
-					for i := 2 * halves; i < size; i++ {
+					for i := range size {
 						switch fill % 4 {
 						case 0:
 							w[b+i] = 0x00
@@ -150,6 +142,12 @@ func TestStreamAtTheEndOfTheMapping(t *testing.T) {
 							w[b+i] = 0xff
 						default:
 							w[b+i] = byte(r.Uint32())
+						}
+					}
+					for _, h := range halves[typ] {
+						binary.LittleEndian.PutUint16(w[b+h:], quant.FloatToHalf(float32(r.NormFloat64()*0.02)))
+						if r.IntN(3) == 0 {
+							binary.LittleEndian.PutUint16(w[b+h:], scales[r.IntN(len(scales))])
 						}
 					}
 				}
