@@ -263,7 +263,7 @@ func (m *Model) attendUnit(li int, u attentionUnit, a *LayerActivations, rows []
 			if c.AttnSoftcap > 0 {
 				softcap(p[lo:], c.AttnSoftcap)
 			}
-			tensor.Softmax(p[lo:])
+			tensor.FastSoftmax(p[lo:])
 			clear(p[:lo])
 			out := a.AttnOut[(u.row+r)*qd+h*hd : (u.row+r)*qd+(h+1)*hd]
 			// values blocks are [kvd × bs]: row d of head g holds

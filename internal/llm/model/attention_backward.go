@@ -105,7 +105,7 @@ func (p *Pass) attentionCoreBackward(li int, a *LayerActivations, s *backwardScr
 						softcap(row, c.AttnSoftcap)
 						capSlope(sc.slope[:len(row)], row, c.AttnSoftcap)
 					}
-					tensor.Softmax(row)
+					tensor.FastSoftmax(row)
 					clear(P[r*n : r*n+lo])
 					clear(P[r*n+r+1 : (r+1)*n])
 					dRow := dP[r*n+lo : r*n+r+1]

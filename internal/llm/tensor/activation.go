@@ -23,6 +23,18 @@ func Softmax(x []float32) {
 	softmax(x)
 }
 
+// FastSoftmax is Softmax vectorised in every sweep, for the short rows
+// computed many times a pass (attention's scores): the maximum, the
+// exponentials and their sum as ExpSum computes them (float32 sums of
+// chunks in asm.Sum's order, added in float64), then each exponential
+// times 1/sum rounded to float32. Its results may differ from Softmax's
+// in the last place; a row's are the same bits wherever it is computed.
+// x must not be empty.
+func FastSoftmax(x []float32) {
+	_, sum := ExpSum(x, x)
+	asm.Scale(float32(1/sum), x)
+}
+
 // SoftmaxLogZ is Softmax returning the maximum of x and log Σ e^(x−max):
 // the log-probability of element j is (x[j] − max) − logSum with x[j] its
 // value before the call, as LogSoftmax computes it, without a second pass

@@ -390,3 +390,47 @@ func TestGeGLU(t *testing.T) {
 		t.Fatalf("GELU(0, -200, 200) = %v", gelu[:3])
 	}
 }
+
+// TestFastSoftmax checks FastSoftmax against the float64 softmax of the
+// float32 differences, on rows with a tail and a masked (−Inf) element:
+// each within its exponential's 2 ulps, the chunk sum's rounding (γ_n
+// relative) and the two roundings of 1/sum and the product.
+func TestFastSoftmax(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{1, 7, 200, 1000, 2500} {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(r.NormFloat64() * 6)
+		}
+		if n > 1 {
+			x[n/3] = float32(math.Inf(-1))
+		}
+		got := append([]float32(nil), x...)
+		FastSoftmax(got)
+		m32 := float32(math.Inf(-1))
+		for _, v := range x {
+			m32 = max(m32, v)
+		}
+		var z float64
+		for _, v := range x {
+			z += math.Exp(float64(v - m32))
+		}
+		u := math.Ldexp(1, -24)
+		chunk := float64(min(n, expSumChunk))
+		rel := 4*u + chunk*u/(1-chunk*u) + 4*u
+		var total float64
+		for i, v := range x {
+			want := math.Exp(float64(v-m32)) / z
+			if math.Abs(float64(got[i])-want) > rel*want {
+				t.Fatalf("n=%d element %d: %v, want %v", n, i, got[i], want)
+			}
+			total += float64(got[i])
+		}
+		if n > 1 && got[n/3] != 0 {
+			t.Fatalf("n=%d: masked element %v", n, got[n/3])
+		}
+		if math.Abs(total-1) > rel {
+			t.Fatalf("n=%d: probabilities sum to %v", n, total)
+		}
+	}
+}
