@@ -2,7 +2,9 @@ package trace
 
 import (
 	"errors"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/weftlabs/weft"
 	"github.com/weftlabs/weft/internal/database"
@@ -121,6 +123,30 @@ func (c *queryCompiler) newestFeedback(f callquery.Field) database.Expr {
 	return database.Expr{
 		SQL:  "coalesce((SELECT " + text.SQL + " FROM feedback AS f WHERE " + rows.SQL + " ORDER BY f.created_at DESC, f.id DESC LIMIT 1), '')",
 		Args: concat(text.Args, rows.Args),
+	}
+}
+
+// newestFeedbackByCall is a relation (call_id, value) of newestFeedback
+// for every call of the project that has a feedback row of f's type: what
+// many calls are grouped by, joined by call id rather than probed per call.
+// Both ref schemes of a call name it after a prefix of one length.
+func (c *queryCompiler) newestFeedbackByCall(f callquery.Field) database.Expr {
+	text := c.dialect.JSONText(c.dialect.JSONTextDoc("f.payload"), jsonSteps(f.Path), "sv")
+	if f.FeedbackColumn != "payload" {
+		text = database.Expr{SQL: "f." + f.FeedbackColumn}
+	}
+	weave, otel := "weave:///"+c.projectID+"/call/", "trace:///"+c.projectID+"/call/"
+	n := utf8.RuneCountInString(weave)
+	rows := database.Expr{SQL: "f.project_id = ? AND substr(f.trace_ref, 1, ?) IN (?, ?)", Args: []any{c.projectID, n, weave, otel}}
+	if f.FeedbackType != callquery.AnyFeedbackType {
+		rows.SQL += " AND f.feedback_type = ?"
+		rows.Args = append(rows.Args, f.FeedbackType)
+	}
+	return database.Expr{
+		SQL: "(SELECT r.call_id, r.value FROM (SELECT substr(f.trace_ref, ?) AS call_id, " + text.SQL + " AS value," +
+			" ROW_NUMBER() OVER (PARTITION BY substr(f.trace_ref, ?) ORDER BY f.created_at DESC, f.id DESC) AS rn" +
+			" FROM feedback AS f WHERE " + rows.SQL + ") AS r WHERE r.rn = 1)",
+		Args: slices.Concat([]any{n + 1}, text.Args, []any{n + 1}, rows.Args),
 	}
 }
 

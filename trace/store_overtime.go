@@ -134,6 +134,8 @@ func (s *Store) CallsOverTime(ctx context.Context, req *CallsOverTimeReq) ([]Tim
 	// group is the group's text given the usage model's, for the selects of
 	// perModel.
 	var group func(model string) database.Expr
+	// join, when set, is the join of the roots with what group reads.
+	var join *database.Expr
 	switch req.GroupBy {
 	case GroupNone:
 		group = func(string) database.Expr { return database.Expr{SQL: "NULL"} }
@@ -152,8 +154,9 @@ func (s *Store) CallsOverTime(ctx context.Context, req *CallsOverTimeReq) ([]Tim
 		if err != nil || f.Kind != callquery.Feedback {
 			return nil, weft.WithFields(ErrInvalidQuery, map[string]any{"param": "field"}, "group by a feedback field such as feedback.[wandb.runnable.<scorer>].payload.output")
 		}
-		value := (&queryCompiler{dialect: s.dialect, projectID: req.ProjectID}).newestFeedback(f)
-		group = func(string) database.Expr { return value }
+		newest := (&queryCompiler{dialect: s.dialect, projectID: req.ProjectID}).newestFeedbackByCall(f)
+		join = &database.Expr{SQL: "LEFT JOIN " + newest.SQL + " AS fv ON fv.call_id = c.id", Args: newest.Args}
+		group = func(string) database.Expr { return database.Expr{SQL: "COALESCE(fv.value, '')"} }
 	default:
 		return nil, weft.WithFields(ErrInvalidQuery, map[string]any{"param": "group_by"}, "group by one of op_name, wb_user_id, status, model, feedback")
 	}
@@ -161,7 +164,7 @@ func (s *Store) CallsOverTime(ctx context.Context, req *CallsOverTimeReq) ([]Tim
 	if err != nil {
 		return nil, err
 	}
-	q, err := s.overTimeQueries(req, group)
+	q, err := s.overTimeQueries(req, group, join)
 	if err != nil {
 		return nil, err
 	}
@@ -218,10 +221,14 @@ type overTimeQueries struct {
 	failed *bun.SelectQuery
 }
 
-// overTimeQueries builds the queries of req, whose groups group names.
-func (s *Store) overTimeQueries(req *CallsOverTimeReq, group func(model string) database.Expr) (*overTimeQueries, error) {
+// overTimeQueries builds the queries of req, whose groups group names,
+// reading the roots joined by join when it is set.
+func (s *Store) overTimeQueries(req *CallsOverTimeReq, group func(model string) database.Expr, join *database.Expr) (*overTimeQueries, error) {
 	bucket := database.Expr{SQL: s.dialect.TimeBucket("c.started_at"), Args: []any{req.From.Unix(), int64(req.Width / time.Second)}}
 	roots := func(q *bun.SelectQuery) (*bun.SelectQuery, error) {
+		if join != nil {
+			q = q.Join(join.SQL, join.Args...)
+		}
 		return visible(q, req.ProjectID).Where("c.parent_id IS NULL").
 			Where("c.started_at >= ?", req.From.UTC()).Where("c.started_at < ?", req.To.UTC()), nil
 	}

@@ -60,9 +60,11 @@ func (s *Store) perModel(where func(*bun.SelectQuery) (*bun.SelectQuery, error),
 // severalModels is perModel's select of the calls of several models: a row
 // per call and model, read from calls.usage. Its condition is the predicate
 // of the calls_several_models partial index, so that only those calls are
-// read from the table (a root of one model or none has none to add).
+// read from the table (a root of one model or none has none to add). Its
+// models are a join, not a second FROM item, so that a join where adds
+// after them may read c (CallsOverTime's by feedback).
 func (s *Store) severalModels(where func(*bun.SelectQuery) (*bun.SelectQuery, error), columns usageColumnsFunc) (*bun.SelectQuery, error) {
 	m := s.dialect.JSONObjectMembers("c.usage")
-	return where(columns(s.db.NewSelect().TableExpr("calls AS c").TableExpr(m.From), m.Key, m.Elem).
+	return where(columns(s.db.NewSelect().TableExpr("calls AS c").Join("CROSS JOIN "+m.From), m.Key, m.Elem).
 		Where("c.usage_model IS NULL AND c.usage <> '{}'"))
 }

@@ -13,7 +13,8 @@ import (
 // trace list benchmarks' project (benchProject: 1,000,000 calls on
 // PostgreSQL, a quarter of them roots, started from 2026-01-01 a second
 // apart), its clock set so that the 30-day view holds every trace: the
-// 30-day view alone, and broken down by op and by status. Run it with
+// 30-day view alone, and broken down by op, by status and by a scorer's
+// verdict (which none of its traces has: a probe of the feedback per root). Run it with
 //
 //	TEST_DATABASE_URL=postgres://… go test ./transport/webui -run '^$' -bench Dashboard1M -benchtime 10x
 func BenchmarkDashboard1M(b *testing.B) {
@@ -28,6 +29,7 @@ func BenchmarkDashboard1M(b *testing.B) {
 		{"30 days", "?range=30d"},
 		{"30 days by op", "?range=30d&group=op_name"},
 		{"30 days by status", "?range=30d&group=status"},
+		{"30 days by verdict", "?range=30d&group=verdict&verdict=judge&verdict_path=correct"},
 		{"24 hours", "?range=24h"},
 	} {
 		path := "/ui/p/bench/big/dashboard" + view.query
