@@ -230,10 +230,12 @@ type attentionScratch struct {
 //
 // Every number a row gets depends only on that row and the cache, never on
 // the other rows of its unit: each score is one dot product of head_dim
-// elements, and the weighted sum of values runs over exactly the row's
-// positions (a product whose length is the row's position + 1), block by
-// block of the cache in order. So a token's output is the same bits in a
-// prompt, in a chunk of one, or as a decode step.
+// elements, and the weighted sum of values is a sum over the cache's
+// blocks in order of each block's product (a product whose length is the
+// number of the block's positions the row sees). So a token's output is
+// the same bits in a prompt, in a chunk of one, or as a decode step. The
+// blocks every row of the unit sees whole are one product for all the rows
+// (the kernels' bits do not depend on the rows), the others one per row.
 func (m *Model) attendUnit(li int, u attentionUnit, a *LayerActivations, rows []rowInfo, keys, values [][]float32, bs int, s *attentionScratch) {
 	c := m.Config
 	hd, kvd, qd := c.HeadDim, c.KVHeads*c.HeadDim, c.Heads*c.HeadDim
@@ -244,10 +246,16 @@ func (m *Model) attendUnit(li int, u attentionUnit, a *LayerActivations, rows []
 	if cap(s.scores) < u.rows*n {
 		s.scores = make([]float32, u.rows*n)
 	}
-	if cap(s.partial) < hd {
-		s.partial = make([]float32, hd)
+	if cap(s.partial) < u.rows*hd {
+		s.partial = make([]float32, u.rows*hd)
 	}
 	scores := s.scores[:u.rows*n]
+	// shared is the blocks every row sees whole: those before the first
+	// row's position, when no row's window starts after position 0.
+	shared := 0
+	if c.windowStart(li, n-1) == 0 {
+		shared = (first + 1) / bs
+	}
 	for h := u.g * group; h < (u.g+1)*group; h++ {
 		q := a.Q[u.row*qd+h*hd:]
 		for blk := 0; blk*bs < n; blk++ {
@@ -265,18 +273,34 @@ func (m *Model) attendUnit(li int, u attentionUnit, a *LayerActivations, rows []
 			}
 			tensor.FastSoftmax(p[lo:])
 			clear(p[:lo])
-			out := a.AttnOut[(u.row+r)*qd+h*hd : (u.row+r)*qd+(h+1)*hd]
-			// values blocks are [kvd × bs]: row d of head g holds
-			// dimension d of the block's positions.
-			for blk := lo / bs; blk*bs < len(p); blk++ {
+		}
+		// values blocks are [kvd × bs]: row d of head g holds dimension d
+		// of the block's positions.
+		out := a.AttnOut[u.row*qd+h*hd:]
+		for blk := range shared {
+			if blk == 0 {
+				tensor.MatMulTStrided(out, qd, scores, n, values[0][u.g*hd*bs:], bs, u.rows, hd, bs)
+				continue
+			}
+			tensor.MatMulTStrided(s.partial, hd, scores[blk*bs:], n, values[blk][u.g*hd*bs:], bs, u.rows, hd, bs)
+			for r := range u.rows {
+				o := out[r*qd : r*qd+hd]
+				tensor.Add(o, o, s.partial[r*hd:(r+1)*hd])
+			}
+		}
+		for r := range u.rows {
+			p := scores[r*n : r*n+first+r+1]
+			lo := c.windowStart(li, first+r)
+			o := out[r*qd : r*qd+hd]
+			for blk := max(lo/bs, shared); blk*bs < len(p); blk++ {
 				cnt := min(bs, len(p)-blk*bs)
-				dst := out
+				dst := o
 				if blk > lo/bs {
 					dst = s.partial[:hd]
 				}
 				tensor.MatMulTStrided(dst, hd, p[blk*bs:], cnt, values[blk][u.g*hd*bs:], bs, 1, hd, cnt)
 				if blk > lo/bs {
-					tensor.Add(out, out, dst)
+					tensor.Add(o, o, dst)
 				}
 			}
 		}

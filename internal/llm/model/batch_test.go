@@ -148,22 +148,31 @@ func TestChunkedPrefillEqualsWhole(t *testing.T) {
 	}
 }
 
+// checkChunkedPrefill prefills a prompt whole and in chunks (one of them a
+// single token), in one cache and in 3-position blocks, where the blocks
+// all of a chunk's rows see whole are one product for the rows.
 func checkChunkedPrefill(t *testing.T, m *Model) {
 	cfg := m.Config
 	prompt := randomTokens(9, 50, cfg.VocabSize)
-	whole, err := m.Forward(&Batch{Seqs: []Sequence{{ID: 1, Tokens: prompt, AllLogits: true}}}, NewContiguousCache(cfg, 64))
-	if err != nil {
-		t.Fatal(err)
+	caches := map[string]func() KVCache{
+		"contiguous": func() KVCache { return NewContiguousCache(cfg, 64) },
+		"paged":      func() KVCache { return newPagedCache(cfg, 3) },
 	}
-	cache := NewContiguousCache(cfg, 64)
-	v := cfg.VocabSize
-	for _, cut := range [][2]int{{0, 17}, {17, 18}, {18, 50}} {
-		out, err := m.Forward(&Batch{Seqs: []Sequence{{ID: 1, Tokens: prompt[cut[0]:cut[1]], Start: cut[0], AllLogits: true}}}, cache)
+	for name, newCache := range caches {
+		whole, err := m.Forward(&Batch{Seqs: []Sequence{{ID: 1, Tokens: prompt, AllLogits: true}}}, newCache())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !sameBits(out[0], whole[0][cut[0]*v:cut[1]*v]) {
-			t.Fatalf("chunk %v: logits differ from the whole prompt's", cut)
+		cache := newCache()
+		v := cfg.VocabSize
+		for _, cut := range [][2]int{{0, 17}, {17, 18}, {18, 50}} {
+			out, err := m.Forward(&Batch{Seqs: []Sequence{{ID: 1, Tokens: prompt[cut[0]:cut[1]], Start: cut[0], AllLogits: true}}}, cache)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !sameBits(out[0], whole[0][cut[0]*v:cut[1]*v]) {
+				t.Fatalf("%s cache, chunk %v: logits differ from the whole prompt's", name, cut)
+			}
 		}
 	}
 }
