@@ -85,6 +85,10 @@ func TestTraceListColumnsFiltersSearch(t *testing.T) {
 			{"?user=bob", []int{2}},
 			{"?user=alice&op=chat", []int{1, 0}},
 			{"?status=running", []int{3}},
+			{"?model=gpt-4o", []int{2, 1, 0}},
+			{"?model=gpt-4o&user=bob", []int{2}},
+			{"?model=gpt", nil},
+			{"?model=" + url.QueryEscape("gpt-4o' OR '1'='1"), nil},
 			{"?sort=inputs.rank&dir=asc&cols=inputs.rank", []int{1, 2, 0, 3}},
 			{"?sort=summary.weave.latency_ms&dir=desc", []int{2, 1, 0, 3}},
 			{"?sort=summary.usage.total_tokens&dir=asc", []int{0, 1, 2, 3}},
@@ -114,7 +118,7 @@ func TestTraceListColumnsFiltersSearch(t *testing.T) {
 		b.get("/ui/p/alice/p/?user=nobody").mustContain(t, "No user is named")
 
 		for _, bad := range []string{"?cols=attributes.x", "?cols=inputs.a..b", "?sort=inputs.rank", "?sort=cost", "?feedback=yes",
-			"?q=" + strings.Repeat("x", 300), "?cols=inputs.a0,inputs.a1,inputs.a2,inputs.a3,inputs.a4,inputs.a5,inputs.a6,inputs.a7,inputs.a8,inputs.a9,inputs.a10,inputs.a11,inputs.a12"} {
+			"?q=" + strings.Repeat("x", 300), "?model=" + strings.Repeat("m", 513), "?cols=inputs.a0,inputs.a1,inputs.a2,inputs.a3,inputs.a4,inputs.a5,inputs.a6,inputs.a7,inputs.a8,inputs.a9,inputs.a10,inputs.a11,inputs.a12"} {
 			if p := b.get("/ui/p/alice/p/" + bad); p.status != http.StatusBadRequest {
 				t.Errorf("%s: %d, want 400", bad, p.status)
 			}
