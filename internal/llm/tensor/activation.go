@@ -155,10 +155,7 @@ func swiglu(dst, gate, up []float32) {
 			}
 			continue
 		}
-		u := up[lo : lo+len(g)]
-		for i, v := range g {
-			out[i] = (v / (1 + e[i])) * u[i]
-		}
+		asm.Gated(out, g, e, up[lo:lo+len(g)])
 	}
 }
 

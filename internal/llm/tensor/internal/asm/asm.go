@@ -86,6 +86,16 @@ func Axpy(alpha float32, x, y []float32) {
 // Scale sets x[i] *= alpha.
 func Scale(alpha float32, x []float32) { scale(alpha, x) }
 
+// Gated sets dst[i] = (g[i] / (1 + e[i])) · u[i]: SiLU's gate times the up
+// projection, given e[i] = e^(−g[i]). dst may be g, e or u. It panics if e,
+// u or dst is shorter than g.
+func Gated(dst, g, e, u []float32) {
+	if len(e) < len(g) || len(u) < len(g) || len(dst) < len(g) {
+		panic(fmt.Sprintf("asm.Gated: g %d, e %d, u %d, dst %d elements", len(g), len(e), len(u), len(dst)))
+	}
+	gated(dst, g, e, u)
+}
+
 // Prefetch asks for x in the per-core second-level cache ahead of its use,
 // without waiting for it: a block of a product that the hardware would
 // otherwise fetch line by line as the kernel first reads it. It changes no

@@ -190,6 +190,14 @@ func scale(alpha float32, x []float32) {
 	scaleAVX2(alpha, &x[0], len(x))
 }
 
+func gated(dst, g, e, u []float32) {
+	if !useAVX2 || len(g) == 0 {
+		gatedGeneric(dst, g, e, u)
+		return
+	}
+	gatedAVX2(&dst[0], &g[0], &e[0], &u[0], len(g))
+}
+
 func prefetch(x []float32) { prefetchL2(&x[0], 4*len(x)) }
 
 func sum(x []float32) float32 {

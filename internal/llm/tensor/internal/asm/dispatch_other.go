@@ -20,6 +20,8 @@ func axpy(alpha float32, x, y []float32) { axpyGeneric(alpha, x, y) }
 
 func scale(alpha float32, x []float32) { scaleGeneric(alpha, x) }
 
+func gated(dst, g, e, u []float32) { gatedGeneric(dst, g, e, u) }
+
 func prefetch([]float32) {}
 
 func sum(x []float32) float32 { return sumGeneric(x) }

@@ -71,6 +71,13 @@ func dequantRow(w []float32, q []int8, scales []float32, blockSize int) {
 	}
 }
 
+func gatedGeneric(dst, g, e, u []float32) {
+	e, u, dst = e[:len(g)], u[:len(g)], dst[:len(g)]
+	for i, v := range g {
+		dst[i] = (v / (1 + e[i])) * u[i]
+	}
+}
+
 func scaleGeneric(alpha float32, x []float32) {
 	for i := range x {
 		x[i] *= alpha

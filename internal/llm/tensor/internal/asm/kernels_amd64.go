@@ -76,6 +76,9 @@ func expAVX512(dst *float32, x *float32, n int, shift float32)
 func scaleAVX2(alpha float32, x *float32, n int)
 
 //go:noescape
+func gatedAVX2(dst, gate, ex, up *float32, n int)
+
+//go:noescape
 func prefetchL2(p *float32, bytes int)
 
 //go:noescape

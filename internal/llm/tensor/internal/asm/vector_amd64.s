@@ -476,6 +476,46 @@ scale_done:
 	VZEROUPPER
 	RET
 
+// func gatedAVX2(dst, gate, ex, up *float32, n int)
+//
+// dst[i] = (g[i] / (1 + e[i])) · u[i], each operation rounded once as in
+// pure Go (a quotient and a product: nothing to fuse).
+TEXT ·gatedAVX2(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ gate+8(FP), SI
+	MOVQ ex+16(FP), BX
+	MOVQ up+24(FP), DX
+	MOVQ n+32(FP), CX
+	MOVL $0x3f800000, AX
+	VMOVD AX, X0
+	VBROADCASTSS X0, Y0
+	XORQ AX, AX
+	MOVQ CX, R8
+	ANDQ $-8, R8
+	JZ gated_tail
+gated_loop8:
+	VADDPS (BX)(AX*4), Y0, Y1
+	VMOVUPS (SI)(AX*4), Y2
+	VDIVPS Y1, Y2, Y2
+	VMULPS (DX)(AX*4), Y2, Y2
+	VMOVUPS Y2, (DI)(AX*4)
+	ADDQ $8, AX
+	CMPQ AX, R8
+	JLT gated_loop8
+gated_tail:
+	CMPQ AX, CX
+	JGE gated_done
+	VADDSS (BX)(AX*4), X0, X1
+	VMOVSS (SI)(AX*4), X2
+	VDIVSS X1, X2, X2
+	VMULSS (DX)(AX*4), X2, X2
+	VMOVSS X2, (DI)(AX*4)
+	INCQ AX
+	JMP gated_tail
+gated_done:
+	VZEROUPPER
+	RET
+
 // func prefetchL2(p *float32, bytes int)
 //
 // PREFETCHT1: into the per-core second-level cache, not the first, which

@@ -263,3 +263,38 @@ func TestPeakCountsOperations(t *testing.T) {
 		t.Fatal("Peak(0) did work")
 	}
 }
+
+// TestGatedIsRoundedOnceEachStep: each element is the sum, the quotient
+// and the product each rounded once to float32, the same bits in the
+// assembly and in pure Go, on lengths covering the 8-wide loop and the
+// scalar tail, with gates whose e^(−g) is 0, +Inf and 1, and in place.
+func TestGatedIsRoundedOnceEachStep(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 26))
+	for _, n := range []int{0, 1, 7, 8, 9, 31, 33, 100, 1000} {
+		g, u := randFloats(r, n), randFloats(r, n)
+		for i := range g {
+			g[i] *= 12
+		}
+		special := []float32{-200, 200, 0, float32(math.Copysign(0, -1)), 88.5, -88.5}
+		for i := 0; i < n && i < len(special); i++ {
+			g[n-1-i] = special[i]
+		}
+		e := make([]float32, n)
+		for i, v := range g {
+			e[i] = float32(math.Exp(-float64(v)))
+		}
+		for name, f := range map[string]func(dst, g, e, u []float32){"dispatch": Gated, "pure Go": gatedGeneric} {
+			dst := make([]float32, n)
+			f(dst, g, e, u)
+			inPlace := append([]float32(nil), g...)
+			f(inPlace, inPlace, e, u)
+			for i := range dst {
+				sum := float32(1 + float64(e[i]))
+				want := float32(float64(float32(float64(g[i])/float64(sum))) * float64(u[i]))
+				if math.Float32bits(dst[i]) != math.Float32bits(want) || math.Float32bits(inPlace[i]) != math.Float32bits(want) {
+					t.Fatalf("%s n=%d i=%d: g %v e %v u %v: %v (in place %v), want %v", name, n, i, g[i], e[i], u[i], dst[i], inPlace[i], want)
+				}
+			}
+		}
+	}
+}
