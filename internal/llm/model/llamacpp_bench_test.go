@@ -16,6 +16,7 @@ import (
 
 	"github.com/weftlabs/weft/internal/llm/llmtest"
 	"github.com/weftlabs/weft/internal/llm/quant"
+	"github.com/weftlabs/weft/internal/procstat"
 )
 
 // BenchmarkVsLlamaCpp measures the engine against llama.cpp on the same
@@ -23,7 +24,10 @@ import (
 // (weft, llama.cpp, weft, ...), 2 threads each, and reports the ratios of
 // the medians (x_decode, x_prefill, x_decode8: weft's rate over
 // llama.cpp's) with both rates and the bandwidth bound of a decode step
-// (bw_bound_tok/s: the weights' bytes at the pool's streaming-read rate):
+// (bw_bound_tok/s: the weights' bytes at the pool's streaming-read rate),
+// and the CPU time weft's prefill took (prefill_cpu_ms, all its threads:
+// what the machine's other work does not inflate, to compare two versions
+// of the engine on a shared machine):
 //
 //	go test -run '^$' -bench VsLlamaCpp -benchtime 1x -timeout 60m ./internal/llm/model
 //
@@ -129,7 +133,7 @@ func compareRounds(b *testing.B, lc *llamaCpp, m *Model, file string, prefill, r
 	var weft, llama [3][]float64 // decode, prefill, decode8 rates
 	prompt := randomTokens(7, prefill, cfg.VocabSize)
 	probe := probeBuffer(min(m.WeightBytes(), 1<<30))
-	var bw []float64
+	var bw, prefillCPU []float64
 	for range rounds {
 		bw = append(bw, m.Pool().ReadBandwidth(probe, 1)/float64(m.WeightBytes())*float64(len(probe)*4)/float64(min(m.WeightBytes(), 1<<30)))
 		g := newGreedy(m, 1, benchContext)
@@ -140,11 +144,13 @@ func compareRounds(b *testing.B, lc *llamaCpp, m *Model, file string, prefill, r
 		}
 		weft[0] = append(weft[0], steps/time.Since(start).Seconds())
 		cache := NewContiguousCache(cfg, prefill)
+		cpu0 := procstat.CPUTime()
 		start = time.Now()
 		if _, err := m.Forward(&Batch{Seqs: []Sequence{{ID: 1, Tokens: prompt}}}, cache); err != nil {
 			b.Fatal(err)
 		}
 		weft[1] = append(weft[1], float64(prefill)/time.Since(start).Seconds())
+		prefillCPU = append(prefillCPU, float64(procstat.CPUTime()-cpu0)/1e6)
 		g8 := newGreedy(m, 8, benchContext)
 		g8.step(b)
 		start = time.Now()
@@ -167,6 +173,7 @@ func compareRounds(b *testing.B, lc *llamaCpp, m *Model, file string, prefill, r
 			b.ReportMetric(median(weft[i])/median(llama[i]), "x_"+name)
 		}
 	}
+	b.ReportMetric(median(prefillCPU), "prefill_cpu_ms")
 	b.ReportMetric(median(bw), "bw_bound_tok/s")
 	b.ReportMetric(float64(m.WeightBytes())/1e6, "MB/tok")
 	b.Logf("rounds: weft %v, llama.cpp %v", weft, llama)
