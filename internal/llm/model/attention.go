@@ -184,7 +184,12 @@ func (m *Model) attentionBlock(li int, ly *Layer, a *LayerActivations, x []float
 	if work < 1<<15 {
 		attend(0, len(units))
 	} else {
-		m.pool.Parallel(len(units), 1, attend)
+		parts := balancedParts(units, rows, hd, m.pool.Threads())
+		m.pool.Parallel(len(parts)-1, 1, func(lo, hi int) {
+			for p := lo; p < hi; p++ {
+				attend(parts[p], parts[p+1])
+			}
+		})
 	}
 	proj := m.ws.proj[:T*c.HiddenSize]
 	m.project(a.AttnOut, T, []*Linear{ly.O}, [][]float32{proj})
@@ -217,6 +222,34 @@ func attentionUnits(rows []rowInfo, kvHeads int) []attentionUnit {
 		t += n
 	}
 	return units
+}
+
+// balancedParts splits units into n runs of about equal work, returned as
+// their n+1 bounds. A unit's work grows with its rows' positions, so equal
+// counts of a prompt's units would leave the thread with its first rows
+// idle while the one with its last rows works on (about three times as
+// long, for two threads): a row weighs the positions it sees, plus hd for
+// what it costs whatever its position (a softmax, hd sums reduced; as
+// measured on the 15M shape). Each unit is computed whole by one thread,
+// so the split changes no value.
+func balancedParts(units []attentionUnit, rows []rowInfo, hd, n int) []int {
+	weight := func(u attentionUnit) int { return u.rows * (rows[u.row].pos + u.rows + hd) }
+	total := 0
+	for _, u := range units {
+		total += weight(u)
+	}
+	bounds := make([]int, 1, n+1)
+	done := 0
+	for i, u := range units {
+		done += weight(u)
+		if len(bounds) < n && done*n >= total*len(bounds) {
+			bounds = append(bounds, i+1)
+		}
+	}
+	for len(bounds) <= n {
+		bounds = append(bounds, len(units))
+	}
+	return bounds
 }
 
 // attentionScratch is one thread's buffers for attendUnit.

@@ -254,3 +254,43 @@ func TestRecordKeepsActivations(t *testing.T) {
 		t.Fatal("recorded buffers are shared")
 	}
 }
+
+// TestBalancedParts: the runs of attention units the threads take cover
+// the units in order, and their work (the positions their rows see, and
+// 48 for each row) differs
+// by at most twice the heaviest unit's (each bound overshoots its share
+// by less than one unit), for a prompt whose later units weigh
+// the most, a batch of decode steps, and more threads than units.
+func TestBalancedParts(t *testing.T) {
+	prompt := make([]rowInfo, 200)
+	for i := range prompt {
+		prompt[i] = rowInfo{seq: 0, pos: i}
+	}
+	steps := []rowInfo{{0, 900}, {1, 3}, {2, 40}, {3, 500}}
+	for _, c := range []struct {
+		rows           []rowInfo
+		kvHeads, parts int
+	}{{prompt, 6, 2}, {prompt, 2, 3}, {steps, 1, 2}, {steps[:1], 1, 4}} {
+		units := attentionUnits(c.rows, c.kvHeads)
+		bounds := balancedParts(units, c.rows, 48, c.parts)
+		if len(bounds) != c.parts+1 || bounds[0] != 0 || bounds[c.parts] != len(units) {
+			t.Fatalf("%d rows, %d parts: bounds %v of %d units", len(c.rows), c.parts, bounds, len(units))
+		}
+		weight := func(u attentionUnit) int { return u.rows * (c.rows[u.row].pos + u.rows + 48) }
+		heaviest, lightest, most := 0, math.MaxInt, 0
+		for p := range c.parts {
+			if bounds[p] > bounds[p+1] {
+				t.Fatalf("bounds %v out of order", bounds)
+			}
+			w := 0
+			for _, u := range units[bounds[p]:bounds[p+1]] {
+				w += weight(u)
+				most = max(most, weight(u))
+			}
+			heaviest, lightest = max(heaviest, w), min(lightest, w)
+		}
+		if heaviest-lightest > 2*most {
+			t.Fatalf("%d rows, %d parts: parts' work from %d to %d, twice a unit's at most %d", len(c.rows), c.parts, lightest, heaviest, 2*most)
+		}
+	}
+}
