@@ -258,8 +258,7 @@ func (s *Store) rollUp(w *writeSet, query func(string) ([]string, error), exec f
 	var projects []string
 	for _, p := range w.order {
 		r := &p.row
-		raised := r.Exception != nil && *r.Exception != ""
-		if (!p.hasStart && !p.hasEnd) || (p.hasStart && p.hasEnd && !raised && r.ParentID != nil) {
+		if !p.mayChangeRoot() {
 			continue
 		}
 		if traces[r.ProjectID] == nil && unknown[r.ProjectID] == nil {
@@ -293,15 +292,40 @@ func (s *Store) rollUp(w *writeSet, query func(string) ([]string, error), exec f
 		if len(failing) == 0 {
 			continue
 		}
-		// A root that is a success did not raise: another call did.
-		err = exec(s.db.NewUpdate().TableExpr("calls AS c").Set("status = ?", StatusDescendantError).
+		// A root that is a success did not raise: another call did. The
+		// update takes every visible root of those traces, whatever its
+		// status, and changes only the successes: under READ COMMITTED a
+		// root another transaction is ending (its row still running here)
+		// must be locked too, or the roll-up misses it for good. This set's
+		// raising call is not visible to that transaction, so of the two:
+		// either this update locks the root first, the other's upsert of it
+		// waits for this commit and its roll-up, a later statement, reads
+		// the raising call; or the other locks it first, this update waits
+		// for its commit and re-evaluates the CASE on the row it committed.
+		// The COPY path and the upserts alike write the calls before this
+		// update, in the same transaction; on Citus the update, by project,
+		// runs on the root's shard as one PostgreSQL statement. What it cannot lock is a root
+		// with no visible row yet, or one whose end was written without its
+		// start (no trace_id): a raising call written concurrently with
+		// such a root's start may still leave it a success.
+		err = exec(s.db.NewUpdate().TableExpr("calls AS c").
+			Set("status = CASE WHEN c.status = ? THEN ? ELSE c.status END", StatusSuccess, StatusDescendantError).
 			Where("c.project_id = ? AND c.trace_id IN (?)", projectID, bun.In(failing)).
-			Where("c.parent_id IS NULL AND c.deleted_at IS NULL AND c.status = ?", StatusSuccess).String())
+			Where("c.parent_id IS NULL AND c.deleted_at IS NULL").String())
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// mayChangeRoot says whether writing p may change a root's status (see
+// rollUp): every start or end but the complete call of a parent that did
+// not raise; a rename never does.
+func (p *pending) mayChangeRoot() bool {
+	r := &p.row
+	raised := r.Exception != nil && *r.Exception != ""
+	return (p.hasStart || p.hasEnd) && !(p.hasStart && p.hasEnd && !raised && r.ParentID != nil)
 }
 
 // traceRoots is an update of the visible roots of the traces of the calls
@@ -323,21 +347,14 @@ func (s *Store) flushTx(ctx context.Context, w *writeSet) error {
 }
 
 // write writes a set of starts and ends in one transaction: COPY where
-// PostgreSQL can, else upserts.
+// PostgreSQL can, else upserts. A single start or end is written so too:
+// any of them may change its trace's root (see pending.mayChangeRoot), and
+// a call must never be committed without that roll-up.
 func (s *Store) write(ctx context.Context, w *writeSet) error {
 	if s.dialect.Has(database.Copy) {
 		return s.flushPostgres(ctx, w)
 	}
 	return s.flushTx(ctx, w)
-}
-
-// writeOne writes the set of one start or end: a single statement, unless a
-// hook must see it inside a transaction.
-func (s *Store) writeOne(ctx context.Context, w *writeSet) error {
-	if s.hook != nil {
-		return s.write(ctx, w)
-	}
-	return s.flush(ctx, s.db, w)
 }
 
 // copyColumns are the calls columns a COPY fills, in callRow order.
@@ -449,7 +466,7 @@ func (s *Store) CallStart(ctx context.Context, req *CallStartReq) (*CallStartRes
 	}
 	var w writeSet
 	w.addStart(f)
-	if err := s.writeOne(ctx, &w); err != nil {
+	if err := s.write(ctx, &w); err != nil {
 		return nil, err
 	}
 	s.published(ctx, writtenCalls(&w))
@@ -464,7 +481,7 @@ func (s *Store) CallEnd(ctx context.Context, req *CallEndReq) (*CallEndRes, erro
 	}
 	var w writeSet
 	w.addEnd(f)
-	if err := s.writeOne(ctx, &w); err != nil {
+	if err := s.write(ctx, &w); err != nil {
 		return nil, err
 	}
 	s.published(ctx, writtenCalls(&w))
@@ -562,6 +579,7 @@ func (s *Store) CallUpdate(ctx context.Context, req *CallUpdateReq) (*CallUpdate
 	}
 	var w writeSet
 	w.addName(req.ProjectID, req.CallID, req.DisplayName)
+	// A rename changes no status: one statement, no roll-up to keep with it.
 	if err := s.flush(ctx, s.db, &w); err != nil {
 		return nil, err
 	}
