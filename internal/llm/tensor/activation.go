@@ -165,10 +165,22 @@ func Add(dst, a, b []float32) {
 	if len(a) != len(b) || len(dst) < len(a) {
 		panic(fmt.Sprintf("tensor.Add: a %d, b %d, dst %d elements", len(a), len(b), len(dst)))
 	}
+	if len(a) == 0 {
+		return
+	}
 	b = b[:len(a)]
 	dst = dst[:len(a)]
-	for i, v := range a {
-		dst[i] = v + b[i]
+	// In place (a residual sum), the vectorised y += 1·x: the product by 1
+	// is exact, so each element is the sum rounded once, as below.
+	switch {
+	case &dst[0] == &a[0]:
+		asm.Axpy(1, b, dst)
+	case &dst[0] == &b[0]:
+		asm.Axpy(1, a, dst)
+	default:
+		for i, v := range a {
+			dst[i] = v + b[i]
+		}
 	}
 }
 

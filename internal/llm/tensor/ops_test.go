@@ -242,6 +242,28 @@ func TestAdd(t *testing.T) {
 	if i := sameBits(a, dst); i >= 0 {
 		t.Fatalf("in place differs at %d", i)
 	}
+	// In place into a or into b (the vectorised path) is each sum rounded
+	// once, as the element loop computes it, on lengths with a tail.
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{1, 7, 8, 33, 288, 1001} {
+		x, y := randFloats(r, n), randFloats(r, n)
+		for i := range y {
+			y[i] *= 1e-3 // sums that round
+		}
+		want := make([]float32, n)
+		for i := range want {
+			want[i] = float32(float64(x[i]) + float64(y[i]))
+		}
+		intoA, intoB := append([]float32(nil), x...), append([]float32(nil), y...)
+		Add(intoA, intoA, y)
+		Add(intoB, x, intoB)
+		if i := sameBits(intoA, want); i >= 0 {
+			t.Fatalf("n=%d: in place into a differs at %d", n, i)
+		}
+		if i := sameBits(intoB, want); i >= 0 {
+			t.Fatalf("n=%d: in place into b differs at %d", n, i)
+		}
+	}
 }
 
 func TestEmbedding(t *testing.T) {
