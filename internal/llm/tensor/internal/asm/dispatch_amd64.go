@@ -61,6 +61,12 @@ func matmulT(dst []float32, ldd int, a []float32, lda int, b []float32, ldb, m, 
 		matmulTGeneric(dst, ldd, a, lda, b, ldb, m, n, k)
 		return
 	}
+	if m == 1 {
+		// Decode: the columns in eight long sequential streams, which the
+		// hardware prefetcher follows, with the tiles' bits.
+		matmulTStream1(&dst[0], &a[0], &b[0], ldb, n, k)
+		return
+	}
 	if m >= 4 && m <= groupedMaxRows && !(useAVX512 && m >= 8) {
 		// A small batch (concurrent decode steps): every b row is read once,
 		// for all rows of a. With AVX-512, 8 rows or more take the 8-row
@@ -69,8 +75,8 @@ func matmulT(dst []float32, ldd int, a []float32, lda int, b []float32, ldb, m, 
 		matmulTGroups4(&dst[0], ldd, &a[0], lda, &b[0], ldb, m, n, k)
 		return
 	}
-	// m < 4 is one pass of a row kernel; m > groupedMaxRows sweeps blocks of
-	// b that stay in L2 with every group of 4 rows of a.
+	// m of 2 or 3 is one pass of a row kernel; m > groupedMaxRows sweeps
+	// blocks of b that stay in L2 with every group of 4 rows of a.
 	nb := columnBlock(m, n, k*4)
 	m8 := 0 // rows the 8-row tile takes
 	if useAVX512 {

@@ -97,18 +97,24 @@ func (g *gen) reduceStore(t tile, grouped bool) {
 		}
 		for c := 0; c < t.cols; c++ {
 			a := r*t.cols + c
-			g.p("VEXTRACTF128 $1, %s, %s", y(a), x(tmp))
-			g.p("VADDPS %s, %s, %s", x(tmp), x(a), x(a))
-			g.p("VMOVHLPS %s, %s, %s", x(a), x(a), x(tmp))
-			g.p("VADDPS %s, %s, %s", x(tmp), x(a), x(a))
-			g.p("VMOVSHDUP %s, %s", x(a), x(tmp))
-			g.p("VADDSS %s, %s, %s", x(tmp), x(a), x(a))
+			g.reduceLanes(a, tmp)
 			g.p("VMOVSS %s, %d(AX)", x(a), 4*c)
 		}
 		if r+1 < t.rows && !grouped {
 			g.p("ADDQ CX, AX")
 		}
 	}
+}
+
+// reduceLanes folds the 8 lanes of accumulator Y<a> into the low lane of
+// X<a>, in the package's order, with X<tmp> as scratch.
+func (g *gen) reduceLanes(a, tmp int) {
+	g.p("VEXTRACTF128 $1, %s, %s", y(a), x(tmp))
+	g.p("VADDPS %s, %s, %s", x(tmp), x(a), x(a))
+	g.p("VMOVHLPS %s, %s, %s", x(a), x(a), x(tmp))
+	g.p("VADDPS %s, %s, %s", x(tmp), x(a), x(a))
+	g.p("VMOVSHDUP %s, %s", x(a), x(tmp))
+	g.p("VADDSS %s, %s, %s", x(tmp), x(a), x(a))
 }
 
 // clampedRow sets reg to min(group's first row + r, last row). Rows past the
@@ -254,6 +260,24 @@ func (g *gen) f32Tile(name string, t tile, aRegs []string, grouped bool) {
 	g.label(pfx + "_done")
 }
 
+// tailSlots stores, from k (kArg), k rounded down to 8 at kMain, the tail's
+// first element k-8 at tailAt, k mod 8 at tailLen and the tail mask's
+// address at tailMask; k stays in CX.
+func (g *gen) tailSlots(kArg, kMain, tailAt, tailLen, tailMask string) {
+	g.p("MOVQ %s, CX", kArg)
+	g.p("MOVQ CX, AX")
+	g.p("ANDQ $-8, AX")
+	g.p("MOVQ AX, %s", kMain)
+	g.p("LEAQ -8(CX), AX")
+	g.p("MOVQ AX, %s", tailAt)
+	g.p("MOVQ CX, AX")
+	g.p("ANDQ $7, AX")
+	g.p("MOVQ AX, %s", tailLen)
+	g.p("LEAQ tailMask<>(SB), DX")
+	g.p("LEAQ (DX)(AX*4), DX")
+	g.p("MOVQ DX, %s", tailMask)
+}
+
 // rowPointers loads a's row pointers (row stride in bytes in CX).
 func (g *gen) rowPointers(rows int, aRegs []string) {
 	g.p("MOVQ a+16(FP), %s", aRegs[0])
@@ -282,18 +306,7 @@ func (g *gen) f32Kernel(rows int, grouped bool) {
 		g.p("DECQ AX")
 		g.p("MOVQ AX, %s", slotLast)
 	}
-	g.p("MOVQ %s, CX", kArg)
-	g.p("MOVQ CX, AX")
-	g.p("ANDQ $-8, AX")
-	g.p("MOVQ AX, %s", slotKMain)
-	g.p("LEAQ -8(CX), AX")
-	g.p("MOVQ AX, %s", slotAux2)
-	g.p("MOVQ CX, AX")
-	g.p("ANDQ $7, AX")
-	g.p("MOVQ AX, %s", slotAux3)
-	g.p("LEAQ tailMask<>(SB), DX")
-	g.p("LEAQ (DX)(AX*4), DX")
-	g.p("MOVQ DX, %s", slotAux1)
+	g.tailSlots(kArg, slotKMain, slotAux2, slotAux3, slotAux1)
 	g.p("MOVQ ldb+40(FP), AX")
 	g.p("SHLQ $2, AX")
 	g.p("MOVQ AX, %s", slotBRow)
@@ -457,6 +470,7 @@ func main() {
 		g.f32Kernel(rows, false)
 	}
 	g.f32Kernel(4, true)
+	g.f32Stream("matmulTStream1", 8)
 	g.zKernel(false)
 	g.zKernel(true)
 	for rows := 1; rows <= 4; rows++ {

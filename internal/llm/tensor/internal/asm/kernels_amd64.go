@@ -181,3 +181,6 @@ func halfDotBF16Rows4(dst *float32, ldd int, a *float32, lda int, w *byte, n int
 
 //go:noescape
 func halfDotBF16Rows1(dst *float32, ldd int, a *float32, lda int, w *byte, n int, k int)
+
+//go:noescape
+func matmulTStream1(dst *float32, a *float32, b *float32, ldb int, n int, k int)
