@@ -293,8 +293,8 @@ func (s *Store) rollUp(w *writeSet, query func(string) ([]string, error), exec f
 			continue
 		}
 		// A root that is a success did not raise: another call did. The
-		// update takes every visible root of those traces, whatever its
-		// status, and changes only the successes: under READ COMMITTED a
+		// update takes every visible root of those traces that is running
+		// or a success, and changes only the successes: under READ COMMITTED a
 		// root another transaction is ending (its row still running here)
 		// must be locked too, or the roll-up misses it for good. This set's
 		// raising call is not visible to that transaction, so of the two:
@@ -311,7 +311,11 @@ func (s *Store) rollUp(w *writeSet, query func(string) ([]string, error), exec f
 		err = exec(s.db.NewUpdate().TableExpr("calls AS c").
 			Set("status = CASE WHEN c.status = ? THEN ? ELSE c.status END", StatusSuccess, StatusDescendantError).
 			Where("c.project_id = ? AND c.trace_id IN (?)", projectID, bun.In(failing)).
-			Where("c.parent_id IS NULL AND c.deleted_at IS NULL").String())
+			Where("c.parent_id IS NULL AND c.deleted_at IS NULL").
+			// A root that raised or is marked already has nothing to change
+			// and no race to lose, so the later writes of a trace holding an
+			// error do not rewrite its row and its index entries each time.
+			Where("c.status IS NULL OR c.status IN (?)", bun.In([]string{StatusRunning, StatusSuccess})).String())
 		if err != nil {
 			return err
 		}
