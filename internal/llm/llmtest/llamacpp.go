@@ -2,11 +2,13 @@ package llmtest
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -24,7 +26,12 @@ func RequireLlamaCpp(tb testing.TB) *LlamaCpp {
 	tb.Helper()
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..", "..")
-	for _, dir := range []string{filepath.Join(root, "..", "shared", "llamacpp"), "/work/shared/llamacpp"} {
+	dirs := []string{filepath.Join(root, "..", "shared", "llamacpp"), "/work/shared/llamacpp"}
+	if dir := os.Getenv("LLAMACPP"); dir != "" {
+		// Another build of the same tools (one for this CPU, say).
+		dirs = []string{dir}
+	}
+	for _, dir := range dirs {
 		if _, err := os.Stat(filepath.Join(dir, "bin", "llama-completion")); err == nil {
 			return &LlamaCpp{Dir: dir, libs: libraryLinks(tb, filepath.Join(dir, "bin"))}
 		}
@@ -70,13 +77,32 @@ func libraryLinks(tb testing.TB, bin string) string {
 // failing the test (with the tool's messages) when it fails.
 func (l *LlamaCpp) Run(tb testing.TB, tool string, args ...string) []byte {
 	tb.Helper()
+	out, illegal := l.Try(tb, tool, args...)
+	if illegal {
+		tb.Fatalf("%s %s: killed by SIGILL: this build of llama.cpp uses instructions this CPU lacks", tool, strings.Join(args, " "))
+	}
+	return out
+}
+
+// Try is Run, but where the tool dies of SIGILL it returns illegal instead
+// of failing: the build was made for CPUs with instructions this one lacks
+// (AVX-VNNI, say), which its quantised products use and its float32 ones
+// do not, so a test can fall back to what the tool answered where it runs.
+func (l *LlamaCpp) Try(tb testing.TB, tool string, args ...string) (out []byte, illegal bool) {
+	tb.Helper()
 	cmd := exec.Command(filepath.Join(l.Dir, "bin", tool), args...)
 	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+l.libs)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		if status, ok := exit.Sys().(syscall.WaitStatus); ok && status.Signaled() && status.Signal() == syscall.SIGILL {
+			return nil, true
+		}
+	}
 	if err != nil {
 		tb.Fatalf("%s %s: %v\n%s", tool, strings.Join(args, " "), err, stderr.Bytes())
 	}
-	return out
+	return out, false
 }

@@ -1,7 +1,10 @@
 package model
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -97,10 +100,7 @@ func TestGemma3GGUFMatchesLlamaCpp(t *testing.T) {
 func checkGreedyMatchesLlamaCpp(t *testing.T, llama *llmtest.LlamaCpp, path string, m *Model) {
 	t.Helper()
 	const text, steps = "Once upon a time", 24
-	session := filepath.Join(t.TempDir(), "session.bin")
-	llama.Run(t, "llama-completion", "-m", path, "-p", text, "-n", "24", "--temp", "0", "--ignore-eos", "-no-cnv",
-		"-t", "1", "--seed", "1", "--prompt-cache", session, "--prompt-cache-all", "--log-disable")
-	ids := sessionTokens(t, session)
+	ids := llamaCppGreedy(t, llama, path, text, steps)
 	tok, err := tokenizer.Load(path)
 	if err != nil {
 		t.Fatal(err)
@@ -122,6 +122,56 @@ func checkGreedyMatchesLlamaCpp(t *testing.T, llama *llmtest.LlamaCpp, path stri
 		}
 		seq = Sequence{ID: 1, Tokens: []int32{next}, Start: seq.Start + len(seq.Tokens)}
 	}
+}
+
+// llamaCppGreedy is the session llama-completion leaves after decoding
+// steps ids greedily from text with the file at path: the prompt's tokens,
+// then the ids. Each answer is recorded in testdata/gguf/llamacpp-greedy.json
+// by the file's SHA-256 when WEFT_WRITE_LLAMACPP_GREEDY is set, and checked
+// against the record otherwise. A build of llama.cpp for CPUs with
+// instructions this one lacks dies of SIGILL in its quantised products;
+// then the answer is the one the same tool gave for the same bytes where
+// it runs, and a file with none recorded fails the test.
+func llamaCppGreedy(t *testing.T, llama *llmtest.LlamaCpp, path, text string, steps int) []int32 {
+	t.Helper()
+	content, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(content)
+	key := hex.EncodeToString(sum[:])
+	records := filepath.Join(ggufDir(), "llamacpp-greedy.json")
+	recorded := map[string][]int32{}
+	if raw, err := os.ReadFile(records); err == nil {
+		if err := json.Unmarshal(raw, &recorded); err != nil {
+			t.Fatalf("%s: %v", records, err)
+		}
+	}
+	session := filepath.Join(t.TempDir(), "session.bin")
+	_, illegal := llama.Try(t, "llama-completion", "-m", path, "-p", text, "-n", strconv.Itoa(steps), "--temp", "0", "--ignore-eos", "-no-cnv",
+		"-t", "1", "--seed", "1", "--prompt-cache", session, "--prompt-cache-all", "--log-disable")
+	if illegal {
+		ids, ok := recorded[key]
+		if !ok {
+			t.Fatalf("llama-completion died of SIGILL on this CPU, and %s records nothing for %s (SHA-256 %s): record it where llama.cpp runs (WEFT_WRITE_LLAMACPP_GREEDY=1, LLAMACPP=a build for that CPU)", records, filepath.Base(path), key)
+		}
+		t.Logf("llama-completion died of SIGILL on this CPU: comparing with its answer for the same bytes, recorded where it runs (SHA-256 %s)", key)
+		return ids
+	}
+	ids := sessionTokens(t, session)
+	if os.Getenv("WEFT_WRITE_LLAMACPP_GREEDY") != "" {
+		recorded[key] = ids
+		raw, err := json.MarshalIndent(recorded, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(records, append(raw, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	} else if want, ok := recorded[key]; ok && !slices.Equal(ids, want) {
+		t.Errorf("llama-completion decoded %v from %s, and %s records %v for the same bytes: record it again", ids, filepath.Base(path), records, want)
+	}
+	return ids
 }
 
 // checkServedFromFile loads a llama-quantize'd file and checks that its
