@@ -21,10 +21,18 @@ func statusCondition(d database.Dialect, statuses []string, wholeTrace bool, pro
 		descendantFailed = database.Expr{SQL: "(" + descendantFailed.SQL + " OR " + failedInTrace + ")",
 			Args: append(slices.Clone(errors.Args), projectID)}
 	}
+	prefilter := ""
+	if wholeTrace {
+		// The status column written with each call (and rolled up to its
+		// root, see Store.rollUp) says so first: it is read from the row,
+		// where the trace's calls are probed only for the few it keeps, so
+		// a page of a rare status stops scanning a million roots' traces.
+		prefilter = "c.status = '" + StatusDescendantError + "' AND "
+	}
 	conditions := map[string]database.Expr{
 		StatusError:           {SQL: failed},
 		StatusRunning:         {SQL: "(NOT " + failed + " AND c.ended_at IS NULL)"},
-		StatusDescendantError: {SQL: "(NOT " + failed + " AND c.ended_at IS NOT NULL AND " + descendantFailed.SQL + ")", Args: descendantFailed.Args},
+		StatusDescendantError: {SQL: "(" + prefilter + "NOT " + failed + " AND c.ended_at IS NOT NULL AND " + descendantFailed.SQL + ")", Args: descendantFailed.Args},
 		StatusSuccess:         {SQL: "(NOT " + failed + " AND c.ended_at IS NOT NULL AND NOT (" + descendantFailed.SQL + "))", Args: descendantFailed.Args},
 	}
 	var parts []string
