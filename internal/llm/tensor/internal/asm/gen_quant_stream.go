@@ -86,14 +86,8 @@ func (g *gen) kernelStream(f streamFormat) {
 		g.p("VMOVDQU64 %sHigh<>(SB), Z31", f.prefix)
 	}
 	g.p("VMOVDQU64 pairSpread<>(SB), Z19")
-	// q = n/4 columns a stream: the streams start q columns (8(SP) bytes
-	// of weights, 0(SP) of dst) apart.
-	g.p("SHRQ $2, CX")
-	g.p("MOVQ CX, AX")
-	g.p("IMULQ BX, AX")
-	g.p("MOVQ AX, 8(SP)")
-	g.p("LEAQ (CX*4), AX")
-	g.p("MOVQ AX, 0(SP)")
+	// q = n/4 columns a stream.
+	g.streamsApart(2)
 	for _, single := range []bool{false, true} {
 		pfx, cs := name+"_four", cols
 		if single {
@@ -358,12 +352,7 @@ func (g *gen) kernelKStream(f kStreamFormat) {
 	g.p("ADDQ x+8(FP), AX")
 	g.p("MOVQ AX, 16(SP)")
 	// The second stream starts at column n/2.
-	g.p("SHRQ $1, CX")
-	g.p("MOVQ CX, AX")
-	g.p("IMULQ BX, AX")
-	g.p("MOVQ AX, 8(SP)")
-	g.p("LEAQ (CX*4), AX")
-	g.p("MOVQ AX, 0(SP)")
+	g.streamsApart(1)
 	for _, single := range []bool{false, true} {
 		pfx, cs := name+"_two", cols
 		if single {
@@ -595,4 +584,16 @@ func q6kStreamBlocks(g *gen, cols []kStreamColumn) {
 		g.p("VSUBPS %s, %s, %s", y(sc), y(acc0), y(acc0))
 		g.p("VADDPS %s, %s, %s", y(acc0), y(c.acc), y(c.acc))
 	}
+}
+
+// streamsApart sets how far apart a kernel's streams of columns start:
+// n>>shift columns (CX holds n, BX a column's bytes of weights), kept as
+// 8(SP) bytes of weights and 0(SP) bytes of dst (four a float32 column).
+func (g *gen) streamsApart(shift int) {
+	g.p("SHRQ $%d, CX", shift)
+	g.p("MOVQ CX, AX")
+	g.p("IMULQ BX, AX")
+	g.p("MOVQ AX, 8(SP)")
+	g.p("LEAQ (CX*4), AX")
+	g.p("MOVQ AX, 0(SP)")
 }
