@@ -209,7 +209,19 @@ func (tb *tab) waitPath(ok func(string) bool) string {
 // poll waits until a JavaScript expression is true.
 func (tb *tab) poll(expr string) {
 	tb.t.Helper()
-	value(tb, chromedp.Poll[bool](expr))
+	for retries := 0; ; retries++ {
+		_, err := chromedp.Run(tb.ctx, chromedp.Poll[bool](expr))
+		// A navigation that replaces the page's JavaScript context while an
+		// evaluation is on its way fails that evaluation; the poll goes on
+		// in the new page, which is what it waits for.
+		if err != nil && retries < 5 && tb.ctx.Err() == nil && strings.Contains(err.Error(), "Cannot find context with specified id") {
+			continue
+		}
+		if err != nil {
+			tb.t.Fatalf("browser: %v", err)
+		}
+		return
+	}
 }
 
 // focusedCall is the call id of the tree node or row holding the focus.
