@@ -23,8 +23,9 @@ import (
 // row, block and tile; on CPUs that split a zmm step in two (Zen 4), its
 // products and VPDPBUSD were the bound. Here the sixteen d_w·d_x of a
 // block are one product (lane 4c+r: the columns' scales spread by VPERMPS
-// times the rows' scales, laid out per block by the call), stored, and
-// each row and column's product reads its own as an embedded broadcast;
+// times the rows' scales, laid out per block by the call), stored for
+// every block of the tile before its products begin, and each row and
+// column's product reads its own as an embedded broadcast;
 // −bias·Σx is computed once a call (tileBias) and each row's is moved to
 // its four columns' sums; a row's 32 bytes are read once for its four
 // columns. The nibbles of a column's block are its 16 bytes broadcast to
@@ -36,8 +37,8 @@ import (
 // block (16 bytes a block, after −bias·Σx); R9 column 0's block, R12
 // column 3's, R13 the next tile's (prefetched), BX the column stride; DI
 // dst; CX columns left; DX = 4 × the block index, R8 = 4 × the block
-// count; 0(SP) the tile's first column, 8(SP) the block's sixteen
-// d_w·d_x; AX scratch. Y16–Y31 the accumulators (row r, column c in
+// count; 0(SP) the tile's first column, 8(SP) the tile's d_w·d_x (64
+// bytes a block, past the rows' scales); AX the block's d_w·d_x. Y16–Y31 the accumulators (row r, column c in
 // Y(16+4r+c)), Y4–Y7 the columns' unsigned levels, Y8 the row's bytes, Y9
 // its −bias·Σx, Y12–Y15 the columns' sums (and the scales' scratch), Y0
 // the bias bytes, Y1 the nibble mask, Y2 the nibbles' word shifts, Y3
@@ -71,6 +72,8 @@ func (g *gen) kernel32Tile(f format32) {
 	// The rows' scales, block after block: xd of row r and block b to
 	// 16b + 4r past −bias·Σx (where R14 stopped).
 	g.p("MOVQ R14, 72(SP)")
+	g.p("LEAQ (R14)(R8*4), AX")
+	g.p("MOVQ AX, 8(SP)")
 	g.p("MOVQ xd+24(FP), AX")
 	g.p("MOVQ nb+64(FP), DX")
 	g.label(name + "_scales")
@@ -92,23 +95,40 @@ func (g *gen) kernel32Tile(f format32) {
 	g.p("MOVQ R9, 0(SP)")
 	g.p("LEAQ (R9)(BX*2), R12")
 	g.p("ADDQ BX, R12")
-	g.p("LEAQ (R9)(BX*4), R13")
-	g.p("MOVQ bias+72(FP), R14")
-	g.p("MOVQ x+16(FP), SI")
-	g.p("XORQ DX, DX")
-	g.label(name + "_loop")
-	g.prefetchAhead("R13", 4*f.bytes)
-	// The sixteen d_w·d_x, lane 4c+r, to 8(SP).
+	// The tile's sixteen d_w·d_x of every block, lane 4c+r, to the
+	// scratch past the rows' scales (8(SP) points there), before the
+	// products: a block's products read each as an embedded broadcast, and
+	// a load from a zmm stored just before it waits for the store to
+	// retire on Zen 4, which held the loop to one block at a time.
+	g.p("MOVQ 72(SP), SI")
+	g.p("MOVQ 8(SP), AX")
+	g.p("MOVQ nb+64(FP), DX")
+	g.label(name + "_dd")
 	g.p("VPBROADCASTW %s, X12", vnniCol4Addr(0, 0))
 	for c := 1; c < 4; c++ {
 		g.p("VPINSRW $%d, %s, X12, X12", c, vnniCol4Addr(c, 0))
 	}
 	g.p("VCVTPH2PS X12, X12")
 	g.p("VPERMPS Z12, Z11, Z12")
-	g.p("MOVQ 72(SP), AX")
-	g.p("VBROADCASTF32X4 (AX)(DX*4), Z13")
+	g.p("VBROADCASTF32X4 (SI), Z13")
 	g.p("VMULPS Z13, Z12, Z12")
-	g.p("VMOVUPS Z12, 8(SP)")
+	g.p("VMOVUPS Z12, (AX)")
+	g.p("ADDQ $16, SI")
+	g.p("ADDQ $64, AX")
+	g.p("ADDQ $%d, R9", f.bytes)
+	g.p("ADDQ $%d, R12", f.bytes)
+	g.p("DECQ DX")
+	g.p("JNZ %s_dd", name)
+	g.p("MOVQ 0(SP), R9")
+	g.p("LEAQ (R9)(BX*2), R12")
+	g.p("ADDQ BX, R12")
+	g.p("LEAQ (R9)(BX*4), R13")
+	g.p("MOVQ bias+72(FP), R14")
+	g.p("MOVQ x+16(FP), SI")
+	g.p("MOVQ 8(SP), AX")
+	g.p("XORQ DX, DX")
+	g.label(name + "_loop")
+	g.prefetchAhead("R13", 4*f.bytes)
 	for c := range 4 {
 		lv := y(4 + c)
 		if !nibbles {
@@ -133,12 +153,13 @@ func (g *gen) kernel32Tile(f format32) {
 			g.p("VMOVDQA Y9, %s", s)
 			g.p("VPDPBUSD Y8, %s, %s", y(4+c), s)
 			g.p("VCVTDQ2PS %s, %s", s, s)
-			g.p("VMULPS.BCST %d(SP), %s, %s", 8+4*(4*c+r), s, s)
+			g.p("VMULPS.BCST %d(AX), %s, %s", 4*(4*c+r), s, s)
 			g.p("VADDPS %s, %s, %s", s, y(16+4*r+c), y(16+4*r+c))
 		}
 	}
 	g.p("ADDQ $32, SI")
 	g.p("ADDQ $32, R14")
+	g.p("ADDQ $64, AX")
 	g.p("ADDQ $%d, R9", f.bytes)
 	g.p("ADDQ $%d, R12", f.bytes)
 	g.p("ADDQ $4, DX")

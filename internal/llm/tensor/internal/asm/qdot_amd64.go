@@ -36,10 +36,11 @@ type quantKernels struct {
 	// Q6_K 1.7–2.4×; at 256 rows 1.6–2.1×).
 	tile, tile1 quantKernel
 	tileCols    int
-	// tileBias: the tiles take a scratch of x.Cols + x.Cols/8 int32 for
-	// −bias·Σx of their rows' blocks and (four rows) the rows' scales
-	// block after block (kernel32Tile, kernel32VNNI), which depend on
-	// neither the column nor the tile, so they are laid out once a call.
+	// tileBias: the tiles take a scratch of x.Cols + x.Cols/8 + x.Cols/2
+	// int32 for −bias·Σx of their rows' blocks and (four rows) the rows'
+	// scales block after block (kernel32Tile, kernel32VNNI), which depend
+	// on neither the column nor the tile, so they are laid out once a
+	// call, and (four rows) a tile's scale products block after block.
 	tileBias bool
 }
 
@@ -132,7 +133,7 @@ func matmulTQuant(t quant.Type, dst []float32, ldd int, x *QActs, w []byte, rowB
 	m := x.Rows
 	var bias []int32
 	if ks.tileBias && ks.tile != nil && m >= 4 {
-		bias = make([]int32, x.Cols+x.Cols/8) // ≤ 72 KiB at k = 16384
+		bias = make([]int32, x.Cols+x.Cols/8+x.Cols/2) // ≤ 104 KiB at k = 16384
 	}
 	cols := rowBlock(m, n, rowBytes)
 	for j0 := 0; j0 < n; j0 += cols {
