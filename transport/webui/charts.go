@@ -61,11 +61,34 @@ func chartRangeNames() []string {
 
 // chart is one metric over the intervals, a bar per interval and series.
 type chart struct {
-	ID, Title, Unit string
-	Max             string // the highest value, as text
-	Width           int    // of the SVG
-	Bars            []chartBar
-	Series          []string // the groups, in their bars' order
+	ID, Title string
+	Unit      unit
+	Max       string // the highest value, as text
+	Width     int    // of the SVG
+	Bars      []chartBar
+	Series    []string // the groups, in their bars' order
+}
+
+// Scale is the chart's highest value with its unit, as its caption says it.
+func (c *chart) Scale() string { return c.Unit.of(c.Max) }
+
+// unit is what a chart's values count or measure: a noun's two forms
+// ("trace", "traces"), or a symbol that has one ("ms"), or none.
+type unit struct{ one, many string }
+
+// countOf is the unit of a count of noun ("trace"): "traces" but "1 trace".
+func countOf(noun string) unit { return unit{noun, noun + "s"} }
+
+// of writes value (as formatted) with the unit.
+func (u unit) of(value string) string {
+	word := u.many
+	if value == "1" && u.one != "" {
+		word = u.one
+	}
+	if word == "" {
+		return value
+	}
+	return value + " " + word
 }
 
 // chartBar is one interval's value of one series, drawn at X with height H.

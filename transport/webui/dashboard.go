@@ -184,17 +184,18 @@ func dashboardCharts(projectID string, view dashboardView, width time.Duration, 
 		cells[slot][s] = &b
 	}
 	metrics := []struct {
-		id, title, unit string
-		value           func(*trace.TimeBucket) float64
-		status          string
-		format          func(float64) string
+		id, title string
+		unit      unit
+		value     func(*trace.TimeBucket) float64
+		status    string
+		format    func(float64) string
 	}{
-		{"calls", "Traces", "traces", func(b *trace.TimeBucket) float64 { return float64(b.Calls) }, "", formatNumber},
-		{"errors", "Errors", "errors", func(b *trace.TimeBucket) float64 { return float64(b.Errors) }, trace.StatusError, formatNumber},
-		{"p50", "Latency, median", "ms", func(b *trace.TimeBucket) float64 { return b.Percentile(0.5) }, "", formatNumber},
-		{"p95", "Latency, 95th percentile", "ms", func(b *trace.TimeBucket) float64 { return b.Percentile(0.95) }, "", formatNumber},
-		{"tokens", "Tokens", "tokens", func(b *trace.TimeBucket) float64 { return float64(b.Tokens) }, "", formatNumber},
-		{"cost", "Cost", "$", func(b *trace.TimeBucket) float64 { return b.Cost }, "", func(c float64) string { return strconv.FormatFloat(c, 'f', 4, 64) }},
+		{"calls", "Traces", countOf("trace"), func(b *trace.TimeBucket) float64 { return float64(b.Calls) }, "", formatNumber},
+		{"errors", "Errors", countOf("error"), func(b *trace.TimeBucket) float64 { return float64(b.Errors) }, trace.StatusError, formatNumber},
+		{"p50", "Latency, median", unit{many: "ms"}, func(b *trace.TimeBucket) float64 { return b.Percentile(0.5) }, "", formatNumber},
+		{"p95", "Latency, 95th percentile", unit{many: "ms"}, func(b *trace.TimeBucket) float64 { return b.Percentile(0.95) }, "", formatNumber},
+		{"tokens", "Tokens", countOf("token"), func(b *trace.TimeBucket) float64 { return float64(b.Tokens) }, "", formatNumber},
+		{"cost", "Cost", unit{many: "$"}, func(b *trace.TimeBucket) float64 { return b.Cost }, "", func(c float64) string { return strconv.FormatFloat(c, 'f', 4, 64) }},
 	}
 	var charts []*chart
 	for _, m := range metrics {
@@ -211,7 +212,7 @@ func dashboardCharts(projectID string, view dashboardView, width time.Duration, 
 		}
 		c.plot(values, m.format, func(slot, s int, value string) (string, string) {
 			start := view.From.Add(time.Duration(slot) * width)
-			label := start.Format("Jan 2 15:04") + ": " + value + " " + m.unit
+			label := start.Format("Jan 2 15:04") + ": " + m.unit.of(value)
 			if series[s] != "" {
 				label = series[s] + ", " + label
 			}

@@ -11,7 +11,7 @@ import (
 )
 
 // TestDashboard: the dashboard draws the project's traces of the last day
-// as bars that link to the trace list filtered to their hour (and, broken
+// as bars, captioned with their scale in the unit's number, that link to the trace list filtered to their hour (and, broken
 // down by op, to their op); broken down by model its series are the models
 // and its bars link to their model; broken down by a scorer's verdict its
 // series are the verdict's values and its bars link to their verdict;
@@ -28,7 +28,7 @@ func TestDashboard(t *testing.T) {
 		b.signIn("alice", s.aliceKey)
 		page := b.get("/ui/p/alice/p/dashboard")
 		hour := at.Truncate(time.Hour).Format("2006-01-02T15:04")
-		page.mustContain(t, `id="chart-calls"`, `id="chart-p95"`, `id="chart-cost"`, `href="/ui/p/alice/p/?from=`+strings.ReplaceAll(hour, ":", "%3A"))
+		page.mustContain(t, `id="chart-calls"`, `id="chart-p95"`, `id="chart-cost"`, `Traces <span class="muted">(up to 1 trace)`, `(up to 0 errors)`, `: 1 trace"`, `href="/ui/p/alice/p/?from=`+strings.ReplaceAll(hour, ":", "%3A"))
 		s.callEnd(t, s.aliceKey, "alice/p", "0000000a-0000-7000-8000-000000000001", at.Add(time.Second), "ok",
 			map[string]any{"usage": map[string]any{"gpt-4o-mini": map[string]any{"prompt_tokens": 10, "completion_tokens": 2}}}, "")
 		byOp := b.get("/ui/p/alice/p/dashboard?range=30d&group=op_name")

@@ -117,8 +117,8 @@ func (h *Handler) monitorPage(w http.ResponseWriter, r *http.Request, v *viewer,
 // list of the interval by the verdict of the monitor's first scorer.
 func verdictCharts(view monitorView, intervals []monitor.Interval) []*chart {
 	charts := []*chart{
-		{ID: "verdicts", Title: "Verdicts", Unit: "verdicts", Series: []string{monitor.StateDone, "errors", monitor.StatePending}},
-		{ID: "judge-tokens", Title: "Judge tokens", Unit: "tokens", Series: []string{"prompt", "completion"}},
+		{ID: "verdicts", Title: "Verdicts", Unit: countOf("verdict"), Series: []string{monitor.StateDone, "errors", monitor.StatePending}},
+		{ID: "judge-tokens", Title: "Judge tokens", Unit: countOf("token"), Series: []string{"prompt", "completion"}},
 		{ID: "cost", Title: "Cost"},
 	}
 	values := func(in monitor.Interval) [][]float64 {
@@ -145,10 +145,7 @@ func verdictCharts(view monitorView, intervals []monitor.Interval) []*chart {
 		c.plot(grid, formats[i], func(slot, s int, value string) (string, string) {
 			in := intervals[slot]
 			end := in.Start.Add(time.Duration(in.Seconds) * time.Second)
-			label := in.Start.Format("Jan 2 15:04") + ": " + value
-			if c.Unit != "" {
-				label += " " + c.Unit
-			}
+			label := in.Start.Format("Jan 2 15:04") + ": " + c.Unit.of(value)
 			if len(c.Series) > 1 {
 				label = c.Series[s] + ", " + label
 			}

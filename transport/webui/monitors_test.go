@@ -96,7 +96,7 @@ func TestMonitorPages(t *testing.T) {
 	hour := url.Values{"verdict": {"judge"}, "sort": {"verdict"}, "dir": {"asc"}, "from": {from.Format("2006-01-02T15:04")},
 		"to": {from.Add(time.Hour).Format("2006-01-02T15:04")}}
 	one.mustContain(t, `id="chart-verdicts"`, `viewBox="0 0 576 120"`, `aria-label="done, `+from.Format("Jan 2 15:04")+`: 7 verdicts"`,
-		`aria-label="errors, `+from.Format("Jan 2 15:04")+`: 1 verdicts"`, `id="chart-judge-tokens"`, `aria-label="prompt, `+from.Format("Jan 2 15:04")+`: 1200 tokens"`,
+		`aria-label="errors, `+from.Format("Jan 2 15:04")+`: 1 verdict"`, `id="chart-judge-tokens"`, `aria-label="prompt, `+from.Format("Jan 2 15:04")+`: 1200 tokens"`,
 		`id="chart-cost"`, `aria-label="`+from.Format("Jan 2 15:04")+`: $0.004200"`, `href="/ui/p/alice/p/?`+html.EscapeString(hour.Encode())+`"`,
 		`<option value="24h" selected>`)
 	if week := b.get("/ui/p/alice/p/monitors/graded?range=7d"); week.status != http.StatusOK {
