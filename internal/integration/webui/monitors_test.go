@@ -356,7 +356,7 @@ func monitorPages(t *testing.T, e *env) {
 	tb.follow(`nav a[data-nav="monitors"]`, "#new-monitor")
 	tb.follow(`a[href="/ui/p/alice/app/monitors/watch"]`, "#chart-verdicts")
 	tb.poll(`document.querySelectorAll('#chart-verdicts a').length === 1`)
-	if label := eval[string](tb, `document.querySelector('#chart-verdicts a').getAttribute('aria-label')`); !strings.HasPrefix(label, "done, ") || !strings.HasSuffix(label, ": 1 verdicts") {
+	if label := eval[string](tb, `document.querySelector('#chart-verdicts a').getAttribute('aria-label')`); !strings.HasPrefix(label, "done, ") || !strings.HasSuffix(label, ": 1 verdict") {
 		t.Errorf("the verdicts chart's bar: %q", label)
 	}
 	tb.run(chromedp.Evaluate[chromedp.Void](`document.querySelector('#chart-verdicts a').dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true}))`))
