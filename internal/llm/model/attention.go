@@ -17,15 +17,25 @@ const columnGrain = 24
 // thread in the kernels' fixed order, so the results do not depend on how
 // the columns are split or on how many rows there are.
 func (m *Model) project(x []float32, rows int, lins []*Linear, outs [][]float32) {
+	m.projectLane(m.batchLane(rows), x, lins, outs)
+}
+
+// projectLane computes rows [ln.lo, ln.hi) of outs[i] = x · lins[i]ᵀ
+// (+ bias), x and outs holding the whole batch: on the calling thread for a
+// lane of its own, else split over the pool by columns. A row's values do
+// not depend on the rows computed with it, so either gives the same bits.
+func (m *Model) projectLane(ln lane, x []float32, lins []*Linear, outs [][]float32) {
 	total := 0
 	for _, l := range lins {
 		total += l.Out
 	}
+	rows, in := ln.rows(), lins[0].In
+	x = x[ln.lo*in : ln.hi*in]
 	// Int8 weights in blocks of the activation block multiply int8
 	// activations, and block formats their own: x is quantised once for
 	// all the layers and bands.
-	xq := m.quantizedActivations(x, rows, lins)
-	xacts := m.blockActivations(x, rows, lins)
+	xq := ln.s.quantizedActivations(x, rows, lins)
+	xacts := ln.s.blockActivations(x, rows, lins)
 	band := func(lo, hi int) {
 		base := 0
 		for i, l := range lins {
@@ -34,35 +44,36 @@ func (m *Model) project(x []float32, rows int, lins []*Linear, outs [][]float32)
 			if from >= to {
 				continue
 			}
-			k, n := l.In, to-from
+			k, n, out := l.In, to-from, outs[i][ln.lo*l.Out+from:]
 			switch {
 			case l.M != nil && tensor.Quantized(l.M.Type):
-				tensor.MatMulTQuant(outs[i][from:], l.Out, xacts[i], l.M, from, n)
+				tensor.MatMulTQuant(out, l.Out, xacts[i], l.M, from, n)
 			case l.M != nil:
-				tensor.MatMulTHalf(outs[i][from:], l.Out, x, rows, l.M, from, n)
+				tensor.MatMulTHalf(out, l.Out, x, rows, l.M, from, n)
 			case l.Q != nil && l.Q.BlockSize == tensor.ActivationBlock:
 				nb := k / l.Q.BlockSize
-				tensor.MatMulTQ8Q8Strided(outs[i][from:], l.Out, xq, l.Q.Data[from*k:], l.Q.Scales[from*nb:], n)
+				tensor.MatMulTQ8Q8Strided(out, l.Out, xq, l.Q.Data[from*k:], l.Q.Scales[from*nb:], n)
 			case l.Q != nil:
 				nb := k / l.Q.BlockSize
-				tensor.MatMulTQ8Strided(outs[i][from:], l.Out, x, l.Q.Data[from*k:], l.Q.Scales[from*nb:], rows, n, k, l.Q.BlockSize)
+				tensor.MatMulTQ8Strided(out, l.Out, x, l.Q.Data[from*k:], l.Q.Scales[from*nb:], rows, n, k, l.Q.BlockSize)
 			default:
-				tensor.MatMulTStrided(outs[i][from:], l.Out, x, k, l.W[from*k:], k, rows, n, k)
+				tensor.MatMulTStrided(out, l.Out, x, k, l.W[from*k:], k, rows, n, k)
 			}
 		}
 	}
-	if rows*total*lins[0].In < 1<<15 {
-		band(0, total) // too small to be worth waking threads
+	if ln.own || rows*total*in < 1<<15 {
+		band(0, total) // a lane's own, or too small to be worth waking threads
 	} else {
 		m.pool.Parallel(total, columnGrain, band)
 	}
 	for i, l := range lins {
+		out := outs[i][ln.lo*l.Out : ln.hi*l.Out]
 		if l.RoPEInterleaved > 0 {
-			halveRoPE(outs[i], rows, l.Out, l.RoPEInterleaved)
+			halveRoPE(out, rows, l.Out, l.RoPEInterleaved)
 		}
 		if l.Bias != nil {
 			for r := range rows {
-				row := outs[i][r*l.Out : (r+1)*l.Out]
+				row := out[r*l.Out : (r+1)*l.Out]
 				tensor.Add(row, row, l.Bias)
 			}
 		}
@@ -87,12 +98,12 @@ func halveRoPE(out []float32, rows, width, hd int) {
 }
 
 // quantizedActivations quantises x (rows × the layers' input size) into the
-// workspace when one of lins takes int8 activations, else returns nil.
-func (m *Model) quantizedActivations(x []float32, rows int, lins []*Linear) *tensor.Q8 {
+// scratch when one of lins takes int8 activations, else returns nil.
+func (s *laneScratch) quantizedActivations(x []float32, rows int, lins []*Linear) *tensor.Q8 {
 	for _, l := range lins {
 		if l.Q != nil && l.Q.BlockSize == tensor.ActivationBlock {
-			tensor.QuantizeRows(&m.ws.act, x, rows, l.In)
-			return &m.ws.act
+			tensor.QuantizeRows(&s.act, x, rows, l.In)
+			return &s.act
 		}
 	}
 	return nil
@@ -107,8 +118,8 @@ type actsOf struct {
 
 // blockActivations quantises x (rows × the layers' input size) for each
 // of lins in a block format, once per kind of activation they take, into
-// the workspace, and returns each layer's (nil for the others).
-func (m *Model) blockActivations(x []float32, rows int, lins []*Linear) []*tensor.QActs {
+// the scratch, and returns each layer's (nil for the others).
+func (s *laneScratch) blockActivations(x []float32, rows int, lins []*Linear) []*tensor.QActs {
 	var out []*tensor.QActs
 	used := 0
 	for i, l := range lins {
@@ -119,14 +130,14 @@ func (m *Model) blockActivations(x []float32, rows int, lins []*Linear) []*tenso
 			out = make([]*tensor.QActs, len(lins))
 		}
 		for j := range used {
-			if tensor.SameActs(m.ws.acts[j].typ, l.M.Type) {
-				out[i] = &m.ws.acts[j].acts
+			if tensor.SameActs(s.acts[j].typ, l.M.Type) {
+				out[i] = &s.acts[j].acts
 			}
 		}
 		if out[i] != nil {
 			continue
 		}
-		a := &m.ws.acts[used]
+		a := &s.acts[used]
 		used++
 		a.typ = l.M.Type
 		tensor.QuantizeActs(&a.acts, l.M.Type, x, rows, l.In)
@@ -135,66 +146,88 @@ func (m *Model) blockActivations(x []float32, rows int, lins []*Linear) []*tenso
 	return out
 }
 
-// attentionBlock adds self-attention of x's input norm to x, writing the
-// batch's keys and values into the cache.
-func (m *Model) attentionBlock(li int, ly *Layer, a *LayerActivations, x []float32, b *Batch, rows []rowInfo, ropes []*tensor.RoPE, cache KVCache, runs []adapterRun) {
+// layerKV is one layer's cache blocks for each sequence of a batch, as
+// KVCache.Blocks returns them (taken on the calling goroutine before the
+// threads write and read them).
+type layerKV struct {
+	keys, values [][][]float32
+	bs           int
+}
+
+// cacheBlocks returns layer li's blocks of the batch's sequences.
+func cacheBlocks(b *Batch, li int, cache KVCache) layerKV {
+	kv := layerKV{keys: make([][][]float32, len(b.Seqs)), values: make([][][]float32, len(b.Seqs)), bs: cache.BlockSize()}
+	for i, s := range b.Seqs {
+		kv.keys[i], kv.values[i] = cache.Blocks(s.ID, li, s.Start+len(s.Tokens))
+	}
+	return kv
+}
+
+// attentionIn computes the lane's rows of the queries, keys and values of
+// x's input norm, rotated, and writes the keys and values into the cache:
+// the part of self-attention that needs no other row.
+func (m *Model) attentionIn(li int, ly *Layer, a *LayerActivations, x []float32, ln lane, rows []rowInfo, ropes []*tensor.RoPE, kv layerKV, runs []adapterRun) {
 	c := m.Config
-	T, hd := len(rows), c.HeadDim
+	d, hd := c.HiddenSize, c.HeadDim
 	qd, kvd := c.Heads*hd, c.KVHeads*hd
-	tensor.RMSNorm(a.AttnNormed, x, ly.InputNorm, c.RMSNormEps)
-	m.project(a.AttnNormed, T, []*Linear{ly.Q, ly.K, ly.V}, [][]float32{a.Q, a.K, a.V})
+	tensor.RMSNorm(ln.of(a.AttnNormed, d), ln.of(x, d), ly.InputNorm, c.RMSNormEps)
+	m.projectLane(ln, a.AttnNormed, []*Linear{ly.Q, ly.K, ly.V}, [][]float32{a.Q, a.K, a.V})
 	m.adapt(runs, li, a.AttnNormed, []lora.Target{lora.Q, lora.K, lora.V}, [][]float32{a.Q, a.K, a.V})
 	if c.QKNorm {
 		if a.QProj != nil {
-			copy(a.QProj, a.Q)
-			copy(a.KProj, a.K)
+			copy(ln.of(a.QProj, qd), ln.of(a.Q, qd))
+			copy(ln.of(a.KProj, kvd), ln.of(a.K, kvd))
 		}
-		tensor.RMSNorm(a.Q, a.Q, ly.QNorm, c.RMSNormEps)
-		tensor.RMSNorm(a.K, a.K, ly.KNorm, c.RMSNormEps)
+		tensor.RMSNorm(ln.of(a.Q, qd), ln.of(a.Q, qd), ly.QNorm, c.RMSNormEps)
+		tensor.RMSNorm(ln.of(a.K, kvd), ln.of(a.K, kvd), ly.KNorm, c.RMSNormEps)
 	}
 	ropes = m.layerRopes(li, ropes)
-	keys := make([][][]float32, len(b.Seqs))
-	values := make([][][]float32, len(b.Seqs))
-	for i, s := range b.Seqs {
-		keys[i], values[i] = cache.Blocks(s.ID, li, s.Start+len(s.Tokens))
-	}
-	bs := cache.BlockSize()
-	for t, r := range rows {
+	bs := kv.bs
+	for t := ln.lo; t < ln.hi; t++ {
+		r := rows[t]
 		q, k := a.Q[t*qd:(t+1)*qd], a.K[t*kvd:(t+1)*kvd]
 		ropes[r.seq].Apply(q, hd, r.pos)
 		ropes[r.seq].Apply(k, hd, r.pos)
 		blk, off := r.pos/bs, r.pos%bs
-		copy(keys[r.seq][blk][off*kvd:(off+1)*kvd], k)
-		vblk := values[r.seq][blk]
+		copy(kv.keys[r.seq][blk][off*kvd:(off+1)*kvd], k)
+		vblk := kv.values[r.seq][blk]
 		for d, v := range a.V[t*kvd : (t+1)*kvd] {
 			vblk[d*bs+off] = v
 		}
 	}
-	units := attentionUnits(rows, c.KVHeads)
-	attend := func(lo, hi int) {
-		var scratch attentionScratch
+}
+
+// attentionOut adds the lane's rows of self-attention's output to x: each
+// row's attention over the cache (which holds the keys and values of every
+// row of the batch by now), o_proj and the residual sum.
+func (m *Model) attentionOut(li int, ly *Layer, a *LayerActivations, x []float32, ln lane, rows []rowInfo, kv layerKV, runs []adapterRun) {
+	c := m.Config
+	hd, qd, d := c.HeadDim, c.Heads*c.HeadDim, c.HiddenSize
+	units := attentionUnits(rows[:ln.hi], ln.lo, c.KVHeads)
+	attend := func(lo, hi int, s *attentionScratch) {
 		for _, u := range units[lo:hi] {
-			m.attendUnit(li, u, a, rows, keys[rows[u.row].seq], values[rows[u.row].seq], bs, &scratch)
+			seq := rows[u.row].seq
+			m.attendUnit(li, u, a, rows, kv.keys[seq], kv.values[seq], kv.bs, s)
 		}
 	}
 	work := 0
-	for _, r := range rows {
+	for _, r := range rows[ln.lo:ln.hi] {
 		work += (r.pos + 1) * qd
 	}
-	if work < 1<<15 {
-		attend(0, len(units))
+	if ln.own || work < 1<<15 {
+		attend(0, len(units), &ln.s.attn)
 	} else {
 		parts := balancedParts(units, rows, hd, m.pool.Threads())
 		m.pool.Parallel(len(parts)-1, 1, func(lo, hi int) {
+			var scratch attentionScratch
 			for p := lo; p < hi; p++ {
-				attend(parts[p], parts[p+1])
+				attend(parts[p], parts[p+1], &scratch)
 			}
 		})
 	}
-	proj := m.ws.proj[:T*c.HiddenSize]
-	m.project(a.AttnOut, T, []*Linear{ly.O}, [][]float32{proj})
-	m.adapt(runs, li, a.AttnOut, []lora.Target{lora.O}, [][]float32{proj})
-	m.addResidual(x, proj, ly.AttnOutNorm, a.AttnProj)
+	m.projectLane(ln, a.AttnOut, []*Linear{ly.O}, [][]float32{m.ws.proj})
+	m.adapt(runs, li, a.AttnOut, []lora.Target{lora.O}, [][]float32{m.ws.proj})
+	m.addResidual(ln.of(x, d), ln.of(m.ws.proj, d), ly.AttnOutNorm, ln.of(a.AttnProj, d))
 }
 
 // attentionRowBlock is the most rows of one sequence whose scores against
@@ -207,11 +240,11 @@ type attentionUnit struct {
 	row, rows, g int
 }
 
-// attentionUnits splits the batch's rows into units of consecutive rows of
-// one sequence, times the key-value heads.
-func attentionUnits(rows []rowInfo, kvHeads int) []attentionUnit {
+// attentionUnits splits rows [from, len(rows)) of the batch into units of
+// consecutive rows of one sequence, times the key-value heads.
+func attentionUnits(rows []rowInfo, from, kvHeads int) []attentionUnit {
 	var units []attentionUnit
-	for t := 0; t < len(rows); {
+	for t := from; t < len(rows); {
 		n := 1
 		for n < attentionRowBlock && t+n < len(rows) && rows[t+n].seq == rows[t].seq {
 			n++

@@ -2,6 +2,7 @@ package model
 
 import (
 	"math"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -271,7 +272,7 @@ func TestBalancedParts(t *testing.T) {
 		rows           []rowInfo
 		kvHeads, parts int
 	}{{prompt, 6, 2}, {prompt, 2, 3}, {steps, 1, 2}, {steps[:1], 1, 4}} {
-		units := attentionUnits(c.rows, c.kvHeads)
+		units := attentionUnits(c.rows, 0, c.kvHeads)
 		bounds := balancedParts(units, c.rows, 48, c.parts)
 		if len(bounds) != c.parts+1 || bounds[0] != 0 || bounds[c.parts] != len(units) {
 			t.Fatalf("%d rows, %d parts: bounds %v of %d units", len(c.rows), c.parts, bounds, len(units))
@@ -293,4 +294,62 @@ func TestBalancedParts(t *testing.T) {
 			t.Fatalf("%d rows, %d parts: parts' work from %d to %d, twice a unit's at most %d", len(c.rows), c.parts, lightest, heaviest, 2*most)
 		}
 	}
+}
+
+// TestPromptDoesNotDependOnThreads runs prompts long enough that each
+// thread takes rows of its own (lanes) through every golden GGUF model —
+// interleaved RoPE rows, biases, q/k norms, sliding windows, Gemma 3's
+// sandwich norms and block formats — on 1, 2 and 3 threads, and checks
+// that every logit and the cache's next step are the same bits as on one
+// thread, where the products split columns instead.
+func TestPromptDoesNotDependOnThreads(t *testing.T) {
+	for _, c := range ggufGoldens {
+		t.Run(c.name, func(t *testing.T) {
+			var want [][]float32
+			for threads := 1; threads <= 3; threads++ {
+				m, err := Load(filepath.Join(ggufDir(), c.name+".gguf"), Options{Threads: threads})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer m.Close()
+				got := promptAndStep(t, m)
+				if threads == 1 {
+					want = got
+					continue
+				}
+				for i := range want {
+					if !sameBits(got[i], want[i]) {
+						t.Fatalf("%d threads: logits %d differ from one thread's (max |Δ| %g)", threads, i, maxDiff(t, got[i], want[i]))
+					}
+				}
+			}
+		})
+	}
+}
+
+// promptAndStep runs prompts of up to 67 tokens (as many as the model's
+// positions allow), at least 100 in all, in one pass with every logit,
+// then a decode step of each, and returns the logits.
+func promptAndStep(t *testing.T, m *Model) [][]float32 {
+	n := min(67, m.MaxLen-1)
+	cache := NewContiguousCache(m.Config, n+1)
+	var seqs, step []Sequence
+	for rows := 0; rows < 100; {
+		id := SeqID(len(seqs) + 1)
+		k := n - len(seqs)%3*n/4
+		seqs = append(seqs, Sequence{ID: id, Tokens: randomTokens(uint64(id), k, m.Config.VocabSize), AllLogits: true})
+		step = append(step, Sequence{ID: id, Tokens: []int32{int32(id)}, Start: k})
+		rows += k
+	}
+	var logits [][]float32
+	for _, b := range []*Batch{{Seqs: seqs}, {Seqs: step}} {
+		out, err := m.Forward(b, cache)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range out {
+			logits = append(logits, slices.Clone(o))
+		}
+	}
+	return logits
 }

@@ -87,10 +87,9 @@ type LayerActivations struct {
 // grown to the largest batch seen and reused.
 type workspace struct {
 	tokens int
-	act    tensor.Q8 // int8 activations of the projection being computed
-	// acts are the quantised activations of the projections in a block
-	// format, one per kind of activation (tensor.SameActs): there are two.
-	acts   [2]actsOf
+	// lanes are each thread's scratch in a pass split by rows (lane); the
+	// first also serves passes split by columns.
+	lanes  []laneScratch
 	layer  LayerActivations
 	proj   []float32 // o_proj and down_proj outputs before the residual sum
 	hidden []float32
@@ -121,7 +120,7 @@ func (m *Model) buffers(rows int, rec *Activations) *LayerActivations {
 	}
 	if m.ws.tokens < rows {
 		m.ws = workspace{tokens: rows, proj: make([]float32, rows*d), hidden: make([]float32, rows*d),
-			loraAx: m.ws.loraAx, loraBT: m.ws.loraBT, loraTmp: m.ws.loraTmp}
+			lanes: m.ws.lanes, loraAx: m.ws.loraAx, loraBT: m.ws.loraBT, loraTmp: m.ws.loraTmp}
 		m.ws.layer = LayerActivations{
 			AttnNormed: make([]float32, rows*d), Q: make([]float32, rows*qd),
 			K: make([]float32, rows*kvd), V: make([]float32, rows*kvd),
@@ -219,16 +218,23 @@ func (m *Model) decoderLayers(b *Batch, cache KVCache) ([]float32, error) {
 		tensor.Scale(c.EmbedScale, x)
 	}
 	ropes := m.ropeTables(b)
+	if lanes := m.lanes(rows, runs, record); lanes != nil {
+		m.laneLayers(b, x, rows, ropes, cache, lanes)
+		return x, nil
+	}
+	whole := m.batchLane(T)
 	for li, ly := range m.Layers {
 		a := m.buffers(T, rec)
 		if record {
 			copy(a.Input, x)
 		}
-		m.attentionBlock(li, ly, a, x, b, rows, ropes, cache, runs)
+		kv := cacheBlocks(b, li, cache)
+		m.attentionIn(li, ly, a, x, whole, rows, ropes, kv, runs)
+		m.attentionOut(li, ly, a, x, whole, rows, kv, runs)
 		if record {
 			copy(a.Mid, x)
 		}
-		m.mlpBlock(li, ly, a, x, T, runs)
+		m.mlpBlock(li, ly, a, x, whole, runs)
 		if record {
 			b.Record.Layers = append(b.Record.Layers, *a)
 		}
@@ -279,22 +285,22 @@ func (m *Model) ropeTables(b *Batch) []*tensor.RoPE {
 	return tables
 }
 
-// mlpBlock adds the gated MLP (SwiGLU, or Gemma 3's GeGLU) of x's MLP
-// norm to x.
-func (m *Model) mlpBlock(li int, ly *Layer, a *LayerActivations, x []float32, T int, runs []adapterRun) {
+// mlpBlock adds the lane's rows of the gated MLP (SwiGLU, or Gemma 3's
+// GeGLU) of x's MLP norm to x.
+func (m *Model) mlpBlock(li int, ly *Layer, a *LayerActivations, x []float32, ln lane, runs []adapterRun) {
 	c := m.Config
-	tensor.RMSNorm(a.MLPNormed, x, ly.MLPNorm, c.RMSNormEps)
-	m.project(a.MLPNormed, T, []*Linear{ly.Gate, ly.Up}, [][]float32{a.Gate, a.Up})
+	d, f := c.HiddenSize, c.IntermediateSize
+	tensor.RMSNorm(ln.of(a.MLPNormed, d), ln.of(x, d), ly.MLPNorm, c.RMSNormEps)
+	m.projectLane(ln, a.MLPNormed, []*Linear{ly.Gate, ly.Up}, [][]float32{a.Gate, a.Up})
 	m.adapt(runs, li, a.MLPNormed, []lora.Target{lora.Gate, lora.Up}, [][]float32{a.Gate, a.Up})
 	if c.GELU {
-		tensor.GeGLU(a.Act, a.Gate, a.Up)
+		tensor.GeGLU(ln.of(a.Act, f), ln.of(a.Gate, f), ln.of(a.Up, f))
 	} else {
-		tensor.SwiGLU(a.Act, a.Gate, a.Up)
+		tensor.SwiGLU(ln.of(a.Act, f), ln.of(a.Gate, f), ln.of(a.Up, f))
 	}
-	proj := m.ws.proj[:T*c.HiddenSize]
-	m.project(a.Act, T, []*Linear{ly.Down}, [][]float32{proj})
-	m.adapt(runs, li, a.Act, []lora.Target{lora.Down}, [][]float32{proj})
-	m.addResidual(x, proj, ly.MLPOutNorm, a.MLPProj)
+	m.projectLane(ln, a.Act, []*Linear{ly.Down}, [][]float32{m.ws.proj})
+	m.adapt(runs, li, a.Act, []lora.Target{lora.Down}, [][]float32{m.ws.proj})
+	m.addResidual(ln.of(x, d), ln.of(m.ws.proj, d), ly.MLPOutNorm, ln.of(a.MLPProj, d))
 }
 
 // addResidual adds a sub-layer's output proj to the residual stream x,
