@@ -143,10 +143,12 @@ func swiglu(dst, gate, up []float32) {
 	var buf [expChunk]float32
 	for lo := 0; lo < len(gate); lo += expChunk {
 		g := gate[lo:min(lo+expChunk, len(gate))]
+		// e^(−g), negated as a vector where an element loop set the pace:
+		// times −1 is −g exactly (a NaN gate makes the output its own NaN
+		// either way).
 		e := buf[:len(g)]
-		for i, v := range g {
-			e[i] = -v
-		}
+		copy(e, g)
+		asm.Scale(-1, e)
 		asm.Exp(e, e)
 		out := dst[lo : lo+len(g)]
 		if up == nil {
