@@ -883,8 +883,9 @@ func main() {
 		g.kernelHalf(bf, 4, 2)
 		g.kernelHalf(bf, 1, 4)
 	}
+	g.kernelQ4KTile()
+	g.kernelQ4KVNNI(1)
 	for _, rows := range []int{4, 1} {
-		g.kernelQ4KVNNI(rows)
 		g.kernelQ6KVNNI(rows)
 	}
 	for _, f := range formats32 {

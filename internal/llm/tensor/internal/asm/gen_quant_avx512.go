@@ -63,9 +63,17 @@ func (g *gen) vnniStore(rows int, acc func(r, p int) int, pairs int) {
 
 // unpackQ4KScales sets y(dst) to the sixteen words of the Q4_K block of
 // column c: its eight 6-bit scales, then its eight minima (as kernelQ4K4
-// unpacks them), in general registers (AX, R12, R13, R14 scratch) and
-// moved across whole, so that no vector load waits on narrower stores.
+// unpacks them).
 func (g *gen) unpackQ4KScales(c, dst int) {
+	g.unpackQ4KScaleBytes(c, dst)
+	g.p("VPMOVZXBW %s, %s", x(dst), y(dst))
+}
+
+// unpackQ4KScaleBytes sets x(dst) to the sixteen bytes of the Q4_K block
+// of column c: its eight 6-bit scales, then its eight minima, in general
+// registers (AX, R12, R13, R14 scratch) and moved across whole, so that no
+// vector load waits on narrower stores.
+func (g *gen) unpackQ4KScaleBytes(c, dst int) {
 	// AX = u0, R14 = u2, then R12 = u1 (the 12 bytes at offset 4).
 	g.p("MOVL %s, AX", vnniColAddr(c, 4))
 	g.p("MOVL %s, R14", vnniColAddr(c, 12))
@@ -92,7 +100,6 @@ func (g *gen) unpackQ4KScales(c, dst int) {
 	g.p("ANDL $0x3f3f3f3f, R12")
 	g.p("ORQ R13, R12")
 	g.p("VPINSRQ $1, R12, %s, %s", x(dst), x(dst))
-	g.p("VPMOVZXBW %s, %s", x(dst), y(dst))
 }
 
 // halfPair sets z(dst) to 16 float32: the half at byte off of column 0's
@@ -104,9 +111,10 @@ func (g *gen) halfPair(off, dst, tmp int) {
 	g.p("VCVTPH2PS %s, %s", y(dst), z(dst))
 }
 
-// kernelQ4KVNNI emits qdotQ4_KTile: dst[r*ldd+j] = x_r · w_j for four rows
-// of activations (k apart) and n columns of Q4_K weights (n even), two
-// columns at a time.
+// kernelQ4KVNNI emits qdotQ4_KTile1 (rows = 1: the rows a batch leaves
+// past its groups of four; kernelQ4KTile takes the four): dst[r*ldd+j] =
+// x_r · w_j for rows of activations (k apart) and n columns of Q4_K
+// weights (n even), two columns at a time.
 //
 // Per super-block and column, the 32-byte part cp of the levels is
 // broadcast to both halves of a zmm, its low nibbles (sub-block 2cp) kept
@@ -216,14 +224,7 @@ func (g *gen) kernelQ4KVNNI(rows int) {
 	g.p("CMPQ DX, R8")
 	g.p("JLT %s_loop", name)
 	g.vnniStore(rows, func(r, _ int) int { return 8 + r }, 1)
-	g.p("ADDQ $8, DI")
-	g.p("SUBQ $2, CX")
-	g.p("MOVQ 0(SP), R9")
-	g.p("LEAQ (R9)(BX*2), R9")
-	g.p("JMP %s_tile", name)
-	g.label(name + "_done")
-	g.p("VZEROUPPER")
-	g.p("RET")
+	g.pairTileEnd(name)
 }
 
 // kernelQ6KVNNI emits qdotQ6_KTile: four rows of activations (k apart)
@@ -317,14 +318,7 @@ func (g *gen) kernelQ6KVNNI(rows int) {
 	g.p("CMPQ DX, R8")
 	g.p("JLT %s_loop", name)
 	g.vnniStore(rows, func(r, _ int) int { return 8 + r }, 1)
-	g.p("ADDQ $8, DI")
-	g.p("SUBQ $2, CX")
-	g.p("MOVQ 0(SP), R9")
-	g.p("LEAQ (R9)(BX*2), R9")
-	g.p("JMP %s_tile", name)
-	g.label(name + "_done")
-	g.p("VZEROUPPER")
-	g.p("RET")
+	g.pairTileEnd(name)
 }
 
 // vnniCol4Addr is column c of a four-column tile at byte off of the

@@ -7,9 +7,9 @@ import "github.com/weftlabs/weft/internal/llm/quant"
 // quantKernel is one assembly product of rows of x (from row i: one row,
 // or four) by n columns of weights, wstride bytes apart, into dst (rows
 // ldd apart). Every format's kernels are called through it, so one
-// dispatch (matmulTQuant) serves them all. bias is the tiles' scratch of
-// the formats that have tileBias.
-type quantKernel func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int, bias []int32)
+// dispatch (matmulTQuant) serves them all. scratch is the tiles' scratch
+// of the formats that have tileScratch.
+type quantKernel func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int, scratch []int32)
 
 // quantKernels are a format's assembly products; a nil one is a kernel
 // the format does not have.
@@ -36,30 +36,41 @@ type quantKernels struct {
 	// Q6_K 1.7–2.4×; at 256 rows 1.6–2.1×).
 	tile, tile1 quantKernel
 	tileCols    int
-	// tileBias: the tiles take a scratch of x.Cols + x.Cols/8 + x.Cols/2
-	// int32 for −bias·Σx of their rows' blocks and (four rows) the rows'
-	// scales block after block (kernel32Tile, kernel32VNNI), which depend
-	// on neither the column nor the tile, so they are laid out once a
-	// call, and (four rows) a tile's scale products block after block.
-	tileBias bool
+	// tileScratch is the int32 count of the tiles' scratch for rows of k
+	// activations, where they take one: the blocks-of-32 formats' −bias·Σx
+	// of their rows' blocks and (four rows) the rows' scales block after
+	// block (kernel32Tile, kernel32VNNI), which depend on neither the
+	// column nor the tile, so they are laid out once a call, and (four
+	// rows) a tile's scale products block after block; Q4_K's four rows'
+	// bytes, sums and scales in row pairs, laid out once a call, and a
+	// tile's columns' scales (kernelQ4KTile).
+	tileScratch func(k int) int
 }
+
+// bias32Scratch is the tiles' scratch of the blocks-of-32 formats.
+func bias32Scratch(k int) int { return k + k/8 + k/2 } // ≤ 104 KiB at k = 16384
+
+// q4kScratch is qdotQ4_KTile's scratch: per super-block its rows' record
+// and a tile's columns' (1280 and 192 bytes, gen_quant_ktile.go), and 64
+// bytes to align it.
+func q4kScratch(k int) int { return k/QKBlock*(1280+192)/4 + 16 } // ≤ 92 KiB at k = 16384
 
 var quantKernelsOf = map[quant.Type]quantKernels{
 	quant.Q8_0: {
 		row: oneRow(qdotQ8_0Row), rows4: rows(qdotQ8_0Rows4), stream: oneRow(qdotQ8_0Stream),
-		tile: rowsBias(qdotQ8_0Tile), tile1: rowsBias(qdotQ8_0Tile1), tileCols: 4, tileBias: true,
+		tile: rowsBias(qdotQ8_0Tile), tile1: rowsBias(qdotQ8_0Tile1), tileCols: 4, tileScratch: bias32Scratch,
 	},
 	quant.Q4_0: {
 		row: oneRow(qdotQ4_0Row), rows4: rows(qdotQ4_0Rows4), stream: oneRow(qdotQ4_0Stream),
-		tile: rowsBias(qdotQ4_0Tile), tile1: rowsBias(qdotQ4_0Tile1), tileCols: 4, tileBias: true,
+		tile: rowsBias(qdotQ4_0Tile), tile1: rowsBias(qdotQ4_0Tile1), tileCols: 4, tileScratch: bias32Scratch,
 	},
 	quant.Q5_0: {
 		row: oneRow(qdotQ5_0Row), rows4: rows(qdotQ5_0Rows4), stream: oneRow(qdotQ5_0Stream),
-		tile: rowsBias(qdotQ5_0Tile), tile1: rowsBias(qdotQ5_0Tile1), tileCols: 4, tileBias: true,
+		tile: rowsBias(qdotQ5_0Tile), tile1: rowsBias(qdotQ5_0Tile1), tileCols: 4, tileScratch: bias32Scratch,
 	},
 	quant.Q4_K: {
 		row: oneRowSums(qdotQ4_KRow), rows4: rowsSums(qdotQ4_KRows4), stream: oneRowSums(qdotQ4_KStream),
-		tile: rowsSums(qdotQ4_KTile), tile1: rowsSums(qdotQ4_KTile1), tileCols: 2,
+		tile: rowsSumsScratch(qdotQ4_KTile), tile1: rowsSums(qdotQ4_KTile1), tileCols: 2, tileScratch: q4kScratch,
 	},
 	quant.Q5_K: {row: oneRowSums(qdotQ5_KRow)},
 	quant.Q6_K: {
@@ -111,6 +122,13 @@ func rowsBias(k func(dst *float32, ldd int, x *int8, xd *float32, cols int, w *b
 	}
 }
 
+func rowsSumsScratch(k func(dst *float32, ldd int, x *int8, xd *float32, xs *int32, cols int, w *byte, wstride, n, nb int, scratch *int32)) quantKernel {
+	return func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int, scratch []int32) {
+		q, d, s, nb := x.operands(i)
+		k(dst, ldd, q, d, s, x.Cols, w, wstride, n, nb, &scratch[0])
+	}
+}
+
 func rowsSums(k func(dst *float32, ldd int, x *int8, xd *float32, xs *int32, cols int, w *byte, wstride, n, nb int)) quantKernel {
 	return func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int, _ []int32) {
 		q, d, s, nb := x.operands(i)
@@ -131,9 +149,9 @@ func matmulTQuant(t quant.Type, dst []float32, ldd int, x *QActs, w []byte, rowB
 		ks.stream, ks.tile, ks.tile1 = nil, nil, nil
 	}
 	m := x.Rows
-	var bias []int32
-	if ks.tileBias && ks.tile != nil && m >= 4 {
-		bias = make([]int32, x.Cols+x.Cols/8+x.Cols/2) // ≤ 104 KiB at k = 16384
+	var scratch []int32
+	if ks.tileScratch != nil && ks.tile != nil && m >= 4 {
+		scratch = make([]int32, ks.tileScratch(x.Cols))
 	}
 	cols := rowBlock(m, n, rowBytes)
 	for j0 := 0; j0 < n; j0 += cols {
@@ -143,33 +161,33 @@ func matmulTQuant(t quant.Type, dst []float32, ldd int, x *QActs, w []byte, rowB
 			whole := c - c%ks.tileCols
 			for ; i+4 <= m; i += 4 {
 				if whole > 0 {
-					ks.tile(&dst[i*ldd+j0], ldd, x, i, &w[j0*rowBytes], rowBytes, whole, bias)
+					ks.tile(&dst[i*ldd+j0], ldd, x, i, &w[j0*rowBytes], rowBytes, whole, scratch)
 				}
 				if whole < c {
-					ks.rows4(&dst[i*ldd+j0+whole], ldd, x, i, &w[(j0+whole)*rowBytes], rowBytes, c-whole, bias)
+					ks.rows4(&dst[i*ldd+j0+whole], ldd, x, i, &w[(j0+whole)*rowBytes], rowBytes, c-whole, scratch)
 				}
 			}
 		}
 		if ks.rows4 != nil {
 			for ; i+4 <= m; i += 4 {
-				ks.rows4(&dst[i*ldd+j0], ldd, x, i, &w[j0*rowBytes], rowBytes, c, bias)
+				ks.rows4(&dst[i*ldd+j0], ldd, x, i, &w[j0*rowBytes], rowBytes, c, scratch)
 			}
 		}
 		for ; i < m; i++ {
 			if ks.stream != nil && m < 4 {
 				// Decode: the weights come from memory, in order.
-				ks.stream(&dst[i*ldd+j0], ldd, x, i, &w[j0*rowBytes], rowBytes, c, bias)
+				ks.stream(&dst[i*ldd+j0], ldd, x, i, &w[j0*rowBytes], rowBytes, c, scratch)
 				continue
 			}
 			whole := 0
 			if ks.tile1 != nil {
 				whole = c - c%ks.tileCols
 				if whole > 0 {
-					ks.tile1(&dst[i*ldd+j0], ldd, x, i, &w[j0*rowBytes], rowBytes, whole, bias)
+					ks.tile1(&dst[i*ldd+j0], ldd, x, i, &w[j0*rowBytes], rowBytes, whole, scratch)
 				}
 			}
 			if whole < c {
-				ks.row(&dst[i*ldd+j0+whole], ldd, x, i, &w[(j0+whole)*rowBytes], rowBytes, c-whole, bias)
+				ks.row(&dst[i*ldd+j0+whole], ldd, x, i, &w[(j0+whole)*rowBytes], rowBytes, c-whole, scratch)
 			}
 		}
 	}
