@@ -21,8 +21,9 @@ var useAVX512 = useAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.
 // useVNNI adds the AVX-512 VNNI tiles of the quantised products (four rows
 // by two columns, zmm): they give the AVX2 kernels' bits. They spread
 // nibbles with VPERMB, which is AVX512_VBMI's (CPUs with VNNI and without
-// VBMI, as Cascade Lake, take the AVX2 kernels).
-var useVNNI = useAVX512 && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512VBMI
+// VBMI, as Cascade Lake, take the AVX2 kernels), and split them with
+// GF2P8AFFINEQB (GFNI: every CPU with VNNI and VBMI has it).
+var useVNNI = useAVX512 && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512VBMI && cpu.X86.HasAVX512GFNI
 
 // colBlockBytes bounds the b rows one pass over a's rows reuses, so that they
 // stay in the per-core cache while every tile of rows streams past them.

@@ -33,32 +33,36 @@ var streamFormats = []streamFormat{
 // fewer instructions a block: these formats' decode is bound by them (by
 // the shuffles most), not by memory.
 //   - A pair of blocks (36 or 44 bytes) is one 64-byte load; one VPERMB
-//     spreads its nibbles to [b, b, b+1, b+1], 16 bytes each, one VPSRLVW
-//     shifts the second and fourth 16 bytes by 4 and one VPANDD keeps
-//     the nibbles, where kernel32Stream took two loads and four shuffles.
+//     spreads its nibbles to [b, b, b+1, b+1], 16 bytes each, and one
+//     GF2P8AFFINEQB keeps the low nibbles of the first and third 16 bytes
+//     and the high of the second and fourth (nibbleBits), where
+//     kernel32Stream took two loads and four shuffles.
 //     So that no load reaches past a column's end (past the last column,
 //     the weights may end with their mapping), a pair with fewer than 64
 //     bytes of its column left is loaded as 32 bytes and 16 (VINSERTI32X4).
 //   - Q5_0's fifth bits: one VPERMB of the same register puts byte e/8 of
 //     the block's high bits at level e, one VPTESTMB picks bit e mod 8 and
 //     a masked VPADDB adds 16, where it took eight steps.
-//   - One VPERMW of the same register spreads the two blocks' f16 scales
-//     to their halves, where it took six general and vector steps.
 //   - Four columns a step (j, j+q, j+2q, j+3q for q = n/4: four
-//     sequential streams) share x, −bias·Σx and the spread d_x; the n mod
-//     4 last columns run one at a time.
+//     sequential streams) share x and −bias·Σx, and their eight d_w·d_x
+//     are one product: two VPERMI2W gather the columns' two blocks' f16
+//     scales from their loads, converted and multiplied by the blocks' d_x
+//     at once, and one VPERMPS spreads a column's two to its halves, where
+//     each column took a VPERMW, a conversion and a product of 16 lanes.
+//     The n mod 4 last columns run one at a time.
 //
 // Registers: SI the activations at the block, R8 their scales; R9 stream
 // 0's column, R10–R13 the four columns' blocks, BX the column stride,
 // 8(SP) the distance between streams; DI dst of stream 0, 0(SP) the
 // distance between the streams' outputs; CX columns left, R14 blocks
 // left; AX scratch. Y0–Y3 the accumulators; per column its loaded pair
-// (Z4–Z7), levels (Z8–Z11), sums (Z27–Z30) and scales (Z13, Z14, Z16,
-// Z17); Z12 x, Z26 −bias·Σx, Z15 the spread d_x; Z18 and Z25 the nibbles'
-// byte indices (64-byte and 32+16-byte loads), Z31 the high bits', Z19
-// pairSpread, Z20 the bias bytes, Z21 the nibble mask, Z22 the word
-// shifts, Z23 zero, Z24 the scales' word index; K2 the levels with a
-// fifth bit.
+// (Z4–Z7), levels (Z8–Z11, then its spread d_w·d_x), sums (Z27–Z30) and
+// its d_w·d_x's spread (Z13, Z14, Z16, Z17; the odd block's scratch); Z12
+// x, Z26 −bias·Σx, Y15 the blocks' d_x and then the eight d_w·d_x (Y27,
+// Y28 the gathered scales); Z18 and Z25 the nibbles' byte indices (64-byte
+// and 32+16-byte loads), Z31 the high bits', Z20 the bias bytes, Z21 the
+// nibble mask, Z22 the nibbles' bit matrices, Z23 zero; K2 the levels with
+// a fifth bit.
 func (g *gen) kernelStream(f streamFormat) {
 	name, size := "qdot"+f.name+"Stream", f.size
 	type column struct {
@@ -77,15 +81,13 @@ func (g *gen) kernelStream(f streamFormat) {
 	g.p("MOVQ n+40(FP), CX")
 	g.p("VPBROADCASTD %s<>(SB), Z20", f.bias)
 	g.p("VPBROADCASTD nibbleMask<>(SB), Z21")
-	g.p("VMOVDQU64 q4StreamShifts<>(SB), Z22")
+	g.p("VMOVDQU64 nibbleBits<>(SB), Z22")
 	g.p("VPXORD Z23, Z23, Z23")
-	g.p("VMOVDQU64 %sScales<>(SB), Z24", f.prefix)
 	g.p("VMOVDQU64 %sNibbles<>(SB), Z25", f.prefix)
 	g.p("VMOVDQU64 %sNibblesSplit<>(SB), Z18", f.prefix)
 	if f.high {
 		g.p("VMOVDQU64 %sHigh<>(SB), Z31", f.prefix)
 	}
-	g.p("VMOVDQU64 pairSpread<>(SB), Z19")
 	// q = n/4 columns a stream.
 	g.streamsApart(2)
 	for _, single := range []bool{false, true} {
@@ -113,6 +115,11 @@ func (g *gen) kernelStream(f streamFormat) {
 				g.p("LEAQ (%s)(AX*1), %s", cs[s-1].blk, cs[s].blk)
 			}
 		}
+		// The spreads of the columns' d_w·d_x (the tail takes their
+		// registers).
+		for _, c := range cs {
+			g.p("VMOVDQU64 streamScaleSpread<>+%d(SB), %s", 64*(c.acc), z(c.scale))
+		}
 		g.p("MOVQ nb+48(FP), R14")
 		// Pairs with 64 bytes or more of their column left, then a pair
 		// with fewer, then an odd last block.
@@ -127,18 +134,37 @@ func (g *gen) kernelStream(f streamFormat) {
 				g.p("JLT %s_tail", pfx)
 			}
 			g.streamActs(true)
-			g.p("VPERMPS Z15, Z19, Z15")
 			for _, c := range cs {
 				if last {
 					g.p("VMOVDQU (%s), %s", c.blk, y(c.raw))
 					g.p("VINSERTI32X4 $2, %d(%s), %s, %s", size+f.lvOff, c.blk, z(c.raw), z(c.raw))
-					g.p("VPERMB %s, Z18, %s", z(c.raw), z(c.lv))
 				} else {
 					g.p("VMOVDQU64 (%s), %s", c.blk, z(c.raw))
+				}
+			}
+			// The columns' two blocks' d_w, words 2c and 2c+1 of X27 (columns
+			// 2 and 3 gathered as 0 and 1 are, then moved up), times
+			// the blocks' d_x (both in each qword of Y15): their d_w·d_x,
+			// each rounded once, in Y15.
+			g.p("VMOVDQU32 %sScaleGather<>(SB), Y27", f.prefix)
+			if single {
+				g.p("VPERMI2W Y4, Y4, Y27")
+			} else {
+				g.p("VMOVDQU32 %sScaleGather<>(SB), Y28", f.prefix)
+				g.p("VPERMI2W Y5, Y4, Y27")
+				g.p("VPERMI2W Y7, Y6, Y28")
+				g.p("VPUNPCKLQDQ X28, X27, X27")
+			}
+			g.p("VCVTPH2PS X27, Y27")
+			g.p("VPBROADCASTQ X15, Y15")
+			g.p("VMULPS Y15, Y27, Y15")
+			for _, c := range cs {
+				if last {
+					g.p("VPERMB %s, Z18, %s", z(c.raw), z(c.lv))
+				} else {
 					g.p("VPERMB %s, Z25, %s", z(c.raw), z(c.lv))
 				}
-				g.p("VPSRLVW Z22, %s, %s", z(c.lv), z(c.lv))
-				g.p("VPANDD Z21, %s, %s", z(c.lv), z(c.lv))
+				g.p("VGF2P8AFFINEQB $0, Z22, %s, %s", z(c.lv), z(c.lv))
 				if f.high {
 					g.p("VPERMB %s, Z31, %s", z(c.raw), z(c.sum))
 					g.p("VPTESTMB bitSelect<>(SB), %s, K2", z(c.sum))
@@ -147,10 +173,8 @@ func (g *gen) kernelStream(f streamFormat) {
 				g.p("VMOVDQA64 Z26, %s", z(c.sum))
 				g.p("VPDPBUSD Z12, %s, %s", z(c.lv), z(c.sum))
 				g.p("VCVTDQ2PS %s, %s", z(c.sum), z(c.sum))
-				g.p("VPERMW %s, Z24, %s", z(c.raw), z(c.scale))
-				g.p("VCVTPH2PS %s, %s", y(c.scale), z(c.scale))
-				g.p("VMULPS Z15, %s, %s", z(c.scale), z(c.scale))
-				g.p("VMULPS %s, %s, %s", z(c.scale), z(c.sum), z(c.sum))
+				g.p("VPERMPS Z15, %s, %s", z(c.scale), z(c.lv))
+				g.p("VMULPS %s, %s, %s", z(c.lv), z(c.sum), z(c.sum))
 				g.p("VADDPS %s, %s, %s", y(c.sum), y(c.acc), y(c.acc))
 				g.p("VEXTRACTF32X8 $1, %s, %s", z(c.sum), y(c.sum))
 				g.p("VADDPS %s, %s, %s", y(c.sum), y(c.acc), y(c.acc))
@@ -199,10 +223,11 @@ func (g *gen) kernelStream(f streamFormat) {
 // indices that spread the nibbles of two blocks to [b, b, b+1, b+1], 16
 // bytes each, from a 64-byte load and from a 32-byte load with the 16
 // bytes of block b+1's nibbles put at 32; the byte index that puts byte
-// e/8 of a block's high bits (Q5_0) at its level e; the word index that
-// spreads the two blocks' scales over words 0–7 and 8–15. And the word
-// shifts that keep the low nibbles of the first and third 16 bytes and
-// move the high nibbles of the second and fourth down.
+// e/8 of a block's high bits (Q5_0) at its level e; the word indices that
+// gather four columns' two blocks' scales. The spreads of a column's two
+// d_w·d_x over lanes 0–7 and 8–15. And the word shifts that keep the low
+// nibbles of the first and third 16 bytes and move the high nibbles of the
+// second and fourth down.
 func streamConstants() string {
 	var b strings.Builder
 	table := func(name string, width int, at func(i int) int) {
@@ -223,9 +248,37 @@ func streamConstants() string {
 			// Level e of block i/32 is (i%32/16)·16 + i%16.
 			table(f.prefix+"High", 1, func(i int) int { return 2 + f.size*(i/32) + (i%32/16*16+i%16)/8 })
 		}
-		table(f.prefix+"Scales", 2, func(w int) int { return f.size / 2 * (w / 8 % 2) })
+		// VPERMI2W's index (two tables of 16 words) that gathers the two
+		// blocks' d_w of two columns' pair loads to words 0–3.
+		table(f.prefix+"ScaleGather", 2, func(i int) int {
+			if i%16 > 3 {
+				return 0
+			}
+			return 16*(i%16/2) + f.size/2*(i%2)
+		})
 	}
+	// streamScaleSpread: column c's two d_w·d_x (floats 2c, 2c+1) to
+	// lanes 0–7 and 8–15, for the four columns.
+	for c := range 4 {
+		for q := range 8 {
+			fmt.Fprintf(&b, "DATA streamScaleSpread<>+%d(SB)/8, $0x%016x\n", 64*c+8*q, uint64(2*c+q/4)*0x0000000100000001)
+		}
+	}
+	b.WriteString("GLOBL streamScaleSpread<>(SB), RODATA|NOPTR, $256\n\n")
 	table("q4StreamShifts", 2, func(w int) int { return 4 * (w / 8 % 2) })
+	// nibbleBits: GF2P8AFFINEQB's bit matrices that keep a byte's low
+	// nibble in the first and third 16 bytes of every 32 and move its high
+	// nibble down in the second and fourth, in one step where a shift and a
+	// mask took two. Row 7−i of a matrix (byte 7−i of its qword) selects
+	// the input bit of output bit i.
+	for q := range 8 {
+		m := uint64(0x0102040800000000) // output bit i ← input bit i, i < 4
+		if q%4 >= 2 {
+			m = 0x1020408000000000 // output bit i ← input bit i+4
+		}
+		fmt.Fprintf(&b, "DATA nibbleBits<>+%d(SB)/8, $0x%016x\n", 8*q, m)
+	}
+	b.WriteString("GLOBL nibbleBits<>(SB), RODATA|NOPTR, $64\n")
 	b.WriteString("\n")
 	// q4kStreamBlocks' VPSHUFB controls: pair t's first sub-block's scale
 	// byte, widened, to words 0–15, its second's to 16–31.

@@ -29,7 +29,8 @@ import (
 // −bias·Σx is computed once a call (tileBias) and each row's is moved to
 // its four columns' sums; a row's 32 bytes are read once for its four
 // columns. The nibbles of a column's block are its 16 bytes broadcast to
-// both halves, shifted by 4 in the high half and masked; Q5_0's fifth bits
+// both halves, the low nibbles kept in the low half and the high moved
+// down in the high half by one GF2P8AFFINEQB; Q5_0's fifth bits
 // add 16 by a VPTESTMB mask, as kernel32VNNI's.
 //
 // Registers: SI row 0 of the activations at the block, R10 = k, R11 =
@@ -41,7 +42,7 @@ import (
 // bytes a block, past the rows' scales); AX the block's d_w·d_x. Y16–Y31 the accumulators (row r, column c in
 // Y(16+4r+c)), Y4–Y7 the columns' unsigned levels, Y8 the row's bytes, Y9
 // its −bias·Σx, Y12–Y15 the columns' sums (and the scales' scratch), Y0
-// the bias bytes, Y1 the nibble mask, Y2 the nibbles' word shifts, Y3
+// the bias bytes, Y2 the nibbles' bit matrices (nibbleBits), Y3
 // bitSelect and Y10 bitBytes (Q5_0), Z11 the columns' scales' spread;
 // K2 the levels with a fifth bit.
 func (g *gen) kernel32Tile(f format32) {
@@ -64,8 +65,7 @@ func (g *gen) kernel32Tile(f format32) {
 	default:
 		g.p("VPBROADCASTD signBits<>(SB), Y0")
 	}
-	g.p("VPBROADCASTD nibbleMask<>(SB), Y1")
-	g.p("VMOVDQU32 q4StreamShifts<>(SB), Y2")
+	g.p("VMOVDQU32 nibbleBits<>(SB), Y2")
 	g.p("VMOVDQU64 tileScaleSpread<>(SB), Z11")
 	g.p("VPXOR Y14, Y14, Y14")
 	g.tileBias(name, 4, 0, 14)
@@ -136,8 +136,7 @@ func (g *gen) kernel32Tile(f format32) {
 			continue
 		}
 		g.p("VBROADCASTI32X4 %s, %s", vnniCol4Addr(c, lvOff), lv)
-		g.p("VPSRLVW Y2, %s, %s", lv, lv)
-		g.p("VPANDD Y1, %s, %s", lv, lv)
+		g.p("VGF2P8AFFINEQB $0, Y2, %s, %s", lv, lv)
 		if five {
 			g.p("VPBROADCASTD %s, Y12", vnniCol4Addr(c, 2))
 			g.p("VPSHUFB Y10, Y12, Y12")
