@@ -44,7 +44,8 @@ func padRows(dst, src []float32, ld, rows, k int) []float32 {
 // before it moves on along k: the tile's 8 rows of a, kBlockF32 floats each,
 // stay in the first-level cache while the columns stream past them, instead
 // of coming again from the second level for every 6 columns. Rows of at
-// least two blocks take this order.
+// least two blocks take this order, past one group of 8 rows
+// (matmulT).
 var kBlockF32 = 256
 
 // scratchPool is a pool of float32 buffers of one use: one per thread in

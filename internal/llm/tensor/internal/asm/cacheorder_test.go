@@ -33,6 +33,7 @@ func TestMatMulTAliasedRowsMatchRowByRow(t *testing.T) {
 	}
 	for _, s := range []struct{ m, n, k, lda, ldb int }{
 		{8, 30, 256, 256, 256},
+		{8, 29, 1024, 1024, 1024}, // one 8-row group: one pass over k
 		{17, 31, 1024, 1024, 1024},
 		{40, 49, 1000, 1024, 1000},
 		{24, 25, 259, 512, 259},
