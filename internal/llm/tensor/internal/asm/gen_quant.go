@@ -884,6 +884,7 @@ func main() {
 		g.kernelHalf(bf, 1, 4)
 	}
 	g.kernelQ4KTile()
+	g.kernelQ4KCols()
 	g.kernelQ4KVNNI(1)
 	for _, rows := range []int{4, 1} {
 		g.kernelQ6KVNNI(rows)

@@ -37,9 +37,11 @@ const (
 // call: the call copies the rows' bytes pair by pair, sub-block by
 // sub-block, with their Σx as float32 and their d_x spread to eight lanes
 // (actsRecord), so each product reads its pair's 64 bytes as one operand.
-// Per tile, before its products, the columns' scales become dwords that
-// VPDPWSSD broadcasts (no VPERMW), their minima and d, dmin float32
-// (colsRecord). A column's 32 bytes of a part are broadcast to both halves
+// The columns' scales, as dwords that VPDPWSSD broadcasts (no VPERMW),
+// their minima and d, dmin as float32 (colsRecord) are laid out by
+// qdotQ4_KCols before the groups of four rows pass over the columns, once
+// for them all, where unpacking them took a tenth of the tile's time (0.4B
+// Llama's FFN, 256 rows) and each group did it again. A column's 32 bytes of a part are broadcast to both halves
 // and split into the low nibbles (sub-block 2cp) and the high ones
 // (2cp+1); per row pair and sub-block, VPMADDUBSW against the pair's bytes
 // and VPDPWSSD with the scale add scale × the 4-element sums to the lanes:
@@ -53,7 +55,7 @@ const (
 // record, R11 super-blocks left; R9 column 0's super-block, BX the column
 // stride, R12 the next tile's weights (prefetched); DI dst; CX columns
 // left; 0(SP) the tile's first column, 16(SP) the rows' records, 24(SP)
-// the columns'; AX, R12–R14 scratch before the products. Z0–Z3 the
+// the tile's columns' records. Z0–Z3 the
 // integer sums (row pair rp, column c in Z(2rp+c)), Z4–Z7 the
 // accumulators likewise, Z8–Z13 levels, Z14–Z19 products, Z20 the nibble
 // mask, Z24–Z25 the pairs' d_x, Z26–Z27 the columns' minima, Z28–Z31
@@ -64,13 +66,8 @@ func (g *gen) kernelQ4KTile() {
 	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $32-88\n", name)
 	g.p("MOVQ nb+72(FP), R8")
 	g.p("SHLQ $2, R8")
-	g.p("MOVQ scratch+80(FP), DX")
-	g.p("ADDQ $63, DX")
-	g.p("ANDQ $-64, DX")
+	g.q4kScratch("scratch+80(FP)", "nb+72(FP)", "DX", "AX")
 	g.p("MOVQ DX, 16(SP)")
-	g.p("MOVQ nb+72(FP), AX")
-	g.p("IMULQ $%d, AX", actsRecord)
-	g.p("ADDQ DX, AX")
 	g.p("MOVQ AX, 24(SP)")
 	g.q4kActs(name)
 	g.p("MOVQ dst+0(FP), DI")
@@ -82,7 +79,6 @@ func (g *gen) kernelQ4KTile() {
 	g.p("CMPQ CX, $2")
 	g.p("JLT %s_done", name)
 	g.p("MOVQ R9, 0(SP)")
-	g.q4kCols(name)
 	for i := 4; i < 8; i++ {
 		g.p("VPXORD %s, %s, %s", z(i), z(i), z(i))
 	}
@@ -137,6 +133,7 @@ func (g *gen) kernelQ4KTile() {
 	g.p("ADDQ $144, R9")
 	g.p("DECQ R11")
 	g.p("JNZ %s_loop", name)
+	g.p("MOVQ R10, 24(SP)")
 	// Row 2rp+1's lanes of each accumulator to Z16–Z19, then each row's
 	// folded as reduceLanes does, row r's at dst + r·ldd.
 	for i := range 4 {
@@ -202,34 +199,57 @@ func (g *gen) q4kActs(name string) {
 	g.p("JNZ %s_acts", name)
 }
 
-// q4kCols writes the tile's columns' records (colsRecord), super-block
-// after super-block, from 24(SP) on, R9 at column 0 (left past the last
-// super-block); R10, R11 and Z12–Z15 scratch besides unpackQ4KScaleBytes's.
-func (g *gen) q4kCols(name string) {
-	g.p("MOVQ 24(SP), R10")
-	g.p("MOVQ nb+72(FP), R11")
-	g.label(name + "_cols")
+// kernelQ4KCols emits qdotQ4_KCols: the columns' records (colsRecord) of
+// n columns of Q4_K weights (n even), pair after pair and super-block after
+// super-block, into the scratch past the rows' records, where
+// qdotQ4_KTile reads them: they depend on the column alone, so the
+// dispatch lays them out once for every group of four rows that passes
+// over the columns.
+//
+// Registers: R10 the record, R11 super-blocks left, CX pairs left, DX the
+// pair's first column, R9 its super-block, BX the column stride; X0–X2
+// scratch besides unpackQ4KScaleBytes's.
+func (g *gen) kernelQ4KCols() {
+	const name = "qdotQ4_KCols"
+	fmt.Fprintf(&g.buf, "\n// func %s(scratch *int32, w *byte, wstride int, n int, nb int)\n", name)
+	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $0-40\n", name)
+	g.q4kScratch("scratch+0(FP)", "nb+32(FP)", "DX", "R10")
+	g.p("MOVQ w+8(FP), DX")
+	g.p("MOVQ wstride+16(FP), BX")
+	g.p("MOVQ n+24(FP), CX")
+	g.p("SHRQ $1, CX")
+	g.p("JZ %s_done", name)
+	g.label(name + "_pair")
+	g.p("MOVQ DX, R9")
+	g.p("MOVQ nb+32(FP), R11")
+	g.label(name + "_block")
 	for c := range 2 {
-		g.unpackQ4KScaleBytes(c, 12)
+		g.unpackQ4KScaleBytes(c, 0)
 		// Scale s as the dword s | s<<16; the minima as float32.
-		g.p("VPMOVZXBD X12, Y13")
-		g.p("VPSLLD $16, Y13, Y14")
-		g.p("VPOR Y14, Y13, Y13")
-		g.p("VMOVDQU Y13, %d(R10)", 32*c)
-		g.p("VPSRLDQ $8, X12, X12")
-		g.p("VPMOVZXBD X12, Y13")
-		g.p("VCVTDQ2PS Y13, Y13")
-		g.p("VMOVUPS Y13, %d(R10)", colsMins+32*c)
+		g.p("VPMOVZXBD X0, Y1")
+		g.p("VPSLLD $16, Y1, Y2")
+		g.p("VPOR Y2, Y1, Y1")
+		g.p("VMOVDQU Y1, %d(R10)", 32*c)
+		g.p("VPSRLDQ $8, X0, X0")
+		g.p("VPMOVZXBD X0, Y1")
+		g.p("VCVTDQ2PS Y1, Y1")
+		g.p("VMOVUPS Y1, %d(R10)", colsMins+32*c)
 	}
 	// d, dmin of column 0, then of column 1.
-	g.p("VMOVD %s, X12", vnniColAddr(0, 0))
-	g.p("VPINSRD $1, %s, X12, X12", vnniColAddr(1, 0))
-	g.p("VCVTPH2PS X12, X12")
-	g.p("VMOVUPS X12, %d(R10)", colsD)
+	g.p("VMOVD %s, X0", vnniColAddr(0, 0))
+	g.p("VPINSRD $1, %s, X0, X0", vnniColAddr(1, 0))
+	g.p("VCVTPH2PS X0, X0")
+	g.p("VMOVUPS X0, %d(R10)", colsD)
 	g.p("ADDQ $144, R9")
 	g.p("ADDQ $%d, R10", colsRecord)
 	g.p("DECQ R11")
-	g.p("JNZ %s_cols", name)
+	g.p("JNZ %s_block", name)
+	g.p("LEAQ (DX)(BX*2), DX")
+	g.p("DECQ CX")
+	g.p("JNZ %s_pair", name)
+	g.label(name + "_done")
+	g.p("VZEROUPPER")
+	g.p("RET")
 }
 
 // pairTileEnd closes a tile of two columns: dst and the weights (the
@@ -244,4 +264,16 @@ func (g *gen) pairTileEnd(name string) {
 	g.label(name + "_done")
 	g.p("VZEROUPPER")
 	g.p("RET")
+}
+
+// q4kScratch sets acts to the rows' records of qdotQ4_KTile's scratch (its
+// argument at scratchArg, 64-byte aligned) and cols to the columns'
+// records, past nb (at nbArg) rows' records.
+func (g *gen) q4kScratch(scratchArg, nbArg, acts, cols string) {
+	g.p("MOVQ %s, %s", scratchArg, acts)
+	g.p("ADDQ $63, %s", acts)
+	g.p("ANDQ $-64, %s", acts)
+	g.p("MOVQ %s, %s", nbArg, cols)
+	g.p("IMULQ $%d, %s", actsRecord, cols)
+	g.p("ADDQ %s, %s", acts, cols)
 }

@@ -42,18 +42,34 @@ type quantKernels struct {
 	// block (kernel32Tile, kernel32VNNI), which depend on neither the
 	// column nor the tile, so they are laid out once a call, and (four
 	// rows) a tile's scale products block after block; Q4_K's four rows'
-	// bytes, sums and scales in row pairs, laid out once a call, and a
-	// tile's columns' scales (kernelQ4KTile).
+	// bytes, sums and scales in row pairs, laid out once a call, and the
+	// records of prepareCols columns (kernelQ4KTile).
 	tileScratch func(k int) int
+	// prepare, where set, lays out in the scratch what the four-row tile
+	// reads of n columns (n ≤ prepareCols(k), a multiple of tileCols)
+	// and that depends on the column alone, before the groups of four rows
+	// pass over them: Q4_K's columns' scales, minima and d, dmin
+	// (qdotQ4_KCols), once for every group.
+	prepare     func(scratch []int32, w *byte, wstride, n, nb int)
+	prepareCols func(k int) int
 }
 
 // bias32Scratch is the tiles' scratch of the blocks-of-32 formats.
 func bias32Scratch(k int) int { return k + k/8 + k/2 } // ≤ 104 KiB at k = 16384
 
 // q4kScratch is qdotQ4_KTile's scratch: per super-block its rows' record
-// and a tile's columns' (1280 and 192 bytes, gen_quant_ktile.go), and 64
-// bytes to align it.
-func q4kScratch(k int) int { return k/QKBlock*(1280+192)/4 + 16 } // ≤ 92 KiB at k = 16384
+// (1280 bytes, gen_quant_ktile.go) and the records of q4kCols columns (96
+// bytes a column), and 64 bytes to align it: 144 KiB at k = 16384.
+func q4kScratch(k int) int { return k/QKBlock*(1280+96*q4kCols(k))/4 + 16 }
+
+// q4kCols is how many columns' records qdotQ4_KCols lays out at once, an
+// even count: about 64 KiB of them, which stay in the per-core cache
+// while the groups of four rows pass over their columns.
+func q4kCols(k int) int { return max(64<<10/(k/QKBlock*96)/2, 1) * 2 }
+
+func q4kPrepare(scratch []int32, w *byte, wstride, n, nb int) {
+	qdotQ4_KCols(&scratch[0], w, wstride, n, nb)
+}
 
 var quantKernelsOf = map[quant.Type]quantKernels{
 	quant.Q8_0: {
@@ -71,6 +87,7 @@ var quantKernelsOf = map[quant.Type]quantKernels{
 	quant.Q4_K: {
 		row: oneRowSums(qdotQ4_KRow), rows4: rowsSums(qdotQ4_KRows4), stream: oneRowSums(qdotQ4_KStream),
 		tile: rowsSumsScratch(qdotQ4_KTile), tile1: rowsSums(qdotQ4_KTile1), tileCols: 2, tileScratch: q4kScratch,
+		prepare: q4kPrepare, prepareCols: q4kCols,
 	},
 	quant.Q5_K: {row: oneRowSums(qdotQ5_KRow)},
 	quant.Q6_K: {
@@ -157,12 +174,22 @@ func matmulTQuant(t quant.Type, dst []float32, ldd int, x *QActs, w []byte, rowB
 	for j0 := 0; j0 < n; j0 += cols {
 		c := min(cols, n-j0)
 		i := 0
-		if ks.tile != nil {
+		if ks.tile != nil && m >= 4 {
 			whole := c - c%ks.tileCols
-			for ; i+4 <= m; i += 4 {
-				if whole > 0 {
-					ks.tile(&dst[i*ldd+j0], ldd, x, i, &w[j0*rowBytes], rowBytes, whole, scratch)
+			step := whole
+			if ks.prepare != nil {
+				step = ks.prepareCols(x.Cols)
+			}
+			for c0 := 0; c0 < whole; c0 += step {
+				cn := min(step, whole-c0)
+				if ks.prepare != nil {
+					ks.prepare(scratch, &w[(j0+c0)*rowBytes], rowBytes, cn, x.Cols/x.Kind.block())
 				}
+				for i := 0; i+4 <= m; i += 4 {
+					ks.tile(&dst[i*ldd+j0+c0], ldd, x, i, &w[(j0+c0)*rowBytes], rowBytes, cn, scratch)
+				}
+			}
+			for ; i+4 <= m; i += 4 {
 				if whole < c {
 					ks.rows4(&dst[i*ldd+j0+whole], ldd, x, i, &w[(j0+whole)*rowBytes], rowBytes, c-whole, scratch)
 				}
