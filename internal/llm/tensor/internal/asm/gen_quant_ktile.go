@@ -82,7 +82,6 @@ func (g *gen) kernelQ4KTile() {
 	for i := 4; i < 8; i++ {
 		g.p("VPXORD %s, %s, %s", z(i), z(i), z(i))
 	}
-	g.p("MOVQ 0(SP), R9")
 	g.p("LEAQ (R9)(BX*2), R12")
 	g.p("MOVQ 16(SP), SI")
 	g.p("MOVQ 24(SP), R10")
@@ -206,9 +205,14 @@ func (g *gen) q4kActs(name string) {
 // dispatch lays them out once for every group of four rows that passes
 // over the columns.
 //
+// It is the first to read the columns, from memory, and reads a line of
+// each super-block: it asks for the pair of columns eight pairs on ahead,
+// whole (the tile reads them next), where it waited on them line by line
+// (0.4B Llama Q4_K_M prefill: its time in the profile 0.68 → 0.38 s).
+//
 // Registers: R10 the record, R11 super-blocks left, CX pairs left, DX the
-// pair's first column, R9 its super-block, BX the column stride; X0–X2
-// scratch besides unpackQ4KScaleBytes's.
+// pair's first column, R9 its super-block, R8 the columns prefetched, BX
+// the column stride; X0–X2 scratch besides unpackQ4KScaleBytes's.
 func (g *gen) kernelQ4KCols() {
 	const name = "qdotQ4_KCols"
 	fmt.Fprintf(&g.buf, "\n// func %s(scratch *int32, w *byte, wstride int, n int, nb int)\n", name)
@@ -222,7 +226,10 @@ func (g *gen) kernelQ4KCols() {
 	g.label(name + "_pair")
 	g.p("MOVQ DX, R9")
 	g.p("MOVQ nb+32(FP), R11")
+	g.p("LEAQ (DX)(BX*8), R8")
+	g.p("LEAQ (R8)(BX*8), R8")
 	g.label(name + "_block")
+	g.prefetchAhead("R8", 2*144)
 	for c := range 2 {
 		g.unpackQ4KScaleBytes(c, 0)
 		// Scale s as the dword s | s<<16; the minima as float32.
