@@ -246,15 +246,10 @@ func exp(dst, x []float32, shift float32) {
 }
 
 func maxOf(x []float32) float32 {
-	main := len(x) &^ 31
-	if !useAVX2 || main == 0 {
+	if !useAVX2 || len(x) < 8 {
 		return maxGeneric(x)
 	}
-	m := maxAVX2(&x[0], main)
-	if main < len(x) {
-		m = max(m, maxGeneric(x[main:]))
-	}
-	return m
+	return maxAVX2(&x[0], len(x))
 }
 
 func peak(rounds int) int {

@@ -139,7 +139,7 @@ func TestExpShiftedIsExpOfTheDifference(t *testing.T) {
 // vectors that end in each tail length, on both paths.
 func TestMaxFindsTheLargest(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	for _, n := range []int{1, 7, 31, 32, 33, 64, 95, 200} {
+	for _, n := range []int{1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 39, 40, 41, 64, 95, 200} {
 		x := make([]float32, n)
 		for i := range x {
 			x[i] = float32(r.NormFloat64()) - 10

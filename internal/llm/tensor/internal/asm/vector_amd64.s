@@ -102,25 +102,43 @@ sum_reduce:
 	RET
 
 // func maxAVX2(x *float32, n int) float32
-// Requires n a positive multiple of 32.
+// Requires n >= 8. Four accumulators over the 32-element steps, one over
+// the 8-element steps, then the last 8 elements (overlapping those already
+// seen: a maximum does not mind an element seen twice), so no element is
+// left to a scalar loop.
 TEXT ·maxAVX2(SB), NOSPLIT, $0-20
 	MOVQ x+0(FP), SI
 	MOVQ n+8(FP), CX
 	VMOVUPS (SI), Y0
-	VMOVUPS 32(SI), Y1
-	VMOVUPS 64(SI), Y2
-	VMOVUPS 96(SI), Y3
-	MOVQ $32, AX
-	CMPQ AX, CX
-	JGE max_reduce
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	XORQ AX, AX
+	MOVQ CX, DX
+	ANDQ $-32, DX
+	JZ max_by8
 max_loop:
 	VMAXPS (SI)(AX*4), Y0, Y0
 	VMAXPS 32(SI)(AX*4), Y1, Y1
 	VMAXPS 64(SI)(AX*4), Y2, Y2
 	VMAXPS 96(SI)(AX*4), Y3, Y3
 	ADDQ $32, AX
-	CMPQ AX, CX
+	CMPQ AX, DX
 	JLT max_loop
+max_by8:
+	MOVQ CX, DX
+	ANDQ $-8, DX
+	CMPQ AX, DX
+	JGE max_tail
+max_loop8:
+	VMAXPS (SI)(AX*4), Y0, Y0
+	ADDQ $8, AX
+	CMPQ AX, DX
+	JLT max_loop8
+max_tail:
+	CMPQ AX, CX
+	JGE max_reduce
+	VMAXPS -32(SI)(CX*4), Y1, Y1
 max_reduce:
 	VMAXPS Y2, Y0, Y0
 	VMAXPS Y3, Y1, Y1
