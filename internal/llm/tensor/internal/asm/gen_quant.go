@@ -885,6 +885,7 @@ func main() {
 	}
 	g.kernelQ4KTile()
 	g.kernelQ4KCols()
+	g.kernelQ6KCols()
 	g.kernelQ4KVNNI(1)
 	for _, rows := range []int{4, 1} {
 		g.kernelQ6KVNNI(rows)

@@ -237,13 +237,28 @@ func (g *gen) kernelQ4KVNNI(rows int) {
 // parts' four 16-element scales) and sums. The halves' sum is dotQ6_K's
 // p[l]; acc += p·(d·dx), each product rounded once.
 //
+// The four-row tile reads the columns' levels as qdotQ6_KCols laid them
+// out (q6kLevels) in its scratch, once for every group of four rows that
+// passes over the columns, where each group's tile unpacked them again
+// (nine steps a column and part pair: 18% of its time at 256 rows).
+//
 // Registers as kernelQ4KVNNI's; Z12–Z13 the columns' scales as words,
 // Z20 the nibble mask, Z21 the high-bit mask, Z22 the byte 32, Z24–Z27 the
-// rows' 32·x pairs, Z28 the permuted scales.
+// rows' 32·x pairs, Z28 the permuted scales; R13 (four rows) the tile's
+// levels.
 func (g *gen) kernelQ6KVNNI(rows int) {
 	name := tileName("Q6_K", rows)
-	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)\n", name)
-	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $16-72\n", name)
+	prepared := rows > 1
+	if prepared {
+		fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int, scratch *int32)\n", name)
+		fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $16-80\n", name)
+		g.p("MOVQ scratch+72(FP), R13")
+		g.p("ADDQ $63, R13")
+		g.p("ANDQ $-64, R13")
+	} else {
+		fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)\n", name)
+		fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $16-72\n", name)
+	}
 	g.tile32Args()
 	for pp := range 4 {
 		g.p("VMOVDQU64 q6kScaleIdx<>+%d(SB), %s", 64*pp, z(16+pp))
@@ -273,21 +288,15 @@ func (g *gen) kernelQ6KVNNI(rows int) {
 		g.p("VPXORD %s, %s, %s", z(i), z(i), z(i))
 	}
 	for pp := range 4 {
-		h, r := pp/2, 2*(pp%2)
 		for row := range rows {
 			g.p("VPMADDUBSW %s, Z22, %s", vnniRowAddr(row, 64*pp), z(24+row))
 		}
 		for c := range 2 {
-			g.p("VMOVDQU64 %s, Z14", vnniColAddr(c, 64*h))
-			if r == 2 {
-				g.p("VPSRLW $4, Z14, Z14")
+			if prepared {
+				g.p("VMOVDQU64 %d(R13), Z14", q6kLevelsAt(c, pp))
+			} else {
+				g.q6kLevels(c, pp, 14, 15)
 			}
-			g.p("VPANDD Z20, Z14, Z14")
-			g.p("VBROADCASTI64X4 %s, Z15", vnniColAddr(c, 128+32*h))
-			g.p("VPSRLVW q6kHighShifts<>+%d(SB), Z15, Z15", 64*(r/2))
-			g.p("VPSLLW $4, Z15, Z15")
-			g.p("VPANDD Z21, Z15, Z15")
-			g.p("VPORD Z15, Z14, Z14")
 			g.p("VPERMW %s, %s, Z28", z(12+c), z(16+pp))
 			for row := range rows {
 				g.p("VPMADDUBSW %s, Z14, Z15", vnniRowAddr(row, 64*pp))
@@ -314,6 +323,9 @@ func (g *gen) kernelQ6KVNNI(rows int) {
 	}
 	g.p("ADDQ $256, SI")
 	g.p("ADDQ $210, R9")
+	if prepared {
+		g.p("ADDQ $%d, R13", q6kRecord)
+	}
 	g.p("ADDQ $4, DX")
 	g.p("CMPQ DX, R8")
 	g.p("JLT %s_loop", name)
@@ -845,4 +857,49 @@ func pairSpread() string {
 	}
 	b.WriteString("GLOBL pairSpread<>(SB), RODATA|NOPTR, $64\n")
 	return b.String()
+}
+
+// q6kRecord is the bytes of a pair of Q6_K columns' levels a super-block as
+// qdotQ6_KCols lays them out: column c's levels of part pair pp (as
+// q6kLevels sets them) at q6kLevelsAt(c, pp).
+const q6kRecord = 512
+
+func q6kLevelsAt(c, pp int) int { return 256*c + 64*pp }
+
+// q6kLevels sets z(dst) to the 64 levels (0–63) of parts 2pp and 2pp+1 of
+// the Q6_K super-block of column c: the low nibbles, contiguous, and the
+// high bits, one 32-byte run shifted per half (Z20 the nibble mask, Z21
+// the high-bit mask; z(tmp) scratch).
+func (g *gen) q6kLevels(c, pp, dst, tmp int) {
+	h, r := pp/2, 2*(pp%2)
+	g.p("VMOVDQU64 %s, %s", vnniColAddr(c, 64*h), z(dst))
+	if r == 2 {
+		g.p("VPSRLW $4, %s, %s", z(dst), z(dst))
+	}
+	g.p("VPANDD Z20, %s, %s", z(dst), z(dst))
+	g.p("VBROADCASTI64X4 %s, %s", vnniColAddr(c, 128+32*h), z(tmp))
+	g.p("VPSRLVW q6kHighShifts<>+%d(SB), %s, %s", 64*(r/2), z(tmp), z(tmp))
+	g.p("VPSLLW $4, %s, %s", z(tmp), z(tmp))
+	g.p("VPANDD Z21, %s, %s", z(tmp), z(tmp))
+	g.p("VPORD %s, %s, %s", z(tmp), z(dst), z(dst))
+}
+
+// kernelQ6KCols emits qdotQ6_KCols (pairColumns): the levels of n columns
+// of Q6_K weights, q6kRecord bytes a pair and super-block, where the
+// four-row qdotQ6_KTile reads them (from the scratch, 64-byte aligned).
+func (g *gen) kernelQ6KCols() {
+	g.pairColumns("qdotQ6_KCols", 210, q6kRecord, func() {
+		g.p("MOVQ scratch+0(FP), R10")
+		g.p("ADDQ $63, R10")
+		g.p("ANDQ $-64, R10")
+		g.p("VPBROADCASTD nibbleMask<>(SB), Z20")
+		g.p("VPBROADCASTD bits45<>(SB), Z21")
+	}, func() {
+		for c := range 2 {
+			for pp := range 4 {
+				g.q6kLevels(c, pp, 14, 15)
+				g.p("VMOVDQU64 Z14, %d(R10)", q6kLevelsAt(c, pp))
+			}
+		}
+	})
 }

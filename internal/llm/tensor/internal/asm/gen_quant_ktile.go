@@ -198,26 +198,52 @@ func (g *gen) q4kActs(name string) {
 	g.p("JNZ %s_acts", name)
 }
 
-// kernelQ4KCols emits qdotQ4_KCols: the columns' records (colsRecord) of
-// n columns of Q4_K weights (n even), pair after pair and super-block after
-// super-block, into the scratch past the rows' records, where
-// qdotQ4_KTile reads them: they depend on the column alone, so the
-// dispatch lays them out once for every group of four rows that passes
-// over the columns.
-//
-// It is the first to read the columns, from memory, and reads a line of
-// each super-block: it asks for the pair of columns eight pairs on ahead,
-// whole (the tile reads them next), where it waited on them line by line
-// (0.4B Llama Q4_K_M prefill: its time in the profile 0.68 → 0.38 s).
+// kernelQ4KCols emits qdotQ4_KCols (pairColumns): the columns' records
+// (colsRecord) of n columns of Q4_K weights, into the scratch past the
+// rows' records, where qdotQ4_KTile reads them; X0–X2 scratch besides
+// unpackQ4KScaleBytes's.
+func (g *gen) kernelQ4KCols() {
+	g.pairColumns("qdotQ4_KCols", 144, colsRecord, func() {
+		g.q4kScratch("scratch+0(FP)", "nb+32(FP)", "DX", "R10")
+	}, func() {
+		for c := range 2 {
+			g.unpackQ4KScaleBytes(c, 0)
+			// Scale s as the dword s | s<<16; the minima as float32.
+			g.p("VPMOVZXBD X0, Y1")
+			g.p("VPSLLD $16, Y1, Y2")
+			g.p("VPOR Y2, Y1, Y1")
+			g.p("VMOVDQU Y1, %d(R10)", 32*c)
+			g.p("VPSRLDQ $8, X0, X0")
+			g.p("VPMOVZXBD X0, Y1")
+			g.p("VCVTDQ2PS Y1, Y1")
+			g.p("VMOVUPS Y1, %d(R10)", colsMins+32*c)
+		}
+		// d, dmin of column 0, then of column 1.
+		g.p("VMOVD %s, X0", vnniColAddr(0, 0))
+		g.p("VPINSRD $1, %s, X0, X0", vnniColAddr(1, 0))
+		g.p("VCVTPH2PS X0, X0")
+		g.p("VMOVUPS X0, %d(R10)", colsD)
+	})
+}
+
+// pairColumns emits name(scratch *int32, w *byte, wstride int, n int, nb
+// int), the layout of what a four-row tile reads of n columns (n even)
+// that depends on the column alone: start sets R10 to the first record,
+// then body writes a pair's record of a super-block (record bytes) at
+// R10, R9 at column 0's super-block (blockBytes, BX the column stride),
+// pair after pair and super-block after super-block. The kernel is the
+// first to read the columns, from memory, and reads little of each line:
+// it asks for the pair of columns eight pairs on ahead, whole (the tile
+// reads them next), where it waited on them line by line (0.4B Llama
+// Q4_K_M prefill: qdotQ4_KCols's time in the profile 0.68 → 0.38 s).
 //
 // Registers: R10 the record, R11 super-blocks left, CX pairs left, DX the
-// pair's first column, R9 its super-block, R8 the columns prefetched, BX
-// the column stride; X0–X2 scratch besides unpackQ4KScaleBytes's.
-func (g *gen) kernelQ4KCols() {
-	const name = "qdotQ4_KCols"
+// pair's first column, R9 its super-block, R8 the columns prefetched;
+// body may use AX, R12–R14 and the vector registers.
+func (g *gen) pairColumns(name string, blockBytes, record int, start, body func()) {
 	fmt.Fprintf(&g.buf, "\n// func %s(scratch *int32, w *byte, wstride int, n int, nb int)\n", name)
 	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $0-40\n", name)
-	g.q4kScratch("scratch+0(FP)", "nb+32(FP)", "DX", "R10")
+	start()
 	g.p("MOVQ w+8(FP), DX")
 	g.p("MOVQ wstride+16(FP), BX")
 	g.p("MOVQ n+24(FP), CX")
@@ -229,26 +255,10 @@ func (g *gen) kernelQ4KCols() {
 	g.p("LEAQ (DX)(BX*8), R8")
 	g.p("LEAQ (R8)(BX*8), R8")
 	g.label(name + "_block")
-	g.prefetchAhead("R8", 2*144)
-	for c := range 2 {
-		g.unpackQ4KScaleBytes(c, 0)
-		// Scale s as the dword s | s<<16; the minima as float32.
-		g.p("VPMOVZXBD X0, Y1")
-		g.p("VPSLLD $16, Y1, Y2")
-		g.p("VPOR Y2, Y1, Y1")
-		g.p("VMOVDQU Y1, %d(R10)", 32*c)
-		g.p("VPSRLDQ $8, X0, X0")
-		g.p("VPMOVZXBD X0, Y1")
-		g.p("VCVTDQ2PS Y1, Y1")
-		g.p("VMOVUPS Y1, %d(R10)", colsMins+32*c)
-	}
-	// d, dmin of column 0, then of column 1.
-	g.p("VMOVD %s, X0", vnniColAddr(0, 0))
-	g.p("VPINSRD $1, %s, X0, X0", vnniColAddr(1, 0))
-	g.p("VCVTPH2PS X0, X0")
-	g.p("VMOVUPS X0, %d(R10)", colsD)
-	g.p("ADDQ $144, R9")
-	g.p("ADDQ $%d, R10", colsRecord)
+	g.prefetchAhead("R8", 2*blockBytes)
+	body()
+	g.p("ADDQ $%d, R9", blockBytes)
+	g.p("ADDQ $%d, R10", record)
 	g.p("DECQ R11")
 	g.p("JNZ %s_block", name)
 	g.p("LEAQ (DX)(BX*2), DX")

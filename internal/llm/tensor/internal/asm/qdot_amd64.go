@@ -43,13 +43,14 @@ type quantKernels struct {
 	// column nor the tile, so they are laid out once a call, and (four
 	// rows) a tile's scale products block after block; Q4_K's four rows'
 	// bytes, sums and scales in row pairs, laid out once a call, and the
-	// records of prepareCols columns (kernelQ4KTile).
+	// records of prepareCols columns (kernelQ4KTile); Q6_K's levels of
+	// prepareCols columns (kernelQ6KVNNI).
 	tileScratch func(k int) int
 	// prepare, where set, lays out in the scratch what the four-row tile
 	// reads of n columns (n ≤ prepareCols(k), a multiple of tileCols)
 	// and that depends on the column alone, before the groups of four rows
 	// pass over them: Q4_K's columns' scales, minima and d, dmin
-	// (qdotQ4_KCols), once for every group.
+	// (qdotQ4_KCols), Q6_K's levels (qdotQ6_KCols), once for every group.
 	prepare     func(scratch []int32, w *byte, wstride, n, nb int)
 	prepareCols func(k int) int
 }
@@ -67,6 +68,19 @@ func q4kScratch(k int) int { return k/QKBlock*(1280+96*q4kCols(k))/4 + 16 }
 // while the groups of four rows pass over their columns.
 func q4kCols(k int) int { return max(64<<10/(k/QKBlock*96)/2, 1) * 2 }
 
+// q6kScratch is qdotQ6_KTile's scratch: the levels of q6kCols columns
+// (256 bytes a column and super-block, gen_quant_avx512.go), and 64 bytes
+// to align them.
+func q6kScratch(k int) int { return k/QKBlock*256*q6kCols(k)/4 + 16 }
+
+// q6kCols is how many columns' levels qdotQ6_KCols lays out at once, an
+// even count: about 64 KiB of them, as q4kCols.
+func q6kCols(k int) int { return max(64<<10/(k/QKBlock*256)/2, 1) * 2 }
+
+func q6kPrepare(scratch []int32, w *byte, wstride, n, nb int) {
+	qdotQ6_KCols(&scratch[0], w, wstride, n, nb)
+}
+
 func q4kPrepare(scratch []int32, w *byte, wstride, n, nb int) {
 	qdotQ4_KCols(&scratch[0], w, wstride, n, nb)
 }
@@ -74,15 +88,15 @@ func q4kPrepare(scratch []int32, w *byte, wstride, n, nb int) {
 var quantKernelsOf = map[quant.Type]quantKernels{
 	quant.Q8_0: {
 		row: oneRow(qdotQ8_0Row), rows4: rows(qdotQ8_0Rows4), stream: oneRow(qdotQ8_0Stream),
-		tile: rowsBias(qdotQ8_0Tile), tile1: rowsBias(qdotQ8_0Tile1), tileCols: 4, tileScratch: bias32Scratch,
+		tile: rowsScratch(qdotQ8_0Tile), tile1: rowsScratch(qdotQ8_0Tile1), tileCols: 4, tileScratch: bias32Scratch,
 	},
 	quant.Q4_0: {
 		row: oneRow(qdotQ4_0Row), rows4: rows(qdotQ4_0Rows4), stream: oneRow(qdotQ4_0Stream),
-		tile: rowsBias(qdotQ4_0Tile), tile1: rowsBias(qdotQ4_0Tile1), tileCols: 4, tileScratch: bias32Scratch,
+		tile: rowsScratch(qdotQ4_0Tile), tile1: rowsScratch(qdotQ4_0Tile1), tileCols: 4, tileScratch: bias32Scratch,
 	},
 	quant.Q5_0: {
 		row: oneRow(qdotQ5_0Row), rows4: rows(qdotQ5_0Rows4), stream: oneRow(qdotQ5_0Stream),
-		tile: rowsBias(qdotQ5_0Tile), tile1: rowsBias(qdotQ5_0Tile1), tileCols: 4, tileScratch: bias32Scratch,
+		tile: rowsScratch(qdotQ5_0Tile), tile1: rowsScratch(qdotQ5_0Tile1), tileCols: 4, tileScratch: bias32Scratch,
 	},
 	quant.Q4_K: {
 		row: oneRowSums(qdotQ4_KRow), rows4: rowsSums(qdotQ4_KRows4), stream: oneRowSums(qdotQ4_KStream),
@@ -92,7 +106,8 @@ var quantKernelsOf = map[quant.Type]quantKernels{
 	quant.Q5_K: {row: oneRowSums(qdotQ5_KRow)},
 	quant.Q6_K: {
 		row: oneRow(qdotQ6_KRow), rows4: rows(qdotQ6_KRows4), stream: oneRowSums(qdotQ6_KStream),
-		tile: rows(qdotQ6_KTile), tile1: rows(qdotQ6_KTile1), tileCols: 2,
+		tile: rowsScratch(qdotQ6_KTile), tile1: rows(qdotQ6_KTile1), tileCols: 2, tileScratch: q6kScratch,
+		prepare: q6kPrepare, prepareCols: q6kCols,
 	},
 }
 
@@ -132,10 +147,10 @@ func rows(k func(dst *float32, ldd int, x *int8, xd *float32, cols int, w *byte,
 	}
 }
 
-func rowsBias(k func(dst *float32, ldd int, x *int8, xd *float32, cols int, w *byte, wstride, n, nb int, bias *int32)) quantKernel {
-	return func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int, bias []int32) {
+func rowsScratch(k func(dst *float32, ldd int, x *int8, xd *float32, cols int, w *byte, wstride, n, nb int, scratch *int32)) quantKernel {
+	return func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int, scratch []int32) {
 		q, d, _, nb := x.operands(i)
-		k(dst, ldd, q, d, x.Cols, w, wstride, n, nb, &bias[0])
+		k(dst, ldd, q, d, x.Cols, w, wstride, n, nb, &scratch[0])
 	}
 }
 
