@@ -300,8 +300,9 @@ type attentionScratch struct {
 // blocks in order of each block's product (a product whose length is the
 // number of the block's positions the row sees). So a token's output is
 // the same bits in a prompt, in a chunk of one, or as a decode step. The
-// blocks every row of the unit sees whole are one product for all the rows
-// (the kernels' bits do not depend on the rows), the others one per row.
+// values of a block are one product for all the rows that reach into it
+// (attendValues: the kernels' bits do not depend on the rows), but under a
+// sliding window one per row.
 func (m *Model) attendUnit(li int, u attentionUnit, a *LayerActivations, rows []rowInfo, keys, values [][]float32, bs int, s *attentionScratch) {
 	c := m.Config
 	hd, kvd, qd := c.HeadDim, c.KVHeads*c.HeadDim, c.Heads*c.HeadDim
@@ -316,12 +317,10 @@ func (m *Model) attendUnit(li int, u attentionUnit, a *LayerActivations, rows []
 		s.partial = make([]float32, u.rows*hd)
 	}
 	scores := s.scores[:u.rows*n]
-	// shared is the blocks every row sees whole: those before the first
-	// row's position, when no row's window starts after position 0.
-	shared := 0
-	if c.windowStart(li, n-1) == 0 {
-		shared = (first + 1) / bs
-	}
+	// Without a window hiding positions (none starts after position 0 for
+	// the last row), a block's values are one product for all the rows
+	// that reach into it.
+	windowless := c.windowStart(li, n-1) == 0
 	for h := u.g * group; h < (u.g+1)*group; h++ {
 		q := a.Q[u.row*qd+h*hd:]
 		for blk := 0; blk*bs < n; blk++ {
@@ -343,22 +342,15 @@ func (m *Model) attendUnit(li int, u attentionUnit, a *LayerActivations, rows []
 		// values blocks are [kvd × bs]: row d of head g holds dimension d
 		// of the block's positions.
 		out := a.AttnOut[u.row*qd+h*hd:]
-		for blk := range shared {
-			if blk == 0 {
-				tensor.MatMulTStrided(out, qd, scores, n, values[0][u.g*hd*bs:], bs, u.rows, hd, bs)
-				continue
-			}
-			tensor.MatMulTStrided(s.partial, hd, scores[blk*bs:], n, values[blk][u.g*hd*bs:], bs, u.rows, hd, bs)
-			for r := range u.rows {
-				o := out[r*qd : r*qd+hd]
-				tensor.Add(o, o, s.partial[r*hd:(r+1)*hd])
-			}
+		if windowless {
+			m.attendValues(u, out, scores, values, first, bs, s)
+			continue
 		}
 		for r := range u.rows {
 			p := scores[r*n : r*n+first+r+1]
 			lo := c.windowStart(li, first+r)
 			o := out[r*qd : r*qd+hd]
-			for blk := max(lo/bs, shared); blk*bs < len(p); blk++ {
+			for blk := lo / bs; blk*bs < len(p); blk++ {
 				cnt := min(bs, len(p)-blk*bs)
 				dst := o
 				if blk > lo/bs {
@@ -368,6 +360,43 @@ func (m *Model) attendUnit(li int, u attentionUnit, a *LayerActivations, rows []
 				if blk > lo/bs {
 					tensor.Add(o, o, dst)
 				}
+			}
+		}
+	}
+}
+
+// attendValues adds to out (a unit's rows of one head, rows qd apart) the
+// probabilities times the values, when no row's window hides a position.
+// Each block is one product for the rows that reach into it, where a row at
+// a time read the block's values once a row: the rows that see part of it
+// sum one more position each than the row before (MatMulTGrowing), those
+// that see it whole all bs (MatMulTStrided). Either gives each row the bits
+// of its own product over the positions of the block it sees, and each row
+// adds its blocks' products in block order, the first into out itself.
+func (m *Model) attendValues(u attentionUnit, out, scores []float32, values [][]float32, first, bs int, s *attentionScratch) {
+	c := m.Config
+	hd, qd := c.HeadDim, c.Heads*c.HeadDim
+	n := first + u.rows
+	for blk := 0; blk*bs < n; blk++ {
+		// Rows [from, u.rows) reach into the block; from whole on they see
+		// all of it.
+		from := max(0, blk*bs-first)
+		whole := min(u.rows, max(from, blk*bs+bs-first-1))
+		dst, ldd := out[from*qd:], qd
+		if blk > 0 {
+			dst, ldd = s.partial[from*hd:], hd
+		}
+		vals := values[blk][u.g*hd*bs:]
+		if whole > from {
+			tensor.MatMulTGrowing(dst, ldd, scores[from*n+blk*bs:], n, vals, bs, whole-from, hd, first+from+1-blk*bs)
+		}
+		if whole < u.rows {
+			tensor.MatMulTStrided(dst[(whole-from)*ldd:], ldd, scores[whole*n+blk*bs:], n, vals, bs, u.rows-whole, hd, bs)
+		}
+		if blk > 0 {
+			for r := from; r < u.rows; r++ {
+				o := out[r*qd : r*qd+hd]
+				tensor.Add(o, o, s.partial[r*hd:(r+1)*hd])
 			}
 		}
 	}

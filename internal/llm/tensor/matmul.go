@@ -111,6 +111,15 @@ func MatMulTStrided(dst []float32, ldd int, a []float32, lda int, b []float32, l
 	asm.MatMulTStrided(dst, ldd, a, lda, b, ldb, m, n, k)
 }
 
+// MatMulTGrowing is MatMulTStrided over sums that grow by one element a
+// row: row i of dst is row i of a times b over the first k+i elements, as
+// the weighted sums of values of a prompt's consecutive positions are. Each
+// row is bit-identical to MatMulTStrided on that row alone with k+i; the
+// rows share their reads of b.
+func MatMulTGrowing(dst []float32, ldd int, a []float32, lda int, b []float32, ldb, m, n, k int) {
+	asm.MatMulTGrowing(dst, ldd, a, lda, b, ldb, m, n, k)
+}
+
 // Dot returns Σ a[i]·b[i], bit-identical to the element MatMulT computes for
 // the same two rows. It panics if the lengths differ.
 func Dot(a, b []float32) float32 { return asm.Dot(a, b) }

@@ -1,6 +1,6 @@
 package asm
 
-//go:generate go run gen_kernels.go gen_kernels_avx512.go gen_kernels_stream.go
+//go:generate go run gen_kernels.go gen_kernels_avx512.go gen_kernels_stream.go gen_kernels_causal.go
 //go:generate go run gen_matmuladd.go
 //go:generate go run gen_quant.go gen_quant_avx512.go gen_quant_stream.go gen_quant_tile.go gen_quant_ktile.go
 
@@ -43,6 +43,31 @@ func MatMulTStrided(dst []float32, ldd int, a []float32, lda int, b []float32, l
 		return
 	}
 	matmulT(dst, ldd, a, lda, b, ldb, m, n, k)
+}
+
+// MatMulTGrowing is MatMulTStrided over sums that grow by one element a
+// row: row i of dst is row i of a times b over the first k+i elements (a
+// causal product of consecutive positions, as the weighted sums of values
+// of a prompt's rows). Every element is bit-identical to MatMulTStrided's
+// for that row alone with k+i; the rows share the loads of b.
+func MatMulTGrowing(dst []float32, ldd int, a []float32, lda int, b []float32, ldb, m, n, k int) {
+	checkMatMul("MatMulTGrowing", len(dst), ldd, len(a), lda, len(b), ldb, m, n, k+max(m-1, 0))
+	if m == 0 || n == 0 {
+		return
+	}
+	matmulTGrowing(dst, ldd, a, lda, b, ldb, m, n, k)
+}
+
+// matmulTGrowingRows computes rows [from, m) of MatMulTGrowing one at a
+// time.
+func matmulTGrowingRows(dst []float32, ldd int, a []float32, lda int, b []float32, ldb, from, m, n, k int) {
+	for i := from; i < m; i++ {
+		if k+i == 0 {
+			clear(dst[i*ldd : i*ldd+n])
+			continue
+		}
+		matmulT(dst[i*ldd:], ldd, a[i*lda:], lda, b, ldb, 1, n, k+i)
+	}
 }
 
 // MatMulTQ8 is MatMulT with b quantised to int8 in blocks of blockSize

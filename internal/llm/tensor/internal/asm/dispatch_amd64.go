@@ -120,6 +120,23 @@ func matmulT(dst []float32, ldd int, a []float32, lda int, b []float32, ldb, m, 
 	}
 }
 
+// matmulTGrowing takes groups of four rows with the growing-rows kernel,
+// whose elements have the bits of a row computed alone, and the rest (the
+// last odd column, the last rows, sums under 8 elements) a row at a time.
+func matmulTGrowing(dst []float32, ldd int, a []float32, lda int, b []float32, ldb, m, n, k int) {
+	i := 0
+	if useAVX2 && k >= 8 && n >= 2 {
+		even := n &^ 1
+		for ; i+4 <= m; i += 4 {
+			matmulTGrowing4(&dst[i*ldd], ldd, &a[i*lda], lda, &b[0], ldb, even, k+i)
+			if even < n {
+				matmulTGrowingRows(dst[i*ldd+even:], ldd, a[i*lda:], lda, b[even*ldb:], ldb, 0, 4, 1, k+i)
+			}
+		}
+	}
+	matmulTGrowingRows(dst, ldd, a, lda, b, ldb, i, m, n, k)
+}
+
 // matmulTRows8Blocked is matmulTRows8AVX512 over blocks of k, the lanes of
 // every output element kept between them in a scratch buffer: the same
 // steps in the same order on each lane, so the same bits.

@@ -12,6 +12,10 @@ func matmulT(dst []float32, ldd int, a []float32, lda int, b []float32, ldb, m, 
 	matmulTGeneric(dst, ldd, a, lda, b, ldb, m, n, k)
 }
 
+func matmulTGrowing(dst []float32, ldd int, a []float32, lda int, b []float32, ldb, m, n, k int) {
+	matmulTGrowingRows(dst, ldd, a, lda, b, ldb, 0, m, n, k)
+}
+
 func matmulTQ8(dst []float32, ldd int, a []float32, b []int8, scales []float32, m, n, k, blockSize int) {
 	matmulTQ8Generic(dst, ldd, a, b, scales, m, n, k, blockSize)
 }

@@ -471,6 +471,7 @@ func main() {
 	}
 	g.f32Kernel(4, true)
 	g.f32Stream("matmulTStream1", 8)
+	g.f32Growing4("matmulTGrowing4")
 	g.zKernel(false)
 	g.zKernel(true)
 	for rows := 1; rows <= 4; rows++ {

@@ -24,6 +24,9 @@ func matmulTRows8AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, 
 func matmulTRows8PartAVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, n int, k int, acc *float32, flags int)
 
 //go:noescape
+func matmulTGrowing4(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, n int, k int)
+
+//go:noescape
 func matmulTGroups4(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, m int, n int, k int)
 
 //go:noescape
