@@ -474,6 +474,7 @@ func main() {
 	g.f32Growing4("matmulTGrowing4")
 	g.zKernel(false)
 	g.zKernel(true)
+	g.zRowIndexTable()
 	for rows := 1; rows <= 4; rows++ {
 		g.q8Kernel(rows)
 	}

@@ -159,6 +159,13 @@ func (g *gen) zTile(name string, cols int, part bool) {
 	g.label(pfx + "_reduce")
 	g.p("MOVQ %s, AX", slotDst)
 	g.p("MOVQ %s, CX", slotLdd)
+	if cols == 6 {
+		g.zReduceTile6()
+		g.advance(cols)
+		g.p("JMP %s_tile", pfx)
+		g.label(pfx + "_done")
+		return
+	}
 	for p := 0; p < 4; p++ {
 		for c := 0; c < cols; c++ {
 			acc := p*cols + c
@@ -225,4 +232,103 @@ func (g *gen) zKernel(part bool) {
 	g.zTile(name, 1, part)
 	g.p("VZEROUPPER")
 	g.p("RET")
+}
+
+// The 8×6 tile's 24 accumulators fold together, a few instructions for
+// sixteen elements where one element took six: each element's lanes go
+// through zReduce8's additions in zReduce8's order (additions of the same
+// two numbers, only gathered from other places), so the same bits.
+//
+// Accumulator p·6+c holds rows 2p and 2p+1 of column c. Step 1 takes the
+// 128-bit halves of two columns' lanes (VSHUFF32X4) and adds them: S(p,q)
+// holds v_i = l_i + l_(i+4) of (2p,2q), (2p+1,2q), (2p,2q+1), (2p+1,2q+1),
+// one element a 128-bit block. Step 2 takes two S's v0,v1 and v2,v3
+// (VSHUFPS) and adds them: each block holds v0+v2 and v1+v3 of both S's
+// elements. Step 3 adds those pairs of two step-2 results: each block holds
+// its element's sum in four S's. The S's are taken in the order of
+// zFoldOrder, so the 16-element results F0, F1, F2 hold rows 0–3, 2–5 and
+// 4–7 of the tile; each row's six columns are gathered from two of them
+// (VPERMI2PS, indices at zRowIndex<>) and stored under a mask of six lanes.
+
+// zFoldOrder lists the S's (p, q) as step 2 pairs them (0 with 1, 2 with 3,
+// …) and step 3 pairs their sums: F_f is made of S's 4f to 4f+3.
+var zFoldOrder = [12][2]int{{0, 0}, {0, 1}, {0, 2}, {1, 0}, {1, 1}, {1, 2}, {2, 0}, {2, 1}, {2, 2}, {3, 0}, {3, 1}, {3, 2}}
+
+// zRowTables is the pair of results (F_a, F_a+1) row r of the tile is
+// gathered from: a = 0 for rows 0–3, 1 for rows 4–7.
+func zRowTables(r int) int { return r / 4 }
+
+// zRowIndex returns the VPERMI2PS indices that gather row r's six
+// columns from F_a (0–15) and F_a+1 (16–31).
+func zRowIndex(r int) [16]int {
+	var idx [16]int
+	p, s := r/2, r%2
+	for c := range 6 {
+		q, u := c/2, c%2
+		at := -1
+		for i, pq := range zFoldOrder {
+			if pq == [2]int{p, q} {
+				at = i
+			}
+		}
+		f, t, j := at/4, at%4, s+2*u
+		idx[c] = 4*j + t + 16*(f-zRowTables(r))
+	}
+	return idx
+}
+
+// zRowIndexTable emits zRowIndex<>, the eight rows' indices.
+func (g *gen) zRowIndexTable() {
+	g.raw("\n// zRowIndex<>: the VPERMI2PS indices of each row of the 8×6 AVX-512 tile\n// (gen_kernels_avx512.go, zReduceTile6).\n")
+	for r := range 8 {
+		for l, v := range zRowIndex(r) {
+			g.raw(fmt.Sprintf("DATA zRowIndex<>+%d(SB)/4, $%d\n", 64*r+4*l, v))
+		}
+	}
+	g.raw("GLOBL zRowIndex<>(SB), RODATA|NOPTR, $512\n")
+}
+
+// zReduceTile6 folds the 8×6 tile's accumulators and stores its 48
+// elements (AX = dst row 0 at the tile's first column, CX = bytes between
+// dst rows).
+func (g *gen) zReduceTile6() {
+	acc := func(p, c int) string { return z(p*6 + c) }
+	lo, hi := z(24), z(25)
+	// Step 1, in place of the pair's first column.
+	for p := range 4 {
+		for q := range 3 {
+			a, b := acc(p, 2*q), acc(p, 2*q+1)
+			g.p("VSHUFF32X4 $0x88, %s, %s, %s", b, a, lo)
+			g.p("VSHUFF32X4 $0xdd, %s, %s, %s", b, a, hi)
+			g.p("VADDPS %s, %s, %s", hi, lo, a)
+		}
+	}
+	sReg := func(i int) string { return acc(zFoldOrder[i][0], 2*zFoldOrder[i][1]) }
+	// Step 2: S's 2i and 2i+1, into S 2i's register.
+	for i := 0; i < 12; i += 2 {
+		g.p("VSHUFPS $0x44, %s, %s, %s", sReg(i+1), sReg(i), lo)
+		g.p("VSHUFPS $0xee, %s, %s, %s", sReg(i+1), sReg(i), hi)
+		g.p("VADDPS %s, %s, %s", hi, lo, sReg(i))
+	}
+	// Step 3: the sums of S's 4f, 4f+1 and 4f+2, 4f+3, into F_f's = S
+	// 4f's register.
+	for i := 0; i < 12; i += 4 {
+		g.p("VSHUFPS $0x88, %s, %s, %s", sReg(i+2), sReg(i), lo)
+		g.p("VSHUFPS $0xdd, %s, %s, %s", sReg(i+2), sReg(i), hi)
+		g.p("VADDPS %s, %s, %s", hi, lo, sReg(i))
+	}
+	g.p("MOVL $0x3f, DX")
+	g.p("KMOVW DX, K1")
+	idx := z(26)
+	for r := range 8 {
+		a := zRowTables(r)
+		g.p("VMOVUPS zRowIndex<>+%d(SB), %s", 64*r, idx)
+		g.p("VPERMI2PS %s, %s, %s", sReg(4*(a+1)), sReg(4*a), idx)
+		if r%2 == 0 {
+			g.p("VMOVUPS %s, K1, (AX)", idx)
+		} else {
+			g.p("VMOVUPS %s, K1, (AX)(CX*1)", idx)
+			g.p("LEAQ (AX)(CX*2), AX")
+		}
+	}
 }
