@@ -242,15 +242,17 @@ func exp(dst, x []float32, shift float32) {
 		expGeneric(dst, x, shift)
 		return
 	}
-	at := 0
+	if len(x) == 0 {
+		return
+	}
 	if useAVX512 {
-		if at = len(x) &^ 15; at > 0 {
-			expAVX512(&dst[0], &x[0], at, shift)
-		}
+		// The tail under a mask: one call for a row of any length.
+		expAVX512(&dst[0], &x[0], len(x), shift)
+		return
 	}
 	main := len(x) &^ 7
-	if main > at {
-		expAVX2(&dst[at], &x[at], main-at, shift)
+	if main > 0 {
+		expAVX2(&dst[0], &x[0], main, shift)
 	}
 	if main < len(x) {
 		// The tail goes through the same instructions, padded, so a value's

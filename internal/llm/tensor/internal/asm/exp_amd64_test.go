@@ -33,4 +33,27 @@ func TestExpAVX512IsExpAVX2(t *testing.T) {
 			}
 		}
 	}
+	// Lengths that end in a masked step: the lanes past n are neither
+	// read into a stored value nor written.
+	for _, n := range []int{1, 7, 8, 15, 17, 31, 33, 100} {
+		src := xs[len(xs)-n:]
+		got := make([]float32, n+16)
+		for i := range got {
+			got[i] = -7
+		}
+		expAVX512(&got[0], &src[0], n, 3.25)
+		narrow := make([]float32, (n+7)&^7)
+		padded := append(append([]float32(nil), src...), make([]float32, len(narrow)-n)...)
+		expAVX2(&narrow[0], &padded[0], len(narrow), 3.25)
+		for i := range n {
+			if math.Float32bits(got[i]) != math.Float32bits(narrow[i]) {
+				t.Fatalf("n=%d: e^(%v−3.25) is %v on 16 lanes, %v on 8", n, src[i], got[i], narrow[i])
+			}
+		}
+		for i := n; i < len(got); i++ {
+			if got[i] != -7 {
+				t.Fatalf("n=%d: wrote element %d", n, i)
+			}
+		}
+	}
 }

@@ -244,13 +244,15 @@ exp_done:
 	RET
 
 // func expAVX512(dst *float32, x *float32, n int, shift float32)
-// expAVX2's steps on 16 lanes, n a multiple of 16: the same operations in
-// the same order on each lane, so each value's bits are expAVX2's. The
-// blends are masked moves.
+// expAVX2's steps on 16 lanes, any n: the same operations in the same
+// order on each lane, so each value's bits are expAVX2's. The blends are
+// masked moves. The last n mod 16 elements are loaded and stored under a
+// mask (K4) of their lanes, the other lanes computing e^(0−shift) for
+// nothing, so a short row is one call.
 TEXT ·expAVX512(SB), NOSPLIT, $0-28
 	MOVQ dst+0(FP), DI
 	MOVQ x+8(FP), SI
-	MOVQ n+16(FP), CX
+	MOVQ n+16(FP), DX
 	VBROADCASTSS expConsts<>+0(SB), Z15
 	VBROADCASTSS expConsts<>+4(SB), Z14
 	VBROADCASTSS expConsts<>+8(SB), Z13
@@ -268,10 +270,20 @@ TEXT ·expAVX512(SB), NOSPLIT, $0-28
 	VBROADCASTSS shift+24(FP), Z23
 	VXORPS Z24, Z24, Z24
 	XORQ AX, AX
-	TESTQ CX, CX
+	KXNORW K4, K4, K4
+	TESTQ DX, DX
 	JZ exp512_done
 exp512_loop:
-	VMOVUPS (SI)(AX*4), Z0
+	MOVQ DX, CX
+	SUBQ AX, CX
+	CMPQ CX, $16
+	JGE exp512_full
+	MOVL $1, R8
+	SHLL CX, R8
+	DECL R8
+	KMOVW R8, K4
+exp512_full:
+	VMOVUPS.Z (SI)(AX*4), K4, Z0
 	VSUBPS Z23, Z0, Z0
 	VMINPS Z15, Z0, Z1
 	VMAXPS Z14, Z1, Z1
@@ -306,9 +318,9 @@ exp512_loop:
 	VMOVAPS Z24, K1, Z4
 	VCMPPS $3, Z0, Z0, K3
 	VMOVAPS Z0, K3, Z4
-	VMOVUPS Z4, (DI)(AX*4)
+	VMOVUPS Z4, K4, (DI)(AX*4)
 	ADDQ $16, AX
-	CMPQ AX, CX
+	CMPQ AX, DX
 	JLT exp512_loop
 exp512_done:
 	VZEROUPPER
