@@ -2,9 +2,6 @@ package asm
 
 import "sync"
 
-// Two measures keep the f32 prefill tile's data in the first-level cache
-// (BenchmarkMatMulTCacheOrder measures each in the same run).
-//
 // The 8-row AVX-512 tile reads 8 rows of a and 6 of b at once. Rows a
 // multiple of 1 KiB apart (a hidden size of 1024 or 4096 floats) start on
 // the same few sets of the first-level cache, so the 14 lines a step loads
@@ -13,6 +10,12 @@ import "sync"
 // line further apart (1.2–1.3× in CPU time at k=1024 and 4096, 256
 // rows). The copy changes no sum: the kernel reads the
 // same values in the same order.
+//
+// The tile runs over the whole of k in one pass. Blocks of k that kept its
+// 8 rows of a in the first-level cache while the columns streamed past
+// (the lanes of every output kept in memory between blocks) measured
+// 1.08–1.20× on a machine loaded fifteen times over, and 0.92× when it was
+// quiet (one thread, 256 rows, k of 1024 and 4096), so they are gone.
 
 // padAliasedRows switches the copy on; BenchmarkMatMulTCacheOrder turns it
 // off to measure what it buys.
@@ -40,21 +43,12 @@ func padRows(dst, src []float32, ld, rows, k int) []float32 {
 	return dst
 }
 
-// kBlockF32 is the block of k the 8-row tile runs over the n columns
-// before it moves on along k: the tile's 8 rows of a, kBlockF32 floats each,
-// stay in the first-level cache while the columns stream past them, instead
-// of coming again from the second level for every 6 columns. Rows of at
-// least two blocks take this order, past one group of 8 rows
-// (matmulT).
-var kBlockF32 = 256
-
 // scratchPool is a pool of float32 buffers of one use: one per thread in
 // flight, as large as the largest asked for.
 type scratchPool struct{ sync.Pool }
 
-// paddedRows holds the padded copies of a; lanes the 8 lanes of the outputs
-// between blocks of k (dispatch_amd64.go).
-var paddedRows, lanes scratchPool
+// paddedRows holds the padded copies of a (dispatch_amd64.go).
+var paddedRows scratchPool
 
 func (p *scratchPool) get(n int) *[]float32 {
 	if b, ok := p.Get().(*[]float32); ok && cap(*b) >= n {

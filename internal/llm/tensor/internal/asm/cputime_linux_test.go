@@ -43,25 +43,21 @@ func abRounds(rounds int, setA, setB func(), run func()) (float64, time.Duration
 	return float64(ta[rounds/2]) / float64(tb[rounds/2]), tb[rounds/2]
 }
 
-// BenchmarkMatMulTCacheOrder measures the two cache measures of the 8-row
+// BenchmarkMatMulTCacheOrder measures the cache measure of the 8-row
 // AVX-512 tile, one thread, rounds alternating, in CPU time: x_padded is
-// the padded copy of a's rows 1 KiB apart (cacheorder.go) against none, blocks
-// of k off; x_blocked is the tile run over blocks of kBlockF32 against
-// one pass over k, with the copy. GFLOP/s is the rate with both.
+// the padded copy of a's rows 1 KiB apart (cacheorder.go) against none.
+// GFLOP/s is the rate with it.
 func BenchmarkMatMulTCacheOrder(b *testing.B) {
 	for _, s := range [][3]int{{256, 1024, 4096}, {256, 4096, 1024}, {256, 1024, 1024}} {
 		m, k, n := s[0], s[1], s[2]
 		r := rand.New(rand.NewPCG(1, 1))
 		a, w, dst := randFloats(r, m*k), randFloats(r, n*k), make([]float32, m*n)
 		b.Run(fmt.Sprintf("m=%d/k=%d/n=%d", m, k, n), func(b *testing.B) {
-			block := kBlockF32
-			defer func() { padAliasedRows, kBlockF32 = true, block }()
+			defer func() { padAliasedRows = true }()
 			run := func() { MatMulT(dst, a, w, m, n, k) }
 			for b.Loop() {
-				xPad, _ := abRounds(11, func() { padAliasedRows, kBlockF32 = false, 0 }, func() { padAliasedRows, kBlockF32 = true, 0 }, run)
-				xBlock, t := abRounds(11, func() { kBlockF32 = 0 }, func() { kBlockF32 = block }, run)
+				xPad, t := abRounds(11, func() { padAliasedRows = false }, func() { padAliasedRows = true }, run)
 				b.ReportMetric(xPad, "x_padded")
-				b.ReportMetric(xBlock, "x_blocked")
 				b.ReportMetric(2*float64(m*n*k)/t.Seconds()/1e9, "GFLOP/s")
 			}
 		})

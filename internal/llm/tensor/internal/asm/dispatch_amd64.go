@@ -93,16 +93,6 @@ func matmulT(dst []float32, ldd int, a []float32, lda int, b []float32, ldb, m, 
 		w := min(nb, n-j0)
 		bj := &b[j0*ldb]
 		i := 0
-		// Blocks of k keep a prefill's rows of a in L1 while it computes; a
-		// batch of one 8-row group (concurrent decode steps) waits on
-		// memory instead, and blocks cut its weights into short runs the
-		// hardware prefetcher follows poorly (one pass over k: 0.79–0.90×
-		// the CPU time at m=8).
-		if kBlockF32 > 0 && k >= 2*kBlockF32 && m > 8 {
-			for ; i < m8; i += 8 {
-				matmulTRows8Blocked(dst[i*ldd+j0:], ldd, a8[i*lda8:], lda8, b[j0*ldb:], ldb, w, k)
-			}
-		}
 		for ; i < m8; i += 8 {
 			matmulTRows8AVX512(&dst[i*ldd+j0], ldd, &a8[i*lda8], lda8, bj, ldb, w, k)
 		}
@@ -135,25 +125,6 @@ func matmulTGrowing(dst []float32, ldd int, a []float32, lda int, b []float32, l
 		}
 	}
 	matmulTGrowingRows(dst, ldd, a, lda, b, ldb, i, m, n, k)
-}
-
-// matmulTRows8Blocked is matmulTRows8AVX512 over blocks of k, the lanes of
-// every output element kept between them in a scratch buffer: the same
-// steps in the same order on each lane, so the same bits.
-func matmulTRows8Blocked(dst []float32, ldd int, a []float32, lda int, b []float32, ldb, n, k int) {
-	acc := lanes.get(64 * n)
-	defer lanes.put(acc)
-	blocks := k / kBlockF32
-	for bi := range blocks {
-		k0, kk, flags := bi*kBlockF32, kBlockF32, 0
-		if bi > 0 {
-			flags |= 1 // continue the lanes
-		}
-		if bi == blocks-1 {
-			kk, flags = k-k0, flags|2 // the rest of k, the tail and the reduction
-		}
-		matmulTRows8PartAVX512(&dst[0], ldd, &a[k0], lda, &b[k0], ldb, n, kk, &(*acc)[0], flags)
-	}
 }
 
 func matmulTQ8(dst []float32, ldd int, a []float32, b []int8, scales []float32, m, n, k, blockSize int) {

@@ -33,12 +33,8 @@
 // the same order as the AVX2 tiles, and prefetches the next tile's b rows;
 // with it, 8 to 16 rows take this order too; rows of a a multiple of 1 KiB
 // apart, which would share the first-level cache's sets, are read from a
-// copy one cache line further apart, cacheorder.go, and rows of 512 floats or
-// more run the 8-row tile over blocks of 256 along k, each block over all
-// of a block of columns, the 8 lanes of every output element kept in
-// memory from one block to the next, so that the tile's rows of a stay in
-// the first-level cache). MatMulTStrided takes row strides for a, b and
-// dst; they change no sum.
+// copy one cache line further apart, cacheorder.go). MatMulTStrided takes
+// row strides for a, b and dst; they change no sum.
 //
 // MatMulAdd and MatMul take b stored k×n instead (a weight's transpose, or
 // the weight itself for the gradient through it). Their tiles

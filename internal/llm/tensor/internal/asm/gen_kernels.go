@@ -472,8 +472,7 @@ func main() {
 	g.f32Kernel(4, true)
 	g.f32Stream("matmulTStream1", 8)
 	g.f32Growing4("matmulTGrowing4")
-	g.zKernel(false)
-	g.zKernel(true)
+	g.zKernel()
 	g.zRowIndexTable()
 	for rows := 1; rows <= 4; rows++ {
 		g.q8Kernel(rows)

@@ -79,13 +79,8 @@ func (g *gen) zReduce8(v int, dst string) {
 	g.p("VMOVSS %s, %s", x(v), dst)
 }
 
-// zTile emits the 8×cols tile's sweep over the columns. With part (the
-// k-blocked kernel) the accumulators start from the 8 lanes at BX when
-// flags bit 0 is set (else from zero) and, unless flags bit 1 asks for the
-// last block's tail and reduction, go back there with no tail step: lane by
-// lane the sums continue across the blocks as one pass over k would run
-// them.
-func (g *gen) zTile(name string, cols int, part bool) {
+// zTile emits the 8×cols tile's sweep over the columns.
+func (g *gen) zTile(name string, cols int) {
 	pfx := fmt.Sprintf("%s_8x%d", name, cols)
 	g.label(pfx + "_tile")
 	g.p("CMPQ %s, $%d", slotCols, cols)
@@ -106,21 +101,8 @@ func (g *gen) zTile(name string, cols int, part bool) {
 	g.p("ADDQ %s, %s", zLA, zA3)
 	g.p("LEAQ (%s)(%s*2), %s", zA3, zLA, zA6)
 	g.p("ADDQ %s, %s", zLA, zA6)
-	if part {
-		g.p("MOVQ flags+72(FP), AX")
-		g.p("TESTQ $1, AX")
-		g.p("JZ %s_zero", pfx)
-		for i := 0; i < 4*cols; i++ {
-			g.p("VMOVUPS %d(BX), %s", 64*i, z(i))
-		}
-		g.p("JMP %s_start", pfx)
-		g.label(pfx + "_zero")
-	}
 	for i := 0; i < 4*cols; i++ {
 		g.p("VPXORD %s, %s, %s", z(i), z(i), z(i))
-	}
-	if part {
-		g.label(pfx + "_start")
 	}
 	g.p("MOVQ %s, %s", slotKMain, zCount)
 	g.p("SHRQ $3, %s", zCount)
@@ -135,19 +117,6 @@ func (g *gen) zTile(name string, cols int, part bool) {
 	}
 	g.p("DECQ %s", zCount)
 	g.p("JNZ %s_loop", pfx)
-	if part {
-		g.p("MOVQ flags+72(FP), AX")
-		g.p("TESTQ $2, AX")
-		g.p("JNZ %s_last", pfx)
-		for i := 0; i < 4*cols; i++ {
-			g.p("VMOVUPS %s, %d(BX)", z(i), 64*i)
-		}
-		g.p("ADDQ $%d, BX", 64*4*cols)
-		g.advance(cols)
-		g.p("JMP %s_tile", pfx)
-		g.label(pfx + "_last")
-		g.p("ADDQ $%d, BX", 64*4*cols)
-	}
 	g.p("CMPQ %s, $0", slotAux3)
 	g.p("JEQ %s_reduce", pfx)
 	// Step back so the last chunk ends at k, as the AVX2 tail does.
@@ -181,23 +150,12 @@ func (g *gen) zTile(name string, cols int, part bool) {
 }
 
 // zKernel emits matmulTRows8AVX512, the 8-row kernel of the column-blocked
-// order (same arguments as matmulTRows4), or with part
-// matmulTRows8PartAVX512, the same over one block of k with the lanes of
-// its 4n accumulators (16 floats each, tile after tile) kept at acc
-// between blocks (zTile's flags).
-func (g *gen) zKernel(part bool) {
+// order (same arguments as matmulTRows4).
+func (g *gen) zKernel() {
 	name := "matmulTRows8AVX512"
-	if part {
-		name = "matmulTRows8PartAVX512"
-		g.raw(fmt.Sprintf("\n// func %s(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, n int, k int, acc *float32, flags int)\n", name))
-		g.raw("// Requires k >= 8 (a multiple of 8 unless flags has bit 1) and AVX-512 F, DQ and VL.\n")
-		g.raw(fmt.Sprintf("TEXT ·%s(SB), NOSPLIT, $%d-80\n", name, frameBytes))
-		g.p("MOVQ acc+64(FP), BX")
-	} else {
-		g.raw(fmt.Sprintf("\n// func %s(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, n int, k int)\n", name))
-		g.raw("// Requires k >= 8 and AVX-512 F, DQ and VL.\n")
-		g.raw(fmt.Sprintf("TEXT ·%s(SB), NOSPLIT, $%d-64\n", name, frameBytes))
-	}
+	g.raw(fmt.Sprintf("\n// func %s(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, n int, k int)\n", name))
+	g.raw("// Requires k >= 8 and AVX-512 F, DQ and VL.\n")
+	g.raw(fmt.Sprintf("TEXT ·%s(SB), NOSPLIT, $%d-64\n", name, frameBytes))
 	g.p("MOVQ k+56(FP), CX")
 	g.p("MOVQ CX, AX")
 	g.p("ANDQ $-8, AX")
@@ -228,8 +186,8 @@ func (g *gen) zKernel(part bool) {
 	g.p("MOVQ AX, %s", slotDst)
 	g.p("MOVQ n+48(FP), AX")
 	g.p("MOVQ AX, %s", slotCols)
-	g.zTile(name, 6, part)
-	g.zTile(name, 1, part)
+	g.zTile(name, 6)
+	g.zTile(name, 1)
 	g.p("VZEROUPPER")
 	g.p("RET")
 }

@@ -21,9 +21,6 @@ func matmulTRows4(dst *float32, ldd int, a *float32, lda int, b *float32, ldb in
 func matmulTRows8AVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, n int, k int)
 
 //go:noescape
-func matmulTRows8PartAVX512(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, n int, k int, acc *float32, flags int)
-
-//go:noescape
 func matmulTGrowing4(dst *float32, ldd int, a *float32, lda int, b *float32, ldb int, n int, k int)
 
 //go:noescape
