@@ -224,7 +224,7 @@ func (g *gen) kernelQ4KVNNI(rows int) {
 	g.p("CMPQ DX, R8")
 	g.p("JLT %s_loop", name)
 	g.vnniStore(rows, func(r, _ int) int { return 8 + r }, 1)
-	g.pairTileEnd(name)
+	g.tileEnd(name, 2)
 }
 
 // kernelQ6KVNNI emits qdotQ6_KTile: four rows of activations (k apart)
@@ -330,7 +330,7 @@ func (g *gen) kernelQ6KVNNI(rows int) {
 	g.p("CMPQ DX, R8")
 	g.p("JLT %s_loop", name)
 	g.vnniStore(rows, func(r, _ int) int { return 8 + r }, 1)
-	g.pairTileEnd(name)
+	g.tileEnd(name, 2)
 }
 
 // vnniCol4Addr is column c of a four-column tile at byte off of the
@@ -527,18 +527,12 @@ func (g *gen) kernel32VNNI(f format32, rows int) {
 	g.p("CMPQ DX, R8")
 	g.p("JLT %s_loop", name)
 	g.vnniStore(rows, func(r, p int) int { return 2*r + p }, 2)
-	g.p("ADDQ $16, DI")
-	g.p("SUBQ $4, CX")
-	g.p("MOVQ 0(SP), R9")
-	g.p("LEAQ (R9)(BX*4), R9")
+	g.nextTile(4)
 	if split {
 		g.p("MOVQ 8(SP), R13")
 		g.p("LEAQ (R13)(R14*4), R13")
 	}
-	g.p("JMP %s_tile", name)
-	g.label(name + "_done")
-	g.p("VZEROUPPER")
-	g.p("RET")
+	g.tileLoopEnd(name)
 }
 
 // tile32Args loads the arguments that the tiles whose signature begins

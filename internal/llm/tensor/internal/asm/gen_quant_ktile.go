@@ -153,7 +153,7 @@ func (g *gen) kernelQ4KTile() {
 			g.p("ADDQ R12, AX")
 		}
 	}
-	g.pairTileEnd(name)
+	g.tileEnd(name, 2)
 }
 
 // q4kActs writes the four rows' records (actsRecord), super-block after
@@ -269,14 +269,25 @@ func (g *gen) pairColumns(name string, blockBytes, record int, start, body func(
 	g.p("RET")
 }
 
-// pairTileEnd closes a tile of two columns: dst and the weights (the
-// tile's first column at 0(SP)) move to the next two columns, back to
-// name_tile; name_done returns.
-func (g *gen) pairTileEnd(name string) {
-	g.p("ADDQ $8, DI")
-	g.p("SUBQ $2, CX")
+// tileEnd closes a tile of cols columns: nextTile, back to name_tile;
+// name_done returns.
+func (g *gen) tileEnd(name string, cols int) {
+	g.nextTile(cols)
+	g.tileLoopEnd(name)
+}
+
+// nextTile moves dst (DI) and the weights (R9, from the tile's first
+// column at 0(SP)) past a tile of cols columns, and counts them off the
+// columns left (CX).
+func (g *gen) nextTile(cols int) {
+	g.p("ADDQ $%d, DI", 4*cols)
+	g.p("SUBQ $%d, CX", cols)
 	g.p("MOVQ 0(SP), R9")
-	g.p("LEAQ (R9)(BX*2), R9")
+	g.p("LEAQ (R9)(BX*%d), R9", cols)
+}
+
+// tileLoopEnd jumps back to name_tile; name_done returns.
+func (g *gen) tileLoopEnd(name string) {
 	g.p("JMP %s_tile", name)
 	g.label(name + "_done")
 	g.p("VZEROUPPER")

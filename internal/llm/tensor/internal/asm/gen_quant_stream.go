@@ -117,8 +117,8 @@ func (g *gen) kernelStream(f streamFormat) {
 		}
 		// The spreads of the columns' d_w·d_x (the tail takes their
 		// registers).
-		for _, c := range cs {
-			g.p("VMOVDQU64 streamScaleSpread<>+%d(SB), %s", 64*(c.acc), z(c.scale))
+		for i, c := range cs {
+			g.p("VMOVDQU64 streamScaleSpread<>+%d(SB), %s", 64*i, z(c.scale))
 		}
 		g.p("MOVQ nb+48(FP), R14")
 		// Pairs with 64 bytes or more of their column left, then a pair
@@ -148,11 +148,11 @@ func (g *gen) kernelStream(f streamFormat) {
 			// each rounded once, in Y15.
 			g.p("VMOVDQU32 %sScaleGather<>(SB), Y27", f.prefix)
 			if single {
-				g.p("VPERMI2W Y4, Y4, Y27")
+				g.p("VPERMI2W %s, %s, Y27", y(cs[0].raw), y(cs[0].raw))
 			} else {
 				g.p("VMOVDQU32 %sScaleGather<>(SB), Y28", f.prefix)
-				g.p("VPERMI2W Y5, Y4, Y27")
-				g.p("VPERMI2W Y7, Y6, Y28")
+				g.p("VPERMI2W %s, %s, Y27", y(cs[1].raw), y(cs[0].raw))
+				g.p("VPERMI2W %s, %s, Y28", y(cs[3].raw), y(cs[2].raw))
 				g.p("VPUNPCKLQDQ X28, X27, X27")
 			}
 			g.p("VCVTPH2PS X27, Y27")

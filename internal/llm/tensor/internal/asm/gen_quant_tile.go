@@ -93,8 +93,7 @@ func (g *gen) kernel32Tile(f format32) {
 		g.p("VPXORD %s, %s, %s", y(16+i), y(16+i), y(16+i))
 	}
 	g.p("MOVQ R9, 0(SP)")
-	g.p("LEAQ (R9)(BX*2), R12")
-	g.p("ADDQ BX, R12")
+	g.column3()
 	// The tile's sixteen d_w·d_x of every block, lane 4c+r, to the
 	// scratch past the rows' scales (8(SP) points there), before the
 	// products: a block's products read each as an embedded broadcast, and
@@ -120,8 +119,7 @@ func (g *gen) kernel32Tile(f format32) {
 	g.p("DECQ DX")
 	g.p("JNZ %s_dd", name)
 	g.p("MOVQ 0(SP), R9")
-	g.p("LEAQ (R9)(BX*2), R12")
-	g.p("ADDQ BX, R12")
+	g.column3()
 	g.p("LEAQ (R9)(BX*4), R13")
 	g.p("MOVQ bias+72(FP), R14")
 	g.p("MOVQ x+16(FP), SI")
@@ -176,14 +174,13 @@ func (g *gen) kernel32Tile(f format32) {
 			g.p("ADDQ R12, AX")
 		}
 	}
-	g.p("ADDQ $16, DI")
-	g.p("SUBQ $4, CX")
-	g.p("MOVQ 0(SP), R9")
-	g.p("LEAQ (R9)(BX*4), R9")
-	g.p("JMP %s_tile", name)
-	g.label(name + "_done")
-	g.p("VZEROUPPER")
-	g.p("RET")
+	g.tileEnd(name, 4)
+}
+
+// column3 points R12 at column 3 of the tile whose column 0 is at R9.
+func (g *gen) column3() {
+	g.p("LEAQ (R9)(BX*2), R12")
+	g.p("ADDQ BX, R12")
 }
 
 // tileScaleSpread is kernel32Tile's VPERMPS index: the four columns'
