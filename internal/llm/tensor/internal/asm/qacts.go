@@ -34,8 +34,9 @@ type QActs struct {
 	Rows, Cols int
 	Q          []int8
 	D          []float32 // one scale per block
-	// Sums is Σq per 32 elements (Act256); DSums is d·Σq per block,
-	// rounded once (Act32).
+	// Sums is Σq per 32 elements, which the bias of unsigned levels
+	// (Act32) and the minima of Q4_K and Q5_K (Act256) multiply; DSums is
+	// d·Σq per block, rounded once (Act32).
 	Sums  []int32
 	DSums []float32
 }
@@ -65,22 +66,19 @@ func QuantizeActs(dst *QActs, kind ActKind, x []float32, rows, cols int) {
 	dst.Kind, dst.Rows, dst.Cols = kind, rows, cols
 	dst.Q = grow(dst.Q, n)
 	dst.D = grow(dst.D, n/blk)
+	dst.Sums = grow(dst.Sums, n/Q8Block)
 	if kind == Act256 {
-		dst.Sums, dst.DSums = grow(dst.Sums, n/Q8Block), dst.DSums[:0]
+		dst.DSums = dst.DSums[:0]
 	} else {
-		dst.Sums, dst.DSums = dst.Sums[:0], grow(dst.DSums, n/Q8Block)
+		dst.DSums = grow(dst.DSums, n/Q8Block)
 	}
-	var sum [1]int32 // an Act32 block's Σq
 	for b := range dst.D {
 		q, v := dst.Q[b*blk:(b+1)*blk], x[b*blk:(b+1)*blk]
-		sums := sum[:]
-		if kind == Act256 {
-			sums = dst.Sums[b*blk/Q8Block : (b+1)*blk/Q8Block]
-		}
+		sums := dst.Sums[b*blk/Q8Block : (b+1)*blk/Q8Block]
 		d := quantizeActBlock(q, v, sums)
 		dst.D[b] = d
 		if kind == Act32 {
-			dst.DSums[b] = float32(d * float32(sum[0]))
+			dst.DSums[b] = float32(d * float32(sums[0]))
 		}
 	}
 }
@@ -134,16 +132,15 @@ func quantizeActBlockGeneric(q []int8, v []float32, sums []int32) float32 {
 type actRow struct {
 	q     []int8
 	d     []float32
-	sums  []int32   // Act256
+	sums  []int32
 	dsums []float32 // Act32
 }
 
 func (a *QActs) row(i int) actRow {
 	blk := a.Kind.block()
 	r := actRow{q: a.Q[i*a.Cols : (i+1)*a.Cols], d: a.D[i*a.Cols/blk : (i+1)*a.Cols/blk]}
-	if a.Kind == Act256 {
-		r.sums = a.Sums[i*a.Cols/Q8Block : (i+1)*a.Cols/Q8Block]
-	} else {
+	r.sums = a.Sums[i*a.Cols/Q8Block : (i+1)*a.Cols/Q8Block]
+	if a.Kind == Act32 {
 		r.dsums = a.DSums[i*a.Cols/Q8Block : (i+1)*a.Cols/Q8Block]
 	}
 	return r

@@ -75,35 +75,30 @@ var genericDots = map[quant.Type]func(x actRow, w []byte) float32{
 
 func half(b []byte) float32 { return quant.HalfToFloat(uint16(b[0]) | uint16(b[1])<<8) }
 
-// lanes32 adds the eight 4-element integer sums of one block of 32, each
-// scaled, to acc: acc[l] += float32(Σ_{e=4l}^{4l+3} w[e]·x[e])·scale, the
-// product rounded before the sum.
-func lanes32(acc *[8]float32, w *[32]int8, x []int8, scale float32) {
-	x = x[:32]
-	for l := range acc {
-		e := 4 * l
-		s := int32(w[e])*int32(x[e]) + int32(w[e+1])*int32(x[e+1]) + int32(w[e+2])*int32(x[e+2]) + int32(w[e+3])*int32(x[e+3])
-		acc[l] += float32(float32(s) * scale)
-	}
-}
-
-// dot32 is the product of the blocks-of-32 formats: each block's lanes,
-// scaled by d_w·d_x (one rounding), are added to the eight accumulators in
-// block order; the formats with a minimum add m_w·(d_x·Σq_x), one product a
-// block, to a running sum in block order, added last.
+// dot32 is the product of the blocks-of-32 formats: each block's exact
+// integer Σ w·x over its 32 elements, converted, times d_w·d_x (rounded
+// once), rounded, is added to one accumulator in block order; the formats
+// with a minimum add m_w·(d_x·Σq_x), one product a block, to a running sum
+// in block order, added last. One integer a block, not lanes of one, lets
+// a kernel keep a register's lanes for columns (or rows) and convert and
+// scale sixteen products at once.
 func dot32(x actRow, w []byte, size int, levels func(dst *[32]int8, blk []byte) (dw, mw float32, hasMin bool)) float32 {
-	var acc [8]float32
-	var mins float32
+	var acc, mins float32
 	var lv [32]int8
 	for b, dx := range x.d {
 		blk := w[b*size : (b+1)*size]
 		dw, mw, hasMin := levels(&lv, blk)
-		lanes32(&acc, &lv, x.q[32*b:], float32(dw*dx))
+		q := x.q[32*b : 32*b+32]
+		var s int32
+		for e, v := range lv {
+			s += int32(v) * int32(q[e])
+		}
+		acc += float32(float32(s) * float32(dw*dx))
 		if hasMin {
 			mins += float32(mw * x.dsums[b])
 		}
 	}
-	return reduceLanes(&acc) + mins
+	return acc + mins
 }
 
 func dotQ8_0(x actRow, w []byte) float32 {

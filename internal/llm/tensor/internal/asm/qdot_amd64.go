@@ -112,14 +112,10 @@ var quantKernelsOf = map[quant.Type]quantKernels{
 }
 
 // operands are the kernels' pointers into row i of x: its levels, its
-// scales, and (Act256) its sums per 32 elements, with the count of scales
-// a row.
+// scales, and its sums per 32 elements, with the count of scales a row.
 func (x *QActs) operands(i int) (q *int8, d *float32, sums *int32, nb int) {
 	nb = x.Cols / x.Kind.block()
-	if x.Kind == Act256 {
-		sums = &x.Sums[i*x.Cols/Q8Block]
-	}
-	return &x.Q[i*x.Cols], &x.D[i*nb], sums, nb
+	return &x.Q[i*x.Cols], &x.D[i*nb], &x.Sums[i*x.Cols/Q8Block], nb
 }
 
 // The assembly kernels come in four signatures, one row or several, with

@@ -54,9 +54,8 @@ func randActs(r *rand.Rand, kind ActKind, m, k, lim int, scale func() float32) *
 		for _, q := range x.Q[b*Q8Block : (b+1)*Q8Block] {
 			s += int32(q)
 		}
-		if kind == Act256 {
-			x.Sums = append(x.Sums, s)
-		} else {
+		x.Sums = append(x.Sums, s)
+		if kind == Act32 {
 			x.DSums = append(x.DSums, float32(x.D[b]*float32(s)))
 		}
 	}
@@ -189,8 +188,8 @@ func TestQuantizeActs(t *testing.T) {
 			for _, q := range a.Q[s*Q8Block : (s+1)*Q8Block] {
 				sum += int32(q)
 			}
-			if kind == Act256 && a.Sums[s] != sum {
-				t.Fatalf("Act256 sum %d: %d, want %d", s, a.Sums[s], sum)
+			if a.Sums[s] != sum {
+				t.Fatalf("sum %d: %d, want %d", s, a.Sums[s], sum)
 			}
 			if kind == Act32 && s != 3 && a.DSums[s] != float32(a.D[s]*float32(sum)) {
 				t.Fatalf("Act32 sum %d: %v, want %v", s, a.DSums[s], a.D[s]*float32(sum))
