@@ -8,7 +8,7 @@ import (
 
 // columnGrain aligns the column bands given to threads: every tile width of
 // the kernels divides it, so no band ends in a narrow remainder tile.
-const columnGrain = 24
+const columnGrain = 48
 
 // minParallelMACs is the size below which a product runs on the calling
 // thread alone: waking a worker costs more than it saves.

@@ -166,12 +166,12 @@ func columnBlock(m, n, rowBytes int) int {
 
 // rowBlock is columnBlock for the int8, quantised and half-precision
 // weights: all n rows of rowBytes each for a lone row of activations, else
-// as many as fit colBlockBytes, in multiples of 4 (their widest tile).
+// as many as fit colBlockBytes, in multiples of 16 (their widest tile).
 func rowBlock(m, n, rowBytes int) int {
 	if m <= 1 {
 		return n
 	}
-	return max(colBlockBytes/rowBytes/4*4, 4)
+	return max(colBlockBytes/rowBytes/16*16, 16)
 }
 
 func axpy(alpha float32, x, y []float32) {

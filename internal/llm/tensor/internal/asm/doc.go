@@ -88,12 +88,14 @@
 // block format, on the blocks' own bytes. Every step whose result is an
 // integer is exact, so only the float32 steps fix the order:
 //
-//   - blocks of 32 (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1): lane l (0 ≤ l < 8) of
-//     each block takes the integer Σ w·x over the block's elements
-//     4l … 4l+3, converts it, multiplies it by d_w·d_x (rounded once) and
-//     adds it to accumulator l, block after block; the lanes are folded as
-//     MatMulT's. Q4_1 and Q5_1 add m_w·(d_x·Σx), one rounded product a
-//     block, to a running sum in block order, added last;
+//   - blocks of 32 (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1): each block's 32
+//     products are summed exactly in one integer, which is converted,
+//     multiplied by d_w·d_x (rounded once), rounded, and added to the
+//     output's one accumulator, block after block. Q4_1 and Q5_1 add
+//     m_w·(d_x·Σx), one rounded product a block, to a running sum in block
+//     order, added last. With one integer a block, a register's lanes can
+//     hold sixteen columns, whose conversions and scalings are one step
+//     each and whose results need no folding;
 //   - super-blocks of 256 (Q4_K, Q5_K, Q6_K): lane l takes the exact
 //     integer p = Σ over the eight 32-element parts of sub-block scale ×
 //     Σ w·x over the part's elements 4l … 4l+3, and, for Q4_K and Q5_K,
@@ -110,15 +112,16 @@
 // compute these integers and roundings as the pure-Go versions do, so the
 // two give the same bits, whatever the tile, the row count or the thread;
 // the other formats run the pure-Go versions on every CPU. Where the CPU
-// has AVX-512 VNNI, groups of four rows (a prefill, a batch of decode
-// steps) take tiles of four rows by two or four columns in zmm registers
-// (gen_quant_avx512.go), which read the next tile's weights ahead, and the
-// rows left past the groups the same tiles cut to one row; decode (fewer
-// than four rows) of Q8_0, Q4_0 and Q5_0 reads the columns as two
-// sequential streams instead (qdot…Stream), 3–5× as fast from memory as
-// four neighbouring columns read without prefetches. In the tiles each
-// weight block is unpacked once for the tile's rows, the integers are
-// summed by VPDPWSSD or VPDPBUSD (exact, whatever the instruction) and the
-// float32 steps run on both columns at once, each as the pure-Go version
-// rounds it, so they give the same bits too.
+// has AVX-512 VNNI, Q8_0 and Q4_0 take sixteen columns at a time, column c
+// in lane c (gen_quant_cols.go), for one row (decode, and the rows a batch
+// leaves past its groups of four) and for four; Q4_K and Q6_K take tiles
+// of four rows by two columns in zmm registers (gen_quant_avx512.go,
+// gen_quant_ktile.go), the rows left past the groups the same tiles cut to
+// one row, and decode reads their columns as sequential streams
+// (qdot…Stream, gen_quant_stream.go). Each kernel reads the next columns'
+// weights ahead, which neighbouring columns, short streams, would
+// otherwise not be; each weight block is unpacked once for the rows, the
+// integers are summed by VPDPWSSD or VPDPBUSD (exact, whatever the
+// instruction) and every float32 step is the pure-Go version's on the same
+// values, so they give the same bits too.
 package asm

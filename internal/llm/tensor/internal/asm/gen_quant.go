@@ -867,9 +867,8 @@ func main() {
 	g.buf.WriteString("\n" + q6ScaleShuffle())
 	g.buf.WriteString("\n" + bitTables())
 	g.buf.WriteString("\n" + vnniConstants())
-	g.buf.WriteString("\n" + pairSpread())
-	g.buf.WriteString("\n" + tileScaleSpread())
 	g.buf.WriteString("\n" + streamConstants())
+	g.buf.WriteString("\n" + colsConstants())
 	for _, f := range formats32 {
 		g.kernel32(f)
 		g.kernel32Rows4(f)
@@ -890,17 +889,14 @@ func main() {
 	for _, rows := range []int{4, 1} {
 		g.kernelQ6KVNNI(rows)
 	}
-	for _, f := range formats32 {
-		g.kernel32Tile(f)
-		g.kernel32VNNI(f, 1)
-	}
-	g.kernel32VNNI(q8q8, 4)
-	g.kernel32Stream(formats32[0]) // Q8_0
-	for _, f := range streamFormats {
-		g.kernelStream(f)
-	}
+	g.kernelQ8Q8VNNI()
 	for _, f := range kStreamFormats {
 		g.kernelKStream(f)
+	}
+	for _, f := range colsFormats {
+		for _, rows := range []int{1, 4} {
+			g.kernelCols(f, rows)
+		}
 	}
 	out := strings.ReplaceAll(g.buf.String(), "\t\n", "\n")
 	if err := os.WriteFile("quant_amd64.s", []byte(out), 0o644); err != nil {

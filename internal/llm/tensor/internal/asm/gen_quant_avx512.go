@@ -1,15 +1,15 @@
 //go:build ignore
 
-// The AVX-512 VNNI tiles of gen_quant.go: four rows of activations
-// (prefill), or one (decode), by two or four columns of weights, in zmm
-// registers that hold two columns' lanes, or two parts of one block. Each
-// weight block is unpacked once for the tile's rows and each activation
-// row is read from the cache once per column, so a four-row tile does a
-// quarter of the unpacking and half the float32 steps per product of the
-// AVX2 Rows4 kernels. The integers are exact whatever instruction sums
-// them (VPDPWSSD, VPDPBUSD), and every float32 step is the pure-Go
-// version's, on the same values in the same order, so the tiles give the
-// same bits.
+// The AVX-512 VNNI tiles of gen_quant.go for Q4_K, Q6_K and MatMulTQ8Q8's
+// int8 weights: four rows of activations (prefill), or one, by two or
+// four columns of weights, in zmm registers that hold two columns' lanes,
+// or two parts of one block. Each weight block is unpacked once for the
+// tile's rows and each activation row is read from the cache once per
+// column, so a four-row tile does a quarter of the unpacking and half the
+// float32 steps per product of the AVX2 Rows4 kernels. The integers are
+// exact whatever instruction sums them (VPDPWSSD, VPDPBUSD), and every
+// float32 step is the pure-Go version's, on the same values in the same
+// order, so the tiles give the same bits.
 package main
 
 import (
@@ -333,91 +333,36 @@ func (g *gen) kernelQ6KVNNI(rows int) {
 	g.tileEnd(name, 2)
 }
 
-// vnniCol4Addr is column c of a four-column tile at byte off of the
-// current block: columns are wstride (BX) apart, R12 is column 3.
-func vnniCol4Addr(c, off int) string {
-	return fmt.Sprintf([...]string{"%d(R9)", "%d(R9)(BX*1)", "%d(R9)(BX*2)", "%d(R12)"}[c], off)
-}
-
-// kernel32VNNI emits qdot<NAME>Tile1 (one row of activations: the rows a
-// batch leaves past its groups of four; kernel32Tile takes the four) and
-// qdotQ8Q8Tile (four rows): rows of activations (k apart) by n columns of
-// a blocks-of-32 format (n a multiple of 4), four columns at a time, each zmm holding two columns' eight lanes (column 2p in lanes
-// 0–7, 2p+1 in 8–15). The levels are made unsigned — Q8_0's plus 128 (its
-// sign bit flipped), Q4_0's nibbles and Q5_0's five bits as stored, biased
-// by 8 and 16 — and the row's 32 bytes broadcast to both halves; VPDPBUSD
-// adds the 4-element sums of the unsigned levels times x to −bias·Σx,
-// which is kernel32's exact Σ w·x per lane. Then, as kernel32: converted,
-// times d_w·d_x rounded once, rounded, added to the lane's accumulator,
-// block after block.
+// kernelQ8Q8VNNI emits qdotQ8Q8Tile: four rows of activations (k apart)
+// by n columns of MatMulTQ8Q8's int8 weights (plain rows of k bytes,
+// wstride apart, n a multiple of 4), four columns at a time, each zmm
+// holding two columns' eight lanes (column 2p in lanes 0–7, 2p+1 in 8–15).
+// The levels are made unsigned (plus 128: their sign bit flipped) and the
+// row's 32 bytes broadcast to both halves; VPDPBUSD adds the 4-element sums
+// of the unsigned levels times x to −128·Σx (per row and block), which is
+// the exact Σ w·x of each lane. Then, as matmulTQ8Q8Generic: converted,
+// times the two blocks' scales rounded once, rounded, added to the lane's
+// accumulator, block after block.
 //
-// −bias·Σx depends on the row and the block, not on the column: the tiles
-// of the GGUF formats compute it once a call, for their rows' blocks, into
-// bias (k int32 a row, as x's k bytes: the same offsets), and each row and
-// column pair starts its sums from a load of it, where it took three steps
-// a row and block for every four columns. Q4_0's and Q5_0's nibbles of a
-// column pair are spread by one VPERMB (from their 16 bytes each, put side
-// by side), one VPSRLVW and a mask, and Q5_0's fifth bits by one more
-// VPERMB, a VPTESTMB and a masked VPADDB of 16, as in kernelStream.
-//
-// Registers: SI row 0 of the activations at the block, R10 = k, R11 = 3k,
-// R14 row 0's −bias·Σx at the block; R9 column 0's block, R12 column 3's,
-// BX the column stride; DI dst; CX columns left; DX = 4 × the block index,
-// R8 = 4 × the block count; 0(SP) the tile's first column; AX scratch.
-// Z0–Z7 the accumulators (row r, column pair p in Z(2r+p)), Z8–Z9 the
-// pairs' unsigned levels, Z10–Z11 their weights' scales, Z12 the row's
-// bytes, Z13–Z16 the pairs' sums and scales, Z17–Z18 scratch, Z19
-// bitSelect (Q5_0), Z20 the bias bytes, Z21 the nibble mask, Z23 zero, Z25
-// the nibbles' byte indices, Z26 their word shifts, Z27 the fifth bits'
-// byte indices; K2 the levels with a fifth bit.
-//
-// q8q8 (qdotQ8Q8Tile, MatMulTQ8Q8's int8 weights) is Q8_0's tile on a
-// matrix of plain int8 rows (k bytes, wstride apart) whose float32 scales
-// lie apart, nb per column from ws: R13 points at column 0's scale of the
-// block, R14 = 4·nb, 8(SP) the tile's first. It computes −bias·Σx per row
-// and block (Z13, scale in Z14).
-func (g *gen) kernel32VNNI(f format32, rows int) {
-	name := tileName(f.name, rows)
-	split := f.name == q8q8.name
-	nibbles, five := f.name != "Q8_0" && !split, f.name == "Q5_0"
-	lvOff := 2
-	switch {
-	case five:
-		lvOff = 6
-	case split:
-		lvOff = 0
-	}
-	if split {
-		fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int, ws *float32)\n", name)
-		fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $16-80\n", name)
-		g.p("MOVQ ws+72(FP), R13")
-		g.p("MOVQ nb+64(FP), R14")
-		g.p("SHLQ $2, R14")
-	} else {
-		fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int, bias *int32)\n", name)
-		fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $8-80\n", name)
-	}
+// Registers: SI row 0 of the activations at the block, R10 = k, R11 = 3k;
+// R9 column 0's block, R12 column 3's, BX the column stride; R13 column
+// 0's scale of the block, R14 = 4·nb (the columns' scales lie nb apart),
+// 8(SP) the tile's first; DI dst; CX columns left; DX = 4 × the block
+// index, R8 = 4 × the block count; 0(SP) the tile's first column; AX
+// scratch. Z0–Z7 the accumulators (row r, column pair p in Z(2r+p)),
+// Z8–Z9 the pairs' unsigned levels, Z10–Z11 their scales, Z12 the row's
+// bytes, Z13 its −128·Σx, Z14 its scale, Z15–Z16 the pairs' sums and
+// scales, Z17–Z18 scratch, Z20 the sign bits, Z23 zero.
+func (g *gen) kernelQ8Q8VNNI() {
+	const rows, name = 4, "qdotQ8Q8Tile"
+	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int, ws *float32)\n", name)
+	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $16-80\n", name)
+	g.p("MOVQ ws+72(FP), R13")
+	g.p("MOVQ nb+64(FP), R14")
+	g.p("SHLQ $2, R14")
 	g.tile32Args()
-	switch {
-	case five:
-		g.p("VPBROADCASTD sixteens<>(SB), Z20")
-		g.p("VPBROADCASTD nibbleMask<>(SB), Z21")
-		g.p("VMOVDQU64 bitSelect<>(SB), Z19")
-		g.p("VMOVDQU64 tileHigh<>(SB), Z27")
-	case nibbles:
-		g.p("VPBROADCASTD eights<>(SB), Z20")
-		g.p("VPBROADCASTD nibbleMask<>(SB), Z21")
-	default:
-		g.p("VPBROADCASTD signBits<>(SB), Z20")
-	}
-	if nibbles {
-		g.p("VMOVDQU64 tileNibbles<>(SB), Z25")
-		g.p("VMOVDQU64 q4StreamShifts<>(SB), Z26")
-	}
+	g.p("VPBROADCASTD signBits<>(SB), Z20")
 	g.p("VPXORD Z23, Z23, Z23")
-	if !split {
-		g.tileBias(name, rows, 20, 23)
-	}
 	g.label(name + "_tile")
 	g.p("CMPQ CX, $4")
 	g.p("JLT %s_done", name)
@@ -425,63 +370,28 @@ func (g *gen) kernel32VNNI(f format32, rows int) {
 		g.p("VPXORD %s, %s, %s", z(i), z(i), z(i))
 	}
 	g.p("MOVQ R9, 0(SP)")
-	if split {
-		g.p("MOVQ R13, 8(SP)")
-	}
+	g.p("MOVQ R13, 8(SP)")
 	g.p("LEAQ (R9)(BX*2), R12")
 	g.p("ADDQ BX, R12")
-	if !split {
-		g.p("LEAQ (R9)(BX*4), R13")
-		g.p("MOVQ bias+72(FP), R14")
-	}
 	g.p("MOVQ x+16(FP), SI")
 	g.p("XORQ DX, DX")
 	g.label(name + "_loop")
-	if !split {
-		g.prefetchAhead("R13", 4*f.bytes)
-	}
+	cols := [...]string{"(R9)", "(R9)(BX*1)", "(R9)(BX*2)", "(R12)"}
 	for p := range 2 {
-		c0, c1 := 2*p, 2*p+1
 		lv := 8 + p
-		if nibbles {
-			// The columns' 16 bytes side by side, spread to [c0 low, c0
-			// high, c1 low, c1 high] nibbles: c0's 32 levels and c1's.
-			g.p("VMOVDQU32 %s, X17", vnniCol4Addr(c0, lvOff))
-			g.p("VINSERTI32X4 $1, %s, Y17, Y17", vnniCol4Addr(c1, lvOff))
-			g.p("VPERMB Z17, Z25, %s", z(lv))
-			g.p("VPSRLVW Z26, %s, %s", z(lv), z(lv))
-			g.p("VPANDD Z21, %s, %s", z(lv), z(lv))
-			if five {
-				// Byte e/8 of each column's high bits to its level e, bit
-				// e mod 8 tested, 16 added where it is set.
-				g.p("VMOVD %s, X18", vnniCol4Addr(c0, 2))
-				g.p("VPINSRD $1, %s, X18, X18", vnniCol4Addr(c1, 2))
-				g.p("VPERMB Z18, Z27, Z17")
-				g.p("VPTESTMB Z19, Z17, K2")
-				g.p("VPADDB Z20, %s, K2, %s", z(lv), z(lv))
-			}
+		g.p("VMOVDQU32 %s, Y17", cols[2*p])
+		g.p("VINSERTI64X4 $1, %s, Z17, Z17", cols[2*p+1])
+		g.p("VPXORD Z20, Z17, %s", z(lv))
+		// The columns' float32 scales, nb·4 bytes (R14) apart.
+		if p == 0 {
+			g.p("VBROADCASTSS (R13), Y10")
+			g.p("VBROADCASTSS (R13)(R14*1), Y18")
 		} else {
-			g.p("VMOVDQU32 %s, Y17", vnniCol4Addr(c0, lvOff))
-			g.p("VINSERTI64X4 $1, %s, Z17, Z17", vnniCol4Addr(c1, lvOff))
-			g.p("VPXORD Z20, Z17, %s", z(lv))
+			g.p("LEAQ (R13)(R14*2), AX")
+			g.p("VBROADCASTSS (AX), Y11")
+			g.p("VBROADCASTSS (AX)(R14*1), Y18")
 		}
-		if split {
-			// The columns' float32 scales, nb·4 bytes (R14) apart.
-			if p == 0 {
-				g.p("VBROADCASTSS (R13), Y10")
-				g.p("VBROADCASTSS (R13)(R14*1), Y18")
-			} else {
-				g.p("LEAQ (R13)(R14*2), AX")
-				g.p("VBROADCASTSS (AX), Y11")
-				g.p("VBROADCASTSS (AX)(R14*1), Y18")
-			}
-			g.p("VINSERTF32X8 $1, Y18, Z%d, Z%d", 10+p, 10+p)
-			continue
-		}
-		g.p("VPBROADCASTW %s, X%d", vnniCol4Addr(c0, 0), 10+p)
-		g.p("VPBROADCASTW %s, X18", vnniCol4Addr(c1, 0))
-		g.p("VINSERTI32X4 $1, X18, Y%d, Y%d", 10+p, 10+p)
-		g.p("VCVTPH2PS Y%d, Z%d", 10+p, 10+p)
+		g.p("VINSERTF32X8 $1, Y18, Z%d, Z%d", 10+p, 10+p)
 	}
 	g.p("MOVQ xd+24(FP), AX")
 	g.p("ADDQ DX, AX")
@@ -490,48 +400,30 @@ func (g *gen) kernel32VNNI(f format32, rows int) {
 			g.p("ADDQ R8, AX")
 		}
 		g.p("VBROADCASTI64X4 %s, Z12", vnniRowAddr(r, 0))
-		if split {
-			g.p("VPXORD Z13, Z13, Z13")
-			g.p("VPDPBUSD Z12, Z20, Z13")
-			g.p("VPSUBD Z13, Z23, Z13")
-			g.p("VBROADCASTSS (AX), Z14")
-			for p := range 2 {
-				g.p("VMOVDQA64 Z13, Z15")
-				g.p("VPDPBUSD Z12, %s, Z15", z(8+p))
-				g.p("VCVTDQ2PS Z15, Z15")
-				g.p("VMULPS Z14, %s, Z16", z(10+p))
-				g.p("VMULPS Z16, Z15, Z15")
-				g.p("VADDPS Z15, %s, %s", z(2*r+p), z(2*r+p))
-			}
-			continue
-		}
+		g.p("VPXORD Z13, Z13, Z13")
+		g.p("VPDPBUSD Z12, Z20, Z13")
+		g.p("VPSUBD Z13, Z23, Z13")
+		g.p("VBROADCASTSS (AX), Z14")
 		for p := range 2 {
-			sum, scale := 15-2*p, 16-2*p
-			g.p("VBROADCASTI64X4 %s, %s", strings.Replace(vnniRowAddr(r, 0), "SI", "R14", 1), z(sum))
-			g.p("VPDPBUSD Z12, %s, %s", z(8+p), z(sum))
-			g.p("VCVTDQ2PS %s, %s", z(sum), z(sum))
-			g.p("VMULPS.BCST (AX), %s, %s", z(10+p), z(scale))
-			g.p("VMULPS %s, %s, %s", z(scale), z(sum), z(sum))
-			g.p("VADDPS %s, %s, %s", z(sum), z(2*r+p), z(2*r+p))
+			g.p("VMOVDQA64 Z13, Z15")
+			g.p("VPDPBUSD Z12, %s, Z15", z(8+p))
+			g.p("VCVTDQ2PS Z15, Z15")
+			g.p("VMULPS Z14, %s, Z16", z(10+p))
+			g.p("VMULPS Z16, Z15, Z15")
+			g.p("VADDPS Z15, %s, %s", z(2*r+p), z(2*r+p))
 		}
 	}
 	g.p("ADDQ $32, SI")
-	g.p("ADDQ $%d, R9", f.bytes)
-	g.p("ADDQ $%d, R12", f.bytes)
-	if split {
-		g.p("ADDQ $4, R13")
-	} else {
-		g.p("ADDQ $32, R14")
-	}
+	g.p("ADDQ $32, R9")
+	g.p("ADDQ $32, R12")
+	g.p("ADDQ $4, R13")
 	g.p("ADDQ $4, DX")
 	g.p("CMPQ DX, R8")
 	g.p("JLT %s_loop", name)
 	g.vnniStore(rows, func(r, p int) int { return 2*r + p }, 2)
 	g.nextTile(4)
-	if split {
-		g.p("MOVQ 8(SP), R13")
-		g.p("LEAQ (R13)(R14*4), R13")
-	}
+	g.p("MOVQ 8(SP), R13")
+	g.p("LEAQ (R13)(R14*4), R13")
 	g.tileLoopEnd(name)
 }
 
@@ -549,29 +441,6 @@ func (g *gen) tile32Args() {
 	g.p("LEAQ (R10)(R10*2), R11")
 }
 
-// tileBias writes −bias·Σx of each 4 levels of the tile's rows (rows·k
-// bytes from x, contiguous) to bias, a block (32 levels, 8 int32) a step:
-// the bias bytes in y(bytes), zero in y(zero); Y12, Y13, AX and SI
-// scratch, R14 left past the last block's.
-func (g *gen) tileBias(name string, rows, bytes, zero int) {
-	g.p("MOVQ x+16(FP), SI")
-	g.p("MOVQ bias+72(FP), R14")
-	g.p("MOVQ nb+64(FP), AX")
-	if rows > 1 {
-		g.p("IMULQ $%d, AX", rows)
-	}
-	g.label(name + "_bias")
-	g.p("VMOVDQU (SI), Y12")
-	g.p("VPXORD Y13, Y13, Y13")
-	g.p("VPDPBUSD Y12, %s, Y13", y(bytes))
-	g.p("VPSUBD Y13, %s, Y13", y(zero))
-	g.p("VMOVDQU Y13, (R14)")
-	g.p("ADDQ $32, SI")
-	g.p("ADDQ $32, R14")
-	g.p("DECQ AX")
-	g.p("JNZ %s_bias", name)
-}
-
 // prefetchAhead asks for the cache lines of the next step of a stream of
 // weights at reg, step bytes, and advances reg: a tile of neighbouring
 // columns reads them as short streams that the hardware prefetcher does
@@ -584,10 +453,6 @@ func (g *gen) prefetchAhead(reg string, step int) {
 	}
 	g.p("ADDQ $%d, %s", step, reg)
 }
-
-// q8q8 is the layout of MatMulTQ8Q8's weights as kernel32VNNI takes it:
-// 32 levels a block, the scales elsewhere.
-var q8q8 = format32{name: "Q8Q8", bytes: 32, full: true}
 
 // vnniConstants are the tables of the VNNI tiles: for part cp of a Q4_K
 // super-block, the word indices that spread scale 2cp over the low half of
@@ -628,160 +493,7 @@ func vnniConstants() string {
 		}
 	}
 	b.WriteString("GLOBL q6kHighShifts<>(SB), RODATA|NOPTR, $128\n\n")
-	// kernel32VNNI: byte i of a column pair's levels takes byte i mod 16
-	// of its column's nibbles (column i/32's at 16·(i/32)), and byte
-	// (i mod 32)/8 of its column's high bits (at 4·(i/32)).
-	for q := range 8 {
-		var nib, high uint64
-		for e := range 8 {
-			i := 8*q + e
-			nib |= uint64(16*(i/32)+i%16) << (8 * e)
-			high |= uint64(4*(i/32)+i%32/8) << (8 * e)
-		}
-		fmt.Fprintf(&b, "DATA tileNibbles<>+%d(SB)/8, $0x%016x\n", 8*q, nib)
-		fmt.Fprintf(&b, "DATA tileHigh<>+%d(SB)/8, $0x%016x\n", 8*q, high)
-	}
-	b.WriteString("GLOBL tileNibbles<>(SB), RODATA|NOPTR, $64\n")
-	b.WriteString("GLOBL tileHigh<>(SB), RODATA|NOPTR, $64\n")
 	return b.String()
-}
-
-// kernel32Stream emits qdot<NAME>Stream: one row of activations by n
-// columns of Q8_0 (decode; Q4_0 and Q5_0 take kernelStream, in
-// gen_quant_stream.go). The columns are read as two
-// sequential streams, column j beside column j+n/2 (four neighbouring
-// columns at a time are four short streams, one per row of weights, which
-// the hardware prefetcher follows poorly: 4× slower from memory, as fast
-// from the cache), so that the two columns' sums are two independent
-// chains of additions; an odd last column runs alone. Each column takes
-// two blocks per zmm, block b in lanes 0–7 and b+1 in lanes 8–15: the
-// levels are made unsigned and VPDPBUSD sums them against x on top of
-// −bias·Σx (shared by the columns), as kernel32VNNI; the blocks' two scales
-// d_w·d_x are rounded once each, on two lanes, and spread to their halves.
-// After the conversion and the product (each rounded), block b's lanes are
-// added to the column's accumulator and then block b+1's: kernel32's steps
-// in its order. An odd last block runs the same steps on ymm registers.
-//
-// Registers: SI the activations at the block, R8 their scales; R9 and R12
-// the two columns, R10 and R11 their blocks, BX the column stride; DI dst
-// of the first, 0(SP) the distance to the second's; CX column pairs left;
-// R13 the block count, R14 the blocks left; AX, DX scratch. Y0, Y1 the
-// accumulators; Z12 x, Z26 −bias·Σx, Z15 the two blocks' d_x; per column
-// the levels (Z8, Z9), sums (Z13, Z16), scales (Z14, Z29) and scratch
-// (Z17–Z18, Z27–Z28); Z20 the sign bits, Z23 zero, Z25 the spread of two
-// scales.
-func (g *gen) kernel32Stream(f format32) {
-	name := "qdot" + f.name + "Stream"
-	const lvOff = 2
-	type column struct {
-		blk                         string
-		acc, lv, sum, scale, t1, t2 int
-	}
-	cols := []column{{"R10", 0, 8, 13, 14, 17, 18}, {"R11", 1, 9, 16, 29, 27, 28}}
-	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, x *int8, xd *float32, w *byte, wstride int, n int, nb int)\n", name)
-	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $8-56\n", name)
-	g.p("MOVQ dst+0(FP), DI")
-	g.p("MOVQ w+24(FP), R9")
-	g.p("MOVQ wstride+32(FP), BX")
-	g.p("MOVQ n+40(FP), CX")
-	g.p("MOVQ nb+48(FP), R13")
-	g.p("VPBROADCASTD signBits<>(SB), Z20")
-	g.p("VPXORD Z23, Z23, Z23")
-	g.p("VMOVDQU64 pairSpread<>(SB), Z25")
-	// The second stream starts at column n/2: R12 and dst + 0(SP).
-	g.p("SHRQ $1, CX")
-	g.p("MOVQ CX, AX")
-	g.p("IMULQ BX, AX")
-	g.p("LEAQ (R9)(AX*1), R12")
-	g.p("LEAQ (CX*4), AX")
-	g.p("MOVQ AX, 0(SP)")
-	for _, single := range []bool{false, true} {
-		pfx := name + "_two"
-		cs := cols
-		if single {
-			pfx, cs = name+"_one", cols[:1]
-			// The odd last column, column n−1, is the second stream's next.
-			g.p("TESTQ $1, n+40(FP)")
-			g.p("JZ %s_done", name)
-			g.p("MOVQ R12, R9")
-			g.p("ADDQ 0(SP), DI")
-			g.p("MOVQ $1, CX")
-		}
-		accs := []int{}
-		for _, c := range cs {
-			accs = append(accs, c.acc)
-		}
-		g.streamColumn(pfx, accs)
-		if !single {
-			g.p("MOVQ R12, R11")
-		}
-		g.p("MOVQ R13, R14")
-		g.label(pfx + "_pair")
-		g.p("CMPQ R14, $2")
-		g.p("JLT %s_tail", pfx)
-		g.streamActs(true)
-		for _, c := range cs {
-			g.streamPair(f, c.blk, lvOff, c.acc, c.lv, c.sum, c.scale, c.t1, c.t2)
-		}
-		g.p("ADDQ $64, SI")
-		g.p("ADDQ $8, R8")
-		for _, c := range cs {
-			g.p("ADDQ $%d, %s", 2*f.bytes, c.blk)
-		}
-		g.p("SUBQ $2, R14")
-		g.p("JMP %s_pair", pfx)
-		g.label(pfx + "_tail")
-		g.p("CMPQ R14, $1")
-		g.p("JLT %s_store", pfx)
-		g.streamActs(false)
-		for _, c := range cs {
-			g.streamTail(f, c.blk, lvOff, c.acc, c.lv, c.sum, c.scale, c.t1, c.t2)
-		}
-		g.streamStore(pfx, accs)
-		if !single {
-			g.p("ADDQ BX, R12")
-		}
-		g.p("JMP %s_col", pfx)
-		g.label(pfx + "_end")
-	}
-	g.label(name + "_done")
-	g.p("VZEROUPPER")
-	g.p("RET")
-}
-
-// streamColumn opens a column step of the stream kernels: to pfx_end
-// when no column is left (CX), else the accumulators y(accs) zeroed, SI
-// and R8 at the activations and their scales, R10 at the column (R9).
-func (g *gen) streamColumn(pfx string, accs []int) {
-	g.label(pfx + "_col")
-	g.p("CMPQ CX, $1")
-	g.p("JLT %s_end", pfx)
-	for _, a := range accs {
-		g.p("VXORPS %s, %s, %s", y(a), y(a), y(a))
-	}
-	g.p("MOVQ x+8(FP), SI")
-	g.p("MOVQ xd+16(FP), R8")
-	g.p("MOVQ R9, R10")
-}
-
-// streamActs loads the activations of a pair of blocks (Z12) or of a lone
-// block (Y12), their −bias·Σx (Z26, Y26; the bias bytes in Z20, zero in
-// Z23), and their scales: the pair's two in X15, the block's broadcast
-// over Y15.
-func (g *gen) streamActs(pair bool) {
-	v, load := y, "VMOVDQU"
-	if pair {
-		v, load = z, "VMOVDQU64"
-	}
-	g.p("%s (SI), %s", load, v(12))
-	g.p("VPXORD %s, %s, %s", v(26), v(26), v(26))
-	g.p("VPDPBUSD %s, %s, %s", v(12), v(20), v(26))
-	g.p("VPSUBD %s, %s, %s", v(26), v(23), v(26))
-	if pair {
-		g.p("VMOVQ (R8), X15")
-	} else {
-		g.p("VBROADCASTSS (R8), Y15")
-	}
 }
 
 // streamStore stores the sums of y(accs), the streams' columns, 0(SP)
@@ -798,59 +510,6 @@ func (g *gen) streamStore(pfx string, accs []int) {
 	g.p("ADDQ $4, DI")
 	g.p("DECQ CX")
 	g.p("ADDQ BX, R9")
-}
-
-// streamPair adds the products of blocks b and b+1 of the column whose
-// block is at blk to y(acc) (kernel32Stream; x in Z12, −bias·Σx in Z26,
-// the blocks' d_x in X15).
-func (g *gen) streamPair(f format32, blk string, lvOff, acc, lv, sum, scale, t1, t2 int) {
-	b1 := f.bytes
-	g.p("VMOVDQU32 %d(%s), %s", lvOff, blk, y(t1))
-	g.p("VINSERTI64X4 $1, %d(%s), %s, %s", b1+lvOff, blk, z(t1), z(t1))
-	g.p("VPXORD Z20, %s, %s", z(t1), z(lv))
-	g.p("VMOVDQA64 Z26, %s", z(sum))
-	g.p("VPDPBUSD Z12, %s, %s", z(lv), z(sum))
-	g.p("VCVTDQ2PS %s, %s", z(sum), z(sum))
-	// d_w of both blocks as two halves, widened, times their d_x.
-	g.p("MOVWLZX (%s), AX", blk)
-	g.p("MOVWLZX %d(%s), DX", b1, blk)
-	g.p("SHLL $16, DX")
-	g.p("ORL DX, AX")
-	g.p("VMOVD AX, %s", x(scale))
-	g.p("VCVTPH2PS %s, %s", x(scale), x(scale))
-	g.p("VMULPS X15, %s, %s", x(scale), x(scale))
-	g.p("VPERMPS %s, Z25, %s", z(scale), z(scale))
-	g.p("VMULPS %s, %s, %s", z(scale), z(sum), z(sum))
-	g.p("VADDPS %s, %s, %s", y(sum), y(acc), y(acc))
-	g.p("VEXTRACTF32X8 $1, %s, %s", z(sum), y(sum))
-	g.p("VADDPS %s, %s, %s", y(sum), y(acc), y(acc))
-}
-
-// streamTail adds the products of one block of the column whose block is
-// at blk to y(acc) on ymm registers (x in Y12, −bias·Σx in Y26, d_x in
-// Y15).
-func (g *gen) streamTail(f format32, blk string, lvOff, acc, lv, sum, scale, t1, t2 int) {
-	g.p("VMOVDQU32 %d(%s), %s", lvOff, blk, y(t1))
-	g.p("VPXORD Y20, %s, %s", y(t1), y(lv))
-	g.p("VMOVDQA64 Y26, %s", y(sum))
-	g.p("VPDPBUSD Y12, %s, %s", y(lv), y(sum))
-	g.p("VCVTDQ2PS %s, %s", y(sum), y(sum))
-	g.p("VPBROADCASTW (%s), %s", blk, x(scale))
-	g.p("VCVTPH2PS %s, %s", x(scale), y(scale))
-	g.p("VMULPS Y15, %s, %s", y(scale), y(scale))
-	g.p("VMULPS %s, %s, %s", y(scale), y(sum), y(sum))
-	g.p("VADDPS %s, %s, %s", y(sum), y(acc), y(acc))
-}
-
-// pairSpread is VPERMPS's index of kernel32Stream: float 0 to lanes 0–7,
-// float 1 to lanes 8–15.
-func pairSpread() string {
-	var b strings.Builder
-	for q := range 8 {
-		fmt.Fprintf(&b, "DATA pairSpread<>+%d(SB)/8, $0x%016x\n", 8*q, uint64(q/4)*0x0000000100000001)
-	}
-	b.WriteString("GLOBL pairSpread<>(SB), RODATA|NOPTR, $64\n")
-	return b.String()
 }
 
 // q6kRecord is the bytes of a pair of Q6_K columns' levels a super-block as

@@ -129,12 +129,6 @@ func qdotQ6_KTile(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, w
 func qdotQ6_KCols(scratch *int32, w *byte, wstride int, n int, nb int)
 
 //go:noescape
-func qdotQ8_0Tile(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int, bias *int32)
-
-//go:noescape
-func qdotQ4_0Tile(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int, bias *int32)
-
-//go:noescape
 func qdotQ4_KTile1(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int, w *byte, wstride int, n int, nb int)
 
 //go:noescape
@@ -144,37 +138,31 @@ func qdotQ6_KTile1(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, 
 func qdotQ8Q8Tile(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int, ws *float32)
 
 //go:noescape
-func qdotQ8_0Tile1(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int, bias *int32)
-
-//go:noescape
-func qdotQ4_0Tile1(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int, bias *int32)
-
-//go:noescape
 func qdotQ5_0Row(dst *float32, x *int8, xd *float32, w *byte, wstride int, n int, nb int)
 
 //go:noescape
 func qdotQ5_0Rows4(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)
 
 //go:noescape
-func qdotQ5_0Tile(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int, bias *int32)
-
-//go:noescape
-func qdotQ5_0Tile1(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int, bias *int32)
-
-//go:noescape
-func qdotQ8_0Stream(dst *float32, x *int8, xd *float32, w *byte, wstride int, n int, nb int)
-
-//go:noescape
-func qdotQ4_0Stream(dst *float32, x *int8, xd *float32, w *byte, wstride int, n int, nb int)
-
-//go:noescape
-func qdotQ5_0Stream(dst *float32, x *int8, xd *float32, w *byte, wstride int, n int, nb int)
-
-//go:noescape
 func qdotQ4_KStream(dst *float32, x *int8, xd *float32, xs *int32, w *byte, wstride int, n int, nb int)
 
 //go:noescape
 func qdotQ6_KStream(dst *float32, x *int8, xd *float32, xs *int32, w *byte, wstride int, n int, nb int)
+
+// Declarations of the sixteen-column VNNI kernels of the blocks-of-32
+// formats (gen_quant_cols.go).
+
+//go:noescape
+func qdotQ8_0Cols1(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int, w *byte, wstride int, n int, nb int, scratch *int32)
+
+//go:noescape
+func qdotQ8_0Cols4(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int, w *byte, wstride int, n int, nb int, scratch *int32)
+
+//go:noescape
+func qdotQ4_0Cols1(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int, w *byte, wstride int, n int, nb int, scratch *int32)
+
+//go:noescape
+func qdotQ4_0Cols4(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int, w *byte, wstride int, n int, nb int, scratch *int32)
 
 //go:noescape
 func halfDotF16Rows4(dst *float32, ldd int, a *float32, lda int, w *byte, n int, k int)

@@ -20,31 +20,28 @@ type quantKernels struct {
 	// rows4 is the AVX2 product of four rows, each block unpacked once
 	// for the four (prefill).
 	rows4 quantKernel
-	// stream is the AVX-512 VNNI product of one row that reads the
-	// columns as sequential streams (j beside j+n/2; Q4_0's and Q5_0's,
-	// bound by their instructions rather than memory, four:
-	// gen_quant_stream.go), two blocks per instruction, or Q4_K's half a
-	// super-block's levels: decode.
+	// stream is the AVX-512 VNNI product of one row: decode. Q8_0's and
+	// Q4_0's is their sixteen-column kernel (gen_quant_cols.go); Q4_K's
+	// and Q6_K's read the columns as sequential streams (j beside j+n/2,
+	// gen_quant_stream.go), half a super-block's levels per instruction.
 	stream quantKernel
 	// tile and tile1 are the AVX-512 VNNI products of four rows and of
 	// one row by n columns, n a multiple of tileCols. They read the next
 	// tile's weights ahead (prefetchAhead in gen_quant_avx512.go):
 	// without it, their neighbouring columns are short streams the
 	// hardware prefetcher does not follow, and at 8 rows and 17 MiB of
-	// weights the four-row tile ran at 0.56× the AVX2 four-row kernel on
-	// Q8_0, 0.97× on Q4_K; with it, 1.6× and 1.5× (on Q4_0, Q5_0 and
-	// Q6_K 1.7–2.4×; at 256 rows 1.6–2.1×).
+	// weights the four-row tile of Q4_K ran at 0.97× the AVX2 four-row
+	// kernel; with it, 1.5× (Q6_K's 1.7–2.4×).
 	tile, tile1 quantKernel
 	tileCols    int
 	// tileScratch is the int32 count of the tiles' scratch for rows of k
-	// activations, where they take one: the blocks-of-32 formats' −bias·Σx
-	// of their rows' blocks and (four rows) the rows' scales block after
-	// block (kernel32Tile, kernel32VNNI), which depend on neither the
-	// column nor the tile, so they are laid out once a call, and (four
-	// rows) a tile's scale products block after block; Q4_K's four rows'
-	// bytes, sums and scales in row pairs, laid out once a call, and the
-	// records of prepareCols columns (kernelQ4KTile); Q6_K's levels of
-	// prepareCols columns (kernelQ6KVNNI).
+	// activations, where they take one: the blocks-of-32 formats' rows'
+	// bytes, −Σx << shift and scales block after block (cols32Scratch),
+	// which depend on neither the column nor the tile, so they are laid
+	// out once a call; Q4_K's four rows' bytes, sums and scales in row
+	// pairs, laid out once a call, and the records of prepareCols columns
+	// (kernelQ4KTile); Q6_K's levels of prepareCols columns
+	// (kernelQ6KVNNI).
 	tileScratch func(k int) int
 	// prepare, where set, lays out in the scratch what the four-row tile
 	// reads of n columns (n ≤ prepareCols(k), a multiple of tileCols)
@@ -55,8 +52,10 @@ type quantKernels struct {
 	prepareCols func(k int) int
 }
 
-// bias32Scratch is the tiles' scratch of the blocks-of-32 formats.
-func bias32Scratch(k int) int { return k + k/8 + k/2 } // ≤ 104 KiB at k = 16384
+// cols32Scratch is the four-row scratch of the blocks-of-32 formats: per
+// block of 32, the rows' bytes, −Σx << shift and scales (colsBlock in
+// gen_quant_cols.go): 80 KiB at k = 16384.
+func cols32Scratch(k int) int { return k / Q8Block * 160 / 4 }
 
 // q4kScratch is qdotQ4_KTile's scratch: per super-block its rows' record
 // (1280 bytes, gen_quant_ktile.go) and the records of q4kCols columns (96
@@ -87,17 +86,14 @@ func q4kPrepare(scratch []int32, w *byte, wstride, n, nb int) {
 
 var quantKernelsOf = map[quant.Type]quantKernels{
 	quant.Q8_0: {
-		row: oneRow(qdotQ8_0Row), rows4: rows(qdotQ8_0Rows4), stream: oneRow(qdotQ8_0Stream),
-		tile: rowsScratch(qdotQ8_0Tile), tile1: rowsScratch(qdotQ8_0Tile1), tileCols: 4, tileScratch: bias32Scratch,
+		row: oneRow(qdotQ8_0Row), rows4: rows(qdotQ8_0Rows4), stream: rowsSumsScratch(qdotQ8_0Cols1),
+		tile: rowsSumsScratch(qdotQ8_0Cols4), tile1: rowsSumsScratch(qdotQ8_0Cols1), tileCols: 16, tileScratch: cols32Scratch,
 	},
 	quant.Q4_0: {
-		row: oneRow(qdotQ4_0Row), rows4: rows(qdotQ4_0Rows4), stream: oneRow(qdotQ4_0Stream),
-		tile: rowsScratch(qdotQ4_0Tile), tile1: rowsScratch(qdotQ4_0Tile1), tileCols: 4, tileScratch: bias32Scratch,
+		row: oneRow(qdotQ4_0Row), rows4: rows(qdotQ4_0Rows4), stream: rowsSumsScratch(qdotQ4_0Cols1),
+		tile: rowsSumsScratch(qdotQ4_0Cols4), tile1: rowsSumsScratch(qdotQ4_0Cols1), tileCols: 16, tileScratch: cols32Scratch,
 	},
-	quant.Q5_0: {
-		row: oneRow(qdotQ5_0Row), rows4: rows(qdotQ5_0Rows4), stream: oneRow(qdotQ5_0Stream),
-		tile: rowsScratch(qdotQ5_0Tile), tile1: rowsScratch(qdotQ5_0Tile1), tileCols: 4, tileScratch: bias32Scratch,
-	},
+	quant.Q5_0: {row: oneRow(qdotQ5_0Row), rows4: rows(qdotQ5_0Rows4)},
 	quant.Q4_K: {
 		row: oneRowSums(qdotQ4_KRow), rows4: rowsSums(qdotQ4_KRows4), stream: oneRowSums(qdotQ4_KStream),
 		tile: rowsSumsScratch(qdotQ4_KTile), tile1: rowsSums(qdotQ4_KTile1), tileCols: 2, tileScratch: q4kScratch,
@@ -153,7 +149,11 @@ func rowsScratch(k func(dst *float32, ldd int, x *int8, xd *float32, cols int, w
 func rowsSumsScratch(k func(dst *float32, ldd int, x *int8, xd *float32, xs *int32, cols int, w *byte, wstride, n, nb int, scratch *int32)) quantKernel {
 	return func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, n int, scratch []int32) {
 		q, d, s, nb := x.operands(i)
-		k(dst, ldd, q, d, s, x.Cols, w, wstride, n, nb, &scratch[0])
+		var sp *int32 // none for one row
+		if len(scratch) > 0 {
+			sp = &scratch[0]
+		}
+		k(dst, ldd, q, d, s, x.Cols, w, wstride, n, nb, sp)
 	}
 }
 

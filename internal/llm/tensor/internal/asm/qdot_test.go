@@ -215,7 +215,7 @@ func TestMatMulTQuantAssemblyEqualsPureGo(t *testing.T) {
 			}
 			for _, k := range ks {
 				for _, m := range []int{1, 2, 5, 8, 33} {
-					for _, n := range []int{1, 2, 3, 4, 7, 9} {
+					for _, n := range []int{1, 2, 3, 4, 7, 9, 16, 35} {
 						x := randActs(r, kind, m, k, 127, func() float32 { return float32(r.NormFloat64() * 0.05) })
 						w := randBlocks(r, typ, n, k, func() float32 { return float32(r.NormFloat64() * 0.02) })
 						rowBytes, _ := typ.Bytes(k)

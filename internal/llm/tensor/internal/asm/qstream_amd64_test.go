@@ -98,13 +98,16 @@ func BenchmarkMatMulTQuantBatch(b *testing.B) {
 	}
 }
 
-// TestStreamAtTheEndOfTheMapping runs Q4_0's, Q5_0's, Q4_K's and Q6_K's
-// decode kernels (one row) and their tiles (five rows: the four-row tile and the
-// one-row one) on weights that end where their mapping does (the next page
-// unreadable, as past the end of a mapped model file): the decode kernels
-// load 64 bytes at a time, so a load past the last column would fault.
-// Every count of blocks (odd ones end on a lone block), every count of
-// columns past the four streams, and adversarial blocks: levels and high
+// TestStreamAtTheEndOfTheMapping runs the decode kernels (one row) and the
+// tiles (five rows: the four-row tile and the one-row one) of Q8_0, Q4_0,
+// Q5_0, Q4_K and Q6_K on weights that end where their mapping does (the
+// next page unreadable, as past the end of a mapped model file): the
+// K-quants' decode kernels load 64 bytes at a time and the blocks-of-32
+// kernels gather a block's scale with the two bytes after it, so a load
+// past the last column would fault. Every count of blocks (odd ones end
+// on a lone block), every count of columns past the four streams, one and
+// two groups of sixteen with and without a column past them, and
+// adversarial blocks: levels and high
 // bits all 0 or all 1, zero, subnormal and largest f16 scales, activations
 // at ±127 with zero, tiny and huge scales; the same bits as pure Go.
 func TestStreamAtTheEndOfTheMapping(t *testing.T) {
@@ -123,14 +126,14 @@ func TestStreamAtTheEndOfTheMapping(t *testing.T) {
 	r := rand.New(rand.NewPCG(4, 0))
 	scales := []uint16{0x0000, 0x8000, 0x0001, 0x03ff, 0x7bff, 0xfbff}
 	// The byte offsets of each format's f16 scales in its block.
-	halves := map[quant.Type][]int{quant.Q4_0: {0}, quant.Q5_0: {0}, quant.Q4_K: {0, 2}, quant.Q6_K: {208}}
-	for _, typ := range []quant.Type{quant.Q4_0, quant.Q5_0, quant.Q4_K, quant.Q6_K} {
+	halves := map[quant.Type][]int{quant.Q8_0: {0}, quant.Q4_0: {0}, quant.Q5_0: {0}, quant.Q4_K: {0, 2}, quant.Q6_K: {208}}
+	for _, typ := range []quant.Type{quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q4_K, quant.Q6_K} {
 		size := typ.BlockBytes()
 		kind, _ := ActKindOf(typ)
 		for nb := 1; nb <= 9; nb++ {
 			k := nb * kind.block()
 			rowBytes, _ := typ.Bytes(k)
-			for n := 1; n <= 11; n++ {
+			for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 16, 17, 32, 33} {
 				w := mem[7*page-n*rowBytes : 7*page]
 				for b := 0; b < len(w); b += size {
 					fill := byte(r.Uint32())

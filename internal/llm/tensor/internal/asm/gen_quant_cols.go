@@ -1,0 +1,277 @@
+//go:build ignore
+
+// The AVX-512 VNNI products of Q8_0 and Q4_0 with sixteen columns in a
+// register's lanes: decode, the rows a batch leaves past its groups of
+// four, and prefill.
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+// colsFormat is a format kernelCols takes: blocks of size bytes, a leading
+// f16 scale and then the levels, 16 bytes of nibbles (Q4_0) or 32 signed
+// bytes (Q8_0); its levels made unsigned are the signed ones plus 1<<shift
+// (8 or 128), so the exact Σ w·x of a block is VPDPBUSD's sum of the
+// unsigned levels times x minus Σx << shift.
+type colsFormat struct {
+	name   string
+	size   int
+	nibble bool
+	shift  int
+}
+
+var colsFormats = []colsFormat{{"Q8_0", 34, false, 7}, {"Q4_0", 18, true, 3}}
+
+// colsName is the name of a colsFormat's kernel over rows rows.
+func colsName(f colsFormat, rows int) string {
+	return fmt.Sprintf("qdot%sCols%d", f.name, rows)
+}
+
+// colsBlock is the scratch of a four-row kernel per block: the rows' 32
+// bytes, then their −Σx << shift, then their scales.
+func colsBlock(rows int) int { return 40 * rows }
+
+// kernelCols emits qdot<NAME>Cols<rows>: rows rows of activations (1 or 4)
+// by n columns (n a multiple of 16), sixteen at a time, column c of the
+// sixteen in lane c of every register. Per block:
+//   - the sixteen columns' levels are loaded a 16-byte part at a time
+//     into the 128-bit lanes of four registers (lane l of register j holds
+//     column 4l+j's part) and transposed within the lanes by eight
+//     unpacks, so that register g holds the 4-byte group g of every
+//     column, made unsigned (Q4_0's nibbles split by a mask and one
+//     GF2P8AFFINEQB, Q8_0's sign bits flipped);
+//   - the columns' f16 scales are one gather, converted;
+//   - for each row, eight VPDPBUSD, each with group g of the row's 32
+//     bytes broadcast from memory, sum the block's 32 products of the
+//     sixteen columns exactly (in two chains of four, added), on top of
+//     −Σx << shift; then converted, times d_w·d_x (the columns' d_w times
+//     the row's d_x, rounded once), rounded, and added to the row's
+//     accumulator: dot32's steps, for sixteen outputs at once.
+//
+// The unpacking and the transposition are shared by the rows, and no sum
+// is folded at the end: a row's sixteen results are one store.
+//
+// Registers: DI dst; R9, R12, R13 and AX columns 0, 4, 8 and 12 at the
+// block, BX the column stride, R8 three of it; CX columns left, DX blocks
+// left; 0(SP) the tile's first column. With four rows R14 is the
+// scratch at the block (colsBlock bytes a block, laid out once a call)
+// and SI the prefetch stream; with one, SI, R10 and R11 are the row's
+// bytes, scale and sum at the block and R14 the prefetch stream.
+// Z0–Z3 the rows' accumulators, Z4–Z11 the levels (group g in Z(4+g)),
+// Z12–Z19 the parts and their unpacks (Z16 the scales d_w·d_x after),
+// Z20–Z27 the rows' two chains, Z28 the columns' d_w, Z29 the gather's
+// offsets (c·wstride), Z30 the nibble mask (Q4_0) or the sign bits
+// (Q8_0), Z31 GF2P8AFFINEQB's matrix of the high nibbles (Q4_0); Z22 zero
+// with one row; K1 the gather's mask.
+func (g *gen) kernelCols(f colsFormat, rows int) {
+	name := colsName(f, rows)
+	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int, w *byte, wstride int, n int, nb int, scratch *int32)\n", name)
+	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $8-88\n", name)
+	g.p("MOVQ dst+0(FP), DI")
+	g.p("MOVQ w+48(FP), R9")
+	g.p("MOVQ wstride+56(FP), BX")
+	g.p("MOVQ n+64(FP), CX")
+	g.p("LEAQ (BX)(BX*2), R8")
+	if f.nibble {
+		g.p("VPBROADCASTD nibbleMask<>(SB), Z30")
+		g.p("VPBROADCASTQ colsHighNibbles<>(SB), Z31")
+	} else {
+		g.p("VPBROADCASTD signBits<>(SB), Z30")
+	}
+	g.p("VPBROADCASTD wstride+56(FP), Z29")
+	g.p("VPMULLD colsLanes<>(SB), Z29, Z29")
+	pf := "R14"
+	if rows > 1 {
+		pf = "SI"
+		g.colsLayout(f, name, rows)
+	} else {
+		g.p("VPXORD Z22, Z22, Z22")
+	}
+	g.label(name + "_tile")
+	g.p("CMPQ CX, $16")
+	g.p("JLT %s_done", name)
+	for r := range rows {
+		g.p("VPXORD %s, %s, %s", z(r), z(r), z(r))
+	}
+	g.p("MOVQ R9, 0(SP)")
+	g.p("LEAQ (R9)(BX*4), R12")
+	g.p("LEAQ (R12)(BX*4), R13")
+	g.p("LEAQ (R13)(BX*4), AX")
+	g.p("LEAQ (AX)(BX*4), %s", pf)
+	if rows > 1 {
+		g.p("MOVQ scratch+80(FP), R14")
+	} else {
+		g.p("MOVQ x+16(FP), SI")
+		g.p("MOVQ xd+24(FP), R10")
+		g.p("MOVQ xs+32(FP), R11")
+	}
+	g.p("MOVQ nb+72(FP), DX")
+	g.label(name + "_loop")
+	g.prefetchAhead(pf, 16*f.size)
+	if f.nibble {
+		g.colsParts(2, 4)
+		for h := range 4 {
+			g.p("VGF2P8AFFINEQB $0, Z31, %s, %s", z(4+h), z(8+h))
+			g.p("VPANDD Z30, %s, %s", z(4+h), z(4+h))
+		}
+	} else {
+		g.colsParts(2, 4)
+		g.colsParts(18, 8)
+		for l := range 8 {
+			g.p("VPXORD Z30, %s, %s", z(4+l), z(4+l))
+		}
+	}
+	g.p("KXNORW K1, K1, K1")
+	g.p("VPGATHERDD (R9)(Z29*1), K1, Z28")
+	g.p("VPMOVDW Z28, Y28")
+	g.p("VCVTPH2PS Y28, Z28")
+	xAddr := func(r, grp int) string {
+		if rows == 1 {
+			return fmt.Sprintf("%d(SI)", 4*grp)
+		}
+		return fmt.Sprintf("%d(R14)", 32*r+4*grp)
+	}
+	for r := range rows {
+		a, b := 20+2*r, 21+2*r
+		if rows == 1 {
+			g.p("VPBROADCASTD (R11), %s", z(a))
+			g.p("VPSLLD $%d, %s, %s", f.shift, z(a), z(a))
+			g.p("VPSUBD %s, Z22, %s", z(a), z(a))
+		} else {
+			g.p("VPBROADCASTD %d(R14), %s", 32*rows+4*r, z(a))
+		}
+		g.p("VPXORD %s, %s, %s", z(b), z(b), z(b))
+		for grp := range 8 {
+			sum := a
+			if grp >= 4 {
+				sum = b
+			}
+			g.p("VPDPBUSD.BCST %s, %s, %s", xAddr(r, grp), z(4+grp), z(sum))
+		}
+	}
+	for r := range rows {
+		a, b := 20+2*r, 21+2*r
+		xd := fmt.Sprintf("%d(R14)", 36*rows+4*r)
+		if rows == 1 {
+			xd = "(R10)"
+		}
+		g.p("VPADDD %s, %s, %s", z(b), z(a), z(a))
+		g.p("VCVTDQ2PS %s, %s", z(a), z(a))
+		g.p("VMULPS.BCST %s, Z28, %s", xd, z(b))
+		g.p("VMULPS %s, %s, %s", z(b), z(a), z(a))
+		g.p("VADDPS %s, %s, %s", z(a), z(r), z(r))
+	}
+	for _, reg := range []string{"R9", "R12", "R13", "AX"} {
+		g.p("ADDQ $%d, %s", f.size, reg)
+	}
+	if rows == 1 {
+		g.p("ADDQ $32, SI")
+		g.p("ADDQ $4, R10")
+		g.p("ADDQ $4, R11")
+	} else {
+		g.p("ADDQ $%d, R14", colsBlock(rows))
+	}
+	g.p("DECQ DX")
+	g.p("JNZ %s_loop", name)
+	g.p("MOVQ ldd+8(FP), R12")
+	g.p("SHLQ $2, R12")
+	g.p("MOVQ DI, AX")
+	for r := range rows {
+		g.p("VMOVUPS %s, (AX)", z(r))
+		if r < rows-1 {
+			g.p("ADDQ R12, AX")
+		}
+	}
+	g.p("ADDQ $64, DI")
+	g.p("SUBQ $16, CX")
+	g.p("MOVQ 0(SP), R9")
+	g.p("LEAQ (R9)(BX*8), R9")
+	g.p("LEAQ (R9)(BX*8), R9")
+	g.tileLoopEnd(name)
+}
+
+// colsParts loads the 16 bytes at off of each of the sixteen columns'
+// blocks, column 4l+j to 128-bit lane l of Z(12+j), and transposes the
+// lanes' 4×4 dwords into Z(dst)…Z(dst+3): dword j of lane l of Z(dst+h)
+// is dword h of column 4l+j's bytes. Z16–Z19 scratch.
+func (g *gen) colsParts(off, dst int) {
+	bases := []string{"R9", "R12", "R13", "AX"}
+	for j := range 4 {
+		for l, base := range bases {
+			addr := fmt.Sprintf([...]string{"%d(%s)", "%d(%s)(BX*1)", "%d(%s)(BX*2)", "%d(%s)(R8*1)"}[j], off, base)
+			if l == 0 {
+				g.p("VMOVDQU32 %s, X%d", addr, 12+j)
+				continue
+			}
+			g.p("VINSERTI32X4 $%d, %s, Z%d, Z%d", l, addr, 12+j, 12+j)
+		}
+	}
+	g.p("VPUNPCKLDQ Z13, Z12, Z16")
+	g.p("VPUNPCKHDQ Z13, Z12, Z17")
+	g.p("VPUNPCKLDQ Z15, Z14, Z18")
+	g.p("VPUNPCKHDQ Z15, Z14, Z19")
+	g.p("VPUNPCKLQDQ Z18, Z16, %s", z(dst))
+	g.p("VPUNPCKHQDQ Z18, Z16, %s", z(dst+1))
+	g.p("VPUNPCKLQDQ Z19, Z17, %s", z(dst+2))
+	g.p("VPUNPCKHQDQ Z19, Z17, %s", z(dst+3))
+}
+
+// colsLayout lays out the scratch of a four-row kernel once a call: per
+// block, each row's 32 bytes, then each row's −Σx << shift, then each
+// row's scale (colsBlock bytes a block). Rows are k bytes (x) and 4·nb
+// bytes (xd, xs) apart.
+func (g *gen) colsLayout(f colsFormat, name string, rows int) {
+	g.p("MOVQ k+40(FP), R12")
+	g.p("MOVQ nb+72(FP), R13")
+	g.p("SHLQ $2, R13")
+	g.p("MOVQ x+16(FP), SI")
+	g.p("MOVQ xd+24(FP), R10")
+	g.p("MOVQ xs+32(FP), R11")
+	for r := range rows {
+		lbl := fmt.Sprintf("%s_layout%d", name, r)
+		if r > 0 {
+			g.p("MOVQ x+16(FP), SI")
+			g.p("MOVQ xd+24(FP), R10")
+			g.p("MOVQ xs+32(FP), R11")
+			for range r {
+				g.p("ADDQ R12, SI")
+				g.p("ADDQ R13, R10")
+				g.p("ADDQ R13, R11")
+			}
+		}
+		g.p("MOVQ scratch+80(FP), R14")
+		g.p("MOVQ nb+72(FP), DX")
+		g.label(lbl)
+		g.p("VMOVDQU (SI), Y12")
+		g.p("VMOVDQU Y12, %d(R14)", 32*r)
+		g.p("MOVL (R11), AX")
+		g.p("SHLL $%d, AX", f.shift)
+		g.p("NEGL AX")
+		g.p("MOVL AX, %d(R14)", 32*rows+4*r)
+		g.p("MOVL (R10), AX")
+		g.p("MOVL AX, %d(R14)", 36*rows+4*r)
+		g.p("ADDQ $32, SI")
+		g.p("ADDQ $4, R10")
+		g.p("ADDQ $4, R11")
+		g.p("ADDQ $%d, R14", colsBlock(rows))
+		g.p("DECQ DX")
+		g.p("JNZ %s", lbl)
+	}
+}
+
+// colsConstants are kernelCols' tables: the lanes' indices 0–15 (times
+// the column stride, the gather's offsets) and GF2P8AFFINEQB's matrix that
+// moves a byte's high nibble down (row 7−i of the matrix selects the
+// input bit of output bit i).
+func colsConstants() string {
+	var b strings.Builder
+	for q := range 8 {
+		fmt.Fprintf(&b, "DATA colsLanes<>+%d(SB)/8, $0x%016x\n", 8*q, uint64(2*q)|uint64(2*q+1)<<32)
+	}
+	b.WriteString("GLOBL colsLanes<>(SB), RODATA|NOPTR, $64\n")
+	b.WriteString("DATA colsHighNibbles<>+0(SB)/8, $0x1020408000000000\n")
+	b.WriteString("GLOBL colsHighNibbles<>(SB), RODATA|NOPTR, $8\n")
+	return b.String()
+}
