@@ -20,10 +20,11 @@ type quantKernels struct {
 	// rows4 is the AVX2 product of four rows, each block unpacked once
 	// for the four (prefill).
 	rows4 quantKernel
-	// stream is the AVX-512 VNNI product of one row: decode. Q8_0's and
-	// Q4_0's is their sixteen-column kernel (gen_quant_cols.go); Q4_K's
-	// and Q6_K's read the columns as sequential streams (j beside j+n/2,
+	// stream is the AVX-512 VNNI product of one row (decode) of Q4_K and
+	// Q6_K that reads the columns as sequential streams (j beside j+n/2,
 	// gen_quant_stream.go), half a super-block's levels per instruction.
+	// Q8_0 and Q4_0 decode with tile1, their sixteen-column kernel
+	// (gen_quant_cols.go), which reads the next columns ahead.
 	stream quantKernel
 	// tile and tile1 are the AVX-512 VNNI products of four rows and of
 	// one row by n columns, n a multiple of tileCols. They read the next
@@ -86,11 +87,11 @@ func q4kPrepare(scratch []int32, w *byte, wstride, n, nb int) {
 
 var quantKernelsOf = map[quant.Type]quantKernels{
 	quant.Q8_0: {
-		row: oneRow(qdotQ8_0Row), rows4: rows(qdotQ8_0Rows4), stream: rowsSumsScratch(qdotQ8_0Cols1),
+		row: oneRow(qdotQ8_0Row), rows4: rows(qdotQ8_0Rows4),
 		tile: rowsSumsScratch(qdotQ8_0Cols4), tile1: rowsSumsScratch(qdotQ8_0Cols1), tileCols: 16, tileScratch: cols32Scratch,
 	},
 	quant.Q4_0: {
-		row: oneRow(qdotQ4_0Row), rows4: rows(qdotQ4_0Rows4), stream: rowsSumsScratch(qdotQ4_0Cols1),
+		row: oneRow(qdotQ4_0Row), rows4: rows(qdotQ4_0Rows4),
 		tile: rowsSumsScratch(qdotQ4_0Cols4), tile1: rowsSumsScratch(qdotQ4_0Cols1), tileCols: 16, tileScratch: cols32Scratch,
 	},
 	quant.Q5_0: {row: oneRow(qdotQ5_0Row), rows4: rows(qdotQ5_0Rows4)},

@@ -13,20 +13,22 @@ import (
 )
 
 // BenchmarkMatMulTQuantStream is decode's product (one row of activations)
-// with the VNNI stream kernels (two sequential streams of columns,
-// qdot…Stream) against the four-column VNNI tile (four short streams,
-// qdot…Tile1: the same instructions, the order decode must not take) and
-// against the AVX2 row kernel, one thread, rounds alternating, in CPU
-// time: x_tile1 and x_avx2 are the stream kernel's speed-ups, GB/s its
-// rate of weight bytes. The shapes are the 0.4B Llama's FFN (1024·4096ᵀ,
-// 4 MiB of Q8_0), four times its columns (17 MiB: from memory) and the
-// 15M Llama's (288·768ᵀ, nine blocks a column: the odd block; not for
+// with the VNNI decode kernel against the AVX2 row kernel, one thread,
+// rounds alternating, in CPU time: x_avx2 is the decode kernel's speed-up,
+// GB/s its rate of weight bytes. For Q4_K and Q6_K the decode kernel is
+// the stream kernel (two sequential streams of columns, qdot…Stream), and
+// x_tile1 its speed-up over their one-row tile (short streams of
+// neighbouring columns: the same instructions, the order decode must not
+// take); for Q8_0 and Q4_0 it is the sixteen-column kernel, which reads
+// the next columns ahead. The shapes are the 0.4B Llama's FFN
+// (1024·4096ᵀ, 4 MiB of Q8_0), four times its columns (17 MiB: from
+// memory) and the 15M Llama's (288·768ᵀ, nine blocks a column; not for
 // Q4_K and Q6_K, whose super-blocks of 256 do not divide 288).
 func BenchmarkMatMulTQuantStream(b *testing.B) {
 	if !useVNNI {
 		b.Skip("no AVX-512 VNNI")
 	}
-	for _, typ := range []quant.Type{quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q4_K, quant.Q6_K} {
+	for _, typ := range []quant.Type{quant.Q8_0, quant.Q4_0, quant.Q4_K, quant.Q6_K} {
 		kind, _ := ActKindOf(typ)
 		for _, s := range [][2]int{{1024, 4096}, {1024, 16384}, {288, 768}} {
 			k, n := s[0], s[1]
@@ -40,11 +42,13 @@ func BenchmarkMatMulTQuantStream(b *testing.B) {
 			rowBytes, _ := typ.Bytes(k)
 			ks := quantKernelsOf[typ]
 			stream, row, tile := ks.stream, ks.row, ks.tile1
-			bias := make([]int32, k) // tile1's scratch
+			if stream == nil {
+				stream, tile = tile, nil
+			}
 			b.Run(fmt.Sprintf("%v/k=%d/n=%d", typ, k, n), func(b *testing.B) {
 				var run func()
 				useStream := func() { run = func() { stream(&dst[0], n, x, 0, &w[0], rowBytes, n, nil) } }
-				useTile := func() { run = func() { tile(&dst[0], n, x, 0, &w[0], rowBytes, n, bias) } }
+				useTile := func() { run = func() { tile(&dst[0], n, x, 0, &w[0], rowBytes, n, nil) } }
 				useRow := func() { run = func() { row(&dst[0], n, x, 0, &w[0], rowBytes, n, nil) } }
 				reps := max(1, (16<<20)/len(w)) // a few milliseconds a round
 				each := func() {
@@ -53,9 +57,11 @@ func BenchmarkMatMulTQuantStream(b *testing.B) {
 					}
 				}
 				for b.Loop() {
-					xTile, t := abRounds(11, useTile, useStream, each)
-					xRow, _ := abRounds(11, useRow, useStream, each)
-					b.ReportMetric(xTile, "x_tile1")
+					xRow, t := abRounds(11, useRow, useStream, each)
+					if tile != nil {
+						xTile, _ := abRounds(11, useTile, useStream, each)
+						b.ReportMetric(xTile, "x_tile1")
+					}
 					b.ReportMetric(xRow, "x_avx2")
 					b.ReportMetric(float64(reps*len(w))/t.Seconds()/1e9, "GB/s")
 				}
@@ -74,7 +80,7 @@ func BenchmarkMatMulTQuantBatch(b *testing.B) {
 		b.Skip("no AVX-512 VNNI")
 	}
 	defer func() { useVNNI = true }()
-	for _, typ := range []quant.Type{quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q4_K, quant.Q6_K} {
+	for _, typ := range []quant.Type{quant.Q8_0, quant.Q4_0, quant.Q4_K, quant.Q6_K} {
 		kind, _ := ActKindOf(typ)
 		for _, s := range [][3]int{{8, 1024, 4096}, {8, 1024, 16384}, {256, 1024, 4096}} {
 			m, k, n := s[0], s[1], s[2]
