@@ -894,7 +894,7 @@ func main() {
 		g.kernelKStream(f)
 	}
 	for _, f := range colsFormats {
-		for _, rows := range []int{1, 4} {
+		for _, rows := range []int{1, 4, 8} {
 			g.kernelCols(f, rows)
 		}
 	}

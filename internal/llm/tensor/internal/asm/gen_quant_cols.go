@@ -29,11 +29,44 @@ func colsName(f colsFormat, rows int) string {
 	return fmt.Sprintf("qdot%sCols%d", f.name, rows)
 }
 
-// colsBlock is the scratch of a four-row kernel per block: the rows' 32
-// bytes, then their −Σx << shift, then their scales.
+// colsBlock is the scratch of a kernel of several rows per block: the
+// rows' 32 bytes, then their −Σx << shift, then their scales.
 func colsBlock(rows int) int { return 40 * rows }
 
-// kernelCols emits qdot<NAME>Cols<rows>: rows rows of activations (1 or 4)
+// colsRegs are kernelCols' zmm registers for a count of rows. Up to four
+// rows, each row sums its block in two chains of four VPDPBUSD (added),
+// whose latency four rows alone would not hide; eight rows take one chain
+// each, in the registers of the parts, which are dead by then.
+type colsRegs struct {
+	rows  int
+	lv    int // group g of the levels in Z(lv+g)
+	parts int // the parts in Z(parts)…Z(parts+3), their unpacks past them
+}
+
+func colsRegsFor(rows int) colsRegs {
+	if rows == 8 {
+		return colsRegs{rows, 8, 16}
+	}
+	return colsRegs{rows, 4, 12}
+}
+
+// chains are row r's sums: the second is −1 with one chain.
+func (c colsRegs) chains(r int) (a, b int) {
+	if c.rows == 8 {
+		return 16 + r, -1
+	}
+	return 20 + 2*r, 21 + 2*r
+}
+
+// scale is row r's register of d_w·d_x.
+func (c colsRegs) scale(r int) int {
+	if c.rows == 8 {
+		return 24 + r%4
+	}
+	return 21 + 2*r
+}
+
+// kernelCols emits qdot<NAME>Cols<rows>: rows rows of activations (1, 4 or 8)
 // by n columns (n a multiple of 16), sixteen at a time, column c of the
 // sixteen in lane c of every register. Per block:
 //   - the sixteen columns' levels are loaded a 16-byte part at a time
@@ -45,7 +78,7 @@ func colsBlock(rows int) int { return 40 * rows }
 //   - the columns' f16 scales are one gather, converted;
 //   - for each row, eight VPDPBUSD, each with group g of the row's 32
 //     bytes broadcast from memory, sum the block's 32 products of the
-//     sixteen columns exactly (in two chains of four, added), on top of
+//     sixteen columns exactly (colsRegs' chains), on top of
 //     −Σx << shift; then converted, times d_w·d_x (the columns' d_w times
 //     the row's d_x, rounded once), rounded, and added to the row's
 //     accumulator: dot32's steps, for sixteen outputs at once.
@@ -55,18 +88,17 @@ func colsBlock(rows int) int { return 40 * rows }
 //
 // Registers: DI dst; R9, R12, R13 and AX columns 0, 4, 8 and 12 at the
 // block, BX the column stride, R8 three of it; CX columns left, DX blocks
-// left; 0(SP) the tile's first column. With four rows R14 is the
+// left; 0(SP) the tile's first column. With several rows R14 is the
 // scratch at the block (colsBlock bytes a block, laid out once a call)
 // and SI the prefetch stream; with one, SI, R10 and R11 are the row's
 // bytes, scale and sum at the block and R14 the prefetch stream.
-// Z0–Z3 the rows' accumulators, Z4–Z11 the levels (group g in Z(4+g)),
-// Z12–Z19 the parts and their unpacks (Z16 the scales d_w·d_x after),
-// Z20–Z27 the rows' two chains, Z28 the columns' d_w, Z29 the gather's
-// offsets (c·wstride), Z30 the nibble mask (Q4_0) or the sign bits
-// (Q8_0), Z31 GF2P8AFFINEQB's matrix of the high nibbles (Q4_0); Z22 zero
-// with one row; K1 the gather's mask.
+// Z0–Z7 the rows' accumulators; the levels, the parts and the rows'
+// chains and scales as colsRegs places them; Z28 the columns' d_w, Z29
+// the gather's offsets (c·wstride), Z30 the nibble mask (Q4_0) or the
+// sign bits (Q8_0), Z31 GF2P8AFFINEQB's matrix of the high nibbles
+// (Q4_0); Z22 zero with one row; K1 the gather's mask.
 func (g *gen) kernelCols(f colsFormat, rows int) {
-	name := colsName(f, rows)
+	name, regs := colsName(f, rows), colsRegsFor(rows)
 	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int, w *byte, wstride int, n int, nb int, scratch *int32)\n", name)
 	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $8-88\n", name)
 	g.p("MOVQ dst+0(FP), DI")
@@ -110,17 +142,18 @@ func (g *gen) kernelCols(f colsFormat, rows int) {
 	g.p("MOVQ nb+72(FP), DX")
 	g.label(name + "_loop")
 	g.prefetchAhead(pf, 16*f.size)
+	lv := regs.lv
 	if f.nibble {
-		g.colsParts(2, 4)
+		g.colsParts(2, regs.parts, lv)
 		for h := range 4 {
-			g.p("VGF2P8AFFINEQB $0, Z31, %s, %s", z(4+h), z(8+h))
-			g.p("VPANDD Z30, %s, %s", z(4+h), z(4+h))
+			g.p("VGF2P8AFFINEQB $0, Z31, %s, %s", z(lv+h), z(lv+4+h))
+			g.p("VPANDD Z30, %s, %s", z(lv+h), z(lv+h))
 		}
 	} else {
-		g.colsParts(2, 4)
-		g.colsParts(18, 8)
+		g.colsParts(2, regs.parts, lv)
+		g.colsParts(18, regs.parts, lv+4)
 		for l := range 8 {
-			g.p("VPXORD Z30, %s, %s", z(4+l), z(4+l))
+			g.p("VPXORD Z30, %s, %s", z(lv+l), z(lv+l))
 		}
 	}
 	g.p("KXNORW K1, K1, K1")
@@ -134,7 +167,7 @@ func (g *gen) kernelCols(f colsFormat, rows int) {
 		return fmt.Sprintf("%d(R14)", 32*r+4*grp)
 	}
 	for r := range rows {
-		a, b := 20+2*r, 21+2*r
+		a, b := regs.chains(r)
 		if rows == 1 {
 			g.p("VPBROADCASTD (R11), %s", z(a))
 			g.p("VPSLLD $%d, %s, %s", f.shift, z(a), z(a))
@@ -142,25 +175,29 @@ func (g *gen) kernelCols(f colsFormat, rows int) {
 		} else {
 			g.p("VPBROADCASTD %d(R14), %s", 32*rows+4*r, z(a))
 		}
-		g.p("VPXORD %s, %s, %s", z(b), z(b), z(b))
+		if b >= 0 {
+			g.p("VPXORD %s, %s, %s", z(b), z(b), z(b))
+		}
 		for grp := range 8 {
 			sum := a
-			if grp >= 4 {
+			if grp >= 4 && b >= 0 {
 				sum = b
 			}
-			g.p("VPDPBUSD.BCST %s, %s, %s", xAddr(r, grp), z(4+grp), z(sum))
+			g.p("VPDPBUSD.BCST %s, %s, %s", xAddr(r, grp), z(lv+grp), z(sum))
 		}
 	}
 	for r := range rows {
-		a, b := 20+2*r, 21+2*r
-		xd := fmt.Sprintf("%d(R14)", 36*rows+4*r)
+		a, b := regs.chains(r)
+		xd, dd := fmt.Sprintf("%d(R14)", 36*rows+4*r), regs.scale(r)
 		if rows == 1 {
 			xd = "(R10)"
 		}
-		g.p("VPADDD %s, %s, %s", z(b), z(a), z(a))
+		if b >= 0 {
+			g.p("VPADDD %s, %s, %s", z(b), z(a), z(a))
+		}
 		g.p("VCVTDQ2PS %s, %s", z(a), z(a))
-		g.p("VMULPS.BCST %s, Z28, %s", xd, z(b))
-		g.p("VMULPS %s, %s, %s", z(b), z(a), z(a))
+		g.p("VMULPS.BCST %s, Z28, %s", xd, z(dd))
+		g.p("VMULPS %s, %s, %s", z(dd), z(a), z(a))
 		g.p("VADDPS %s, %s, %s", z(a), z(r), z(r))
 	}
 	for _, reg := range []string{"R9", "R12", "R13", "AX"} {
@@ -193,29 +230,29 @@ func (g *gen) kernelCols(f colsFormat, rows int) {
 }
 
 // colsParts loads the 16 bytes at off of each of the sixteen columns'
-// blocks, column 4l+j to 128-bit lane l of Z(12+j), and transposes the
+// blocks, column 4l+j to 128-bit lane l of Z(p+j), and transposes the
 // lanes' 4×4 dwords into Z(dst)…Z(dst+3): dword j of lane l of Z(dst+h)
-// is dword h of column 4l+j's bytes. Z16–Z19 scratch.
-func (g *gen) colsParts(off, dst int) {
+// is dword h of column 4l+j's bytes. Z(p+4)…Z(p+7) scratch.
+func (g *gen) colsParts(off, p, dst int) {
 	bases := []string{"R9", "R12", "R13", "AX"}
 	for j := range 4 {
 		for l, base := range bases {
 			addr := fmt.Sprintf([...]string{"%d(%s)", "%d(%s)(BX*1)", "%d(%s)(BX*2)", "%d(%s)(R8*1)"}[j], off, base)
 			if l == 0 {
-				g.p("VMOVDQU32 %s, X%d", addr, 12+j)
+				g.p("VMOVDQU32 %s, X%d", addr, p+j)
 				continue
 			}
-			g.p("VINSERTI32X4 $%d, %s, Z%d, Z%d", l, addr, 12+j, 12+j)
+			g.p("VINSERTI32X4 $%d, %s, Z%d, Z%d", l, addr, p+j, p+j)
 		}
 	}
-	g.p("VPUNPCKLDQ Z13, Z12, Z16")
-	g.p("VPUNPCKHDQ Z13, Z12, Z17")
-	g.p("VPUNPCKLDQ Z15, Z14, Z18")
-	g.p("VPUNPCKHDQ Z15, Z14, Z19")
-	g.p("VPUNPCKLQDQ Z18, Z16, %s", z(dst))
-	g.p("VPUNPCKHQDQ Z18, Z16, %s", z(dst+1))
-	g.p("VPUNPCKLQDQ Z19, Z17, %s", z(dst+2))
-	g.p("VPUNPCKHQDQ Z19, Z17, %s", z(dst+3))
+	g.p("VPUNPCKLDQ %s, %s, %s", z(p+1), z(p), z(p+4))
+	g.p("VPUNPCKHDQ %s, %s, %s", z(p+1), z(p), z(p+5))
+	g.p("VPUNPCKLDQ %s, %s, %s", z(p+3), z(p+2), z(p+6))
+	g.p("VPUNPCKHDQ %s, %s, %s", z(p+3), z(p+2), z(p+7))
+	g.p("VPUNPCKLQDQ %s, %s, %s", z(p+6), z(p+4), z(dst))
+	g.p("VPUNPCKHQDQ %s, %s, %s", z(p+6), z(p+4), z(dst+1))
+	g.p("VPUNPCKLQDQ %s, %s, %s", z(p+7), z(p+5), z(dst+2))
+	g.p("VPUNPCKHQDQ %s, %s, %s", z(p+7), z(p+5), z(dst+3))
 }
 
 // colsLayout lays out the scratch of a four-row kernel once a call: per

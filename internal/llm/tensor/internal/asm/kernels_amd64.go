@@ -159,10 +159,16 @@ func qdotQ8_0Cols1(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int
 func qdotQ8_0Cols4(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int, w *byte, wstride int, n int, nb int, scratch *int32)
 
 //go:noescape
+func qdotQ8_0Cols8(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int, w *byte, wstride int, n int, nb int, scratch *int32)
+
+//go:noescape
 func qdotQ4_0Cols1(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int, w *byte, wstride int, n int, nb int, scratch *int32)
 
 //go:noescape
 func qdotQ4_0Cols4(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int, w *byte, wstride int, n int, nb int, scratch *int32)
+
+//go:noescape
+func qdotQ4_0Cols8(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int, w *byte, wstride int, n int, nb int, scratch *int32)
 
 //go:noescape
 func halfDotF16Rows4(dst *float32, ldd int, a *float32, lda int, w *byte, n int, k int)

@@ -34,7 +34,12 @@ type quantKernels struct {
 	// weights the four-row tile of Q4_K ran at 0.97× the AVX2 four-row
 	// kernel; with it, 1.5× (Q6_K's 1.7–2.4×).
 	tile, tile1 quantKernel
-	tileCols    int
+	// tile8, where set, is the product of eight rows, which the groups of
+	// eight rows of a batch take before its groups of four: Q8_0's and
+	// Q4_0's, whose unpacking of a block for the rows costs as much as
+	// four rows' products.
+	tile8    quantKernel
+	tileCols int
 	// tileScratch is the int32 count of the tiles' scratch for rows of k
 	// activations, where they take one: the blocks-of-32 formats' rows'
 	// bytes, −Σx << shift and scales block after block (cols32Scratch),
@@ -53,10 +58,10 @@ type quantKernels struct {
 	prepareCols func(k int) int
 }
 
-// cols32Scratch is the four-row scratch of the blocks-of-32 formats: per
-// block of 32, the rows' bytes, −Σx << shift and scales (colsBlock in
-// gen_quant_cols.go): 80 KiB at k = 16384.
-func cols32Scratch(k int) int { return k / Q8Block * 160 / 4 }
+// cols32Scratch is the scratch of the blocks-of-32 formats' kernels of
+// four and eight rows: per block of 32, the rows' bytes, −Σx << shift and
+// scales (colsBlock in gen_quant_cols.go): 160 KiB at k = 16384.
+func cols32Scratch(k int) int { return k / Q8Block * 320 / 4 }
 
 // q4kScratch is qdotQ4_KTile's scratch: per super-block its rows' record
 // (1280 bytes, gen_quant_ktile.go) and the records of q4kCols columns (96
@@ -88,11 +93,11 @@ func q4kPrepare(scratch []int32, w *byte, wstride, n, nb int) {
 var quantKernelsOf = map[quant.Type]quantKernels{
 	quant.Q8_0: {
 		row: oneRow(qdotQ8_0Row), rows4: rows(qdotQ8_0Rows4),
-		tile: rowsSumsScratch(qdotQ8_0Cols4), tile1: rowsSumsScratch(qdotQ8_0Cols1), tileCols: 16, tileScratch: cols32Scratch,
+		tile8: rowsSumsScratch(qdotQ8_0Cols8), tile: rowsSumsScratch(qdotQ8_0Cols4), tile1: rowsSumsScratch(qdotQ8_0Cols1), tileCols: 16, tileScratch: cols32Scratch,
 	},
 	quant.Q4_0: {
 		row: oneRow(qdotQ4_0Row), rows4: rows(qdotQ4_0Rows4),
-		tile: rowsSumsScratch(qdotQ4_0Cols4), tile1: rowsSumsScratch(qdotQ4_0Cols1), tileCols: 16, tileScratch: cols32Scratch,
+		tile8: rowsSumsScratch(qdotQ4_0Cols8), tile: rowsSumsScratch(qdotQ4_0Cols4), tile1: rowsSumsScratch(qdotQ4_0Cols1), tileCols: 16, tileScratch: cols32Scratch,
 	},
 	quant.Q5_0: {row: oneRow(qdotQ5_0Row), rows4: rows(qdotQ5_0Rows4)},
 	quant.Q4_K: {
@@ -175,7 +180,7 @@ func matmulTQuant(t quant.Type, dst []float32, ldd int, x *QActs, w []byte, rowB
 		return
 	}
 	if !useVNNI {
-		ks.stream, ks.tile, ks.tile1 = nil, nil, nil
+		ks.stream, ks.tile, ks.tile1, ks.tile8 = nil, nil, nil, nil
 	}
 	m := x.Rows
 	var scratch []int32
@@ -197,7 +202,13 @@ func matmulTQuant(t quant.Type, dst []float32, ldd int, x *QActs, w []byte, rowB
 				if ks.prepare != nil {
 					ks.prepare(scratch, &w[(j0+c0)*rowBytes], rowBytes, cn, x.Cols/x.Kind.block())
 				}
-				for i := 0; i+4 <= m; i += 4 {
+				i := 0
+				if ks.tile8 != nil {
+					for ; i+8 <= m; i += 8 {
+						ks.tile8(&dst[i*ldd+j0+c0], ldd, x, i, &w[(j0+c0)*rowBytes], rowBytes, cn, scratch)
+					}
+				}
+				for ; i+4 <= m; i += 4 {
 					ks.tile(&dst[i*ldd+j0+c0], ldd, x, i, &w[(j0+c0)*rowBytes], rowBytes, cn, scratch)
 				}
 			}
