@@ -112,7 +112,7 @@
 // compute these integers and roundings as the pure-Go versions do, so the
 // two give the same bits, whatever the tile, the row count or the thread;
 // the other formats run the pure-Go versions on every CPU. Where the CPU
-// has AVX-512 VNNI, Q8_0 and Q4_0 take sixteen columns at a time, column c
+// has AVX-512 VNNI, Q8_0, Q4_0 and Q5_0 take sixteen columns at a time, column c
 // in lane c (gen_quant_cols.go), for one row (decode, and the rows a batch
 // leaves past its groups of four) and for four; Q4_K and Q6_K take tiles
 // of four rows by two columns in zmm registers (gen_quant_avx512.go,

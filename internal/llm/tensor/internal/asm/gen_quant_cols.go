@@ -1,6 +1,6 @@
 //go:build ignore
 
-// The AVX-512 VNNI products of Q8_0 and Q4_0 with sixteen columns in a
+// The AVX-512 VNNI products of Q8_0, Q4_0 and Q5_0 with sixteen columns in a
 // register's lanes: decode, the rows a batch leaves past its groups of
 // four, and prefill.
 package main
@@ -11,18 +11,23 @@ import (
 )
 
 // colsFormat is a format kernelCols takes: blocks of size bytes, a leading
-// f16 scale and then the levels, 16 bytes of nibbles (Q4_0) or 32 signed
-// bytes (Q8_0); its levels made unsigned are the signed ones plus 1<<shift
-// (8 or 128), so the exact Σ w·x of a block is VPDPBUSD's sum of the
-// unsigned levels times x minus Σx << shift.
+// f16 scale and, at lvOff, the levels: 16 bytes of nibbles (Q4_0, Q5_0,
+// whose 32 fifth bits lie at byte 2) or 32 signed bytes (Q8_0). Its levels
+// made unsigned are the signed ones plus 1<<shift (8, 16 or 128), so the
+// exact Σ w·x of a block is VPDPBUSD's sum of the unsigned levels times x
+// minus Σx << shift.
 type colsFormat struct {
-	name   string
-	size   int
-	nibble bool
-	shift  int
+	name          string
+	size, lvOff   int
+	nibble, fifth bool
+	shift         int
 }
 
-var colsFormats = []colsFormat{{"Q8_0", 34, false, 7}, {"Q4_0", 18, true, 3}}
+var colsFormats = []colsFormat{
+	{"Q8_0", 34, 2, false, false, 7},
+	{"Q4_0", 18, 2, true, false, 3},
+	{"Q5_0", 22, 6, true, true, 4},
+}
 
 // colsName is the name of a colsFormat's kernel over rows rows.
 func colsName(f colsFormat, rows int) string {
@@ -74,7 +79,9 @@ func (c colsRegs) scale(r int) int {
 //     column 4l+j's part) and transposed within the lanes by eight
 //     unpacks, so that register g holds the 4-byte group g of every
 //     column, made unsigned (Q4_0's nibbles split by a mask and one
-//     GF2P8AFFINEQB, Q8_0's sign bits flipped);
+//     GF2P8AFFINEQB, Q5_0's fifth bits gathered, spread to their levels'
+//     bytes by a VPSHUFB and added as 16 under a VPTESTMB's mask, Q8_0's
+//     sign bits flipped);
 //   - the columns' f16 scales are one gather, converted;
 //   - for each row, eight VPDPBUSD, each with group g of the row's 32
 //     bytes broadcast from memory, sum the block's 32 products of the
@@ -96,7 +103,9 @@ func (c colsRegs) scale(r int) int {
 // chains and scales as colsRegs places them; Z28 the columns' d_w, Z29
 // the gather's offsets (c·wstride), Z30 the nibble mask (Q4_0) or the
 // sign bits (Q8_0), Z31 GF2P8AFFINEQB's matrix of the high nibbles
-// (Q4_0); Z22 zero with one row; K1 the gather's mask.
+// (Q4_0, Q5_0); Z24–Z26 Q5_0's fifth bits, their bytes and the 16s while
+// the levels are made; Z22 zero with one row; K1 the gathers' mask, K2
+// the levels with a fifth bit.
 func (g *gen) kernelCols(f colsFormat, rows int) {
 	name, regs := colsName(f, rows), colsRegsFor(rows)
 	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int, w *byte, wstride int, n int, nb int, scratch *int32)\n", name)
@@ -144,14 +153,28 @@ func (g *gen) kernelCols(f colsFormat, rows int) {
 	g.prefetchAhead(pf, 16*f.size)
 	lv := regs.lv
 	if f.nibble {
-		g.colsParts(2, regs.parts, lv)
+		g.colsParts(f.lvOff, regs.parts, lv)
 		for h := range 4 {
 			g.p("VGF2P8AFFINEQB $0, Z31, %s, %s", z(lv+h), z(lv+4+h))
 			g.p("VPANDD Z30, %s, %s", z(lv+h), z(lv+h))
 		}
-	} else {
-		g.colsParts(2, regs.parts, lv)
-		g.colsParts(18, regs.parts, lv+4)
+	}
+	if f.fifth {
+		// Level e of group grp (element 4grp+e) takes bit 4grp+e of its
+		// column's 32 fifth bits (Z24): byte grp/2 of the column's dword,
+		// copied to the group's four bytes (Z25), bit 4(grp mod 2)+e.
+		g.p("KXNORW K1, K1, K1")
+		g.p("VPGATHERDD 2(R9)(Z29*1), K1, Z24")
+		g.p("VPBROADCASTD sixteens<>(SB), Z26")
+		for grp := range 8 {
+			g.p("VPSHUFB colsFifthBytes<>+%d(SB), Z24, Z25", 64*(grp/2))
+			g.p("VPTESTMB colsFifthBits<>+%d(SB), Z25, K2", 64*(grp%2))
+			g.p("VPADDB Z26, %s, K2, %s", z(lv+grp), z(lv+grp))
+		}
+	}
+	if !f.nibble {
+		g.colsParts(f.lvOff, regs.parts, lv)
+		g.colsParts(f.lvOff+16, regs.parts, lv+4)
 		for l := range 8 {
 			g.p("VPXORD Z30, %s, %s", z(lv+l), z(lv+l))
 		}
@@ -310,5 +333,28 @@ func colsConstants() string {
 	b.WriteString("GLOBL colsLanes<>(SB), RODATA|NOPTR, $64\n")
 	b.WriteString("DATA colsHighNibbles<>+0(SB)/8, $0x1020408000000000\n")
 	b.WriteString("GLOBL colsHighNibbles<>(SB), RODATA|NOPTR, $8\n")
+	// Q5_0's fifth bits: VPSHUFB's index (within 16-byte lanes) that
+	// copies byte t of each dword to its four bytes, for t = 0…3, and the bit each byte of a group
+	// takes: 1<<e, then 1<<(4+e), for its byte e.
+	for t := range 4 {
+		for q := range 8 {
+			var v uint64
+			for e := range 8 {
+				v |= uint64(4*(2*(q%2)+e/4)+t) << (8 * e)
+			}
+			fmt.Fprintf(&b, "DATA colsFifthBytes<>+%d(SB)/8, $0x%016x\n", 64*t+8*q, v)
+		}
+	}
+	b.WriteString("GLOBL colsFifthBytes<>(SB), RODATA|NOPTR, $256\n")
+	for h := range 2 {
+		for q := range 8 {
+			var v uint64
+			for e := range 8 {
+				v |= uint64(1) << (4*h + e%4) << (8 * e)
+			}
+			fmt.Fprintf(&b, "DATA colsFifthBits<>+%d(SB)/8, $0x%016x\n", 64*h+8*q, v)
+		}
+	}
+	b.WriteString("GLOBL colsFifthBits<>(SB), RODATA|NOPTR, $128\n")
 	return b.String()
 }

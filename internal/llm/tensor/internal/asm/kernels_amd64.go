@@ -171,6 +171,15 @@ func qdotQ4_0Cols4(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int
 func qdotQ4_0Cols8(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int, w *byte, wstride int, n int, nb int, scratch *int32)
 
 //go:noescape
+func qdotQ5_0Cols1(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int, w *byte, wstride int, n int, nb int, scratch *int32)
+
+//go:noescape
+func qdotQ5_0Cols4(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int, w *byte, wstride int, n int, nb int, scratch *int32)
+
+//go:noescape
+func qdotQ5_0Cols8(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int, w *byte, wstride int, n int, nb int, scratch *int32)
+
+//go:noescape
 func halfDotF16Rows4(dst *float32, ldd int, a *float32, lda int, w *byte, n int, k int)
 
 //go:noescape

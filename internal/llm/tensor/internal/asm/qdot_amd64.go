@@ -23,7 +23,7 @@ type quantKernels struct {
 	// stream is the AVX-512 VNNI product of one row (decode) of Q4_K and
 	// Q6_K that reads the columns as sequential streams (j beside j+n/2,
 	// gen_quant_stream.go), half a super-block's levels per instruction.
-	// Q8_0 and Q4_0 decode with tile1, their sixteen-column kernel
+	// Q8_0, Q4_0 and Q5_0 decode with tile1, their sixteen-column kernel
 	// (gen_quant_cols.go), which reads the next columns ahead.
 	stream quantKernel
 	// tile and tile1 are the AVX-512 VNNI products of four rows and of
@@ -35,8 +35,8 @@ type quantKernels struct {
 	// kernel; with it, 1.5× (Q6_K's 1.7–2.4×).
 	tile, tile1 quantKernel
 	// tile8, where set, is the product of eight rows, which the groups of
-	// eight rows of a batch take before its groups of four: Q8_0's and
-	// Q4_0's, whose unpacking of a block for the rows costs as much as
+	// eight rows of a batch take before its groups of four: the
+	// blocks-of-32 formats', whose unpacking of a block for the rows costs as much as
 	// four rows' products.
 	tile8    quantKernel
 	tileCols int
@@ -99,7 +99,10 @@ var quantKernelsOf = map[quant.Type]quantKernels{
 		row: oneRow(qdotQ4_0Row), rows4: rows(qdotQ4_0Rows4),
 		tile8: rowsSumsScratch(qdotQ4_0Cols8), tile: rowsSumsScratch(qdotQ4_0Cols4), tile1: rowsSumsScratch(qdotQ4_0Cols1), tileCols: 16, tileScratch: cols32Scratch,
 	},
-	quant.Q5_0: {row: oneRow(qdotQ5_0Row), rows4: rows(qdotQ5_0Rows4)},
+	quant.Q5_0: {
+		row: oneRow(qdotQ5_0Row), rows4: rows(qdotQ5_0Rows4),
+		tile8: rowsSumsScratch(qdotQ5_0Cols8), tile: rowsSumsScratch(qdotQ5_0Cols4), tile1: rowsSumsScratch(qdotQ5_0Cols1), tileCols: 16, tileScratch: cols32Scratch,
+	},
 	quant.Q4_K: {
 		row: oneRowSums(qdotQ4_KRow), rows4: rowsSums(qdotQ4_KRows4), stream: oneRowSums(qdotQ4_KStream),
 		tile: rowsSumsScratch(qdotQ4_KTile), tile1: rowsSums(qdotQ4_KTile1), tileCols: 2, tileScratch: q4kScratch,

@@ -19,7 +19,7 @@ import (
 // the stream kernel (two sequential streams of columns, qdot…Stream), and
 // x_tile1 its speed-up over their one-row tile (short streams of
 // neighbouring columns: the same instructions, the order decode must not
-// take); for Q8_0 and Q4_0 it is the sixteen-column kernel, which reads
+// take); for Q8_0, Q4_0 and Q5_0 it is the sixteen-column kernel, which reads
 // the next columns ahead. The shapes are the 0.4B Llama's FFN
 // (1024·4096ᵀ, 4 MiB of Q8_0), four times its columns (17 MiB: from
 // memory) and the 15M Llama's (288·768ᵀ, nine blocks a column; not for
@@ -28,7 +28,7 @@ func BenchmarkMatMulTQuantStream(b *testing.B) {
 	if !useVNNI {
 		b.Skip("no AVX-512 VNNI")
 	}
-	for _, typ := range []quant.Type{quant.Q8_0, quant.Q4_0, quant.Q4_K, quant.Q6_K} {
+	for _, typ := range []quant.Type{quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q4_K, quant.Q6_K} {
 		kind, _ := ActKindOf(typ)
 		for _, s := range [][2]int{{1024, 4096}, {1024, 16384}, {288, 768}} {
 			k, n := s[0], s[1]
@@ -80,7 +80,7 @@ func BenchmarkMatMulTQuantBatch(b *testing.B) {
 		b.Skip("no AVX-512 VNNI")
 	}
 	defer func() { useVNNI = true }()
-	for _, typ := range []quant.Type{quant.Q8_0, quant.Q4_0, quant.Q4_K, quant.Q6_K} {
+	for _, typ := range []quant.Type{quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q4_K, quant.Q6_K} {
 		kind, _ := ActKindOf(typ)
 		for _, s := range [][3]int{{8, 1024, 4096}, {8, 1024, 16384}, {256, 1024, 4096}} {
 			m, k, n := s[0], s[1], s[2]
