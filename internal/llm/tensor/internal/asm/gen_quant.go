@@ -94,17 +94,90 @@ func (g *gen) reduceStore(a, tmp, off int) {
 	g.p("VMOVSS %s, %d(AX)", x(a), off)
 }
 
+// lanes32 emits the exact integer products of one block of 32: y(dst)'s
+// eight int32 lanes are Σ_{e=4l}^{4l+3} w[e]·x[e], for the levels in
+// y(lv) and the activations in y(xv). Full formats take |w| from
+// y(absLv); the others |x| from y(absX). Y15 holds 16-bit ones.
+func (g *gen) lanes32(f format32, lv, absLv, xv, absX, dst int) {
+	if f.full {
+		g.p("VPSIGNB %s, %s, %s", y(lv), y(xv), y(dst))
+		g.p("VPMADDUBSW %s, %s, %s", y(dst), y(absLv), y(dst))
+	} else {
+		g.p("VPSIGNB %s, %s, %s", y(xv), y(lv), y(dst))
+		g.p("VPMADDUBSW %s, %s, %s", y(dst), y(absX), y(dst))
+	}
+	g.p("VPMADDWD Y15, %s, %s", y(dst), y(dst))
+}
+
+// rowGroup is how many blocks qdot<NAME>Row sums, converts and scales at
+// once: one ymm of block totals.
+const rowGroup = 8
+
+// halfPositions are, for the rowGroup blocks of size bytes from a group's
+// start, the word pos[b] = (size·b mod 16)/2 that holds block b's d in the
+// 16 bytes loaded from size·b − 2·pos[b], so that VPBLENDW gathers the
+// eight halves from eight loads. They must differ, which they do for every
+// size ≡ 2 mod 4 (34, 18 and 22 bytes: size/2 is odd).
+func halfPositions(size int) [rowGroup]int {
+	var pos [rowGroup]int
+	seen := map[int]bool{}
+	for b := range pos {
+		pos[b] = size * b % 16 / 2
+		if seen[pos[b]] {
+			log.Fatalf("blocks of %d bytes: two halves in word %d of their loads", size, pos[b])
+		}
+		seen[pos[b]] = true
+	}
+	return pos
+}
+
+// halfOrder is the VPSHUFB index that puts the halves halfPositions
+// gathered for blocks of size bytes in block order, and "" where they are
+// already (word b for block b).
+func halfOrder(size int) string {
+	pos := halfPositions(size)
+	var ctl [16]byte
+	inOrder := true
+	for b, p := range pos {
+		ctl[2*b], ctl[2*b+1] = byte(2*p), byte(2*p+1)
+		inOrder = inOrder && p == b
+	}
+	if inOrder {
+		return ""
+	}
+	name := fmt.Sprintf("halfOrder%d", size)
+	var s strings.Builder
+	for i := range 2 {
+		v := uint64(0)
+		for j := range 8 {
+			v |= uint64(ctl[8*i+j]) << (8 * j)
+		}
+		fmt.Fprintf(&s, "DATA %s<>+%d(SB)/8, $0x%016x\n", name, 8*i, v)
+	}
+	fmt.Fprintf(&s, "GLOBL %s<>(SB), RODATA|NOPTR, $16\n", name)
+	return s.String()
+}
+
 // kernel32 emits qdot<NAME>Row: dst[j] = x · w_j for the n columns, one
 // column after another: the weights are read as one sequential stream,
 // which the hardware prefetcher follows (a tile of four columns, four short
 // streams of one row of weights each, read them 4× slower from memory and
 // no faster from the cache).
 //
+// Per column it takes rowGroup blocks at a time: each block's eight exact
+// lanes (lanes32), summed in integers by a VPHADDD tree into one ymm of the
+// eight blocks' totals S in block order; their d_w gathered by VPBLENDW
+// from eight loads, widened, times the eight d_x (one rounding each); S
+// converted, times that (one rounding); the eight products added to the
+// column's one accumulator in block order. The blocks past the last group
+// go one at a time, their lanes summed in integers. These are dot32's
+// roundings in its order, so the same bits.
+//
 // Registers: SI activations, R8 their scales, DI dst, CX columns left,
-// BX the column stride in bytes, R9–R12 column pointers, DX the block's
-// byte offset in a column, AX the activation offset, R13 the block count,
-// R14 the block index. Y0–Y3 accumulators, Y4 x, Y5 |x|, Y6 x's scale,
-// Y15 16-bit ones.
+// BX the column stride in bytes, R9 the column, DX the block's byte offset
+// in it, R13 the block count, R14 the block index, AX scratch. X0 the
+// accumulator, Y1–Y3 the tree, Y4 x, Y5 |x|, Y6 d_w·d_x, Y7–Y10 a block's
+// levels and lanes, Y15 16-bit ones.
 func (g *gen) kernel32(f format32) {
 	name := "qdot" + f.name + "Row"
 	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, x *int8, xd *float32, w *byte, wstride int, n int, nb int)\n", name)
@@ -116,78 +189,131 @@ func (g *gen) kernel32(f format32) {
 	g.p("MOVQ nb+48(FP), R13")
 	g.p("VPCMPEQW Y15, Y15, Y15")
 	g.p("VPSRLW $15, Y15, Y15")
-	for _, cols := range []int{1} {
-		pfx := fmt.Sprintf("%s_%d", name, cols)
-		g.label(pfx + "_tile")
-		g.p("CMPQ CX, $%d", cols)
-		g.p("JLT %s_done", pfx)
-		for c := 1; c < cols; c++ {
-			g.p("LEAQ (%s)(BX*1), %s", colRegs[c-1], colRegs[c])
-		}
-		for c := range cols {
-			g.p("VXORPS %s, %s, %s", y(c), y(c), y(c))
-		}
-		g.p("MOVQ x+8(FP), SI")
-		g.p("MOVQ xd+16(FP), R8")
-		g.p("XORQ DX, DX")
-		g.p("XORQ R14, R14")
-		g.label(pfx + "_loop")
-		g.p("VMOVDQU (SI), Y4")
+	// block emits block b of a group (x at 32b(SI), levels at DX) into
+	// y(dst), and moves DX to the next block.
+	block := func(b, dst int) {
+		g.p("VMOVDQU %d(SI), Y4", 32*b)
 		if !f.full {
 			g.p("VPABSB Y4, Y5")
 		}
-		g.p("VBROADCASTSS (R8), Y6")
-		for c := range cols {
-			w, s := 7+2*(c%2), 8+2*(c%2)
-			reg := colRegs[c]
-			f.levels(g, reg, w, s)
-			if f.full {
-				g.p("VPSIGNB %s, Y4, %s", y(w), y(s))
-				g.p("VPABSB %s, %s", y(w), y(w))
-				g.p("VPMADDUBSW %s, %s, %s", y(s), y(w), y(w))
-			} else {
-				g.p("VPSIGNB Y4, %s, %s", y(w), y(w))
-				g.p("VPMADDUBSW %s, Y5, %s", y(w), y(w))
-			}
-			g.p("VPMADDWD Y15, %s, %s", y(w), y(w))
-			g.p("VCVTDQ2PS %s, %s", y(w), y(w))
-			g.p("VPBROADCASTW (%s)(DX*1), %s", reg, x(s))
-			g.p("VCVTPH2PS %s, %s", x(s), y(s))
-			g.p("VMULPS Y6, %s, %s", y(s), y(s))
-			g.p("VMULPS %s, %s, %s", y(s), y(w), y(w))
-			g.p("VADDPS %s, %s, %s", y(w), y(c), y(c))
+		lv, abs := 7+2*(b%2), 8+2*(b%2)
+		f.levels(g, "R9", lv, abs)
+		if f.full {
+			g.p("VPABSB %s, %s", y(lv), y(abs))
 		}
-		g.p("ADDQ $32, SI")
-		g.p("ADDQ $4, R8")
+		g.lanes32(f, lv, abs, 4, 5, dst)
 		g.p("ADDQ $%d, DX", f.bytes)
-		g.p("INCQ R14")
-		g.p("CMPQ R14, R13")
-		g.p("JLT %s_loop", pfx)
-		g.p("MOVQ DI, AX")
-		for c := range cols {
-			g.reduceStore(c, 14, 4*c)
-		}
-		g.p("ADDQ $%d, DI", 4*cols)
-		g.p("SUBQ $%d, CX", cols)
-		g.p("LEAQ (%s)(BX*1), R9", colRegs[cols-1])
-		g.p("JMP %s_tile", pfx)
-		g.label(pfx + "_done")
 	}
+	g.label(name + "_col")
+	g.p("CMPQ CX, $1")
+	g.p("JLT %s_done", name)
+	g.p("VXORPS X0, X0, X0")
+	g.p("MOVQ x+8(FP), SI")
+	g.p("MOVQ xd+16(FP), R8")
+	g.p("XORQ DX, DX")
+	g.p("XORQ R14, R14")
+	g.label(name + "_group")
+	g.p("LEAQ %d(R14), AX", rowGroup)
+	g.p("CMPQ AX, R13")
+	g.p("JGT %s_block", name)
+	// d_w·d_x of the group's blocks, in block order.
+	for b, p := range halfPositions(f.bytes) {
+		addr := fmt.Sprintf("%d(R9)(DX*1)", f.bytes*b-2*p)
+		if b == 0 {
+			g.p("VMOVDQU %s, X6", addr)
+		} else {
+			g.p("VPBLENDW $%d, %s, X6, X6", 1<<p, addr)
+		}
+	}
+	if halfOrder(f.bytes) != "" {
+		g.p("VPSHUFB halfOrder%d<>(SB), X6, X6", f.bytes)
+	}
+	g.p("VCVTPH2PS X6, Y6")
+	g.p("VMULPS (R8), Y6, Y6")
+	// The tree: blocks 0–3 to Y1 and 4–7 to Y2, each 128-bit half a
+	// block's lanes 0–3 (low) or 4–7 (high) summed; the halves added.
+	for q := range 2 {
+		acc := 1 + q
+		block(4*q, 7)
+		block(4*q+1, 9)
+		g.p("VPHADDD Y9, Y7, %s", y(acc))
+		block(4*q+2, 7)
+		block(4*q+3, 9)
+		g.p("VPHADDD Y9, Y7, Y3")
+		g.p("VPHADDD Y3, %s, %s", y(acc), y(acc))
+	}
+	g.p("VPERM2I128 $0x20, Y2, Y1, Y3")
+	g.p("VPERM2I128 $0x31, Y2, Y1, Y1")
+	g.p("VPADDD Y3, Y1, Y1")
+	g.p("VCVTDQ2PS Y1, Y1")
+	g.p("VMULPS Y6, Y1, Y1")
+	for h := range 2 {
+		if h == 1 {
+			g.p("VEXTRACTF128 $1, Y1, X1")
+		}
+		g.p("VADDSS X1, X0, X0")
+		g.p("VMOVSHDUP X1, X2")
+		g.p("VADDSS X2, X0, X0")
+		g.p("VMOVHLPS X1, X1, X2")
+		g.p("VADDSS X2, X0, X0")
+		g.p("VPSHUFD $3, X1, X2")
+		g.p("VADDSS X2, X0, X0")
+	}
+	g.p("ADDQ $%d, SI", 32*rowGroup)
+	g.p("ADDQ $%d, R8", 4*rowGroup)
+	g.p("ADDQ $%d, R14", rowGroup)
+	g.p("JMP %s_group", name)
+	// One block: its lanes summed in integers, then dot32's steps.
+	g.label(name + "_block")
+	g.p("CMPQ R14, R13")
+	g.p("JGE %s_store", name)
+	block(0, 7)
+	g.p("VEXTRACTI128 $1, Y7, X8")
+	g.p("VPADDD X8, X7, X7")
+	g.p("VPSHUFD $0x4e, X7, X8")
+	g.p("VPADDD X8, X7, X7")
+	g.p("VPSHUFD $0xb1, X7, X8")
+	g.p("VPADDD X8, X7, X7")
+	g.p("VCVTDQ2PS X7, X7")
+	g.p("VPBROADCASTW %d(R9)(DX*1), X6", -f.bytes)
+	g.p("VCVTPH2PS X6, X6")
+	g.p("VMULSS (R8), X6, X6")
+	g.p("VMULSS X6, X7, X7")
+	g.p("VADDSS X7, X0, X0")
+	g.p("ADDQ $32, SI")
+	g.p("ADDQ $4, R8")
+	g.p("INCQ R14")
+	g.p("JMP %s_block", name)
+	g.label(name + "_store")
+	g.p("VMOVSS X0, (DI)")
+	g.p("ADDQ $4, DI")
+	g.p("DECQ CX")
+	g.p("ADDQ BX, R9")
+	g.p("JMP %s_col", name)
+	g.label(name + "_done")
 	g.p("VZEROUPPER")
 	g.p("RET")
 }
 
 // kernel32Rows4 emits qdot<NAME>Rows4: dst[r*ldd+j] = x_r · w_j for four
-// rows of activations (k apart) and n columns, one column at a time: each
-// block's levels and scale are loaded once for the four rows (prefill).
-// Per row it computes kernel32's integers and roundings.
+// rows of activations (k apart) and n columns, two columns at a time (then
+// one): each block's levels and scale are loaded once for the four rows,
+// each row's activations once for the two columns (prefill).
+//
+// Per block, each (row, column)'s eight exact lanes (lanes32) are summed in
+// integers by a VPHADDD tree over the four rows into one ymm of eight
+// totals S, column 0's rows in the low half and column 1's in the high;
+// the four rows' d_x, gathered, times each column's d_w (one rounding
+// each); S converted, times that (one rounding), added to one ymm of the
+// eight outputs' accumulators: dot32's roundings in its order, so the same
+// bits.
 //
 // Registers: SI row 0 of x, R10 = k, R11 = 3k; R8 row 0's scales, R12 and
 // AX the byte distance to rows 1 and 3's; DI dst, CX columns left, BX the
-// column stride, R9 the column, DX the block offset, R13 the block count,
-// R14 the block index. Y0–Y3 the rows' accumulators, Y8 the levels, Y9
-// their magnitudes (full formats) or scratch, Y10 the weights' scale,
-// Y11–Y14 temporaries, Y15 16-bit ones.
+// column stride, R9 and R13 the columns, DX the block offset, R14 the
+// blocks left. Y0 the accumulators, Y2–Y7 the tree, Y8 and Y10 the
+// columns' levels, Y9 and Y11 their magnitudes (full formats), Y12 x (and
+// the levels' scratch), Y13 |x| (and d_w), Y14 d_w·d_x, Y15 16-bit ones.
 func (g *gen) kernel32Rows4(f format32) {
 	name := "qdot" + f.name + "Rows4"
 	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)\n", name)
@@ -196,73 +322,116 @@ func (g *gen) kernel32Rows4(f format32) {
 	g.p("MOVQ w+40(FP), R9")
 	g.p("MOVQ wstride+48(FP), BX")
 	g.p("MOVQ n+56(FP), CX")
-	g.p("MOVQ nb+64(FP), R13")
 	g.p("MOVQ k+32(FP), R10")
 	g.p("LEAQ (R10)(R10*2), R11")
-	g.p("LEAQ (R13*4), R12")
+	g.p("MOVQ nb+64(FP), R12")
+	g.p("SHLQ $2, R12")
 	g.p("LEAQ (R12)(R12*2), AX")
 	g.p("VPCMPEQW Y15, Y15, Y15")
 	g.p("VPSRLW $15, Y15, Y15")
-	g.label(name + "_col")
-	g.p("CMPQ CX, $1")
-	g.p("JLT %s_done", name)
-	for r := range 4 {
-		g.p("VXORPS %s, %s, %s", y(r), y(r), y(r))
-	}
-	g.p("MOVQ x+16(FP), SI")
-	g.p("MOVQ xd+24(FP), R8")
-	g.p("XORQ DX, DX")
-	g.p("XORQ R14, R14")
-	g.label(name + "_loop")
-	f.levels(g, "R9", 8, 9)
-	if f.full {
-		g.p("VPABSB Y8, Y9")
-	}
-	g.p("VPBROADCASTW (R9)(DX*1), X10")
-	g.p("VCVTPH2PS X10, Y10")
 	rows := []string{"(SI)", "(SI)(R10*1)", "(SI)(R10*2)", "(SI)(R11*1)"}
-	scales := []string{"(R8)", "(R8)(R12*1)", "(R8)(R12*2)", "(R8)(AX*1)"}
-	for r := range 4 {
-		g.p("VMOVDQU %s, Y11", rows[r])
-		if f.full {
-			g.p("VPSIGNB Y8, Y11, Y13")
-			g.p("VPMADDUBSW Y13, Y9, Y13")
+	colReg := []string{"R9", "R13"}
+	for _, cols := range []int{2, 1} {
+		pfx := fmt.Sprintf("%s_%d", name, cols)
+		g.label(pfx + "_tile")
+		g.p("CMPQ CX, $%d", cols)
+		g.p("JLT %s_done", pfx)
+		if cols == 2 {
+			g.p("LEAQ (R9)(BX*1), R13")
+		}
+		g.p("VXORPS Y0, Y0, Y0")
+		g.p("MOVQ x+16(FP), SI")
+		g.p("MOVQ xd+24(FP), R8")
+		g.p("MOVQ nb+64(FP), R14")
+		g.p("XORQ DX, DX")
+		g.label(pfx + "_loop")
+		for c := range cols {
+			f.levels(g, colReg[c], 8+2*c, 12)
+			if f.full {
+				g.p("VPABSB %s, %s", y(8+2*c), y(9+2*c))
+			}
+		}
+		// d_w·d_x: the rows' d_x in each half, column c's d_w in half c.
+		g.p("VMOVSS (R8), X14")
+		g.p("VINSERTPS $0x10, (R8)(R12*1), X14, X14")
+		g.p("VINSERTPS $0x20, (R8)(R12*2), X14, X14")
+		g.p("VINSERTPS $0x30, (R8)(AX*1), X14, X14")
+		g.p("VPBROADCASTW (R9)(DX*1), X13")
+		if cols == 2 {
+			g.p("VINSERTF128 $1, X14, Y14, Y14")
+			g.p("VPBROADCASTW (R13)(DX*1), X12")
+			g.p("VPBLENDW $0xf0, X12, X13, X13")
+			g.p("VCVTPH2PS X13, Y13")
+			g.p("VMULPS Y13, Y14, Y14")
 		} else {
-			g.p("VPABSB Y11, Y12")
-			g.p("VPSIGNB Y11, Y8, Y13")
-			g.p("VPMADDUBSW Y13, Y12, Y13")
+			g.p("VCVTPH2PS X13, X13")
+			g.p("VMULPS X13, X14, X14")
 		}
-		g.p("VPMADDWD Y15, Y13, Y13")
-		g.p("VCVTDQ2PS Y13, Y13")
-		g.p("VBROADCASTSS %s, Y14", scales[r])
-		g.p("VMULPS Y10, Y14, Y14")
-		g.p("VMULPS Y14, Y13, Y13")
-		g.p("VADDPS Y13, %s, %s", y(r), y(r))
-	}
-	g.p("ADDQ $32, SI")
-	g.p("ADDQ $4, R8")
-	g.p("ADDQ $%d, DX", f.bytes)
-	g.p("INCQ R14")
-	g.p("CMPQ R14, R13")
-	g.p("JLT %s_loop", name)
-	// Store the four rows' sums (SI is free now).
-	g.p("MOVQ DI, SI")
-	g.p("MOVQ ldd+8(FP), R8")
-	g.p("SHLQ $2, R8")
-	g.p("XCHGQ AX, SI")
-	for r := range 4 {
-		g.reduceStore(r, 14, 0)
-		if r < 3 {
-			g.p("ADDQ R8, AX")
+		// Row r, column c's lanes in y(lanes[r]+c); rows 0 and 1, then 2
+		// and 3, paired by VPHADDD, then the pairs.
+		lanes := []int{2, 4, 4, 6}
+		for r := range 4 {
+			g.p("VMOVDQU %s, Y12", rows[r])
+			if !f.full {
+				g.p("VPABSB Y12, Y13")
+			}
+			for c := range cols {
+				g.lanes32(f, 8+2*c, 9+2*c, 12, 13, lanes[r]+c)
+			}
+			if r%2 == 1 {
+				for c := range cols {
+					g.p("VPHADDD %s, %s, %s", y(lanes[r]+c), y(lanes[r-1]+c), y(lanes[r-1]+c))
+				}
+			}
 		}
+		for c := range cols {
+			g.p("VPHADDD %s, %s, %s", y(4+c), y(2+c), y(2+c))
+		}
+		if cols == 2 {
+			g.p("VPERM2I128 $0x20, Y3, Y2, Y4")
+			g.p("VPERM2I128 $0x31, Y3, Y2, Y5")
+			g.p("VPADDD Y5, Y4, Y4")
+			g.p("VCVTDQ2PS Y4, Y4")
+			g.p("VMULPS Y14, Y4, Y4")
+			g.p("VADDPS Y4, Y0, Y0")
+		} else {
+			g.p("VEXTRACTI128 $1, Y2, X4")
+			g.p("VPADDD X4, X2, X4")
+			g.p("VCVTDQ2PS X4, X4")
+			g.p("VMULPS X14, X4, X4")
+			g.p("VADDPS X4, X0, X0")
+		}
+		g.p("ADDQ $32, SI")
+		g.p("ADDQ $4, R8")
+		g.p("ADDQ $%d, DX", f.bytes)
+		g.p("DECQ R14")
+		g.p("JNZ %s_loop", pfx)
+		// Row r's outputs to dst + r·ldd (DX and R14 are free now).
+		g.p("MOVQ ldd+8(FP), R14")
+		g.p("SHLQ $2, R14")
+		g.p("MOVQ DI, DX")
+		if cols == 2 {
+			g.p("VEXTRACTF128 $1, Y0, X1")
+			g.p("VUNPCKLPS X1, X0, X2")
+			g.p("VUNPCKHPS X1, X0, X3")
+			g.p("VMOVQ X2, (DX)")
+			g.p("VMOVHPS X2, (DX)(R14*1)")
+			g.p("LEAQ (DX)(R14*2), DX")
+			g.p("VMOVQ X3, (DX)")
+			g.p("VMOVHPS X3, (DX)(R14*1)")
+		} else {
+			g.p("VMOVSS X0, (DX)")
+			g.p("VEXTRACTPS $1, X0, (DX)(R14*1)")
+			g.p("LEAQ (DX)(R14*2), DX")
+			g.p("VEXTRACTPS $2, X0, (DX)")
+			g.p("VEXTRACTPS $3, X0, (DX)(R14*1)")
+		}
+		g.p("ADDQ $%d, DI", 4*cols)
+		g.p("SUBQ $%d, CX", cols)
+		g.p("LEAQ (R9)(BX*%d), R9", cols)
+		g.p("JMP %s_tile", pfx)
+		g.label(pfx + "_done")
 	}
-	g.p("XCHGQ AX, SI")
-	g.p("LEAQ (R12)(R12*2), AX")
-	g.p("ADDQ $4, DI")
-	g.p("DECQ CX")
-	g.p("ADDQ BX, R9")
-	g.p("JMP %s_col", name)
-	g.label(name + "_done")
 	g.p("VZEROUPPER")
 	g.p("RET")
 }
@@ -863,6 +1032,11 @@ func main() {
 		v    byte
 	}{{"nibbleMask", 0x0f}, {"eights", 0x08}, {"bit4", 0x10}, {"bits45", 0x30}, {"thirtyTwos", 0x20}, {"signBits", 0x80}, {"sixteens", 0x10}, {"ones", 0x01}} {
 		g.buf.WriteString("\n" + bytes32(c.name, c.v))
+	}
+	for _, f := range formats32 {
+		if t := halfOrder(f.bytes); t != "" {
+			g.buf.WriteString("\n" + t)
+		}
 	}
 	g.buf.WriteString("\n" + q6ScaleShuffle())
 	g.buf.WriteString("\n" + bitTables())
