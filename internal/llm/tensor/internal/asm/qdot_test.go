@@ -49,17 +49,24 @@ func randActs(r *rand.Rand, kind ActKind, m, k, lim int, scale func() float32) *
 	for i := range x.D {
 		x.D[i] = scale()
 	}
-	for b := 0; b < m*k/Q8Block; b++ {
+	setSums(x)
+	return x
+}
+
+// setSums sets x's sums per 32 levels (and, Act32, d·Σq per block) from
+// its levels and scales, as QuantizeActs leaves them.
+func setSums(x *QActs) {
+	x.Sums, x.DSums = x.Sums[:0], x.DSums[:0]
+	for b := 0; b < len(x.Q)/Q8Block; b++ {
 		var s int32
 		for _, q := range x.Q[b*Q8Block : (b+1)*Q8Block] {
 			s += int32(q)
 		}
 		x.Sums = append(x.Sums, s)
-		if kind == Act32 {
+		if x.Kind == Act32 {
 			x.DSums = append(x.DSums, float32(x.D[b]*float32(s)))
 		}
 	}
-	return x
 }
 
 // quantReference is the product in float64 over the dequantised weights

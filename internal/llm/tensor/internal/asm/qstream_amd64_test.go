@@ -121,12 +121,12 @@ func TestStreamAtTheEndOfTheMapping(t *testing.T) {
 		t.Skip("no AVX-512 VNNI")
 	}
 	page := syscall.Getpagesize()
-	mem, err := syscall.Mmap(-1, 0, 8*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	mem, err := syscall.Mmap(-1, 0, 20*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer syscall.Munmap(mem)
-	if err := syscall.Mprotect(mem[7*page:], syscall.PROT_NONE); err != nil {
+	if err := syscall.Mprotect(mem[19*page:], syscall.PROT_NONE); err != nil {
 		t.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(4, 0))
@@ -140,7 +140,7 @@ func TestStreamAtTheEndOfTheMapping(t *testing.T) {
 			k := nb * kind.block()
 			rowBytes, _ := typ.Bytes(k)
 			for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 16, 17, 32, 33} {
-				w := mem[7*page-n*rowBytes : 7*page]
+				w := mem[19*page-n*rowBytes : 19*page]
 				for b := 0; b < len(w); b += size {
 					fill := byte(r.Uint32())
 					for i := range size {
@@ -167,6 +167,7 @@ func TestStreamAtTheEndOfTheMapping(t *testing.T) {
 							x.Q[i] = int8(127 - 254*r.IntN(2))
 						}
 					}
+					setSums(x)
 					got, pure := make([]float32, m*n), make([]float32, m*n)
 					MatMulTQuant(typ, got, n, x, w, n)
 					matmulTQuantGeneric(typ, pure, n, x, w, rowBytes, n)
