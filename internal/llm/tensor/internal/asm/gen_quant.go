@@ -4,10 +4,14 @@
 // activations with weights in GGUF block formats (MatMulTQuant). Run it
 // with `go generate` in this directory; the output is committed.
 //
-// Each kernel multiplies one row of activations by n rows of weights
-// (output columns), streaming the weights' blocks as they are stored. Per block and column it computes
-// the integers and roundings of the pure-Go version (qdot.go) in the same
-// order, so the two give the same bits.
+// Each kernel multiplies one row of activations, or four, by n rows of
+// weights (output columns), streaming the weights' blocks as they are
+// stored. Per block, row and column it computes the integers and roundings
+// of the pure-Go version (qdot.go) in the same order, so the two give the
+// same bits. The blocks-of-32 kernels sum a block's eight exact lanes in
+// integers by VPHADDD trees that take several outputs (rows or columns) at
+// once, so that those outputs' totals are converted, scaled and added in
+// one step each.
 package main
 
 import (
@@ -109,75 +113,38 @@ func (g *gen) lanes32(f format32, lv, absLv, xv, absX, dst int) {
 	g.p("VPMADDWD Y15, %s, %s", y(dst), y(dst))
 }
 
-// rowGroup is how many blocks qdot<NAME>Row sums, converts and scales at
-// once: one ymm of block totals.
-const rowGroup = 8
-
-// halfPositions are, for the rowGroup blocks of size bytes from a group's
-// start, the word pos[b] = (size·b mod 16)/2 that holds block b's d in the
-// 16 bytes loaded from size·b − 2·pos[b], so that VPBLENDW gathers the
-// eight halves from eight loads. They must differ, which they do for every
-// size ≡ 2 mod 4 (34, 18 and 22 bytes: size/2 is odd).
-func halfPositions(size int) [rowGroup]int {
-	var pos [rowGroup]int
-	seen := map[int]bool{}
-	for b := range pos {
-		pos[b] = size * b % 16 / 2
-		if seen[pos[b]] {
-			log.Fatalf("blocks of %d bytes: two halves in word %d of their loads", size, pos[b])
-		}
-		seen[pos[b]] = true
-	}
-	return pos
+// nextBlock32 closes the block loop of kernel32 and kernel32Rows4: SI,
+// R8 and DX to the next block's activations, scale and weights, and back
+// to loop while R14, the blocks left, is not zero.
+func (g *gen) nextBlock32(f format32, loop string) {
+	g.p("ADDQ $32, SI")
+	g.p("ADDQ $4, R8")
+	g.p("ADDQ $%d, DX", f.bytes)
+	g.p("DECQ R14")
+	g.p("JNZ %s", loop)
 }
 
-// halfOrder is the VPSHUFB index that puts the halves halfPositions
-// gathered for blocks of size bytes in block order, and "" where they are
-// already (word b for block b).
-func halfOrder(size int) string {
-	pos := halfPositions(size)
-	var ctl [16]byte
-	inOrder := true
-	for b, p := range pos {
-		ctl[2*b], ctl[2*b+1] = byte(2*p), byte(2*p+1)
-		inOrder = inOrder && p == b
-	}
-	if inOrder {
-		return ""
-	}
-	name := fmt.Sprintf("halfOrder%d", size)
-	var s strings.Builder
-	for i := range 2 {
-		v := uint64(0)
-		for j := range 8 {
-			v |= uint64(ctl[8*i+j]) << (8 * j)
-		}
-		fmt.Fprintf(&s, "DATA %s<>+%d(SB)/8, $0x%016x\n", name, 8*i, v)
-	}
-	fmt.Fprintf(&s, "GLOBL %s<>(SB), RODATA|NOPTR, $16\n", name)
-	return s.String()
-}
-
-// kernel32 emits qdot<NAME>Row: dst[j] = x · w_j for the n columns, one
-// column after another: the weights are read as one sequential stream,
-// which the hardware prefetcher follows (a tile of four columns, four short
-// streams of one row of weights each, read them 4× slower from memory and
-// no faster from the cache).
+// kernel32 emits qdot<NAME>Row: dst[j] = x · w_j for the n columns, four
+// at a time, columns j, j+n/4, j+2n/4 and j+3n/4 (then the n mod 4 left,
+// one at a time): the weights are read as four sequential streams, which
+// the hardware prefetcher follows (a tile of four neighbouring columns,
+// four short streams of one row of weights each, read them 4× slower from
+// memory and no faster from the cache).
 //
-// Per column it takes rowGroup blocks at a time: each block's eight exact
-// lanes (lanes32), summed in integers by a VPHADDD tree into one ymm of the
-// eight blocks' totals S in block order; their d_w gathered by VPBLENDW
-// from eight loads, widened, times the eight d_x (one rounding each); S
-// converted, times that (one rounding); the eight products added to the
-// column's one accumulator in block order. The blocks past the last group
-// go one at a time, their lanes summed in integers. These are dot32's
-// roundings in its order, so the same bits.
+// Per block, each column's eight exact lanes (lanes32) are summed in
+// integers by a VPHADDD tree into one xmm of the four columns' totals S;
+// the four d_w, widened, times d_x (one rounding each); S converted, times
+// that (one rounding), added to one xmm of the four columns' accumulators:
+// one addition a block for four outputs, where each output's additions
+// are a chain. A column left alone sums its block's lanes in integers and
+// takes the same steps on one float. These are dot32's roundings in its
+// order, so the same bits.
 //
-// Registers: SI activations, R8 their scales, DI dst, CX columns left,
-// BX the column stride in bytes, R9 the column, DX the block's byte offset
-// in it, R13 the block count, R14 the block index, AX scratch. X0 the
-// accumulator, Y1–Y3 the tree, Y4 x, Y5 |x|, Y6 d_w·d_x, Y7–Y10 a block's
-// levels and lanes, Y15 16-bit ones.
+// Registers: SI activations, R8 their scales, DI dst, CX n, BX the column
+// stride in bytes, R9–R12 the columns, AX the byte distance between their
+// outputs, R13 the fours left, DX the block's byte offset in a column, R14
+// the blocks left. X0 the accumulators, Y4 x, Y5 |x|, Y6–Y9 two columns'
+// levels and lanes, Y10 and Y11 the tree, X12 d_w·d_x, Y15 16-bit ones.
 func (g *gen) kernel32(f format32) {
 	name := "qdot" + f.name + "Row"
 	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, x *int8, xd *float32, w *byte, wstride int, n int, nb int)\n", name)
@@ -186,111 +153,107 @@ func (g *gen) kernel32(f format32) {
 	g.p("MOVQ w+24(FP), R9")
 	g.p("MOVQ wstride+32(FP), BX")
 	g.p("MOVQ n+40(FP), CX")
-	g.p("MOVQ nb+48(FP), R13")
 	g.p("VPCMPEQW Y15, Y15, Y15")
 	g.p("VPSRLW $15, Y15, Y15")
-	// block emits block b of a group (x at 32b(SI), levels at DX) into
-	// y(dst), and moves DX to the next block.
-	block := func(b, dst int) {
-		g.p("VMOVDQU %d(SI), Y4", 32*b)
-		if !f.full {
-			g.p("VPABSB Y4, Y5")
-		}
-		lv, abs := 7+2*(b%2), 8+2*(b%2)
-		f.levels(g, "R9", lv, abs)
+	g.p("MOVQ CX, R13")
+	g.p("SHRQ $2, R13")
+	g.p("MOVQ R13, AX")
+	g.p("IMULQ BX, AX")
+	for c := 1; c < 4; c++ {
+		g.p("LEAQ (%s)(AX*1), %s", colRegs[c-1], colRegs[c])
+	}
+	g.p("LEAQ (R13*4), AX")
+	// lanes emits column c's lanes of the block at DX (x in Y4, |x| in
+	// Y5) into y(6+2(c%2)).
+	lanes := func(c int) {
+		lv, abs := 6+2*(c%2), 7+2*(c%2)
+		f.levels(g, colRegs[c], lv, abs)
 		if f.full {
 			g.p("VPABSB %s, %s", y(lv), y(abs))
 		}
-		g.lanes32(f, lv, abs, 4, 5, dst)
-		g.p("ADDQ $%d, DX", f.bytes)
+		g.lanes32(f, lv, abs, 4, 5, lv)
 	}
-	g.label(name + "_col")
-	g.p("CMPQ CX, $1")
-	g.p("JLT %s_done", name)
-	g.p("VXORPS X0, X0, X0")
-	g.p("MOVQ x+8(FP), SI")
-	g.p("MOVQ xd+16(FP), R8")
-	g.p("XORQ DX, DX")
-	g.p("XORQ R14, R14")
-	g.label(name + "_group")
-	g.p("LEAQ %d(R14), AX", rowGroup)
-	g.p("CMPQ AX, R13")
-	g.p("JGT %s_block", name)
-	// d_w·d_x of the group's blocks, in block order.
-	for b, p := range halfPositions(f.bytes) {
-		addr := fmt.Sprintf("%d(R9)(DX*1)", f.bytes*b-2*p)
-		if b == 0 {
-			g.p("VMOVDQU %s, X6", addr)
+	for _, cols := range []int{4, 1} {
+		pfx := fmt.Sprintf("%s_%d", name, cols)
+		if cols == 1 {
+			// The n mod 4 columns left, from column 4·(n/4), where the
+			// fours left the last column's pointer; their outputs from
+			// dst + 4·(n/4).
+			g.p("MOVQ R12, R9")
+			g.p("LEAQ (AX)(AX*2), DX")
+			g.p("ADDQ DX, DI")
+			g.p("MOVQ CX, R13")
+			g.p("ANDQ $3, R13")
+		}
+		g.label(pfx + "_col")
+		g.p("CMPQ R13, $1")
+		g.p("JLT %s_done", pfx)
+		g.p("VXORPS X0, X0, X0")
+		g.p("MOVQ x+8(FP), SI")
+		g.p("MOVQ xd+16(FP), R8")
+		g.p("MOVQ nb+48(FP), R14")
+		g.p("XORQ DX, DX")
+		g.label(pfx + "_loop")
+		g.p("VMOVDQU (SI), Y4")
+		if !f.full {
+			g.p("VPABSB Y4, Y5")
+		}
+		if cols == 4 {
+			// Columns 0 and 1 paired, 2 and 3, then the pairs: each
+			// 128-bit half holds the four columns' sums of lanes 0–3
+			// (low) or 4–7 (high).
+			for c := range 4 {
+				lanes(c)
+				if c%2 == 1 {
+					g.p("VPHADDD Y8, Y6, %s", y(10+c/2))
+				}
+			}
+			g.p("VPHADDD Y11, Y10, Y10")
+			g.p("VEXTRACTI128 $1, Y10, X11")
+			g.p("VPADDD X11, X10, X10")
+			g.p("VPBROADCASTW (R9)(DX*1), X12")
+			for c := 1; c < 4; c++ {
+				g.p("VPINSRW $%d, (%s)(DX*1), X12, X12", c, colRegs[c])
+			}
+			g.p("VCVTPH2PS X12, X12")
+			g.p("VBROADCASTSS (R8), X13")
+			g.p("VMULPS X13, X12, X12")
+			g.p("VCVTDQ2PS X10, X10")
+			g.p("VMULPS X12, X10, X10")
+			g.p("VADDPS X10, X0, X0")
 		} else {
-			g.p("VPBLENDW $%d, %s, X6, X6", 1<<p, addr)
+			lanes(0)
+			g.p("VEXTRACTI128 $1, Y6, X10")
+			g.p("VPADDD X10, X6, X10")
+			g.p("VPSHUFD $0x4e, X10, X11")
+			g.p("VPADDD X11, X10, X10")
+			g.p("VPSHUFD $0xb1, X10, X11")
+			g.p("VPADDD X11, X10, X10")
+			g.p("VPBROADCASTW (R9)(DX*1), X12")
+			g.p("VCVTPH2PS X12, X12")
+			g.p("VMULSS (R8), X12, X12")
+			g.p("VCVTDQ2PS X10, X10")
+			g.p("VMULSS X12, X10, X10")
+			g.p("VADDSS X10, X0, X0")
 		}
-	}
-	if halfOrder(f.bytes) != "" {
-		g.p("VPSHUFB halfOrder%d<>(SB), X6, X6", f.bytes)
-	}
-	g.p("VCVTPH2PS X6, Y6")
-	g.p("VMULPS (R8), Y6, Y6")
-	// The tree: blocks 0–3 to Y1 and 4–7 to Y2, each 128-bit half a
-	// block's lanes 0–3 (low) or 4–7 (high) summed; the halves added.
-	for q := range 2 {
-		acc := 1 + q
-		block(4*q, 7)
-		block(4*q+1, 9)
-		g.p("VPHADDD Y9, Y7, %s", y(acc))
-		block(4*q+2, 7)
-		block(4*q+3, 9)
-		g.p("VPHADDD Y9, Y7, Y3")
-		g.p("VPHADDD Y3, %s, %s", y(acc), y(acc))
-	}
-	g.p("VPERM2I128 $0x20, Y2, Y1, Y3")
-	g.p("VPERM2I128 $0x31, Y2, Y1, Y1")
-	g.p("VPADDD Y3, Y1, Y1")
-	g.p("VCVTDQ2PS Y1, Y1")
-	g.p("VMULPS Y6, Y1, Y1")
-	for h := range 2 {
-		if h == 1 {
-			g.p("VEXTRACTF128 $1, Y1, X1")
+		g.nextBlock32(f, pfx+"_loop")
+		g.p("VMOVSS X0, (DI)")
+		if cols == 4 {
+			g.p("VEXTRACTPS $1, X0, (DI)(AX*1)")
+			g.p("VEXTRACTPS $2, X0, (DI)(AX*2)")
+			g.p("LEAQ (AX)(AX*2), DX")
+			g.p("VEXTRACTPS $3, X0, (DI)(DX*1)")
+			for _, r := range colRegs {
+				g.p("ADDQ BX, %s", r)
+			}
+		} else {
+			g.p("ADDQ BX, R9")
 		}
-		g.p("VADDSS X1, X0, X0")
-		g.p("VMOVSHDUP X1, X2")
-		g.p("VADDSS X2, X0, X0")
-		g.p("VMOVHLPS X1, X1, X2")
-		g.p("VADDSS X2, X0, X0")
-		g.p("VPSHUFD $3, X1, X2")
-		g.p("VADDSS X2, X0, X0")
+		g.p("ADDQ $4, DI")
+		g.p("DECQ R13")
+		g.p("JMP %s_col", pfx)
+		g.label(pfx + "_done")
 	}
-	g.p("ADDQ $%d, SI", 32*rowGroup)
-	g.p("ADDQ $%d, R8", 4*rowGroup)
-	g.p("ADDQ $%d, R14", rowGroup)
-	g.p("JMP %s_group", name)
-	// One block: its lanes summed in integers, then dot32's steps.
-	g.label(name + "_block")
-	g.p("CMPQ R14, R13")
-	g.p("JGE %s_store", name)
-	block(0, 7)
-	g.p("VEXTRACTI128 $1, Y7, X8")
-	g.p("VPADDD X8, X7, X7")
-	g.p("VPSHUFD $0x4e, X7, X8")
-	g.p("VPADDD X8, X7, X7")
-	g.p("VPSHUFD $0xb1, X7, X8")
-	g.p("VPADDD X8, X7, X7")
-	g.p("VCVTDQ2PS X7, X7")
-	g.p("VPBROADCASTW %d(R9)(DX*1), X6", -f.bytes)
-	g.p("VCVTPH2PS X6, X6")
-	g.p("VMULSS (R8), X6, X6")
-	g.p("VMULSS X6, X7, X7")
-	g.p("VADDSS X7, X0, X0")
-	g.p("ADDQ $32, SI")
-	g.p("ADDQ $4, R8")
-	g.p("INCQ R14")
-	g.p("JMP %s_block", name)
-	g.label(name + "_store")
-	g.p("VMOVSS X0, (DI)")
-	g.p("ADDQ $4, DI")
-	g.p("DECQ CX")
-	g.p("ADDQ BX, R9")
-	g.p("JMP %s_col", name)
-	g.label(name + "_done")
 	g.p("VZEROUPPER")
 	g.p("RET")
 }
@@ -401,11 +364,7 @@ func (g *gen) kernel32Rows4(f format32) {
 			g.p("VMULPS X14, X4, X4")
 			g.p("VADDPS X4, X0, X0")
 		}
-		g.p("ADDQ $32, SI")
-		g.p("ADDQ $4, R8")
-		g.p("ADDQ $%d, DX", f.bytes)
-		g.p("DECQ R14")
-		g.p("JNZ %s_loop", pfx)
+		g.nextBlock32(f, pfx+"_loop")
 		// Row r's outputs to dst + r·ldd (DX and R14 are free now).
 		g.p("MOVQ ldd+8(FP), R14")
 		g.p("SHLQ $2, R14")
@@ -1032,11 +991,6 @@ func main() {
 		v    byte
 	}{{"nibbleMask", 0x0f}, {"eights", 0x08}, {"bit4", 0x10}, {"bits45", 0x30}, {"thirtyTwos", 0x20}, {"signBits", 0x80}, {"sixteens", 0x10}, {"ones", 0x01}} {
 		g.buf.WriteString("\n" + bytes32(c.name, c.v))
-	}
-	for _, f := range formats32 {
-		if t := halfOrder(f.bytes); t != "" {
-			g.buf.WriteString("\n" + t)
-		}
 	}
 	g.buf.WriteString("\n" + q6ScaleShuffle())
 	g.buf.WriteString("\n" + bitTables())

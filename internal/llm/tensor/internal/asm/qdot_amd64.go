@@ -15,7 +15,9 @@ type quantKernel func(dst *float32, ldd int, x *QActs, i int, w *byte, wstride, 
 // the format does not have.
 type quantKernels struct {
 	// row is the AVX2 product of one row (decode, and the rows a batch
-	// leaves past its groups of four), column after column.
+	// leaves past its groups of four), column after column; the
+	// blocks-of-32 formats' four columns at a time, j to j+3n/4, each a
+	// sequential stream.
 	row quantKernel
 	// rows4 is the AVX2 product of four rows, each block unpacked once
 	// for the four (prefill).
