@@ -395,20 +395,51 @@ func (g *gen) kernel32Rows4(f format32) {
 	g.p("RET")
 }
 
-// kernelQ4K emits qdotQ4_KRow: dst[j] = x · w_j for the n columns of Q4_K
-// weights, one column at a time (qdot.go's dotQ4_K).
+// q4kFormat is Q4_K, or Q5_K: the same super-block of 256 (d and dmin at
+// bytes 0 and 2, the eight 6-bit scales and minima packed in 4–15), the
+// levels' nibbles at qs (sub-block 2i's low nibbles and 2i+1's high in the
+// 32 bytes at qs+32i), and, for Q5_K, the 32 bytes of fifth bits at 16:
+// bit j of byte i is bit 4 of level i of sub-block j (dotQ5_K). Each of
+// Q4_K's generators serves both, Q5_K's steps where the nibbles are made.
+type q4kFormat struct {
+	name     string
+	size, qs int
+	five     bool
+}
+
+// q5kHigh is the offset of Q5_K's fifth bits in its super-block.
+const q5kHigh = 16
+
+var q4kFormats = []q4kFormat{{"Q4_K", 144, 16, false}, {"Q5_K", 176, 48, true}}
+
+// fifthBits ORs into y(dst) bit j of each byte of y(qh) moved to bit 4:
+// the fifth bits of Q5_K's sub-block j, where y(dst) holds its nibbles
+// (word shifts: the bits that cross from the neighbouring byte are masked
+// off); y(tmp) is scratch.
+func (g *gen) fifthBits(qh, j, dst, tmp int) {
+	switch {
+	case j < 4:
+		g.p("VPSLLW $%d, %s, %s", 4-j, y(qh), y(tmp))
+	case j == 4:
+		g.p("VMOVDQU %s, %s", y(qh), y(tmp))
+	default:
+		g.p("VPSRLW $%d, %s, %s", j-4, y(qh), y(tmp))
+	}
+	g.p("VPAND bit4<>(SB), %s, %s", y(tmp), y(tmp))
+	g.p("VPOR %s, %s, %s", y(tmp), y(dst), y(dst))
+}
+
+// kernelQ4K emits qdot<NAME>Row: dst[j] = x · w_j for the n columns of
+// Q4_K or Q5_K weights, one column at a time (qdot.go's dotQ4_K, dotQ5_K).
 //
 // Registers: SI activations, R8 their scales, DI dst, CX columns left, BX
 // the column stride, R9 the column, R13 the super-block count, R14 the
 // super-block index, DX the block offset, AX and R10–R12 scratch (R15 is
 // left alone: dynamic linking uses it).
 // Y0 the accumulator, Y1 the super-block's integer sums p, Y2 the minima
-// term n, Y3–Y8 temporaries, Y9 x's scale.
-func (g *gen) kernelQ4K(five bool) {
-	name, size, qs := "qdotQ4_KRow", 144, 16
-	if five {
-		name, size, qs = "qdotQ5_KRow", 176, 48
-	}
+// term n, Y3–Y7 temporaries, Y8 Q5_K's fifth bits, Y9 x's scale.
+func (g *gen) kernelQ4K(f q4kFormat) {
+	name := "qdot" + f.name + "Row"
 	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, x *int8, xd *float32, xs *int32, w *byte, wstride int, n int, nb int)\n", name)
 	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $16-64\n", name)
 	g.p("MOVQ dst+0(FP), DI")
@@ -460,29 +491,18 @@ func (g *gen) kernelQ4K(five bool) {
 	// p: per sub-block j, maddubs of its levels and x, then madd with the
 	// scale broadcast as 16-bit words.
 	g.p("VPXOR Y1, Y1, Y1")
-	if five {
-		g.p("VMOVDQU 16(R9)(DX*1), Y8") // bit j of byte i: weight i of sub-block j
+	if f.five {
+		g.p("VMOVDQU %d(R9)(DX*1), Y8", q5kHigh)
 	}
 	for cp := range 4 {
-		g.p("VMOVDQU %d(R9)(DX*1), Y3", qs+32*cp)
+		g.p("VMOVDQU %d(R9)(DX*1), Y3", f.qs+32*cp)
 		g.p("VPSRLW $4, Y3, Y4")
 		g.p("VPAND nibbleMask<>(SB), Y3, Y3")
 		g.p("VPAND nibbleMask<>(SB), Y4, Y4")
 		for half, lv := range []int{3, 4} {
 			j := 2*cp + half
-			if five {
-				// Bit j of each byte to bit 4 (word shifts: the bits that
-				// cross from the neighbouring byte are masked off).
-				switch {
-				case j < 4:
-					g.p("VPSLLW $%d, Y8, Y5", 4-j)
-				case j == 4:
-					g.p("VMOVDQU Y8, Y5")
-				default:
-					g.p("VPSRLW $%d, Y8, Y5", j-4)
-				}
-				g.p("VPAND bit4<>(SB), Y5, Y5")
-				g.p("VPOR Y5, %s, %s", y(lv), y(lv))
+			if f.five {
+				g.fifthBits(8, j, lv, 5)
 			}
 			g.p("VPMADDUBSW %d(SI), %s, %s", 32*j, y(lv), y(lv))
 			g.p("VPBROADCASTB %d(SP), X5", j)
@@ -507,7 +527,7 @@ func (g *gen) kernelQ4K(five bool) {
 	g.p("VADDPS Y1, Y0, Y0")
 	g.p("ADDQ $256, SI")
 	g.p("ADDQ $4, R8")
-	g.p("ADDQ $%d, DX", size)
+	g.p("ADDQ $%d, DX", f.size)
 	g.p("INCQ R14")
 	g.p("CMPQ R14, R13")
 	g.p("JLT %s_loop", name)
@@ -522,19 +542,20 @@ func (g *gen) kernelQ4K(five bool) {
 	g.p("RET")
 }
 
-// kernelQ4K4 emits qdotQ4_KRows4: dst[r*ldd+j] = x_r · w_j for four rows of
-// activations (k apart) and n columns of Q4_K weights, one column at a
-// time: each super-block's scales and levels are unpacked once for the
-// four rows (prefill). Per row it computes dotQ4_K's integers and
-// roundings, in its order.
+// kernelQ4K4 emits qdot<NAME>Rows4: dst[r*ldd+j] = x_r · w_j for four rows
+// of activations (k apart) and n columns of Q4_K or Q5_K weights, one
+// column at a time: each super-block's scales and levels are unpacked once
+// for the four rows (prefill). Per row it computes dotQ4_K's (dotQ5_K's)
+// integers and roundings, in its order.
 //
 // Registers: SI row 0 of x, R10 = k and R11 = 3k (rows 1–3 at SI+R10,
 // SI+2·R10, SI+R11), DI dst, CX columns left, BX the column stride, R9 the
 // column, R13 the super-block count, R14 the super-block index, DX the
 // block offset, AX and R12 scratch. Y0–Y3 the rows' accumulators, Y4–Y7
-// their integer sums, Y8–Y15 temporaries.
-func (g *gen) kernelQ4K4() {
-	name := "qdotQ4_KRows4"
+// their integer sums, Y8–Y15 temporaries (Y12 Q5_K's fifth bits while
+// the levels are made).
+func (g *gen) kernelQ4K4(f q4kFormat) {
+	name := "qdot" + f.name + "Rows4"
 	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int, w *byte, wstride int, n int, nb int)\n", name)
 	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $16-80\n", name)
 	g.p("MOVQ dst+0(FP), DI")
@@ -592,13 +613,19 @@ func (g *gen) kernelQ4K4() {
 	for r := range 4 {
 		g.p("VPXOR %s, %s, %s", y(4+r), y(4+r), y(4+r))
 	}
+	if f.five {
+		g.p("VMOVDQU %d(R9)(DX*1), Y12", q5kHigh)
+	}
 	for cp := range 4 {
-		g.p("VMOVDQU %d(R9)(DX*1), Y8", 16+32*cp)
+		g.p("VMOVDQU %d(R9)(DX*1), Y8", f.qs+32*cp)
 		g.p("VPSRLW $4, Y8, Y9")
 		g.p("VPAND nibbleMask<>(SB), Y8, Y8")
 		g.p("VPAND nibbleMask<>(SB), Y9, Y9")
 		for half, lv := range []int{8, 9} {
 			j := 2*cp + half
+			if f.five {
+				g.fifthBits(12, j, lv, 13)
+			}
 			g.p("VPBROADCASTB %d(SP), X10", j)
 			g.p("VPMOVZXBW X10, Y10")
 			for r := range 4 {
@@ -634,7 +661,7 @@ func (g *gen) kernelQ4K4() {
 		g.p("VADDPS %s, %s, %s", y(4+r), y(r), y(r))
 	}
 	g.p("ADDQ $256, SI")
-	g.p("ADDQ $144, DX")
+	g.p("ADDQ $%d, DX", f.size)
 	g.p("INCQ R14")
 	g.p("CMPQ R14, R13")
 	g.p("JLT %s_loop", name)
@@ -1001,10 +1028,11 @@ func main() {
 		g.kernel32(f)
 		g.kernel32Rows4(f)
 	}
-	g.kernelQ4K(false)
-	g.kernelQ4K(true)
+	for _, f := range q4kFormats {
+		g.kernelQ4K(f)
+		g.kernelQ4K4(f)
+	}
 	g.kernelQ6K()
-	g.kernelQ4K4()
 	g.kernelQ6K4()
 	for _, bf := range []bool{false, true} {
 		g.kernelHalf(bf, 4, 2)

@@ -105,6 +105,9 @@ func qdotQ6_KRow(dst *float32, x *int8, xd *float32, w *byte, wstride int, n int
 func qdotQ4_KRows4(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int, w *byte, wstride int, n int, nb int)
 
 //go:noescape
+func qdotQ5_KRows4(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int, w *byte, wstride int, n int, nb int)
+
+//go:noescape
 func qdotQ8_0Rows4(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)
 
 //go:noescape

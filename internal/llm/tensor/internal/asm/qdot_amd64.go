@@ -110,7 +110,7 @@ var quantKernelsOf = map[quant.Type]quantKernels{
 		tile: rowsSumsScratch(qdotQ4_KTile), tile1: rowsSums(qdotQ4_KTile1), tileCols: 2, tileScratch: q4kScratch,
 		prepare: q4kPrepare, prepareCols: q4kCols,
 	},
-	quant.Q5_K: {row: oneRowSums(qdotQ5_KRow)},
+	quant.Q5_K: {row: oneRowSums(qdotQ5_KRow), rows4: rowsSums(qdotQ5_KRows4)},
 	quant.Q6_K: {
 		row: oneRow(qdotQ6_KRow), rows4: rows(qdotQ6_KRows4), stream: oneRowSums(qdotQ6_KStream),
 		tile: rowsScratch(qdotQ6_KTile), tile1: rows(qdotQ6_KTile1), tileCols: 2, tileScratch: q6kScratch,
