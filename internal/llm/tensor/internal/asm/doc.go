@@ -117,8 +117,8 @@
 // leaves past its groups of four) and for four; Q4_K and Q6_K take tiles
 // of four rows by two columns in zmm registers (gen_quant_avx512.go,
 // gen_quant_ktile.go), the rows left past the groups the same tiles cut to
-// one row, and decode reads their columns as sequential streams
-// (qdot…Stream, gen_quant_stream.go). Each kernel reads the next columns'
+// one row, and decode of Q4_K, Q5_K and Q6_K reads their columns as
+// sequential streams (qdot…Stream, gen_quant_stream.go). Each kernel reads the next columns'
 // weights ahead, which neighbouring columns, short streams, would
 // otherwise not be; each weight block is unpacked once for the rows, the
 // integers are summed by VPDPWSSD or VPDPBUSD (exact, whatever the

@@ -496,6 +496,31 @@ func vnniConstants() string {
 	return b.String()
 }
 
+// fifthBitsZ ORs into z(dst), the nibbles of Q5_K levels, their fifth
+// bits: z(qh), the 32 bytes of fifth bits in both halves, rotated by
+// rotate (each dword: a rotation by 4 − j mod 32 brings bit j of each of
+// its bytes to bit 4, left or right) and masked to bit 4; z(tmp) scratch.
+func (g *gen) fifthBitsZ(rotate string, qh, dst, tmp int) {
+	g.p("%s, %s, %s", rotate, z(qh), z(tmp))
+	g.p("VPTERNLOGD.BCST $0xf8, bit4<>(SB), %s, %s", z(tmp), z(dst)) // dst | tmp&bit4
+}
+
+// fifthBitRotations is a table of 64-byte rows of dword rotation counts
+// for fifthBitsZ, row t bringing bit pairs[t][0] of each byte to bit 4 in
+// the low half of a zmm and bit pairs[t][1] in the high half: the
+// sub-blocks whose levels the halves hold.
+func fifthBitRotations(name string, pairs [4][2]int) string {
+	var b strings.Builder
+	for t, pr := range pairs {
+		for q := range 8 {
+			v := uint64((4-pr[q/4])&31) * 0x0000000100000001
+			fmt.Fprintf(&b, "DATA %s<>+%d(SB)/8, $0x%016x\n", name, 64*t+8*q, v)
+		}
+	}
+	fmt.Fprintf(&b, "GLOBL %s<>(SB), RODATA|NOPTR, $256\n\n", name)
+	return b.String()
+}
+
 // streamStore stores the sums of y(accs), the streams' columns, 0(SP)
 // bytes of dst apart from DI, and moves DI and R9 to the next column.
 func (g *gen) streamStore(pfx string, accs []int) {

@@ -29,6 +29,7 @@ func streamConstants() string {
 		fmt.Fprintf(&b, "DATA q4kStreamMins<>+%d(SB)/8, $0x%016x\n", 8*q, v)
 	}
 	b.WriteString("GLOBL q4kStreamMins<>(SB), RODATA|NOPTR, $32\n\n")
+	b.WriteString(fifthBitRotations("q5kStreamRot", q4kStreamPairs))
 	// q4kStreamScales' tables, each the same in both 16-byte lanes: the
 	// bytes of a block (scales at 4–15) giving the low bits of each output
 	// byte, the bytes giving the high bits of 4–7 and 12–15, the word
@@ -100,7 +101,8 @@ type kStreamColumn struct {
 }
 
 var kStreamFormats = []kStreamFormat{
-	{"Q4_K", 144, q4kStreamSetup, q4kStreamShared, q4kStreamBlocks},
+	q4kStream(q4kFormats[0]),
+	q4kStream(q4kFormats[1]),
 	{"Q6_K", 210, q6kStreamSetup, q6kStreamShared, q6kStreamBlocks},
 }
 
@@ -110,7 +112,7 @@ var kStreamFormats = []kStreamFormat{
 // column alone), where the tile (qdot…Tile1) takes two neighbouring
 // columns 32 bytes at a time; the activations' pieces are loaded once a
 // super-block for both columns, and every load of weights lies inside its
-// super-block, so none passes a column's end. Both formats take the
+// super-block, so none passes a column's end. Every format takes the
 // activations' sums (Q6_K, without minima, leaves them), so one skeleton
 // serves them.
 //
@@ -201,6 +203,10 @@ func (g *gen) kernelKStream(f kStreamFormat) {
 //   - n[l] = min_l·Σx_l by VPMULLD; then acc += p·(d·dx) − n·(dmin·dx),
 //     each product and the difference rounded once, on ymm.
 //
+// Q5_K's fifth bits, 32 bytes broadcast to both halves of a zmm, are
+// rotated (per dword, by q5kStreamRot: the sub-blocks of each half) so that
+// each level's bit lands on bit 4, and ORed into the nibbles.
+//
 // Registers: Z22–Z25 x in the pairs, Y26 the sums, Y27 d_x, Z28 the
 // nibble mask, Y29–Y31 scratch of the scales' unpacking.
 
@@ -215,21 +221,35 @@ func q4kStreamShared(g *gen) {
 	g.p("VBROADCASTSS (R8), Y27")
 }
 
-func q4kStreamBlocks(g *gen, cols []kStreamColumn) {
+// q4kStream is Q4_K's stream, or Q5_K's.
+func q4kStream(f q4kFormat) kStreamFormat {
+	return kStreamFormat{f.name, f.size, q4kStreamSetup, q4kStreamShared, func(g *gen, cols []kStreamColumn) {
+		g.q4kStreamBlocks(f, cols)
+	}}
+}
+
+func (g *gen) q4kStreamBlocks(f q4kFormat, cols []kStreamColumn) {
 	// Scales and minima of each column, in every lane of z(scratch+1).
 	last := cols[len(cols)-1]
 	g.q4kStreamScales(cols[0].blk, cols[0].scratch+1, len(cols) > 1, last.blk, last.scratch+1)
 	for _, c := range cols {
 		isum, sw, lv, lv2, lv3, prod, sc := c.scratch, c.scratch+1, c.scratch+2, c.scratch+3, c.scratch+4, c.scratch+5, c.scratch+6
+		qh, tmp := c.scratch+7, c.scratch+8
 		blk := c.blk
 		g.p("VPXORD %s, %s, %s", z(isum), z(isum), z(isum))
+		if f.five {
+			g.p("VBROADCASTI64X4 %d(%s), %s", q5kHigh, blk, z(qh))
+		}
 		for half := range 2 {
-			g.p("VMOVDQU64 %d(%s), %s", 16+64*half, blk, z(lv))
+			g.p("VMOVDQU64 %d(%s), %s", f.qs+64*half, blk, z(lv))
 			g.p("VPSRLW $4, %s, %s", z(lv), z(lv2))
 			g.p("VPANDD Z28, %s, %s", z(lv), z(lv))
 			g.p("VPANDD Z28, %s, %s", z(lv2), z(lv2))
 			for i, l := range []int{lv, lv2} {
 				t := 2*half + i
+				if f.five {
+					g.fifthBitsZ(fmt.Sprintf("VPROLVD q5kStreamRot<>+%d(SB)", 64*t), qh, l, tmp)
+				}
 				g.p("VPMADDUBSW %s, %s, %s", z(22+t), z(l), z(prod))
 				g.p("VPSHUFB q4kStreamScales<>+%d(SB), %s, %s", 64*t, z(sw), z(sc))
 				g.p("VPDPWSSD %s, %s, %s", z(sc), z(prod), z(isum))

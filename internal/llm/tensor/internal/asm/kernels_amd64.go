@@ -150,6 +150,9 @@ func qdotQ5_0Rows4(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, 
 func qdotQ4_KStream(dst *float32, x *int8, xd *float32, xs *int32, w *byte, wstride int, n int, nb int)
 
 //go:noescape
+func qdotQ5_KStream(dst *float32, x *int8, xd *float32, xs *int32, w *byte, wstride int, n int, nb int)
+
+//go:noescape
 func qdotQ6_KStream(dst *float32, x *int8, xd *float32, xs *int32, w *byte, wstride int, n int, nb int)
 
 // Declarations of the sixteen-column VNNI kernels of the blocks-of-32

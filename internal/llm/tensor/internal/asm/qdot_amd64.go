@@ -22,8 +22,8 @@ type quantKernels struct {
 	// rows4 is the AVX2 product of four rows, each block unpacked once
 	// for the four (prefill).
 	rows4 quantKernel
-	// stream is the AVX-512 VNNI product of one row (decode) of Q4_K and
-	// Q6_K that reads the columns as sequential streams (j beside j+n/2,
+	// stream is the AVX-512 VNNI product of one row (decode) of the
+	// K-quants that reads the columns as sequential streams (j beside j+n/2,
 	// gen_quant_stream.go), half a super-block's levels per instruction.
 	// Q8_0, Q4_0 and Q5_0 decode with tile1, their sixteen-column kernel
 	// (gen_quant_cols.go), which reads the next columns ahead.
@@ -110,7 +110,7 @@ var quantKernelsOf = map[quant.Type]quantKernels{
 		tile: rowsSumsScratch(qdotQ4_KTile), tile1: rowsSums(qdotQ4_KTile1), tileCols: 2, tileScratch: q4kScratch,
 		prepare: q4kPrepare, prepareCols: q4kCols,
 	},
-	quant.Q5_K: {row: oneRowSums(qdotQ5_KRow), rows4: rowsSums(qdotQ5_KRows4)},
+	quant.Q5_K: {row: oneRowSums(qdotQ5_KRow), rows4: rowsSums(qdotQ5_KRows4), stream: oneRowSums(qdotQ5_KStream)},
 	quant.Q6_K: {
 		row: oneRow(qdotQ6_KRow), rows4: rows(qdotQ6_KRows4), stream: oneRowSums(qdotQ6_KStream),
 		tile: rowsScratch(qdotQ6_KTile), tile1: rows(qdotQ6_KTile1), tileCols: 2, tileScratch: q6kScratch,

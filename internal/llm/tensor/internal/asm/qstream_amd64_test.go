@@ -15,7 +15,7 @@ import (
 // BenchmarkMatMulTQuantStream is decode's product (one row of activations)
 // with the VNNI decode kernel against the AVX2 row kernel, one thread,
 // rounds alternating, in CPU time: x_avx2 is the decode kernel's speed-up,
-// GB/s its rate of weight bytes. For Q4_K and Q6_K the decode kernel is
+// GB/s its rate of weight bytes. For the K-quants the decode kernel is
 // the stream kernel (two sequential streams of columns, qdot…Stream), and
 // x_tile1 its speed-up over their one-row tile (short streams of
 // neighbouring columns: the same instructions, the order decode must not
@@ -23,12 +23,12 @@ import (
 // the next columns ahead. The shapes are the 0.4B Llama's FFN
 // (1024·4096ᵀ, 4 MiB of Q8_0), four times its columns (17 MiB: from
 // memory) and the 15M Llama's (288·768ᵀ, nine blocks a column; not for
-// Q4_K and Q6_K, whose super-blocks of 256 do not divide 288).
+// the K-quants, whose super-blocks of 256 do not divide 288).
 func BenchmarkMatMulTQuantStream(b *testing.B) {
 	if !useVNNI {
 		b.Skip("no AVX-512 VNNI")
 	}
-	for _, typ := range []quant.Type{quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q4_K, quant.Q6_K} {
+	for _, typ := range []quant.Type{quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q4_K, quant.Q5_K, quant.Q6_K} {
 		kind, _ := ActKindOf(typ)
 		for _, s := range [][2]int{{1024, 4096}, {1024, 16384}, {288, 768}} {
 			k, n := s[0], s[1]
@@ -106,7 +106,7 @@ func BenchmarkMatMulTQuantBatch(b *testing.B) {
 
 // TestStreamAtTheEndOfTheMapping runs the decode kernels (one row) and the
 // tiles (five rows: the four-row tile and the one-row one) of Q8_0, Q4_0,
-// Q5_0, Q4_K and Q6_K on weights that end where their mapping does (the
+// Q5_0, Q4_K, Q5_K and Q6_K on weights that end where their mapping does (the
 // next page unreadable, as past the end of a mapped model file): the
 // K-quants' decode kernels load 64 bytes at a time and the blocks-of-32
 // kernels gather a block's scale with the two bytes after it, so a load
@@ -131,9 +131,7 @@ func TestStreamAtTheEndOfTheMapping(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(4, 0))
 	scales := []uint16{0x0000, 0x8000, 0x0001, 0x03ff, 0x7bff, 0xfbff}
-	// The byte offsets of each format's f16 scales in its block.
-	halves := map[quant.Type][]int{quant.Q8_0: {0}, quant.Q4_0: {0}, quant.Q5_0: {0}, quant.Q4_K: {0, 2}, quant.Q6_K: {208}}
-	for _, typ := range []quant.Type{quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q4_K, quant.Q6_K} {
+	for _, typ := range []quant.Type{quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q4_K, quant.Q5_K, quant.Q6_K} {
 		size := typ.BlockBytes()
 		kind, _ := ActKindOf(typ)
 		for nb := 1; nb <= 9; nb++ {
@@ -153,7 +151,7 @@ func TestStreamAtTheEndOfTheMapping(t *testing.T) {
 							w[b+i] = byte(r.Uint32())
 						}
 					}
-					for _, h := range halves[typ] {
+					for _, h := range halfOffsets[typ] {
 						binary.LittleEndian.PutUint16(w[b+h:], quant.FloatToHalf(float32(r.NormFloat64()*0.02)))
 						if r.IntN(3) == 0 {
 							binary.LittleEndian.PutUint16(w[b+h:], scales[r.IntN(len(scales))])
