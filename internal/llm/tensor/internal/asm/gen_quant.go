@@ -34,42 +34,41 @@ func x(i int) string { return fmt.Sprintf("X%d", i) }
 var colRegs = []string{"R9", "R10", "R11", "R12"}
 
 // format32 is a blocks-of-32 format: its block size and the code that
-// loads block levels as signed bytes into a register.
+// loads a block's levels into a register.
 type format32 struct {
 	name  string
 	bytes int
-	// levels loads the 32 levels of the block at (reg)(DX*1) into y(dst),
-	// signed; tmp is a free register.
+	// levels loads the 32 levels of the block at (reg)(DX*1) into y(dst);
+	// tmp is a free register. With shift 0 they are the signed levels,
+	// which may be −128, whose negation int8 cannot hold: the product then
+	// takes |w| and x·sign(w) (activations are within ±127). Otherwise they
+	// are the levels plus 1<<shift, unsigned, whose products with x are
+	// VPMADDUBSW's own: the block's Σ w·x is their sum minus Σx << shift.
 	levels func(g *gen, reg string, dst, tmp int)
-	// full is set when a level may be −128, whose negation int8 cannot
-	// hold: the product then takes |w| and x·sign(w) (activations are
-	// within ±127), rather than |x| and w·sign(x).
-	full bool
+	shift  int
 }
 
 var formats32 = []format32{
 	{"Q8_0", 34, func(g *gen, reg string, dst, tmp int) {
 		g.p("VMOVDQU 2(%s)(DX*1), %s", reg, y(dst))
-	}, true},
+	}, 0},
 	{"Q4_0", 18, func(g *gen, reg string, dst, tmp int) {
-		// Low nibbles are levels 0–15, high nibbles 16–31; minus 8.
+		// Low nibbles are levels 0–15, high nibbles 16–31.
 		g.p("VMOVDQU 2(%s)(DX*1), %s", reg, x(dst))
 		g.p("VPSRLW $4, %s, %s", x(dst), x(tmp))
 		g.p("VINSERTI128 $1, %s, %s, %s", x(tmp), y(dst), y(dst))
 		g.p("VPAND nibbleMask<>(SB), %s, %s", y(dst), y(dst))
-		g.p("VPSUBB eights<>(SB), %s, %s", y(dst), y(dst))
-	}, false},
+	}, 3},
 	{"Q5_0", 22, func(g *gen, reg string, dst, tmp int) {
 		// Nibbles as Q4_0's (after the 4 bytes of high bits); bit i of
-		// the high bits spread to bit 4 of level i; minus 16.
+		// the high bits spread to bit 4 of level i.
 		g.p("VMOVDQU 6(%s)(DX*1), %s", reg, x(dst))
 		g.p("VPSRLW $4, %s, %s", x(dst), x(tmp))
 		g.p("VINSERTI128 $1, %s, %s, %s", x(tmp), y(dst), y(dst))
 		g.p("VPAND nibbleMask<>(SB), %s, %s", y(dst), y(dst))
 		g.highBits32(fmt.Sprintf("2(%s)(DX*1)", reg), tmp)
 		g.p("VPOR %s, %s, %s", y(tmp), y(dst), y(dst))
-		g.p("VPSUBB sixteens<>(SB), %s, %s", y(dst), y(dst))
-	}, false},
+	}, 4},
 }
 
 // highBits32 sets y(dst) to 32 bytes, byte i 16 where bit i of the 32
@@ -99,29 +98,51 @@ func (g *gen) reduceStore(a, tmp, off int) {
 }
 
 // lanes32 emits the exact integer products of one block of 32: y(dst)'s
-// eight int32 lanes are Σ_{e=4l}^{4l+3} w[e]·x[e], for the levels in
-// y(lv) and the activations in y(xv). Full formats take |w| from
-// y(absLv); the others |x| from y(absX). Y15 holds 16-bit ones.
-func (g *gen) lanes32(f format32, lv, absLv, xv, absX, dst int) {
-	if f.full {
-		g.p("VPSIGNB %s, %s, %s", y(lv), y(xv), y(dst))
+// eight int32 lanes are Σ_{e=4l}^{4l+3} of the levels in y(lv) times the
+// activations at xv (an address, or a register with shift 0). With shift
+// 0, |w| is in y(absLv) and those are Σ w·x; otherwise they are Σ of the
+// unsigned levels times x. Y15 holds 16-bit ones.
+func (g *gen) lanes32(f format32, lv, absLv int, xv string, dst int) {
+	if f.shift == 0 {
+		g.p("VPSIGNB %s, %s, %s", y(lv), xv, y(dst))
 		g.p("VPMADDUBSW %s, %s, %s", y(dst), y(absLv), y(dst))
 	} else {
-		g.p("VPSIGNB %s, %s, %s", y(xv), y(lv), y(dst))
-		g.p("VPMADDUBSW %s, %s, %s", y(dst), y(absX), y(dst))
+		g.p("VPMADDUBSW %s, %s, %s", xv, y(lv), y(dst))
 	}
 	g.p("VPMADDWD Y15, %s, %s", y(dst), y(dst))
 }
 
+// unbias32 subtracts Σx << shift from block totals in tot (an xmm or ymm),
+// for formats whose levels are loaded unsigned; sums holds the Σx.
+func (g *gen) unbias32(f format32, sums, tot string) {
+	if f.shift == 0 {
+		return
+	}
+	g.p("VPSLLD $%d, %s, %s", f.shift, sums, sums)
+	g.p("VPSUBD %s, %s, %s", sums, tot, tot)
+}
+
 // nextBlock32 closes the block loop of kernel32 and kernel32Rows4: SI,
-// R8 and DX to the next block's activations, scale and weights, and back
-// to loop while R14, the blocks left, is not zero.
+// R8, R14 (shift ≠ 0) and DX to the next block's activations, scale, Σx
+// and weights, and back to loop while DX is short of end-8(SP), the
+// columns' length.
 func (g *gen) nextBlock32(f format32, loop string) {
 	g.p("ADDQ $32, SI")
 	g.p("ADDQ $4, R8")
+	if f.shift != 0 {
+		g.p("ADDQ $4, R14")
+	}
 	g.p("ADDQ $%d, DX", f.bytes)
-	g.p("DECQ R14")
-	g.p("JNZ %s", loop)
+	g.p("CMPQ DX, end-8(SP)")
+	g.p("JLT %s", loop)
+}
+
+// colsEnd stores nb·f.bytes, the byte length of a column, at end-8(SP)
+// for nextBlock32.
+func (g *gen) colsEnd(f format32, nb string) {
+	g.p("MOVQ %s, DX", nb)
+	g.p("IMULQ $%d, DX", f.bytes)
+	g.p("MOVQ DX, end-8(SP)")
 }
 
 // kernel32 emits qdot<NAME>Row: dst[j] = x · w_j for the n columns, four
@@ -132,27 +153,28 @@ func (g *gen) nextBlock32(f format32, loop string) {
 // memory and no faster from the cache).
 //
 // Per block, each column's eight exact lanes (lanes32) are summed in
-// integers by a VPHADDD tree into one xmm of the four columns' totals S;
-// the four d_w, widened, times d_x (one rounding each); S converted, times
-// that (one rounding), added to one xmm of the four columns' accumulators:
-// one addition a block for four outputs, where each output's additions
-// are a chain. A column left alone sums its block's lanes in integers and
-// takes the same steps on one float. These are dot32's roundings in its
-// order, so the same bits.
+// integers by a VPHADDD tree into one xmm of the four columns' totals S
+// (less Σx << shift, unbias32); the four d_w, widened, times d_x (one
+// rounding each); S converted, times that (one rounding), added to one xmm
+// of the four columns' accumulators: one addition a block for four
+// outputs, where each output's additions are a chain. A column left alone
+// sums its block's lanes in integers and takes the same steps on one
+// float. These are dot32's roundings in its order, so the same bits.
 //
-// Registers: SI activations, R8 their scales, DI dst, CX n, BX the column
-// stride in bytes, R9–R12 the columns, AX the byte distance between their
-// outputs, R13 the fours left, DX the block's byte offset in a column, R14
-// the blocks left. X0 the accumulators, Y4 x, Y5 |x|, Y6–Y9 two columns'
+// Registers: SI activations, R8 their scales, R14 their Σx, DI dst, CX n,
+// BX the column stride in bytes, R9–R12 the columns, AX the byte distance
+// between their outputs, R13 the fours left, DX the block's byte offset in
+// a column. X0 the accumulators, Y4 x (shift 0), Y6–Y9 two columns'
 // levels and lanes, Y10 and Y11 the tree, X12 d_w·d_x, Y15 16-bit ones.
 func (g *gen) kernel32(f format32) {
 	name := "qdot" + f.name + "Row"
-	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, x *int8, xd *float32, w *byte, wstride int, n int, nb int)\n", name)
-	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $0-56\n", name)
+	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, x *int8, xd *float32, xs *int32, w *byte, wstride int, n int, nb int)\n", name)
+	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $8-64\n", name)
 	g.p("MOVQ dst+0(FP), DI")
-	g.p("MOVQ w+24(FP), R9")
-	g.p("MOVQ wstride+32(FP), BX")
-	g.p("MOVQ n+40(FP), CX")
+	g.p("MOVQ w+32(FP), R9")
+	g.p("MOVQ wstride+40(FP), BX")
+	g.p("MOVQ n+48(FP), CX")
+	g.colsEnd(f, "nb+56(FP)")
 	g.p("VPCMPEQW Y15, Y15, Y15")
 	g.p("VPSRLW $15, Y15, Y15")
 	g.p("MOVQ CX, R13")
@@ -163,15 +185,16 @@ func (g *gen) kernel32(f format32) {
 		g.p("LEAQ (%s)(AX*1), %s", colRegs[c-1], colRegs[c])
 	}
 	g.p("LEAQ (R13*4), AX")
-	// lanes emits column c's lanes of the block at DX (x in Y4, |x| in
-	// Y5) into y(6+2(c%2)).
+	// lanes emits column c's lanes of the block at DX into y(6+2(c%2)).
 	lanes := func(c int) {
 		lv, abs := 6+2*(c%2), 7+2*(c%2)
 		f.levels(g, colRegs[c], lv, abs)
-		if f.full {
+		xv := "(SI)"
+		if f.shift == 0 {
 			g.p("VPABSB %s, %s", y(lv), y(abs))
+			xv = "Y4"
 		}
-		g.lanes32(f, lv, abs, 4, 5, lv)
+		g.lanes32(f, lv, abs, xv, lv)
 	}
 	for _, cols := range []int{4, 1} {
 		pfx := fmt.Sprintf("%s_%d", name, cols)
@@ -191,12 +214,11 @@ func (g *gen) kernel32(f format32) {
 		g.p("VXORPS X0, X0, X0")
 		g.p("MOVQ x+8(FP), SI")
 		g.p("MOVQ xd+16(FP), R8")
-		g.p("MOVQ nb+48(FP), R14")
+		g.p("MOVQ xs+24(FP), R14")
 		g.p("XORQ DX, DX")
 		g.label(pfx + "_loop")
-		g.p("VMOVDQU (SI), Y4")
-		if !f.full {
-			g.p("VPABSB Y4, Y5")
+		if f.shift == 0 {
+			g.p("VMOVDQU (SI), Y4")
 		}
 		if cols == 4 {
 			// Columns 0 and 1 paired, 2 and 3, then the pairs: each
@@ -211,6 +233,10 @@ func (g *gen) kernel32(f format32) {
 			g.p("VPHADDD Y11, Y10, Y10")
 			g.p("VEXTRACTI128 $1, Y10, X11")
 			g.p("VPADDD X11, X10, X10")
+			if f.shift != 0 {
+				g.p("VPBROADCASTD (R14), X11")
+				g.unbias32(f, "X11", "X10")
+			}
 			g.p("VPBROADCASTW (R9)(DX*1), X12")
 			for c := 1; c < 4; c++ {
 				g.p("VPINSRW $%d, (%s)(DX*1), X12, X12", c, colRegs[c])
@@ -229,6 +255,10 @@ func (g *gen) kernel32(f format32) {
 			g.p("VPADDD X11, X10, X10")
 			g.p("VPSHUFD $0xb1, X10, X11")
 			g.p("VPADDD X11, X10, X10")
+			if f.shift != 0 {
+				g.p("VMOVD (R14), X11")
+				g.unbias32(f, "X11", "X10")
+			}
 			g.p("VPBROADCASTW (R9)(DX*1), X12")
 			g.p("VCVTPH2PS X12, X12")
 			g.p("VMULSS (R8), X12, X12")
@@ -265,29 +295,30 @@ func (g *gen) kernel32(f format32) {
 //
 // Per block, each (row, column)'s eight exact lanes (lanes32) are summed in
 // integers by a VPHADDD tree over the four rows into one ymm of eight
-// totals S, column 0's rows in the low half and column 1's in the high;
-// the four rows' d_x, gathered, times each column's d_w (one rounding
-// each); S converted, times that (one rounding), added to one ymm of the
-// eight outputs' accumulators: dot32's roundings in its order, so the same
-// bits.
+// totals S, column 0's rows in the low half and column 1's in the high,
+// less the rows' Σx << shift (unbias32); the four rows' d_x, gathered,
+// times each column's d_w (one rounding each); S converted, times that
+// (one rounding), added to one ymm of the eight outputs' accumulators:
+// dot32's roundings in its order, so the same bits.
 //
-// Registers: SI row 0 of x, R10 = k, R11 = 3k; R8 row 0's scales, R12 and
-// AX the byte distance to rows 1 and 3's; DI dst, CX columns left, BX the
-// column stride, R9 and R13 the columns, DX the block offset, R14 the
-// blocks left. Y0 the accumulators, Y2–Y7 the tree, Y8 and Y10 the
-// columns' levels, Y9 and Y11 their magnitudes (full formats), Y12 x (and
-// the levels' scratch), Y13 |x| (and d_w), Y14 d_w·d_x, Y15 16-bit ones.
+// Registers: SI row 0 of x, R10 = k, R11 = 3k; R8 row 0's scales, R14 its
+// Σx, R12 and AX the byte distance to rows 1 and 3's; DI dst, CX columns
+// left, BX the column stride, R9 and R13 the columns, DX the block offset.
+// Y0 the accumulators, Y2–Y7 the tree, Y8 and Y10 the columns' levels, Y9
+// and Y11 their magnitudes (shift 0), Y12 x (and the levels' scratch, and
+// the Σx), Y13 |x| (and d_w), Y14 d_w·d_x, Y15 16-bit ones.
 func (g *gen) kernel32Rows4(f format32) {
 	name := "qdot" + f.name + "Rows4"
-	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int)\n", name)
-	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $0-72\n", name)
+	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int, w *byte, wstride int, n int, nb int)\n", name)
+	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $8-80\n", name)
 	g.p("MOVQ dst+0(FP), DI")
-	g.p("MOVQ w+40(FP), R9")
-	g.p("MOVQ wstride+48(FP), BX")
-	g.p("MOVQ n+56(FP), CX")
-	g.p("MOVQ k+32(FP), R10")
+	g.p("MOVQ w+48(FP), R9")
+	g.p("MOVQ wstride+56(FP), BX")
+	g.p("MOVQ n+64(FP), CX")
+	g.p("MOVQ k+40(FP), R10")
 	g.p("LEAQ (R10)(R10*2), R11")
-	g.p("MOVQ nb+64(FP), R12")
+	g.p("MOVQ nb+72(FP), R12")
+	g.colsEnd(f, "R12")
 	g.p("SHLQ $2, R12")
 	g.p("LEAQ (R12)(R12*2), AX")
 	g.p("VPCMPEQW Y15, Y15, Y15")
@@ -305,12 +336,12 @@ func (g *gen) kernel32Rows4(f format32) {
 		g.p("VXORPS Y0, Y0, Y0")
 		g.p("MOVQ x+16(FP), SI")
 		g.p("MOVQ xd+24(FP), R8")
-		g.p("MOVQ nb+64(FP), R14")
+		g.p("MOVQ xs+32(FP), R14")
 		g.p("XORQ DX, DX")
 		g.label(pfx + "_loop")
 		for c := range cols {
 			f.levels(g, colReg[c], 8+2*c, 12)
-			if f.full {
+			if f.shift == 0 {
 				g.p("VPABSB %s, %s", y(8+2*c), y(9+2*c))
 			}
 		}
@@ -334,12 +365,13 @@ func (g *gen) kernel32Rows4(f format32) {
 		// and 3, paired by VPHADDD, then the pairs.
 		lanes := []int{2, 4, 4, 6}
 		for r := range 4 {
-			g.p("VMOVDQU %s, Y12", rows[r])
-			if !f.full {
-				g.p("VPABSB Y12, Y13")
+			xv := rows[r]
+			if f.shift == 0 {
+				g.p("VMOVDQU %s, Y12", rows[r])
+				xv = "Y12"
 			}
 			for c := range cols {
-				g.lanes32(f, 8+2*c, 9+2*c, 12, 13, lanes[r]+c)
+				g.lanes32(f, 8+2*c, 9+2*c, xv, lanes[r]+c)
 			}
 			if r%2 == 1 {
 				for c := range cols {
@@ -350,16 +382,27 @@ func (g *gen) kernel32Rows4(f format32) {
 		for c := range cols {
 			g.p("VPHADDD %s, %s, %s", y(4+c), y(2+c), y(2+c))
 		}
+		if f.shift != 0 {
+			g.p("VMOVD (R14), X12")
+			g.p("VPINSRD $1, (R14)(R12*1), X12, X12")
+			g.p("VPINSRD $2, (R14)(R12*2), X12, X12")
+			g.p("VPINSRD $3, (R14)(AX*1), X12, X12")
+		}
 		if cols == 2 {
 			g.p("VPERM2I128 $0x20, Y3, Y2, Y4")
 			g.p("VPERM2I128 $0x31, Y3, Y2, Y5")
 			g.p("VPADDD Y5, Y4, Y4")
+			if f.shift != 0 {
+				g.p("VINSERTI128 $1, X12, Y12, Y12")
+			}
+			g.unbias32(f, "Y12", "Y4")
 			g.p("VCVTDQ2PS Y4, Y4")
 			g.p("VMULPS Y14, Y4, Y4")
 			g.p("VADDPS Y4, Y0, Y0")
 		} else {
 			g.p("VEXTRACTI128 $1, Y2, X4")
 			g.p("VPADDD X4, X2, X4")
+			g.unbias32(f, "X12", "X4")
 			g.p("VCVTDQ2PS X4, X4")
 			g.p("VMULPS X14, X4, X4")
 			g.p("VADDPS X4, X0, X0")
@@ -1016,7 +1059,7 @@ func main() {
 	for _, c := range []struct {
 		name string
 		v    byte
-	}{{"nibbleMask", 0x0f}, {"eights", 0x08}, {"bit4", 0x10}, {"bits45", 0x30}, {"thirtyTwos", 0x20}, {"signBits", 0x80}, {"sixteens", 0x10}, {"ones", 0x01}} {
+	}{{"nibbleMask", 0x0f}, {"bit4", 0x10}, {"bits45", 0x30}, {"thirtyTwos", 0x20}, {"signBits", 0x80}, {"sixteens", 0x10}, {"ones", 0x01}} {
 		g.buf.WriteString("\n" + bytes32(c.name, c.v))
 	}
 	g.buf.WriteString("\n" + q6ScaleShuffle())

@@ -94,15 +94,15 @@ func q4kPrepare(scratch []int32, w *byte, wstride, n, nb int) {
 
 var quantKernelsOf = map[quant.Type]quantKernels{
 	quant.Q8_0: {
-		row: oneRow(qdotQ8_0Row), rows4: rows(qdotQ8_0Rows4),
+		row: oneRowSums(qdotQ8_0Row), rows4: rowsSums(qdotQ8_0Rows4),
 		tile8: rowsSumsScratch(qdotQ8_0Cols8), tile: rowsSumsScratch(qdotQ8_0Cols4), tile1: rowsSumsScratch(qdotQ8_0Cols1), tileCols: 16, tileScratch: cols32Scratch,
 	},
 	quant.Q4_0: {
-		row: oneRow(qdotQ4_0Row), rows4: rows(qdotQ4_0Rows4),
+		row: oneRowSums(qdotQ4_0Row), rows4: rowsSums(qdotQ4_0Rows4),
 		tile8: rowsSumsScratch(qdotQ4_0Cols8), tile: rowsSumsScratch(qdotQ4_0Cols4), tile1: rowsSumsScratch(qdotQ4_0Cols1), tileCols: 16, tileScratch: cols32Scratch,
 	},
 	quant.Q5_0: {
-		row: oneRow(qdotQ5_0Row), rows4: rows(qdotQ5_0Rows4),
+		row: oneRowSums(qdotQ5_0Row), rows4: rowsSums(qdotQ5_0Rows4),
 		tile8: rowsSumsScratch(qdotQ5_0Cols8), tile: rowsSumsScratch(qdotQ5_0Cols4), tile1: rowsSumsScratch(qdotQ5_0Cols1), tileCols: 16, tileScratch: cols32Scratch,
 	},
 	quant.Q4_K: {
