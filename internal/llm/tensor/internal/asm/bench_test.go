@@ -148,7 +148,7 @@ func BenchmarkExp(b *testing.B) {
 // measured in the same run.
 func BenchmarkMatMulTQuant(b *testing.B) {
 	shapes := [][3]int{{1, 1024, 4096}, {256, 1024, 4096}, {256, 4096, 1024}}
-	for _, typ := range []quant.Type{quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q4_K, quant.Q6_K} {
+	for _, typ := range []quant.Type{quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q4_K, quant.Q5_K, quant.Q6_K} {
 		kind, _ := ActKindOf(typ)
 		for _, s := range shapes {
 			m, k, n := s[0], s[1], s[2]

@@ -114,11 +114,11 @@
 // the other formats run the pure-Go versions on every CPU. Where the CPU
 // has AVX-512 VNNI, Q8_0, Q4_0 and Q5_0 take sixteen columns at a time, column c
 // in lane c (gen_quant_cols.go), for one row (decode, and the rows a batch
-// leaves past its groups of four) and for four; Q4_K and Q6_K take tiles
-// of four rows by two columns in zmm registers (gen_quant_avx512.go,
+// leaves past its groups of four) and for four; Q4_K, Q5_K and Q6_K take
+// tiles of four rows by two columns in zmm registers (gen_quant_avx512.go,
 // gen_quant_ktile.go), the rows left past the groups the same tiles cut to
-// one row, and decode of Q4_K, Q5_K and Q6_K reads their columns as
-// sequential streams (qdot…Stream, gen_quant_stream.go). Each kernel reads the next columns'
+// one row, and decode reads their columns as sequential streams
+// (qdot…Stream, gen_quant_stream.go). Each kernel reads the next columns'
 // weights ahead, which neighbouring columns, short streams, would
 // otherwise not be; each weight block is unpacked once for the rows, the
 // integers are summed by VPDPWSSD or VPDPBUSD (exact, whatever the

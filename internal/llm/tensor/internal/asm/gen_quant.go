@@ -1081,10 +1081,12 @@ func main() {
 		g.kernelHalf(bf, 4, 2)
 		g.kernelHalf(bf, 1, 4)
 	}
-	g.kernelQ4KTile()
-	g.kernelQ4KCols()
+	for _, f := range q4kFormats {
+		g.kernelQ4KTile(f)
+		g.kernelQ4KCols(f)
+		g.kernelQ4KVNNI(f, 1)
+	}
 	g.kernelQ6KCols()
-	g.kernelQ4KVNNI(1)
 	for _, rows := range []int{4, 1} {
 		g.kernelQ6KVNNI(rows)
 	}

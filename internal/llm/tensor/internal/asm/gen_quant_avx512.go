@@ -1,6 +1,6 @@
 //go:build ignore
 
-// The AVX-512 VNNI tiles of gen_quant.go for Q4_K, Q6_K and MatMulTQ8Q8's
+// The AVX-512 VNNI tiles of gen_quant.go for Q4_K, Q5_K, Q6_K and MatMulTQ8Q8's
 // int8 weights: four rows of activations (prefill), or one, by two or
 // four columns of weights, in zmm registers that hold two columns' lanes,
 // or two parts of one block. Each weight block is unpacked once for the
@@ -111,10 +111,10 @@ func (g *gen) halfPair(off, dst, tmp int) {
 	g.p("VCVTPH2PS %s, %s", y(dst), z(dst))
 }
 
-// kernelQ4KVNNI emits qdotQ4_KTile1 (rows = 1: the rows a batch leaves
+// kernelQ4KVNNI emits qdot<NAME>Tile1 (rows = 1: the rows a batch leaves
 // past its groups of four; kernelQ4KTile takes the four): dst[r*ldd+j] =
-// x_r · w_j for rows of activations (k apart) and n columns of Q4_K
-// weights (n even), two columns at a time.
+// x_r · w_j for rows of activations (k apart) and n columns of Q4_K or
+// Q5_K weights (n even), two columns at a time.
 //
 // Per super-block and column, the 32-byte part cp of the levels is
 // broadcast to both halves of a zmm, its low nibbles (sub-block 2cp) kept
@@ -124,7 +124,9 @@ func (g *gen) halfPair(off, dst, tmp int) {
 // scales add scale × the 4-element sums to an int32 lane per half. The
 // halves' sum is dotQ4_K's exact p[l]. The float32 steps then run on both
 // columns at once: p·(d·dx) − n·(dmin·dx), each product and the
-// difference rounded once, added to the accumulator.
+// difference rounded once, added to the accumulator. Q5_K's fifth bits
+// join the nibbles as in its stream (fifthBitsZ, q5kTileRot: sub-block
+// 2cp's bits in the low half, 2cp+1's in the high).
 //
 // Registers: SI row 0 of the activations at the super-block, R10 = k, R11
 // = 3k; R9 column 0's block, BX the column stride; DI dst; CX columns
@@ -133,9 +135,10 @@ func (g *gen) halfPair(off, dst, tmp int) {
 // (row r, column c in Z(2r+c)), Z8–Z11 the rows' accumulators, Z12–Z13 the
 // columns' scales and minima as words, Z14 levels, Z15 products, Z16–Z19
 // the scale permutations, Z20 the nibble mask, Z21 the half shifts, Z22 the
-// permuted scales, Z23–Z31 float32 scratch.
-func (g *gen) kernelQ4KVNNI(rows int) {
-	name := tileName("Q4_K", rows)
+// permuted scales, Z23–Z31 float32 scratch (Z24–Z26 Q5_K's fifth bits of
+// the columns and their scratch while the levels are made).
+func (g *gen) kernelQ4KVNNI(f q4kFormat, rows int) {
+	name := tileName(f.name, rows)
 	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int, w *byte, wstride int, n int, nb int)\n", name)
 	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $16-80\n", name)
 	g.p("MOVQ dst+0(FP), DI")
@@ -164,19 +167,25 @@ func (g *gen) kernelQ4KVNNI(rows int) {
 	g.p("XORQ DX, DX")
 	g.label(name + "_loop")
 	g.p("MOVQ 8(SP), AX")
-	g.prefetchAhead("AX", 2*144)
+	g.prefetchAhead("AX", 2*f.size)
 	g.p("MOVQ AX, 8(SP)")
 	for c := range 2 {
 		g.unpackQ4KScales(c, 12+c)
+		if f.five {
+			g.p("VBROADCASTI64X4 %s, %s", vnniColAddr(c, q5kHigh), z(24+c))
+		}
 	}
 	for i := range 8 {
 		g.p("VPXORD %s, %s, %s", z(i), z(i), z(i))
 	}
 	for cp := range 4 {
 		for c := range 2 {
-			g.p("VBROADCASTI64X4 %s, Z14", vnniColAddr(c, 16+32*cp))
+			g.p("VBROADCASTI64X4 %s, Z14", vnniColAddr(c, f.qs+32*cp))
 			g.p("VPSRLVW Z21, Z14, Z14")
 			g.p("VPANDD Z20, Z14, Z14")
+			if f.five {
+				g.fifthBitsZ(fmt.Sprintf("VPROLVD q5kTileRot<>+%d(SB)", 64*cp), 24+c, 14, 26)
+			}
 			g.p("VPERMW %s, %s, Z22", z(12+c), z(16+cp))
 			for r := range rows {
 				g.p("VPMADDUBSW %s, Z14, Z15", vnniRowAddr(r, 64*cp))
@@ -219,7 +228,7 @@ func (g *gen) kernelQ4KVNNI(rows int) {
 		g.p("VADDPS Z29, %s, %s", z(8+r), z(8+r))
 	}
 	g.p("ADDQ $256, SI")
-	g.p("ADDQ $144, R9")
+	g.p("ADDQ $%d, R9", f.size)
 	g.p("ADDQ $4, DX")
 	g.p("CMPQ DX, R8")
 	g.p("JLT %s_loop", name)
@@ -476,6 +485,7 @@ func vnniConstants() string {
 		fmt.Fprintf(&b, "DATA halfShifts<>+%d(SB)/8, $0x%016x\n", 8*q, v*0x0001000100010001)
 	}
 	b.WriteString("GLOBL halfShifts<>(SB), RODATA|NOPTR, $64\n\n")
+	b.WriteString(fifthBitRotations("q5kTileRot", [4][2]int{{0, 1}, {2, 3}, {4, 5}, {6, 7}}))
 	// Q6_K: for the part pair pp, the words of scales 4pp … 4pp+3, eight
 	// each; the shifts of the high bits of parts 0, 1 (pairs 0 and 2) and
 	// 2, 3 (pairs 1 and 3).

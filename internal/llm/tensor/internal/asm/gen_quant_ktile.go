@@ -1,6 +1,6 @@
 //go:build ignore
 
-// The four-row VNNI tile of Q4_K, where a prefill's product is bound by
+// The four-row VNNI tile of Q4_K and Q5_K, where a prefill's product is bound by
 // the steps around its integer products.
 package main
 
@@ -25,9 +25,9 @@ const (
 	colsD      = 128
 )
 
-// kernelQ4KTile emits qdotQ4_KTile: dst[r*ldd+j] = x_r · w_j for four
-// rows of activations (k apart) and n columns of Q4_K weights (n even),
-// two columns at a time.
+// kernelQ4KTile emits qdot<NAME>Tile: dst[r*ldd+j] = x_r · w_j for four
+// rows of activations (k apart) and n columns of Q4_K or Q5_K weights (n
+// even), two columns at a time.
 //
 // A zmm holds one column's eight lanes for a pair of rows, row 2rp in
 // lanes 0–7 and row 2rp+1 in 8–15, so a lane sums every sub-block of the
@@ -49,7 +49,9 @@ const (
 // (both integers, the product below 2^24: exact, as float32 of the integer
 // product). Then p·(d·dx) − n·(dmin·dx), each product and the difference
 // rounded once, is added to the lane's accumulator, super-block after
-// super-block: dotK's steps on the same values in the same order.
+// super-block: dotK's steps on the same values in the same order. Q5_K's
+// fifth bits, broadcast to both halves, join each sub-block's nibbles
+// rotated by one count (fifthBitsZ).
 //
 // Registers: SI the rows' record of the super-block, R10 the columns'
 // record, R11 super-blocks left; R9 column 0's super-block, BX the column
@@ -58,10 +60,11 @@ const (
 // the tile's columns' records. Z0–Z3 the
 // integer sums (row pair rp, column c in Z(2rp+c)), Z4–Z7 the
 // accumulators likewise, Z8–Z13 levels, Z14–Z19 products, Z20 the nibble
-// mask, Z24–Z25 the pairs' d_x, Z26–Z27 the columns' minima, Z28–Z31
-// float32 scratch.
-func (g *gen) kernelQ4KTile() {
-	const name = "qdotQ4_KTile"
+// mask, Z21–Z22 Q5_K's fifth bits of the columns, Z23 their scratch,
+// Z24–Z25 the pairs' d_x, Z26–Z27 the columns' minima, Z28–Z31 float32
+// scratch.
+func (g *gen) kernelQ4KTile(f q4kFormat) {
+	name := "qdot" + f.name + "Tile"
 	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int, w *byte, wstride int, n int, nb int, scratch *int32)\n", name)
 	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $32-88\n", name)
 	g.p("MOVQ nb+72(FP), R8")
@@ -87,19 +90,27 @@ func (g *gen) kernelQ4KTile() {
 	g.p("MOVQ 24(SP), R10")
 	g.p("MOVQ nb+72(FP), R11")
 	g.label(name + "_loop")
-	g.prefetchAhead("R12", 2*144)
+	g.prefetchAhead("R12", 2*f.size)
 	for i := range 4 {
 		g.p("VPXORD %s, %s, %s", z(i), z(i), z(i))
+	}
+	if f.five {
+		for c := range 2 {
+			g.p("VBROADCASTI64X4 %s, %s", vnniColAddr(c, q5kHigh), z(21+c))
+		}
 	}
 	for cp := range 4 {
 		for c := range 2 {
 			raw, lo, hi := 8+c, 10+2*c, 11+2*c
-			g.p("VBROADCASTI64X4 %s, %s", vnniColAddr(c, 16+32*cp), z(raw))
+			g.p("VBROADCASTI64X4 %s, %s", vnniColAddr(c, f.qs+32*cp), z(raw))
 			g.p("VPANDD Z20, %s, %s", z(raw), z(lo))
 			g.p("VPSRLW $4, %s, %s", z(raw), z(hi))
 			g.p("VPANDD Z20, %s, %s", z(hi), z(hi))
 			for h, lv := range []int{lo, hi} {
 				j := 2*cp + h
+				if f.five {
+					g.fifthBitsZ(fmt.Sprintf("VPROLD $%d", (4-j)&31), 21+c, lv, 23)
+				}
 				for rp := range 2 {
 					t := 14 + (4*c+2*h+rp)%6
 					g.p("VPMADDUBSW %d(SI), %s, %s", 64*(2*j+rp), z(lv), z(t))
@@ -129,7 +140,7 @@ func (g *gen) kernelQ4KTile() {
 	}
 	g.p("ADDQ $%d, SI", actsRecord)
 	g.p("ADDQ $%d, R10", colsRecord)
-	g.p("ADDQ $144, R9")
+	g.p("ADDQ $%d, R9", f.size)
 	g.p("DECQ R11")
 	g.p("JNZ %s_loop", name)
 	g.p("MOVQ R10, 24(SP)")
@@ -198,12 +209,12 @@ func (g *gen) q4kActs(name string) {
 	g.p("JNZ %s_acts", name)
 }
 
-// kernelQ4KCols emits qdotQ4_KCols (pairColumns): the columns' records
-// (colsRecord) of n columns of Q4_K weights, into the scratch past the
-// rows' records, where qdotQ4_KTile reads them; X0–X2 scratch besides
-// unpackQ4KScaleBytes's.
-func (g *gen) kernelQ4KCols() {
-	g.pairColumns("qdotQ4_KCols", 144, colsRecord, func() {
+// kernelQ4KCols emits qdot<NAME>Cols (pairColumns): the columns' records
+// (colsRecord) of n columns of Q4_K or Q5_K weights, into the scratch past
+// the rows' records, where qdot<NAME>Tile reads them; X0–X2 scratch
+// besides unpackQ4KScaleBytes's.
+func (g *gen) kernelQ4KCols(f q4kFormat) {
+	g.pairColumns("qdot"+f.name+"Cols", f.size, colsRecord, func() {
 		g.q4kScratch("scratch+0(FP)", "nb+32(FP)", "DX", "R10")
 	}, func() {
 		for c := range 2 {

@@ -126,6 +126,15 @@ func qdotQ4_KTile(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int,
 func qdotQ4_KCols(scratch *int32, w *byte, wstride int, n int, nb int)
 
 //go:noescape
+func qdotQ5_KTile(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int, w *byte, wstride int, n int, nb int, scratch *int32)
+
+//go:noescape
+func qdotQ5_KCols(scratch *int32, w *byte, wstride int, n int, nb int)
+
+//go:noescape
+func qdotQ5_KTile1(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int, w *byte, wstride int, n int, nb int)
+
+//go:noescape
 func qdotQ6_KTile(dst *float32, ldd int, x *int8, xd *float32, k int, w *byte, wstride int, n int, nb int, scratch *int32)
 
 //go:noescape

@@ -46,16 +46,17 @@ type quantKernels struct {
 	// activations, where they take one: the blocks-of-32 formats' rows'
 	// bytes, −Σx << shift and scales block after block (cols32Scratch),
 	// which depend on neither the column nor the tile, so they are laid
-	// out once a call; Q4_K's four rows' bytes, sums and scales in row
-	// pairs, laid out once a call, and the records of prepareCols columns
-	// (kernelQ4KTile); Q6_K's levels of prepareCols columns
-	// (kernelQ6KVNNI).
+	// out once a call; Q4_K's and Q5_K's four rows' bytes, sums and
+	// scales in row pairs, laid out once a call, and the records of
+	// prepareCols columns (kernelQ4KTile); Q6_K's levels of prepareCols
+	// columns (kernelQ6KVNNI).
 	tileScratch func(k int) int
 	// prepare, where set, lays out in the scratch what the four-row tile
 	// reads of n columns (n ≤ prepareCols(k), a multiple of tileCols)
 	// and that depends on the column alone, before the groups of four rows
-	// pass over them: Q4_K's columns' scales, minima and d, dmin
-	// (qdotQ4_KCols), Q6_K's levels (qdotQ6_KCols), once for every group.
+	// pass over them: Q4_K's and Q5_K's columns' scales, minima and d,
+	// dmin (qdotQ4_KCols, qdotQ5_KCols), Q6_K's levels (qdotQ6_KCols),
+	// once for every group.
 	prepare     func(scratch []int32, w *byte, wstride, n, nb int)
 	prepareCols func(k int) int
 }
@@ -65,14 +66,15 @@ type quantKernels struct {
 // scales (colsBlock in gen_quant_cols.go): 160 KiB at k = 16384.
 func cols32Scratch(k int) int { return k / Q8Block * 320 / 4 }
 
-// q4kScratch is qdotQ4_KTile's scratch: per super-block its rows' record
-// (1280 bytes, gen_quant_ktile.go) and the records of q4kCols columns (96
-// bytes a column), and 64 bytes to align it: 144 KiB at k = 16384.
+// q4kScratch is qdotQ4_KTile's (and qdotQ5_KTile's) scratch: per
+// super-block its rows' record (1280 bytes, gen_quant_ktile.go) and the
+// records of q4kCols columns (96 bytes a column), and 64 bytes to align
+// it: 144 KiB at k = 16384.
 func q4kScratch(k int) int { return k/QKBlock*(1280+96*q4kCols(k))/4 + 16 }
 
-// q4kCols is how many columns' records qdotQ4_KCols lays out at once, an
-// even count: about 64 KiB of them, which stay in the per-core cache
-// while the groups of four rows pass over their columns.
+// q4kCols is how many columns' records qdotQ4_KCols (qdotQ5_KCols) lays
+// out at once, an even count: about 64 KiB of them, which stay in the
+// per-core cache while the groups of four rows pass over their columns.
 func q4kCols(k int) int { return max(64<<10/(k/QKBlock*96)/2, 1) * 2 }
 
 // q6kScratch is qdotQ6_KTile's scratch: the levels of q6kCols columns
@@ -84,12 +86,9 @@ func q6kScratch(k int) int { return k/QKBlock*256*q6kCols(k)/4 + 16 }
 // even count: about 64 KiB of them, as q4kCols.
 func q6kCols(k int) int { return max(64<<10/(k/QKBlock*256)/2, 1) * 2 }
 
-func q6kPrepare(scratch []int32, w *byte, wstride, n, nb int) {
-	qdotQ6_KCols(&scratch[0], w, wstride, n, nb)
-}
-
-func q4kPrepare(scratch []int32, w *byte, wstride, n, nb int) {
-	qdotQ4_KCols(&scratch[0], w, wstride, n, nb)
+// colsPrepare makes a format's qdot…Cols kernel a prepare.
+func colsPrepare(k func(scratch *int32, w *byte, wstride, n, nb int)) func(scratch []int32, w *byte, wstride, n, nb int) {
+	return func(scratch []int32, w *byte, wstride, n, nb int) { k(&scratch[0], w, wstride, n, nb) }
 }
 
 var quantKernelsOf = map[quant.Type]quantKernels{
@@ -108,13 +107,17 @@ var quantKernelsOf = map[quant.Type]quantKernels{
 	quant.Q4_K: {
 		row: oneRowSums(qdotQ4_KRow), rows4: rowsSums(qdotQ4_KRows4), stream: oneRowSums(qdotQ4_KStream),
 		tile: rowsSumsScratch(qdotQ4_KTile), tile1: rowsSums(qdotQ4_KTile1), tileCols: 2, tileScratch: q4kScratch,
-		prepare: q4kPrepare, prepareCols: q4kCols,
+		prepare: colsPrepare(qdotQ4_KCols), prepareCols: q4kCols,
 	},
-	quant.Q5_K: {row: oneRowSums(qdotQ5_KRow), rows4: rowsSums(qdotQ5_KRows4), stream: oneRowSums(qdotQ5_KStream)},
+	quant.Q5_K: {
+		row: oneRowSums(qdotQ5_KRow), rows4: rowsSums(qdotQ5_KRows4), stream: oneRowSums(qdotQ5_KStream),
+		tile: rowsSumsScratch(qdotQ5_KTile), tile1: rowsSums(qdotQ5_KTile1), tileCols: 2, tileScratch: q4kScratch,
+		prepare: colsPrepare(qdotQ5_KCols), prepareCols: q4kCols,
+	},
 	quant.Q6_K: {
 		row: oneRow(qdotQ6_KRow), rows4: rows(qdotQ6_KRows4), stream: oneRowSums(qdotQ6_KStream),
 		tile: rowsScratch(qdotQ6_KTile), tile1: rows(qdotQ6_KTile1), tileCols: 2, tileScratch: q6kScratch,
-		prepare: q6kPrepare, prepareCols: q6kCols,
+		prepare: colsPrepare(qdotQ6_KCols), prepareCols: q6kCols,
 	},
 }
 

@@ -239,8 +239,8 @@ func TestMatMulTQuantAssemblyEqualsPureGo(t *testing.T) {
 			// Many columns and rows: the column blocks of the multi-row
 			// order, which every format shares (one format of each kind of
 			// activation), and the blocks of columns whose records the
-			// formats with a prepare lay out at a time (Q4_K, Q6_K).
-			if typ != quant.Q8_0 && typ != quant.Q4_K && typ != quant.Q6_K {
+			// formats with a prepare lay out at a time (the K-quants).
+			if typ != quant.Q8_0 && typ != quant.Q4_K && typ != quant.Q5_K && typ != quant.Q6_K {
 				continue
 			}
 			k := 4 * QKBlock

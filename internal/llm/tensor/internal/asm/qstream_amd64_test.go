@@ -80,7 +80,7 @@ func BenchmarkMatMulTQuantBatch(b *testing.B) {
 		b.Skip("no AVX-512 VNNI")
 	}
 	defer func() { useVNNI = true }()
-	for _, typ := range []quant.Type{quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q4_K, quant.Q6_K} {
+	for _, typ := range []quant.Type{quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q4_K, quant.Q5_K, quant.Q6_K} {
 		kind, _ := ActKindOf(typ)
 		for _, s := range [][3]int{{8, 1024, 4096}, {8, 1024, 16384}, {256, 1024, 4096}} {
 			m, k, n := s[0], s[1], s[2]
