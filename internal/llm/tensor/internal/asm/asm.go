@@ -2,7 +2,7 @@ package asm
 
 //go:generate go run gen_kernels.go gen_kernels_avx512.go gen_kernels_stream.go gen_kernels_causal.go
 //go:generate go run gen_matmuladd.go
-//go:generate go run gen_quant.go gen_quant_avx512.go gen_quant_stream.go gen_quant_ktile.go gen_quant_cols.go
+//go:generate go run gen_quant.go gen_quant_avx512.go gen_quant_stream.go gen_quant_ktile.go gen_quant_cols.go gen_quant_half.go
 
 import (
 	"fmt"

@@ -330,40 +330,75 @@ func matmulTQ8Q8(dst []float32, ldd int, a []int8, as []float32, b []int8, bs []
 // the AVX2 row kernel).
 const q8q8TileMinRows = 32
 
-// matmulTHalf runs groups of four rows by two columns and single rows by
-// four columns (halfDot…), the columns in blocks that stay in the per-core
-// cache while every row passes over them; columns past the last whole
-// tile, and every column when k is not a multiple of 8, take the pure-Go
-// loop, which sums in the same order.
+// halfKernel is an assembly product of half-precision weights: rows of a
+// (four, or one) by n columns, n a multiple of the kernel's columns.
+type halfKernel struct {
+	run  func(dst *float32, ldd int, a *float32, lda int, w *byte, n int, k int)
+	cols int
+}
+
+// halfTiles switches the AVX-512 tiles of MatMulTHalf on (where the CPU
+// has AVX-512); the AVX2 kernels give the same bits.
+var halfTiles = true
+
+// halfGroup is a count of rows and the kernels that take groups of that
+// many rows of a, widest first (the AVX-512 one's run is nil where the CPU
+// lacks it).
+type halfGroup struct {
+	rows int
+	ks   [2]halfKernel
+}
+
+// halfGroups are the products of t: groups of four rows and single rows,
+// each with AVX-512 (halfDot…Wide: four rows by four columns, one row by
+// eight) and then the AVX2 kernels (Rows4: four rows by two columns,
+// Rows1: one row by four).
+func halfGroups(t quant.Type) [2]halfGroup {
+	g := [2]halfGroup{{rows: 4}, {rows: 1}}
+	g[0].ks[1], g[1].ks[1] = halfKernel{halfDotF16Rows4, 2}, halfKernel{halfDotF16Rows1, 4}
+	w4, w1 := halfKernel{halfDotF16Wide4x4, 4}, halfKernel{halfDotF16Wide1x8, 8}
+	if t == quant.BF16 {
+		g[0].ks[1], g[1].ks[1] = halfKernel{halfDotBF16Rows4, 2}, halfKernel{halfDotBF16Rows1, 4}
+		w4, w1 = halfKernel{halfDotBF16Wide4x4, 4}, halfKernel{halfDotBF16Wide1x8, 8}
+	}
+	if useAVX512 && halfTiles {
+		g[0].ks[0], g[1].ks[0] = w4, w1
+	}
+	return g
+}
+
+// matmulTHalf runs the rows of a in the groups of halfGroups, each group's
+// kernels taking the whole tiles of the columns the wider ones left, the
+// columns in blocks that stay in the per-core cache while every row passes
+// over them; columns past the last whole tile, and every column when k is
+// not a multiple of 8, take the pure-Go loop, which sums in the same order.
 func matmulTHalf(t quant.Type, dst []float32, ldd int, a []float32, lda int, w []byte, m, n, k int) {
 	if !useAVX2 || k%8 != 0 {
 		matmulTHalfGeneric(t, dst, ldd, a, lda, w, m, n, k)
 		return
 	}
-	rows4, row1 := halfDotF16Rows4, halfDotF16Rows1
-	if t == quant.BF16 {
-		rows4, row1 = halfDotBF16Rows4, halfDotBF16Rows1
-	}
+	groups := halfGroups(t)
 	rowBytes := 2 * k
 	cols := rowBlock(m, n, rowBytes)
 	for j0 := 0; j0 < n; j0 += cols {
 		c := min(cols, n-j0)
 		i := 0
-		for ; i+4 <= m; i += 4 {
-			if whole := c &^ 1; whole > 0 {
-				rows4(&dst[i*ldd+j0], ldd, &a[i*lda], lda, &w[j0*rowBytes], whole, k)
-			}
-			if c%2 != 0 {
-				matmulTHalfGeneric(t, dst[i*ldd+j0+c-1:], ldd, a[i*lda:], lda, w[(j0+c-1)*rowBytes:], 4, 1, k)
-			}
-		}
-		for ; i < m; i++ {
-			whole := c &^ 3
-			if whole > 0 {
-				row1(&dst[i*ldd+j0], ldd, &a[i*lda], lda, &w[j0*rowBytes], whole, k)
-			}
-			if whole < c {
-				matmulTHalfGeneric(t, dst[i*ldd+j0+whole:], ldd, a[i*lda:], lda, w[(j0+whole)*rowBytes:], 1, c-whole, k)
+		for gi := range groups {
+			g := &groups[gi]
+			for ; i+g.rows <= m; i += g.rows {
+				j := j0
+				for _, kr := range g.ks {
+					if kr.run == nil {
+						continue
+					}
+					if whole := (j0 + c - j) / kr.cols * kr.cols; whole > 0 {
+						kr.run(&dst[i*ldd+j], ldd, &a[i*lda], lda, &w[j*rowBytes], whole, k)
+						j += whole
+					}
+				}
+				if j < j0+c {
+					matmulTHalfGeneric(t, dst[i*ldd+j:], ldd, a[i*lda:], lda, w[j*rowBytes:], g.rows, j0+c-j, k)
+				}
 			}
 		}
 	}

@@ -928,22 +928,7 @@ func (g *gen) kernelQ6K4() {
 // columns left; DX the steps left; AX scratch. Accumulators Y0 … (row r,
 // column c in Y(cols·r+c)), weights Y8 …, products Y12 ….
 func (g *gen) kernelHalf(bf bool, rows, cols int) {
-	typ := "F16"
-	if bf {
-		typ = "BF16"
-	}
-	name := fmt.Sprintf("halfDot%sRows%d", typ, rows)
-	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, ldd int, a *float32, lda int, w *byte, n int, k int)\n", name)
-	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $0-56\n", name)
-	g.p("MOVQ dst+0(FP), DI")
-	g.p("MOVQ w+32(FP), R8")
-	g.p("MOVQ n+40(FP), CX")
-	g.p("MOVQ k+48(FP), BX")
-	g.p("SHLQ $1, BX")
-	g.p("MOVQ lda+24(FP), R10")
-	g.p("SHLQ $2, R10")
-	g.p("LEAQ (R10)(R10*2), R11")
-	rowAddr := [...]string{"(SI)", "(SI)(R10*1)", "(SI)(R10*2)", "(SI)(R11*1)"}
+	name := g.halfPrologue(bf, fmt.Sprintf("Rows%d", rows))
 	colAddr := [...]string{"(R9)", "(R9)(BX*1)", "(R9)(BX*2)", "(R12)"}
 	g.label(name + "_tile")
 	g.p("CMPQ CX, $%d", cols)
@@ -959,17 +944,12 @@ func (g *gen) kernelHalf(bf bool, rows, cols int) {
 	g.p("SHRQ $3, DX")
 	g.label(name + "_loop")
 	for c := range cols {
-		if bf {
-			g.p("VPMOVZXWD %s, %s", colAddr[c], y(8+c))
-			g.p("VPSLLD $16, %s, %s", y(8+c), y(8+c))
-		} else {
-			g.p("VCVTPH2PS %s, %s", colAddr[c], y(8+c))
-		}
+		g.widenHalf(bf, colAddr[c], 8+c)
 	}
 	for r := range rows {
 		for c := range cols {
 			t := 12 + (r*cols+c)%4
-			g.p("VMULPS %s, %s, %s", rowAddr[r], y(8+c), y(t))
+			g.p("VMULPS %s, %s, %s", halfRowAddr[r], y(8+c), y(t))
 			g.p("VADDPS %s, %s, %s", y(t), y(r*cols+c), y(r*cols+c))
 		}
 	}
@@ -997,6 +977,42 @@ func (g *gen) kernelHalf(bf bool, rows, cols int) {
 	g.label(name + "_done")
 	g.p("VZEROUPPER")
 	g.p("RET")
+}
+
+// halfRowAddr are the four rows of a half-precision kernel's activations
+// at the step: SI row 0, R10 = 4·lda, R11 = 12·lda.
+var halfRowAddr = [...]string{"(SI)", "(SI)(R10*1)", "(SI)(R10*2)", "(SI)(R11*1)"}
+
+// halfPrologue opens halfDot<F16|BF16><kind> and returns its name: DI dst,
+// R8 w, CX n, BX the column stride (2k), R10 and R11 as halfRowAddr's.
+func (g *gen) halfPrologue(bf bool, kind string) string {
+	typ := "F16"
+	if bf {
+		typ = "BF16"
+	}
+	name := "halfDot" + typ + kind
+	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, ldd int, a *float32, lda int, w *byte, n int, k int)\n", name)
+	fmt.Fprintf(&g.buf, "TEXT ·%s(SB), NOSPLIT, $0-56\n", name)
+	g.p("MOVQ dst+0(FP), DI")
+	g.p("MOVQ w+32(FP), R8")
+	g.p("MOVQ n+40(FP), CX")
+	g.p("MOVQ k+48(FP), BX")
+	g.p("SHLQ $1, BX")
+	g.p("MOVQ lda+24(FP), R10")
+	g.p("SHLQ $2, R10")
+	g.p("LEAQ (R10)(R10*2), R11")
+	return name
+}
+
+// widenHalf sets y(dst) to the eight half-precision weights at addr, each
+// widened exactly: VCVTPH2PS for F16, the 16 bits shifted up for BF16.
+func (g *gen) widenHalf(bf bool, addr string, dst int) {
+	if bf {
+		g.p("VPMOVZXWD %s, %s", addr, y(dst))
+		g.p("VPSLLD $16, %s, %s", y(dst), y(dst))
+	} else {
+		g.p("VCVTPH2PS %s, %s", addr, y(dst))
+	}
 }
 
 // q6ScaleShuffle: for 32-element part c of a Q6_K super-block, the bytes
@@ -1080,6 +1096,9 @@ func main() {
 	for _, bf := range []bool{false, true} {
 		g.kernelHalf(bf, 4, 2)
 		g.kernelHalf(bf, 1, 4)
+		for _, rc := range [][2]int{{4, 4}, {1, 8}} {
+			g.kernelHalfWide(bf, rc[0], rc[1])
+		}
 	}
 	for _, f := range q4kFormats {
 		g.kernelQ4KTile(f)

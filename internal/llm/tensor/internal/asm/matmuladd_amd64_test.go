@@ -41,3 +41,15 @@ func avx2Time(key string, f func()) float64 {
 	useVNNI = false
 	return pureGoTime("avx2/"+key, f)
 }
+
+// forHalfPaths runs f under each MatMulTHalf path this CPU has: the AVX2
+// kernels and, where the CPU has AVX-512, its tiles.
+func forHalfPaths(f func(path string)) {
+	defer func(v bool) { halfTiles = v }(halfTiles)
+	halfTiles = false
+	f("avx2")
+	if useAVX512 {
+		halfTiles = true
+		f("avx512")
+	}
+}

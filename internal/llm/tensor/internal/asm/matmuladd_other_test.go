@@ -14,3 +14,6 @@ func forQuantPaths(f func(path string)) { f("purego") }
 
 // avx2Time is unused without the assembly.
 func avx2Time(key string, f func()) float64 { return pureGoTime(key, f) }
+
+// forHalfPaths runs f once: this build has the pure-Go product only.
+func forHalfPaths(f func(path string)) { f("purego") }
