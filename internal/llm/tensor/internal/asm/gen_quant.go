@@ -472,6 +472,21 @@ func (g *gen) fifthBits(qh, j, dst, tmp int) {
 	g.p("VPOR %s, %s, %s", y(tmp), y(dst), y(dst))
 }
 
+// q4kLevels sets y(lo) and y(hi) to the levels of sub-blocks 2cp and
+// 2cp+1 of the super-block at blk (an address with a %d for the offset):
+// the low and high nibbles of its 32 bytes at qs+32cp and, for Q5_K, the
+// fifth bits from y(qh), its 32 bytes at 16; y(tmp) is scratch.
+func (g *gen) q4kLevels(f q4kFormat, blk string, cp, lo, hi, qh, tmp int) {
+	g.p("VMOVDQU "+blk+", %s", f.qs+32*cp, y(lo))
+	g.p("VPSRLW $4, %s, %s", y(lo), y(hi))
+	g.p("VPAND nibbleMask<>(SB), %s, %s", y(lo), y(lo))
+	g.p("VPAND nibbleMask<>(SB), %s, %s", y(hi), y(hi))
+	if f.five {
+		g.fifthBits(qh, 2*cp, lo, tmp)
+		g.fifthBits(qh, 2*cp+1, hi, tmp)
+	}
+}
+
 // kernelQ4K emits qdot<NAME>Row: dst[j] = x · w_j for the n columns of
 // Q4_K or Q5_K weights, one column at a time (qdot.go's dotQ4_K, dotQ5_K).
 //
@@ -538,15 +553,9 @@ func (g *gen) kernelQ4K(f q4kFormat) {
 		g.p("VMOVDQU %d(R9)(DX*1), Y8", q5kHigh)
 	}
 	for cp := range 4 {
-		g.p("VMOVDQU %d(R9)(DX*1), Y3", f.qs+32*cp)
-		g.p("VPSRLW $4, Y3, Y4")
-		g.p("VPAND nibbleMask<>(SB), Y3, Y3")
-		g.p("VPAND nibbleMask<>(SB), Y4, Y4")
+		g.q4kLevels(f, "%d(R9)(DX*1)", cp, 3, 4, 8, 5)
 		for half, lv := range []int{3, 4} {
 			j := 2*cp + half
-			if f.five {
-				g.fifthBits(8, j, lv, 5)
-			}
 			g.p("VPMADDUBSW %d(SI), %s, %s", 32*j, y(lv), y(lv))
 			g.p("VPBROADCASTB %d(SP), X5", j)
 			g.p("VPMOVZXBW X5, Y5")
@@ -660,15 +669,9 @@ func (g *gen) kernelQ4K4(f q4kFormat) {
 		g.p("VMOVDQU %d(R9)(DX*1), Y12", q5kHigh)
 	}
 	for cp := range 4 {
-		g.p("VMOVDQU %d(R9)(DX*1), Y8", f.qs+32*cp)
-		g.p("VPSRLW $4, Y8, Y9")
-		g.p("VPAND nibbleMask<>(SB), Y8, Y8")
-		g.p("VPAND nibbleMask<>(SB), Y9, Y9")
+		g.q4kLevels(f, "%d(R9)(DX*1)", cp, 8, 9, 12, 13)
 		for half, lv := range []int{8, 9} {
 			j := 2*cp + half
-			if f.five {
-				g.fifthBits(12, j, lv, 13)
-			}
 			g.p("VPBROADCASTB %d(SP), X10", j)
 			g.p("VPMOVZXBW X10, Y10")
 			for r := range 4 {

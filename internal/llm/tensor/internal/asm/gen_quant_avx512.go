@@ -184,7 +184,7 @@ func (g *gen) kernelQ4KVNNI(f q4kFormat, rows int) {
 			g.p("VPSRLVW Z21, Z14, Z14")
 			g.p("VPANDD Z20, Z14, Z14")
 			if f.five {
-				g.fifthBitsZ(fmt.Sprintf("VPROLVD q5kTileRot<>+%d(SB)", 64*cp), 24+c, 14, 26)
+				g.fifthBitsZ(fmt.Sprintf("q5kTileRot<>+%d(SB)", 64*cp), 24+c, 14, 26)
 			}
 			g.p("VPERMW %s, %s, Z22", z(12+c), z(16+cp))
 			for r := range rows {
@@ -507,11 +507,12 @@ func vnniConstants() string {
 }
 
 // fifthBitsZ ORs into z(dst), the nibbles of Q5_K levels, their fifth
-// bits: z(qh), the 32 bytes of fifth bits in both halves, rotated by
-// rotate (each dword: a rotation by 4 − j mod 32 brings bit j of each of
-// its bytes to bit 4, left or right) and masked to bit 4; z(tmp) scratch.
-func (g *gen) fifthBitsZ(rotate string, qh, dst, tmp int) {
-	g.p("%s, %s, %s", rotate, z(qh), z(tmp))
+// bits: z(qh), the 32 bytes of fifth bits in both halves, rotated by the
+// counts at rot (each dword: a rotation by 4 − j mod 32 brings bit j of
+// each of its bytes to bit 4, left or right) and masked to bit 4; z(tmp)
+// scratch.
+func (g *gen) fifthBitsZ(rot string, qh, dst, tmp int) {
+	g.p("VPROLVD %s, %s, %s", rot, z(qh), z(tmp))
 	g.p("VPTERNLOGD.BCST $0xf8, bit4<>(SB), %s, %s", z(tmp), z(dst)) // dst | tmp&bit4
 }
 

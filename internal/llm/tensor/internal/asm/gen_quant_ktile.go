@@ -23,7 +23,20 @@ const (
 	colsRecord = 192
 	colsMins   = 64
 	colsD      = 128
+	// q5kColsRecord: Q5_K's columns' record, colsRecord's and then the
+	// columns' levels, nibbles and fifth bits joined (q4kLevels): column
+	// c's sub-block j at colsRecord + 256c + 32j.
+	q5kColsRecord = colsRecord + 512
 )
+
+// colsRecord is the bytes of f's columns' record, a pair of columns and
+// super-block.
+func (f q4kFormat) colsRecord() int {
+	if f.five {
+		return q5kColsRecord
+	}
+	return colsRecord
+}
 
 // kernelQ4KTile emits qdot<NAME>Tile: dst[r*ldd+j] = x_r · w_j for four
 // rows of activations (k apart) and n columns of Q4_K or Q5_K weights (n
@@ -50,8 +63,10 @@ const (
 // product). Then p·(d·dx) − n·(dmin·dx), each product and the difference
 // rounded once, is added to the lane's accumulator, super-block after
 // super-block: dotK's steps on the same values in the same order. Q5_K's
-// fifth bits, broadcast to both halves, join each sub-block's nibbles
-// rotated by one count (fifthBitsZ).
+// levels, whose fifth bits take two more steps a sub-block and column,
+// are joined by qdotQ5_KCols too, once for every group of four rows, and
+// the tile reads them broadcast from the columns' records: it reads no
+// weights.
 //
 // Registers: SI the rows' record of the super-block, R10 the columns'
 // record, R11 super-blocks left; R9 column 0's super-block, BX the column
@@ -60,9 +75,8 @@ const (
 // the tile's columns' records. Z0–Z3 the
 // integer sums (row pair rp, column c in Z(2rp+c)), Z4–Z7 the
 // accumulators likewise, Z8–Z13 levels, Z14–Z19 products, Z20 the nibble
-// mask, Z21–Z22 Q5_K's fifth bits of the columns, Z23 their scratch,
-// Z24–Z25 the pairs' d_x, Z26–Z27 the columns' minima, Z28–Z31 float32
-// scratch.
+// mask, Z24–Z25 the pairs' d_x, Z26–Z27 the columns' minima, Z28–Z31
+// float32 scratch.
 func (g *gen) kernelQ4KTile(f q4kFormat) {
 	name := "qdot" + f.name + "Tile"
 	fmt.Fprintf(&g.buf, "\n// func %s(dst *float32, ldd int, x *int8, xd *float32, xs *int32, k int, w *byte, wstride int, n int, nb int, scratch *int32)\n", name)
@@ -90,27 +104,26 @@ func (g *gen) kernelQ4KTile(f q4kFormat) {
 	g.p("MOVQ 24(SP), R10")
 	g.p("MOVQ nb+72(FP), R11")
 	g.label(name + "_loop")
-	g.prefetchAhead("R12", 2*f.size)
+	if !f.five {
+		g.prefetchAhead("R12", 2*f.size)
+	}
 	for i := range 4 {
 		g.p("VPXORD %s, %s, %s", z(i), z(i), z(i))
-	}
-	if f.five {
-		for c := range 2 {
-			g.p("VBROADCASTI64X4 %s, %s", vnniColAddr(c, q5kHigh), z(21+c))
-		}
 	}
 	for cp := range 4 {
 		for c := range 2 {
 			raw, lo, hi := 8+c, 10+2*c, 11+2*c
-			g.p("VBROADCASTI64X4 %s, %s", vnniColAddr(c, f.qs+32*cp), z(raw))
-			g.p("VPANDD Z20, %s, %s", z(raw), z(lo))
-			g.p("VPSRLW $4, %s, %s", z(raw), z(hi))
-			g.p("VPANDD Z20, %s, %s", z(hi), z(hi))
+			if f.five {
+				g.p("VBROADCASTI64X4 %d(R10), %s", colsRecord+256*c+64*cp, z(lo))
+				g.p("VBROADCASTI64X4 %d(R10), %s", colsRecord+256*c+64*cp+32, z(hi))
+			} else {
+				g.p("VBROADCASTI64X4 %s, %s", vnniColAddr(c, f.qs+32*cp), z(raw))
+				g.p("VPANDD Z20, %s, %s", z(raw), z(lo))
+				g.p("VPSRLW $4, %s, %s", z(raw), z(hi))
+				g.p("VPANDD Z20, %s, %s", z(hi), z(hi))
+			}
 			for h, lv := range []int{lo, hi} {
 				j := 2*cp + h
-				if f.five {
-					g.fifthBitsZ(fmt.Sprintf("VPROLD $%d", (4-j)&31), 21+c, lv, 23)
-				}
 				for rp := range 2 {
 					t := 14 + (4*c+2*h+rp)%6
 					g.p("VPMADDUBSW %d(SI), %s, %s", 64*(2*j+rp), z(lv), z(t))
@@ -139,7 +152,7 @@ func (g *gen) kernelQ4KTile(f q4kFormat) {
 		}
 	}
 	g.p("ADDQ $%d, SI", actsRecord)
-	g.p("ADDQ $%d, R10", colsRecord)
+	g.p("ADDQ $%d, R10", f.colsRecord())
 	g.p("ADDQ $%d, R9", f.size)
 	g.p("DECQ R11")
 	g.p("JNZ %s_loop", name)
@@ -210,11 +223,11 @@ func (g *gen) q4kActs(name string) {
 }
 
 // kernelQ4KCols emits qdot<NAME>Cols (pairColumns): the columns' records
-// (colsRecord) of n columns of Q4_K or Q5_K weights, into the scratch past
-// the rows' records, where qdot<NAME>Tile reads them; X0–X2 scratch
-// besides unpackQ4KScaleBytes's.
+// (colsRecord, q5kColsRecord) of n columns of Q4_K or Q5_K weights, into
+// the scratch past the rows' records, where qdot<NAME>Tile reads them;
+// X0–X2 and Q5_K's Y3–Y6 scratch besides unpackQ4KScaleBytes's.
 func (g *gen) kernelQ4KCols(f q4kFormat) {
-	g.pairColumns("qdot"+f.name+"Cols", f.size, colsRecord, func() {
+	g.pairColumns("qdot"+f.name+"Cols", f.size, f.colsRecord(), func() {
 		g.q4kScratch("scratch+0(FP)", "nb+32(FP)", "DX", "R10")
 	}, func() {
 		for c := range 2 {
@@ -228,6 +241,15 @@ func (g *gen) kernelQ4KCols(f q4kFormat) {
 			g.p("VPMOVZXBD X0, Y1")
 			g.p("VCVTDQ2PS Y1, Y1")
 			g.p("VMOVUPS Y1, %d(R10)", colsMins+32*c)
+			if !f.five {
+				continue
+			}
+			g.p("VMOVDQU %s, Y3", vnniColAddr(c, q5kHigh))
+			for cp := range 4 {
+				g.q4kLevels(f, [...]string{"%d(R9)", "%d(R9)(BX*1)"}[c], cp, 4, 5, 3, 6)
+				g.p("VMOVDQU Y4, %d(R10)", colsRecord+256*c+64*cp)
+				g.p("VMOVDQU Y5, %d(R10)", colsRecord+256*c+64*cp+32)
+			}
 		}
 		// d, dmin of column 0, then of column 1.
 		g.p("VMOVD %s, X0", vnniColAddr(0, 0))

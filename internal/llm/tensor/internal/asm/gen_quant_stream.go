@@ -248,7 +248,7 @@ func (g *gen) q4kStreamBlocks(f q4kFormat, cols []kStreamColumn) {
 			for i, l := range []int{lv, lv2} {
 				t := 2*half + i
 				if f.five {
-					g.fifthBitsZ(fmt.Sprintf("VPROLVD q5kStreamRot<>+%d(SB)", 64*t), qh, l, tmp)
+					g.fifthBitsZ(fmt.Sprintf("q5kStreamRot<>+%d(SB)", 64*t), qh, l, tmp)
 				}
 				g.p("VPMADDUBSW %s, %s, %s", z(22+t), z(l), z(prod))
 				g.p("VPSHUFB q4kStreamScales<>+%d(SB), %s, %s", 64*t, z(sw), z(sc))

@@ -66,16 +66,22 @@ type quantKernels struct {
 // scales (colsBlock in gen_quant_cols.go): 160 KiB at k = 16384.
 func cols32Scratch(k int) int { return k / Q8Block * 320 / 4 }
 
-// q4kScratch is qdotQ4_KTile's (and qdotQ5_KTile's) scratch: per
-// super-block its rows' record (1280 bytes, gen_quant_ktile.go) and the
-// records of q4kCols columns (96 bytes a column), and 64 bytes to align
-// it: 144 KiB at k = 16384.
-func q4kScratch(k int) int { return k/QKBlock*(1280+96*q4kCols(k))/4 + 16 }
+// kTileScratch is qdotQ4_KTile's and qdotQ5_KTile's scratch, whose
+// columns' records take colBytes a column and super-block (96 for Q4_K;
+// 352 for Q5_K, whose records hold the levels too): per super-block its
+// rows' record (1280 bytes, gen_quant_ktile.go) and the records of
+// kTileCols columns, and 64 bytes to align it: 144 KiB (Q4_K) at k =
+// 16384.
+func kTileScratch(colBytes int) func(k int) int {
+	return func(k int) int { return k/QKBlock*(1280+colBytes*kTileCols(colBytes)(k))/4 + 16 }
+}
 
-// q4kCols is how many columns' records qdotQ4_KCols (qdotQ5_KCols) lays
+// kTileCols is how many columns' records qdotQ4_KCols (qdotQ5_KCols) lays
 // out at once, an even count: about 64 KiB of them, which stay in the
 // per-core cache while the groups of four rows pass over their columns.
-func q4kCols(k int) int { return max(64<<10/(k/QKBlock*96)/2, 1) * 2 }
+func kTileCols(colBytes int) func(k int) int {
+	return func(k int) int { return max(64<<10/(k/QKBlock*colBytes)/2, 1) * 2 }
+}
 
 // q6kScratch is qdotQ6_KTile's scratch: the levels of q6kCols columns
 // (256 bytes a column and super-block, gen_quant_avx512.go), and 64 bytes
@@ -83,7 +89,7 @@ func q4kCols(k int) int { return max(64<<10/(k/QKBlock*96)/2, 1) * 2 }
 func q6kScratch(k int) int { return k/QKBlock*256*q6kCols(k)/4 + 16 }
 
 // q6kCols is how many columns' levels qdotQ6_KCols lays out at once, an
-// even count: about 64 KiB of them, as q4kCols.
+// even count: about 64 KiB of them, as kTileCols.
 func q6kCols(k int) int { return max(64<<10/(k/QKBlock*256)/2, 1) * 2 }
 
 // colsPrepare makes a format's qdot…Cols kernel a prepare.
@@ -106,13 +112,13 @@ var quantKernelsOf = map[quant.Type]quantKernels{
 	},
 	quant.Q4_K: {
 		row: oneRowSums(qdotQ4_KRow), rows4: rowsSums(qdotQ4_KRows4), stream: oneRowSums(qdotQ4_KStream),
-		tile: rowsSumsScratch(qdotQ4_KTile), tile1: rowsSums(qdotQ4_KTile1), tileCols: 2, tileScratch: q4kScratch,
-		prepare: colsPrepare(qdotQ4_KCols), prepareCols: q4kCols,
+		tile: rowsSumsScratch(qdotQ4_KTile), tile1: rowsSums(qdotQ4_KTile1), tileCols: 2, tileScratch: kTileScratch(96),
+		prepare: colsPrepare(qdotQ4_KCols), prepareCols: kTileCols(96),
 	},
 	quant.Q5_K: {
 		row: oneRowSums(qdotQ5_KRow), rows4: rowsSums(qdotQ5_KRows4), stream: oneRowSums(qdotQ5_KStream),
-		tile: rowsSumsScratch(qdotQ5_KTile), tile1: rowsSums(qdotQ5_KTile1), tileCols: 2, tileScratch: q4kScratch,
-		prepare: colsPrepare(qdotQ5_KCols), prepareCols: q4kCols,
+		tile: rowsSumsScratch(qdotQ5_KTile), tile1: rowsSums(qdotQ5_KTile1), tileCols: 2, tileScratch: kTileScratch(352),
+		prepare: colsPrepare(qdotQ5_KCols), prepareCols: kTileCols(352),
 	},
 	quant.Q6_K: {
 		row: oneRow(qdotQ6_KRow), rows4: rows(qdotQ6_KRows4), stream: oneRowSums(qdotQ6_KStream),
