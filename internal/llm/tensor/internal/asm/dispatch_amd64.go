@@ -331,7 +331,7 @@ func matmulTQ8Q8(dst []float32, ldd int, a []int8, as []float32, b []int8, bs []
 const q8q8TileMinRows = 32
 
 // halfKernel is an assembly product of half-precision weights: rows of a
-// (four, or one) by n columns, n a multiple of the kernel's columns.
+// (four, two or one) by n columns, n a multiple of the kernel's columns.
 type halfKernel struct {
 	run  func(dst *float32, ldd int, a *float32, lda int, w *byte, n int, k int)
 	cols int
@@ -349,20 +349,21 @@ type halfGroup struct {
 	ks   [2]halfKernel
 }
 
-// halfGroups are the products of t: groups of four rows and single rows,
-// each with AVX-512 (halfDot…Wide: four rows by four columns, one row by
-// eight) and then the AVX2 kernels (Rows4: four rows by two columns,
-// Rows1: one row by four).
-func halfGroups(t quant.Type) [2]halfGroup {
-	g := [2]halfGroup{{rows: 4}, {rows: 1}}
-	g[0].ks[1], g[1].ks[1] = halfKernel{halfDotF16Rows4, 2}, halfKernel{halfDotF16Rows1, 4}
-	w4, w1 := halfKernel{halfDotF16Wide4x4, 4}, halfKernel{halfDotF16Wide1x8, 8}
+// halfGroups are the products of t: groups of four rows, of two and single
+// rows, each with AVX-512 (halfDot…Wide: four rows by four columns, two
+// by eight, one by eight) and then, for four rows and one, the AVX2
+// kernels (Rows4: four rows by two columns, Rows1: one row by four).
+// Without AVX-512 the group of two has no kernel and its rows go singly.
+func halfGroups(t quant.Type) [3]halfGroup {
+	g := [3]halfGroup{{rows: 4}, {rows: 2}, {rows: 1}}
+	g[0].ks[1], g[2].ks[1] = halfKernel{halfDotF16Rows4, 2}, halfKernel{halfDotF16Rows1, 4}
+	w4, w2, w1 := halfKernel{halfDotF16Wide4x4, 4}, halfKernel{halfDotF16Wide2x8, 8}, halfKernel{halfDotF16Wide1x8, 8}
 	if t == quant.BF16 {
-		g[0].ks[1], g[1].ks[1] = halfKernel{halfDotBF16Rows4, 2}, halfKernel{halfDotBF16Rows1, 4}
-		w4, w1 = halfKernel{halfDotBF16Wide4x4, 4}, halfKernel{halfDotBF16Wide1x8, 8}
+		g[0].ks[1], g[2].ks[1] = halfKernel{halfDotBF16Rows4, 2}, halfKernel{halfDotBF16Rows1, 4}
+		w4, w2, w1 = halfKernel{halfDotBF16Wide4x4, 4}, halfKernel{halfDotBF16Wide2x8, 8}, halfKernel{halfDotBF16Wide1x8, 8}
 	}
 	if useAVX512 && halfTiles {
-		g[0].ks[0], g[1].ks[0] = w4, w1
+		g[0].ks[0], g[1].ks[0], g[2].ks[0] = w4, w2, w1
 	}
 	return g
 }
@@ -385,6 +386,9 @@ func matmulTHalf(t quant.Type, dst []float32, ldd int, a []float32, lda int, w [
 		i := 0
 		for gi := range groups {
 			g := &groups[gi]
+			if g.ks[0].run == nil && g.ks[1].run == nil {
+				continue
+			}
 			for ; i+g.rows <= m; i += g.rows {
 				j := j0
 				for _, kr := range g.ks {

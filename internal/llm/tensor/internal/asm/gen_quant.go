@@ -1099,7 +1099,7 @@ func main() {
 	for _, bf := range []bool{false, true} {
 		g.kernelHalf(bf, 4, 2)
 		g.kernelHalf(bf, 1, 4)
-		for _, rc := range [][2]int{{4, 4}, {1, 8}} {
+		for _, rc := range [][2]int{{4, 4}, {2, 8}, {1, 8}} {
 			g.kernelHalfWide(bf, rc[0], rc[1])
 		}
 	}

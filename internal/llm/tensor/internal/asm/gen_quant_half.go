@@ -1,8 +1,9 @@
 //go:build ignore
 
 // The AVX-512 products of gen_quant.go's half-precision weights (F16,
-// BF16): four rows of activations (prefill) by four columns, and one row
-// (decode) by eight, in ymm registers. AVX-512's thirty-two of them hold
+// BF16): four rows of activations (prefill) by four columns, two rows (a
+// batch's rows past its groups of four) and one (decode) by eight, in ymm
+// registers. AVX-512's thirty-two of them hold
 // twice the AVX2 kernels' columns of accumulators, so each row's eight
 // activations are read once for more columns; the next tile's weights are
 // read ahead into L2 (PREFETCHT1), since the tile's neighbouring columns

@@ -210,10 +210,16 @@ func halfDotBF16Rows1(dst *float32, ldd int, a *float32, lda int, w *byte, n int
 func halfDotF16Wide4x4(dst *float32, ldd int, a *float32, lda int, w *byte, n int, k int)
 
 //go:noescape
+func halfDotF16Wide2x8(dst *float32, ldd int, a *float32, lda int, w *byte, n int, k int)
+
+//go:noescape
 func halfDotF16Wide1x8(dst *float32, ldd int, a *float32, lda int, w *byte, n int, k int)
 
 //go:noescape
 func halfDotBF16Wide4x4(dst *float32, ldd int, a *float32, lda int, w *byte, n int, k int)
+
+//go:noescape
+func halfDotBF16Wide2x8(dst *float32, ldd int, a *float32, lda int, w *byte, n int, k int)
 
 //go:noescape
 func halfDotBF16Wide1x8(dst *float32, ldd int, a *float32, lda int, w *byte, n int, k int)
