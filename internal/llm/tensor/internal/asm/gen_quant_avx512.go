@@ -457,8 +457,12 @@ func (g *gen) tile32Args() {
 // Prefetches 64 bytes apart from each step's start, to the step's end,
 // miss no line of the stream.
 func (g *gen) prefetchAhead(reg string, step int) {
+	g.prefetchAheadTo("PREFETCHT0", reg, step)
+}
+
+func (g *gen) prefetchAheadTo(op, reg string, step int) {
 	for off := 0; off < step; off += 64 {
-		g.p("PREFETCHT0 %d(%s)", off, reg)
+		g.p("%s %d(%s)", op, off, reg)
 	}
 	g.p("ADDQ $%d, %s", step, reg)
 }
