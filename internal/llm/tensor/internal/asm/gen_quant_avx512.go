@@ -460,6 +460,8 @@ func (g *gen) prefetchAhead(reg string, step int) {
 	g.prefetchAheadTo("PREFETCHT0", reg, step)
 }
 
+// prefetchAheadTo is prefetchAhead with the prefetch instruction op: to
+// the first-level cache (PREFETCHT0) or the second (PREFETCHT1).
 func (g *gen) prefetchAheadTo(op, reg string, step int) {
 	for off := 0; off < step; off += 64 {
 		g.p("%s %d(%s)", op, off, reg)
