@@ -711,15 +711,7 @@ func (g *gen) kernelQ4K4(f q4kFormat) {
 	g.p("INCQ R14")
 	g.p("CMPQ R14, R13")
 	g.p("JLT %s_loop", name)
-	g.p("MOVQ DI, AX")
-	g.p("MOVQ ldd+8(FP), R12")
-	g.p("SHLQ $2, R12")
-	for r := range 4 {
-		g.reduceStore(r, 14, 0)
-		if r < 3 {
-			g.p("ADDQ R12, AX")
-		}
-	}
+	g.dstRows(4, func(r int) { g.reduceStore(r, 14, 0) })
 	g.p("ADDQ $4, DI")
 	g.p("DECQ CX")
 	g.p("ADDQ BX, R9")
@@ -900,15 +892,7 @@ func (g *gen) kernelQ6K4() {
 	g.p("INCQ R14")
 	g.p("CMPQ R14, R13")
 	g.p("JLT %s_loop", name)
-	g.p("MOVQ DI, AX")
-	g.p("MOVQ ldd+8(FP), R12")
-	g.p("SHLQ $2, R12")
-	for r := range 4 {
-		g.reduceStore(r, 14, 0)
-		if r < 3 {
-			g.p("ADDQ R12, AX")
-		}
-	}
+	g.dstRows(4, func(r int) { g.reduceStore(r, 14, 0) })
 	g.p("ADDQ $4, DI")
 	g.p("DECQ CX")
 	g.p("ADDQ BX, R9")
@@ -976,10 +960,7 @@ func (g *gen) kernelHalf(bf bool, rows, cols int) {
 	g.p("ADDQ $%d, DI", 4*cols)
 	g.p("SUBQ $%d, CX", cols)
 	g.p("LEAQ (R8)(BX*%d), R8", cols)
-	g.p("JMP %s_tile", name)
-	g.label(name + "_done")
-	g.p("VZEROUPPER")
-	g.p("RET")
+	g.tileLoopEnd(name)
 }
 
 // halfRowAddr are the four rows of a half-precision kernel's activations

@@ -44,10 +44,7 @@ func tileName(format string, rows int) string {
 // lanes 8–15) as reduceLanes does and stores row r's sums of column pair p,
 // held in z(acc(r, p)), at dst + r·ldd + 8p.
 func (g *gen) vnniStore(rows int, acc func(r, p int) int, pairs int) {
-	g.p("MOVQ ldd+8(FP), R12")
-	g.p("SHLQ $2, R12")
-	g.p("MOVQ DI, AX")
-	for r := range rows {
+	g.dstRows(rows, func(r int) {
 		for p := range pairs {
 			a := acc(r, p)
 			g.p("VEXTRACTF64X4 $1, %s, Y14", z(a))
@@ -55,6 +52,17 @@ func (g *gen) vnniStore(rows int, acc func(r, p int) int, pairs int) {
 			g.reduceStore(13, 15, 8*p)
 			g.reduceStore(14, 15, 8*p+4)
 		}
+	})
+}
+
+// dstRows points AX at dst (DI) and moves it down one row (ldd floats;
+// R12 the stride in bytes) after each of rows rows' stores.
+func (g *gen) dstRows(rows int, store func(r int)) {
+	g.p("MOVQ ldd+8(FP), R12")
+	g.p("SHLQ $2, R12")
+	g.p("MOVQ DI, AX")
+	for r := range rows {
+		store(r)
 		if r < rows-1 {
 			g.p("ADDQ R12, AX")
 		}

@@ -261,15 +261,7 @@ func (g *gen) colsTiles(f colsFormat, rows int, lbl string, regs colsRegs, pf, p
 	}
 	g.p("DECQ DX")
 	g.p("JNZ %s_loop", lbl)
-	g.p("MOVQ ldd+8(FP), R12")
-	g.p("SHLQ $2, R12")
-	g.p("MOVQ DI, AX")
-	for r := range rows {
-		g.p("VMOVUPS %s, (AX)", z(r))
-		if r < rows-1 {
-			g.p("ADDQ R12, AX")
-		}
-	}
+	g.dstRows(rows, func(r int) { g.p("VMOVUPS %s, (AX)", z(r)) })
 	g.p("ADDQ $64, DI")
 	g.p("SUBQ $16, CX")
 	g.p("MOVQ 0(SP), R9")

@@ -118,26 +118,17 @@ func (g *gen) kernelHalfWide(bf bool, rows, cols int) {
 	}
 	g.p("DECQ AX")
 	g.p("JNZ %s_loop", name)
-	g.p("MOVQ ldd+8(FP), R12")
-	g.p("SHLQ $2, R12")
-	g.p("MOVQ DI, AX")
-	for r := range rows {
+	g.dstRows(rows, func(r int) {
 		for c := range cols {
 			// Folded in Y0 and Y1 (dead after the loop), as VEX
 			// instructions reach only Y0–Y15.
 			g.p("VMOVAPS %s, Y0", y(acc(r, c)))
 			g.reduceStore(0, 1, 4*c)
 		}
-		if r < rows-1 {
-			g.p("ADDQ R12, AX")
-		}
-	}
+	})
 	g.p("ADDQ $%d, DI", 4*cols)
 	g.p("SUBQ $%d, CX", cols)
 	g.p("IMUL3Q $%d, BX, AX", cols)
 	g.p("ADDQ AX, R8")
-	g.p("JMP %s_tile", name)
-	g.label(name + "_done")
-	g.p("VZEROUPPER")
-	g.p("RET")
+	g.tileLoopEnd(name)
 }

@@ -162,10 +162,7 @@ func (g *gen) kernelQ4KTile(f q4kFormat) {
 	for i := range 4 {
 		g.p("VEXTRACTF64X4 $1, %s, %s", z(4+i), y(16+i))
 	}
-	g.p("MOVQ ldd+8(FP), R12")
-	g.p("SHLQ $2, R12")
-	g.p("MOVQ DI, AX")
-	for r := range 4 {
+	g.dstRows(4, func(r int) {
 		for c := range 2 {
 			a := 4 + 2*(r/2) + c
 			if r%2 == 1 {
@@ -173,10 +170,7 @@ func (g *gen) kernelQ4KTile(f q4kFormat) {
 			}
 			g.reduceStore(a, 15, 4*c)
 		}
-		if r < 3 {
-			g.p("ADDQ R12, AX")
-		}
-	}
+	})
 	g.tileEnd(name, 2)
 }
 
