@@ -144,7 +144,8 @@ type Config struct {
 	// Threads is the size of each model's thread pool; 0 means GOMAXPROCS.
 	Threads int
 	// Seed makes adapters' initial values and the order of rows
-	// reproducible; each job mixes its id in.
+	// reproducible; each job mixes in its project, model and step, so a
+	// run repeated on the same data gives the same checkpoints.
 	Seed uint64
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -113,9 +114,7 @@ func (t *Trainer) Train(ctx context.Context, job *training.TrainJob, report trai
 	}
 	lm.mu.Lock()
 	defer lm.mu.Unlock()
-	h := fnv.New64a()
-	h.Write([]byte(job.ID))
-	rng := rand.New(rand.NewPCG(t.cfg.Seed, h.Sum64()))
+	rng := rand.New(rand.NewPCG(t.cfg.Seed, jobSeed(job)))
 
 	var adapter *lora.Adapter
 	if job.PreviousCheckpointDir != "" {
@@ -193,6 +192,18 @@ func (t *Trainer) Train(ctx context.Context, job *training.TrainJob, report trai
 		return nil, fmt.Errorf("save optimizer state: %w", err)
 	}
 	return &training.TrainResult{CheckpointDir: dir}, nil
+}
+
+// jobSeed is what a job mixes into Config.Seed: its project, model and
+// step, and not its id, so that the same data trained onto the same
+// checkpoint gives the same adapter in every run and on every attempt.
+func jobSeed(job *training.TrainJob) uint64 {
+	h := fnv.New64a()
+	for _, s := range []string{job.ProjectID, job.ModelName, strconv.FormatInt(job.Step, 10)} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	return h.Sum64()
 }
 
 // rlConfig reads a job's experimental_config (nulls already dropped) onto the

@@ -154,24 +154,61 @@ func sampledChoice(t *testing.T, m *model.Model, tp *Template, prompt, reply str
 		"logprobs": map[string]any{"content": entries}}
 }
 
+const (
+	colourPrompt = "Pick a colour."
+	colourGood   = "blue blue blue<|im_end|>"
+	colourBad    = "red red red<|im_end|>"
+)
+
+// colourJob is an RL job over two groups: one where the good reply earns 1
+// and the bad 0, and one of equal rewards, which trains nothing.
+func colourJob(t *testing.T, m *model.Model, tp *Template) *training.TrainJob {
+	t.Helper()
+	reward := func(r float64) *float64 { return &r }
+	user := json.RawMessage(`{"role":"user","content":"Pick a colour."}`)
+	group := training.TrajectoryGroup{Trajectories: []training.Trajectory{
+		{MessagesAndChoices: append([]json.RawMessage{user}, raws(t, sampledChoice(t, m, tp, colourPrompt, colourGood))...), Reward: reward(1)},
+		{MessagesAndChoices: append([]json.RawMessage{user}, raws(t, sampledChoice(t, m, tp, colourPrompt, colourBad))...), Reward: reward(0)},
+	}}
+	flat := training.TrajectoryGroup{Trajectories: []training.Trajectory{group.Trajectories[0], group.Trajectories[0]}}
+	groups, _ := json.Marshal([]training.TrajectoryGroup{group, flat})
+	return &training.TrainJob{ID: "job-rl", Kind: training.KindRL, BaseModel: "tiny", WorkDir: t.TempDir(),
+		TrajectoryGroups: groups, ExperimentalConfig: json.RawMessage(`{"learning_rate": 0.02}`)}
+}
+
+// A job's result depends on its data, its model and its step, not on its
+// id or attempt: the same job run again under another id leaves the same
+// adapter to the bit (a pipeline run twice trains the same checkpoints),
+// while another model draws another initial adapter.
+func TestJobsAreReproducible(t *testing.T) {
+	tr, m := tinyTrainer(t)
+	tp := qwen3(t)
+	run := func(id, modelName string, attempt int) string {
+		t.Helper()
+		job := colourJob(t, m, tp)
+		job.ID, job.ModelName, job.Attempt, job.ProjectID = id, modelName, attempt, "admin/colours"
+		res, err := tr.Train(context.Background(), job, &events{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.CheckpointDir
+	}
+	first := run("job-1", "picker", 1)
+	if d := adapterDistance(t, run("job-2", "picker", 2), first); d != 0 {
+		t.Errorf("the same job under another id and attempt lands %.3g (relative) away", d)
+	}
+	if d := adapterDistance(t, run("job-3", "other-picker", 1), first); d == 0 {
+		t.Error("another model's first job drew the same adapter")
+	}
+}
+
 // An RL job over one group: the rewarded reply becomes likelier, the
 // unrewarded one less likely; every step reports finite numbers.
 func TestTrainRL(t *testing.T) {
 	tr, m := tinyTrainer(t)
 	tp := qwen3(t)
-	prompt := "Pick a colour."
-	good, bad := "blue blue blue<|im_end|>", "red red red<|im_end|>"
-	reward := func(r float64) *float64 { return &r }
-	user := json.RawMessage(`{"role":"user","content":"Pick a colour."}`)
-	group := training.TrajectoryGroup{Trajectories: []training.Trajectory{
-		{MessagesAndChoices: append([]json.RawMessage{user}, raws(t, sampledChoice(t, m, tp, prompt, good))...), Reward: reward(1)},
-		{MessagesAndChoices: append([]json.RawMessage{user}, raws(t, sampledChoice(t, m, tp, prompt, bad))...), Reward: reward(0)},
-		// Equal rewards: a group that trains nothing.
-	}}
-	flat := training.TrajectoryGroup{Trajectories: []training.Trajectory{group.Trajectories[0], group.Trajectories[0]}}
-	groups, _ := json.Marshal([]training.TrajectoryGroup{group, flat})
-	job := &training.TrainJob{ID: "job-rl", Kind: training.KindRL, BaseModel: "tiny", WorkDir: t.TempDir(),
-		TrajectoryGroups: groups, ExperimentalConfig: json.RawMessage(`{"learning_rate": 0.02}`)}
+	prompt, good, bad := colourPrompt, colourGood, colourBad
+	job := colourJob(t, m, tp)
 	rep := &events{}
 	res, err := tr.Train(context.Background(), job, rep)
 	if err != nil {
@@ -322,8 +359,9 @@ func TestOptimizerStateCarriesAcrossJobs(t *testing.T) {
 	}
 	run := func(id, file, previous, config string) string {
 		t.Helper()
-		// The first job of a model draws its adapter from the job id: the
-		// two-step job and the first one-step job share theirs.
+		// The first job of a model draws its adapter from the model and step,
+		// the same here for every job: the two-step job and the first one-step
+		// job share theirs.
 		job := &training.TrainJob{ID: id, Kind: training.KindSFT, BaseModel: "tiny", WorkDir: t.TempDir(),
 			SFTDataFile: file, SFTConfig: json.RawMessage(config), PreviousCheckpointDir: previous}
 		res, err := tr.Train(context.Background(), job, &events{})
@@ -333,11 +371,11 @@ func TestOptimizerStateCarriesAcrossJobs(t *testing.T) {
 		return res.CheckpointDir
 	}
 	whole := run("job-a", data(first, second), "", `{"batch_size": 1, "learning_rate": [0.02, 0.02]}`)
-	half := run("job-a", data(first), "", `{"batch_size": 1, "learning_rate": 0.02}`)
+	half := run("job-b", data(first), "", `{"batch_size": 1, "learning_rate": 0.02}`)
 	if _, err := os.Stat(filepath.Join(half, train.OptimizerFile)); err != nil {
 		t.Fatalf("the checkpoint has no optimizer state: %v", err)
 	}
-	resumed := run("job-b", data(second), half, `{"batch_size": 1, "learning_rate": 0.02}`)
+	resumed := run("job-c", data(second), half, `{"batch_size": 1, "learning_rate": 0.02}`)
 	same := adapterDistance(t, resumed, whole)
 	if same > 1e-5 {
 		t.Errorf("two one-step jobs differ from one two-step job by %.3g relative", same)
@@ -345,7 +383,7 @@ func TestOptimizerStateCarriesAcrossJobs(t *testing.T) {
 	if err := os.Remove(filepath.Join(half, train.OptimizerFile)); err != nil {
 		t.Fatal(err)
 	}
-	fresh := run("job-c", data(second), half, `{"batch_size": 1, "learning_rate": 0.02}`)
+	fresh := run("job-d", data(second), half, `{"batch_size": 1, "learning_rate": 0.02}`)
 	apart := adapterDistance(t, fresh, whole)
 	if apart < 1e-3 {
 		t.Errorf("without the optimizer state the second job still lands within %.3g of the two-step job", apart)

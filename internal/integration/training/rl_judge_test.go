@@ -18,7 +18,9 @@ import (
 // within a bounded number of jobs from the untrained model's. The scorer is
 // a RegexScorer, then an LLM judge: an LLMAsAJudgeScorer whose judge, the
 // served base model named by a model object's ref, answers under the
-// verdict's JSON Schema through weft's own chat path.
+// verdict's JSON Schema through weft's own chat path. Every run is the
+// same run: the rollouts are seeded, and a job's initial adapter and order
+// of rows follow its model and step, not its random id.
 func TestRLOnScorerRewards(t *testing.T) {
 	t.Parallel()
 	srv := serverproc.Start(t, serverproc.Options{DatabaseURL: testdb.SQLiteURL(t), Args: []string{"-model", e2e.TinyModel(t)}})
