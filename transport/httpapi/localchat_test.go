@@ -88,16 +88,34 @@ func openLocalGateway(t testing.TB, cfg chat.Config) *localGateway {
 	return &localGateway{Gateway: gateway, models: models}
 }
 
-// sharedLocal is the gateway most wire tests share: opening a model takes
-// a while (the Qwen3 tokenizer), and these tests only read answers. It is
-// opened by the first test that needs it and stays open for the package's
-// run (its files may be removed once opened: the engine has read them, and
-// the weights stay mapped).
-var sharedLocal struct {
+// sharedModels is a gateway opened once, by the first test that needs it,
+// and kept open for the package's run: opening a model takes a while (the
+// Qwen3 tokenizer), and the tests that share one only read answers (its
+// files may be removed once opened: the engine has read them, and the
+// weights stay mapped).
+type sharedModels struct {
 	once    sync.Once
 	gateway *localGateway
-	err     string
 }
+
+// get returns the gateway, opened by open on the first call. Every caller
+// first requires the tokenizers the gateway is built from, so that without
+// their files each test skips (fails under CI) on its own, not only the
+// one that happens to open it.
+func (s *sharedModels) get(t *testing.T, open func() *localGateway, tokenizers ...string) *localGateway {
+	t.Helper()
+	for _, name := range tokenizers {
+		llmtest.RequireTokenizer(t, name)
+	}
+	s.once.Do(func() { s.gateway = open() })
+	if s.gateway == nil {
+		t.Fatal("opening the shared models failed: see the test that opened them")
+	}
+	return s.gateway
+}
+
+// sharedLocal is the gateway most wire tests share.
+var sharedLocal sharedModels
 
 // newLocalServer is the real HTTP handler, on a database of its own, over
 // the shared gateway: a tiny random-weight Qwen3 (the real Qwen3 tokenizer
@@ -110,21 +128,12 @@ func newLocalServer(t *testing.T) *localServer {
 	return &localServer{fixture: newFixture(t, testdb.SQLite(t), 1<<20, func(cfg *Config) { cfg.Chat = gateway })}
 }
 
-// sharedGateway opens the shared gateway once and returns it.
+// sharedGateway returns the shared gateway.
 func sharedGateway(t *testing.T) *localGateway {
 	t.Helper()
-	sharedLocal.once.Do(func() {
-		defer func() {
-			if sharedLocal.gateway == nil {
-				sharedLocal.err = "opening the shared local model failed"
-			}
-		}()
-		sharedLocal.gateway = newLocalGateway(t, 256, "max_sequences: 8, prompt_tokens_details: true, reasoning_parser: none, trust_request_chat_template: true", nil)
-	})
-	if sharedLocal.gateway == nil {
-		t.Fatal(sharedLocal.err)
-	}
-	return sharedLocal.gateway
+	return sharedLocal.get(t, func() *localGateway {
+		return newLocalGateway(t, 256, "max_sequences: 8, prompt_tokens_details: true, reasoning_parser: none, trust_request_chat_template: true", nil)
+	}, llmtest.TokenizerQwen3)
 }
 
 // post sends a JSON body with alice's key and returns the status, headers

@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -33,14 +32,11 @@ import (
 // only by chance. "qwen-thinking" is qwen with a template whose
 // generation prompt leaves a think block open, as Qwen3-Thinking-2507's
 // does; "qwen2" a tiny Qwen2 with the Qwen3 tokenizer and template.
-var sharedStructured struct {
-	once    sync.Once
-	gateway *localGateway
-}
+var sharedStructured sharedModels
 
 func newStructuredServer(t *testing.T) *localServer {
 	t.Helper()
-	sharedStructured.once.Do(func() {
+	gateway := sharedStructured.get(t, func() *localGateway {
 		llama := llmtest.Dims{Architecture: llmtest.Llama, VocabSize: 128256, HiddenSize: 16, IntermediateSize: 32,
 			Layers: 2, Heads: 2, KVHeads: 1, HeadDim: 8, MaxPositions: 1024, RMSNormEps: 1e-5, RopeTheta: 5e5, TiedEmbedding: true}
 		qwen2 := llmtest.TinyQwen3
@@ -64,12 +60,9 @@ func newStructuredServer(t *testing.T) *localServer {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sharedStructured.gateway = openLocalGateway(t, chat.Config{Routing: routing, Logger: slog.New(slog.DiscardHandler)})
-	})
-	if sharedStructured.gateway == nil {
-		t.Fatal("opening the structured-output models failed")
-	}
-	return &localServer{fixture: newFixture(t, testdb.SQLite(t), 1<<20, func(cfg *Config) { cfg.Chat = sharedStructured.gateway })}
+		return openLocalGateway(t, chat.Config{Routing: routing, Logger: slog.New(slog.DiscardHandler)})
+	}, llmtest.TokenizerQwen3, llmtest.TokenizerLlama3)
+	return &localServer{fixture: newFixture(t, testdb.SQLite(t), 1<<20, func(cfg *Config) { cfg.Chat = gateway })}
 }
 
 // thinkingTemplate renders a conversation as Qwen3-Thinking-2507's template
