@@ -35,7 +35,8 @@ import (
 // the repository. The GGUF files (random weights, F32 written with
 // gguf-py, quantised by llama-quantize: testdata/bench/make_gguf.py) are
 // made once into $WEFT_BENCH_GGUF (default: the user cache directory); the
-// engine serves the same files' tensors in their own types. Without the
+// engine serves the same files' tensors in their own types; making them
+// needs Python's numpy, as gguf-py does (Debian's python3-numpy). Without the
 // tools the llama.cpp half is skipped, saying why, and only f32 runs.
 // WEFT_BENCH_ROUNDS sets the rounds (default 5), WEFT_BENCH_SHAPES a
 // comma-separated subset of llama15m, llama400m.
@@ -262,7 +263,7 @@ func (l *llamaCpp) gguf(b *testing.B, name string, d llmtest.Dims, typ string) s
 	cmd := exec.Command("/usr/bin/python3", args...)
 	cmd.Env = l.command("").Env
 	if out, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("make_gguf.py: %v\n%s", err, out)
+		b.Fatalf("make_gguf.py (gguf-py needs numpy: apt-get install python3-numpy): %v\n%s", err, out)
 	}
 	return file
 }

@@ -10,7 +10,8 @@ that llama-quantize takes (Q8_0, Q4_0, Q4_K_M, ...), with the LLAMACPP
 environment variable naming llama.cpp's directory (bin/ and
 ggml-vocab-llama-spm.gguf, whose vocabulary the files take: the shapes
 have its 32,000 tokens). The engine's benchmarks run it when the files are
-missing; the weights' values do not matter for speed.
+missing; the weights' values do not matter for speed. gguf-py, and this
+script, need numpy (Debian's python3-numpy).
 """
 
 import os
