@@ -3,7 +3,6 @@ package trace
 import (
 	"context"
 	"database/sql"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -220,6 +219,18 @@ func upsert(db bun.IDB, rows []callRow, hasStart, hasEnd bool) *bun.InsertQuery 
 
 // flush writes the set with one multi-row upsert per group.
 func (s *Store) flush(ctx context.Context, db bun.IDB, w *writeSet) error {
+	query := func(q string) ([]string, error) {
+		var out []string
+		err := db.NewRaw(q).Scan(ctx, &out)
+		return out, err
+	}
+	exec := func(q string) error {
+		_, err := db.ExecContext(ctx, q)
+		return err
+	}
+	if err := s.lockRollUps(w, exec); err != nil {
+		return err
+	}
 	groups := w.groups()
 	for hasStart := range 2 {
 		for hasEnd := range 2 {
@@ -230,106 +241,7 @@ func (s *Store) flush(ctx context.Context, db bun.IDB, w *writeSet) error {
 			}
 		}
 	}
-	return s.rollUp(w, func(q string) ([]string, error) {
-		var out []string
-		err := db.NewRaw(q).Scan(ctx, &out)
-		return out, err
-	}, func(q string) error {
-		_, err := db.ExecContext(ctx, q)
-		return err
-	})
-}
-
-// rollUp marks, after the set is written, the roots of its traces that
-// another call of their trace raised: a root's status column reads as
-// CallsFilter.TraceStatuses does (descendant_error, not success, when any
-// visible call of its trace raised, whether or not its summary rolled the
-// error up, which OpenTelemetry spans and the JS SDK do not), so that the
-// dashboard's traces by status are the trace list's. The set's calls that
-// may change a root are every start or end but the complete calls of a
-// parent that did not raise. Per project, it reads the traces of those
-// (an end alone does not carry its trace), then which of them hold a call
-// that raised, each a select of listed keys that reads an index whatever
-// the planner's statistics; only when some do is a root updated. query and
-// exec run statement text on the set's transaction.
-func (s *Store) rollUp(w *writeSet, query func(string) ([]string, error), exec func(string) error) error {
-	traces := map[string][]string{}
-	unknown := map[string][]string{}
-	var projects []string
-	for _, p := range w.order {
-		r := &p.row
-		if !p.mayChangeRoot() {
-			continue
-		}
-		if traces[r.ProjectID] == nil && unknown[r.ProjectID] == nil {
-			projects = append(projects, r.ProjectID)
-		}
-		if p.hasStart {
-			traces[r.ProjectID] = append(traces[r.ProjectID], *r.TraceID)
-		} else {
-			unknown[r.ProjectID] = append(unknown[r.ProjectID], r.ID)
-		}
-	}
-	for _, projectID := range projects {
-		ids := traces[projectID]
-		if len(unknown[projectID]) > 0 {
-			found, err := query(s.db.NewSelect().TableExpr("calls AS x").ColumnExpr("x.trace_id").
-				Where("x.project_id = ? AND x.id IN (?) AND x.trace_id IS NOT NULL", projectID, bun.In(unknown[projectID])).String())
-			if err != nil {
-				return err
-			}
-			ids = append(ids, found...)
-		}
-		if len(ids) == 0 {
-			continue
-		}
-		failing, err := query(s.db.NewSelect().TableExpr("calls AS d").ColumnExpr("DISTINCT d.trace_id").
-			Where("d.project_id = ? AND d.trace_id IN (?)", projectID, bun.In(slices.Compact(slices.Sorted(slices.Values(ids))))).
-			Where("d.started_at IS NOT NULL AND d.deleted_at IS NULL AND COALESCE(d.exception, '') <> ''").String())
-		if err != nil {
-			return err
-		}
-		if len(failing) == 0 {
-			continue
-		}
-		// A root that is a success did not raise: another call did. The
-		// update takes every visible root of those traces that is running
-		// or a success, and changes only the successes: under READ COMMITTED a
-		// root another transaction is ending (its row still running here)
-		// must be locked too, or the roll-up misses it for good. This set's
-		// raising call is not visible to that transaction, so of the two:
-		// either this update locks the root first, the other's upsert of it
-		// waits for this commit and its roll-up, a later statement, reads
-		// the raising call; or the other locks it first, this update waits
-		// for its commit and re-evaluates the CASE on the row it committed.
-		// The COPY path and the upserts alike write the calls before this
-		// update, in the same transaction; on Citus the update, by project,
-		// runs on the root's shard as one PostgreSQL statement. What it cannot lock is a root
-		// with no visible row yet, or one whose end was written without its
-		// start (no trace_id): a raising call written concurrently with
-		// such a root's start may still leave it a success.
-		err = exec(s.db.NewUpdate().TableExpr("calls AS c").
-			Set("status = CASE WHEN c.status = ? THEN ? ELSE c.status END", StatusSuccess, StatusDescendantError).
-			Where("c.project_id = ? AND c.trace_id IN (?)", projectID, bun.In(failing)).
-			Where("c.parent_id IS NULL AND c.deleted_at IS NULL").
-			// A root that raised or is marked already has nothing to change
-			// and no race to lose, so the later writes of a trace holding an
-			// error do not rewrite its row and its index entries each time.
-			Where("c.status IS NULL OR c.status IN (?)", bun.In([]string{StatusRunning, StatusSuccess})).String())
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// mayChangeRoot says whether writing p may change a root's status (see
-// rollUp): every start or end but the complete call of a parent that did
-// not raise; a rename never does.
-func (p *pending) mayChangeRoot() bool {
-	r := &p.row
-	raised := r.Exception != nil && *r.Exception != ""
-	return (p.hasStart || p.hasEnd) && !(p.hasStart && p.hasEnd && !raised && r.ParentID != nil)
+	return s.rollUp(w, query, exec)
 }
 
 // traceRoots is an update of the visible roots of the traces of the calls
@@ -388,6 +300,20 @@ func (s *Store) flushPostgres(ctx context.Context, w *writeSet) error {
 			return err
 		}
 		defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
+		query := func(q string) ([]string, error) {
+			rows, err := tx.Query(ctx, q)
+			if err != nil {
+				return nil, err
+			}
+			return pgx.CollectRows(rows, pgx.RowTo[string])
+		}
+		exec := func(q string) error {
+			_, err := tx.Exec(ctx, q)
+			return err
+		}
+		if err := s.lockRollUps(w, exec); err != nil {
+			return err
+		}
 		groups := w.groups()
 		for hasStart := range 2 {
 			for hasEnd := range 2 {
@@ -409,17 +335,7 @@ func (s *Store) flushPostgres(ctx context.Context, w *writeSet) error {
 				}
 			}
 		}
-		err = s.rollUp(w, func(q string) ([]string, error) {
-			rows, err := tx.Query(ctx, q)
-			if err != nil {
-				return nil, err
-			}
-			return pgx.CollectRows(rows, pgx.RowTo[string])
-		}, func(q string) error {
-			_, err := tx.Exec(ctx, q)
-			return err
-		})
-		if err != nil {
+		if err := s.rollUp(w, query, exec); err != nil {
 			return err
 		}
 		if err := s.callHook(ctx, WriteTx{Pgx: tx}, w); err != nil {

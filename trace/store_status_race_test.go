@@ -132,3 +132,83 @@ func TestStatusRollUpAtomic(t *testing.T) {
 		})
 	}
 }
+
+// holdWrite holds, inside its transaction, the first write that writes
+// call held, until released or a while has passed.
+type holdWrite struct {
+	held    string
+	once    sync.Once
+	written chan struct{} // closed when the held write has written its rows
+	release chan struct{}
+}
+
+func (h *holdWrite) CallsWritten(_ context.Context, _ trace.WriteTx, calls []trace.WrittenCall) error {
+	for _, c := range calls {
+		if c.ID == h.held {
+			h.once.Do(func() {
+				close(h.written)
+				select {
+				case <-h.release:
+				case <-time.After(2 * time.Second):
+				}
+			})
+		}
+	}
+	return nil
+}
+
+// TestStatusRollUpFirstRows: a root and a raising child of its trace,
+// each the first row of its call, written at the same moment: the first
+// write is held in its transaction after its rows and its roll-up, and
+// the second is written meanwhile. Neither sees the other's row, so unless
+// the second waits for the first to commit, the root stays a success. In
+// both orders the root must end descendant_error.
+func TestStatusRollUpFirstRows(t *testing.T) {
+	t.Parallel()
+	testdb.ForEach(t, func(t *testing.T, db *weft.DB) {
+		for _, rootFirst := range []bool{true, false} {
+			root, child := id(), id()
+			hold := &holdWrite{written: make(chan struct{}), release: make(chan struct{})}
+			s, err := trace.New(trace.Config{DB: db, Hook: hold})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := weft.WithPrincipal(context.Background(), weft.Principal{UserID: "u-alice", Username: "alice"})
+			raised := "ValueError: no"
+			childEnd := end(child, t0.Add(time.Second), `{}`)
+			childEnd.End.Exception = &raised
+			writes := [][]trace.BatchItem{
+				{start(root, root, nil, t0, `{}`), end(root, t0.Add(2*time.Second), `{}`)},
+				{start(child, root, &root, t0, `{}`), childEnd},
+			}
+			hold.held = root
+			if !rootFirst {
+				writes[0], writes[1] = writes[1], writes[0]
+				hold.held = child
+			}
+			write := func(items []trace.BatchItem) error {
+				res, err := s.UpsertBatch(ctx, &trace.UpsertBatchReq{Batch: items})
+				if err == nil {
+					err = errors.Join(res.Res[0].Err, res.Res[1].Err)
+				}
+				return err
+			}
+			var wg sync.WaitGroup
+			errs := make([]error, 2)
+			wg.Go(func() { errs[0] = write(writes[0]) })
+			<-hold.written
+			wg.Go(func() { errs[1] = write(writes[1]); close(hold.release) })
+			wg.Wait()
+			if err := errors.Join(errs...); err != nil {
+				t.Fatal(err)
+			}
+			var status string
+			if err := db.NewSelect().Table("calls").Column("status").Where("project_id = ? AND id = ?", project, root).Scan(ctx, &status); err != nil {
+				t.Fatal(err)
+			}
+			if status != trace.StatusDescendantError {
+				t.Errorf("root written first %v: the root is %q, want %s", rootFirst, status, trace.StatusDescendantError)
+			}
+		}
+	})
+}
