@@ -408,26 +408,25 @@ func (g *gen) kernel32Rows4(f format32) {
 			g.p("VADDPS X4, X0, X0")
 		}
 		g.nextBlock32(f, pfx+"_loop")
-		// Row r's outputs to dst + r·ldd (DX and R14 are free now).
-		g.p("MOVQ ldd+8(FP), R14")
-		g.p("SHLQ $2, R14")
-		g.p("MOVQ DI, DX")
+		// Row r's outputs to dst + r·ldd (DX and R14 are free now): with
+		// two columns, rows 0 and 1 in X2's halves, 2 and 3 in X3's.
 		if cols == 2 {
 			g.p("VEXTRACTF128 $1, Y0, X1")
 			g.p("VUNPCKLPS X1, X0, X2")
 			g.p("VUNPCKHPS X1, X0, X3")
-			g.p("VMOVQ X2, (DX)")
-			g.p("VMOVHPS X2, (DX)(R14*1)")
-			g.p("LEAQ (DX)(R14*2), DX")
-			g.p("VMOVQ X3, (DX)")
-			g.p("VMOVHPS X3, (DX)(R14*1)")
-		} else {
-			g.p("VMOVSS X0, (DX)")
-			g.p("VEXTRACTPS $1, X0, (DX)(R14*1)")
-			g.p("LEAQ (DX)(R14*2), DX")
-			g.p("VEXTRACTPS $2, X0, (DX)")
-			g.p("VEXTRACTPS $3, X0, (DX)(R14*1)")
 		}
+		g.dstRowsIn("DX", "R14", 4, func(r int) {
+			switch {
+			case cols == 2 && r%2 == 0:
+				g.p("VMOVQ %s, (DX)", x(2+r/2))
+			case cols == 2:
+				g.p("VMOVHPS %s, (DX)", x(2+r/2))
+			case r == 0:
+				g.p("VMOVSS X0, (DX)")
+			default:
+				g.p("VEXTRACTPS $%d, X0, (DX)", r)
+			}
+		})
 		g.p("ADDQ $%d, DI", 4*cols)
 		g.p("SUBQ $%d, CX", cols)
 		g.p("LEAQ (R9)(BX*%d), R9", cols)

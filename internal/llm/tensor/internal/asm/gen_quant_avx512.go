@@ -57,14 +57,18 @@ func (g *gen) vnniStore(rows int, acc func(r, p int) int, pairs int) {
 
 // dstRows points AX at dst (DI) and moves it down one row (ldd floats;
 // R12 the stride in bytes) after each of rows rows' stores.
-func (g *gen) dstRows(rows int, store func(r int)) {
-	g.p("MOVQ ldd+8(FP), R12")
-	g.p("SHLQ $2, R12")
-	g.p("MOVQ DI, AX")
+func (g *gen) dstRows(rows int, store func(r int)) { g.dstRowsIn("AX", "R12", rows, store) }
+
+// dstRowsIn is dstRows with ptr and stride for AX and R12, for a kernel
+// that still needs those.
+func (g *gen) dstRowsIn(ptr, stride string, rows int, store func(r int)) {
+	g.p("MOVQ ldd+8(FP), %s", stride)
+	g.p("SHLQ $2, %s", stride)
+	g.p("MOVQ DI, %s", ptr)
 	for r := range rows {
 		store(r)
 		if r < rows-1 {
-			g.p("ADDQ R12, AX")
+			g.p("ADDQ %s, %s", stride, ptr)
 		}
 	}
 }
