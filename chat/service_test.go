@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -535,5 +536,65 @@ func TestFailureTracedAndProject(t *testing.T) {
 		if got := s.ProjectFor(p, header); got != want {
 			t.Errorf("ProjectFor(%q) = %q, want %q", header, got, want)
 		}
+	}
+}
+
+// heldRecorder keeps recorded calls as they are when its gate opens: the
+// trace writer's batch waits until the test has done what it must first.
+type heldRecorder struct {
+	gate chan struct{}
+	memoryRecorder
+}
+
+func (h *heldRecorder) RecordCalls(ctx context.Context, calls []Call) error {
+	<-h.gate
+	for _, c := range calls {
+		c.Inputs = bytes.Clone(c.Inputs)
+		_ = h.memoryRecorder.RecordCalls(ctx, []Call{c})
+	}
+	return nil
+}
+
+// A call's inputs are the request's even when the caller's buffer holds
+// another by the time the call is written: the HTTP layer reuses a body's
+// buffer once its handler returns, and the trace writer runs later.
+func TestTracedInputsOutliveTheRequestBuffer(t *testing.T) {
+	t.Parallel()
+	up := newUpstream(t, answer)
+	const request = `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
+	const asked = `{"model":"m","input":"hi"}`
+	for _, how := range []string{"chat", "responses"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			rec := &heldRecorder{gate: make(chan struct{})}
+			s := newTestService(t, fmt.Sprintf("models: [{name: m, upstreams: [{url: %s/v1}]}]", up.URL), rec)
+			raw, inputs := []byte(request), []byte(asked)
+			var c *Completion
+			var err error
+			if how == "chat" {
+				inputs = raw
+				c, err = s.Complete(context.Background(), "e/p", raw)
+			} else {
+				c, err = s.CompleteAs(context.Background(), "e/p", raw, TraceAs{Endpoint: EndpointResponses, OpName: "responses.create", Inputs: inputs})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = c.Relay(httptest.NewRecorder())
+			c.EndTrace(nil, "")
+			want := string(inputs)
+			copy(raw, strings.Repeat("x", len(raw)))
+			copy(inputs, strings.Repeat("y", len(inputs)))
+			close(rec.gate)
+			if err := s.Close(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if len(rec.calls) != 1 {
+				t.Fatalf("%d calls recorded", len(rec.calls))
+			}
+			if got := string(rec.calls[0].Inputs); got != want {
+				t.Fatalf("the call's inputs are %s, want %s", got, want)
+			}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 )
@@ -40,7 +41,10 @@ func (c *Completion) traceAs(as *TraceAs) {
 		return
 	}
 	call := &c.pending.call
-	call.OpName, call.Inputs = as.OpName, as.Inputs
+	// The call is written after the request is answered, when the caller's
+	// buffer (an HTTP body's, reused once its handler returns) may hold
+	// another request: the inputs are copied, as newCompletion copies raw.
+	call.OpName, call.Inputs = as.OpName, bytes.Clone(as.Inputs)
 	if as.ThreadID != "" {
 		call.ThreadID, call.TurnID = as.ThreadID, call.ID
 	}

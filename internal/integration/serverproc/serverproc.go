@@ -88,6 +88,13 @@ func Start(t testing.TB, opts Options) *Server {
 		_ = cmd.Process.Kill()
 		t.Fatalf("server did not start in 60s; output:\n%s", out.String())
 	}
+	// Registered first, so it runs after Stop: a failed test shows all the
+	// server said, its shutdown included.
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("server output:\n%s", out.String())
+		}
+	})
 	t.Cleanup(s.Stop)
 	return s
 }
