@@ -1,7 +1,6 @@
 package chat
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -539,8 +538,10 @@ func TestFailureTracedAndProject(t *testing.T) {
 	}
 }
 
-// heldRecorder keeps recorded calls as they are when its gate opens: the
-// trace writer's batch waits until the test has done what it must first.
+// heldRecorder is a memoryRecorder whose writes wait until its gate opens,
+// so that a test acts before the trace writer does: a copy the writer made
+// on its own would be too late, as it is for a request whose buffer was
+// reused.
 type heldRecorder struct {
 	gate chan struct{}
 	memoryRecorder
@@ -548,11 +549,7 @@ type heldRecorder struct {
 
 func (h *heldRecorder) RecordCalls(ctx context.Context, calls []Call) error {
 	<-h.gate
-	for _, c := range calls {
-		c.Inputs = bytes.Clone(c.Inputs)
-		_ = h.memoryRecorder.RecordCalls(ctx, []Call{c})
-	}
-	return nil
+	return h.memoryRecorder.RecordCalls(ctx, calls)
 }
 
 // A call's inputs are the request's even when the caller's buffer holds

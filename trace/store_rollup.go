@@ -159,11 +159,12 @@ func (s *Store) rollUpTraces(w *writeSet, query func(string) ([]string, error)) 
 // the root stays a success. With it the later write waits for the
 // earlier's commit, and under READ COMMITTED its statements see the
 // earlier's calls. (Once the root's row is visible, the roll-up's update
-// locks it, see rollUp; the other writes of a trace take no lock.) The locks are taken before any row, in the
-// order of their keys, so that a write never waits for one while holding
-// a row another write waits for, and two writes never wait for each
-// other's locks. One statement reads the ends' traces and takes the
-// locks. (SQLite needs none: its writes run one at a time.)
+// locks it, see rollUp; the other writes of a trace take no lock.) The
+// locks are taken before any row, in the order of their keys, so that a
+// write never waits for one while holding a row another write waits for,
+// and two writes never wait for each other's locks. One statement reads
+// the ends' traces and takes the locks. (SQLite needs none: its writes
+// run one at a time.)
 func (s *Store) lockRollUps(w *writeSet, exec func(string) error) error {
 	if !s.dialect.Has(database.AdvisoryLocks) {
 		return nil
